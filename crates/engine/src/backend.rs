@@ -1,0 +1,191 @@
+//! The interface every backend (CPU here, WebGPU in `decoding-gpu`) offers to the generation
+//! loop, beam search, the CLI and the page: sequences with their own KV cache, forward passes
+//! that append to them, fork (beam search), truncate (rewind) and cache sizes.
+//!
+//! Methods that run the model return futures: reading logits back from a GPU is asynchronous
+//! in the browser. The CPU backend's futures are ready at once; native callers block on them
+//! with `pollster`. One async code path serves native and wasm.
+
+use crate::checkpoint::Config;
+use crate::forward::{ForwardError, RunState, Transformer};
+use crate::kv_cache::{CacheBytes, KvCache};
+use std::future::Future;
+use std::pin::Pin;
+use thiserror::Error;
+
+/// A boxed future that need not be `Send` (wasm futures are not).
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// One sequence's slot in a backend (its KV cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct SeqId(pub u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Cpu,
+    Gpu,
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Gpu => "gpu",
+        })
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum BackendError {
+    #[error(transparent)]
+    Forward(#[from] ForwardError),
+    #[error("unknown sequence {0:?}")]
+    UnknownSequence(SeqId),
+    #[error("the GPU device was lost: {0}")]
+    DeviceLost(String),
+    #[error("GPU error: {0}")]
+    Gpu(String),
+}
+
+/// What the generation loop needs from a backend.
+pub trait Backend {
+    fn kind(&self) -> BackendKind;
+    fn config(&self) -> &Config;
+    /// A new, empty sequence.
+    fn new_sequence(&mut self) -> Result<SeqId, BackendError>;
+    /// A new sequence whose cache is a copy of `seq`'s (beam search forks a hypothesis).
+    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError>;
+    /// Frees a sequence; unknown ids are ignored.
+    fn release(&mut self, seq: SeqId);
+    /// Positions filled in the sequence's cache.
+    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError>;
+    /// Rewinds the sequence to `len` positions (nothing is recomputed).
+    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError>;
+    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError>;
+    /// Runs `tokens` at the sequence's next positions and appends their K/V. Returns the
+    /// logits after the last token (vocab_size,), or after every token (n, vocab_size) with
+    /// `all_logits`. One token is a decode step; several are a batched prefill.
+    fn forward<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &'a [u32],
+        all_logits: bool,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>>;
+}
+
+/// The CPU backend: the reference forward pass over per-sequence caches.
+#[derive(Debug)]
+pub struct CpuBackend {
+    model: std::sync::Arc<Transformer>,
+    state: RunState,
+    seqs: Vec<Option<KvCache>>,
+}
+
+impl CpuBackend {
+    pub fn new(model: std::sync::Arc<Transformer>) -> CpuBackend {
+        CpuBackend {
+            state: RunState::new(&model.config),
+            model,
+            seqs: Vec::new(),
+        }
+    }
+
+    pub fn model(&self) -> &Transformer {
+        &self.model
+    }
+
+    fn cache(&self, seq: SeqId) -> Result<&KvCache, BackendError> {
+        self.seqs
+            .get(seq.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or(BackendError::UnknownSequence(seq))
+    }
+
+    fn cache_mut(&mut self, seq: SeqId) -> Result<&mut KvCache, BackendError> {
+        self.seqs
+            .get_mut(seq.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(BackendError::UnknownSequence(seq))
+    }
+
+    fn insert(&mut self, cache: KvCache) -> SeqId {
+        if let Some(i) = self.seqs.iter().position(Option::is_none) {
+            self.seqs[i] = Some(cache);
+            SeqId(i as u32)
+        } else {
+            self.seqs.push(Some(cache));
+            SeqId(self.seqs.len() as u32 - 1)
+        }
+    }
+
+    /// The synchronous forward pass behind `forward` (native callers may use it directly).
+    pub fn forward_sync(
+        &mut self,
+        seq: SeqId,
+        tokens: &[u32],
+        all_logits: bool,
+    ) -> Result<Vec<f32>, BackendError> {
+        let CpuBackend { model, state, seqs } = self;
+        let cache = seqs
+            .get_mut(seq.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(BackendError::UnknownSequence(seq))?;
+        if tokens.len() == 1 {
+            let mut logits = vec![0.0; model.config.vocab_size];
+            model.forward(state, cache, tokens[0], &mut logits)?;
+            Ok(logits)
+        } else {
+            Ok(model.prefill(cache, tokens, all_logits)?)
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+
+    fn config(&self) -> &Config {
+        &self.model.config
+    }
+
+    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
+        let cache = KvCache::new(&self.model.config);
+        Ok(self.insert(cache))
+    }
+
+    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
+        let copy = self.cache(seq)?.clone();
+        Ok(self.insert(copy))
+    }
+
+    fn release(&mut self, seq: SeqId) {
+        if let Some(slot) = self.seqs.get_mut(seq.0 as usize) {
+            *slot = None;
+        }
+    }
+
+    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
+        Ok(self.cache(seq)?.len())
+    }
+
+    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
+        self.cache_mut(seq)?.truncate(len);
+        Ok(())
+    }
+
+    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
+        Ok(self.cache(seq)?.bytes())
+    }
+
+    fn forward<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &'a [u32],
+        all_logits: bool,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        let result = self.forward_sync(seq, tokens, all_logits);
+        Box::pin(std::future::ready(result))
+    }
+}

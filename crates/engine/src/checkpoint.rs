@@ -1,0 +1,620 @@
+//! The llama2.c checkpoint: `Config` (the blueprint, [CONFIG] of the architecture) and
+//! `TransformerWeights` (the learned parameters, [LEARNED]), loaded from bytes and validated
+//! before use. Mirrors `read_checkpoint` / `memory_map_weights` in karpathy/llama2.c `run.c`
+//! ("legacy v0" format: seven little-endian i32, then float32 tensors).
+//!
+//! Nothing here touches a file system: the caller hands over the bytes (a file read natively,
+//! a `fetch` or a dropped file in the browser).
+
+use thiserror::Error;
+
+/// Bytes of the header: seven little-endian i32.
+pub const HEADER_BYTES: usize = 7 * 4;
+
+/// Upper bounds that keep a hostile header from asking for absurd work before the size check.
+/// They are far above any llama2.c checkpoint (Llama-2-70B has dim 8192, hidden 28672).
+const MAX_DIM: usize = 1 << 15;
+const MAX_HIDDEN: usize = 1 << 17;
+const MAX_LAYERS: usize = 1 << 10;
+const MAX_VOCAB: usize = 1 << 20;
+const MAX_SEQ_LEN: usize = 1 << 20;
+
+/// What can be wrong with a checkpoint. Every variant names the problem in its message.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum CheckpointError {
+    #[error("checkpoint is empty (0 bytes)")]
+    Empty,
+    #[error("checkpoint is {len} bytes, shorter than the {HEADER_BYTES}-byte header")]
+    TooShortForHeader { len: usize },
+    #[error("header field {field} = {value} is out of range (must be {rule})")]
+    OutOfRange {
+        field: &'static str,
+        value: i64,
+        rule: String,
+    },
+    #[error("dim {dim} is not divisible by n_heads {n_heads}")]
+    DimNotDivisibleByHeads { dim: usize, n_heads: usize },
+    #[error("n_heads {n_heads} is not divisible by n_kv_heads {n_kv_heads}")]
+    HeadsNotDivisibleByKvHeads { n_heads: usize, n_kv_heads: usize },
+    #[error("head_size {head_size} (dim / n_heads) must be even for rotary embeddings")]
+    OddHeadSize { head_size: usize },
+    #[error("file is {actual} bytes, header implies {expected}")]
+    WrongSize { actual: String, expected: String },
+    #[error("tensor {tensor} has a non-finite value ({value}) at element {index}")]
+    NonFinite {
+        tensor: &'static str,
+        index: usize,
+        value: f32,
+    },
+}
+
+/// The architecture, read from the header. [CONFIG]: fixed for a given checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Config {
+    /// Transformer width (residual stream size).
+    pub dim: usize,
+    /// Width of the SwiGLU hidden layer.
+    pub hidden_dim: usize,
+    pub n_layers: usize,
+    /// Query heads.
+    pub n_heads: usize,
+    /// Key/value heads (fewer than `n_heads` under grouped-query attention).
+    pub n_kv_heads: usize,
+    pub vocab_size: usize,
+    /// Maximum context length.
+    pub seq_len: usize,
+    /// True when the classifier reuses the token embedding (positive vocab_size in the header).
+    pub shared_classifier: bool,
+}
+
+impl Config {
+    /// Validates raw header values: ranges first, then divisibility, so that no later
+    /// arithmetic can overflow.
+    pub fn from_header(h: [i32; 7]) -> Result<Config, CheckpointError> {
+        let [dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab, seq_len] = h;
+        let range = |field: &'static str, v: i32, max: usize| -> Result<usize, CheckpointError> {
+            if v < 1 || v as usize > max {
+                Err(CheckpointError::OutOfRange {
+                    field,
+                    value: v as i64,
+                    rule: format!("1..={max}"),
+                })
+            } else {
+                Ok(v as usize)
+            }
+        };
+        let dim = range("dim", dim, MAX_DIM)?;
+        let hidden_dim = range("hidden_dim", hidden_dim, MAX_HIDDEN)?;
+        let n_layers = range("n_layers", n_layers, MAX_LAYERS)?;
+        let n_heads = range("n_heads", n_heads, dim)?;
+        let n_kv_heads = range("n_kv_heads", n_kv_heads, n_heads)?;
+        // llama2.c: a negative vocab_size marks an unshared classifier.
+        let shared_classifier = vocab > 0;
+        let vocab_size = range(
+            "vocab_size (absolute value)",
+            vocab.saturating_abs(),
+            MAX_VOCAB,
+        )?;
+        let seq_len = range("seq_len", seq_len, MAX_SEQ_LEN)?;
+        let config = Config {
+            dim,
+            hidden_dim,
+            n_layers,
+            n_heads,
+            n_kv_heads,
+            vocab_size,
+            seq_len,
+            shared_classifier,
+        };
+        config.check_shapes()?;
+        Ok(config)
+    }
+
+    /// The divisibility rules every consumer of a `Config` relies on.
+    pub fn check_shapes(&self) -> Result<(), CheckpointError> {
+        if self.dim % self.n_heads != 0 {
+            return Err(CheckpointError::DimNotDivisibleByHeads {
+                dim: self.dim,
+                n_heads: self.n_heads,
+            });
+        }
+        if self.n_heads % self.n_kv_heads != 0 {
+            return Err(CheckpointError::HeadsNotDivisibleByKvHeads {
+                n_heads: self.n_heads,
+                n_kv_heads: self.n_kv_heads,
+            });
+        }
+        if self.head_size() % 2 != 0 {
+            return Err(CheckpointError::OddHeadSize {
+                head_size: self.head_size(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn header(&self) -> [i32; 7] {
+        let vocab = self.vocab_size as i32;
+        [
+            self.dim as i32,
+            self.hidden_dim as i32,
+            self.n_layers as i32,
+            self.n_heads as i32,
+            self.n_kv_heads as i32,
+            if self.shared_classifier {
+                vocab
+            } else {
+                -vocab
+            },
+            self.seq_len as i32,
+        ]
+    }
+
+    pub fn head_size(&self) -> usize {
+        self.dim / self.n_heads
+    }
+
+    /// Width of one position's keys (or values) in one layer: n_kv_heads × head_size.
+    pub fn kv_dim(&self) -> usize {
+        self.n_kv_heads * self.head_size()
+    }
+
+    /// How many query heads share each key/value head (1 = MHA, n_heads = MQA).
+    pub fn kv_mul(&self) -> usize {
+        self.n_heads / self.n_kv_heads
+    }
+
+    /// Number of float32 values in the file after the header, in file order; `None` on overflow.
+    fn file_floats(&self) -> Option<u64> {
+        let mut total: u64 = 0;
+        for (_, n) in self.tensor_sizes() {
+            total = total.checked_add(n?)?;
+        }
+        Some(total)
+    }
+
+    /// Exact file size this header implies, `None` if it does not fit in a u64.
+    pub fn expected_file_bytes(&self) -> Option<u64> {
+        self.file_floats()?
+            .checked_mul(4)?
+            .checked_add(HEADER_BYTES as u64)
+    }
+
+    /// Tensor names and float counts in file order, including the two unused RoPE tables.
+    fn tensor_sizes(&self) -> Vec<(&'static str, Option<u64>)> {
+        let (d, h, l) = (
+            self.dim as u64,
+            self.hidden_dim as u64,
+            self.n_layers as u64,
+        );
+        let (v, s, kv) = (
+            self.vocab_size as u64,
+            self.seq_len as u64,
+            self.kv_dim() as u64,
+        );
+        let half_head = (self.head_size() / 2) as u64;
+        let mul = |a: u64, b: u64, c: u64| a.checked_mul(b)?.checked_mul(c);
+        let mut sizes = vec![
+            ("token_embedding", v.checked_mul(d)),
+            ("rms_att", l.checked_mul(d)),
+            ("wq", mul(l, d, d)),
+            ("wk", mul(l, kv, d)),
+            ("wv", mul(l, kv, d)),
+            ("wo", mul(l, d, d)),
+            ("rms_ffn", l.checked_mul(d)),
+            ("w1", mul(l, h, d)),
+            ("w2", mul(l, d, h)),
+            ("w3", mul(l, h, d)),
+            ("rms_final", Some(d)),
+            ("freq_cis_real", s.checked_mul(half_head)),
+            ("freq_cis_imag", s.checked_mul(half_head)),
+        ];
+        if !self.shared_classifier {
+            sizes.push(("wcls", v.checked_mul(d)));
+        }
+        sizes
+    }
+
+    /// Number of learned parameters (the RoPE tables excluded).
+    pub fn n_params(&self) -> u64 {
+        self.tensor_sizes()
+            .into_iter()
+            .filter(|(name, _)| !name.starts_with("freq_cis"))
+            .map(|(_, n)| n.unwrap_or(0))
+            .sum()
+    }
+}
+
+/// The learned parameters, laid out exactly as in the file. Shapes follow llama2.c.
+#[derive(Debug, Clone)]
+pub struct TransformerWeights {
+    /// (vocab_size, dim)
+    pub token_embedding: Vec<f32>,
+    /// (layer, dim) RMSNorm weights before attention
+    pub rms_att: Vec<f32>,
+    /// (layer, dim, dim) rows are output features: q = wq · x
+    pub wq: Vec<f32>,
+    /// (layer, kv_dim, dim)
+    pub wk: Vec<f32>,
+    /// (layer, kv_dim, dim)
+    pub wv: Vec<f32>,
+    /// (layer, dim, dim)
+    pub wo: Vec<f32>,
+    /// (layer, dim) RMSNorm weights before the MLP
+    pub rms_ffn: Vec<f32>,
+    /// (layer, hidden_dim, dim) gate projection
+    pub w1: Vec<f32>,
+    /// (layer, dim, hidden_dim) down projection
+    pub w2: Vec<f32>,
+    /// (layer, hidden_dim, dim) up projection
+    pub w3: Vec<f32>,
+    /// (dim,)
+    pub rms_final: Vec<f32>,
+    /// (vocab_size, dim); `None` when the classifier shares `token_embedding`.
+    pub wcls: Option<Vec<f32>>,
+}
+
+impl TransformerWeights {
+    /// The classifier matrix (vocab_size, dim).
+    pub fn classifier(&self) -> &[f32] {
+        self.wcls.as_deref().unwrap_or(&self.token_embedding)
+    }
+
+    /// Every learned tensor with its name, in file order.
+    pub fn tensors(&self) -> Vec<(&'static str, &[f32])> {
+        let mut t: Vec<(&'static str, &[f32])> = vec![
+            ("token_embedding", &self.token_embedding),
+            ("rms_att", &self.rms_att),
+            ("wq", &self.wq),
+            ("wk", &self.wk),
+            ("wv", &self.wv),
+            ("wo", &self.wo),
+            ("rms_ffn", &self.rms_ffn),
+            ("w1", &self.w1),
+            ("w2", &self.w2),
+            ("w3", &self.w3),
+            ("rms_final", &self.rms_final),
+        ];
+        if let Some(w) = &self.wcls {
+            t.push(("wcls", w));
+        }
+        t
+    }
+}
+
+/// A validated checkpoint: the blueprint and its parameters.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub config: Config,
+    pub weights: TransformerWeights,
+}
+
+/// Reads consecutive float32 tensors, rejecting NaN and infinities.
+struct TensorReader<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+}
+
+impl TensorReader<'_> {
+    fn take(&mut self, name: &'static str, n: usize) -> Result<Vec<f32>, CheckpointError> {
+        let raw = &self.bytes[self.offset..self.offset + n * 4];
+        self.offset += n * 4;
+        let mut out = Vec::with_capacity(n);
+        for (index, c) in raw.chunks_exact(4).enumerate() {
+            let value = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if !value.is_finite() {
+                return Err(CheckpointError::NonFinite {
+                    tensor: name,
+                    index,
+                    value,
+                });
+            }
+            out.push(value);
+        }
+        Ok(out)
+    }
+}
+
+fn fmt_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Checkpoint {
+    /// Parses and validates a llama2.c checkpoint. The header is checked and the file size
+    /// compared with what it implies *before* any tensor is allocated, so a hostile header
+    /// cannot cause a huge allocation; then every weight is checked to be finite.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
+        if bytes.is_empty() {
+            return Err(CheckpointError::Empty);
+        }
+        if bytes.len() < HEADER_BYTES {
+            return Err(CheckpointError::TooShortForHeader { len: bytes.len() });
+        }
+        let mut header = [0i32; 7];
+        for (i, h) in header.iter_mut().enumerate() {
+            let b = &bytes[i * 4..i * 4 + 4];
+            *h = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        let config = Config::from_header(header)?;
+        let expected = config.expected_file_bytes();
+        if expected != Some(bytes.len() as u64) {
+            return Err(CheckpointError::WrongSize {
+                actual: fmt_thousands(bytes.len() as u64),
+                expected: expected.map_or_else(|| "more than 2^64".into(), fmt_thousands),
+            });
+        }
+        // The size matched, so every count below fits in memory we already hold.
+        let mut r = TensorReader {
+            bytes,
+            offset: HEADER_BYTES,
+        };
+        let c = &config;
+        let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
+        let token_embedding = r.take("token_embedding", v * d)?;
+        let rms_att = r.take("rms_att", l * d)?;
+        let wq = r.take("wq", l * d * d)?;
+        let wk = r.take("wk", l * kv * d)?;
+        let wv = r.take("wv", l * kv * d)?;
+        let wo = r.take("wo", l * d * d)?;
+        let rms_ffn = r.take("rms_ffn", l * d)?;
+        let w1 = r.take("w1", l * h * d)?;
+        let w2 = r.take("w2", l * d * h)?;
+        let w3 = r.take("w3", l * h * d)?;
+        let rms_final = r.take("rms_final", d)?;
+        // freq_cis_real and freq_cis_imag: unused (RoPE is computed), skipped unchecked as
+        // llama2.c does.
+        r.offset += 2 * c.seq_len * (c.head_size() / 2) * 4;
+        let wcls = if c.shared_classifier {
+            None
+        } else {
+            Some(r.take("wcls", v * d)?)
+        };
+        Ok(Checkpoint {
+            config,
+            weights: TransformerWeights {
+                token_embedding,
+                rms_att,
+                wq,
+                wk,
+                wv,
+                wo,
+                rms_ffn,
+                w1,
+                w2,
+                w3,
+                rms_final,
+                wcls,
+            },
+        })
+    }
+
+    /// Serialises back to the llama2.c format (the RoPE tables are written as llama2.c's
+    /// export does). Used by tests and to hand a random-weight model to other tools.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let c = &self.config;
+        let mut out = Vec::with_capacity(c.expected_file_bytes().unwrap_or(0) as usize);
+        for h in c.header() {
+            out.extend_from_slice(&h.to_le_bytes());
+        }
+        let mut put = |t: &[f32]| {
+            for x in t {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        };
+        let w = &self.weights;
+        for t in [
+            &w.token_embedding,
+            &w.rms_att,
+            &w.wq,
+            &w.wk,
+            &w.wv,
+            &w.wo,
+            &w.rms_ffn,
+            &w.w1,
+            &w.w2,
+            &w.w3,
+            &w.rms_final,
+        ] {
+            put(t);
+        }
+        let half = c.head_size() / 2;
+        let mut real = Vec::with_capacity(c.seq_len * half);
+        let mut imag = Vec::with_capacity(c.seq_len * half);
+        for pos in 0..c.seq_len {
+            for i in 0..half {
+                let freq = 1.0 / libm::powf(10000.0, (2 * i) as f32 / c.head_size() as f32);
+                let val = pos as f32 * freq;
+                real.push(libm::cosf(val));
+                imag.push(libm::sinf(val));
+            }
+        }
+        put(&real);
+        put(&imag);
+        if let Some(wcls) = &w.wcls {
+            put(wcls);
+        }
+        out
+    }
+
+    /// A checkpoint of the given shape with seeded random weights, for benchmarks of
+    /// realistic sizes without downloading anything. Values are uniform in ±1/sqrt(fan_in)
+    /// so activations stay in a sane range; norms are 1.
+    pub fn random(config: Config, seed: u64) -> Result<Checkpoint, CheckpointError> {
+        use rand_core::{RngCore, SeedableRng};
+        config.check_shapes()?;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut uniform = |n: usize, fan_in: usize| -> Vec<f32> {
+            let scale = 1.0 / (fan_in as f32).sqrt();
+            (0..n)
+                .map(|_| {
+                    let u = (rng.next_u32() >> 8) as f32 / (1u32 << 24) as f32;
+                    (2.0 * u - 1.0) * scale
+                })
+                .collect()
+        };
+        let c = &config;
+        let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
+        let weights = TransformerWeights {
+            token_embedding: uniform(v * d, 1),
+            rms_att: vec![1.0; l * d],
+            wq: uniform(l * d * d, d),
+            wk: uniform(l * kv * d, d),
+            wv: uniform(l * kv * d, d),
+            wo: uniform(l * d * d, d),
+            rms_ffn: vec![1.0; l * d],
+            w1: uniform(l * h * d, d),
+            w2: uniform(l * d * h, h),
+            w3: uniform(l * h * d, d),
+            rms_final: vec![1.0; d],
+            wcls: if c.shared_classifier {
+                None
+            } else {
+                Some(uniform(v * d, d))
+            },
+        };
+        Ok(Checkpoint { config, weights })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_config(shared: bool) -> Config {
+        Config {
+            dim: 8,
+            hidden_dim: 12,
+            n_layers: 2,
+            n_heads: 2,
+            n_kv_heads: 1,
+            vocab_size: 10,
+            seq_len: 16,
+            shared_classifier: shared,
+        }
+    }
+
+    #[test]
+    fn stories260k_shape_implies_its_file_size() {
+        let c = Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
+        assert_eq!(c.expected_file_bytes(), Some(1_056_540));
+        assert_eq!(c.n_params() + (512 * 4 * 2) as u64, (1_056_540 - 28) / 4);
+        assert_eq!((c.head_size(), c.kv_dim(), c.kv_mul()), (8, 32, 2));
+    }
+
+    #[test]
+    fn round_trip_shared_and_unshared() {
+        for shared in [true, false] {
+            let ck = Checkpoint::random(tiny_config(shared), 3).unwrap();
+            let bytes = ck.to_bytes();
+            assert_eq!(bytes.len() as u64, ck.config.expected_file_bytes().unwrap());
+            let back = Checkpoint::from_bytes(&bytes).unwrap();
+            assert_eq!(back.config, ck.config);
+            assert_eq!(back.weights.classifier(), ck.weights.classifier());
+            assert_eq!(back.weights.w2, ck.weights.w2);
+            assert_eq!(back.weights.wcls.is_some(), !shared);
+        }
+    }
+
+    #[test]
+    fn empty_and_short_files_are_named() {
+        assert_eq!(
+            Checkpoint::from_bytes(&[]).unwrap_err(),
+            CheckpointError::Empty
+        );
+        assert_eq!(
+            Checkpoint::from_bytes(&[0; 10]).unwrap_err(),
+            CheckpointError::TooShortForHeader { len: 10 }
+        );
+    }
+
+    #[test]
+    fn wrong_size_message_names_both_sizes() {
+        let mut bytes = Checkpoint::random(tiny_config(true), 1).unwrap().to_bytes();
+        let full = bytes.len();
+        bytes.truncate(1000);
+        let err = Checkpoint::from_bytes(&bytes).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "file is 1,000 bytes, header implies {}",
+                fmt_thousands(full as u64)
+            )
+        );
+    }
+
+    #[test]
+    fn absurd_header_is_rejected_before_allocation() {
+        let mut bytes = Vec::new();
+        for h in [1i32 << 30, 172, 5, 8, 4, 512, 512] {
+            bytes.extend_from_slice(&h.to_le_bytes());
+        }
+        match Checkpoint::from_bytes(&bytes).unwrap_err() {
+            CheckpointError::OutOfRange { field, .. } => assert_eq!(field, "dim"),
+            e => panic!("unexpected {e}"),
+        }
+        // In range individually but the product is huge: caught by the size check.
+        let mut bytes = Vec::new();
+        for h in [32768i32, 131072, 1024, 8, 8, 1 << 20, 1 << 20] {
+            bytes.extend_from_slice(&h.to_le_bytes());
+        }
+        assert!(matches!(
+            Checkpoint::from_bytes(&bytes).unwrap_err(),
+            CheckpointError::WrongSize { .. }
+        ));
+    }
+
+    #[test]
+    fn inconsistent_heads_are_rejected() {
+        assert_eq!(
+            Config::from_header([64, 172, 5, 7, 7, 512, 512]).unwrap_err(),
+            CheckpointError::DimNotDivisibleByHeads {
+                dim: 64,
+                n_heads: 7
+            }
+        );
+        assert_eq!(
+            Config::from_header([64, 172, 5, 8, 3, 512, 512]).unwrap_err(),
+            CheckpointError::HeadsNotDivisibleByKvHeads {
+                n_heads: 8,
+                n_kv_heads: 3
+            }
+        );
+        assert_eq!(
+            Config::from_header([24, 172, 5, 8, 8, 512, 512]).unwrap_err(),
+            CheckpointError::OddHeadSize { head_size: 3 }
+        );
+        assert!(matches!(
+            Config::from_header([64, 172, 5, 8, 16, 512, 512]).unwrap_err(),
+            CheckpointError::OutOfRange {
+                field: "n_kv_heads",
+                ..
+            }
+        ));
+        assert!(matches!(
+            Config::from_header([64, 172, 5, 8, 4, i32::MIN, 512]).unwrap_err(),
+            CheckpointError::OutOfRange { .. }
+        ));
+    }
+
+    #[test]
+    fn nan_weight_is_reported_with_its_tensor() {
+        let ck = Checkpoint::random(tiny_config(true), 1).unwrap();
+        let mut bytes = ck.to_bytes();
+        // First element of wq: after the header, the embedding (10*8) and rms_att (2*8).
+        let off = HEADER_BYTES + (10 * 8 + 2 * 8) * 4;
+        bytes[off..off + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+        match Checkpoint::from_bytes(&bytes).unwrap_err() {
+            CheckpointError::NonFinite { tensor, index, .. } => {
+                assert_eq!((tensor, index), ("wq", 0))
+            }
+            e => panic!("unexpected {e}"),
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! CPU kernels of the reference forward pass, llama2.c style: tiny output-first functions
+//! (`rmsnorm(o, x, w)`, `matmul(xout, x, w)`, `softmax(x)`), each mirrored by a WGSL kernel in
+//! the GPU backend and tested against it.
+//!
+//! Floating-point order is fixed by the code, never by the compiler (Rust does not reassociate
+//! float sums), so the same input gives bit-identical results natively and in wasm, and the
+//! token-by-token and batched paths agree exactly. Transcendentals come from `libm` for the
+//! same reason (the platform `expf` differs between glibc and wasm).
+
+use crate::par;
+
+/// Independent partial sums in `dot`: enough to fill the vector units (4×8 lanes on AVX2,
+/// 8×4 on wasm SIMD) and hide the adder latency.
+const LANES: usize = 32;
+
+/// Σ a[i]·b[i], accumulated in `LANES` interleaved partial sums, then a fixed pairwise
+/// reduction, then the tail. Every dot product in the engine goes through here.
+#[inline(always)]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a_chunks, a_tail) = a[..n].as_chunks::<LANES>();
+    let (b_chunks, b_tail) = b[..n].as_chunks::<LANES>();
+    let mut acc = [0.0f32; LANES];
+    for (x, y) in a_chunks.iter().zip(b_chunks) {
+        for i in 0..LANES {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut width = LANES / 2;
+    while width > 0 {
+        for i in 0..width {
+            acc[i] += acc[i + width];
+        }
+        width /= 2;
+    }
+    let mut sum = acc[0];
+    for (x, y) in a_tail.iter().zip(b_tail) {
+        sum += x * y;
+    }
+    sum
+}
+
+/// RMSNorm: o = w ⊙ x / sqrt(mean(x²) + 1e-5).
+pub fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
+    let ss = dot(x, x) / x.len() as f32 + 1e-5;
+    let inv = 1.0 / ss.sqrt();
+    for ((o, &x), &w) in o.iter_mut().zip(x).zip(weight) {
+        *o = w * (inv * x);
+    }
+}
+
+/// In-place softmax, shifted by the maximum for stability.
+pub fn softmax(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0f32;
+    for v in x.iter_mut() {
+        *v = libm::expf(*v - max);
+        sum += *v;
+    }
+    for v in x.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// W (d, n) · x (n,) -> xout (d,); d = xout.len(), n = x.len(). Rows run in parallel natively
+/// when the matrix is large enough to pay for it.
+pub fn matmul(xout: &mut [f32], x: &[f32], w: &[f32]) {
+    let n = x.len();
+    debug_assert_eq!(w.len(), xout.len() * n);
+    par::rows(xout, n, |first, chunk| {
+        for (j, o) in chunk.iter_mut().enumerate() {
+            let i = first + j;
+            *o = dot(&w[i * n..(i + 1) * n], x);
+        }
+    });
+}
+
+/// Batched matmul for prefill: X (t, n) · Wᵀ -> out (t, d), W (d, n). Each output element is
+/// the same `dot` as in `matmul`, so prefill and token-by-token decoding agree bit for bit.
+/// Loops run over rows of W outside and tokens inside, so a row of W stays in cache while
+/// every token uses it.
+pub fn matmul_batch(out: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
+    let t = x.len() / n;
+    debug_assert_eq!(out.len(), t * d);
+    debug_assert_eq!(w.len(), d * n);
+    // Work on rows of W: out is (t, d) row-major, so build the (d, t) transposed result, whose
+    // rows are independent and run in parallel natively, then scatter it.
+    let mut out_t = vec![0.0f32; d * t];
+    par::chunks(&mut out_t, t, t * n, |first_row, chunk| {
+        for (r, row_out) in chunk.chunks_mut(t).enumerate() {
+            let wi = &w[(first_row + r) * n..(first_row + r + 1) * n];
+            for (tok, o) in row_out.iter_mut().enumerate() {
+                *o = dot(wi, &x[tok * n..(tok + 1) * n]);
+            }
+        }
+    });
+    for (i, col) in out_t.chunks(t).enumerate() {
+        for (tok, &v) in col.iter().enumerate() {
+            out[tok * d + i] = v;
+        }
+    }
+}
+
+/// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = 10000^(−2j/head_size),
+/// (seq_len, head_size/2), computed once per model exactly as llama2.c computes them per call.
+#[derive(Debug, Clone)]
+pub struct RopeTable {
+    half: usize,
+    cos: Vec<f32>,
+    sin: Vec<f32>,
+}
+
+impl RopeTable {
+    pub fn new(head_size: usize, seq_len: usize) -> RopeTable {
+        let half = head_size / 2;
+        let mut cos = Vec::with_capacity(seq_len * half);
+        let mut sin = Vec::with_capacity(seq_len * half);
+        for pos in 0..seq_len {
+            for j in 0..half {
+                let freq = 1.0 / libm::powf(10000.0, (2 * j) as f32 / head_size as f32);
+                let val = pos as f32 * freq;
+                cos.push(libm::cosf(val));
+                sin.push(libm::sinf(val));
+            }
+        }
+        RopeTable { half, cos, sin }
+    }
+
+    /// (cos, sin) rows for one position, head_size/2 each.
+    pub fn at(&self, pos: usize) -> (&[f32], &[f32]) {
+        let r = pos * self.half..(pos + 1) * self.half;
+        (&self.cos[r.clone()], &self.sin[r])
+    }
+}
+
+/// Rotates each consecutive pair (v[2j], v[2j+1]) of every head by pos·θ_j.
+pub fn rope(v: &mut [f32], head_size: usize, cos: &[f32], sin: &[f32]) {
+    for head in v.chunks_exact_mut(head_size) {
+        for (j, pair) in head.chunks_exact_mut(2).enumerate() {
+            let (v0, v1) = (pair[0], pair[1]);
+            pair[0] = v0 * cos[j] - v1 * sin[j];
+            pair[1] = v0 * sin[j] + v1 * cos[j];
+        }
+    }
+}
+
+/// SwiGLU: hb = silu(hb) ⊙ hb2, silu(x) = x·σ(x).
+pub fn swiglu(hb: &mut [f32], hb2: &[f32]) {
+    for (h, &g) in hb.iter_mut().zip(hb2) {
+        let val = *h;
+        *h = val * (1.0 / (1.0 + libm::expf(-val))) * g;
+    }
+}
+
+/// x += y (the residual connection).
+pub fn add_in_place(x: &mut [f32], y: &[f32]) {
+    for (a, &b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
+
+/// One query head against the cached keys/values of one layer, positions 0..=pos:
+/// scores = q·k_t / sqrt(head_size), softmax, out = Σ_t att_t · v_t.
+/// `keys`/`values` are the layer's cache rows (position-major, kv_dim wide); `offset` selects
+/// the K/V head this query head shares (grouped-query attention).
+#[allow(clippy::too_many_arguments)]
+pub fn attend_head(
+    out: &mut [f32],
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    kv_dim: usize,
+    offset: usize,
+    pos: usize,
+    att: &mut [f32],
+) {
+    let hs = q.len();
+    let scale = 1.0 / (hs as f32).sqrt();
+    let att = &mut att[..=pos];
+    for (t, a) in att.iter_mut().enumerate() {
+        let k = &keys[t * kv_dim + offset..t * kv_dim + offset + hs];
+        *a = dot(q, k) * scale;
+    }
+    softmax(att);
+    out.fill(0.0);
+    for (t, &a) in att.iter().enumerate() {
+        let v = &values[t * kv_dim + offset..t * kv_dim + offset + hs];
+        for (o, &vv) in out.iter_mut().zip(v) {
+            *o += a * vv;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_naive_sum_closely() {
+        for n in [0, 1, 7, 31, 32, 33, 100, 1000] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let exact: f64 = a.iter().zip(&b).map(|(&x, &y)| x as f64 * y as f64).sum();
+            assert!((dot(&a, &b) as f64 - exact).abs() < 1e-4, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn softmax_of_lesson_example() {
+        // z = [2, 1, 0.1] -> top mass 0.659 (lesson 10, section 3).
+        let mut z = [2.0f32, 1.0, 0.1];
+        softmax(&mut z);
+        assert!((z[0] - 0.6590).abs() < 1e-4);
+        assert!((z.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rmsnorm_of_constant_vector_is_weight() {
+        let x = [3.0f32; 4];
+        let w = [1.0, 2.0, 3.0, 4.0];
+        let mut o = [0.0; 4];
+        rmsnorm(&mut o, &x, &w);
+        for (o, w) in o.iter().zip(w) {
+            assert!((o - w).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn matmul_batch_equals_matmul_per_row() {
+        let (n, d, t) = (37, 53, 5);
+        let w: Vec<f32> = (0..n * d)
+            .map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0)
+            .collect();
+        let x: Vec<f32> = (0..n * t)
+            .map(|i| ((i * 104729) % 97) as f32 / 48.0 - 1.0)
+            .collect();
+        let mut batch = vec![0.0; t * d];
+        matmul_batch(&mut batch, &x, &w, n, d);
+        for tok in 0..t {
+            let mut row = vec![0.0; d];
+            matmul(&mut row, &x[tok * n..(tok + 1) * n], &w);
+            assert_eq!(row, batch[tok * d..(tok + 1) * d]);
+        }
+    }
+
+    #[test]
+    fn rope_at_position_zero_is_identity_and_preserves_norm() {
+        let table = RopeTable::new(8, 16);
+        let v0: Vec<f32> = (0..16).map(|i| i as f32 - 4.0).collect();
+        let mut v = v0.clone();
+        let (c, s) = table.at(0);
+        rope(&mut v, 8, c, s);
+        assert_eq!(v, v0);
+        let (c, s) = table.at(5);
+        rope(&mut v, 8, c, s);
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>();
+        assert!((norm(&v) - norm(&v0)).abs() < 1e-3);
+        assert_ne!(v, v0);
+    }
+}

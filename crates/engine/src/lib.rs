@@ -1,0 +1,19 @@
+//! Decoding Explorer's engine: loads a llama2.c checkpoint and tokenizer from bytes, runs the
+//! transformer (CPU reference here; WebGPU in `decoding-gpu`), and turns logits into tokens.
+//! No web dependencies: it compiles natively (CLI, tests, benchmarks) and for wasm32 (the page).
+
+pub mod backend;
+pub mod checkpoint;
+pub mod cpu;
+pub mod forward;
+pub mod kv_cache;
+pub mod model;
+mod par;
+pub mod tokenizer;
+
+pub use backend::{Backend, BackendError, BackendKind, CpuBackend, SeqId};
+pub use checkpoint::{Checkpoint, CheckpointError, Config};
+pub use forward::{ForwardError, Transformer};
+pub use kv_cache::{CacheBytes, KvCache};
+pub use model::{Model, ModelError};
+pub use tokenizer::{Tokenizer, TokenizerError};

@@ -1,0 +1,59 @@
+//! A model ready to use: a validated checkpoint and a tokenizer that matches it, both from
+//! bytes. The one place the two are checked against each other.
+
+use crate::checkpoint::{Checkpoint, CheckpointError, Config};
+use crate::forward::Transformer;
+use crate::tokenizer::{Tokenizer, TokenizerError};
+use std::sync::Arc;
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ModelError {
+    #[error("model: {0}")]
+    Checkpoint(#[from] CheckpointError),
+    #[error("tokenizer: {0}")]
+    Tokenizer(#[from] TokenizerError),
+    #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]
+    PromptTooLong { tokens: usize, seq_len: usize },
+}
+
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub transformer: Arc<Transformer>,
+    pub tokenizer: Tokenizer,
+}
+
+impl Model {
+    /// Validates the checkpoint, then the tokenizer, then that their vocabularies agree.
+    pub fn from_bytes(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Model, ModelError> {
+        let checkpoint = Checkpoint::from_bytes(checkpoint)?;
+        let tokenizer = Tokenizer::from_bytes(tokenizer)?;
+        Model::new(checkpoint, tokenizer)
+    }
+
+    pub fn new(checkpoint: Checkpoint, tokenizer: Tokenizer) -> Result<Model, ModelError> {
+        tokenizer.check_vocab(checkpoint.config.vocab_size)?;
+        Ok(Model {
+            transformer: Arc::new(Transformer::new(checkpoint)),
+            tokenizer,
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.transformer.config
+    }
+
+    /// BOS + the prompt's tokens, refused when they do not fit in the context with room for
+    /// at least one generated token.
+    pub fn encode_prompt(&self, text: &str) -> Result<Vec<u32>, ModelError> {
+        let ids = self.tokenizer.encode(text, true)?;
+        let seq_len = self.config().seq_len;
+        if ids.len() >= seq_len {
+            return Err(ModelError::PromptTooLong {
+                tokens: ids.len(),
+                seq_len,
+            });
+        }
+        Ok(ids)
+    }
+}

@@ -1,0 +1,601 @@
+//! Text ↔ token ids. Encoding runs through the Hugging Face `tokenizers` crate: a llama2.c
+//! `tokenizer.bin` (pieces + scores) is converted into a BPE `tokenizers::Tokenizer` with byte
+//! fallback and the SentencePiece dummy-prefix space; a Hugging Face `tokenizer.json` is accepted
+//! as is. [`reference_encode`] keeps llama2.c's own encoding algorithm (`encode` in `run.c`),
+//! small and readable, as the specification the converted tokenizer is tested against.
+//!
+//! Decoding follows llama2.c's `decode`: a piece right after BOS drops its leading space and
+//! `<0xNN>` pieces become raw bytes; [`TextDecoder`] turns the byte stream into text without
+//! ever panicking on invalid UTF-8.
+
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// SentencePiece's visible space, used by Hugging Face Llama tokenizers.
+const SP_SPACE: char = '\u{2581}';
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum TokenizerError {
+    #[error("tokenizer file is empty")]
+    Empty,
+    #[error("tokenizer.bin is truncated: {what} of piece {id} runs past the end of the file ({len} bytes)")]
+    Truncated {
+        id: usize,
+        what: &'static str,
+        len: usize,
+    },
+    #[error("tokenizer.bin piece {id} has an invalid length {len}")]
+    BadPieceLength { id: usize, len: i64 },
+    #[error("tokenizer.bin piece {id} is not valid UTF-8 (bytes {bytes:?})")]
+    InvalidUtf8 { id: usize, bytes: Vec<u8> },
+    #[error("tokenizer.bin piece {id} has a non-finite score {score}")]
+    NonFiniteScore { id: usize, score: f32 },
+    #[error("tokenizer.bin piece {id} {piece:?} repeats piece {first}")]
+    DuplicatePiece {
+        id: usize,
+        first: usize,
+        piece: String,
+    },
+    #[error("the tokenizer has {tokenizer} tokens but the model's vocabulary has {model}")]
+    VocabMismatch { tokenizer: usize, model: usize },
+    #[error("tokenizer.json could not be read: {0}")]
+    Json(String),
+    #[error("the tokenizer has no {0} token")]
+    MissingSpecial(&'static str),
+    #[error("encoding failed: {0}")]
+    Encode(String),
+    #[error("token id {id} is outside the vocabulary (size {vocab})")]
+    UnknownId { id: u32, vocab: usize },
+}
+
+/// A llama2.c vocabulary: the pieces (UTF-8, spaces as ' ') and their merge scores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Llama2cVocab {
+    pub max_token_length: u32,
+    pub pieces: Vec<String>,
+    pub scores: Vec<f32>,
+}
+
+impl Llama2cVocab {
+    /// Parses `tokenizer.bin`: i32 max_token_length, then per piece f32 score, i32 length,
+    /// bytes. The file does not store the piece count, so it is read to its end; the caller
+    /// compares the count with the model's vocab_size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Llama2cVocab, TokenizerError> {
+        if bytes.is_empty() {
+            return Err(TokenizerError::Empty);
+        }
+        let len = bytes.len();
+        let read4 = |at: usize, id: usize, what: &'static str| -> Result<[u8; 4], TokenizerError> {
+            bytes
+                .get(at..at + 4)
+                .map(|b| [b[0], b[1], b[2], b[3]])
+                .ok_or(TokenizerError::Truncated { id, what, len })
+        };
+        let max_token_length = i32::from_le_bytes(read4(0, 0, "the header")?);
+        let mut at = 4;
+        let mut pieces = Vec::new();
+        let mut scores = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        while at < len {
+            let id = pieces.len();
+            let score = f32::from_le_bytes(read4(at, id, "the score")?);
+            let n = i32::from_le_bytes(read4(at + 4, id, "the length")?);
+            at += 8;
+            if n <= 0 {
+                return Err(TokenizerError::BadPieceLength { id, len: n as i64 });
+            }
+            let raw = bytes
+                .get(at..at + n as usize)
+                .ok_or(TokenizerError::Truncated {
+                    id,
+                    what: "the bytes",
+                    len,
+                })?;
+            at += n as usize;
+            if !score.is_finite() {
+                return Err(TokenizerError::NonFiniteScore { id, score });
+            }
+            let piece = std::str::from_utf8(raw)
+                .map_err(|_| TokenizerError::InvalidUtf8 {
+                    id,
+                    bytes: raw.to_vec(),
+                })?
+                .to_string();
+            if let Some(&first) = seen.get(&piece) {
+                return Err(TokenizerError::DuplicatePiece { id, first, piece });
+            }
+            seen.insert(piece.clone(), id);
+            pieces.push(piece);
+            scores.push(score);
+        }
+        Ok(Llama2cVocab {
+            max_token_length: max_token_length.max(0) as u32,
+            pieces,
+            scores,
+        })
+    }
+
+    /// Serialises to the `tokenizer.bin` format (used by tests to build malformed files).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = (self.max_token_length as i32).to_le_bytes().to_vec();
+        for (p, s) in self.pieces.iter().zip(&self.scores) {
+            out.extend_from_slice(&s.to_le_bytes());
+            out.extend_from_slice(&(p.len() as i32).to_le_bytes());
+            out.extend_from_slice(p.as_bytes());
+        }
+        out
+    }
+
+    /// Builds the equivalent Hugging Face tokenizer. llama2.c merges, at each step, the
+    /// adjacent pair whose *concatenation* is a piece with the highest score; a BPE merge list
+    /// that contains every (left, right) split of every piece, ranked by the merged piece's
+    /// score, makes the `tokenizers` BPE model take the same decisions.
+    pub fn to_hf_tokenizer(&self) -> Result<tokenizers::Tokenizer, TokenizerError> {
+        use tokenizers::decoders::{
+            byte_fallback::ByteFallback, fuse::Fuse, sequence::Sequence as DecSeq, strip::Strip,
+            DecoderWrapper,
+        };
+        use tokenizers::models::bpe::BPE;
+        use tokenizers::normalizers::{Prepend, Replace, Sequence as NormSeq};
+        use tokenizers::NormalizerWrapper;
+
+        let hf_piece = |p: &str| p.replace(' ', &SP_SPACE.to_string());
+        let vocab: tokenizers::models::bpe::Vocab = self
+            .pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (hf_piece(p), i as u32))
+            .collect();
+        let mut merges: Vec<(f32, usize, String, String)> = Vec::new();
+        for (id, piece) in self.pieces.iter().enumerate() {
+            let hp = hf_piece(piece);
+            for (split, _) in hp.char_indices().skip(1) {
+                let (l, r) = hp.split_at(split);
+                if vocab.contains_key(l) && vocab.contains_key(r) {
+                    merges.push((self.scores[id], id, l.to_string(), r.to_string()));
+                }
+            }
+        }
+        // Highest score first; among pieces of equal score the lower id first.
+        merges.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let merges = merges.into_iter().map(|(_, _, l, r)| (l, r)).collect();
+        let mut builder = BPE::builder()
+            .vocab_and_merges(vocab, merges)
+            .byte_fallback(true);
+        if self.pieces.iter().any(|p| p == "<unk>") {
+            builder = builder.unk_token("<unk>".into());
+        }
+        let bpe = builder
+            .build()
+            .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+        let mut tk = tokenizers::Tokenizer::new(bpe);
+        let replace = Replace::new(" ", SP_SPACE.to_string())
+            .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+        tk.with_normalizer(Some(NormSeq::new(vec![
+            NormalizerWrapper::Prepend(Prepend::new(SP_SPACE.to_string())),
+            NormalizerWrapper::Replace(replace),
+        ])))
+        .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+        let dec_replace = tokenizers::decoders::DecoderWrapper::Replace(
+            Replace::new(SP_SPACE.to_string(), " ")
+                .map_err(|e| TokenizerError::Encode(e.to_string()))?,
+        );
+        tk.with_decoder(Some(DecSeq::new(vec![
+            dec_replace,
+            DecoderWrapper::ByteFallback(ByteFallback::new()),
+            DecoderWrapper::Fuse(Fuse::new()),
+            DecoderWrapper::Strip(Strip::new(' ', 1, 0)),
+        ])));
+        Ok(tk)
+    }
+}
+
+/// llama2.c's encoder (`encode` in `run.c`), kept as the readable specification:
+/// BOS, then (for non-empty text) the dummy-prefix " ", each UTF-8 character looked up (its
+/// bytes as `<0xNN>` fallback pieces when absent), then repeatedly merge the adjacent pair
+/// whose concatenation is the highest-scoring piece (the leftmost on a tie) until none is left.
+pub fn reference_encode(vocab: &Llama2cVocab, text: &str, bos: Option<u32>) -> Vec<u32> {
+    let lookup: HashMap<&str, u32> = vocab
+        .pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i as u32))
+        .collect();
+    let byte_piece = |b: u8| lookup.get(format!("<0x{b:02X}>").as_str()).copied();
+    let mut tokens: Vec<u32> = bos.into_iter().collect();
+    let push_str = |s: &str, tokens: &mut Vec<u32>| match lookup.get(s) {
+        Some(&id) => tokens.push(id),
+        None => tokens.extend(s.bytes().filter_map(byte_piece)),
+    };
+    let start = tokens.len();
+    if !text.is_empty() {
+        push_str(" ", &mut tokens);
+    }
+    let mut buf = [0u8; 4];
+    for c in text.chars() {
+        push_str(c.encode_utf8(&mut buf), &mut tokens);
+    }
+    let mut merged = String::new();
+    loop {
+        let mut best: Option<(f32, usize, u32)> = None;
+        for i in start..tokens.len().saturating_sub(1) {
+            merged.clear();
+            merged.push_str(&vocab.pieces[tokens[i] as usize]);
+            merged.push_str(&vocab.pieces[tokens[i + 1] as usize]);
+            if let Some(&id) = lookup.get(merged.as_str()) {
+                let score = vocab.scores[id as usize];
+                if best.is_none_or(|(s, _, _)| score > s) {
+                    best = Some((score, i, id));
+                }
+            }
+        }
+        let Some((_, i, id)) = best else { break };
+        tokens[i] = id;
+        tokens.remove(i + 1);
+    }
+    tokens
+}
+
+/// The tokenizer the engine uses: encoding through `tokenizers`, decoding by piece.
+#[derive(Clone)]
+pub struct Tokenizer {
+    hf: tokenizers::Tokenizer,
+    /// What each id prints as: spaces restored, `<0xNN>` as the raw byte.
+    piece_bytes: Vec<Vec<u8>>,
+    /// How each id is shown in a table: the piece as written in the vocabulary.
+    display: Vec<String>,
+    pub bos: u32,
+    pub eos: u32,
+    /// The llama2.c vocabulary when the tokenizer came from `tokenizer.bin`.
+    pub llama2c: Option<Llama2cVocab>,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("vocab_size", &self.vocab_size())
+            .field("bos", &self.bos)
+            .field("eos", &self.eos)
+            .finish()
+    }
+}
+
+/// Parses a `<0xNN>` byte-fallback piece.
+fn byte_fallback(piece: &str) -> Option<u8> {
+    let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() == 2 {
+        u8::from_str_radix(hex, 16).ok()
+    } else {
+        None
+    }
+}
+
+/// GPT-2's byte-level alphabet, inverted: the printable char that stands for each byte.
+fn byte_level_inverse() -> HashMap<char, u8> {
+    let mut bs: Vec<u32> = (b'!' as u32..=b'~' as u32)
+        .chain(0xA1..=0xAC)
+        .chain(0xAE..=0xFF)
+        .collect();
+    let mut cs = bs.clone();
+    let mut n = 0;
+    for b in 0..256u32 {
+        if !bs.contains(&b) {
+            bs.push(b);
+            cs.push(256 + n);
+            n += 1;
+        }
+    }
+    bs.into_iter()
+        .zip(cs)
+        .filter_map(|(b, c)| Some((char::from_u32(c)?, b as u8)))
+        .collect()
+}
+
+impl Tokenizer {
+    /// From a llama2.c `tokenizer.bin`. BOS = 1 and EOS = 2 as in llama2.c.
+    pub fn from_llama2c_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
+        let vocab = Llama2cVocab::from_bytes(bytes)?;
+        let hf = vocab.to_hf_tokenizer()?;
+        let piece_bytes = vocab
+            .pieces
+            .iter()
+            .map(|p| byte_fallback(p).map_or_else(|| p.as_bytes().to_vec(), |b| vec![b]))
+            .collect();
+        if vocab.pieces.len() < 3 {
+            return Err(TokenizerError::MissingSpecial("BOS/EOS (ids 1 and 2)"));
+        }
+        Ok(Tokenizer {
+            hf,
+            piece_bytes,
+            display: vocab.pieces.clone(),
+            bos: 1,
+            eos: 2,
+            llama2c: Some(vocab),
+        })
+    }
+
+    /// From a Hugging Face `tokenizer.json`. BOS/EOS are found by their usual names.
+    pub fn from_hf_json(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
+        let hf = tokenizers::Tokenizer::from_bytes(bytes)
+            .map_err(|e| TokenizerError::Json(e.to_string()))?;
+        let n = hf.get_vocab_size(true);
+        let byte_level = serde_json::from_slice::<serde_json::Value>(bytes)
+            .ok()
+            .and_then(|v| {
+                let dec = v.get("decoder")?;
+                Some(dec.to_string().contains("\"ByteLevel\""))
+            })
+            .unwrap_or(false);
+        let inverse = byte_level_inverse();
+        let mut piece_bytes = Vec::with_capacity(n);
+        let mut display = Vec::with_capacity(n);
+        for id in 0..n as u32 {
+            let piece = hf.id_to_token(id).unwrap_or_default();
+            let bytes = if let Some(b) = byte_fallback(&piece) {
+                vec![b]
+            } else if byte_level {
+                piece
+                    .chars()
+                    .filter_map(|c| inverse.get(&c).copied())
+                    .collect()
+            } else {
+                piece.replace(SP_SPACE, " ").into_bytes()
+            };
+            display.push(String::from_utf8_lossy(&bytes).into_owned());
+            piece_bytes.push(bytes);
+        }
+        let find = |names: &[&str]| names.iter().find_map(|n| hf.token_to_id(n));
+        let bos = find(&["<s>", "<|begin_of_text|>", "<|endoftext|>", "<bos>"])
+            .ok_or(TokenizerError::MissingSpecial("BOS"))?;
+        let eos = find(&["</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>"])
+            .ok_or(TokenizerError::MissingSpecial("EOS"))?;
+        Ok(Tokenizer {
+            hf,
+            piece_bytes,
+            display,
+            bos,
+            eos,
+            llama2c: None,
+        })
+    }
+
+    /// Detects the format: JSON if the bytes start with `{`, llama2.c otherwise.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
+        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => Tokenizer::from_hf_json(bytes),
+            _ => Tokenizer::from_llama2c_bytes(bytes),
+        }
+    }
+
+    /// Fails unless the tokenizer's vocabulary matches the model's.
+    pub fn check_vocab(&self, model_vocab: usize) -> Result<(), TokenizerError> {
+        if self.vocab_size() != model_vocab {
+            return Err(TokenizerError::VocabMismatch {
+                tokenizer: self.vocab_size(),
+                model: model_vocab,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.piece_bytes.len()
+    }
+
+    /// The Hugging Face tokenizer doing the encoding.
+    pub fn hf(&self) -> &tokenizers::Tokenizer {
+        &self.hf
+    }
+
+    /// Encodes text, with BOS first when `bos` is true.
+    pub fn encode(&self, text: &str, bos: bool) -> Result<Vec<u32>, TokenizerError> {
+        let enc = self
+            .hf
+            .encode(text, false)
+            .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+        let mut ids = Vec::with_capacity(enc.len() + 1);
+        if bos {
+            ids.push(self.bos);
+        }
+        ids.extend_from_slice(enc.get_ids());
+        Ok(ids)
+    }
+
+    /// The piece as shown in tables (e.g. `" Once"`, `"<0x0A>"`).
+    pub fn piece(&self, id: u32) -> Result<&str, TokenizerError> {
+        self.display
+            .get(id as usize)
+            .map(String::as_str)
+            .ok_or(TokenizerError::UnknownId {
+                id,
+                vocab: self.vocab_size(),
+            })
+    }
+
+    /// The bytes `id` prints as after `prev` (llama2.c `decode`: the leading space of the
+    /// first piece after BOS is dropped; `<0xNN>` is the raw byte).
+    pub fn decode_piece(&self, prev: Option<u32>, id: u32) -> Result<&[u8], TokenizerError> {
+        let bytes = self
+            .piece_bytes
+            .get(id as usize)
+            .ok_or(TokenizerError::UnknownId {
+                id,
+                vocab: self.vocab_size(),
+            })?;
+        if prev == Some(self.bos) && bytes.first() == Some(&b' ') {
+            Ok(&bytes[1..])
+        } else {
+            Ok(bytes)
+        }
+    }
+
+    /// Decodes a whole sequence to text (invalid UTF-8 becomes U+FFFD).
+    pub fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
+        let mut dec = TextDecoder::default();
+        let mut out = String::new();
+        let mut prev = None;
+        for &id in ids {
+            if id == self.bos || id == self.eos {
+                prev = Some(id);
+                continue;
+            }
+            out.push_str(&dec.push(self.decode_piece(prev, id)?));
+            prev = Some(id);
+        }
+        out.push_str(&dec.finish());
+        Ok(out)
+    }
+}
+
+/// Streaming UTF-8 decoding of token bytes: holds back an incomplete character until the
+/// next piece completes it, and replaces invalid bytes by U+FFFD. Never panics.
+#[derive(Debug, Default, Clone)]
+pub struct TextDecoder {
+    pending: Vec<u8>,
+}
+
+impl TextDecoder {
+    /// Adds bytes; returns the text that is now complete.
+    pub fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let mut out = String::new();
+        let mut rest: &[u8] = &self.pending;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    out.push_str(s);
+                    rest = &[];
+                    break;
+                }
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    // The prefix was just validated.
+                    out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                    match e.error_len() {
+                        Some(n) => {
+                            out.push(char::REPLACEMENT_CHARACTER);
+                            rest = &bad[n..];
+                        }
+                        None => {
+                            rest = bad;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.pending = rest.to_vec();
+        out
+    }
+
+    /// Flushes what is left: an incomplete character becomes U+FFFD.
+    pub fn finish(&mut self) -> String {
+        let out = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy_vocab() -> Llama2cVocab {
+        let mut pieces: Vec<String> = vec!["<unk>".into(), "\n<s>\n".into(), "\n</s>\n".into()];
+        pieces.extend((0..=255u8).map(|b| format!("<0x{b:02X}>")));
+        let merges = [" ", "a", "b", "c", " a", "ab", " ab", "bc", "abc"];
+        pieces.extend(merges.iter().map(|s| s.to_string()));
+        let n = pieces.len();
+        // Scores: later pieces lower, like SentencePiece's -rank.
+        let scores = (0..n)
+            .map(|i| if i < 259 { 0.0 } else { -((i - 259) as f32) })
+            .collect();
+        Llama2cVocab {
+            max_token_length: 5,
+            pieces,
+            scores,
+        }
+    }
+
+    #[test]
+    fn vocab_round_trips_through_bytes() {
+        let v = toy_vocab();
+        assert_eq!(Llama2cVocab::from_bytes(&v.to_bytes()).unwrap(), v);
+    }
+
+    #[test]
+    fn reference_and_hf_agree_on_toy_vocab() {
+        let v = toy_vocab();
+        let tk = Tokenizer::from_llama2c_bytes(&v.to_bytes()).unwrap();
+        for text in ["", "a", "abc", "ab c", "cab", "é", "a\nb", "bcabc abc"] {
+            let r = reference_encode(&v, text, Some(1));
+            assert_eq!(tk.encode(text, true).unwrap(), r, "text {text:?}");
+        }
+        // [" ", "a", "b", "c"]: " a" (score -4) beats "ab" (-5) and "bc" (-7); then
+        // " ab" (-6) beats "bc" (-7); " abc" is not a piece, so [" ab", "c"].
+        let ids = reference_encode(&v, "abc", None);
+        let pieces: Vec<&str> = ids.iter().map(|&i| v.pieces[i as usize].as_str()).collect();
+        assert_eq!(pieces, [" ab", "c"]);
+    }
+
+    #[test]
+    fn unknown_characters_fall_back_to_bytes() {
+        let v = toy_vocab();
+        let ids = reference_encode(&v, "é", None);
+        // " " then the two UTF-8 bytes of é (0xC3 0xA9) as <0xNN> pieces (byte + 3).
+        assert_eq!(ids, vec![259, 0xC3 + 3, 0xA9 + 3]);
+    }
+
+    #[test]
+    fn decoder_drops_space_after_bos_and_joins_bytes() {
+        let v = toy_vocab();
+        let tk = Tokenizer::from_llama2c_bytes(&v.to_bytes()).unwrap();
+        let ids = tk.encode("é ab", true).unwrap();
+        assert_eq!(tk.decode(&ids).unwrap(), "é ab");
+    }
+
+    #[test]
+    fn text_decoder_never_panics_on_invalid_utf8() {
+        let mut d = TextDecoder::default();
+        assert_eq!(d.push(&[0xE2, 0x82]), "");
+        assert_eq!(d.push(&[0xAC]), "€");
+        assert_eq!(d.push(&[0xFF, b'a']), "\u{FFFD}a");
+        assert_eq!(d.push(&[0xE2]), "");
+        assert_eq!(d.finish(), "\u{FFFD}");
+    }
+
+    #[test]
+    fn malformed_tokenizer_files_give_typed_errors() {
+        assert_eq!(Llama2cVocab::from_bytes(&[]), Err(TokenizerError::Empty));
+        let good = toy_vocab().to_bytes();
+        assert!(matches!(
+            Llama2cVocab::from_bytes(&good[..good.len() - 1]),
+            Err(TokenizerError::Truncated { .. })
+        ));
+        let mut bad = toy_vocab();
+        bad.pieces[266] = "a".into();
+        assert!(matches!(
+            Llama2cVocab::from_bytes(&bad.to_bytes()),
+            Err(TokenizerError::DuplicatePiece { .. })
+        ));
+        // A piece whose bytes are not UTF-8.
+        let mut bytes = 0i32.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&0f32.to_le_bytes());
+        bytes.extend_from_slice(&2i32.to_le_bytes());
+        bytes.extend_from_slice(&[0xC3, 0x28]);
+        assert_eq!(
+            Llama2cVocab::from_bytes(&bytes),
+            Err(TokenizerError::InvalidUtf8 {
+                id: 0,
+                bytes: vec![0xC3, 0x28]
+            })
+        );
+        let mut neg = 0i32.to_le_bytes().to_vec();
+        neg.extend_from_slice(&0f32.to_le_bytes());
+        neg.extend_from_slice(&(-5i32).to_le_bytes());
+        assert_eq!(
+            Llama2cVocab::from_bytes(&neg),
+            Err(TokenizerError::BadPieceLength { id: 0, len: -5 })
+        );
+    }
+}
