@@ -131,13 +131,15 @@ impl CpuBackend {
             .get_mut(seq.0 as usize)
             .and_then(Option::as_mut)
             .ok_or(BackendError::UnknownSequence(seq))?;
-        if tokens.len() == 1 {
-            let mut logits = vec![0.0; model.config.vocab_size];
-            model.forward(state, cache, tokens[0], &mut logits)?;
-            Ok(logits)
-        } else {
-            Ok(model.prefill(cache, tokens, all_logits)?)
-        }
+        crate::par::install(|| {
+            if tokens.len() == 1 {
+                let mut logits = vec![0.0; model.config.vocab_size];
+                model.forward(state, cache, tokens[0], &mut logits)?;
+                Ok(logits)
+            } else {
+                Ok(model.prefill(cache, tokens, all_logits)?)
+            }
+        })
     }
 }
 

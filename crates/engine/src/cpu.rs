@@ -9,35 +9,70 @@
 
 use crate::par;
 
-/// Independent partial sums in `dot`: enough to fill the vector units (4×8 lanes on AVX2,
-/// 8×4 on wasm SIMD) and hide the adder latency.
+/// Independent partial sums in `dot`'s main loop: enough to fill the vector units (4×8
+/// lanes on AVX2, 8×4 on wasm SIMD) and hide the adder latency.
 const LANES: usize = 32;
 
-/// Σ a[i]·b[i], accumulated in `LANES` interleaved partial sums, then a fixed pairwise
-/// reduction, then the tail. Every dot product in the engine goes through here.
+/// Σ a[i]·b[i]: 32 interleaved partial sums over the bulk, folded to 8, then 8-wide chunks
+/// (short vectors such as stories260K's 8-wide heads take only this path), a fixed pairwise
+/// reduction and the scalar tail. Every dot product in the engine goes through here.
 #[inline(always)]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
-    let (a_chunks, a_tail) = a[..n].as_chunks::<LANES>();
-    let (b_chunks, b_tail) = b[..n].as_chunks::<LANES>();
-    let mut acc = [0.0f32; LANES];
-    for (x, y) in a_chunks.iter().zip(b_chunks) {
-        for i in 0..LANES {
-            acc[i] += x[i] * y[i];
+    let (a32, a_rest) = a[..n].as_chunks::<LANES>();
+    let (b32, b_rest) = b[..n].as_chunks::<LANES>();
+    let mut acc8 = [0.0f32; 8];
+    if !a32.is_empty() {
+        let mut acc = [0.0f32; LANES];
+        for (x, y) in a32.iter().zip(b32) {
+            for i in 0..LANES {
+                acc[i] += x[i] * y[i];
+            }
+        }
+        for i in 0..8 {
+            acc8[i] = (acc[i] + acc[i + 8]) + (acc[i + 16] + acc[i + 24]);
         }
     }
-    let mut width = LANES / 2;
-    while width > 0 {
-        for i in 0..width {
-            acc[i] += acc[i + width];
+    let (a8, a_tail) = a_rest.as_chunks::<8>();
+    let (b8, b_tail) = b_rest.as_chunks::<8>();
+    for (x, y) in a8.iter().zip(b8) {
+        for i in 0..8 {
+            acc8[i] += x[i] * y[i];
         }
-        width /= 2;
     }
-    let mut sum = acc[0];
+    let mut sum =
+        ((acc8[0] + acc8[4]) + (acc8[2] + acc8[6])) + ((acc8[1] + acc8[5]) + (acc8[3] + acc8[7]));
     for (x, y) in a_tail.iter().zip(b_tail) {
         sum += x * y;
     }
     sum
+}
+
+/// e^x in f32 from arithmetic only (Cephes `expf`: Cody–Waite range reduction x = k·ln2 + r,
+/// a degree-6 polynomial for e^r, then 2^k through the exponent bits); about 1 ulp from the
+/// exact value. Written without branches or library calls so that loops over it vectorise
+/// (the softmax of attention scores is the hot spot of small models) and give the same bits
+/// natively and in wasm. Below −87.3 the result is 0.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let xc = x.clamp(-87.33, 88.72);
+    let k = (xc * LOG2E + 0.5).floor();
+    let r = xc - k * LN2_HI - k * LN2_LO;
+    let r2 = r * r;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 5.000_000_1e-1;
+    let y = p * r2 + r + 1.0;
+    let scale = f32::from_bits(((k as i32 + 127) as u32) << 23);
+    if x < -87.33 {
+        0.0
+    } else {
+        y * scale
+    }
 }
 
 /// RMSNorm: o = w ⊙ x / sqrt(mean(x²) + 1e-5).
@@ -49,28 +84,62 @@ pub fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
     }
 }
 
+/// Σ x[i] in 8 interleaved partial sums and a fixed pairwise reduction (vectorises, unlike a
+/// single running sum).
+#[inline(always)]
+pub fn sum(x: &[f32]) -> f32 {
+    let (x8, tail) = x.as_chunks::<8>();
+    let mut acc = [0.0f32; 8];
+    for c in x8 {
+        for i in 0..8 {
+            acc[i] += c[i];
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    for &v in tail {
+        s += v;
+    }
+    s
+}
+
 /// In-place softmax, shifted by the maximum for stability.
 pub fn softmax(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
     for v in x.iter_mut() {
-        *v = libm::expf(*v - max);
-        sum += *v;
+        *v = exp(*v - max);
     }
+    let total = sum(x);
     for v in x.iter_mut() {
-        *v /= sum;
+        *v /= total;
     }
 }
 
 /// W (d, n) · x (n,) -> xout (d,); d = xout.len(), n = x.len(). Rows run in parallel natively
 /// when the matrix is large enough to pay for it.
 pub fn matmul(xout: &mut [f32], x: &[f32], w: &[f32]) {
+    matmul_stacked(xout, x, &[w]);
+}
+
+/// Several matrices applied to the same x, their outputs stacked in `xout`:
+/// [W₀; W₁; …] · x. One parallel pass instead of one per matrix (decode multiplies Q, K and V,
+/// and the two MLP inputs, by the same vector; each pass costs a fork and a join).
+pub fn matmul_stacked(xout: &mut [f32], x: &[f32], ws: &[&[f32]]) {
     let n = x.len();
-    debug_assert_eq!(w.len(), xout.len() * n);
+    debug_assert_eq!(ws.iter().map(|w| w.len()).sum::<usize>(), xout.len() * n);
     par::rows(xout, n, |first, chunk| {
-        for (j, o) in chunk.iter_mut().enumerate() {
-            let i = first + j;
-            *o = dot(&w[i * n..(i + 1) * n], x);
+        // Find the matrix holding row `first`, then walk rows across matrix boundaries.
+        let (mut m, mut row) = (0, first);
+        while row * n >= ws[m].len() {
+            row -= ws[m].len() / n;
+            m += 1;
+        }
+        for o in chunk.iter_mut() {
+            if row * n >= ws[m].len() {
+                m += 1;
+                row = 0;
+            }
+            *o = dot(&ws[m][row * n..(row + 1) * n], x);
+            row += 1;
         }
     });
 }
@@ -148,7 +217,7 @@ pub fn rope(v: &mut [f32], head_size: usize, cos: &[f32], sin: &[f32]) {
 pub fn swiglu(hb: &mut [f32], hb2: &[f32]) {
     for (h, &g) in hb.iter_mut().zip(hb2) {
         let val = *h;
-        *h = val * (1.0 / (1.0 + libm::expf(-val))) * g;
+        *h = val * (1.0 / (1.0 + exp(-val))) * g;
     }
 }
 
@@ -182,12 +251,27 @@ pub fn attend_head(
         *a = dot(q, k) * scale;
     }
     softmax(att);
-    out.fill(0.0);
-    for (t, &a) in att.iter().enumerate() {
-        let v = &values[t * kv_dim + offset..t * kv_dim + offset + hs];
-        for (o, &vv) in out.iter_mut().zip(v) {
-            *o += a * vv;
+    // out = Σ_t att_t · v_t, accumulated per output element in t order. The loop runs over
+    // 8-wide slices of the head outside and positions inside, so the running sums stay in
+    // registers instead of round-tripping through memory at every position.
+    let (chunks, rest) = (hs / 8, hs % 8);
+    for c in 0..chunks {
+        let mut acc = [0.0f32; 8];
+        for (t, &a) in att.iter().enumerate() {
+            let at = t * kv_dim + offset + c * 8;
+            let v: &[f32; 8] = values[at..at + 8].try_into().unwrap_or(&[0.0; 8]);
+            for i in 0..8 {
+                acc[i] += a * v[i];
+            }
         }
+        out[c * 8..c * 8 + 8].copy_from_slice(&acc);
+    }
+    for i in hs - rest..hs {
+        let mut acc = 0.0f32;
+        for (t, &a) in att.iter().enumerate() {
+            acc += a * values[t * kv_dim + offset + i];
+        }
+        out[i] = acc;
     }
 }
 
@@ -203,6 +287,21 @@ mod tests {
             let exact: f64 = a.iter().zip(&b).map(|(&x, &y)| x as f64 * y as f64).sum();
             assert!((dot(&a, &b) as f64 - exact).abs() < 1e-4, "n = {n}");
         }
+    }
+
+    #[test]
+    fn exp_is_within_two_ulp_of_libm() {
+        let mut worst = 0.0f64;
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let (got, want) = (exp(x) as f64, (x as f64).exp());
+            worst = worst.max(((got - want) / want).abs());
+            x += 0.0137;
+        }
+        assert!(worst < 2.5e-7, "worst relative error {worst}");
+        assert_eq!(exp(0.0), 1.0);
+        assert_eq!(exp(-100.0), 0.0);
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 
 use crate::checkpoint::{Checkpoint, Config, TransformerWeights};
 use crate::cpu::{
-    add_in_place, attend_head, matmul, matmul_batch, rmsnorm, rope, swiglu, RopeTable,
+    add_in_place, attend_head, matmul, matmul_batch, matmul_stacked, rmsnorm, rope, swiglu,
+    RopeTable,
 };
 use crate::kv_cache::KvCache;
 use crate::par;
@@ -41,12 +42,10 @@ pub struct RunState {
     xb: Vec<f32>,
     /// (dim,) scratch after the output projection / MLP
     xb2: Vec<f32>,
-    /// (hidden_dim,) MLP gate
+    /// (2, hidden_dim) MLP gate (w1·x) then up (w3·x)
     hb: Vec<f32>,
-    /// (hidden_dim,) MLP up
-    hb2: Vec<f32>,
-    /// (dim,) query
-    q: Vec<f32>,
+    /// (dim + 2·kv_dim,) query, key and value of the new token
+    qkv: Vec<f32>,
     /// (n_heads, seq_len) attention scores
     att: Vec<f32>,
 }
@@ -57,9 +56,8 @@ impl RunState {
             x: vec![0.0; c.dim],
             xb: vec![0.0; c.dim],
             xb2: vec![0.0; c.dim],
-            hb: vec![0.0; c.hidden_dim],
-            hb2: vec![0.0; c.hidden_dim],
-            q: vec![0.0; c.dim],
+            hb: vec![0.0; 2 * c.hidden_dim],
+            qkv: vec![0.0; c.dim + 2 * c.kv_dim()],
             att: vec![0.0; c.n_heads * c.seq_len],
         }
     }
@@ -128,65 +126,54 @@ impl Transformer {
             // Attention RMSNorm.
             rmsnorm(&mut s.xb, &s.x, &w.rms_att[l * dim..(l + 1) * dim]);
 
-            // Q for this token; K and V written straight into the cache at `pos`.
-            matmul(&mut s.q, &s.xb, &w.wq[l * dim * dim..(l + 1) * dim * dim]);
-            {
-                let (k, v) = cache.rows_mut(l, pos, 1);
-                matmul(k, &s.xb, &w.wk[l * kv_dim * dim..(l + 1) * kv_dim * dim]);
-                matmul(v, &s.xb, &w.wv[l * kv_dim * dim..(l + 1) * kv_dim * dim]);
-                // RoPE: rotate q and k by the position.
-                rope(k, hs, cos, sin);
-            }
-            rope(&mut s.q, hs, cos, sin);
+            // Q, K and V for this token (one pass over wq, wk, wv), RoPE on q and k, then K and
+            // V appended to the cache at `pos`.
+            let (lq, lkv) = (l * dim * dim, l * kv_dim * dim);
+            let wqkv = [
+                &w.wq[lq..lq + dim * dim],
+                &w.wk[lkv..lkv + kv_dim * dim],
+                &w.wv[lkv..lkv + kv_dim * dim],
+            ];
+            matmul_stacked(&mut s.qkv, &s.xb, &wqkv);
+            let (q, kv) = s.qkv.split_at_mut(dim);
+            let (k, v) = kv.split_at_mut(kv_dim);
+            rope(q, hs, cos, sin);
+            rope(k, hs, cos, sin);
+            let (k_row, v_row) = cache.rows_mut(l, pos, 1);
+            k_row.copy_from_slice(k);
+            v_row.copy_from_slice(v);
 
             // Multi-head attention over positions 0..=pos; query head h reads K/V head
             // h / kv_mul (grouped-query attention).
             let (keys, values) = cache.layer(l);
             let kv_mul = c.kv_mul();
-            let q = &s.q;
+            let q = &*q;
+            let work_per_head = 2 * (pos + 1) * hs;
             par::zip_units(
                 &mut s.xb,
                 hs,
                 &mut s.att,
                 c.seq_len,
-                2 * (pos + 1) * hs,
+                work_per_head,
                 |h, out, att| {
+                    let qh = &q[h * hs..(h + 1) * hs];
                     let offset = (h / kv_mul) * hs;
-                    attend_head(
-                        out,
-                        &q[h * hs..(h + 1) * hs],
-                        keys,
-                        values,
-                        kv_dim,
-                        offset,
-                        pos,
-                        att,
-                    );
+                    attend_head(out, qh, keys, values, kv_dim, offset, pos, att);
                 },
             );
 
             // Output projection and residual.
-            matmul(&mut s.xb2, &s.xb, &w.wo[l * dim * dim..(l + 1) * dim * dim]);
+            matmul(&mut s.xb2, &s.xb, &w.wo[lq..lq + dim * dim]);
             add_in_place(&mut s.x, &s.xb2);
 
-            // MLP RMSNorm, then SwiGLU: w2 · (silu(w1·x) ⊙ w3·x).
+            // MLP RMSNorm, then SwiGLU: w2 · (silu(w1·x) ⊙ w3·x), w1 and w3 in one pass.
             rmsnorm(&mut s.xb, &s.x, &w.rms_ffn[l * dim..(l + 1) * dim]);
-            matmul(
-                &mut s.hb,
-                &s.xb,
-                &w.w1[l * hidden * dim..(l + 1) * hidden * dim],
-            );
-            matmul(
-                &mut s.hb2,
-                &s.xb,
-                &w.w3[l * hidden * dim..(l + 1) * hidden * dim],
-            );
-            swiglu(&mut s.hb, &s.hb2);
-            matmul(
-                &mut s.xb,
-                &s.hb,
-                &w.w2[l * dim * hidden..(l + 1) * dim * hidden],
-            );
+            let lh = l * hidden * dim;
+            let w13 = [&w.w1[lh..lh + hidden * dim], &w.w3[lh..lh + hidden * dim]];
+            matmul_stacked(&mut s.hb, &s.xb, &w13);
+            let (gate, up) = s.hb.split_at_mut(hidden);
+            swiglu(gate, up);
+            matmul(&mut s.xb, gate, &w.w2[lh..lh + dim * hidden]);
             add_in_place(&mut s.x, &s.xb);
         }
 

@@ -8,7 +8,8 @@ pub mod cpu;
 pub mod forward;
 pub mod kv_cache;
 pub mod model;
-mod par;
+pub mod par;
+pub mod sampler;
 pub mod tokenizer;
 
 pub use backend::{Backend, BackendError, BackendKind, CpuBackend, SeqId};

@@ -14,14 +14,49 @@ fn units_per_task(units: usize, work_per_unit: usize) -> Option<usize> {
         return None;
     }
     // A few tasks per thread balance uneven progress; none smaller than the minimum.
-    let by_balance = units.div_ceil(threads * 4);
+    let by_balance = units.div_ceil(threads * 2);
     let by_minimum = MIN_WORK_PER_TASK.div_ceil(work_per_unit.max(1));
     Some(by_balance.max(by_minimum).max(1))
 }
 
+/// The engine's worker pool (natively), built on first use or by `set_threads`.
+#[cfg(not(target_arch = "wasm32"))]
+static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+
+#[cfg(not(target_arch = "wasm32"))]
+fn build_pool(n: Option<usize>) -> Result<rayon::ThreadPool, String> {
+    let mut b = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("engine-{i}"));
+    if let Some(n) = n {
+        b = b.num_threads(n);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn pool() -> &'static rayon::ThreadPool {
+    POOL.get_or_init(|| {
+        build_pool(None)
+            .or_else(|_| build_pool(Some(1)))
+            .unwrap_or_else(|e| panic!("cannot start even one worker thread: {e}"))
+    })
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 fn threads() -> usize {
-    rayon::current_num_threads()
+    pool().current_num_threads()
+}
+
+/// Runs `f` on the engine's pool, so the parallel loops inside it share warm workers
+/// instead of waking the pool from outside for every matrix (which costs more than a small
+/// matrix-vector product). Call it around a whole forward pass.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pool().install(f)
+}
+
+#[cfg(target_arch = "wasm32")]
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    f()
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -101,4 +136,17 @@ where
     F: Fn(usize, &mut [f32]) + Sync + Send,
 {
     f(0, out)
+}
+
+/// Sets the number of worker threads natively (call once, before any work). `None` = all cores.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn set_threads(n: Option<usize>) -> Result<(), String> {
+    let built = build_pool(n)?;
+    POOL.set(built)
+        .map_err(|_| "the thread count is already set".to_string())
+}
+
+/// Worker threads the engine uses (1 in wasm).
+pub fn thread_count() -> usize {
+    threads()
 }

@@ -345,10 +345,23 @@ impl Tokenizer {
             piece_bytes.push(bytes);
         }
         let find = |names: &[&str]| names.iter().find_map(|n| hf.token_to_id(n));
-        let bos = find(&["<s>", "<|begin_of_text|>", "<|endoftext|>", "<bos>"])
-            .ok_or(TokenizerError::MissingSpecial("BOS"))?;
-        let eos = find(&["</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>"])
-            .ok_or(TokenizerError::MissingSpecial("EOS"))?;
+        // "\n<s>\n" and "\n</s>\n" are llama2.c's spellings (a converted tokenizer.bin).
+        let bos = find(&[
+            "<s>",
+            "\n<s>\n",
+            "<|begin_of_text|>",
+            "<|endoftext|>",
+            "<bos>",
+        ])
+        .ok_or(TokenizerError::MissingSpecial("BOS"))?;
+        let eos = find(&[
+            "</s>",
+            "\n</s>\n",
+            "<|end_of_text|>",
+            "<|endoftext|>",
+            "<eos>",
+        ])
+        .ok_or(TokenizerError::MissingSpecial("EOS"))?;
         Ok(Tokenizer {
             hf,
             piece_bytes,

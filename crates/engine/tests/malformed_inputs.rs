@@ -1,0 +1,187 @@
+//! Every kind of bad input the issue lists gets its typed error, and nothing panics.
+
+mod common;
+
+use decoding_engine::checkpoint::{CheckpointError, HEADER_BYTES};
+use decoding_engine::tokenizer::{Llama2cVocab, TokenizerError};
+use decoding_engine::{Checkpoint, Model, ModelError, Tokenizer};
+use proptest::prelude::*;
+
+fn model_bytes() -> Vec<u8> {
+    common::read("stories260K.bin")
+}
+
+fn tok_bytes() -> Vec<u8> {
+    common::read("tok512.bin")
+}
+
+fn load(model: &[u8]) -> ModelError {
+    Model::from_bytes(model, &tok_bytes()).unwrap_err()
+}
+
+#[test]
+fn empty_checkpoint() {
+    assert_eq!(load(&[]), ModelError::Checkpoint(CheckpointError::Empty));
+}
+
+#[test]
+fn truncated_checkpoint_names_both_sizes() {
+    let b = model_bytes();
+    let e = load(&b[..1000]);
+    assert_eq!(
+        e.to_string(),
+        "model: file is 1,000 bytes, header implies 1,056,540"
+    );
+    assert!(matches!(
+        load(&b[..20]),
+        ModelError::Checkpoint(CheckpointError::TooShortForHeader { len: 20 })
+    ));
+}
+
+#[test]
+fn wrong_size_checkpoint() {
+    let mut b = model_bytes();
+    b.extend_from_slice(&[0; 8]);
+    assert_eq!(
+        load(&b).to_string(),
+        "model: file is 1,056,548 bytes, header implies 1,056,540"
+    );
+}
+
+#[test]
+fn absurd_header_rejected_before_allocating() {
+    let mut b = model_bytes();
+    b[0..4].copy_from_slice(&(1i32 << 30).to_le_bytes());
+    assert!(matches!(
+        load(&b),
+        ModelError::Checkpoint(CheckpointError::OutOfRange { field: "dim", .. })
+    ));
+    let mut b = model_bytes();
+    b[12..16].copy_from_slice(&(-3i32).to_le_bytes()); // n_heads
+    assert!(matches!(
+        load(&b),
+        ModelError::Checkpoint(CheckpointError::OutOfRange {
+            field: "n_heads",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn nan_weight() {
+    let mut b = model_bytes();
+    let at = HEADER_BYTES + 4 * 1000; // inside the token embedding
+    b[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    match load(&b) {
+        ModelError::Checkpoint(CheckpointError::NonFinite { tensor, index, .. }) => {
+            assert_eq!((tensor, index), ("token_embedding", 1000))
+        }
+        e => panic!("unexpected {e}"),
+    }
+    let mut b = model_bytes();
+    b[at..at + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    assert!(matches!(
+        load(&b),
+        ModelError::Checkpoint(CheckpointError::NonFinite { .. })
+    ));
+}
+
+#[test]
+fn tokenizer_vocab_differs_from_model() {
+    let mut vocab = Llama2cVocab::from_bytes(&tok_bytes()).unwrap();
+    vocab.pieces.truncate(500);
+    vocab.scores.truncate(500);
+    let e = Model::from_bytes(&model_bytes(), &vocab.to_bytes()).unwrap_err();
+    assert_eq!(
+        e,
+        ModelError::Tokenizer(TokenizerError::VocabMismatch {
+            tokenizer: 500,
+            model: 512
+        })
+    );
+    assert_eq!(
+        e.to_string(),
+        "tokenizer: the tokenizer has 500 tokens but the model's vocabulary has 512"
+    );
+}
+
+#[test]
+fn prompt_longer_than_context() {
+    let m = common::stories260k();
+    let long = "Once upon a time ".repeat(200);
+    match m.encode_prompt(&long).unwrap_err() {
+        ModelError::PromptTooLong { tokens, seq_len } => {
+            assert!(tokens > 512);
+            assert_eq!(seq_len, 512);
+        }
+        e => panic!("unexpected {e}"),
+    }
+}
+
+#[test]
+fn non_utf8_piece() {
+    let mut b = tok_bytes();
+    // Piece 259 (" t") starts after the header and 259 earlier pieces; overwrite its first
+    // byte with 0xFF, which is never valid UTF-8.
+    let mut at = 4;
+    for _ in 0..259 {
+        let n = i32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap()) as usize;
+        at += 8 + n;
+    }
+    b[at + 8] = 0xFF;
+    match Tokenizer::from_bytes(&b).unwrap_err() {
+        TokenizerError::InvalidUtf8 { id, .. } => assert_eq!(id, 259),
+        e => panic!("unexpected {e}"),
+    }
+}
+
+#[test]
+fn truncated_tokenizer() {
+    let b = tok_bytes();
+    assert!(matches!(
+        Tokenizer::from_bytes(&b[..b.len() - 3]).unwrap_err(),
+        TokenizerError::Truncated { .. }
+    ));
+    assert_eq!(
+        Tokenizer::from_bytes(&[]).unwrap_err(),
+        TokenizerError::Empty
+    );
+}
+
+#[test]
+fn garbage_tokenizer_json() {
+    assert!(matches!(
+        Tokenizer::from_bytes(b"{\"model\": 3}").unwrap_err(),
+        TokenizerError::Json(_)
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Random bytes never panic the loaders, and never pass as a model.
+    #[test]
+    fn loaders_never_panic_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
+        let _ = Checkpoint::from_bytes(&bytes);
+        let _ = Tokenizer::from_bytes(&bytes);
+        prop_assert!(Model::from_bytes(&bytes, &bytes).is_err());
+    }
+
+    /// A valid header followed by random bytes: no panic, and no allocation beyond the file.
+    #[test]
+    fn random_headers_never_panic(header in proptest::array::uniform7(any::<i32>()), tail in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let mut bytes: Vec<u8> = header.iter().flat_map(|h| h.to_le_bytes()).collect();
+        bytes.extend_from_slice(&tail);
+        let _ = Checkpoint::from_bytes(&bytes);
+    }
+
+    /// The real model with bytes flipped: loads or fails with a typed error, never panics.
+    #[test]
+    fn corrupted_model_never_panics(flips in proptest::collection::vec((0usize..1_056_540, any::<u8>()), 1..8)) {
+        let mut b = model_bytes();
+        for (at, v) in flips {
+            b[at] = v;
+        }
+        let _ = Checkpoint::from_bytes(&b);
+    }
+}

@@ -1,0 +1,222 @@
+//! `decoding-explorer bench`: prefill and decode tokens per second on real work (the model's
+//! forward pass over a fixed token sequence), optionally the cache-less naive mode, on the
+//! stories260K files or on a random-weight checkpoint of any llama2.c shape.
+
+use crate::error::CliError;
+use crate::ModelFiles;
+use decoding_engine::backend::{Backend, CpuBackend};
+use decoding_engine::{Checkpoint, Config, Transformer};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Positions to prefill and to decode
+    #[arg(long, default_value_t = 256)]
+    tokens: usize,
+    /// Also time decoding without the KV cache (the whole prefix re-run each step)
+    #[arg(long)]
+    naive: bool,
+    /// Build a seeded random checkpoint of this shape instead of loading one:
+    /// dim,hidden,layers,heads,kv_heads,vocab,seq_len (e.g. 288,768,6,6,6,32000,256)
+    #[arg(long, value_name = "SHAPE")]
+    random_weights: Option<String>,
+    /// Runs of each measurement; the median and best are reported
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Timing {
+    tokens: usize,
+    median_s: f64,
+    best_s: f64,
+    median_tokens_per_s: f64,
+    best_tokens_per_s: f64,
+}
+
+impl Timing {
+    fn new(tokens: usize, mut runs: Vec<f64>) -> Timing {
+        runs.sort_by(f64::total_cmp);
+        let median = runs[runs.len() / 2];
+        let best = runs[0];
+        Timing {
+            tokens,
+            median_s: median,
+            best_s: best,
+            median_tokens_per_s: tokens as f64 / median,
+            best_tokens_per_s: tokens as f64 / best,
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Report {
+    model: String,
+    config: Config,
+    params: u64,
+    backend: String,
+    threads: usize,
+    prefill: Timing,
+    decode: Timing,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    naive: Option<Timing>,
+    /// naive seconds / cached seconds over the same positions
+    #[serde(skip_serializing_if = "Option::is_none")]
+    naive_over_cached: Option<f64>,
+}
+
+/// Parses "dim,hidden,layers,heads,kv_heads,vocab,seq_len" and validates it like a header.
+fn parse_shape(s: &str) -> Result<Config, CliError> {
+    let parts: Vec<i32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<i32>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| CliError::Usage(format!("--random-weights {s:?}: {e}")))?;
+    let header: [i32; 7] = parts.try_into().map_err(|p: Vec<i32>| {
+        CliError::Usage(format!(
+            "--random-weights needs 7 numbers dim,hidden,layers,heads,kv_heads,vocab,seq_len (got {})",
+            p.len()
+        ))
+    })?;
+    Config::from_header(header).map_err(|e| CliError::Usage(format!("--random-weights {s:?}: {e}")))
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t0 = Instant::now();
+    let r = f();
+    (t0.elapsed().as_secs_f64(), r)
+}
+
+pub fn run(files: &ModelFiles, a: BenchArgs) -> Result<(), CliError> {
+    if a.repeat == 0 {
+        return Err(CliError::Usage("--repeat must be at least 1".into()));
+    }
+    let (name, transformer) = match &a.random_weights {
+        Some(shape) => {
+            let config = parse_shape(shape)?;
+            let ck =
+                Checkpoint::random(config, 1234).map_err(|e| CliError::Usage(e.to_string()))?;
+            (
+                format!("random weights {shape}"),
+                Arc::new(Transformer::new(ck)),
+            )
+        }
+        None => {
+            let name = if files.is_default() {
+                "stories260K"
+            } else {
+                "model"
+            };
+            (name.to_string(), files.load()?.transformer)
+        }
+    };
+    let c = transformer.config;
+    if a.tokens == 0 || a.tokens > c.seq_len {
+        return Err(CliError::Usage(format!(
+            "--tokens must be in 1..={} (the model's context)",
+            c.seq_len
+        )));
+    }
+    // A fixed token sequence: BOS, then ids spread over the vocabulary.
+    let ids: Vec<u32> = (0..a.tokens)
+        .map(|i| {
+            if i == 0 {
+                1
+            } else {
+                ((i * 7919 + 3) % c.vocab_size) as u32
+            }
+        })
+        .collect();
+    let mut backend = CpuBackend::new(transformer.clone());
+
+    let mut prefill_runs = Vec::new();
+    let mut decode_runs = Vec::new();
+    let mut naive_runs = Vec::new();
+    for _ in 0..a.repeat {
+        let seq = backend.new_sequence()?;
+        let (t, r) = time(|| backend.forward_sync(seq, &ids, false));
+        r?;
+        prefill_runs.push(t);
+        backend.truncate(seq, 0)?;
+        let (t, r) = time(|| -> Result<(), CliError> {
+            for &id in &ids {
+                backend.forward_sync(seq, &[id], false)?;
+            }
+            Ok(())
+        });
+        r?;
+        decode_runs.push(t);
+        backend.release(seq);
+        if a.naive {
+            let (t, r) = time(|| -> Result<(), CliError> {
+                for n in 1..=ids.len() {
+                    transformer
+                        .forward_naive(&ids[..n])
+                        .map_err(decoding_engine::BackendError::from)?;
+                }
+                Ok(())
+            });
+            r?;
+            naive_runs.push(t);
+        }
+    }
+    let decode = Timing::new(a.tokens, decode_runs);
+    let naive = a.naive.then(|| Timing::new(a.tokens, naive_runs));
+    let report = Report {
+        model: name,
+        config: c,
+        params: c.n_params(),
+        backend: "cpu".into(),
+        threads: decoding_engine::par::thread_count(),
+        prefill: Timing::new(a.tokens, prefill_runs),
+        naive_over_cached: naive.as_ref().map(|n| n.median_s / decode.median_s),
+        decode,
+        naive,
+    };
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn print_report(r: &Report) {
+    let c = &r.config;
+    println!(
+        "model {} (dim {}, hidden {}, layers {}, heads {}/{} kv, vocab {}, seq_len {}; {:.2}M params)",
+        r.model,
+        c.dim,
+        c.hidden_dim,
+        c.n_layers,
+        c.n_heads,
+        c.n_kv_heads,
+        c.vocab_size,
+        c.seq_len,
+        r.params as f64 / 1e6
+    );
+    println!("backend {}, {} thread(s)", r.backend, r.threads);
+    let line = |what: &str, t: &Timing| {
+        println!(
+            "{what:<8} {:>6} tokens: {:>10.1} tokens/s median, {:>10.1} best",
+            t.tokens, t.median_tokens_per_s, t.best_tokens_per_s
+        )
+    };
+    line("prefill", &r.prefill);
+    line("decode", &r.decode);
+    if let Some(n) = &r.naive {
+        line("naive", n);
+    }
+    if let Some(x) = r.naive_over_cached {
+        println!(
+            "naive / cached time over {} positions: {x:.1}x",
+            r.decode.tokens
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! The CLI's errors: what went wrong, in words, for stderr.
+
+use decoding_engine::{BackendError, ModelError, TokenizerError};
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot read {path}: {error}")]
+    Io { path: PathBuf, error: String },
+    #[error("{path}: {error}")]
+    Model { path: PathBuf, error: ModelError },
+    #[error("{0}")]
+    Engine(#[from] ModelError),
+    #[error("{0}")]
+    Backend(#[from] BackendError),
+    #[error("writing output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+impl From<TokenizerError> for CliError {
+    fn from(e: TokenizerError) -> Self {
+        CliError::Engine(ModelError::Tokenizer(e))
+    }
+}

@@ -1,0 +1,260 @@
+//! The native CLI, run as a user runs it: golden greedy text, the known distribution, token
+//! ids, and clear errors (non-zero exit, no panic, no backtrace) on bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const GREEDY: &str = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\nLily's mom said, \"Lily, let's go to the park.\" Lily was sad and didn't know what to do.";
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decoding-explorer"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the CLI runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A user error: non-zero exit, one line starting with "error:", no panic or backtrace.
+fn assert_user_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "expected failure, stderr: {err}");
+    assert!(err.starts_with("error: "), "stderr: {err}");
+    assert!(err.contains(needle), "stderr {err:?} lacks {needle:?}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "stderr: {err}"
+    );
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("decoding-explorer-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn model_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/models/stories260K")
+        .join(name)
+}
+
+#[test]
+fn generate_greedy_prints_the_published_text() {
+    let o = cli(&[
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "100",
+        "--temperature",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // 100 tokens reach the last word of the published text; its final "." is token 101.
+    assert!(GREEDY.starts_with(out.trim_end()), "got:\n{out}");
+    assert!(out.trim_end().len() >= GREEDY.len() - 3, "got:\n{out}");
+    assert!(
+        stderr(&o).contains("stopped: max tokens (100)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cli(&[
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "120",
+        "--temperature",
+        "0",
+    ]);
+    let out = stdout(&o);
+    assert!(out.starts_with(GREEDY), "got:\n{out}");
+}
+
+#[test]
+fn generate_is_reproducible_with_a_seed() {
+    let args = [
+        "generate",
+        "--prompt",
+        "Once",
+        "--max-tokens",
+        "40",
+        "--temperature",
+        "1",
+        "--seed",
+        "7",
+    ];
+    let (a, b) = (cli(&args), cli(&args));
+    assert!(a.status.success());
+    assert_eq!(stdout(&a), stdout(&b));
+    let c = cli(&[
+        "generate",
+        "--prompt",
+        "Once",
+        "--max-tokens",
+        "40",
+        "--temperature",
+        "1",
+        "--seed",
+        "8",
+    ]);
+    assert_ne!(stdout(&a), stdout(&c));
+}
+
+#[test]
+fn generate_stops_at_the_context_length() {
+    let o = cli(&[
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "2000",
+        "--temperature",
+        "0",
+    ]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("context full (512 tokens)") || err.contains("end of sequence"),
+        "{err}"
+    );
+}
+
+#[test]
+fn next_json_has_the_known_distribution() {
+    let o = cli(&[
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--top",
+        "4",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let top = v["top"].as_array().unwrap();
+    assert_eq!(top.len(), 4);
+    assert_eq!(top[0]["piece"], ",");
+    assert_eq!(top[0]["id"], 432);
+    assert!((top[0]["prob"].as_f64().unwrap() - 0.9688).abs() < 1e-4);
+    assert_eq!(top[1]["piece"], " there");
+    assert!((top[1]["prob"].as_f64().unwrap() - 0.0287).abs() < 1e-4);
+    let probs = v["probs"].as_array().unwrap();
+    assert_eq!(probs.len(), 512);
+    let total: f64 = probs.iter().map(|p| p.as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-9);
+    assert_eq!(
+        v["prompt_tokens"],
+        serde_json::json!([1, 403, 407, 261, 378])
+    );
+}
+
+#[test]
+fn next_table_lists_comma_first() {
+    let o = cli(&["next", "--prompt", "Once upon a time", "--top", "3"]);
+    let out = stdout(&o);
+    let first = out.lines().nth(1).unwrap();
+    assert!(
+        first.contains("432") && first.contains("\",\"") && first.contains("0.9688"),
+        "{out}"
+    );
+}
+
+#[test]
+fn tokenize_prints_ids_and_pieces() {
+    let o = cli(&["tokenize", "Once upon a time"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    let ids: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(ids, ["1", "403", "407", "261", "378"]);
+    assert!(stdout(&o).contains("\" Once\""));
+}
+
+#[test]
+fn bench_reports_real_timings() {
+    let o = cli(&[
+        "bench", "--tokens", "32", "--repeat", "1", "--naive", "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for k in ["prefill", "decode", "naive"] {
+        assert_eq!(v[k]["tokens"], 32);
+        assert!(v[k]["median_tokens_per_s"].as_f64().unwrap() > 0.0);
+    }
+    assert!(v["naive_over_cached"].as_f64().unwrap() > 1.0);
+    let o = cli(&[
+        "bench",
+        "--tokens",
+        "8",
+        "--repeat",
+        "1",
+        "--random-weights",
+        "32,48,2,4,2,100,16",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["config"]["vocab_size"], 100);
+    assert_eq!(v["config"]["n_kv_heads"], 2);
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    assert_user_error(
+        &cli(&["--model", "/nonexistent.bin", "next"]),
+        "cannot read /nonexistent.bin",
+    );
+    let empty = temp_file("empty.bin", b"");
+    assert_user_error(
+        &cli(&["--model", empty.to_str().unwrap(), "next"]),
+        "checkpoint is empty",
+    );
+    let model = std::fs::read(model_path("stories260K.bin")).unwrap();
+    let truncated = temp_file("trunc.bin", &model[..1000]);
+    assert_user_error(
+        &cli(&["--model", truncated.to_str().unwrap(), "next"]),
+        "file is 1,000 bytes, header implies 1,056,540",
+    );
+    let long = "Once upon a time ".repeat(200);
+    assert_user_error(&cli(&["next", "--prompt", &long]), "context holds 512");
+    assert_user_error(
+        &cli(&["generate", "--temperature", "-1"]),
+        "--temperature must be",
+    );
+    assert_user_error(
+        &cli(&["generate", "--temperature", "NaN"]),
+        "--temperature must be",
+    );
+    assert_user_error(&cli(&["generate", "--max-tokens", "0"]), "--max-tokens");
+    assert_user_error(
+        &cli(&["bench", "--tokens", "600"]),
+        "--tokens must be in 1..=512",
+    );
+    assert_user_error(
+        &cli(&["bench", "--random-weights", "64,172,5,7,7,512,512"]),
+        "not divisible",
+    );
+    assert_user_error(
+        &cli(&["bench", "--random-weights", "1,2,3"]),
+        "needs 7 numbers",
+    );
+    let tok = temp_file(
+        "tok.bin",
+        &std::fs::read(model_path("tok512.bin")).unwrap()[..3000],
+    );
+    assert_user_error(
+        &cli(&["--tokenizer", tok.to_str().unwrap(), "next"]),
+        "truncated",
+    );
+}
