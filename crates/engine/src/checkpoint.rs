@@ -112,19 +112,19 @@ impl Config {
 
     /// The divisibility rules every consumer of a `Config` relies on.
     pub fn check_shapes(&self) -> Result<(), CheckpointError> {
-        if self.dim % self.n_heads != 0 {
+        if !self.dim.is_multiple_of(self.n_heads) {
             return Err(CheckpointError::DimNotDivisibleByHeads {
                 dim: self.dim,
                 n_heads: self.n_heads,
             });
         }
-        if self.n_heads % self.n_kv_heads != 0 {
+        if !self.n_heads.is_multiple_of(self.n_kv_heads) {
             return Err(CheckpointError::HeadsNotDivisibleByKvHeads {
                 n_heads: self.n_heads,
                 n_kv_heads: self.n_kv_heads,
             });
         }
-        if self.head_size() % 2 != 0 {
+        if !self.head_size().is_multiple_of(2) {
             return Err(CheckpointError::OddHeadSize {
                 head_size: self.head_size(),
             });
@@ -318,7 +318,7 @@ fn fmt_thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -38,7 +38,7 @@ fn cached_prefill_and_naive_agree_over_200_tokens() {
         cached.extend_from_slice(&logits);
         i += 1;
         if i == ids.len() && ids.len() < 200 {
-            let next = if ids.len() % 7 == 0 {
+            let next = if ids.len().is_multiple_of(7) {
                 (ids.len() * 31 % v) as u32
             } else {
                 argmax(&logits)

@@ -1,0 +1,98 @@
+// End-to-end test harness: serves dist/ on 127.0.0.1 and drives Debian's Chromium through
+// playwright-core (no browser download). WebGPU in headless Chromium is SwiftShader,
+// enabled by --enable-unsafe-webgpu.
+import http from 'node:http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+export const DIST = path.join(ROOT, 'dist');
+export const SHOTS = path.join(ROOT, 'tests/e2e/screenshots');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.bin': 'application/octet-stream',
+};
+
+/** Serves `dir` on 127.0.0.1 at a free port; resolves to { url, close }. */
+export function serve(dir = DIST) {
+  if (!fs.existsSync(path.join(dir, 'index.html'))) {
+    throw new Error(`${dir}/index.html is missing: build the page first (trunk build)`);
+  }
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)));
+    if (!file.startsWith(dir)) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    fs.readFile(file, (err, data) => {
+      if (err) {
+        res.writeHead(404).end('not found');
+        return;
+      }
+      res.writeHead(200, {
+        'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'Content-Length': data.length,
+        'Cache-Control': 'no-store',
+      });
+      res.end(data);
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
+
+/** Launches headless Chromium; `webgpu` adds the flag that exposes WebGPU (SwiftShader). */
+export async function launch({ webgpu = false } = {}) {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'de-chromium-'));
+  const args = [
+    '--headless=new', '--no-sandbox', '--disable-gpu-sandbox', '--disable-dev-shm-usage',
+    '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync',
+  ];
+  if (webgpu) args.push('--enable-unsafe-webgpu');
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args,
+    viewport: { width: 1280, height: 900 },
+  });
+  const close = async () => {
+    await context.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  };
+  return { context, close };
+}
+
+/** Opens the page; collects console errors and uncaught exceptions into `problems`. */
+export async function open(context, url) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(url);
+  return { page, problems };
+}
+
+export async function screenshot(page, name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const file = path.join(SHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
