@@ -1,5 +1,7 @@
 //! The CLI's errors: what went wrong, in words, for stderr.
 
+use decoding_engine::generation::GenerationError;
+use decoding_engine::sampling::{SamplingError, SettingsErrors};
 use decoding_engine::{BackendError, ModelError, TokenizerError};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -16,6 +18,12 @@ pub enum CliError {
     Engine(#[from] ModelError),
     #[error("{0}")]
     Backend(#[from] BackendError),
+    #[error("{0}")]
+    Settings(#[from] SettingsErrors),
+    #[error("{0}")]
+    Sampling(#[from] SamplingError),
+    #[error("{0}")]
+    Generation(#[from] GenerationError),
     #[error("writing output: {0}")]
     Output(#[from] std::io::Error),
 }

@@ -1,16 +1,21 @@
 //! `decoding-explorer`, the native command line on the same engine the page runs: generate
-//! text, print the next-token distribution, tokenize, benchmark. Errors go to stderr with a
-//! non-zero exit code and no backtrace.
+//! text, print the processed next-token distribution with every stage, process hand-typed
+//! logits, run beam search, tokenize, benchmark. Errors go to stderr with a non-zero exit code
+//! and no backtrace.
 
 mod bench;
 mod error;
+mod knobs;
 
 use clap::{Parser, Subcommand};
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::sampler::{argmax, sample_from, softmax_t, Coin};
-use decoding_engine::tokenizer::TextDecoder;
+use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
+use decoding_engine::generation::{Generation, StepOutcome, StopReason};
+use decoding_engine::sampling::chain::process_f64;
+use decoding_engine::sampling::{process, step_coin, History, Settings, Strategy, Trace};
 use decoding_engine::Model;
 use error::CliError;
+use knobs::KnobArgs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,8 +47,12 @@ struct Cli {
 enum Command {
     /// Print the prompt followed by generated text, streaming
     Generate(GenerateArgs),
-    /// Print the next-token distribution after a prompt
+    /// Print the next-token distribution after a prompt, through the sampling chain
     Next(NextArgs),
+    /// Process hand-typed logits through the sampling chain (no model)
+    Sample(SampleArgs),
+    /// Beam search: finished sequences with scores, and the whole tree
+    Beam(BeamArgs),
     /// Print the token ids and pieces of a text
     Tokenize(TokenizeArgs),
     /// Measure prefill and decode speed
@@ -55,14 +64,10 @@ struct GenerateArgs {
     #[arg(long, default_value = "")]
     prompt: String,
     /// New tokens to generate at most
-    #[arg(long, default_value_t = 256)]
-    max_tokens: usize,
-    /// 0 = greedy
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    temperature: f64,
-    /// Seed of the sampler (default: from the clock, printed on stderr)
-    #[arg(long)]
-    seed: Option<u64>,
+    #[arg(long, default_value = "256", allow_hyphen_values = true)]
+    max_tokens: String,
+    #[command(flatten)]
+    knobs: KnobArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -72,6 +77,47 @@ struct NextArgs {
     /// How many of the most likely tokens to print
     #[arg(long, default_value_t = 10)]
     top: usize,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    knobs: KnobArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct SampleArgs {
+    /// Comma-separated logits, e.g. "2,1,0.1" (the lesson's example)
+    #[arg(long, allow_hyphen_values = true)]
+    logits: String,
+    /// Token ids generated so far (all penalties see them), comma-separated
+    #[arg(long, default_value = "")]
+    history: String,
+    /// Prompt token ids (seen by penalties whose profile includes the prompt)
+    #[arg(long, default_value = "")]
+    prompt_history: String,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    knobs: KnobArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct BeamArgs {
+    #[arg(long, default_value = "")]
+    prompt: String,
+    /// Beam width k
+    #[arg(long, default_value = "4")]
+    beams: String,
+    #[arg(long, default_value = "32")]
+    max_tokens: String,
+    /// Hugging Face's: score = sum_logprobs / length^length_penalty
+    #[arg(long, default_value = "1.0", allow_hyphen_values = true)]
+    length_penalty: String,
+    /// Stop as soon as k hypotheses have finished (true) or when no beam can beat them
+    #[arg(long, default_value = "true")]
+    early_stopping: String,
+    /// How many sequences to print
+    #[arg(long, default_value = "1")]
+    num_return: String,
     #[arg(long)]
     json: bool,
 }
@@ -112,6 +158,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Generate(a) => generate(&files.load()?, a),
         Command::Next(a) => next(&files.load()?, a),
+        Command::Sample(a) => sample(a),
+        Command::Beam(a) => beam(&files.load()?, a),
         Command::Tokenize(a) => tokenize(&files.load()?, a),
         Command::Bench(a) => bench::run(&files, a),
     }
@@ -156,152 +204,344 @@ impl ModelFiles {
     }
 }
 
-/// Prints token pieces as text, in order, holding back incomplete UTF-8.
-struct Printer<'m> {
-    model: &'m Model,
-    decoder: TextDecoder,
-    prev: Option<u32>,
-    out: std::io::StdoutLock<'static>,
+fn end_tokens(model: &Model) -> Vec<u32> {
+    vec![model.tokenizer.eos, model.tokenizer.bos]
 }
 
-impl<'m> Printer<'m> {
-    fn new(model: &'m Model) -> Self {
-        Printer {
-            model,
-            decoder: TextDecoder::default(),
-            prev: None,
-            out: std::io::stdout().lock(),
-        }
-    }
-
-    fn print(&mut self, id: u32) -> Result<(), CliError> {
-        let tk = &self.model.tokenizer;
-        if id != tk.bos && id != tk.eos {
-            let bytes = tk
-                .decode_piece(self.prev, id)
-                .map_err(decoding_engine::ModelError::from)?;
-            let text = self.decoder.push(bytes);
-            self.out.write_all(text.as_bytes())?;
-            self.out.flush()?;
-        }
-        self.prev = Some(id);
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), CliError> {
-        let rest = self.decoder.finish();
-        writeln!(self.out, "{rest}")?;
-        Ok(())
-    }
+fn decode(model: &Model, ids: &[u32]) -> Result<String, CliError> {
+    Ok(model.tokenizer.decode(ids)?)
 }
 
 fn generate(model: &Model, a: GenerateArgs) -> Result<(), CliError> {
-    if !a.temperature.is_finite() || a.temperature < 0.0 {
-        return Err(CliError::Usage(format!(
-            "--temperature must be a finite number >= 0 (got {})",
-            a.temperature
-        )));
-    }
-    if a.max_tokens == 0 {
-        return Err(CliError::Usage("--max-tokens must be at least 1".into()));
-    }
-    let seed = a.seed.unwrap_or_else(|| {
-        let s = std::time::SystemTime::now()
+    let mut raw = a.knobs.raw();
+    raw.max_tokens = Some(a.max_tokens.clone());
+    let clock_seed = raw.seed.is_none().then(|| {
+        std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        eprintln!("seed: {s}");
-        s
+            .unwrap_or(0)
     });
-    let mut coin = Coin::new(seed);
-    let mut ids = model.encode_prompt(&a.prompt)?;
-    let seq_len = model.config().seq_len;
-    let mut backend = CpuBackend::new(model.transformer.clone());
-    let seq = backend.new_sequence()?;
-    let mut logits = pollster::block_on(backend.forward(seq, &ids, false))?;
-    let mut printer = Printer::new(model);
-    for &id in &ids {
-        printer.print(id)?;
+    if let Some(s) = clock_seed {
+        raw.seed = Some(s.to_string());
     }
+    let settings = raw.validate(model.config().vocab_size)?;
+    if let Some(s) = clock_seed {
+        eprintln!("seed: {s}");
+    }
+    if let Strategy::Beam { .. } = settings.strategy {
+        return Err(CliError::Usage(
+            "generate samples or decodes greedily; use the beam command for beam search".into(),
+        ));
+    }
+    let ids = model.encode_prompt(&a.prompt)?;
+    let mut backend = CpuBackend::new(model.transformer.clone());
+    let mut g = pollster::block_on(Generation::start(
+        &mut backend,
+        ids.clone(),
+        end_tokens(model),
+    ))?;
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", decode(model, &ids)?)?;
+    out.flush()?;
+    // Text is printed as it becomes final: held back while it could still be the start of a
+    // stop sequence, or an incomplete UTF-8 character.
+    let hold = settings.stop.iter().map(|s| s.len()).max().unwrap_or(1) - 1;
+    let mut printed = 0;
     let tk = &model.tokenizer;
-    let mut generated = 0;
     let reason = loop {
-        let next = if a.temperature == 0.0 {
-            argmax(&logits)
-        } else {
-            sample_from(&softmax_t(&logits, a.temperature), coin.flip())
-        };
-        if next == tk.eos || next == tk.bos {
-            break format!("end of sequence (token {next})");
+        match pollster::block_on(g.step(&mut backend, &settings, tk))? {
+            StepOutcome::Stopped(r) => break r,
+            StepOutcome::Token { stop, .. } => {
+                let text = g.generated_text(tk, stop.is_some());
+                let mut end = match &stop {
+                    Some(StopReason::StopSequence { stop }) => {
+                        text.find(stop.as_str()).unwrap_or(text.len())
+                    }
+                    Some(_) => text.len(),
+                    None => text.len().saturating_sub(hold),
+                };
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                if end > printed {
+                    write!(out, "{}", &text[printed..end])?;
+                    out.flush()?;
+                    printed = end;
+                }
+                if let Some(r) = stop {
+                    break r;
+                }
+            }
         }
-        printer.print(next)?;
-        ids.push(next);
-        generated += 1;
-        if generated == a.max_tokens {
-            break format!("max tokens ({})", a.max_tokens);
-        }
-        if ids.len() >= seq_len {
-            break format!("context full ({seq_len} tokens)");
-        }
-        logits = pollster::block_on(backend.forward(seq, &[next], false))?;
     };
-    printer.finish()?;
-    eprintln!("stopped: {reason}; {generated} tokens generated");
+    writeln!(out)?;
+    eprintln!("stopped: {reason}; {} tokens generated", g.steps().len());
     Ok(())
 }
 
-#[derive(serde::Serialize)]
-struct TokenProb<'a> {
-    rank: usize,
-    id: u32,
-    piece: &'a str,
-    prob: f64,
-    logprob: f64,
+/// The JSON shape shared by `sample` and `next --json`.
+fn trace_json(trace: &Trace) -> serde_json::Value {
+    let stages: Vec<serde_json::Value> = trace
+        .stages
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "stage": s.stage.name(),
+                "active": s.active,
+                "setting": s.setting,
+                "probs": s.probs,
+                "removed": s.removed,
+                "kept": s.kept,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "input_probs": trace.input_probs,
+        "stages": stages,
+        "probs": trace.probs,
+        "kept": trace.kept,
+        "entropy": trace.entropy,
+        "effective_tokens": trace.effective_tokens,
+        "coin": trace.coin,
+        "token": trace.token,
+        "rank": trace.rank,
+        "prob": trace.prob,
+    })
+}
+
+fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: usize) {
+    let mut order: Vec<usize> = (0..trace.probs.len()).collect();
+    order.sort_by(|&i, &j| {
+        trace.input_probs[j]
+            .total_cmp(&trace.input_probs[i])
+            .then(i.cmp(&j))
+    });
+    order.truncate(top);
+    let active: Vec<_> = trace.stages.iter().filter(|s| s.active).collect();
+    print!("{:>5}  {:<14} {:>8}", "id", "token", "input");
+    for s in &active {
+        print!(" {:>12}", format!("{}", s.stage.name()));
+    }
+    println!(" {:>8}", "final");
+    for &i in &order {
+        print!("{:>5}  {:<14} {:>8.4}", i, label(i), trace.input_probs[i]);
+        for s in &active {
+            print!(" {:>12.4}", s.probs[i]);
+        }
+        let mark = if i as u32 == trace.token {
+            "  <- chosen"
+        } else {
+            ""
+        };
+        println!(" {:>8.4}{mark}", trace.probs[i]);
+    }
+    println!(
+        "entropy {:.4} nats, exp(entropy) {:.3} tokens, {} kept; token {} (rank {}, p = {:.4}){}",
+        trace.entropy,
+        trace.effective_tokens,
+        trace.kept,
+        trace.token,
+        trace.rank,
+        trace.prob,
+        trace
+            .coin
+            .map_or(String::new(), |c| format!(", coin {c:.6}"))
+    );
 }
 
 fn next(model: &Model, a: NextArgs) -> Result<(), CliError> {
+    let settings = a.knobs.raw().validate(model.config().vocab_size)?;
     let ids = model.encode_prompt(&a.prompt)?;
     let mut backend = CpuBackend::new(model.transformer.clone());
     let seq = backend.new_sequence()?;
     let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
-    let probs = softmax_t(&logits, 1.0);
-    let mut order: Vec<usize> = (0..probs.len()).collect();
-    order.sort_by(|&i, &j| probs[j].total_cmp(&probs[i]).then(i.cmp(&j)));
+    let history = History {
+        prompt: &ids,
+        generated: &[],
+    };
+    let trace = process(
+        &settings,
+        &logits,
+        history,
+        step_coin(settings.seed, 0),
+        true,
+    )?;
     let tk = &model.tokenizer;
-    let mut rows = Vec::new();
-    for (rank, &i) in order.iter().take(a.top).enumerate() {
-        rows.push(TokenProb {
-            rank: rank + 1,
-            id: i as u32,
-            piece: tk
-                .piece(i as u32)
-                .map_err(decoding_engine::ModelError::from)?,
-            prob: probs[i],
-            logprob: probs[i].ln(),
-        });
-    }
     if a.json {
+        let mut order: Vec<usize> = (0..trace.probs.len()).collect();
+        order.sort_by(|&i, &j| trace.probs[j].total_cmp(&trace.probs[i]).then(i.cmp(&j)));
+        let top: Vec<serde_json::Value> = order
+            .iter()
+            .take(a.top)
+            .enumerate()
+            .map(|(rank, &i)| {
+                serde_json::json!({
+                    "rank": rank + 1,
+                    "id": i,
+                    "piece": tk.piece(i as u32).unwrap_or("?"),
+                    "prob": trace.probs[i],
+                    "logprob": trace.probs[i].ln(),
+                })
+            })
+            .collect();
+        let mut v = trace_json(&trace);
+        v["prompt_tokens"] = serde_json::json!(ids);
+        v["top"] = serde_json::json!(top);
+        println!("{v}");
+    } else {
+        let label = |i: usize| format!("{:?}", tk.piece(i as u32).unwrap_or("?"));
+        print_trace_table(&trace, label, a.top);
+    }
+    Ok(())
+}
+
+fn parse_ids(s: &str, what: &str) -> Result<Vec<u32>, CliError> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<u32>()
+                .map_err(|_| CliError::Usage(format!("{what}: {p:?} is not a token id")))
+        })
+        .collect()
+}
+
+fn sample(a: SampleArgs) -> Result<(), CliError> {
+    let mut logits = Vec::new();
+    for p in a.logits.split(',').map(str::trim) {
+        match p.parse::<f64>() {
+            Ok(v) if v.is_finite() => logits.push(v),
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--logits: {p:?} is not a finite number"
+                )))
+            }
+        }
+    }
+    let history = parse_ids(&a.history, "--history")?;
+    let prompt = parse_ids(&a.prompt_history, "--prompt-history")?;
+    for &id in history.iter().chain(&prompt) {
+        if id as usize >= logits.len() {
+            return Err(CliError::Usage(format!(
+                "token {id} in the history is outside the {} logits",
+                logits.len()
+            )));
+        }
+    }
+    let settings = a.knobs.raw().validate(logits.len())?;
+    let h = History {
+        prompt: &prompt,
+        generated: &history,
+    };
+    let trace = process_f64(&settings, &logits, h, step_coin(settings.seed, 0), true)?;
+    if a.json {
+        println!("{}", trace_json(&trace));
+    } else {
+        print_trace_table(&trace, |i| format!("#{i}"), logits.len());
+    }
+    Ok(())
+}
+
+fn beam(model: &Model, a: BeamArgs) -> Result<(), CliError> {
+    let mut raw = decoding_engine::sampling::RawSettings::default();
+    raw.strategy = Some("beam".into());
+    raw.beams = Some(a.beams);
+    raw.length_penalty = Some(a.length_penalty);
+    raw.early_stopping = Some(a.early_stopping);
+    raw.num_return = Some(a.num_return);
+    raw.max_tokens = Some(a.max_tokens);
+    let settings: Settings = raw.validate(model.config().vocab_size)?;
+    let Strategy::Beam {
+        width,
+        length_penalty,
+        early_stopping,
+        num_return,
+    } = settings.strategy
+    else {
+        unreachable!("strategy was set to beam above")
+    };
+    let config = BeamConfig {
+        width,
+        length_penalty,
+        early_stopping,
+        num_return,
+        max_tokens: settings.max_tokens,
+    };
+    let ids = model.encode_prompt(&a.prompt)?;
+    let mut backend = CpuBackend::new(model.transformer.clone());
+    let seq = backend.new_sequence()?;
+    let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
+    let search = pollster::block_on(beam_search(
+        &mut backend,
+        config,
+        seq,
+        ids.len(),
+        logits,
+        end_tokens(model),
+    ))?;
+    let results = search.results();
+    // Greedy over as many tokens as the best beam, for the lesson's comparison.
+    let best_len = results.first().map_or(0, |h| h.tokens.len());
+    let greedy_settings = Settings {
+        temperature: 0.0,
+        max_tokens: best_len.max(1),
+        ..Settings::default()
+    };
+    let mut g = pollster::block_on(Generation::start(
+        &mut backend,
+        ids.clone(),
+        end_tokens(model),
+    ))?;
+    while let StepOutcome::Token { .. } =
+        pollster::block_on(g.step(&mut backend, &greedy_settings, &model.tokenizer))?
+    {}
+    let greedy = g.generated_ids();
+    let (_, greedy_lp) = pollster::block_on(score_continuation(&mut backend, &ids, &greedy))?;
+    let text = |toks: &[u32]| -> Result<String, CliError> {
+        let mut all = ids.clone();
+        all.extend_from_slice(toks);
+        decode(model, &all)
+    };
+    if a.json {
+        let seqs: Vec<serde_json::Value> = results
+            .iter()
+            .map(|h| -> Result<serde_json::Value, CliError> {
+                Ok(serde_json::json!({
+                    "tokens": h.tokens,
+                    "text": text(&h.tokens)?,
+                    "sum_logprob": h.sum_logprob,
+                    "score": h.score,
+                    "ended": h.ended,
+                    "node": h.node,
+                }))
+            })
+            .collect::<Result<_, _>>()?;
         let out = serde_json::json!({
             "prompt_tokens": ids,
-            "top": rows,
-            "probs": probs,
+            "sequences": seqs,
+            "nodes": search.nodes(),
+            "greedy": { "tokens": greedy, "text": text(&greedy)?, "sum_logprob": greedy_lp },
         });
         println!("{out}");
     } else {
-        println!(
-            "{:>4}  {:>5}  {:<16} {:>8}  {:>9}",
-            "rank", "id", "piece", "prob", "logprob"
-        );
-        for r in rows {
+        for (i, h) in results.iter().enumerate() {
             println!(
-                "{:>4}  {:>5}  {:<16} {:>8.4}  {:>9.4}",
-                r.rank,
-                r.id,
-                format!("{:?}", r.piece),
-                r.prob,
-                r.logprob
+                "#{} score {:.4}, log p {:.4}, {} tokens{}:\n{}\n",
+                i + 1,
+                h.score,
+                h.sum_logprob,
+                h.tokens.len(),
+                if h.ended { ", ended" } else { "" },
+                text(&h.tokens)?
             );
         }
+        println!(
+            "greedy, {} tokens: log p {:.4}\n{}\n",
+            greedy.len(),
+            greedy_lp,
+            text(&greedy)?
+        );
+        println!("tree: {} nodes", search.nodes().len());
     }
     Ok(())
 }
@@ -309,11 +549,7 @@ fn next(model: &Model, a: NextArgs) -> Result<(), CliError> {
 fn tokenize(model: &Model, a: TokenizeArgs) -> Result<(), CliError> {
     let ids = model.tokenizer.encode(&a.text, true)?;
     let tk = &model.tokenizer;
-    let pieces: Vec<&str> = ids
-        .iter()
-        .map(|&i| tk.piece(i))
-        .collect::<Result<_, _>>()
-        .map_err(decoding_engine::ModelError::from)?;
+    let pieces: Vec<&str> = ids.iter().map(|&i| tk.piece(i)).collect::<Result<_, _>>()?;
     if a.json {
         println!("{}", serde_json::json!({ "ids": ids, "pieces": pieces }));
     } else {

@@ -230,13 +230,66 @@ fn bad_inputs_are_clear_errors() {
     assert_user_error(&cli(&["next", "--prompt", &long]), "context holds 512");
     assert_user_error(
         &cli(&["generate", "--temperature", "-1"]),
-        "--temperature must be",
+        "temperature: must be ≥ 0",
     );
     assert_user_error(
         &cli(&["generate", "--temperature", "NaN"]),
-        "--temperature must be",
+        "temperature: NaN is not a finite number",
     );
-    assert_user_error(&cli(&["generate", "--max-tokens", "0"]), "--max-tokens");
+    assert_user_error(
+        &cli(&["generate", "--max-tokens", "0"]),
+        "max_tokens: must be at least 1",
+    );
+    // Every knob's rule, through the CLI (one message each, exit 1, no panic).
+    for (flag, value, needle) in [
+        ("--top-k", "-3", "top_k: must be ≥ 0"),
+        ("--top-p", "0", "top_p: must be in (0, 1]"),
+        ("--min-p", "1.5", "min_p: must be in [0, 1]"),
+        (
+            "--typical-p",
+            "inf",
+            "typical_p: inf is not a finite number",
+        ),
+        (
+            "--repetition-penalty",
+            "0",
+            "repetition_penalty: must be > 0",
+        ),
+        (
+            "--frequency-penalty",
+            "nan",
+            "frequency_penalty: nan is not a finite number",
+        ),
+        ("--penalty-window", "-1", "penalty_window: must be ≥ 0"),
+        (
+            "--logit-bias",
+            "9999:1",
+            "logit_bias: token id 9999 is outside the vocabulary",
+        ),
+        (
+            "--no-repeat-ngram",
+            "x",
+            "no_repeat_ngram: \"x\" is not a whole number",
+        ),
+        ("--profile", "gpt5", "profile: \"gpt5\" is not a profile"),
+        ("--order", "top_k,top_k", "order: top_k appears twice"),
+        ("--seed", "-2", "seed: must be ≥ 0"),
+        ("--stop", "", "stop: a stop sequence cannot be empty"),
+    ] {
+        assert_user_error(&cli(&["next", flag, value]), needle);
+        assert_user_error(
+            &cli(&["sample", "--logits", "1,2", flag, value]),
+            needle.split(':').next().unwrap(),
+        );
+    }
+    assert_user_error(
+        &cli(&["sample", "--logits", "1,nan"]),
+        "--logits: \"nan\" is not a finite number",
+    );
+    assert_user_error(
+        &cli(&["sample", "--logits", "1,2", "--history", "5"]),
+        "outside the 2 logits",
+    );
     assert_user_error(
         &cli(&["bench", "--tokens", "600"]),
         "--tokens must be in 1..=512",

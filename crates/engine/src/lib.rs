@@ -3,13 +3,15 @@
 //! No web dependencies: it compiles natively (CLI, tests, benchmarks) and for wasm32 (the page).
 
 pub mod backend;
+pub mod beam;
 pub mod checkpoint;
 pub mod cpu;
 pub mod forward;
+pub mod generation;
 pub mod kv_cache;
 pub mod model;
 pub mod par;
-pub mod sampler;
+pub mod sampling;
 pub mod tokenizer;
 
 pub use backend::{Backend, BackendError, BackendKind, CpuBackend, SeqId};

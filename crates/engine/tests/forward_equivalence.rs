@@ -4,7 +4,7 @@
 mod common;
 
 use decoding_engine::forward::RunState;
-use decoding_engine::sampler::argmax;
+use decoding_engine::sampling::coin::argmax;
 use decoding_engine::KvCache;
 
 fn max_abs_diff(a: &[f32], b: &[f32]) -> (f32, usize) {

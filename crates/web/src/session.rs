@@ -3,7 +3,7 @@
 
 use crate::protocol::{Event, TokenRow};
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::sampler::softmax_t;
+use decoding_engine::sampling::coin::softmax_t;
 use decoding_engine::{BackendKind, Model};
 
 #[derive(Default)]

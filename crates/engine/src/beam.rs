@@ -1,0 +1,361 @@
+//! Beam search (lesson 10, section 2: keep the k highest-log-probability prefixes, expand,
+//! prune to k), with Hugging Face's rules: each step ranks the top 2k continuations of all
+//! beams by cumulative log-probability; an end token among the first k closes a hypothesis
+//! scored sum_logprobs / length^length_penalty; the first k others become the next beams;
+//! the rest are pruned. It records the whole tree (every expanded prefix with its parent and
+//! cumulative log-probability, pruned branches, finished hypotheses) so the page can draw it.
+//!
+//! Beams share the prompt's KV cache: a beam with several children is forked (the backend
+//! copies the cache) as they diverge, never re-run from the prompt.
+
+use crate::backend::{Backend, BackendError, SeqId};
+use serde::{Deserialize, Serialize};
+
+/// Log-softmax in f64.
+pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let sum: f64 = logits.iter().map(|&z| (z as f64 - max).exp()).sum();
+    let lse = max + sum.ln();
+    logits.iter().map(|&z| z as f64 - lse).collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BeamConfig {
+    pub width: usize,
+    pub length_penalty: f64,
+    pub early_stopping: bool,
+    pub num_return: usize,
+    pub max_tokens: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    /// The prompt.
+    Root,
+    /// A live beam (it may have children later).
+    Beam,
+    /// Ranked outside the beam: not expanded further.
+    Pruned,
+    /// An end token closed this hypothesis.
+    Finished,
+    /// A beam still open when the search stopped (max tokens or context full), kept as a
+    /// hypothesis as Hugging Face's `finalize` does.
+    Unfinished,
+}
+
+/// One prefix in the tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BeamNode {
+    pub id: usize,
+    pub parent: Option<usize>,
+    /// The token this node appends to its parent (None for the root).
+    pub token: Option<u32>,
+    /// log p(token | parent prefix).
+    pub logprob: f64,
+    /// Σ log p over the generated tokens of this prefix.
+    pub cum_logprob: f64,
+    /// Generated tokens in this prefix.
+    pub depth: usize,
+    pub status: NodeStatus,
+}
+
+/// A finished sequence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hypothesis {
+    pub tokens: Vec<u32>,
+    pub sum_logprob: f64,
+    /// sum_logprob / len^length_penalty.
+    pub score: f64,
+    /// Its last node in the tree.
+    pub node: usize,
+    /// Ended by an end token (false: cut by max tokens or the context).
+    pub ended: bool,
+}
+
+struct Live {
+    node: usize,
+    seq: SeqId,
+    tokens: Vec<u32>,
+    cum: f64,
+    /// Logits after this prefix (None until the beam's last token has been run).
+    logits: Vec<f32>,
+}
+
+/// A beam search in progress; `step` grows it by one token.
+pub struct BeamSearch {
+    config: BeamConfig,
+    end_tokens: Vec<u32>,
+    nodes: Vec<BeamNode>,
+    live: Vec<Live>,
+    finished: Vec<Hypothesis>,
+    done: bool,
+    prompt_len: usize,
+    seq_len: usize,
+}
+
+fn score(sum: f64, len: usize, length_penalty: f64) -> f64 {
+    sum / (len.max(1) as f64).powf(length_penalty)
+}
+
+impl BeamSearch {
+    /// Starts from a sequence holding the prompt and the logits after it. The search owns
+    /// `seq` from here on (it forks and releases it).
+    pub fn new(
+        config: BeamConfig,
+        seq: SeqId,
+        prompt_len: usize,
+        seq_len: usize,
+        logits: Vec<f32>,
+        end_tokens: Vec<u32>,
+    ) -> BeamSearch {
+        BeamSearch {
+            config,
+            end_tokens,
+            nodes: vec![BeamNode {
+                id: 0,
+                parent: None,
+                token: None,
+                logprob: 0.0,
+                cum_logprob: 0.0,
+                depth: 0,
+                status: NodeStatus::Root,
+            }],
+            live: vec![Live {
+                node: 0,
+                seq,
+                tokens: Vec::new(),
+                cum: 0.0,
+                logits,
+            }],
+            finished: Vec::new(),
+            done: false,
+            prompt_len,
+            seq_len,
+        }
+    }
+
+    pub fn nodes(&self) -> &[BeamNode] {
+        &self.nodes
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Finished hypotheses, best score first.
+    pub fn finished(&self) -> &[Hypothesis] {
+        &self.finished
+    }
+
+    /// Steps taken (generated length of the live beams).
+    pub fn depth(&self) -> usize {
+        self.live.first().map_or(0, |l| l.tokens.len())
+    }
+
+    fn add_finished(&mut self, h: Hypothesis) {
+        self.finished.push(h);
+        self.finished
+            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+        // Hugging Face keeps the best `num_beams` hypotheses.
+        self.finished.truncate(self.config.width);
+    }
+
+    /// Hugging Face `BeamHypotheses.is_done`: enough hypotheses, and (unless early stopping)
+    /// the best live beam can no longer beat the worst kept hypothesis.
+    fn check_done(&self) -> bool {
+        if self.finished.len() < self.config.width {
+            return false;
+        }
+        if self.config.early_stopping {
+            return true;
+        }
+        let worst = self.finished.last().map_or(f64::NEG_INFINITY, |h| h.score);
+        let best_live = self
+            .live
+            .iter()
+            .map(|l| score(l.cum, l.tokens.len().max(1), self.config.length_penalty))
+            .fold(f64::NEG_INFINITY, f64::max);
+        worst >= best_live
+    }
+
+    /// Expands every live beam by one token. Returns true when the search is over.
+    pub async fn step(&mut self, backend: &mut dyn Backend) -> Result<bool, BackendError> {
+        if self.done {
+            return Ok(true);
+        }
+        let k = self.config.width;
+        let depth = self.depth();
+        if depth >= self.config.max_tokens || self.prompt_len + depth >= self.seq_len {
+            self.finalize(backend);
+            return Ok(true);
+        }
+        // The top 2k continuations of each beam, then of all beams together.
+        let mut cands: Vec<(usize, u32, f64, f64)> = Vec::new(); // (beam, token, logp, cum)
+        for (b, l) in self.live.iter().enumerate() {
+            let lp = log_softmax(&l.logits);
+            let mut ids: Vec<usize> = (0..lp.len()).collect();
+            let take = (2 * k).min(ids.len());
+            ids.select_nth_unstable_by(take - 1, |&i, &j| lp[j].total_cmp(&lp[i]).then(i.cmp(&j)));
+            for &i in &ids[..take] {
+                cands.push((b, i as u32, lp[i], l.cum + lp[i]));
+            }
+        }
+        cands.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+        cands.truncate(2 * k);
+
+        let mut next: Vec<(usize, u32, f64, usize)> = Vec::new(); // (parent beam, token, cum, node)
+        for (rank, &(b, token, lp, cum)) in cands.iter().enumerate() {
+            let parent = &self.live[b];
+            let id = self.nodes.len();
+            let is_end = self.end_tokens.contains(&token);
+            let status = if is_end {
+                if rank < k {
+                    NodeStatus::Finished
+                } else {
+                    NodeStatus::Pruned
+                }
+            } else if next.len() < k {
+                NodeStatus::Beam
+            } else {
+                NodeStatus::Pruned
+            };
+            self.nodes.push(BeamNode {
+                id,
+                parent: Some(parent.node),
+                token: Some(token),
+                logprob: lp,
+                cum_logprob: cum,
+                depth: depth + 1,
+                status,
+            });
+            match status {
+                NodeStatus::Finished => {
+                    let mut tokens = parent.tokens.clone();
+                    tokens.push(token);
+                    let h = Hypothesis {
+                        score: score(cum, tokens.len(), self.config.length_penalty),
+                        tokens,
+                        sum_logprob: cum,
+                        node: id,
+                        ended: true,
+                    };
+                    self.add_finished(h);
+                }
+                NodeStatus::Beam => next.push((b, token, cum, id)),
+                _ => {}
+            }
+        }
+
+        // Fork caches: a parent's first child takes its sequence, later children copy it.
+        let mut used = vec![false; self.live.len()];
+        let mut new_live = Vec::with_capacity(next.len());
+        for &(b, token, cum, node) in &next {
+            let seq = if used[b] {
+                backend.fork(self.live[b].seq)?
+            } else {
+                used[b] = true;
+                self.live[b].seq
+            };
+            let mut tokens = self.live[b].tokens.clone();
+            tokens.push(token);
+            new_live.push(Live {
+                node,
+                seq,
+                tokens,
+                cum,
+                logits: Vec::new(),
+            });
+        }
+        for (b, l) in self.live.iter().enumerate() {
+            if !used[b] {
+                backend.release(l.seq);
+            }
+        }
+        self.live = new_live;
+        if self.live.is_empty() || self.check_done() {
+            self.finalize(backend);
+            return Ok(true);
+        }
+        for l in &mut self.live {
+            let token = [*l.tokens.last().unwrap_or(&0)];
+            l.logits = backend.forward(l.seq, &token, false).await?;
+        }
+        Ok(false)
+    }
+
+    /// Ends the search: open beams become hypotheses (Hugging Face `finalize`), caches freed.
+    pub fn finalize(&mut self, backend: &mut dyn Backend) {
+        if self.done {
+            return;
+        }
+        let live = std::mem::take(&mut self.live);
+        for l in &live {
+            if l.node != 0 {
+                self.nodes[l.node].status = NodeStatus::Unfinished;
+                let h = Hypothesis {
+                    tokens: l.tokens.clone(),
+                    sum_logprob: l.cum,
+                    score: score(l.cum, l.tokens.len(), self.config.length_penalty),
+                    node: l.node,
+                    ended: false,
+                };
+                self.add_finished(h);
+            }
+            backend.release(l.seq);
+        }
+        self.done = true;
+    }
+
+    /// The best `num_return` hypotheses.
+    pub fn results(&self) -> Vec<Hypothesis> {
+        self.finished
+            .iter()
+            .take(self.config.num_return)
+            .cloned()
+            .collect()
+    }
+}
+
+/// Runs a whole beam search from a sequence holding the prompt.
+#[allow(clippy::too_many_arguments)]
+pub async fn beam_search(
+    backend: &mut dyn Backend,
+    config: BeamConfig,
+    seq: SeqId,
+    prompt_len: usize,
+    logits: Vec<f32>,
+    end_tokens: Vec<u32>,
+) -> Result<BeamSearch, BackendError> {
+    let seq_len = backend.config().seq_len;
+    let mut search = BeamSearch::new(config, seq, prompt_len, seq_len, logits, end_tokens);
+    while !search.step(backend).await? {}
+    Ok(search)
+}
+
+/// Log-probabilities of `continuation` after `prompt` under the model (one batched pass):
+/// per token and their sum. Compares greedy, sampled and beam outputs on one scale.
+pub async fn score_continuation(
+    backend: &mut dyn Backend,
+    prompt: &[u32],
+    continuation: &[u32],
+) -> Result<(Vec<f64>, f64), BackendError> {
+    if continuation.is_empty() {
+        return Ok((Vec::new(), 0.0));
+    }
+    let seq = backend.new_sequence()?;
+    let mut input = prompt.to_vec();
+    input.extend_from_slice(&continuation[..continuation.len() - 1]);
+    let result = backend.forward(seq, &input, true).await;
+    backend.release(seq);
+    let all = result?;
+    let v = backend.config().vocab_size;
+    let mut lps = Vec::with_capacity(continuation.len());
+    for (i, &tok) in continuation.iter().enumerate() {
+        let row = prompt.len() - 1 + i;
+        let lp = log_softmax(&all[row * v..(row + 1) * v]);
+        lps.push(lp[tok as usize]);
+    }
+    let total = lps.iter().sum();
+    Ok((lps, total))
+}

@@ -1,0 +1,310 @@
+//! The generation loop as state (lesson 10, section 1): prompt → prefill → step one token /
+//! rewind one token / reset, with the stop conditions (end token, max tokens, a stop sequence
+//! matched on the text across token boundaries, context full). [STATE].
+//!
+//! The logits each token was drawn from are kept, so rewinding only truncates the cache
+//! (nothing is recomputed) and a moved slider re-runs the chain on the current logits
+//! ([`Generation::preview`]) without a forward pass. Each step draws its own coin
+//! ([`step_coin`]), so rewind-and-step with unchanged settings gives the same token.
+
+use crate::backend::{Backend, BackendError, SeqId};
+use crate::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
+use crate::tokenizer::{TextDecoder, Tokenizer};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum GenerationError {
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(transparent)]
+    Sampling(#[from] SamplingError),
+    #[error("the prompt is empty: it needs at least the BOS token")]
+    EmptyPrompt,
+    #[error("nothing to rewind: no token has been generated")]
+    NothingToRewind,
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model produced an end token (EOS, or BOS, which llama2.c models use as a
+    /// sequence delimiter).
+    EndOfSequence {
+        token: u32,
+    },
+    MaxTokens {
+        max: usize,
+    },
+    StopSequence {
+        stop: String,
+    },
+    ContextFull {
+        seq_len: usize,
+    },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::EndOfSequence { token } => write!(f, "end of sequence (token {token})"),
+            StopReason::MaxTokens { max } => write!(f, "max tokens ({max})"),
+            StopReason::StopSequence { stop } => write!(f, "stop sequence {stop:?}"),
+            StopReason::ContextFull { seq_len } => write!(f, "context full ({seq_len} tokens)"),
+        }
+    }
+}
+
+/// One generated token and how it was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub token: u32,
+    /// The piece as shown in the vocabulary.
+    pub piece: String,
+    /// Probability in the final (processed) distribution it was drawn from.
+    pub prob: f64,
+    /// 1 = the most likely token.
+    pub rank: usize,
+    pub coin: Option<f64>,
+    /// The most likely tokens of that distribution, (id, prob), for hovering.
+    pub top: Vec<(u32, f64)>,
+}
+
+/// What `step` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepOutcome {
+    Token {
+        trace: Box<Trace>,
+        stop: Option<StopReason>,
+    },
+    Stopped(StopReason),
+}
+
+/// How many of a step's most likely tokens are kept for hovering.
+const TOP_KEPT: usize = 20;
+
+pub struct Generation {
+    seq: SeqId,
+    prompt: Vec<u32>,
+    generated: Vec<Step>,
+    /// logits[i]: next-token logits after prompt + generated[..i].
+    logits: Vec<Vec<f32>>,
+    end_tokens: Vec<u32>,
+    seq_len: usize,
+}
+
+impl Generation {
+    /// Prefills the prompt (BOS included) on a new sequence of `backend`.
+    pub async fn start(
+        backend: &mut dyn Backend,
+        prompt: Vec<u32>,
+        end_tokens: Vec<u32>,
+    ) -> Result<Generation, GenerationError> {
+        if prompt.is_empty() {
+            return Err(GenerationError::EmptyPrompt);
+        }
+        let seq = backend.new_sequence()?;
+        let logits = match backend.forward(seq, &prompt, false).await {
+            Ok(l) => l,
+            Err(e) => {
+                backend.release(seq);
+                return Err(e.into());
+            }
+        };
+        Ok(Generation {
+            seq,
+            prompt,
+            generated: Vec::new(),
+            logits: vec![logits],
+            end_tokens,
+            seq_len: backend.config().seq_len,
+        })
+    }
+
+    /// Rebuilds the state on another backend from the tokens alone (backend switch, lost
+    /// GPU): the prompt and the generated tokens are run again; the transcript is kept.
+    pub async fn rebuild(&self, backend: &mut dyn Backend) -> Result<Generation, GenerationError> {
+        let mut g =
+            Generation::start(backend, self.prompt.clone(), self.end_tokens.clone()).await?;
+        let forwarded = self.logits.len() - 1;
+        if forwarded > 0 {
+            let toks: Vec<u32> = self.generated[..forwarded]
+                .iter()
+                .map(|s| s.token)
+                .collect();
+            let all = backend.forward(g.seq, &toks, true).await?;
+            let v = backend.config().vocab_size;
+            for row in all.chunks(v) {
+                g.logits.push(row.to_vec());
+            }
+        }
+        g.generated = self.generated.clone();
+        Ok(g)
+    }
+
+    pub fn sequence(&self) -> SeqId {
+        self.seq
+    }
+
+    pub fn prompt(&self) -> &[u32] {
+        &self.prompt
+    }
+
+    pub fn steps(&self) -> &[Step] {
+        &self.generated
+    }
+
+    pub fn generated_ids(&self) -> Vec<u32> {
+        self.generated.iter().map(|s| s.token).collect()
+    }
+
+    /// The next-token logits at the current position, if computed.
+    pub fn current_logits(&self) -> Option<&[f32]> {
+        self.logits.get(self.generated.len()).map(Vec::as_slice)
+    }
+
+    /// The logits generated token `i` was drawn from.
+    pub fn logits_at(&self, i: usize) -> Option<&[f32]> {
+        self.logits.get(i).map(Vec::as_slice)
+    }
+
+    /// Generated text (the prompt excluded), invalid UTF-8 replaced. Without `flush`, bytes
+    /// of a character not yet complete are left out (a later token may complete them).
+    pub fn generated_text(&self, tokenizer: &Tokenizer, flush: bool) -> String {
+        let mut dec = TextDecoder::default();
+        let mut out = String::new();
+        let mut prev = self.prompt.last().copied();
+        for s in &self.generated {
+            if !self.end_tokens.contains(&s.token) {
+                if let Ok(b) = tokenizer.decode_piece(prev, s.token) {
+                    out.push_str(&dec.push(b));
+                }
+            }
+            prev = Some(s.token);
+        }
+        if flush {
+            out.push_str(&dec.finish());
+        }
+        out
+    }
+
+    /// Whether (and why) generation cannot go on under `settings`.
+    pub fn stop_reason(&self, settings: &Settings, tokenizer: &Tokenizer) -> Option<StopReason> {
+        if let Some(last) = self.generated.last() {
+            if self.end_tokens.contains(&last.token) {
+                return Some(StopReason::EndOfSequence { token: last.token });
+            }
+        }
+        if !settings.stop.is_empty() && !self.generated.is_empty() {
+            let text = self.generated_text(tokenizer, true);
+            if let Some(stop) = settings.stop.iter().find(|s| text.contains(s.as_str())) {
+                return Some(StopReason::StopSequence { stop: stop.clone() });
+            }
+        }
+        if self.generated.len() >= settings.max_tokens {
+            return Some(StopReason::MaxTokens {
+                max: settings.max_tokens,
+            });
+        }
+        if self.prompt.len() + self.generated.len() >= self.seq_len {
+            return Some(StopReason::ContextFull {
+                seq_len: self.seq_len,
+            });
+        }
+        None
+    }
+
+    /// Runs the last generated token if its logits are not known yet.
+    async fn ensure_logits(&mut self, backend: &mut dyn Backend) -> Result<(), GenerationError> {
+        while self.logits.len() <= self.generated.len() {
+            let i = self.logits.len() - 1;
+            let token = [self.generated[i].token];
+            let l = backend.forward(self.seq, &token, false).await?;
+            self.logits.push(l);
+        }
+        Ok(())
+    }
+
+    fn history(&self) -> (Vec<u32>, Vec<u32>) {
+        (self.prompt.clone(), self.generated_ids())
+    }
+
+    /// The chain's trace on the current logits with the next step's coin, without choosing
+    /// anything: what a slider move shows.
+    pub async fn preview(
+        &mut self,
+        backend: &mut dyn Backend,
+        settings: &Settings,
+    ) -> Result<Trace, GenerationError> {
+        self.ensure_logits(backend).await?;
+        let (prompt, generated) = self.history();
+        let logits = &self.logits[self.generated.len()];
+        let coin = step_coin(settings.seed, self.generated.len() as u64);
+        let history = History {
+            prompt: &prompt,
+            generated: &generated,
+        };
+        Ok(process(settings, logits, history, coin, true)?)
+    }
+
+    /// Chooses and appends the next token (unless a stop condition holds).
+    pub async fn step(
+        &mut self,
+        backend: &mut dyn Backend,
+        settings: &Settings,
+        tokenizer: &Tokenizer,
+    ) -> Result<StepOutcome, GenerationError> {
+        if let Some(r) = self.stop_reason(settings, tokenizer) {
+            return Ok(StepOutcome::Stopped(r));
+        }
+        let trace = self.preview(backend, settings).await?;
+        let mut top: Vec<(u32, f64)> = trace
+            .probs
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p > 0.0)
+            .map(|(i, &p)| (i as u32, p))
+            .collect();
+        top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(TOP_KEPT);
+        self.generated.push(Step {
+            token: trace.token,
+            piece: tokenizer.piece(trace.token).unwrap_or("?").to_string(),
+            prob: trace.prob,
+            rank: trace.rank,
+            coin: trace.coin,
+            top,
+        });
+        let stop = self.stop_reason(settings, tokenizer);
+        Ok(StepOutcome::Token {
+            trace: Box::new(trace),
+            stop,
+        })
+    }
+
+    /// Removes the last generated token; the cache is truncated, nothing is recomputed.
+    pub fn rewind(&mut self, backend: &mut dyn Backend) -> Result<Step, GenerationError> {
+        let step = self
+            .generated
+            .pop()
+            .ok_or(GenerationError::NothingToRewind)?;
+        let forwarded = (self.logits.len() - 1).min(self.generated.len());
+        self.logits.truncate(forwarded + 1);
+        backend.truncate(self.seq, self.prompt.len() + forwarded)?;
+        Ok(step)
+    }
+
+    /// Back to just after the prompt.
+    pub fn reset(&mut self, backend: &mut dyn Backend) -> Result<(), GenerationError> {
+        self.generated.clear();
+        self.logits.truncate(1);
+        backend.truncate(self.seq, self.prompt.len())?;
+        Ok(())
+    }
+
+    /// Frees the sequence's cache.
+    pub fn release(self, backend: &mut dyn Backend) {
+        backend.release(self.seq);
+    }
+}

@@ -1,0 +1,239 @@
+//! The sampling chain: the stages of [`Settings::order`] applied to the logits in turn, under
+//! the profile's rules, then the draw. [`process`] returns a [`Trace`]: the distribution
+//! entering and leaving every stage (what each removed is marked), the final distribution,
+//! its entropy and exp(entropy), the coin and the token with its rank and probability. The
+//! page draws the trace; nothing is recomputed in the UI.
+
+use super::coin::sample_from;
+use super::profile::Scope;
+use super::settings::{Settings, Stage, Strategy};
+use super::stages;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SamplingError {
+    #[error("logit {id} is NaN")]
+    NanLogit { id: usize },
+    #[error("logit {id} is +infinity")]
+    InfiniteLogit { id: usize },
+    #[error("no logits to sample from")]
+    Empty,
+    #[error("{stage} removed every remaining token")]
+    AllRemoved { stage: Stage },
+    #[error("every logit is −infinity: there is nothing to sample")]
+    NothingToSample,
+}
+
+/// The tokens the penalties can see: the prompt's and the generated ones. [STATE].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct History<'a> {
+    pub prompt: &'a [u32],
+    pub generated: &'a [u32],
+}
+
+impl History<'_> {
+    /// The tokens a penalty of `scope` sees, the last `window` of them (0 = all).
+    pub fn seen(&self, scope: Scope, window: usize) -> Vec<u32> {
+        let all: Vec<u32> = match scope {
+            Scope::PromptAndOutput => self.prompt.iter().chain(self.generated).copied().collect(),
+            Scope::OutputOnly => self.generated.to_vec(),
+        };
+        if window == 0 || window >= all.len() {
+            all
+        } else {
+            all[all.len() - window..].to_vec()
+        }
+    }
+
+    /// Prompt then generated tokens.
+    pub fn all(&self) -> Vec<u32> {
+        self.prompt.iter().chain(self.generated).copied().collect()
+    }
+}
+
+/// One stage's effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageTrace {
+    pub stage: Stage,
+    /// False when the knob is at its neutral value (the stage is the identity).
+    pub active: bool,
+    /// The knob's value.
+    pub setting: String,
+    /// Logits leaving the stage (−∞, serialised as null, for removed tokens).
+    pub logits: Vec<f64>,
+    /// softmax of `logits`: the distribution leaving the stage.
+    pub probs: Vec<f64>,
+    /// Tokens this stage removed.
+    pub removed: Vec<u32>,
+    /// Tokens still in play after the stage.
+    pub kept: usize,
+}
+
+/// Everything the chain did for one token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The model's logits and softmax, entering the chain.
+    pub input_logits: Vec<f64>,
+    pub input_probs: Vec<f64>,
+    /// Every stage in chain order (empty when tracing was not asked for).
+    pub stages: Vec<StageTrace>,
+    /// The final distribution, in id order (0 for removed tokens).
+    pub probs: Vec<f64>,
+    /// Tokens with non-zero final probability.
+    pub kept: usize,
+    /// Entropy of the final distribution, in nats.
+    pub entropy: f64,
+    /// exp(entropy): the "effective number of tokens".
+    pub effective_tokens: f64,
+    /// The uniform number drawn (None for greedy).
+    pub coin: Option<f64>,
+    pub token: u32,
+    /// 1 = the most likely token of the final distribution.
+    pub rank: usize,
+    /// The chosen token's final probability.
+    pub prob: f64,
+}
+
+/// Runs the chain on `logits` with the penalties seeing `history`, then picks the token:
+/// the coin for sampling, the argmax for greedy (and for beam search, which ranks raw
+/// log-probabilities elsewhere). `trace` keeps every stage's distributions.
+pub fn process(
+    settings: &Settings,
+    logits: &[f32],
+    history: History<'_>,
+    coin: f64,
+    trace: bool,
+) -> Result<Trace, SamplingError> {
+    let z64: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
+    process_f64(settings, &z64, history, coin, trace)
+}
+
+/// [`process`] on f64 logits (the toy-logits mode types them by hand).
+pub fn process_f64(
+    settings: &Settings,
+    logits: &[f64],
+    history: History<'_>,
+    coin: f64,
+    trace: bool,
+) -> Result<Trace, SamplingError> {
+    if logits.is_empty() {
+        return Err(SamplingError::Empty);
+    }
+    for (id, &v) in logits.iter().enumerate() {
+        if v.is_nan() {
+            return Err(SamplingError::NanLogit { id });
+        }
+        if v == f64::INFINITY {
+            return Err(SamplingError::InfiniteLogit { id });
+        }
+    }
+    if logits.iter().all(|v| v.is_infinite()) {
+        return Err(SamplingError::NothingToSample);
+    }
+    let rules = settings.profile.rules();
+    let mut z = logits.to_vec();
+    let mut stage_traces = Vec::new();
+    let mut before = if trace { logits.to_vec() } else { Vec::new() };
+    for &stage in &settings.order {
+        let active = !settings.is_neutral(stage);
+        if active {
+            let s = settings;
+            match stage {
+                Stage::LogitBias => stages::logit_bias(&mut z, &s.logit_bias),
+                Stage::RepetitionPenalty => stages::repetition_penalty(
+                    &mut z,
+                    &history.seen(rules.repetition_scope, s.penalty_window),
+                    s.repetition_penalty,
+                ),
+                Stage::FrequencyPenalty => stages::frequency_penalty(
+                    &mut z,
+                    &history.seen(rules.frequency_presence_scope, s.penalty_window),
+                    s.frequency_penalty,
+                ),
+                Stage::PresencePenalty => stages::presence_penalty(
+                    &mut z,
+                    &history.seen(rules.frequency_presence_scope, s.penalty_window),
+                    s.presence_penalty,
+                ),
+                Stage::NoRepeatNgram => {
+                    stages::no_repeat_ngram(&mut z, &history.all(), s.no_repeat_ngram)
+                }
+                Stage::Temperature => stages::temperature(&mut z, s.temperature),
+                Stage::TopK => stages::top_k(&mut z, s.top_k, rules.top_k_ties),
+                Stage::TopP => stages::top_p(&mut z, s.top_p),
+                Stage::MinP => stages::min_p(&mut z, s.min_p),
+                Stage::TypicalP => stages::typical_p(&mut z, s.typical_p, rules.typical),
+            }
+            if z.iter().all(|v| v.is_infinite()) {
+                return Err(SamplingError::AllRemoved { stage });
+            }
+        }
+        if trace {
+            let removed = before
+                .iter()
+                .zip(&z)
+                .enumerate()
+                .filter(|(_, (b, a))| b.is_finite() && a.is_infinite())
+                .map(|(i, _)| i as u32)
+                .collect();
+            stage_traces.push(StageTrace {
+                stage,
+                active,
+                setting: settings.describe(stage),
+                probs: stages::softmax(&z),
+                logits: z.clone(),
+                removed,
+                kept: z.iter().filter(|v| v.is_finite()).count(),
+            });
+            before.clone_from(&z);
+        }
+    }
+    let probs = stages::softmax(&z);
+    let entropy: f64 = probs
+        .iter()
+        .filter(|&&p| p > 0.0)
+        .map(|&p| -p * p.ln())
+        .sum();
+    // A single surviving token gives −0.0; entropy is never negative.
+    let entropy = if entropy > 0.0 { entropy } else { 0.0 };
+    let greedy = matches!(settings.strategy, Strategy::Greedy | Strategy::Beam { .. });
+    let token = if greedy {
+        first_max(&probs)
+    } else {
+        sample_from(&probs, coin) as usize
+    };
+    let prob = probs[token];
+    let rank = 1 + probs
+        .iter()
+        .enumerate()
+        .filter(|&(i, &p)| p > prob || (p == prob && i < token))
+        .count();
+    Ok(Trace {
+        input_probs: if trace {
+            stages::softmax(logits)
+        } else {
+            Vec::new()
+        },
+        input_logits: if trace { logits.to_vec() } else { Vec::new() },
+        stages: stage_traces,
+        kept: probs.iter().filter(|&&p| p > 0.0).count(),
+        entropy,
+        effective_tokens: entropy.exp(),
+        coin: (!greedy).then_some(coin),
+        token: token as u32,
+        rank,
+        prob,
+        probs,
+    })
+}
+
+fn first_max(p: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &v) in p.iter().enumerate() {
+        if v > p[best] {
+            best = i;
+        }
+    }
+    best
+}
