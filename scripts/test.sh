@@ -20,6 +20,9 @@ cargo clippy -p decoding-web --target wasm32-unknown-unknown --locked -- -D warn
 step "native tests (engine, CLI, page logic)"
 cargo test --workspace --locked
 
+step "wasm tests (wasm-bindgen-test in Node): seeded sampling gives the native text"
+cargo test -p decoding-engine --target wasm32-unknown-unknown --locked --test wasm_seeded
+
 step "build the page (trunk build --release)"
 trunk build
 

@@ -443,13 +443,15 @@ fn sample(a: SampleArgs) -> Result<(), CliError> {
 }
 
 fn beam(model: &Model, a: BeamArgs) -> Result<(), CliError> {
-    let mut raw = decoding_engine::sampling::RawSettings::default();
-    raw.strategy = Some("beam".into());
-    raw.beams = Some(a.beams);
-    raw.length_penalty = Some(a.length_penalty);
-    raw.early_stopping = Some(a.early_stopping);
-    raw.num_return = Some(a.num_return);
-    raw.max_tokens = Some(a.max_tokens);
+    let raw = decoding_engine::sampling::RawSettings {
+        strategy: Some("beam".into()),
+        beams: Some(a.beams),
+        length_penalty: Some(a.length_penalty),
+        early_stopping: Some(a.early_stopping),
+        num_return: Some(a.num_return),
+        max_tokens: Some(a.max_tokens),
+        ..Default::default()
+    };
     let settings: Settings = raw.validate(model.config().vocab_size)?;
     let Strategy::Beam {
         width,

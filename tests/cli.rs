@@ -113,6 +113,29 @@ fn generate_is_reproducible_with_a_seed() {
 }
 
 #[test]
+fn seeded_top_p_sampling_matches_the_golden_text() {
+    // The same file is checked in wasm by crates/engine/tests/wasm_seeded.rs.
+    let golden = include_str!("golden/seed7-top-p-0.9.txt");
+    for _ in 0..2 {
+        let o = cli(&[
+            "generate",
+            "--prompt",
+            "Once upon a time",
+            "--seed",
+            "7",
+            "--temperature",
+            "1",
+            "--top-p",
+            "0.9",
+            "--max-tokens",
+            "60",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), golden);
+    }
+}
+
+#[test]
 fn generate_stops_at_the_context_length() {
     let o = cli(&[
         "generate",
@@ -309,5 +332,148 @@ fn bad_inputs_are_clear_errors() {
     assert_user_error(
         &cli(&["--tokenizer", tok.to_str().unwrap(), "next"]),
         "truncated",
+    );
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = cli(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn sample_reproduces_the_lesson_example() {
+    // z = [2, 1, 0.1]: top mass 0.6590 at T = 1, 0.8638 at T = 0.5 (the lesson rounds it to
+    // "≈ 0.84"), 0.5017 at T = 2.
+    for (t, want) in [("1", 0.6590), ("0.5", 0.8638), ("2", 0.5017)] {
+        let v = json(&[
+            "sample",
+            "--logits",
+            "2,1,0.1",
+            "--temperature",
+            t,
+            "--json",
+        ]);
+        let p0 = v["probs"][0].as_f64().unwrap();
+        assert!((p0 - want).abs() < 1e-4, "T = {t}: {p0}");
+        let stages = v["stages"].as_array().unwrap();
+        assert_eq!(stages.len(), 10);
+        let temp = stages.iter().find(|s| s["stage"] == "temperature").unwrap();
+        assert_eq!(temp["probs"], v["probs"]);
+    }
+}
+
+#[test]
+fn sample_shows_each_stage_and_what_it_removed() {
+    let v = json(&[
+        "sample",
+        "--logits",
+        "3,2,1,0",
+        "--top-k",
+        "2",
+        "--temperature",
+        "0.5",
+        "--history",
+        "0",
+        "--repetition-penalty",
+        "3",
+        "--json",
+    ]);
+    let stages = v["stages"].as_array().unwrap();
+    let names: Vec<&str> = stages
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names[..3],
+        ["logit_bias", "repetition_penalty", "frequency_penalty"]
+    );
+    let rep = &stages[1];
+    assert_eq!(rep["active"], true);
+    // Token 0's logit 3 became 1: tied with token 2, below token 1. Top-k 2 under hf keeps
+    // both tokens tied at the boundary (3 kept); only token 3 is removed.
+    let top_k = stages.iter().find(|s| s["stage"] == "top_k").unwrap();
+    assert_eq!(top_k["kept"], 3);
+    assert_eq!(top_k["removed"], serde_json::json!([3]));
+    let probs: Vec<f64> = v["probs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap())
+        .collect();
+    assert_eq!(probs.iter().filter(|&&p| p > 0.0).count(), 3);
+    assert!(probs[1] > probs[0] && probs[0] == probs[2]);
+    let total: f64 = probs.iter().sum();
+    assert!((total - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn next_json_has_the_same_shape_as_sample() {
+    let v = json(&[
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--temperature",
+        "0.7",
+        "--top-k",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(v["stages"].as_array().unwrap().len(), 10);
+    assert_eq!(v["probs"].as_array().unwrap().len(), 512);
+    assert_eq!(v["kept"], 5);
+    assert_eq!(v["top"][0]["piece"], ",");
+}
+
+#[test]
+fn profiles_give_different_answers_through_the_cli() {
+    let kept = |profile: &str| {
+        let v = json(&[
+            "sample",
+            "--logits",
+            "0,-1,-1,-1",
+            "--top-k",
+            "2",
+            "--profile",
+            profile,
+            "--json",
+        ]);
+        v["kept"].as_u64().unwrap()
+    };
+    assert_eq!(kept("hf"), 4);
+    assert_eq!(kept("llama.cpp"), 2);
+}
+
+#[test]
+fn beam_json_has_sequences_and_a_consistent_tree() {
+    let v = json(&[
+        "beam",
+        "--prompt",
+        "Once upon a time",
+        "--beams",
+        "3",
+        "--max-tokens",
+        "5",
+        "--json",
+    ]);
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 1 + 2 * 3 * 5);
+    for (i, n) in nodes.iter().enumerate() {
+        assert_eq!(n["id"], i);
+        if i > 0 {
+            assert!(n["parent"].as_u64().unwrap() < i as u64);
+        }
+    }
+    let best = &v["sequences"][0];
+    assert!(best["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Once upon a time"));
+    let greedy = v["greedy"]["sum_logprob"].as_f64().unwrap();
+    assert!(best["sum_logprob"].as_f64().unwrap() >= greedy - 1e-6);
+    assert_user_error(&cli(&["beam", "--beams", "0"]), "beams: must be in 1..=64");
+    assert_user_error(
+        &cli(&["beam", "--beams", "2", "--num-return", "3"]),
+        "cannot return 3 sequences from 2 beams",
     );
 }

@@ -135,6 +135,12 @@ pub fn process_f64(
     let mut z = logits.to_vec();
     let mut stage_traces = Vec::new();
     let mut before = if trace { logits.to_vec() } else { Vec::new() };
+    let input_probs = if trace {
+        stages::softmax(logits)
+    } else {
+        Vec::new()
+    };
+    let mut before_probs = input_probs.clone();
     for &stage in &settings.order {
         let active = !settings.is_neutral(stage);
         if active {
@@ -177,16 +183,23 @@ pub fn process_f64(
                 .filter(|(_, (b, a))| b.is_finite() && a.is_infinite())
                 .map(|(i, _)| i as u32)
                 .collect();
+            // An inactive stage hands on what it received: no softmax to recompute.
+            let probs = if active {
+                stages::softmax(&z)
+            } else {
+                before_probs.clone()
+            };
             stage_traces.push(StageTrace {
                 stage,
                 active,
                 setting: settings.describe(stage),
-                probs: stages::softmax(&z),
                 logits: z.clone(),
                 removed,
                 kept: z.iter().filter(|v| v.is_finite()).count(),
+                probs: probs.clone(),
             });
             before.clone_from(&z);
+            before_probs = probs;
         }
     }
     let probs = stages::softmax(&z);

@@ -12,15 +12,24 @@ use std::collections::HashMap;
 /// Masses within this of each other count as equal.
 pub const TIE: f64 = 1e-12;
 
-/// Finite entries as (id, logit), sorted by logit descending, lower id first on ties.
-fn sorted_candidates(z: &[f64]) -> Vec<(usize, f64)> {
-    let mut c: Vec<(usize, f64)> = z
-        .iter()
+/// Logit descending, lower id first on ties.
+fn by_logit_desc(a: &(usize, f64), b: &(usize, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Finite entries as (id, logit).
+fn finite(z: &[f64]) -> Vec<(usize, f64)> {
+    z.iter()
         .enumerate()
         .filter(|(_, v)| v.is_finite())
         .map(|(i, &v)| (i, v))
-        .collect();
-    c.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        .collect()
+}
+
+/// Finite entries sorted by logit descending, lower id first on ties.
+fn sorted_candidates(z: &[f64]) -> Vec<(usize, f64)> {
+    let mut c = finite(z);
+    c.sort_unstable_by(by_logit_desc);
     c
 }
 
@@ -30,7 +39,11 @@ pub fn softmax(z: &[f64]) -> Vec<f64> {
     if max == f64::NEG_INFINITY {
         return vec![0.0; z.len()];
     }
-    let mut p: Vec<f64> = z.iter().map(|&v| (v - max).exp()).collect();
+    // Removed tokens are skipped rather than exponentiated (most of them, after a top-k).
+    let mut p: Vec<f64> = z
+        .iter()
+        .map(|&v| if v.is_finite() { (v - max).exp() } else { 0.0 })
+        .collect();
     let sum: f64 = p.iter().sum();
     p.iter_mut().for_each(|v| *v /= sum);
     p
@@ -137,19 +150,24 @@ pub fn temperature(z: &mut [f64], t: f64) {
 }
 
 /// Top-k: the k largest logits survive (k = 0: all). With `TopKTies::Keep`, every token tied
-/// with the k-th survives too.
+/// with the k-th survives too. Linear time: a selection, not a sort of the vocabulary.
 pub fn top_k(z: &mut [f64], k: usize, ties: TopKTies) {
-    let finite = z.iter().filter(|v| v.is_finite()).count();
-    if k == 0 || k >= finite {
+    let mut c: Vec<(usize, f64)> = finite(z);
+    if k == 0 || k >= c.len() {
         return;
     }
-    let c = sorted_candidates(z);
+    c.select_nth_unstable_by(k - 1, by_logit_desc);
     let kth = c[k - 1].1;
-    let keep = match ties {
-        TopKTies::Exact => k,
-        TopKTies::Keep => k + c[k..].iter().take_while(|(_, v)| *v == kth).count(),
-    };
-    remove_all_but(z, c[..keep].iter().map(|&(i, _)| i));
+    match ties {
+        TopKTies::Exact => remove_all_but(z, c[..k].iter().map(|&(i, _)| i)),
+        TopKTies::Keep => {
+            for v in z.iter_mut() {
+                if *v < kth {
+                    *v = f64::NEG_INFINITY;
+                }
+            }
+        }
+    }
 }
 
 /// Top-p (nucleus): the smallest set of most likely tokens whose mass reaches p; the token
@@ -159,18 +177,33 @@ pub fn top_p(z: &mut [f64], p: f64) {
     if p >= 1.0 {
         return;
     }
-    let c = sorted_candidates(z);
-    let probs = candidate_probs(&c);
-    let mut cum = 0.0;
-    let mut keep = c.len();
-    for (i, &q) in probs.iter().enumerate() {
-        cum += q;
-        if cum >= p - TIE {
-            keep = i + 1;
-            break;
+    let mut c = finite(z);
+    let Some(max) = c.iter().map(|&(_, v)| v).reduce(f64::max) else {
+        return;
+    };
+    let total: f64 = c.iter().map(|&(_, v)| (v - max).exp()).sum();
+    // The nucleus is usually a small part of the vocabulary: sort the top m candidates and
+    // widen m only while their mass falls short of p.
+    let mut m = 64.min(c.len());
+    loop {
+        if m < c.len() {
+            c.select_nth_unstable_by(m - 1, by_logit_desc);
         }
+        c[..m].sort_unstable_by(by_logit_desc);
+        let mut cum = 0.0;
+        for i in 0..m {
+            cum += (c[i].1 - max).exp() / total;
+            if cum >= p - TIE {
+                remove_all_but(z, c[..=i].iter().map(|&(id, _)| id));
+                return;
+            }
+        }
+        if m == c.len() {
+            // Rounding kept the sum below p: everything stays.
+            return;
+        }
+        m = (2 * m).min(c.len());
     }
-    remove_all_but(z, c[..keep.max(1)].iter().map(|&(i, _)| i));
 }
 
 /// Min-p (Nguyen et al. 2024): tokens whose probability is below p × the top probability are
@@ -186,7 +219,7 @@ pub fn min_p(z: &mut [f64], p: f64) {
     }
     for v in z.iter_mut() {
         // p_i / p_max = exp(z_i − z_max)
-        if v.is_finite() && (*v - max).exp() < p - TIE {
+        if v.is_finite() && *v < max && (*v - max).exp() < p - TIE {
             *v = f64::NEG_INFINITY;
         }
     }

@@ -1,0 +1,310 @@
+//! Beam search and the generation loop on stories260K.
+
+mod common;
+
+use decoding_engine::backend::{Backend, CpuBackend, LocalFuture, SeqId};
+use decoding_engine::beam::{beam_search, score_continuation, BeamConfig, BeamSearch, NodeStatus};
+use decoding_engine::generation::{Generation, StepOutcome, StopReason};
+use decoding_engine::kv_cache::CacheBytes;
+use decoding_engine::sampling::{RawSettings, Settings};
+use decoding_engine::{BackendError, BackendKind, Config, Model};
+use pollster::block_on;
+
+fn settings(pairs: &[(&str, &str)]) -> Settings {
+    RawSettings::from_pairs(pairs.iter().copied())
+        .validate(512)
+        .unwrap()
+}
+
+fn ends(m: &Model) -> Vec<u32> {
+    vec![m.tokenizer.eos, m.tokenizer.bos]
+}
+
+/// Greedy tokens and their total log-probability.
+fn greedy(m: &Model, be: &mut CpuBackend, prompt: &[u32], n: usize) -> (Vec<u32>, f64) {
+    let s = settings(&[("temperature", "0"), ("max_tokens", &n.to_string())]);
+    let mut g = block_on(Generation::start(be, prompt.to_vec(), ends(m))).unwrap();
+    while let StepOutcome::Token { .. } = block_on(g.step(be, &s, &m.tokenizer)).unwrap() {}
+    let toks = g.generated_ids();
+    g.release(be);
+    let (_, lp) = block_on(score_continuation(be, prompt, &toks)).unwrap();
+    (toks, lp)
+}
+
+fn run_beam(m: &Model, be: &mut CpuBackend, prompt: &[u32], config: BeamConfig) -> BeamSearch {
+    let seq = be.new_sequence().unwrap();
+    let logits = block_on(be.forward(seq, prompt, false)).unwrap();
+    block_on(beam_search(be, config, seq, prompt.len(), logits, ends(m))).unwrap()
+}
+
+fn config(width: usize, max_tokens: usize) -> BeamConfig {
+    BeamConfig {
+        width,
+        length_penalty: 0.0,
+        early_stopping: true,
+        num_return: width,
+        max_tokens,
+    }
+}
+
+#[test]
+fn beam_width_one_is_greedy() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let (g, g_lp) = greedy(&m, &mut be, &prompt, 30);
+    let search = run_beam(&m, &mut be, &prompt, config(1, 30));
+    let best = &search.results()[0];
+    assert_eq!(best.tokens, g);
+    assert!(
+        (best.sum_logprob - g_lp).abs() < 1e-4,
+        "{} vs {g_lp}",
+        best.sum_logprob
+    );
+}
+
+#[test]
+fn wider_beam_finds_a_sequence_at_least_as_likely_as_greedy() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    for text in ["Once upon a time", "The cat", "Lily and Ben went to the"] {
+        let prompt = m.encode_prompt(text).unwrap();
+        let search = run_beam(&m, &mut be, &prompt, config(4, 20));
+        let best = search
+            .finished()
+            .iter()
+            .filter(|h| h.tokens.len() == 20)
+            .max_by(|a, b| a.sum_logprob.total_cmp(&b.sum_logprob))
+            .expect("a 20-token hypothesis");
+        let (g, g_lp) = greedy(&m, &mut be, &prompt, 20);
+        assert_eq!(g.len(), 20);
+        assert!(
+            best.sum_logprob >= g_lp - 1e-6,
+            "{text}: beam {} < greedy {g_lp}",
+            best.sum_logprob
+        );
+        // The forked caches gave the right logits: rescoring from scratch agrees.
+        let (_, rescored) = block_on(score_continuation(&mut be, &prompt, &best.tokens)).unwrap();
+        assert!((rescored - best.sum_logprob).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn beam_tree_is_consistent() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let k = 3;
+    let steps = 5;
+    let search = run_beam(&m, &mut be, &prompt, config(k, steps));
+    let nodes = search.nodes();
+    // One root, then 2k candidates per step.
+    assert_eq!(nodes.len(), 1 + 2 * k * steps);
+    assert_eq!(nodes[0].status, NodeStatus::Root);
+    for n in &nodes[1..] {
+        let p = &nodes[n.parent.unwrap()];
+        assert!(p.id < n.id);
+        assert_eq!(n.depth, p.depth + 1);
+        assert!((n.cum_logprob - (p.cum_logprob + n.logprob)).abs() < 1e-9);
+        assert!(matches!(
+            p.status,
+            NodeStatus::Root | NodeStatus::Beam | NodeStatus::Unfinished
+        ));
+    }
+    for d in 1..steps {
+        let beams = nodes
+            .iter()
+            .filter(|n| n.depth == d && n.status == NodeStatus::Beam)
+            .count();
+        assert_eq!(beams, k, "depth {d}");
+    }
+    // The returned hypotheses end at leaves of the tree.
+    for h in search.results() {
+        assert_eq!(nodes[h.node].depth, h.tokens.len());
+    }
+    // Every cache forked for a beam was released at the end.
+    assert!(be.seq_len(SeqId(0)).is_err());
+}
+
+#[test]
+fn stepping_beam_search_grows_the_tree() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let seq = be.new_sequence().unwrap();
+    let logits = block_on(be.forward(seq, &prompt, false)).unwrap();
+    let mut search = BeamSearch::new(config(2, 10), seq, prompt.len(), 512, logits, ends(&m));
+    let mut sizes = vec![search.nodes().len()];
+    for _ in 0..3 {
+        assert!(!block_on(search.step(&mut be)).unwrap());
+        sizes.push(search.nodes().len());
+    }
+    assert_eq!(sizes, vec![1, 5, 9, 13]);
+    assert_eq!(search.depth(), 3);
+}
+
+#[test]
+fn rewind_and_step_again_gives_the_same_tokens() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let s = settings(&[("temperature", "1"), ("top_p", "0.9"), ("seed", "11")]);
+    let mut g = block_on(Generation::start(&mut be, prompt.clone(), ends(&m))).unwrap();
+    for _ in 0..8 {
+        block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
+    }
+    let first = g.generated_ids();
+    g.rewind(&mut be).unwrap();
+    g.rewind(&mut be).unwrap();
+    g.rewind(&mut be).unwrap();
+    assert_eq!(g.generated_ids(), first[..5]);
+    assert!(be.seq_len(g.sequence()).unwrap() <= prompt.len() + 5);
+    for _ in 0..3 {
+        block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
+    }
+    assert_eq!(g.generated_ids(), first);
+    g.reset(&mut be).unwrap();
+    assert!(g.steps().is_empty());
+    assert_eq!(be.seq_len(g.sequence()).unwrap(), prompt.len());
+    assert!(g.rewind(&mut be).is_err());
+}
+
+/// A backend that counts forward passes, to show rewinding recomputes nothing.
+struct Counting {
+    inner: CpuBackend,
+    forwards: usize,
+}
+
+impl Backend for Counting {
+    fn kind(&self) -> BackendKind {
+        self.inner.kind()
+    }
+    fn config(&self) -> &Config {
+        self.inner.config()
+    }
+    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
+        self.inner.new_sequence()
+    }
+    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
+        self.inner.fork(seq)
+    }
+    fn release(&mut self, seq: SeqId) {
+        self.inner.release(seq)
+    }
+    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
+        self.inner.seq_len(seq)
+    }
+    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
+        self.inner.truncate(seq, len)
+    }
+    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
+        self.inner.cache_bytes(seq)
+    }
+    fn forward<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &'a [u32],
+        all: bool,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        self.forwards += 1;
+        self.inner.forward(seq, tokens, all)
+    }
+}
+
+#[test]
+fn rewind_recomputes_nothing_and_penalties_follow_it() {
+    let m = common::stories260k();
+    let mut be = Counting {
+        inner: CpuBackend::new(m.transformer.clone()),
+        forwards: 0,
+    };
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let s = settings(&[("temperature", "0"), ("frequency_penalty", "1.5")]);
+    let mut g = block_on(Generation::start(&mut be, prompt, ends(&m))).unwrap();
+    let before = block_on(g.preview(&mut be, &s)).unwrap();
+    block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
+    block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
+    let n = be.forwards;
+    g.rewind(&mut be).unwrap();
+    g.rewind(&mut be).unwrap();
+    let after = block_on(g.preview(&mut be, &s)).unwrap();
+    assert_eq!(be.forwards, n, "rewind or preview ran the model");
+    // The penalties no longer see the rewound tokens: same distribution as at the start.
+    assert_eq!(before.probs, after.probs);
+}
+
+#[test]
+fn stop_conditions_are_reported() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let tk = &m.tokenizer;
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let run = |be: &mut CpuBackend, s: &Settings, prompt: &[u32]| {
+        let mut g = block_on(Generation::start(be, prompt.to_vec(), ends(&m))).unwrap();
+        let reason = loop {
+            match block_on(g.step(be, s, tk)).unwrap() {
+                StepOutcome::Stopped(r) => break r,
+                StepOutcome::Token { stop: Some(r), .. } => break r,
+                StepOutcome::Token { .. } => {}
+            }
+        };
+        let text = g.generated_text(tk, true);
+        g.release(be);
+        (reason, text)
+    };
+    // Max tokens.
+    let (r, _) = run(
+        &mut be,
+        &settings(&[("temperature", "0"), ("max_tokens", "7")]),
+        &prompt,
+    );
+    assert_eq!(r, StopReason::MaxTokens { max: 7 });
+    // End of sequence, forced with a logit bias on EOS.
+    let (r, _) = run(&mut be, &settings(&[("logit_bias", "2:100")]), &prompt);
+    assert_eq!(r, StopReason::EndOfSequence { token: 2 });
+    // A stop sequence that spans a token boundary (" girl" + " named").
+    let (r, text) = run(
+        &mut be,
+        &settings(&[("temperature", "0"), ("stop", "l na")]),
+        &prompt,
+    );
+    assert_eq!(
+        r,
+        StopReason::StopSequence {
+            stop: "l na".into()
+        }
+    );
+    assert!(text.ends_with("little girl named"), "{text}");
+    // Context full: a long prompt and room for few tokens.
+    let long = m
+        .encode_prompt(&"Once upon a time there was a cat. ".repeat(50))
+        .unwrap();
+    assert!(long.len() > 480 && long.len() < 512, "{}", long.len());
+    let s = settings(&[
+        ("temperature", "0"),
+        ("max_tokens", "1000"),
+        ("logit_bias", "2:-100,1:-100"),
+    ]);
+    let (r, _) = run(&mut be, &s, &long);
+    assert_eq!(r, StopReason::ContextFull { seq_len: 512 });
+}
+
+#[test]
+fn switching_backends_rebuilds_the_cache_from_the_tokens() {
+    let m = common::stories260k();
+    let mut a = CpuBackend::new(m.transformer.clone());
+    let mut b = CpuBackend::new(m.transformer.clone());
+    let s = settings(&[("seed", "3")]);
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let mut g = block_on(Generation::start(&mut a, prompt, ends(&m))).unwrap();
+    for _ in 0..6 {
+        block_on(g.step(&mut a, &s, &m.tokenizer)).unwrap();
+    }
+    let mut g2 = block_on(g.rebuild(&mut b)).unwrap();
+    assert_eq!(g2.generated_ids(), g.generated_ids());
+    for _ in 0..6 {
+        block_on(g.step(&mut a, &s, &m.tokenizer)).unwrap();
+        block_on(g2.step(&mut b, &s, &m.tokenizer)).unwrap();
+    }
+    assert_eq!(g2.generated_ids(), g.generated_ids());
+}

@@ -1,0 +1,44 @@
+//! Seeded sampling gives the same text in wasm as natively: this test runs under
+//! `wasm-bindgen-test-runner` (Node) and compares with the golden file that the native CLI
+//! test (`tests/cli.rs`) also checks.
+#![cfg(target_arch = "wasm32")]
+
+use decoding_engine::backend::CpuBackend;
+use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::sampling::RawSettings;
+use decoding_engine::Model;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+const MODEL: &[u8] = include_bytes!("../../../assets/models/stories260K/stories260K.bin");
+const TOKENIZER: &[u8] = include_bytes!("../../../assets/models/stories260K/tok512.bin");
+const GOLDEN: &str = include_str!("../../../tests/golden/seed7-top-p-0.9.txt");
+
+#[wasm_bindgen_test]
+async fn seed_7_top_p_0_9_matches_the_native_golden_text() {
+    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    // decoding-explorer generate --prompt "Once upon a time" --seed 7 --temperature 1
+    //   --top-p 0.9 --max-tokens 60
+    let s = RawSettings::from_pairs([
+        ("seed", "7"),
+        ("temperature", "1"),
+        ("top_p", "0.9"),
+        ("max_tokens", "60"),
+    ])
+    .validate(512)
+    .unwrap();
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
+    let mut g = Generation::start(&mut be, prompt.clone(), ends)
+        .await
+        .unwrap();
+    while let StepOutcome::Token { stop: None, .. } =
+        g.step(&mut be, &s, &m.tokenizer).await.unwrap()
+    {}
+    let text = format!(
+        "{}{}\n",
+        m.tokenizer.decode(&prompt).unwrap(),
+        g.generated_text(&m.tokenizer, true)
+    );
+    assert_eq!(text, GOLDEN);
+}
