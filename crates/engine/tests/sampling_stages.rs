@@ -452,3 +452,33 @@ fn hf_test_temperature_dist_warper() {
     assert!(ps[5] > p[5] && ps[10] < p[10]);
     assert!(pm[5] < p[5] && pm[10] > p[10]);
 }
+
+#[test]
+fn nan_and_infinite_logits_are_errors_not_samples() {
+    use decoding_engine::sampling::chain::process_f64;
+    use decoding_engine::sampling::SamplingError;
+    let s = Settings::default();
+    assert_eq!(
+        process_f64(&s, &[0.0, f64::NAN, 1.0], History::default(), 0.5, true).unwrap_err(),
+        SamplingError::NanLogit { id: 1 }
+    );
+    assert_eq!(
+        process_f64(&s, &[f64::INFINITY, 1.0], History::default(), 0.5, true).unwrap_err(),
+        SamplingError::InfiniteLogit { id: 0 }
+    );
+    assert_eq!(
+        process_f64(&s, &[f64::NEG_INFINITY; 3], History::default(), 0.5, true).unwrap_err(),
+        SamplingError::NothingToSample
+    );
+    assert_eq!(
+        process(&s, &[], History::default(), 0.5, true).unwrap_err(),
+        SamplingError::Empty
+    );
+    // no-repeat-n-gram can ban a whole (tiny) vocabulary: a clear error, not a division by 0.
+    let s = RawSettings::from_pairs([("no_repeat_ngram", "1")]).validate(2).unwrap();
+    let h = History { prompt: &[0, 1], generated: &[] };
+    assert!(process_f64(&s, &[0.0, 0.0], h, 0.5, false)
+        .unwrap_err()
+        .to_string()
+        .contains("no_repeat_ngram removed every remaining token"));
+}
