@@ -475,8 +475,13 @@ fn nan_and_infinite_logits_are_errors_not_samples() {
         SamplingError::Empty
     );
     // no-repeat-n-gram can ban a whole (tiny) vocabulary: a clear error, not a division by 0.
-    let s = RawSettings::from_pairs([("no_repeat_ngram", "1")]).validate(2).unwrap();
-    let h = History { prompt: &[0, 1], generated: &[] };
+    let s = RawSettings::from_pairs([("no_repeat_ngram", "1")])
+        .validate(2)
+        .unwrap();
+    let h = History {
+        prompt: &[0, 1],
+        generated: &[],
+    };
     assert!(process_f64(&s, &[0.0, 0.0], h, 0.5, false)
         .unwrap_err()
         .to_string()
