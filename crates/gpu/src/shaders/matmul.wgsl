@@ -1,0 +1,69 @@
+// Matrix-vector (decode, n_tokens = 1) and matrix-matrix (prefill) product:
+//   out[row of token t] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + t·x_stride + j]
+// Mirrors: `cpu::matmul` / `cpu::matmul_batch` (and the residual `add_in_place` when
+// flags & 1: accumulate into out, as x += wo·xb and x += w2·hb).
+// flags & 2: output rows are cache positions pos0 + t (K and V written into the KV cache).
+// Bindings: 0 W (read), 1 x (read), 2 out (read_write), 3 params (uniform, dynamic offset),
+//           4 step (uniform: pos0, n_tokens).
+// Workgroup: 64 threads per (row, token): coalesced strided dot product, tree reduction.
+// Dispatch: (min(rows, 65535), ceil(rows / 65535), n_tokens); row = wid.x + wid.y · nwg.x.
+
+struct Params {
+    n: u32,
+    rows: u32,
+    w_offset: u32,
+    x_offset: u32,
+    x_stride: u32,
+    out_offset: u32,
+    out_stride: u32,
+    flags: u32,
+}
+
+struct Step { pos0: u32, n_tokens: u32, _p0: u32, _p1: u32 }
+
+@group(0) @binding(0) var<storage, read> w: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+@group(0) @binding(4) var<uniform> step: Step;
+
+var<workgroup> partial: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let row = wid.x + wid.y * nwg.x;
+    let t = wid.z;
+    if (row >= p.rows) {
+        return;
+    }
+    let wbase = p.w_offset + row * p.n;
+    let xbase = p.x_offset + t * p.x_stride;
+    var acc = 0.0;
+    for (var j = lid.x; j < p.n; j += 64u) {
+        acc += w[wbase + j] * x[xbase + j];
+    }
+    partial[lid.x] = acc;
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s >>= 1u) {
+        if (lid.x < s) {
+            partial[lid.x] += partial[lid.x + s];
+        }
+        workgroupBarrier();
+    }
+    if (lid.x == 0u) {
+        var r = t;
+        if ((p.flags & 2u) != 0u) {
+            r = step.pos0 + t;
+        }
+        let o = p.out_offset + r * p.out_stride + row;
+        if ((p.flags & 1u) != 0u) {
+            out[o] = out[o] + partial[0];
+        } else {
+            out[o] = partial[0];
+        }
+    }
+}

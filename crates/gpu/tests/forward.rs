@@ -1,0 +1,309 @@
+//! The whole forward pass on the GPU against the CPU reference, on stories260K: greedy golden
+//! text, next-token probabilities, forced-decoding agreement, cache operations, beam search,
+//! limits, fallback and device loss.
+
+mod common;
+
+use common::gpu;
+use decoding_engine::backend::{Backend, CpuBackend};
+use decoding_engine::beam::{beam_search, BeamConfig};
+use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::sampling::{RawSettings, Settings};
+use decoding_engine::{BackendError, BackendKind, Model};
+use decoding_gpu::select::select;
+use decoding_gpu::{BackendChoice, Engine, GpuBackend, GpuContext, GpuError};
+use pollster::block_on;
+use std::rc::Rc;
+
+fn model() -> Model {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/stories260K");
+    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-models.sh");
+    Model::from_bytes(&read("stories260K.bin"), &read("tok512.bin")).unwrap()
+}
+
+/// A fresh GPU backend on its own device (device-loss tests destroy theirs).
+fn gpu_backend(m: &Model) -> Option<GpuBackend> {
+    gpu()?;
+    let ctx = block_on(GpuContext::new()).unwrap();
+    Some(GpuBackend::new(Rc::new(ctx), &m.transformer).unwrap())
+}
+
+fn settings(pairs: &[(&str, &str)]) -> Settings {
+    RawSettings::from_pairs(pairs.iter().copied())
+        .validate(512)
+        .unwrap()
+}
+
+fn generate(be: &mut dyn Backend, m: &Model, prompt: &str, s: &Settings) -> Vec<u32> {
+    let ids = m.encode_prompt(prompt).unwrap();
+    let mut g = block_on(Generation::start(
+        be,
+        ids,
+        vec![m.tokenizer.eos, m.tokenizer.bos],
+    ))
+    .unwrap();
+    while let StepOutcome::Token { stop: None, .. } = block_on(g.step(be, s, &m.tokenizer)).unwrap()
+    {
+    }
+    g.generated_ids()
+}
+
+fn softmax(z: &[f32]) -> Vec<f64> {
+    let max = z.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let e: Vec<f64> = z.iter().map(|&v| (v as f64 - max).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / s).collect()
+}
+
+fn argmax(z: &[f32]) -> usize {
+    (0..z.len()).fold(0, |b, i| if z[i] > z[b] { i } else { b })
+}
+
+#[test]
+fn greedy_200_tokens_are_identical_to_the_cpu() {
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let s = settings(&[
+        ("temperature", "0"),
+        ("max_tokens", "200"),
+        ("logit_bias", "1:-100,2:-100"),
+    ]);
+    let on_gpu = generate(&mut g, &m, "Once upon a time", &s);
+    let on_cpu = generate(&mut c, &m, "Once upon a time", &s);
+    assert_eq!(on_gpu.len(), 200);
+    assert_eq!(on_gpu, on_cpu);
+    let text = m.tokenizer.decode(&on_gpu).unwrap();
+    assert!(
+        text.starts_with(", there was a little girl named Lily."),
+        "{text}"
+    );
+}
+
+#[test]
+fn next_token_probabilities_agree_within_1e_4() {
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    for prompt in [
+        "Once upon a time",
+        "The little dog",
+        "Lily and Ben went to the park. They saw",
+        "",
+        "One day, a big red ball rolled",
+    ] {
+        let ids = m.encode_prompt(prompt).unwrap();
+        let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+        let pg = softmax(&block_on(g.forward(sg, &ids, false)).unwrap());
+        let pc = softmax(&block_on(c.forward(sc, &ids, false)).unwrap());
+        let worst = pg
+            .iter()
+            .zip(&pc)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-4, "{prompt:?}: max |Δp| = {worst}");
+        g.release(sg);
+        c.release(sc);
+    }
+}
+
+#[test]
+fn forced_decoding_top1_agrees_over_500_positions() {
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    // 500 positions of real text: the model's own sampled story (seeded), forced on both.
+    let mut text_ids = m.encode_prompt("Once upon a time").unwrap();
+    text_ids.extend(generate(
+        &mut c,
+        &m,
+        "Once upon a time",
+        &settings(&[
+            ("seed", "5"),
+            ("max_tokens", "495"),
+            ("logit_bias", "1:-100,2:-100"),
+        ]),
+    ));
+    assert!(text_ids.len() >= 500);
+    let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+    let mut agree = 0;
+    for &t in &text_ids[..500] {
+        let lg = block_on(g.forward(sg, &[t], false)).unwrap();
+        let lc = block_on(c.forward(sc, &[t], false)).unwrap();
+        if argmax(&lg) == argmax(&lc) {
+            agree += 1;
+        }
+    }
+    assert_eq!(agree, 500, "top-1 agreement {agree}/500");
+}
+
+#[test]
+fn prefill_in_chunks_truncate_and_fork_match_the_cpu() {
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    // 150 tokens: more than two prefill chunks; all logits.
+    let ids: Vec<u32> = (0..150).map(|i| 1 + (i * 37 % 500) as u32).collect();
+    let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+    let lg = block_on(g.forward(sg, &ids, true)).unwrap();
+    let lc = block_on(c.forward(sc, &ids, true)).unwrap();
+    common::assert_all_close("prefill logits", &lg, &lc, 2e-4, 1e-4);
+    // Rewind 50 positions and go on with another token on both.
+    g.truncate(sg, 100).unwrap();
+    c.truncate(sc, 100).unwrap();
+    let fg = g.fork(sg).unwrap();
+    let lg = block_on(g.forward(fg, &[42], false)).unwrap();
+    let lc = block_on(c.forward(sc, &[42], false)).unwrap();
+    common::assert_all_close("after truncate + fork", &lg, &lc, 2e-4, 1e-4);
+    assert_eq!(g.seq_len(fg).unwrap(), 101);
+    assert_eq!(g.seq_len(sg).unwrap(), 100);
+    assert_eq!(g.cache_bytes(fg).unwrap(), c.cache_bytes(sc).unwrap());
+}
+
+#[test]
+fn beam_search_on_the_gpu_matches_the_cpu() {
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let ids = m.encode_prompt("Once upon a time").unwrap();
+    let config = BeamConfig {
+        width: 3,
+        length_penalty: 1.0,
+        early_stopping: true,
+        num_return: 3,
+        max_tokens: 12,
+    };
+    let run = |be: &mut dyn Backend| {
+        let seq = be.new_sequence().unwrap();
+        let logits = block_on(be.forward(seq, &ids, false)).unwrap();
+        let s = block_on(beam_search(be, config, seq, ids.len(), logits, vec![1, 2])).unwrap();
+        s.results()
+            .into_iter()
+            .map(|h| h.tokens)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(&mut g), run(&mut c));
+}
+
+#[test]
+fn same_seeded_samples_on_both_backends() {
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let s = settings(&[
+        ("seed", "7"),
+        ("temperature", "1"),
+        ("top_p", "0.9"),
+        ("max_tokens", "60"),
+    ]);
+    assert_eq!(
+        generate(&mut g, &m, "Once upon a time", &s),
+        generate(&mut c, &m, "Once upon a time", &s)
+    );
+}
+
+#[test]
+fn tensors_beyond_the_binding_limit_are_refused_clearly() {
+    let m = model();
+    let Some(_) = gpu() else { return };
+    let mut ctx = block_on(GpuContext::new()).unwrap();
+    // Pretend the device binds at most 100 KB: the 131 KB embedding does not fit.
+    ctx.limits.max_storage_buffer_binding_size = 100_000;
+    match GpuBackend::new(Rc::new(ctx), &m.transformer) {
+        Err(GpuError::TensorTooLarge {
+            tensor,
+            bytes,
+            limit,
+        }) => {
+            assert_eq!(
+                (tensor.as_str(), bytes, limit),
+                ("token_embedding", 131_072, 100_000)
+            );
+        }
+        Err(e) => panic!("unexpected {e}"),
+        Ok(_) => panic!("a too-large tensor was accepted"),
+    }
+}
+
+#[test]
+fn auto_falls_back_to_the_cpu_and_says_why() {
+    let m = model();
+    let model = m.transformer.clone();
+    let no_adapter = Err(GpuError::NoAdapter("none found".into()));
+    let (be, report) = select(BackendChoice::Auto, &model, no_adapter).unwrap();
+    assert_eq!(be.kind(), BackendKind::Cpu);
+    assert_eq!(report.kind, BackendKind::Cpu);
+    assert!(report
+        .reason
+        .contains("no GPU adapter is available (none found); using the CPU"));
+    let e = select(BackendChoice::Gpu, &model, Err(GpuError::NoWebGpu))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "this browser does not expose WebGPU; using the CPU"
+    );
+    let (be, report) = select(BackendChoice::Cpu, &model, Err(GpuError::NoWebGpu)).unwrap();
+    assert_eq!(
+        (be.kind(), report.reason.as_str()),
+        (BackendKind::Cpu, "the CPU backend was chosen")
+    );
+    if gpu().is_some() {
+        let (be, report) =
+            select(BackendChoice::Auto, &model, block_on(GpuContext::new())).unwrap();
+        assert_eq!(be.kind(), BackendKind::Gpu);
+        assert!(report.reason.starts_with("WebGPU on "));
+        assert_eq!(report.dispatches_per_token, Some(12 * 5 + 3));
+    }
+}
+
+#[test]
+fn a_lost_device_switches_to_the_cpu_and_keeps_the_transcript() {
+    let m = model();
+    let Some(be) = gpu_backend(&m) else { return };
+    let ctx = be.context().clone();
+    let report = decoding_gpu::BackendReport {
+        kind: BackendKind::Gpu,
+        reason: "test".into(),
+        dispatches_per_token: None,
+    };
+    let mut engine = Engine::new(m.transformer.clone(), Box::new(be), report);
+    let s = settings(&[("seed", "3"), ("max_tokens", "30")]);
+    let ids = m.encode_prompt("Once upon a time").unwrap();
+    let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
+    let mut g = block_on(Generation::start(
+        &mut *engine.backend,
+        ids.clone(),
+        ends.clone(),
+    ))
+    .unwrap();
+    for _ in 0..10 {
+        block_on(engine.step(&mut g, &s, &m.tokenizer)).unwrap();
+    }
+    let before = g.generated_ids();
+    ctx.destroy();
+    // The raw backend now reports the loss...
+    let probe = engine
+        .backend
+        .new_sequence()
+        .and_then(|seq| block_on(engine.backend.forward(seq, &[1], false)));
+    assert!(
+        matches!(probe, Err(BackendError::DeviceLost(_))),
+        "{probe:?}"
+    );
+    // ... and the engine carries on, on the CPU, with the same transcript.
+    while let StepOutcome::Token { stop: None, .. } =
+        block_on(engine.step(&mut g, &s, &m.tokenizer)).unwrap()
+    {}
+    assert_eq!(engine.report.kind, BackendKind::Cpu);
+    assert!(
+        engine.report.reason.contains("GPU device was lost"),
+        "{}",
+        engine.report.reason
+    );
+    assert_eq!(&g.generated_ids()[..10], &before[..]);
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let cpu_only = generate(&mut c, &m, "Once upon a time", &s);
+    assert_eq!(g.generated_ids(), cpu_only);
+}

@@ -1,0 +1,219 @@
+//! Every WGSL kernel against its CPU twin in `decoding_engine::cpu`: one fixed case and a few
+//! random shapes each, with a named tolerance (float sums run in a different order on the GPU,
+//! and its exp is not libm's).
+
+mod common;
+
+use common::{assert_all_close, floats, gpu};
+use decoding_engine::cpu;
+use decoding_gpu::ops;
+use pollster::block_on;
+use proptest::prelude::*;
+
+/// Sums of products of O(1) numbers: a few ulps per term, relative to the magnitude.
+const MATMUL_TOL: (f32, f32) = (1e-5, 1e-5);
+const RMSNORM_TOL: (f32, f32) = (1e-5, 1e-5);
+const ROPE_TOL: (f32, f32) = (1e-6, 1e-6);
+/// exp on the GPU is within a few ulps; softmax weights then a weighted sum.
+const ATTENTION_TOL: (f32, f32) = (2e-5, 1e-4);
+const SWIGLU_TOL: (f32, f32) = (1e-6, 1e-5);
+
+fn cases() -> ProptestConfig {
+    ProptestConfig::with_cases(6)
+}
+
+fn check_embed(vocab: usize, dim: usize, tokens: &[u32]) {
+    let Some(ctx) = gpu() else { return };
+    let emb = floats(vocab * dim, 1, 1.0);
+    let got = block_on(ops::embed(ctx, &emb, tokens, dim)).unwrap();
+    let want: Vec<f32> = tokens
+        .iter()
+        .flat_map(|&t| emb[t as usize * dim..(t as usize + 1) * dim].to_vec())
+        .collect();
+    assert_eq!(got, want, "embedding rows are copies");
+}
+
+#[test]
+fn embed_matches_cpu_reference() {
+    check_embed(512, 64, &[1, 403, 407, 261, 378]);
+}
+
+fn check_rmsnorm(rows: usize, dim: usize, seed: u64) {
+    let Some(ctx) = gpu() else { return };
+    let x = floats(rows * dim, seed, 3.0);
+    let w = floats(dim, seed + 1, 1.0);
+    let got = block_on(ops::rmsnorm(ctx, &x, &w)).unwrap();
+    let mut want = vec![0.0; rows * dim];
+    for (o, r) in want.chunks_mut(dim).zip(x.chunks(dim)) {
+        cpu::rmsnorm(o, r, &w);
+    }
+    assert_all_close("rmsnorm", &got, &want, RMSNORM_TOL.0, RMSNORM_TOL.1);
+}
+
+#[test]
+fn rmsnorm_matches_cpu_reference() {
+    check_rmsnorm(3, 64, 7);
+}
+
+fn check_matmul(rows: usize, n: usize, tokens: usize, accumulate: bool, seed: u64) {
+    let Some(ctx) = gpu() else { return };
+    let w = floats(rows * n, seed, 0.5);
+    let x = floats(tokens * n, seed + 1, 1.0);
+    let acc = accumulate.then(|| floats(tokens * rows, seed + 2, 1.0));
+    let got = block_on(ops::matmul(ctx, &w, &x, n, acc.as_deref())).unwrap();
+    let mut want = vec![0.0; tokens * rows];
+    cpu::matmul_batch(&mut want, &x, &w, n, rows);
+    if let Some(a) = &acc {
+        cpu::add_in_place(&mut want, a);
+    }
+    assert_all_close(
+        "matmul",
+        &got,
+        &want,
+        MATMUL_TOL.0,
+        MATMUL_TOL.1 * (n as f32).sqrt(),
+    );
+}
+
+#[test]
+fn matmul_matches_cpu_reference() {
+    // stories260K's classifier shape (decode) and a prefill of 5 tokens with accumulation.
+    check_matmul(512, 64, 1, false, 3);
+    check_matmul(172, 64, 5, true, 4);
+}
+
+fn check_rope(n_heads: usize, n_kv_heads: usize, head_size: usize, tokens: usize, pos0: usize) {
+    let Some(ctx) = gpu() else { return };
+    let seq_len = pos0 + tokens + 2;
+    let (q_dim, k_dim) = (n_heads * head_size, n_kv_heads * head_size);
+    let table = cpu::RopeTable::new(head_size, seq_len);
+    let mut flat = Vec::new();
+    for pos in 0..seq_len {
+        let (c, s) = table.at(pos);
+        for j in 0..c.len() {
+            flat.push(c[j]);
+            flat.push(s[j]);
+        }
+    }
+    let q = floats(tokens * q_dim, 11, 1.0);
+    let k = floats(seq_len * k_dim, 12, 1.0);
+    let (gq, gk) = block_on(ops::rope(ctx, &q, &k, &flat, q_dim, k_dim, head_size, pos0)).unwrap();
+    let (mut wq, mut wk) = (q.clone(), k.clone());
+    for t in 0..tokens {
+        let (c, s) = table.at(pos0 + t);
+        cpu::rope(&mut wq[t * q_dim..(t + 1) * q_dim], head_size, c, s);
+        cpu::rope(
+            &mut wk[(pos0 + t) * k_dim..(pos0 + t + 1) * k_dim],
+            head_size,
+            c,
+            s,
+        );
+    }
+    assert_all_close("rope q", &gq, &wq, ROPE_TOL.0, ROPE_TOL.1);
+    assert_all_close("rope k", &gk, &wk, ROPE_TOL.0, ROPE_TOL.1);
+}
+
+#[test]
+fn rope_matches_cpu_reference() {
+    check_rope(8, 4, 8, 3, 100);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_attention(
+    n_heads: usize,
+    n_kv_heads: usize,
+    head_size: usize,
+    tokens: usize,
+    pos0: usize,
+    seed: u64,
+) {
+    let Some(ctx) = gpu() else { return };
+    let seq_len = pos0 + tokens;
+    let kv_dim = n_kv_heads * head_size;
+    let dim = n_heads * head_size;
+    let q = floats(tokens * dim, seed, 1.0);
+    let keys = floats(seq_len * kv_dim, seed + 1, 1.0);
+    let values = floats(seq_len * kv_dim, seed + 2, 1.0);
+    let got = block_on(ops::attention(
+        ctx, &q, &keys, &values, n_heads, n_kv_heads, head_size, seq_len, pos0,
+    ))
+    .unwrap();
+    let mut want = vec![0.0; tokens * dim];
+    let mut att = vec![0.0; seq_len];
+    for t in 0..tokens {
+        for h in 0..n_heads {
+            let off = (h / (n_heads / n_kv_heads)) * head_size;
+            let r = t * dim + h * head_size..t * dim + (h + 1) * head_size;
+            cpu::attend_head(
+                &mut want[r.clone()],
+                &q[r],
+                &keys,
+                &values,
+                kv_dim,
+                off,
+                pos0 + t,
+                &mut att,
+            );
+        }
+    }
+    assert_all_close("attention", &got, &want, ATTENTION_TOL.0, ATTENTION_TOL.1);
+}
+
+#[test]
+fn attention_matches_cpu_reference() {
+    // stories260K's heads (8 query, 4 K/V: GQA factor 2) at position 200, and a prefill.
+    check_attention(8, 4, 8, 1, 200, 21);
+    check_attention(8, 4, 8, 6, 0, 22);
+}
+
+fn check_swiglu(hidden: usize, tokens: usize, seed: u64) {
+    let Some(ctx) = gpu() else { return };
+    let hb = floats(tokens * 2 * hidden, seed, 4.0);
+    let got = block_on(ops::swiglu(ctx, &hb, hidden)).unwrap();
+    let mut want = hb.clone();
+    for row in want.chunks_mut(2 * hidden) {
+        let (g, u) = row.split_at_mut(hidden);
+        cpu::swiglu(g, u);
+    }
+    assert_all_close("swiglu", &got, &want, SWIGLU_TOL.0, SWIGLU_TOL.1);
+}
+
+#[test]
+fn swiglu_matches_cpu_reference() {
+    check_swiglu(172, 2, 5);
+}
+
+proptest! {
+    #![proptest_config(cases())]
+
+    #[test]
+    fn embed_random_shapes(vocab in 2usize..300, dim in 1usize..150, n in 1usize..6, seed in 0u32..1000) {
+        let tokens: Vec<u32> = (0..n).map(|i| ((seed as usize + i * 7) % vocab) as u32).collect();
+        check_embed(vocab, dim, &tokens);
+    }
+
+    #[test]
+    fn rmsnorm_random_shapes(rows in 1usize..5, dim in 1usize..300, seed in 0u64..1000) {
+        check_rmsnorm(rows, dim, seed);
+    }
+
+    #[test]
+    fn matmul_random_shapes(rows in 1usize..300, n in 1usize..300, tokens in 1usize..5, acc in any::<bool>(), seed in 0u64..1000) {
+        check_matmul(rows, n, tokens, acc, seed);
+    }
+
+    #[test]
+    fn rope_random_shapes(kv in 1usize..4, mul in 1usize..4, half in 1usize..9, tokens in 1usize..4, pos0 in 0usize..300) {
+        check_rope(kv * mul, kv, 2 * half, tokens, pos0);
+    }
+
+    #[test]
+    fn attention_random_shapes(kv in 1usize..4, mul in 1usize..4, hs in 1usize..40, tokens in 1usize..4, pos0 in 0usize..200, seed in 0u64..1000) {
+        check_attention(kv * mul, kv, hs, tokens, pos0, seed);
+    }
+
+    #[test]
+    fn swiglu_random_shapes(hidden in 1usize..400, tokens in 1usize..4, seed in 0u64..1000) {
+        check_swiglu(hidden, tokens, seed);
+    }
+}
