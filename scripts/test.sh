@@ -7,6 +7,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# Mesa's software Vulkan (lavapipe) warns without a runtime dir; give it a private one.
+if [[ -z "${XDG_RUNTIME_DIR:-}" ]]; then
+  export XDG_RUNTIME_DIR="$(mktemp -d)"
+fi
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "cargo fetch"
@@ -17,11 +21,15 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy -p decoding-web --target wasm32-unknown-unknown --locked -- -D warnings
 
-step "native tests (engine, CLI, page logic)"
+step "native tests (engine, WebGPU backend on Vulkan, CLI, page logic)"
+# GPU tests skip when no adapter is found, unless DECODING_EXPLORER_REQUIRE_GPU=1 (.ci/run).
 cargo test --workspace --locked
 
 step "wasm tests (wasm-bindgen-test in Node): seeded sampling gives the native text"
 cargo test -p decoding-engine --target wasm32-unknown-unknown --locked --test wasm_seeded
+
+step "WebGPU backend in headless Chromium (wasm-bindgen-test, SwiftShader adapter)"
+CHROMEDRIVER=/usr/bin/chromedriver cargo test -p decoding-gpu --target wasm32-unknown-unknown --locked --test browser
 
 step "build the page (trunk build --release)"
 trunk build

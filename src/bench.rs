@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use crate::ModelFiles;
-use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::{Checkpoint, Config, Transformer};
+use decoding_gpu::BackendChoice;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -58,6 +58,10 @@ struct Report {
     config: Config,
     params: u64,
     backend: String,
+    backend_detail: String,
+    /// Compute dispatches per decoded token (GPU backend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dispatches_per_token: Option<usize>,
     threads: usize,
     prefill: Timing,
     decode: Timing,
@@ -90,7 +94,7 @@ fn time<T>(f: impl FnOnce() -> T) -> (f64, T) {
     (t0.elapsed().as_secs_f64(), r)
 }
 
-pub fn run(files: &ModelFiles, a: BenchArgs) -> Result<(), CliError> {
+pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<(), CliError> {
     if a.repeat == 0 {
         return Err(CliError::Usage("--repeat must be at least 1".into()));
     }
@@ -130,20 +134,22 @@ pub fn run(files: &ModelFiles, a: BenchArgs) -> Result<(), CliError> {
             }
         })
         .collect();
-    let mut backend = CpuBackend::new(transformer.clone());
+    let engine = crate::open(&transformer, choice)?;
+    let backend_report = engine.report.clone();
+    let mut backend = engine.backend;
 
     let mut prefill_runs = Vec::new();
     let mut decode_runs = Vec::new();
     let mut naive_runs = Vec::new();
     for _ in 0..a.repeat {
         let seq = backend.new_sequence()?;
-        let (t, r) = time(|| backend.forward_sync(seq, &ids, false));
+        let (t, r) = time(|| pollster::block_on(backend.forward(seq, &ids, false)));
         r?;
         prefill_runs.push(t);
         backend.truncate(seq, 0)?;
         let (t, r) = time(|| -> Result<(), CliError> {
             for &id in &ids {
-                backend.forward_sync(seq, &[id], false)?;
+                pollster::block_on(backend.forward(seq, &[id], false))?;
             }
             Ok(())
         });
@@ -151,11 +157,13 @@ pub fn run(files: &ModelFiles, a: BenchArgs) -> Result<(), CliError> {
         decode_runs.push(t);
         backend.release(seq);
         if a.naive {
+            // Without a cache: every step runs the whole prefix on a fresh sequence.
             let (t, r) = time(|| -> Result<(), CliError> {
                 for n in 1..=ids.len() {
-                    transformer
-                        .forward_naive(&ids[..n])
-                        .map_err(decoding_engine::BackendError::from)?;
+                    let s = backend.new_sequence()?;
+                    let r = pollster::block_on(backend.forward(s, &ids[..n], false));
+                    backend.release(s);
+                    r?;
                 }
                 Ok(())
             });
@@ -169,7 +177,9 @@ pub fn run(files: &ModelFiles, a: BenchArgs) -> Result<(), CliError> {
         model: name,
         config: c,
         params: c.n_params(),
-        backend: "cpu".into(),
+        backend: backend_report.kind.to_string(),
+        backend_detail: backend_report.reason,
+        dispatches_per_token: backend_report.dispatches_per_token,
         threads: decoding_engine::par::thread_count(),
         prefill: Timing::new(a.tokens, prefill_runs),
         naive_over_cached: naive.as_ref().map(|n| n.median_s / decode.median_s),
@@ -201,7 +211,13 @@ fn print_report(r: &Report) {
         c.seq_len,
         r.params as f64 / 1e6
     );
-    println!("backend {}, {} thread(s)", r.backend, r.threads);
+    match r.dispatches_per_token {
+        Some(d) => println!(
+            "backend {} ({}), {d} compute dispatches per token",
+            r.backend, r.backend_detail
+        ),
+        None => println!("backend {}, {} thread(s)", r.backend, r.threads),
+    }
     let line = |what: &str, t: &Timing| {
         println!(
             "{what:<8} {:>6} tokens: {:>10.1} tokens/s median, {:>10.1} best",

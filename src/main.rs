@@ -8,12 +8,12 @@ mod error;
 mod knobs;
 
 use clap::{Parser, Subcommand};
-use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::{process, step_coin, History, Settings, Strategy, Trace};
 use decoding_engine::Model;
+use decoding_gpu::{open_backend, BackendChoice, Engine};
 use error::CliError;
 use knobs::KnobArgs;
 use std::io::Write;
@@ -39,6 +39,9 @@ struct Cli {
     /// Worker threads for the CPU backend (default: all cores)
     #[arg(long, global = true)]
     threads: Option<usize>,
+    /// cpu, gpu (WebGPU through wgpu: Vulkan natively) or auto (the GPU when there is one)
+    #[arg(long, global = true, default_value = "cpu")]
+    backend: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -131,6 +134,15 @@ struct TokenizeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Mesa's Vulkan drivers warn on stderr when XDG_RUNTIME_DIR is unset (as in containers
+    // and CI); give them a private one so user-facing output stays clean. Set before any
+    // thread exists.
+    if cli.backend != "cpu" && std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        let dir = std::env::temp_dir().join(format!("decoding-explorer-{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_ok() {
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        }
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -155,14 +167,34 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         model: cli.model,
         tokenizer: cli.tokenizer,
     };
+    let choice = BackendChoice::parse(&cli.backend).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--backend {:?}: choose cpu, gpu or auto",
+            cli.backend
+        ))
+    })?;
     match cli.command {
-        Command::Generate(a) => generate(&files.load()?, a),
-        Command::Next(a) => next(&files.load()?, a),
+        Command::Generate(a) => generate(&files.load()?, choice, a),
+        Command::Next(a) => next(&files.load()?, choice, a),
         Command::Sample(a) => sample(a),
-        Command::Beam(a) => beam(&files.load()?, a),
+        Command::Beam(a) => beam(&files.load()?, choice, a),
         Command::Tokenize(a) => tokenize(&files.load()?, a),
-        Command::Bench(a) => bench::run(&files, a),
+        Command::Bench(a) => bench::run(&files, choice, a),
     }
+}
+
+/// Opens the chosen backend for `model`; says on stderr which one runs unless it is the CPU
+/// by choice.
+pub fn open(
+    model: &std::sync::Arc<decoding_engine::Transformer>,
+    choice: BackendChoice,
+) -> Result<Engine, CliError> {
+    let (backend, report) = pollster::block_on(open_backend(choice, model))
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    if choice != BackendChoice::Cpu {
+        eprintln!("backend: {} ({})", report.kind, report.reason);
+    }
+    Ok(Engine::new(model.clone(), backend, report))
 }
 
 /// Where the model and tokenizer come from.
@@ -212,7 +244,7 @@ fn decode(model: &Model, ids: &[u32]) -> Result<String, CliError> {
     Ok(model.tokenizer.decode(ids)?)
 }
 
-fn generate(model: &Model, a: GenerateArgs) -> Result<(), CliError> {
+fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result<(), CliError> {
     let mut raw = a.knobs.raw();
     raw.max_tokens = Some(a.max_tokens.clone());
     let clock_seed = raw.seed.is_none().then(|| {
@@ -234,9 +266,9 @@ fn generate(model: &Model, a: GenerateArgs) -> Result<(), CliError> {
         ));
     }
     let ids = model.encode_prompt(&a.prompt)?;
-    let mut backend = CpuBackend::new(model.transformer.clone());
+    let mut engine = open(&model.transformer, choice)?;
     let mut g = pollster::block_on(Generation::start(
-        &mut backend,
+        &mut *engine.backend,
         ids.clone(),
         end_tokens(model),
     ))?;
@@ -249,7 +281,13 @@ fn generate(model: &Model, a: GenerateArgs) -> Result<(), CliError> {
     let mut printed = 0;
     let tk = &model.tokenizer;
     let reason = loop {
-        match pollster::block_on(g.step(&mut backend, &settings, tk))? {
+        // A lost GPU device switches to the CPU and rebuilds the cache (said on stderr).
+        let kind = engine.report.kind;
+        let outcome = pollster::block_on(engine.step(&mut g, &settings, tk))?;
+        if engine.report.kind != kind {
+            eprintln!("backend: {}", engine.report.reason);
+        }
+        match outcome {
             StepOutcome::Stopped(r) => break r,
             StepOutcome::Token { stop, .. } => {
                 let text = g.generated_text(tk, stop.is_some());
@@ -349,10 +387,10 @@ fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: usize)
     );
 }
 
-fn next(model: &Model, a: NextArgs) -> Result<(), CliError> {
+fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), CliError> {
     let settings = a.knobs.raw().validate(model.config().vocab_size)?;
     let ids = model.encode_prompt(&a.prompt)?;
-    let mut backend = CpuBackend::new(model.transformer.clone());
+    let mut backend = open(&model.transformer, choice)?.backend;
     let seq = backend.new_sequence()?;
     let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
     let history = History {
@@ -442,7 +480,7 @@ fn sample(a: SampleArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn beam(model: &Model, a: BeamArgs) -> Result<(), CliError> {
+fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliError> {
     let raw = decoding_engine::sampling::RawSettings {
         strategy: Some("beam".into()),
         beams: Some(a.beams),
@@ -470,11 +508,12 @@ fn beam(model: &Model, a: BeamArgs) -> Result<(), CliError> {
         max_tokens: settings.max_tokens,
     };
     let ids = model.encode_prompt(&a.prompt)?;
-    let mut backend = CpuBackend::new(model.transformer.clone());
+    let mut backend = open(&model.transformer, choice)?.backend;
+    let backend = &mut *backend;
     let seq = backend.new_sequence()?;
     let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
     let search = pollster::block_on(beam_search(
-        &mut backend,
+        backend,
         config,
         seq,
         ids.len(),
@@ -489,16 +528,12 @@ fn beam(model: &Model, a: BeamArgs) -> Result<(), CliError> {
         max_tokens: best_len.max(1),
         ..Settings::default()
     };
-    let mut g = pollster::block_on(Generation::start(
-        &mut backend,
-        ids.clone(),
-        end_tokens(model),
-    ))?;
+    let mut g = pollster::block_on(Generation::start(backend, ids.clone(), end_tokens(model)))?;
     while let StepOutcome::Token { .. } =
-        pollster::block_on(g.step(&mut backend, &greedy_settings, &model.tokenizer))?
+        pollster::block_on(g.step(backend, &greedy_settings, &model.tokenizer))?
     {}
     let greedy = g.generated_ids();
-    let (_, greedy_lp) = pollster::block_on(score_continuation(&mut backend, &ids, &greedy))?;
+    let (_, greedy_lp) = pollster::block_on(score_continuation(backend, &ids, &greedy))?;
     let text = |toks: &[u32]| -> Result<String, CliError> {
         let mut all = ids.clone();
         all.extend_from_slice(toks);

@@ -1,6 +1,8 @@
 //! The whole forward pass on the GPU against the CPU reference, on stories260K: greedy golden
 //! text, next-token probabilities, forced-decoding agreement, cache operations, beam search,
 //! limits, fallback and device loss.
+// Native only: these run on the Vulkan adapter (lavapipe without a GPU).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

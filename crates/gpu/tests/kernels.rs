@@ -1,6 +1,8 @@
 //! Every WGSL kernel against its CPU twin in `decoding_engine::cpu`: one fixed case and a few
 //! random shapes each, with a named tolerance (float sums run in a different order on the GPU,
 //! and its exp is not libm's).
+// Native only: these run on the Vulkan adapter (lavapipe without a GPU).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
