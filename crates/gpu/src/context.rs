@@ -128,9 +128,15 @@ impl GpuContext {
 
     /// A one-line description, e.g. "llvmpipe (Vulkan, Cpu)".
     pub fn describe(&self) -> String {
+        // Browsers hide the adapter's name (fingerprinting); say what is known.
+        let name = if self.adapter.name.is_empty() {
+            "the browser's adapter"
+        } else {
+            &self.adapter.name
+        };
         format!(
-            "{} ({:?}, {:?})",
-            self.adapter.name, self.adapter.backend, self.adapter.device_type
+            "{name} ({:?}, {:?})",
+            self.adapter.backend, self.adapter.device_type
         )
     }
 

@@ -4,6 +4,7 @@
 
 pub mod protocol;
 pub mod session;
+pub mod state;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

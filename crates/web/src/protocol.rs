@@ -2,30 +2,172 @@
 //! worker, events come back; both are plain serde types with named fields (sent with
 //! `serde-wasm-bindgen`), so the protocol is checked by the compiler on both sides.
 
-use decoding_engine::{BackendKind, Config};
+use decoding_engine::beam::BeamNode;
+use decoding_engine::generation::{Step, StopReason};
+use decoding_engine::kv_cache::CacheBytes;
+use decoding_engine::sampling::{Settings, Stage};
+use decoding_engine::Config;
+use decoding_gpu::{BackendChoice, BackendReport};
 use serde::{Deserialize, Serialize};
 
 /// UI → worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
-    /// Fetch the model and tokenizer from the page's own static files and load them.
+    /// Fetch the model and tokenizer from the page's own static files, load them, open the
+    /// backend.
     Load {
         model_url: String,
         tokenizer_url: String,
+        backend: BackendChoice,
     },
-    /// The next-token distribution after `prompt`, the `top` most likely tokens.
-    Next { prompt: String, top: usize },
+    /// Switch backend; the transcript is rebuilt from its tokens on the new one.
+    SetBackend {
+        backend: BackendChoice,
+    },
+    /// A new prompt: prefill it (the transcript starts over).
+    SetPrompt {
+        prompt: String,
+    },
+    /// New validated settings: re-run the chain on the cached logits (no forward pass).
+    SetSettings {
+        settings: Settings,
+    },
+    /// Generate up to `count` tokens (stops early on a stop condition or a cancel).
+    Step {
+        count: u32,
+    },
+    Rewind,
+    Reset,
+    /// Everything a link holds: prompt, settings, and how many tokens to replay.
+    Restore {
+        prompt: String,
+        settings: Settings,
+        steps: u32,
+    },
+    /// Start a beam search from the prompt with the settings' beam parameters.
+    BeamStart,
+    /// Grow the beam tree by one token.
+    BeamStep,
+    /// The toy-logits mode: the chain on hand-typed logits.
+    Toy {
+        logits: Vec<f64>,
+        history: Vec<u32>,
+    },
+    /// Stop a running multi-token step at the next token.
+    Cancel,
 }
 
-/// One row of a distribution table.
+/// What the page needs to know about the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TokenRow {
-    pub rank: usize,
+pub struct ModelInfo {
+    pub name: String,
+    pub config: Config,
+    pub params: u64,
+    /// Every token's piece, by id.
+    pub pieces: Vec<String>,
+}
+
+/// One token of the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptToken {
     pub id: u32,
     pub piece: String,
+}
+
+/// Forward-pass timings, milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// The prompt's batched prefill.
+    pub prefill_ms: Option<f64>,
+    pub prefill_tokens: usize,
+    /// The last decode steps (oldest first).
+    pub decode_ms: Vec<f64>,
+}
+
+/// The generation's state: what the transcript, the controls and the KV panel show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptView {
+    pub prompt: Vec<PromptToken>,
+    /// The prompt and the generated tokens as text.
+    pub prompt_text: String,
+    pub generated_text: String,
+    pub steps: Vec<Step>,
+    /// Why generation cannot go on under the current settings (None: it can).
+    pub stop: Option<StopReason>,
+    /// Positions in the KV cache and its bytes.
+    pub cache_len: usize,
+    pub cache: CacheBytes,
+    pub timings: Timings,
+}
+
+/// One stage's effect, summarised for its small before/after chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageView {
+    pub stage: Stage,
+    pub active: bool,
+    pub setting: String,
+    /// Tokens in play after the stage, and how many it removed.
+    pub kept: usize,
+    pub removed: usize,
+    /// Probabilities of `TraceView::chart_ids` entering and leaving the stage.
+    pub before: Vec<f32>,
+    pub after: Vec<f32>,
+}
+
+/// The sampling chain's trace, shaped for drawing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceView {
+    /// Token ids, most likely first by the final distribution (removed ones after, by the
+    /// probability they had before removal).
+    pub order: Vec<u32>,
+    /// Final probability of each token, by id.
+    pub probs: Vec<f32>,
+    /// For a removed token: its probability entering the stage that removed it (else 0).
+    pub ghost: Vec<f32>,
+    /// For a removed token: the index in `stages` of the stage that removed it (else -1).
+    pub removed_by: Vec<i8>,
+    pub stages: Vec<StageView>,
+    /// The ids the stage charts show (the most likely entering the chain).
+    pub chart_ids: Vec<u32>,
+    pub kept: usize,
+    pub entropy: f64,
+    pub effective_tokens: f64,
+    pub coin: Option<f64>,
+    /// The token the next step would take with this coin.
+    pub token: u32,
+    pub rank: usize,
     pub prob: f64,
-    pub logprob: f64,
+    /// Which generation step this distribution is for (None in toy mode).
+    pub step: Option<usize>,
+}
+
+/// A finished (or cut) beam hypothesis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HypothesisView {
+    pub tokens: Vec<u32>,
+    pub text: String,
+    pub sum_logprob: f64,
+    pub score: f64,
+    pub node: usize,
+    pub ended: bool,
+}
+
+/// The beam tree so far, and greedy's path over the same depth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BeamView {
+    pub nodes: Vec<BeamNode>,
+    pub finished: Vec<HypothesisView>,
+    pub depth: usize,
+    pub done: bool,
+    pub width: usize,
+    /// Greedy over `depth` tokens: its tokens, text and total log-probability.
+    pub greedy_tokens: Vec<u32>,
+    pub greedy_text: String,
+    pub greedy_logprob: f64,
+    /// The best live or finished prefix at this depth (its total log-probability).
+    pub best_logprob: f64,
+    pub best_text: String,
 }
 
 /// Worker → UI.
@@ -40,19 +182,25 @@ pub enum Event {
         loaded: u64,
         total: Option<u64>,
     },
-    /// The model is ready.
     Loaded {
-        config: Config,
-        params: u64,
-        backend: BackendKind,
-        backend_reason: String,
+        info: ModelInfo,
     },
-    Next {
-        prompt: String,
-        prompt_tokens: Vec<u32>,
-        rows: Vec<TokenRow>,
-        millis: f64,
+    /// Which backend runs, and why.
+    Backend {
+        report: BackendReport,
     },
-    /// Something failed; the message is for the user.
-    Error { message: String },
+    Transcript {
+        view: TranscriptView,
+    },
+    Trace {
+        view: TraceView,
+        toy: bool,
+    },
+    Beam {
+        view: BeamView,
+    },
+    /// Something failed; the message is for the user. Nothing was lost.
+    Error {
+        message: String,
+    },
 }

@@ -1,11 +1,14 @@
 //! The web worker's browser glue: receives [`Request`]s, runs them one at a time through the
-//! [`Session`], posts [`Event`]s back, and fetches the model files with progress.
+//! [`Session`], posts [`Event`]s back, fetches the model files with progress, and lets a
+//! `Cancel` through at once (it stops a multi-token step between tokens).
 
 use crate::protocol::{Event, Request};
-use crate::session::Session;
+use crate::session::{Host, Session};
 use js_sys::{Reflect, Uint8Array};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -15,7 +18,37 @@ struct Worker {
     scope: DedicatedWorkerGlobalScope,
     session: RefCell<Session>,
     queue: RefCell<VecDeque<Request>>,
-    busy: std::cell::Cell<bool>,
+    busy: Cell<bool>,
+    cancel: Cell<bool>,
+}
+
+impl Host for Worker {
+    fn now(&self) -> f64 {
+        self.scope
+            .performance()
+            .map(|p| p.now())
+            .unwrap_or_else(js_sys::Date::now)
+    }
+
+    /// Returns to the event loop once (a zero-delay timeout), so queued messages (a cancel)
+    /// are seen between tokens.
+    fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        let scope = self.scope.clone();
+        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+            let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        });
+        Box::pin(async move {
+            let _ = JsFuture::from(promise).await;
+        })
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.get()
+    }
+
+    fn clear_cancel(&self) {
+        self.cancel.set(false);
+    }
 }
 
 impl Worker {
@@ -30,13 +63,6 @@ impl Worker {
         }
     }
 
-    fn now(&self) -> f64 {
-        self.scope
-            .performance()
-            .map(|p| p.now())
-            .unwrap_or_else(js_sys::Date::now)
-    }
-
     /// Runs queued requests in order until the queue is empty.
     async fn drain(self: Rc<Self>) {
         loop {
@@ -48,31 +74,43 @@ impl Worker {
     }
 
     async fn handle(&self, req: Request) {
-        match req {
+        // Requests run one at a time (see `drain`), so the session can be taken out for the
+        // duration of the (possibly GPU-asynchronous) work.
+        let mut session = self.session.take();
+        let events = match req {
             Request::Load {
                 model_url,
                 tokenizer_url,
-            } => {
-                let model = match self.fetch(&model_url).await {
-                    Ok(b) => b,
-                    Err(message) => return self.post(&Event::Error { message }),
-                };
-                let tok = match self.fetch(&tokenizer_url).await {
-                    Ok(b) => b,
-                    Err(message) => return self.post(&Event::Error { message }),
-                };
-                let event = self.session.borrow_mut().load(&model, &tok);
-                self.post(&event);
-            }
-            Request::Next { prompt, top } => {
-                // Requests run one at a time (see `drain`), so the session can be taken out
-                // for the duration of the (possibly GPU-asynchronous) work.
-                let mut session = self.session.take();
-                let event = session.next(&prompt, top, || self.now()).await;
-                self.session.replace(session);
-                self.post(&event);
-            }
+                backend,
+            } => match self.fetch_both(&model_url, &tokenizer_url).await {
+                Err(message) => vec![Event::Error { message }],
+                Ok((model, tok)) => {
+                    let name = model_url
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or(&model_url)
+                        .trim_end_matches(".bin")
+                        .to_string();
+                    let mut events = session.load(&name, &model, &tok);
+                    if session.model().is_some() {
+                        for e in &events {
+                            self.post(e);
+                        }
+                        events = session.set_backend(backend, self).await;
+                    }
+                    events
+                }
+            },
+            other => session.handle(other, self).await,
+        };
+        self.session.replace(session);
+        for e in &events {
+            self.post(e);
         }
+    }
+
+    async fn fetch_both(&self, model: &str, tokenizer: &str) -> Result<(Vec<u8>, Vec<u8>), String> {
+        Ok((self.fetch(model).await?, self.fetch(tokenizer).await?))
     }
 
     /// GETs `url` from the page's own server, posting progress as bytes arrive.
@@ -131,7 +169,7 @@ impl Worker {
     }
 }
 
-/// The worker's entry point: installs the message handler.
+/// The worker's entry point: installs the message handler and says it is ready.
 pub fn start() {
     console_error_panic_hook::set_once();
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
@@ -139,11 +177,13 @@ pub fn start() {
         scope: scope.clone(),
         session: RefCell::new(Session::default()),
         queue: RefCell::new(VecDeque::new()),
-        busy: std::cell::Cell::new(false),
+        busy: Cell::new(false),
+        cancel: Cell::new(false),
     });
     let w = worker.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         match serde_wasm_bindgen::from_value::<Request>(e.data()) {
+            Ok(Request::Cancel) => w.cancel.set(true),
             Ok(req) => {
                 w.queue.borrow_mut().push_back(req);
                 if !w.busy.replace(true) {

@@ -1,0 +1,406 @@
+//! The page's state that is plain data, kept out of the components and tested natively: the
+//! link (URL query) that reproduces a view, and the KV-cache arithmetic the panel shows.
+
+use decoding_engine::sampling::{RawSettings, SettingError, Settings};
+use decoding_gpu::BackendChoice;
+use std::collections::BTreeSet;
+
+pub const DEFAULT_PROMPT: &str = "Once upon a time";
+pub const DEFAULT_TOY: &str = "2, 1, 0.1";
+
+/// How the distribution is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Probability,
+    LogProbability,
+}
+
+/// Everything a link holds besides the sampling settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageState {
+    pub prompt: String,
+    /// Tokens generated (replayed when the link is opened).
+    pub steps: u32,
+    /// Open panels by name ("chain", "beam", "kv", "toy").
+    pub panels: BTreeSet<String>,
+    pub scale: Scale,
+    /// The toy-logits text when toy mode is on.
+    pub toy: Option<String>,
+    pub backend: BackendChoice,
+    pub presenter: bool,
+}
+
+impl Default for PageState {
+    fn default() -> PageState {
+        PageState {
+            prompt: DEFAULT_PROMPT.to_string(),
+            steps: 0,
+            panels: ["chain".to_string(), "kv".to_string()]
+                .into_iter()
+                .collect(),
+            scale: Scale::Probability,
+            toy: None,
+            backend: BackendChoice::Auto,
+            presenter: false,
+        }
+    }
+}
+
+/// What opening a link gave: the state, valid settings, and what was wrong in it (each bad
+/// value was replaced by its default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    pub page: PageState,
+    pub raw: RawSettings,
+    pub settings: Settings,
+    pub problems: Vec<SettingError>,
+}
+
+/// Reads a query string (with or without the leading '?').
+pub fn from_query(query: &str, vocab_size: usize) -> Restored {
+    let query = query.strip_prefix('?').unwrap_or(query);
+    let mut page = PageState::default();
+    let mut raw = RawSettings::default();
+    let mut problems = Vec::new();
+    let mut bad = |field: &str, message: String| {
+        problems.push(SettingError {
+            field: field.to_string(),
+            message,
+        })
+    };
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "prompt" => page.prompt = v.into_owned(),
+            "steps" => match v.parse::<u32>() {
+                Ok(n) if n <= 4096 => page.steps = n,
+                _ => bad(
+                    "steps",
+                    format!("{v:?} is not a number of steps (0..=4096)"),
+                ),
+            },
+            "panels" => {
+                page.panels = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| ["chain", "beam", "kv", "toy"].contains(p))
+                    .map(String::from)
+                    .collect()
+            }
+            "scale" => match v.as_ref() {
+                "prob" => page.scale = Scale::Probability,
+                "logprob" => page.scale = Scale::LogProbability,
+                _ => bad("scale", format!("{v:?} is not prob or logprob")),
+            },
+            "toy" => page.toy = Some(v.into_owned()),
+            "backend" => match BackendChoice::parse(&v) {
+                Some(b) => page.backend = b,
+                None => bad("backend", format!("{v:?} is not auto, gpu or cpu")),
+            },
+            "presenter" => page.presenter = v == "1" || v == "true",
+            key => {
+                if !raw.set(key, &v) {
+                    bad(key, "is not a setting this page knows".to_string());
+                }
+            }
+        }
+    }
+    // Validate; every field that breaks a rule is reported and dropped (its default used).
+    let settings = match raw.validate(vocab_size) {
+        Ok(s) => s,
+        Err(errors) => {
+            let mut cleaned = raw.clone();
+            for e in &errors.0 {
+                clear_field(&mut cleaned, &e.field);
+            }
+            problems.extend(errors.0);
+            raw = cleaned;
+            // A field cleared above can no longer fail, and defaults are valid; if something
+            // still does (an order naming a stage that is now neutral), use every default.
+            raw.validate(vocab_size).unwrap_or_else(|_| {
+                raw = RawSettings::default();
+                Settings::default()
+            })
+        }
+    };
+    Restored {
+        page,
+        raw,
+        settings,
+        problems,
+    }
+}
+
+/// Resets one raw field (by its URL/form name) to "not given".
+pub fn clear_field(raw: &mut RawSettings, field: &str) {
+    match field {
+        "temperature" => raw.temperature = None,
+        "top_k" => raw.top_k = None,
+        "top_p" => raw.top_p = None,
+        "min_p" => raw.min_p = None,
+        "typical_p" => raw.typical_p = None,
+        "repetition_penalty" => raw.repetition_penalty = None,
+        "frequency_penalty" => raw.frequency_penalty = None,
+        "presence_penalty" => raw.presence_penalty = None,
+        "penalty_window" => raw.penalty_window = None,
+        "logit_bias" => raw.logit_bias.clear(),
+        "no_repeat_ngram" => raw.no_repeat_ngram = None,
+        "max_tokens" => raw.max_tokens = None,
+        "stop" => raw.stop.clear(),
+        "seed" => raw.seed = None,
+        "profile" => raw.profile = None,
+        "order" => raw.order = None,
+        "strategy" | "beams" | "length_penalty" | "early_stopping" | "num_return" => {
+            raw.strategy = None;
+            raw.beams = None;
+            raw.length_penalty = None;
+            raw.early_stopping = None;
+            raw.num_return = None;
+        }
+        _ => {}
+    }
+}
+
+/// The query string (without '?') for a view: only what differs from the defaults.
+pub fn to_query(page: &PageState, settings: &Settings) -> String {
+    let d = PageState::default();
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    if page.prompt != d.prompt {
+        q.append_pair("prompt", &page.prompt);
+    }
+    for (k, v) in settings.to_pairs() {
+        if k == "seed" && settings.seed == 0 {
+            continue;
+        }
+        q.append_pair(k, &v);
+    }
+    if page.steps > 0 {
+        q.append_pair("steps", &page.steps.to_string());
+    }
+    if page.panels != d.panels {
+        let p: Vec<&str> = page.panels.iter().map(String::as_str).collect();
+        q.append_pair("panels", &p.join(","));
+    }
+    if page.scale == Scale::LogProbability {
+        q.append_pair("scale", "logprob");
+    }
+    if let Some(t) = &page.toy {
+        q.append_pair("toy", t);
+    }
+    if page.backend != d.backend {
+        q.append_pair(
+            "backend",
+            match page.backend {
+                BackendChoice::Auto => "auto",
+                BackendChoice::Gpu => "gpu",
+                BackendChoice::Cpu => "cpu",
+            },
+        );
+    }
+    if page.presenter {
+        q.append_pair("presenter", "1");
+    }
+    q.finish()
+}
+
+/// Parses the toy logits text ("2, 1, 0.1").
+pub fn parse_toy(text: &str) -> Result<Vec<f64>, String> {
+    let mut out = Vec::new();
+    for part in text
+        .split([',', ' ', ';', '\n'])
+        .filter(|p| !p.trim().is_empty())
+    {
+        match part.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => out.push(v),
+            _ => return Err(format!("{part:?} is not a finite number")),
+        }
+    }
+    if out.is_empty() || out.len() > 64 {
+        return Err(format!("type between 1 and 64 logits (got {})", out.len()));
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// The KV cache: bytes = 2 × n × N_layers × d_kv × bytes/elem (lesson 10, section 4).
+
+/// A real model's attention shape, for the calculator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Preset {
+    pub name: &'static str,
+    pub layers: u64,
+    pub n_heads: u64,
+    pub n_kv_heads: u64,
+    pub head_dim: u64,
+    /// What the model's K/V sharing is called.
+    pub kind: &'static str,
+}
+
+/// Published configurations (each model's config.json on the Hugging Face hub).
+pub const PRESETS: [Preset; 6] = [
+    Preset {
+        name: "stories260K",
+        layers: 5,
+        n_heads: 8,
+        n_kv_heads: 4,
+        head_dim: 8,
+        kind: "GQA",
+    },
+    Preset {
+        name: "GPT-2 small",
+        layers: 12,
+        n_heads: 12,
+        n_kv_heads: 12,
+        head_dim: 64,
+        kind: "MHA",
+    },
+    Preset {
+        name: "Llama-2-7B",
+        layers: 32,
+        n_heads: 32,
+        n_kv_heads: 32,
+        head_dim: 128,
+        kind: "MHA",
+    },
+    Preset {
+        name: "Llama-3-8B",
+        layers: 32,
+        n_heads: 32,
+        n_kv_heads: 8,
+        head_dim: 128,
+        kind: "GQA",
+    },
+    Preset {
+        name: "Mistral-7B",
+        layers: 32,
+        n_heads: 32,
+        n_kv_heads: 8,
+        head_dim: 128,
+        kind: "GQA",
+    },
+    Preset {
+        name: "Falcon-7B",
+        layers: 32,
+        n_heads: 71,
+        n_kv_heads: 1,
+        head_dim: 64,
+        kind: "MQA",
+    },
+];
+
+/// 2 × positions × layers × d_kv × bytes/elem.
+pub fn kv_bytes(positions: u64, layers: u64, d_kv: u64, bytes_per_elem: u64) -> u64 {
+    2 * positions * layers * d_kv * bytes_per_elem
+}
+
+/// The cache of `p` at `positions` if every query head had its own K/V (MHA), with the model's
+/// sharing, and with one K/V head for all (MQA).
+pub fn mha_gqa_mqa(p: &Preset, positions: u64, bytes_per_elem: u64) -> (u64, u64, u64) {
+    let f = |kv_heads: u64| kv_bytes(positions, p.layers, kv_heads * p.head_dim, bytes_per_elem);
+    (f(p.n_heads), f(p.n_kv_heads), f(1))
+}
+
+/// 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes in the largest binary unit that keeps the number ≥ 1 ("2 GiB", "640 KiB").
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} bytes")
+    } else if (v - v.round()).abs() < 0.005 {
+        format!("{} {}", v.round() as u64, UNITS[u])
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stories260k_cache_figures() {
+        let p = &PRESETS[0];
+        assert_eq!(kv_bytes(1, p.layers, p.n_kv_heads * p.head_dim, 4), 1_280);
+        assert_eq!(
+            kv_bytes(512, p.layers, p.n_kv_heads * p.head_dim, 4),
+            655_360
+        );
+        assert_eq!(mha_gqa_mqa(p, 512, 4), (1_310_720, 655_360, 163_840));
+    }
+
+    #[test]
+    fn llama2_7b_at_4096_tokens_fp16_is_2_gib() {
+        let p = PRESETS.iter().find(|p| p.name == "Llama-2-7B").unwrap();
+        let (mha, gqa, _) = mha_gqa_mqa(p, 4096, 2);
+        assert_eq!(gqa, 2 * 1024 * 1024 * 1024);
+        assert_eq!(mha, gqa);
+        assert_eq!(human_bytes(gqa), "2 GiB");
+        let l3 = PRESETS.iter().find(|p| p.name == "Llama-3-8B").unwrap();
+        assert_eq!(human_bytes(mha_gqa_mqa(l3, 8192, 2).1), "1 GiB");
+    }
+
+    #[test]
+    fn query_round_trips() {
+        let r = from_query(
+            "?prompt=The+cat&temperature=0.7&top_k=5&steps=10&panels=beam,kv&scale=logprob&seed=3&profile=llama.cpp",
+            512,
+        );
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        assert_eq!(r.page.prompt, "The cat");
+        assert_eq!(r.page.steps, 10);
+        assert_eq!(r.settings.top_k, 5);
+        let q = to_query(&r.page, &r.settings);
+        let again = from_query(&q, 512);
+        assert_eq!(again.page, r.page);
+        assert_eq!(again.settings, r.settings);
+    }
+
+    #[test]
+    fn nonsense_is_reported_and_replaced_by_defaults() {
+        let r = from_query(
+            "temperature=banana&top_k=3&steps=-2&scale=huge&zzz=1&top_p=7",
+            512,
+        );
+        let fields: Vec<&str> = r.problems.iter().map(|p| p.field.as_str()).collect();
+        for f in ["temperature", "steps", "scale", "zzz", "top_p"] {
+            assert!(fields.contains(&f), "{f} not reported in {fields:?}");
+        }
+        assert_eq!(r.settings.temperature, 1.0);
+        assert_eq!(r.settings.top_p, 1.0);
+        // The good values survive.
+        assert_eq!(r.settings.top_k, 3);
+        assert_eq!(r.page.steps, 0);
+    }
+
+    #[test]
+    fn toy_text_parses() {
+        assert_eq!(parse_toy("2, 1, 0.1").unwrap(), vec![2.0, 1.0, 0.1]);
+        assert!(parse_toy("2, x").is_err());
+        assert!(parse_toy("").is_err());
+        assert!(parse_toy("inf").is_err());
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(thousands(655_360), "655,360");
+        assert_eq!(human_bytes(1_280), "1.25 KiB");
+        assert_eq!(human_bytes(655_360), "640 KiB");
+    }
+}

@@ -1,0 +1,127 @@
+//! The sampling chain in its order, re-orderable by drag and drop or with the ↑/↓ buttons
+//! (keyboard), each stage with a small before/after chart from the engine's trace (what the
+//! stage removed shows as grey bars that lost their blue).
+
+use super::Ui;
+use crate::protocol::StageView;
+use decoding_engine::sampling::Stage;
+use leptos::prelude::*;
+
+/// Moves stage `from` to position `to` and sends the new order.
+fn reorder(ui: Ui, from: usize, to: usize) {
+    let mut order = ui.settings.get_untracked().order;
+    if from >= order.len() || to >= order.len() || from == to {
+        return;
+    }
+    let st = order.remove(from);
+    order.insert(to, st);
+    let names: Vec<&str> = order.iter().map(|s| s.name()).collect();
+    ui.set_field("order", names.join(","));
+}
+
+fn mini_chart(v: &StageView) -> impl IntoView {
+    let n = v.before.len().max(1) as f32;
+    let w = 100.0 / n;
+    let bars = v
+        .before
+        .iter()
+        .zip(&v.after)
+        .enumerate()
+        .map(|(i, (&b, &a))| {
+            let x = i as f32 * w;
+            // A square-root scale keeps the small probabilities visible beside a dominant one.
+            let (b, a) = (b.max(0.0).sqrt(), a.max(0.0).sqrt());
+            view! {
+                <rect class="before" x=format!("{:.2}", x) y=format!("{:.2}", 30.0 - b * 30.0)
+                    width=format!("{:.2}", w * 0.45) height=format!("{:.2}", b * 30.0)></rect>
+                <rect class="after" x=format!("{:.2}", x + w * 0.45) y=format!("{:.2}", 30.0 - a * 30.0)
+                    width=format!("{:.2}", w * 0.45) height=format!("{:.2}", a * 30.0)></rect>
+            }
+        })
+        .collect_view();
+    let label = format!(
+        "{}: {} tokens kept, {} removed; grey bars before the stage, blue after (square-root scale)",
+        v.stage.name(),
+        v.kept,
+        v.removed
+    );
+    let aria = label.clone();
+    view! {
+        <svg class="mini" viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label=aria>
+            <title>{label}</title>
+            {bars}
+        </svg>
+    }
+}
+
+#[component]
+pub fn Chain() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let dragging = RwSignal::new(None::<usize>);
+    let open = move || ui.page.with(|p| p.panels.contains("chain"));
+    let stage_view = move |st: Stage| {
+        ui.trace.with(|t| {
+            t.as_ref()
+                .and_then(|t| t.stages.iter().find(|v| v.stage == st).cloned())
+        })
+    };
+    view! {
+        <section class="panel" aria-labelledby="chain-h">
+            <div class="panel-head">
+                <h2 id="chain-h">"Sampling chain"</h2>
+                <button data-testid="toggle-chain" aria-expanded=move || open().to_string()
+                    on:click=move |_| ui.toggle_panel("chain")>{move || if open() { "Hide" } else { "Show" }}</button>
+            </div>
+            {move || open().then(|| view! {
+                <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules."</p>
+                <ol class="chain" data-testid="chain">
+                    {move || {
+                        let order = ui.settings.get().order;
+                        let len = order.len();
+                        order.into_iter().enumerate().map(|(i, st)| {
+                            let v = stage_view(st);
+                            let active = v.as_ref().is_some_and(|v| v.active);
+                            view! {
+                                <li class="stage" class:active=active class:dragging=move || dragging.get() == Some(i)
+                                    data-testid=format!("stage-{}", st.name()) draggable="true"
+                                    on:dragstart=move |ev: leptos::ev::DragEvent| {
+                                        dragging.set(Some(i));
+                                        if let Some(dt) = ev.data_transfer() {
+                                            let _ = dt.set_data("text/plain", st.name());
+                                        }
+                                    }
+                                    on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default()
+                                    on:drop=move |ev: leptos::ev::DragEvent| {
+                                        ev.prevent_default();
+                                        if let Some(from) = dragging.get_untracked() {
+                                            reorder(ui, from, i);
+                                        }
+                                        dragging.set(None);
+                                    }
+                                    on:dragend=move |_| dragging.set(None)>
+                                    <span class="pos">{i + 1}</span>
+                                    <span class="name">{st.name()}</span>
+                                    <span class="setting">{v.as_ref().map(|v| if v.active { v.setting.clone() } else { "off".into() })}</span>
+                                    <span class="kept">{v.as_ref().map(|v| format!("{} kept{}", v.kept,
+                                        if v.removed > 0 { format!(", −{}", v.removed) } else { String::new() }))}</span>
+                                    {v.as_ref().map(mini_chart)}
+                                    <span class="moves">
+                                        <button class="ghost" aria-label=format!("Move {} earlier", st.name())
+                                            data-testid=format!("up-{}", st.name())
+                                            disabled=i == 0 on:click=move |_| reorder(ui, i, i.saturating_sub(1))>"↑"</button>
+                                        <button class="ghost" aria-label=format!("Move {} later", st.name())
+                                            data-testid=format!("down-{}", st.name())
+                                            disabled=i + 1 == len on:click=move |_| reorder(ui, i, i + 1)>"↓"</button>
+                                    </span>
+                                </li>
+                            }
+                        }).collect_view()
+                    }}
+                </ol>
+                {move || ui.field_errors.with(|e| e.iter().find(|e| e.field == "order").map(|e| {
+                    view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
+                }))}
+            })}
+        </section>
+    }
+}

@@ -1,0 +1,267 @@
+//! The live next-token distribution: every token of the vocabulary sorted by probability
+//! (probability or log-probability), the chosen token highlighted, tokens a stage removed
+//! greyed (with the probability they had before), entropy and exp(entropy). Redrawn from the
+//! engine's trace whenever a knob moves; nothing is recomputed here.
+
+use super::Ui;
+use crate::protocol::TraceView;
+use crate::state::{self, Scale};
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Rows listed under the chart before "show all".
+const ROWS: usize = 40;
+
+fn visible(piece: &str) -> String {
+    format!("{:?}", piece)
+}
+
+/// Bar height (0..1) of a probability on the chosen scale (log scale down to 1e-8).
+fn height(p: f32, scale: Scale) -> f32 {
+    match scale {
+        Scale::Probability => p,
+        Scale::LogProbability => {
+            if p <= 0.0 {
+                0.0
+            } else {
+                ((p.ln() + 18.42) / 18.42).clamp(0.0, 1.0)
+            }
+        }
+    }
+}
+
+/// Bars in the chart unless every token is asked for.
+const CHART_BARS: usize = 64;
+
+/// One SVG path per class (kept, removed, chosen): three nodes for any vocabulary size.
+fn bars_svg(t: &TraceView, scale: Scale, limit: usize) -> (String, String, String) {
+    let n = limit.max(1) as f32;
+    let w = 1000.0 / n;
+    let (mut kept, mut ghost, mut chosen) = (String::new(), String::new(), String::new());
+    for (x, &id) in t.order.iter().take(limit).enumerate() {
+        let i = id as usize;
+        let (p, target) = if t.probs[i] > 0.0 {
+            (
+                t.probs[i],
+                if id == t.token {
+                    &mut chosen
+                } else {
+                    &mut kept
+                },
+            )
+        } else {
+            (t.ghost[i], &mut ghost)
+        };
+        let h = height(p, scale) * 100.0;
+        if h > 0.0 {
+            target.push_str(&format!(
+                "M{:.2} 100V{:.2}h{:.2}V100Z",
+                x as f32 * w,
+                100.0 - h,
+                (w * 0.9).max(0.3)
+            ));
+        }
+    }
+    (kept, ghost, chosen)
+}
+
+/// The chart and the rows for one trace (the model's or the toy logits').
+#[component]
+fn DistributionView(
+    trace: Signal<Option<TraceView>>,
+    #[prop(into)] testid: String,
+) -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let show_all = RwSignal::new(false);
+    let scale = move || ui.page.with(|p| p.scale);
+    let summary = move || {
+        trace.with(|t| {
+            t.as_ref().map(|t| {
+                let top: Vec<String> = t
+                    .order
+                    .iter()
+                    .take(5)
+                    .filter(|&&id| t.probs[id as usize] > 0.0)
+                    .map(|&id| {
+                        format!(
+                            "{} {:.1}%",
+                            visible(&ui.piece(id)),
+                            t.probs[id as usize] * 100.0
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} of {} tokens kept. Most likely: {}. Chosen with this seed: {} (rank {}).",
+                    t.kept,
+                    t.order.len(),
+                    top.join(", "),
+                    visible(&ui.piece(t.token)),
+                    t.rank
+                )
+            })
+        })
+    };
+    let testid_chart = format!("{testid}-chart");
+    let testid_rows = format!("{testid}-rows");
+    view! {
+        <div class="dist">
+            {move || trace.with(|t| t.as_ref().map(|t| view! {
+                <p class="entropy" data-testid="entropy">
+                    {format!(
+                        "Entropy H = {:.3} nats; exp(H) = {:.2} effective tokens; {} of {} tokens kept",
+                        t.entropy, t.effective_tokens, t.kept, t.order.len()
+                    )}
+                    {t.coin.map(|c| format!("; coin {c:.4}"))}
+                </p>
+            }))}
+            <p class="small">{move || trace.with(|t| t.as_ref().map(|t| {
+                let n = if show_all.get() { t.order.len() } else { CHART_BARS.min(t.order.len()) };
+                format!("The {n} most likely of {} tokens, sorted; grey: removed by a stage (their probability before removal).", t.order.len())
+            }))}</p>
+            <svg class="bars" data-testid=testid_chart viewBox="0 0 1000 100" preserveAspectRatio="none"
+                role="img" aria-label=move || summary().unwrap_or_default()>
+                <title>{move || summary().unwrap_or_default()}</title>
+                {move || trace.with(|t| t.as_ref().map(|t| {
+                    let limit = if show_all.get() { t.order.len() } else { CHART_BARS.min(t.order.len()) };
+                    let (kept, ghost, chosen) = bars_svg(t, scale(), limit);
+                    view! {
+                        <path class="ghost" d=ghost></path>
+                        <path class="kept" d=kept></path>
+                        <path class="chosen" d=chosen></path>
+                    }
+                }))}
+            </svg>
+            <ol class="rows" data-testid=testid_rows>
+                {move || trace.with(|t| t.as_ref().map(|t| {
+                    let limit = if show_all.get() { t.order.len() } else { ROWS.min(t.order.len()) };
+                    let sc = scale();
+                    let names: Vec<String> = t.stages.iter().map(|s| s.stage.name().to_string()).collect();
+                    t.order[..limit].iter().enumerate().map(|(rank, &id)| {
+                        let i = id as usize;
+                        let p = t.probs[i];
+                        let removed = p <= 0.0;
+                        let shown = if removed { t.ghost[i] } else { p };
+                        let value = match sc {
+                            Scale::Probability => format!("{shown:.4}"),
+                            Scale::LogProbability => if shown > 0.0 { format!("{:.3}", shown.ln()) } else { "−∞".into() },
+                        };
+                        let by = (removed && t.removed_by[i] >= 0)
+                            .then(|| format!("removed by {}", names[t.removed_by[i] as usize]));
+                        view! {
+                            <li class="row" class:removed=removed class:chosen=id == t.token
+                                data-testid="dist-row" data-id=id.to_string()>
+                                <span class="rank">{rank + 1}</span>
+                                <span class="piece">{visible(&ui.piece(id))}</span>
+                                <span class="barcell"><span class="bar" style=format!("width:{:.1}%", height(shown, sc) * 100.0)></span></span>
+                                <span class="v" data-testid="dist-value">{value}</span>
+                                <span class="by">{by}</span>
+                            </li>
+                        }
+                    }).collect_view()
+                }))}
+            </ol>
+            <button class="ghost" data-testid=format!("{testid}-show-all") on:click=move |_| show_all.update(|s| *s = !*s)>
+                {move || if show_all.get() { "Show the top 40" } else { "Show every token" }}
+            </button>
+        </div>
+    }
+}
+
+#[component]
+pub fn Distribution() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let trace = Signal::derive(move || ui.trace.get());
+    let set_scale = move |s: Scale| {
+        ui.page.update(|p| p.scale = s);
+        ui.sync_url();
+    };
+    view! {
+        <section class="panel" aria-labelledby="dist-h">
+            <div class="panel-head">
+                <h2 id="dist-h">"Next-token distribution " <span class="tag">"[STATE]"</span></h2>
+                <div class="seg" role="group" aria-label="Scale">
+                    <button data-testid="scale-prob" aria-pressed=move || (ui.page.with(|p| p.scale) == Scale::Probability).to_string()
+                        on:click=move |_| set_scale(Scale::Probability)>"probability"</button>
+                    <button data-testid="scale-logprob" aria-pressed=move || (ui.page.with(|p| p.scale) == Scale::LogProbability).to_string()
+                        on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
+                </div>
+                <button class="ghost" data-testid="export-svg" on:click=move |_| export_svg("dist-chart")>"Export SVG"</button>
+            </div>
+            <DistributionView trace=trace testid="dist" />
+        </section>
+    }
+}
+
+/// The toy-logits mode: the teacher types logits and every knob acts on them.
+#[component]
+pub fn ToyPanel() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = move || ui.page.with(|p| p.panels.contains("toy"));
+    let trace = Signal::derive(move || ui.toy_trace.get());
+    let text = move || {
+        ui.page.with(|p| {
+            p.toy
+                .clone()
+                .unwrap_or_else(|| state::DEFAULT_TOY.to_string())
+        })
+    };
+    view! {
+        <section class="panel" aria-labelledby="toy-h">
+            <div class="panel-head">
+                <h2 id="toy-h">"Toy logits"</h2>
+                <button data-testid="toggle-toy" aria-expanded=move || open().to_string()
+                    on:click=move |_| ui.toggle_panel("toy")>{move || if open() { "Hide" } else { "Show" }}</button>
+            </div>
+            {move || open().then(|| view! {
+                <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's."</p>
+                <label>"Logits z = "
+                    <input data-testid="toy-logits" type="text" prop:value=text
+                        on:input=move |ev| {
+                            let v = event_target_value(&ev);
+                            ui.page.update(|p| p.toy = Some(v));
+                            ui.sync_url();
+                            ui.send_toy();
+                        } />
+                </label>
+                {move || ui.toy_trace.with(|t| t.as_ref().map(|t| {
+                    let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
+                    view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
+                }))}
+                <DistributionView trace=trace testid="toy" />
+            })}
+        </section>
+    }
+}
+
+/// Saves an SVG chart (by data-testid) as a file.
+pub fn export_svg(testid: &str) {
+    let Some(doc) = window().document() else {
+        return;
+    };
+    let Ok(Some(el)) = doc.query_selector(&format!("[data-testid={testid}]")) else {
+        return;
+    };
+    let mut xml = el.outer_html();
+    if !xml.contains("xmlns=") {
+        xml = xml.replacen("<svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"", 1);
+    }
+    let style = "<style>.kept{fill:#2f5bd3}.ghost{fill:#c8cad6}.chosen{fill:#e0662f}.before{fill:#c8cad6}.after{fill:#2f5bd3}</style>";
+    xml = xml.replacen('>', &format!(">{style}"), 1);
+    let parts = js_sys::Array::of1(&xml.into());
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("image/svg+xml");
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    if let Ok(a) = doc.create_element("a") {
+        if let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>() {
+            a.set_href(&url);
+            a.set_download(&format!("{testid}.svg"));
+            a.click();
+        }
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}

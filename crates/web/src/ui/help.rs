@@ -1,0 +1,143 @@
+//! Keyboard control for every action, and the help overlay (`?`) that lists it.
+
+use super::Ui;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// (keys, action) as shown in the overlay.
+const SHORTCUTS: [(&str, &str); 10] = [
+    ("n  or  →", "step one token (one beam level in beam search)"),
+    ("p", "run / pause"),
+    ("b  or  ←", "rewind one token"),
+    ("x", "reset to the prompt"),
+    ("t", "focus the temperature slider (then ← → to move it)"),
+    ("k", "focus top-k"),
+    ("l", "switch probability / log-probability"),
+    ("Tab / Shift+Tab", "move between controls"),
+    ("?", "show this help"),
+    ("Esc", "close this help"),
+];
+
+fn focus(testid: &str) {
+    if let Some(el) = window()
+        .document()
+        .and_then(|d| {
+            d.query_selector(&format!("[data-testid={testid}]"))
+                .ok()
+                .flatten()
+        })
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
+/// Global shortcuts, ignored while typing in a text field.
+pub fn install_shortcuts(ui: Ui) {
+    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            return;
+        }
+        let typing = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .map(|el| {
+                let tag = el.tag_name().to_ascii_lowercase();
+                let kind = el.get_attribute("type").unwrap_or_default();
+                tag == "textarea"
+                    || tag == "select"
+                    || (tag == "input" && kind != "range" && kind != "checkbox")
+            })
+            .unwrap_or(false);
+        let key = ev.key();
+        if key == "Escape" {
+            ui.help.set(false);
+            return;
+        }
+        if typing {
+            return;
+        }
+        // Arrow keys belong to a focused slider.
+        let on_slider = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|el| el.get_attribute("type").as_deref() == Some("range"));
+        let handled = match key.as_str() {
+            "n" => {
+                ui.step();
+                true
+            }
+            "ArrowRight" if !on_slider => {
+                ui.step();
+                true
+            }
+            "p" => {
+                ui.toggle_run();
+                true
+            }
+            "b" => {
+                ui.rewind();
+                true
+            }
+            "ArrowLeft" if !on_slider => {
+                ui.rewind();
+                true
+            }
+            "x" => {
+                ui.reset();
+                true
+            }
+            "t" => {
+                focus("knob-temperature");
+                true
+            }
+            "k" => {
+                focus("knob-top_k");
+                true
+            }
+            "l" => {
+                ui.page.update(|p| {
+                    p.scale = match p.scale {
+                        crate::state::Scale::Probability => crate::state::Scale::LogProbability,
+                        crate::state::Scale::LogProbability => crate::state::Scale::Probability,
+                    }
+                });
+                ui.sync_url();
+                true
+            }
+            "?" => {
+                ui.help.set(true);
+                true
+            }
+            _ => false,
+        };
+        if handled {
+            ev.prevent_default();
+        }
+    });
+    // The listener lives as long as the page.
+    std::mem::forget(handle);
+}
+
+#[component]
+pub fn HelpOverlay() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        ui.help.get().then(|| {
+            let rows = SHORTCUTS
+                .iter()
+                .map(|(k, a)| view! { <tr><th scope="row"><kbd>{*k}</kbd></th><td>{*a}</td></tr> })
+                .collect_view();
+            view! {
+                <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="help-h" data-testid="help"
+                    on:click=move |_| ui.help.set(false)>
+                    <div class="dialog" on:click=|ev| ev.stop_propagation()>
+                        <h2 id="help-h">"Keyboard shortcuts"</h2>
+                        <table>{rows}</table>
+                        <button data-testid="help-close" autofocus on:click=move |_| ui.help.set(false)>"Close"</button>
+                    </div>
+                </div>
+            }
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! The KV cache (lesson 10, section 4): a layer × position view of K and V filling as tokens
+//! are processed, which query heads share each K/V head (GQA), bytes used and allocated next
+//! to bytes = 2 × n × N_layers × d_kv × bytes/elem with the numbers substituted, and a
+//! calculator with real models' shapes showing MHA / GQA / MQA side by side.
+
+use super::Ui;
+use crate::state::{human_bytes, kv_bytes, mha_gqa_mqa, thousands, PRESETS};
+use leptos::prelude::*;
+
+#[component]
+pub fn KvPanel() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = move || ui.page.with(|p| p.panels.contains("kv"));
+    view! {
+        <section class="panel" aria-labelledby="kv-h">
+            <div class="panel-head">
+                <h2 id="kv-h">"KV cache " <span class="tag">"[STATE]"</span></h2>
+                <button data-testid="toggle-kv" aria-expanded=move || open().to_string()
+                    on:click=move |_| ui.toggle_panel("kv")>{move || if open() { "Hide" } else { "Show" }}</button>
+            </div>
+            {move || open().then(|| view! { <Cache /> <Calculator /> })}
+        </section>
+    }
+}
+
+#[component]
+fn Cache() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        let (Some(info), Some(t)) = (ui.info.get(), ui.transcript.get()) else {
+            return view! { <p>"Waiting for the model…"</p> }.into_any();
+        };
+        let c = info.config;
+        let (layers, seq, kv_dim) = (c.n_layers as u64, c.seq_len as u64, c.kv_dim() as u64);
+        let n = t.cache_len as u64;
+        let per_token = kv_bytes(1, layers, kv_dim, 4);
+        let used = kv_bytes(n, layers, kv_dim, 4);
+        let allocated = kv_bytes(seq, layers, kv_dim, 4);
+        let mha = kv_bytes(seq, layers, c.dim as u64, 4);
+        // One bar per layer for K and one for V: the filled positions out of the context.
+        let bar_w = 600.0;
+        let rows = (0..c.n_layers)
+            .flat_map(|l| {
+                ["K", "V"].into_iter().enumerate().map(move |(kv, name)| (l, kv, name))
+            })
+            .map(|(l, kv, name)| {
+                let y = (l * 2 + kv) as f32 * 14.0;
+                let filled = bar_w * n as f32 / seq as f32;
+                view! {
+                    <text x="0" y=y + 10.0 class="lbl">{format!("L{l} {name}")}</text>
+                    <rect class="slot" x="50" y=y width=bar_w height="11"></rect>
+                    <rect class=if kv == 0 { "fill-k" } else { "fill-v" } x="50" y=y width=filled height="11"></rect>
+                }
+            })
+            .collect_view();
+        let kv_mul = c.kv_mul();
+        let sharing: Vec<String> = (0..c.n_kv_heads)
+            .map(|h| {
+                let q: Vec<String> = (h * kv_mul..(h + 1) * kv_mul)
+                    .map(|q| q.to_string())
+                    .collect();
+                format!("K/V head {h} ← query heads {}", q.join(", "))
+            })
+            .collect();
+        let grid_h = c.n_layers as f32 * 28.0;
+        let summary = format!(
+            "{n} of {seq} positions filled in each of {layers} layers, for keys and values"
+        );
+        let aria = summary.clone();
+        view! {
+            <svg class="kv-grid" data-testid="kv-grid" viewBox=format!("0 0 660 {grid_h}") role="img" aria-label=aria>
+                <title>{summary}</title>
+                {rows}
+            </svg>
+            <p data-testid="kv-positions">{format!("{n} of {seq} positions (prompt {} + generated {})", t.prompt.len(), t.steps.len())}</p>
+            <p>{format!(
+                "Grouped-query attention: {} query heads share {} K/V heads ({}× fewer keys and values than one per head). ",
+                c.n_heads, c.n_kv_heads, kv_mul
+            )}<span class="small">{sharing.join("; ")}</span></p>
+            <table class="formula">
+                <caption>"bytes = 2 × n × N_layers × d_kv × bytes/elem (the 2 is K and V; float32 = 4 bytes)"</caption>
+                <tbody>
+                    <tr><th>"per token"</th><td>{format!("2 × 1 × {layers} × {kv_dim} × 4 = ")}
+                        <strong data-testid="kv-per-token">{format!("{} bytes", thousands(per_token))}</strong></td></tr>
+                    <tr><th>"used"</th><td>{format!("2 × {n} × {layers} × {kv_dim} × 4 = ")}
+                        <strong data-testid="kv-used">{format!("{} bytes", thousands(used))}</strong>
+                        {format!(" (engine: {} bytes)", thousands(t.cache.used))}</td></tr>
+                    <tr><th>"allocated"</th><td>{format!("2 × {seq} × {layers} × {kv_dim} × 4 = ")}
+                        <strong data-testid="kv-allocated">{format!("{} bytes", thousands(allocated))}</strong>
+                        {format!(" (engine: {} bytes)", thousands(t.cache.allocated))}</td></tr>
+                    <tr><th>"without GQA"</th><td>{format!("2 × {seq} × {layers} × {} × 4 = {} bytes", c.dim, thousands(mha))}</td></tr>
+                </tbody>
+            </table>
+        }
+        .into_any()
+    }
+}
+
+#[component]
+fn Calculator() -> impl IntoView {
+    let preset = RwSignal::new(2usize); // Llama-2-7B
+    let positions = RwSignal::new("4096".to_string());
+    let bytes = RwSignal::new(2u64);
+    let result = move || {
+        let p = PRESETS[preset.get()];
+        match positions.get().trim().parse::<u64>() {
+            Ok(n) if (1..=10_000_000).contains(&n) => Ok((p, n, mha_gqa_mqa(&p, n, bytes.get()))),
+            _ => Err(format!(
+                "{:?} is not a context length (1 to 10,000,000)",
+                positions.get()
+            )),
+        }
+    };
+    view! {
+        <h3>"Calculator"</h3>
+        <div class="knob-row">
+            <label>"Model "
+                <select data-testid="calc-model" on:change=move |ev| {
+                    if let Ok(i) = event_target_value(&ev).parse::<usize>() { preset.set(i.min(PRESETS.len() - 1)); }
+                } prop:value=move || preset.get().to_string()>
+                    {PRESETS.iter().enumerate().map(|(i, p)| view! {
+                        <option value=i.to_string()>{format!("{} ({})", p.name, p.kind)}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"Context length n "
+                <input type="text" class="num" data-testid="calc-positions" prop:value=move || positions.get()
+                    on:input=move |ev| positions.set(event_target_value(&ev)) />
+            </label>
+            <label>"Precision "
+                <select data-testid="calc-bytes" prop:value=move || bytes.get().to_string()
+                    on:change=move |ev| bytes.set(event_target_value(&ev).parse().unwrap_or(2))>
+                    <option value="4">"float32 (4 bytes)"</option>
+                    <option value="2">"float16 / bfloat16 (2 bytes)"</option>
+                    <option value="1">"int8 (1 byte)"</option>
+                </select>
+            </label>
+        </div>
+        {move || match result() {
+            Err(e) => view! { <p class="field-error" role="alert" data-testid="calc-error">{e}</p> }.into_any(),
+            Ok((p, n, (mha, gqa, mqa))) => {
+                let d_kv = p.n_kv_heads * p.head_dim;
+                view! {
+                    <p data-testid="calc-formula">{format!(
+                        "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = {}",
+                        p.name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes.get(),
+                        thousands(gqa), human_bytes(gqa)
+                    )}</p>
+                    <table class="calc">
+                        <thead><tr><th>"sharing"</th><th>"K/V heads"</th><th>"cache"</th></tr></thead>
+                        <tbody>
+                            <tr><td>"MHA (one K/V per query head)"</td><td>{p.n_heads}</td><td data-testid="calc-mha">{human_bytes(mha)}</td></tr>
+                            <tr class="this"><td>{format!("{} (this model)", p.kind)}</td><td>{p.n_kv_heads}</td><td data-testid="calc-gqa">{human_bytes(gqa)}</td></tr>
+                            <tr><td>"MQA (one K/V for all)"</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
+                        </tbody>
+                    </table>
+                }
+                .into_any()
+            }
+        }}
+    }
+}

@@ -1,0 +1,489 @@
+//! The page's UI (Leptos, client-side rendered). Components are thin: the state is a set of
+//! signals ([`Ui`]) fed by the worker's events; logic lives in plain types (`state.rs`,
+//! `session.rs`) tested natively. The engine runs in the web worker, reached only through
+//! [`protocol`](crate::protocol) messages, so the UI thread never blocks.
+
+mod beam;
+mod chain;
+mod distribution;
+mod help;
+mod knobs;
+mod kv;
+mod transcript;
+
+use crate::protocol::*;
+use crate::state::{self, PageState};
+use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
+use decoding_gpu::{BackendChoice, BackendReport};
+use leptos::prelude::*;
+use std::time::Duration;
+use wasm_bindgen::prelude::*;
+use web_sys::MessageEvent;
+
+const MODEL_URL: &str = "models/stories260K/stories260K.bin";
+const TOKENIZER_URL: &str = "models/stories260K/tok512.bin";
+/// Pause between tokens while running.
+const RUN_PACE: Duration = Duration::from_millis(120);
+
+/// Loading progress.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoadState {
+    Starting,
+    Loading { loaded: u64, total: Option<u64> },
+    Ready,
+}
+
+/// The page's state: signals fed by the worker's events and by the controls.
+#[derive(Clone, Copy)]
+pub struct Ui {
+    pub load: RwSignal<LoadState>,
+    pub info: RwSignal<Option<ModelInfo>>,
+    pub backend: RwSignal<Option<BackendReport>>,
+    pub transcript: RwSignal<Option<TranscriptView>>,
+    pub trace: RwSignal<Option<TraceView>>,
+    pub toy_trace: RwSignal<Option<TraceView>>,
+    pub beam: RwSignal<Option<BeamView>>,
+    /// The last error from the worker.
+    pub error: RwSignal<Option<String>>,
+    /// What the link had wrong when the page opened.
+    pub url_problems: RwSignal<Vec<SettingError>>,
+    /// The controls' text, as typed.
+    pub raw: RwSignal<RawSettings>,
+    /// The last valid settings (what the worker has).
+    pub settings: RwSignal<Settings>,
+    /// Rule violations of the current `raw`, shown next to their controls.
+    pub field_errors: RwSignal<Vec<SettingError>>,
+    pub page: RwSignal<PageState>,
+    pub running: RwSignal<bool>,
+    pub help: RwSignal<bool>,
+    /// Whether the first link restore was sent.
+    restored: RwSignal<bool>,
+    link: StoredValue<web_sys::Worker, LocalStorage>,
+}
+
+impl Ui {
+    pub fn send(&self, req: &Request) {
+        self.link
+            .with_value(|w| match serde_wasm_bindgen::to_value(req) {
+                Ok(v) => {
+                    if let Err(e) = w.post_message(&v) {
+                        web_sys::console::error_2(&"postMessage failed".into(), &e);
+                    }
+                }
+                Err(e) => web_sys::console::error_1(&format!("cannot encode request: {e}").into()),
+            });
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.info
+            .with_untracked(|i| i.as_ref().map_or(512, |i| i.config.vocab_size))
+    }
+
+    pub fn piece(&self, id: u32) -> String {
+        self.info.with_untracked(|i| {
+            i.as_ref()
+                .and_then(|i| i.pieces.get(id as usize).cloned())
+                .unwrap_or_else(|| format!("#{id}"))
+        })
+    }
+
+    pub fn is_beam(&self) -> bool {
+        matches!(
+            self.settings.get_untracked().strategy,
+            Strategy::Beam { .. }
+        )
+    }
+
+    /// Sets one raw field and, if everything is valid, sends the new settings to the worker.
+    pub fn set_field(&self, field: &str, value: String) {
+        self.raw.update(|r| {
+            match field {
+                "logit_bias" => r.logit_bias = split_entries(&value, ','),
+                "stop" => r.stop = split_entries(&value, '\n'),
+                _ => {
+                    r.set(field, &value);
+                }
+            };
+        });
+        self.apply_raw();
+    }
+
+    /// Validates the controls' text; valid settings go to the worker, errors to the controls.
+    pub fn apply_raw(&self) {
+        let raw = self.raw.get_untracked();
+        match raw.validate(self.vocab_size()) {
+            Ok(s) => {
+                self.field_errors.set(Vec::new());
+                let strategy_changed = s.strategy != self.settings.get_untracked().strategy;
+                self.settings.set(s.clone());
+                self.send(&Request::SetSettings { settings: s });
+                if strategy_changed && self.is_beam() {
+                    self.send(&Request::BeamStart);
+                }
+                self.send_toy();
+                self.sync_url();
+            }
+            Err(e) => self.field_errors.set(e.0),
+        }
+    }
+
+    /// Re-runs the toy logits when toy mode is on.
+    pub fn send_toy(&self) {
+        let page = self.page.get_untracked();
+        if page.panels.contains("toy") {
+            let text = page.toy.unwrap_or_else(|| state::DEFAULT_TOY.to_string());
+            match state::parse_toy(&text) {
+                Ok(logits) => self.send(&Request::Toy {
+                    logits,
+                    history: Vec::new(),
+                }),
+                Err(e) => self.error.set(Some(format!("toy logits: {e}"))),
+            }
+        }
+    }
+
+    /// Writes the view into the address bar (replaceState: no history spam).
+    pub fn sync_url(&self) {
+        let q = state::to_query(&self.page.get_untracked(), &self.settings.get_untracked());
+        let url = if q.is_empty() {
+            window().location().pathname().unwrap_or_default()
+        } else {
+            format!("?{q}")
+        };
+        if let Ok(h) = window().history() {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        }
+    }
+
+    pub fn toggle_panel(&self, name: &str) {
+        self.page.update(|p| {
+            if !p.panels.remove(name) {
+                p.panels.insert(name.to_string());
+            }
+        });
+        if name == "toy" {
+            self.page.update(|p| {
+                if p.toy.is_none() {
+                    p.toy = Some(state::DEFAULT_TOY.to_string());
+                }
+            });
+            self.send_toy();
+        }
+        self.sync_url();
+    }
+
+    /// Step: one token (or one beam level in beam mode).
+    pub fn step(&self) {
+        if self.is_beam() {
+            self.send(&Request::BeamStep);
+        } else {
+            self.send(&Request::Step { count: 1 });
+        }
+    }
+
+    pub fn rewind(&self) {
+        if !self.is_beam() {
+            self.send(&Request::Rewind);
+        }
+    }
+
+    pub fn reset(&self) {
+        self.running.set(false);
+        if self.is_beam() {
+            self.send(&Request::BeamStart);
+        } else {
+            self.send(&Request::Reset);
+        }
+    }
+
+    /// Run / pause: tokens at a steady pace until paused or stopped.
+    pub fn toggle_run(&self) {
+        let run = !self.running.get_untracked();
+        self.running.set(run);
+        if run {
+            self.step();
+        } else {
+            self.send(&Request::Cancel);
+        }
+    }
+
+    fn on_event(&self, e: Event) {
+        match e {
+            Event::Ready => self.send(&Request::Load {
+                model_url: MODEL_URL.into(),
+                tokenizer_url: TOKENIZER_URL.into(),
+                backend: self.page.get_untracked().backend,
+            }),
+            Event::Progress { loaded, total, .. } => {
+                self.load.set(LoadState::Loading { loaded, total })
+            }
+            Event::Loaded { info } => {
+                self.info.set(Some(info));
+                self.load.set(LoadState::Ready);
+            }
+            Event::Backend { report } => {
+                self.backend.set(Some(report));
+                if !self.restored.get_untracked() {
+                    // Open the link's view: prompt, settings, the tokens it had.
+                    self.restored.set(true);
+                    let page = self.page.get_untracked();
+                    self.send(&Request::Restore {
+                        prompt: page.prompt.clone(),
+                        settings: self.settings.get_untracked(),
+                        steps: page.steps,
+                    });
+                    if self.is_beam() {
+                        self.send(&Request::BeamStart);
+                    }
+                    self.send_toy();
+                }
+            }
+            Event::Transcript { view } => {
+                let n = view.steps.len() as u32;
+                let stopped = view.stop.is_some();
+                self.transcript.set(Some(view));
+                self.page.update(|p| p.steps = n);
+                self.sync_url();
+                if self.running.get_untracked() && !self.is_beam() {
+                    if stopped {
+                        self.running.set(false);
+                    } else {
+                        let ui = *self;
+                        set_timeout(
+                            move || {
+                                if ui.running.get_untracked() {
+                                    ui.step();
+                                }
+                            },
+                            RUN_PACE,
+                        );
+                    }
+                }
+            }
+            Event::Trace { view, toy } => {
+                if toy {
+                    self.toy_trace.set(Some(view));
+                } else {
+                    self.trace.set(Some(view));
+                }
+            }
+            Event::Beam { view } => {
+                let done = view.done;
+                self.beam.set(Some(view));
+                if self.running.get_untracked() && self.is_beam() {
+                    if done {
+                        self.running.set(false);
+                    } else {
+                        let ui = *self;
+                        set_timeout(
+                            move || {
+                                if ui.running.get_untracked() {
+                                    ui.step();
+                                }
+                            },
+                            RUN_PACE,
+                        );
+                    }
+                }
+            }
+            Event::Error { message } => {
+                self.running.set(false);
+                self.error.set(Some(message));
+            }
+        }
+    }
+}
+
+/// Splits a control's text into entries (logit-bias pairs, stop sequences), dropping blanks.
+fn split_entries(text: &str, sep: char) -> Vec<String> {
+    text.split(sep)
+        .map(|s| {
+            if sep == '\n' {
+                s.to_string()
+            } else {
+                s.trim().to_string()
+            }
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let query = window().location().search().unwrap_or_default();
+    let restored = state::from_query(&query, 512);
+    let worker = match web_sys::Worker::new("./worker_loader.js") {
+        Ok(w) => w,
+        Err(e) => {
+            let msg = format!("cannot start the engine worker: {e:?}");
+            return view! { <p class="error" role="alert">{msg}</p> }.into_any();
+        }
+    };
+    let ui = Ui {
+        load: RwSignal::new(LoadState::Starting),
+        info: RwSignal::new(None),
+        backend: RwSignal::new(None),
+        transcript: RwSignal::new(None),
+        trace: RwSignal::new(None),
+        toy_trace: RwSignal::new(None),
+        beam: RwSignal::new(None),
+        error: RwSignal::new(None),
+        url_problems: RwSignal::new(restored.problems.clone()),
+        raw: RwSignal::new(restored.raw.clone()),
+        settings: RwSignal::new(restored.settings.clone()),
+        field_errors: RwSignal::new(Vec::new()),
+        page: RwSignal::new(restored.page.clone()),
+        running: RwSignal::new(false),
+        help: RwSignal::new(false),
+        restored: RwSignal::new(false),
+        link: StoredValue::new_local(worker.clone()),
+    };
+    provide_context(ui);
+    let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        match serde_wasm_bindgen::from_value::<Event>(e.data()) {
+            Ok(ev) => ui.on_event(ev),
+            Err(err) => ui
+                .error
+                .set(Some(format!("unreadable message from the engine: {err}"))),
+        }
+    });
+    worker.set_onmessage(Some(on_event.as_ref().unchecked_ref()));
+    on_event.forget();
+    let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+        ui.error
+            .set(Some(format!("the engine worker failed: {}", e.message())));
+    });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+    help::install_shortcuts(ui);
+
+    view! {
+        <div class="app" class:presenter=move || ui.page.with(|p| p.presenter)>
+            <a class="skip" href="#controls">"Skip to the controls"</a>
+            <Header />
+            <Problems />
+            <main class="layout">
+                <section class="left" aria-label="Generation">
+                    <transcript::Transcript />
+                    <distribution::Distribution />
+                </section>
+                <section class="right" aria-label="Decoding knobs" id="knobs">
+                    <knobs::Knobs />
+                    <chain::Chain />
+                </section>
+                <section class="wide" aria-label="More views">
+                    <beam::BeamPanel />
+                    <kv::KvPanel />
+                    <distribution::ToyPanel />
+                </section>
+            </main>
+            <help::HelpOverlay />
+            <footer>
+                "stories260K: Andrej Karpathy's tinyllamas (MIT), trained on TinyStories (Eldan & Li, 2023; CDLA-Sharing-1.0). "
+                "Lesson 10 — Inference in Depth. Press ? for keyboard shortcuts."
+            </footer>
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn Header() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let on_backend = move |ev| {
+        let v = event_target_value(&ev);
+        if let Some(choice) = BackendChoice::parse(&v) {
+            ui.page.update(|p| p.backend = choice);
+            ui.sync_url();
+            ui.running.set(false);
+            ui.send(&Request::SetBackend { backend: choice });
+        }
+    };
+    view! {
+        <header class="top">
+            <h1>"Decoding Explorer"</h1>
+            {move || match ui.load.get() {
+                LoadState::Ready => ().into_any(),
+                LoadState::Starting => view! { <span class="loading">"Starting the engine…"</span> }.into_any(),
+                LoadState::Loading { loaded, total } => {
+                    let max = total.unwrap_or(1_062_767) as f64;
+                    view! {
+                        <label class="loading">
+                            "Loading the model… "
+                            <progress data-testid="load-progress" max=max value=loaded as f64></progress>
+                        </label>
+                    }
+                    .into_any()
+                }
+            }}
+            {move || ui.backend.get().map(|r| {
+                let label = match r.kind {
+                    decoding_engine::BackendKind::Gpu => "WebGPU",
+                    decoding_engine::BackendKind::Cpu => "CPU",
+                };
+                view! {
+                    <span class="badge" data-testid="backend-badge" title=r.reason.clone()>{label}</span>
+                    <span class="reason" data-testid="backend-reason">{r.reason}</span>
+                }
+            })}
+            <label class="inline">
+                "Backend "
+                <select data-testid="backend-select" on:change=on_backend
+                    prop:value=move || match ui.page.with(|p| p.backend) {
+                        BackendChoice::Auto => "auto",
+                        BackendChoice::Gpu => "gpu",
+                        BackendChoice::Cpu => "cpu",
+                    }>
+                    <option value="auto">"auto"</option>
+                    <option value="gpu">"WebGPU"</option>
+                    <option value="cpu">"CPU"</option>
+                </select>
+            </label>
+            {move || ui.info.get().map(|i| view! {
+                <span class="summary" data-testid="model-summary">
+                    {format!(
+                        "{}: {} parameters [LEARNED], {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}",
+                        i.name, state::thousands(i.params), i.config.n_layers, i.config.dim,
+                        i.config.n_heads, i.config.n_kv_heads, i.config.vocab_size, i.config.seq_len
+                    )}
+                </span>
+            })}
+            <button class="ghost" data-testid="presenter" aria-pressed=move || ui.page.with(|p| p.presenter).to_string()
+                on:click=move |_| { ui.page.update(|p| p.presenter = !p.presenter); ui.sync_url(); }>
+                "Presenter mode"
+            </button>
+            <button class="ghost" data-testid="help-button" aria-label="Keyboard shortcuts" on:click=move |_| ui.help.set(true)>"?"</button>
+        </header>
+    }
+}
+
+/// Errors from the worker and from the link, as messages; nothing is lost.
+#[component]
+fn Problems() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    view! {
+        {move || ui.error.get().map(|e| view! {
+            <div class="error" role="alert" data-testid="error">
+                <span>{e}</span>
+                <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.error.set(None)>"×"</button>
+            </div>
+        })}
+        {move || {
+            let p = ui.url_problems.get();
+            (!p.is_empty()).then(|| {
+                let text = p.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
+                view! {
+                    <div class="error" role="alert" data-testid="url-problems">
+                        <span>{format!("The link had values this page cannot use, so their defaults are shown: {text}")}</span>
+                        <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.url_problems.set(Vec::new())>"×"</button>
+                    </div>
+                }
+            })
+        }}
+    }
+}
+
+pub fn start() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}

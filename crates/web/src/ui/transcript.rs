@@ -1,0 +1,162 @@
+//! The prompt, the generation controls and the transcript: generated tokens as chips with
+//! their probability and rank; hovering or focusing a chip shows the distribution it was
+//! drawn from.
+
+use super::Ui;
+use crate::protocol::Request;
+use decoding_engine::generation::StopReason;
+use leptos::prelude::*;
+
+fn visible(piece: &str) -> String {
+    piece.replace('\n', "⏎").replace(' ', "␣")
+}
+
+#[component]
+pub fn Transcript() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let hovered = RwSignal::new(None::<usize>);
+    let prompt_text = RwSignal::new(ui.page.get_untracked().prompt);
+    let apply_prompt = move || {
+        let p = prompt_text.get_untracked();
+        ui.running.set(false);
+        ui.page.update(|s| {
+            s.prompt = p.clone();
+            s.steps = 0;
+        });
+        ui.sync_url();
+        ui.send(&Request::SetPrompt { prompt: p });
+        if ui.is_beam() {
+            ui.send(&Request::BeamStart);
+        }
+    };
+    let stop_text = move || {
+        ui.transcript.with(|t| {
+            t.as_ref().and_then(|t| t.stop.clone()).map(|r| match r {
+                StopReason::EndOfSequence { token } => {
+                    format!("Stopped: the model ended the story (token {token}).")
+                }
+                StopReason::MaxTokens { max } => format!("Stopped: max tokens ({max})."),
+                StopReason::StopSequence { stop } => {
+                    format!("Stopped: stop sequence {stop:?} appeared.")
+                }
+                StopReason::ContextFull { seq_len } => {
+                    format!("Stopped: the context is full ({seq_len} tokens).")
+                }
+            })
+        })
+    };
+    view! {
+        <section class="panel" aria-labelledby="prompt-h">
+            <h2 id="prompt-h">"Prompt"</h2>
+            <div class="prompt-row">
+                <textarea data-testid="prompt" aria-label="Prompt" rows="2"
+                    prop:value=move || prompt_text.get()
+                    on:input=move |ev| prompt_text.set(event_target_value(&ev))
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                        if ev.key() == "Enter" && !ev.shift_key() {
+                            ev.prevent_default();
+                            apply_prompt();
+                        }
+                    }></textarea>
+                <button data-testid="run-prompt" on:click=move |_| apply_prompt()>"Run prompt"</button>
+            </div>
+            <div class="controls" id="controls" role="toolbar" aria-label="Generation controls">
+                <button data-testid="step" on:click=move |_| ui.step() title="Step one token (n)">"Step"</button>
+                <button data-testid="run" on:click=move |_| ui.toggle_run() title="Run / pause (p)"
+                    aria-pressed=move || ui.running.get().to_string()>
+                    {move || if ui.running.get() { "Pause" } else { "Run" }}
+                </button>
+                <button data-testid="rewind" on:click=move |_| ui.rewind() title="Rewind one token (b)"
+                    disabled=move || ui.is_beam_tracked()>"Rewind"</button>
+                <button data-testid="reset" on:click=move |_| ui.reset() title="Reset to the prompt (x)">"Reset"</button>
+                <span class="stop" data-testid="stop-reason" role="status">{stop_text}</span>
+            </div>
+            <div class="transcript" data-testid="transcript" aria-live="polite">
+                <span class="prompt-text" data-testid="prompt-text">
+                    {move || ui.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
+                </span>
+                {move || {
+                    let steps = ui.transcript.with(|t| t.as_ref().map(|t| t.steps.clone()).unwrap_or_default());
+                    steps
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, s)| {
+                            let label = format!(
+                                "token {} {:?}: probability {:.3}, rank {}",
+                                i + 1, s.piece, s.prob, s.rank
+                            );
+                            view! {
+                                <button class="chip" class:unlikely={s.rank > 1} data-testid="chip"
+                                    aria-label=label
+                                    on:mouseenter=move |_| hovered.set(Some(i))
+                                    on:mouseleave=move |_| hovered.set(None)
+                                    on:focus=move |_| hovered.set(Some(i))
+                                    on:blur=move |_| hovered.set(None)>
+                                    <span class="piece">{visible(&s.piece)}</span>
+                                    <span class="p">{format!("{:.2} #{}", s.prob, s.rank)}</span>
+                                </button>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </div>
+            <p class="text-out" data-testid="transcript-text">
+                {move || ui.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
+            </p>
+            {move || hovered.get().and_then(|i| {
+                ui.transcript.with(|t| t.as_ref().and_then(|t| t.steps.get(i).cloned())).map(|s| {
+                    let rows = s.top.iter().map(|&(id, p)| {
+                        let chosen = id == s.token;
+                        view! {
+                            <li class:chosen=chosen>
+                                <span class="piece">{visible(&ui.piece(id))}</span>
+                                <span class="bar" style=format!("width:{:.1}%", p * 100.0)></span>
+                                <span class="v">{format!("{p:.3}")}</span>
+                            </li>
+                        }
+                    }).collect_view();
+                    view! {
+                        <div class="popover" data-testid="chip-popover" role="tooltip">
+                            <strong>{format!("Token {} was drawn from:", i + 1)}</strong>
+                            {s.coin.map(|c| view! { <span class="coin">{format!(" coin {c:.4}")}</span> })}
+                            <ol>{rows}</ol>
+                        </div>
+                    }
+                })
+            })}
+            <Timings />
+        </section>
+    }
+}
+
+/// Prefill and decode times of the last steps.
+#[component]
+fn Timings() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    view! {
+        <p class="timings" data-testid="timings">
+            {move || ui.transcript.with(|t| t.as_ref().map(|t| {
+                let tm = &t.timings;
+                let prefill = tm.prefill_ms.map_or(String::new(), |ms| {
+                    format!("prefill {} tokens in {:.1} ms", tm.prefill_tokens, ms)
+                });
+                let decode = if tm.decode_ms.is_empty() {
+                    String::new()
+                } else {
+                    let last: Vec<String> = tm.decode_ms.iter().rev().take(5).map(|ms| format!("{ms:.1}")).collect();
+                    let mean = tm.decode_ms.iter().sum::<f64>() / tm.decode_ms.len() as f64;
+                    format!("; decode (last steps, ms): {} — {:.0} tokens/s", last.join(", "), 1000.0 / mean.max(1e-6))
+                };
+                format!("{prefill}{decode}")
+            }))}
+        </p>
+    }
+}
+
+impl Ui {
+    /// `is_beam`, tracked (for reactive attributes).
+    pub fn is_beam_tracked(&self) -> bool {
+        self.settings
+            .with(|s| matches!(s.strategy, decoding_engine::sampling::Strategy::Beam { .. }))
+    }
+}

@@ -1,0 +1,226 @@
+// The explorer page in headless Chromium, used as a user uses it: loading, stepping, sliders,
+// top-k greying, links, beam tree, KV panel, keyboard, on the CPU backend and on WebGPU
+// (Chromium's SwiftShader). Expected numbers come from the model README and from the CLI.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, launch, open, screenshot, ROOT } from './harness.mjs';
+
+const GREEDY =
+  'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\n' +
+  'Lily\'s mom said, "Lily, let\'s go to the park." Lily was sad and didn\'t know what to do.';
+
+const CLI = path.join(ROOT, 'target/debug/decoding-explorer');
+function cli(...args) {
+  assert.ok(fs.existsSync(CLI), `${CLI} is missing: run cargo test first (scripts/test.sh does)`);
+  return execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+let server, browser;
+before(async () => {
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Opens the page and waits for the first distribution. */
+async function ready(query = '') {
+  const sep = query ? (query.startsWith('?') ? '' : '?') : '';
+  const { page, problems } = await open(browser.context, server.url + sep + query);
+  await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+  return { page, problems };
+}
+
+const chips = (page) => page.getByTestId('chip');
+async function waitChips(page, n) {
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length === n, n, { timeout: 60_000 });
+}
+async function topRow(page) {
+  const row = page.getByTestId('dist-row').first();
+  return {
+    piece: await row.locator('.piece').innerText(),
+    value: Number(await row.getByTestId('dist-value').innerText()),
+  };
+}
+/** Sets a knob through its text box, as typing a value and pressing Enter does. */
+async function setKnob(page, field, value) {
+  const box = page.getByTestId(`knob-${field}-value`);
+  await box.fill(String(value));
+  await box.press('Enter');
+}
+
+test('first distribution: "," on top after "Once upon a time" (CPU)', async () => {
+  const { page, problems } = await ready('backend=cpu');
+  const top = await topRow(page);
+  assert.equal(top.piece, '","');
+  assert.equal(top.value, 0.9688);
+  assert.equal(await page.getByTestId('backend-badge').innerText(), 'CPU');
+  assert.match(await page.getByTestId('entropy').innerText(), /exp\(H\) = 1\.17 effective tokens; 512 of 512 tokens kept/);
+  await screenshot(page, 'explorer-default');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, 'explorer-phone');
+  assert.deepEqual(problems, []);
+});
+
+test('temperature 0 and 30 steps give the README greedy text', async () => {
+  const { page, problems } = await ready('backend=cpu');
+  await setKnob(page, 'temperature', 0);
+  for (let i = 1; i <= 30; i++) {
+    await page.getByTestId('step').click();
+    await waitChips(page, i);
+  }
+  const text = await page.getByTestId('transcript-text').innerText();
+  assert.ok(text.length > 100, text);
+  assert.ok(GREEDY.startsWith(text), `not a prefix of the greedy text:\n${text}`);
+  await screenshot(page, 'explorer-greedy-30');
+  assert.deepEqual(problems, []);
+});
+
+test('dragging the temperature slider follows the engine (checked against the CLI)', async () => {
+  const { page } = await ready('backend=cpu');
+  const slider = page.getByTestId('knob-temperature');
+  // A real mouse drag to about a third of the track.
+  const box = await slider.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  for (const f of [0.45, 0.4, 0.35, 0.3]) await page.mouse.move(box.x + box.width * f, box.y + box.height / 2);
+  await page.mouse.up();
+  const dragged = await page.getByTestId('knob-temperature-value').inputValue();
+  assert.ok(Number(dragged) > 0 && Number(dragged) < 1, `dragged to ${dragged}`);
+  // Then the keyboard on the focused slider: 1.00 → 0.50 → 1.50 in 0.01 steps.
+  await slider.focus();
+  await slider.press('End');
+  await slider.press('Home');
+  const checks = [dragged];
+  for (const t of ['0.5', '1.5']) {
+    await slider.evaluate((el, v) => { el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); }, t);
+    checks.push(t);
+  }
+  for (const t of checks) {
+    await slider.evaluate((el, v) => { el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); }, t);
+    await page.waitForFunction((t) => document.querySelector('[data-testid=knob-temperature-value]').value === t, t);
+    const expected = JSON.parse(cli('next', '--prompt', 'Once upon a time', '--temperature', t, '--json')).probs[432];
+    await page.waitForFunction(
+      (e) => Math.abs(Number(document.querySelectorAll('[data-testid=dist-value]')[0].textContent) - e) < 6e-5,
+      expected,
+      { timeout: 10_000 },
+    );
+  }
+});
+
+test('top-k 3 leaves exactly three tokens not greyed', async () => {
+  const { page } = await ready('backend=cpu');
+  await setKnob(page, 'top_k', 3);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=dist-row]:not(.removed)').length === 3);
+  assert.equal(await page.locator('[data-testid=dist-row].removed').first().locator('.by').innerText(), 'removed by top_k');
+  await screenshot(page, 'explorer-top-k-3');
+});
+
+test('invalid input shows the engine message next to the control', async () => {
+  const { page } = await ready('backend=cpu');
+  await setKnob(page, 'top_p', 1.5);
+  assert.match(await page.getByTestId('error-top_p').innerText(), /must be in \(0, 1\]/);
+  await setKnob(page, 'top_p', 0.9);
+  await page.getByTestId('error-top_p').waitFor({ state: 'detached' });
+});
+
+test('a link with settings and 10 steps reproduces the transcript', async () => {
+  const { page } = await ready('backend=cpu&seed=11&top_p=0.9&temperature=0.8');
+  for (let i = 1; i <= 10; i++) {
+    await page.keyboard.press('n');
+    await waitChips(page, i);
+  }
+  const text = await page.getByTestId('transcript-text').innerText();
+  const link = page.url();
+  assert.match(link, /steps=10/);
+  assert.match(link, /seed=11/);
+  const again = await ready(link.slice(server.url.length));
+  await waitChips(again.page, 10);
+  assert.equal(await again.page.getByTestId('transcript-text').innerText(), text);
+  // The same tokens as the CLI with the same seed and settings.
+  const out = cli('generate', '--prompt', 'Once upon a time', '--seed', '11', '--top-p', '0.9', '--temperature', '0.8', '--max-tokens', '10');
+  assert.equal(out.trimEnd(), text);
+});
+
+test('nonsense in the link is reported and replaced by defaults', async () => {
+  const { page } = await ready('backend=cpu&temperature=banana&top_k=2&steps=oops');
+  assert.match(await page.getByTestId('url-problems').innerText(), /temperature: "banana" is not a number/);
+  assert.equal(await page.getByTestId('knob-temperature-value').inputValue(), '1');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=dist-row]:not(.removed)').length === 2);
+});
+
+test('beam search with width 3 for 5 steps draws the engine\'s tree', async () => {
+  const { page } = await ready('backend=cpu&strategy=beam&beams=3&panels=beam');
+  for (let i = 0; i < 5; i++) await page.getByTestId('step').click();
+  const engine = JSON.parse(cli('beam', '--prompt', 'Once upon a time', '--beams', '3', '--max-tokens', '5', '--json'));
+  const want = engine.nodes.length;
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=beam-node]').length === n, want, { timeout: 30_000 });
+  assert.equal(want, 31);
+  const pruned = await page.locator('[data-testid=beam-node][data-status=pruned]').count();
+  assert.equal(pruned, engine.nodes.filter((n) => n.status === 'pruned').length);
+  assert.match(await page.getByTestId('beam-compare').innerText(), /After 5 tokens: best beam log p = -?\d/);
+  await screenshot(page, 'explorer-beam');
+});
+
+test('the KV panel shows the formula\'s figures; the calculator gives 2 GiB for Llama-2-7B', async () => {
+  const { page } = await ready('backend=cpu');
+  assert.equal(await page.getByTestId('kv-per-token').innerText(), '1,280 bytes');
+  assert.equal(await page.getByTestId('kv-allocated').innerText(), '655,360 bytes');
+  await page.getByTestId('calc-model').selectOption({ label: 'Llama-2-7B (MHA)' });
+  await page.getByTestId('calc-positions').fill('4096');
+  await page.getByTestId('calc-bytes').selectOption('2');
+  assert.equal(await page.getByTestId('calc-gqa').innerText(), '2 GiB');
+  await page.getByTestId('calc-model').selectOption({ label: 'Llama-3-8B (GQA)' });
+  assert.equal(await page.getByTestId('calc-gqa').innerText(), '512 MiB');
+  assert.equal(await page.getByTestId('calc-mha').innerText(), '2 GiB');
+  await page.getByTestId('kv-grid').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-kv');
+});
+
+test('keyboard only: step, rewind, visible focus, help overlay', async () => {
+  const { page } = await ready('backend=cpu&temperature=0');
+  await page.keyboard.press('n');
+  await waitChips(page, 1);
+  await page.keyboard.press('n');
+  await waitChips(page, 2);
+  await page.keyboard.press('b');
+  await waitChips(page, 1);
+  // Tab to the Step button: the focus ring is visible, Enter steps.
+  await page.getByTestId('run-prompt').focus();
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => document.activeElement?.dataset.testid);
+  assert.equal(focused, 'step');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, 'none');
+  await page.keyboard.press('Enter');
+  await waitChips(page, 2);
+  await page.keyboard.press('?');
+  await page.getByTestId('help').waitFor();
+  await screenshot(page, 'explorer-help');
+  await page.keyboard.press('Escape');
+  await page.getByTestId('help').waitFor({ state: 'detached' });
+});
+
+test('toy logits: the lesson example at T = 0.5', async () => {
+  const { page } = await ready('backend=cpu&panels=toy,chain&temperature=0.5');
+  await page.getByTestId('toy-probs').waitFor();
+  assert.equal(await page.getByTestId('toy-probs').innerText(), 'softmax → [0.864, 0.117, 0.019]');
+  await page.getByTestId('toy-logits').fill('2, 1, 0.1, 3');
+  await page.waitForFunction(() => document.querySelector('[data-testid=toy-probs]').textContent.includes('0.'));
+  await screenshot(page, 'explorer-toy');
+});
+
+test('the chain can be reordered with the keyboard buttons', async () => {
+  const { page } = await ready('backend=cpu');
+  await page.getByTestId('up-temperature').click();
+  await page.waitForFunction(() => {
+    const names = [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent);
+    return names.indexOf('temperature') === 4;
+  });
+  assert.match(page.url(), /order=/);
+});
