@@ -224,3 +224,25 @@ test('the chain can be reordered with the keyboard buttons', async () => {
   });
   assert.match(page.url(), /order=/);
 });
+
+test('a bad model file gives a clear message and the current model keeps working', async () => {
+  const { page } = await ready('backend=cpu');
+  const model = fs.readFileSync(path.join(ROOT, 'assets/models/stories260K/stories260K.bin'));
+  const tok = fs.readFileSync(path.join(ROOT, 'assets/models/stories260K/tok512.bin'));
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles({ name: 'broken.bin', mimeType: 'application/octet-stream', buffer: model.subarray(0, 1000) });
+  await page.getByTestId('tokenizer-file').setInputFiles({ name: 'tok512.bin', mimeType: 'application/octet-stream', buffer: tok });
+  await page.getByTestId('load-files').click();
+  await page.getByTestId('error').waitFor();
+  assert.equal(await page.getByTestId('error').locator('span').innerText(), 'model: file is 1,000 bytes, header implies 1,056,540');
+  // Nothing was lost: stepping still works on the old model.
+  await page.getByTestId('step').click();
+  await waitChips(page, 1);
+  // A good pair of files loads (the same model, picked by hand).
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles({ name: 'stories260K.bin', mimeType: 'application/octet-stream', buffer: model });
+  await page.getByTestId('tokenizer-file').setInputFiles({ name: 'tok512.bin', mimeType: 'application/octet-stream', buffer: tok });
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 0);
+  assert.equal(await page.getByTestId('dist-row').first().locator('.piece').innerText(), '","');
+});

@@ -1,6 +1,8 @@
 //! The messages between the page (UI thread) and the engine's web worker. Requests go to the
-//! worker, events come back; both are plain serde types with named fields (sent with
-//! `serde-wasm-bindgen`), so the protocol is checked by the compiler on both sides.
+//! worker, events come back; both are plain serde types with named fields, so the protocol is
+//! checked by the compiler on both sides. They travel as JSON text ([`encode`] / [`decode`]):
+//! a trace holds a few thousand numbers, and one string through `postMessage` plus
+//! `serde_json` was measured faster than building a JS object per number.
 
 use decoding_engine::beam::BeamNode;
 use decoding_engine::generation::{Step, StopReason};
@@ -203,4 +205,44 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+/// A message as the text `postMessage` carries.
+pub fn encode<T: Serialize>(msg: &T) -> Result<String, String> {
+    serde_json::to_string(msg).map_err(|e| format!("cannot encode a message: {e}"))
+}
+
+/// A message back from its text.
+pub fn decode<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("cannot read a message: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_as_json() {
+        let reqs = [
+            Request::Step { count: 3 },
+            Request::SetSettings {
+                settings: Settings::default(),
+            },
+            Request::Toy {
+                logits: vec![2.0, 1.0, 0.1],
+                history: vec![],
+            },
+            Request::Cancel,
+        ];
+        for r in reqs {
+            assert_eq!(decode::<Request>(&encode(&r).unwrap()).unwrap(), r);
+        }
+        let e = Event::Progress {
+            file: "m.bin".into(),
+            loaded: 5,
+            total: Some(10),
+        };
+        assert_eq!(decode::<Event>(&encode(&e).unwrap()).unwrap(), e);
+        assert!(decode::<Request>("{\"type\":\"bogus\"}").is_err());
+    }
 }

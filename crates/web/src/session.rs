@@ -31,6 +31,7 @@ struct Beam {
     greedy: Generation,
 }
 
+#[derive(Default)]
 pub struct Session {
     model: Option<Model>,
     engine: Option<Engine>,
@@ -39,20 +40,6 @@ pub struct Session {
     settings: Settings,
     beam: Option<Beam>,
     timings: Timings,
-}
-
-impl Default for Session {
-    fn default() -> Session {
-        Session {
-            model: None,
-            engine: None,
-            gen: None,
-            prompt: String::new(),
-            settings: Settings::default(),
-            beam: None,
-            timings: Timings::default(),
-        }
-    }
 }
 
 fn err(message: impl ToString) -> Event {
@@ -86,6 +73,15 @@ impl Session {
 
     pub fn model(&self) -> Option<&Model> {
         self.model.as_ref()
+    }
+
+    /// The backend to reopen after loading another model: the current kind, or auto.
+    pub fn backend_choice(&self) -> BackendChoice {
+        match self.engine.as_ref().map(|e| e.report.kind) {
+            Some(decoding_engine::BackendKind::Gpu) => BackendChoice::Gpu,
+            Some(decoding_engine::BackendKind::Cpu) => BackendChoice::Cpu,
+            None => BackendChoice::Auto,
+        }
     }
 
     /// Opens the chosen backend (or switches to it, rebuilding the transcript there).
@@ -154,6 +150,13 @@ impl Session {
         events
     }
 
+    fn stop_reason(&self) -> Option<decoding_engine::generation::StopReason> {
+        let (Some(m), Some(g)) = (&self.model, &self.gen) else {
+            return None;
+        };
+        g.stop_reason(&self.settings, &m.tokenizer)
+    }
+
     /// The transcript event for the current state.
     pub fn transcript(&self) -> Event {
         let (Some(m), Some(g), Some(engine)) = (&self.model, &self.gen, &self.engine) else {
@@ -206,10 +209,12 @@ impl Session {
     }
 
     pub async fn set_settings(&mut self, settings: Settings) -> Vec<Event> {
+        let stop_before = self.stop_reason();
         self.settings = settings;
         let mut events = Vec::new();
-        if self.gen.is_some() {
-            // The stop condition may change (max tokens, stop sequences).
+        // The transcript changes only if the stop condition does (max tokens, stop
+        // sequences); a slider move then costs just the chain and its trace.
+        if self.gen.is_some() && self.stop_reason() != stop_before {
             events.push(self.transcript());
         }
         events.extend(self.preview().await);

@@ -14,10 +14,21 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, ReadableStreamDefaultReader, Response};
 
+/// Work for the worker: a request, or model files the user picked (their bytes arrive as
+/// ArrayBuffers beside the JSON protocol, not inside it).
+enum Job {
+    Request(Request),
+    Files {
+        name: String,
+        model: Vec<u8>,
+        tokenizer: Vec<u8>,
+    },
+}
+
 struct Worker {
     scope: DedicatedWorkerGlobalScope,
     session: RefCell<Session>,
-    queue: RefCell<VecDeque<Request>>,
+    queue: RefCell<VecDeque<Job>>,
     busy: Cell<bool>,
     cancel: Cell<bool>,
 }
@@ -30,13 +41,21 @@ impl Host for Worker {
             .unwrap_or_else(js_sys::Date::now)
     }
 
-    /// Returns to the event loop once (a zero-delay timeout), so queued messages (a cancel)
-    /// are seen between tokens.
+    /// Returns to the event loop once, so queued messages (a cancel) are seen between tokens.
+    /// A message to ourselves, not a zero timeout: nested timeouts are clamped to 4 ms.
     fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>> {
-        let scope = self.scope.clone();
-        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-            let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        });
+        let promise =
+            js_sys::Promise::new(
+                &mut |resolve, _reject| match web_sys::MessageChannel::new() {
+                    Ok(ch) => {
+                        ch.port1().set_onmessage(Some(&resolve));
+                        let _ = ch.port2().post_message(&JsValue::NULL);
+                    }
+                    Err(_) => {
+                        let _ = resolve.call0(&JsValue::NULL);
+                    }
+                },
+            );
         Box::pin(async move {
             let _ = JsFuture::from(promise).await;
         })
@@ -53,13 +72,13 @@ impl Host for Worker {
 
 impl Worker {
     fn post(&self, event: &Event) {
-        match serde_wasm_bindgen::to_value(event) {
-            Ok(v) => {
-                if let Err(e) = self.scope.post_message(&v) {
+        match crate::protocol::encode(event) {
+            Ok(text) => {
+                if let Err(e) = self.scope.post_message(&JsValue::from_str(&text)) {
                     web_sys::console::error_2(&"postMessage failed".into(), &e);
                 }
             }
-            Err(e) => web_sys::console::error_1(&format!("cannot encode event: {e}").into()),
+            Err(e) => web_sys::console::error_1(&e.into()),
         }
     }
 
@@ -67,8 +86,15 @@ impl Worker {
     async fn drain(self: Rc<Self>) {
         loop {
             let next = self.queue.borrow_mut().pop_front();
-            let Some(req) = next else { break };
-            self.handle(req).await;
+            let Some(job) = next else { break };
+            match job {
+                Job::Request(req) => self.handle(req).await,
+                Job::Files {
+                    name,
+                    model,
+                    tokenizer,
+                } => self.load_files(&name, &model, &tokenizer).await,
+            }
         }
         self.busy.set(false);
     }
@@ -103,6 +129,24 @@ impl Worker {
             },
             other => session.handle(other, self).await,
         };
+        self.session.replace(session);
+        for e in &events {
+            self.post(e);
+        }
+    }
+
+    /// A model the user chose: validated, and only then replacing the current one.
+    async fn load_files(&self, name: &str, model: &[u8], tokenizer: &[u8]) {
+        let mut session = self.session.take();
+        let choice = session.backend_choice();
+        let mut events = session.load(name, model, tokenizer);
+        let loaded = matches!(events.first(), Some(Event::Loaded { .. }));
+        if loaded {
+            for e in &events {
+                self.post(e);
+            }
+            events = session.set_backend(choice, self).await;
+        }
         self.session.replace(session);
         for e in &events {
             self.post(e);
@@ -182,17 +226,50 @@ pub fn start() {
     });
     let w = worker.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        match serde_wasm_bindgen::from_value::<Request>(e.data()) {
-            Ok(Request::Cancel) => w.cancel.set(true),
-            Ok(req) => {
-                w.queue.borrow_mut().push_back(req);
-                if !w.busy.replace(true) {
-                    spawn_local(w.clone().drain());
+        let data = e.data();
+        let job = match data.as_string() {
+            Some(text) => match crate::protocol::decode::<Request>(&text) {
+                Ok(Request::Cancel) => {
+                    w.cancel.set(true);
+                    return;
+                }
+                Ok(req) => Job::Request(req),
+                Err(err) => {
+                    w.post(&Event::Error {
+                        message: format!("the worker cannot read a request: {err}"),
+                    });
+                    return;
+                }
+            },
+            // {name, model: ArrayBuffer, tokenizer: ArrayBuffer} from the file picker.
+            None => {
+                let bytes = |key: &str| {
+                    Reflect::get(&data, &key.into())
+                        .ok()
+                        .filter(|v| v.is_instance_of::<js_sys::ArrayBuffer>())
+                        .map(|v| Uint8Array::new(&v).to_vec())
+                };
+                match (bytes("model"), bytes("tokenizer")) {
+                    (Some(model), Some(tokenizer)) => Job::Files {
+                        name: Reflect::get(&data, &"name".into())
+                            .ok()
+                            .and_then(|v| v.as_string())
+                            .unwrap_or_else(|| "model".into()),
+                        model,
+                        tokenizer,
+                    },
+                    _ => {
+                        w.post(&Event::Error {
+                            message: "the worker got files it cannot read".into(),
+                        });
+                        return;
+                    }
                 }
             }
-            Err(err) => w.post(&Event::Error {
-                message: format!("the worker cannot read a request: {err}"),
-            }),
+        };
+        w.queue.borrow_mut().push_back(job);
+        if !w.busy.replace(true) {
+            spawn_local(w.clone().drain());
         }
     });
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));

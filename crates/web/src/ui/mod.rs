@@ -64,13 +64,13 @@ pub struct Ui {
 impl Ui {
     pub fn send(&self, req: &Request) {
         self.link
-            .with_value(|w| match serde_wasm_bindgen::to_value(req) {
-                Ok(v) => {
-                    if let Err(e) = w.post_message(&v) {
+            .with_value(|w| match crate::protocol::encode(req) {
+                Ok(text) => {
+                    if let Err(e) = w.post_message(&JsValue::from_str(&text)) {
                         web_sys::console::error_2(&"postMessage failed".into(), &e);
                     }
                 }
-                Err(e) => web_sys::console::error_1(&format!("cannot encode request: {e}").into()),
+                Err(e) => web_sys::console::error_1(&e.into()),
             });
     }
 
@@ -340,7 +340,8 @@ fn App() -> impl IntoView {
     };
     provide_context(ui);
     let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        match serde_wasm_bindgen::from_value::<Event>(e.data()) {
+        let text = e.data().as_string().unwrap_or_default();
+        match crate::protocol::decode::<Event>(&text) {
             Ok(ev) => ui.on_event(ev),
             Err(err) => ui
                 .error
@@ -448,12 +449,113 @@ fn Header() -> impl IntoView {
                     )}
                 </span>
             })}
+            <ModelPicker />
             <button class="ghost" data-testid="presenter" aria-pressed=move || ui.page.with(|p| p.presenter).to_string()
                 on:click=move |_| { ui.page.update(|p| p.presenter = !p.presenter); ui.sync_url(); }>
                 "Presenter mode"
             </button>
             <button class="ghost" data-testid="help-button" aria-label="Keyboard shortcuts" on:click=move |_| ui.help.set(true)>"?"</button>
         </header>
+    }
+}
+
+/// Reads the chosen files and hands their bytes to the worker, which validates them before
+/// they replace the current model.
+fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let read = |f: web_sys::File| async move {
+            wasm_bindgen_futures::JsFuture::from(f.array_buffer()).await
+        };
+        let name = model.name().trim_end_matches(".bin").to_string();
+        match (read(model).await, read(tokenizer).await) {
+            (Ok(m), Ok(t)) => {
+                let msg = js_sys::Object::new();
+                let _ = js_sys::Reflect::set(&msg, &"name".into(), &name.into());
+                let _ = js_sys::Reflect::set(&msg, &"model".into(), &m);
+                let _ = js_sys::Reflect::set(&msg, &"tokenizer".into(), &t);
+                ui.running.set(false);
+                ui.link.with_value(|w| {
+                    if let Err(e) = w.post_message(&msg) {
+                        web_sys::console::error_2(&"postMessage failed".into(), &e);
+                    }
+                });
+            }
+            _ => ui
+                .error
+                .set(Some("the chosen files could not be read".into())),
+        }
+    });
+}
+
+/// The first file of an `<input type=file>`.
+fn picked(ev: &leptos::ev::Event) -> Option<web_sys::File> {
+    let input: web_sys::HtmlInputElement = event_target(ev);
+    input.files().and_then(|f| f.get(0))
+}
+
+/// Another llama2.c checkpoint and its tokenizer, from files (stories15M/42M/110M work the
+/// same way), or dropped on the page.
+#[component]
+fn ModelPicker() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = RwSignal::new(false);
+    let model = StoredValue::new_local(None::<web_sys::File>);
+    let tok = StoredValue::new_local(None::<web_sys::File>);
+    let go = move || {
+        if let (Some(m), Some(t)) = (model.get_value(), tok.get_value()) {
+            load_files(ui, m, t);
+            open.set(false);
+        } else {
+            ui.error.set(Some("choose both a checkpoint (.bin) and its tokenizer (tokenizer.bin or tokenizer.json)".into()));
+        }
+    };
+    // Dropping two files anywhere: the one named like a tokenizer is the tokenizer.
+    let drop = window_event_listener(leptos::ev::drop, move |ev: leptos::ev::DragEvent| {
+        let Some(files) = ev.data_transfer().and_then(|d| d.files()) else {
+            return;
+        };
+        if files.length() == 0 {
+            return;
+        }
+        ev.prevent_default();
+        let all: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+        let is_tok = |f: &web_sys::File| {
+            let n = f.name().to_ascii_lowercase();
+            n.contains("tok") || n.ends_with(".json")
+        };
+        let t = all.iter().find(|f| is_tok(f)).cloned();
+        let m = all.iter().find(|f| !is_tok(f)).cloned();
+        match (m, t) {
+            (Some(m), Some(t)) => load_files(ui, m, t),
+            _ => ui
+                .error
+                .set(Some("drop a checkpoint and its tokenizer together".into())),
+        }
+    });
+    let over = window_event_listener(leptos::ev::dragover, |ev: leptos::ev::DragEvent| {
+        if ev
+            .data_transfer()
+            .is_some_and(|d| d.types().includes(&"Files".into(), 0))
+        {
+            ev.prevent_default();
+        }
+    });
+    std::mem::forget((drop, over));
+    view! {
+        <button class="ghost" data-testid="load-model" aria-expanded=move || open.get().to_string()
+            on:click=move |_| open.update(|o| *o = !*o)>"Load a model…"</button>
+        {move || open.get().then(|| view! {
+            <div class="picker" data-testid="model-picker">
+                <label>"Checkpoint (llama2.c .bin) "
+                    <input type="file" data-testid="model-file" accept=".bin"
+                        on:change=move |ev| model.set_value(picked(&ev)) /></label>
+                <label>"Tokenizer (tokenizer.bin or .json) "
+                    <input type="file" data-testid="tokenizer-file" accept=".bin,.json"
+                        on:change=move |ev| tok.set_value(picked(&ev)) /></label>
+                <button data-testid="load-files" on:click=move |_| go()>"Load"</button>
+                <span class="small">" or drop both files on the page"</span>
+            </div>
+        })}
     }
 }
 
