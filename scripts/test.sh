@@ -19,7 +19,7 @@ cargo fetch --locked
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy -p decoding-web --target wasm32-unknown-unknown --locked -- -D warnings
+cargo clippy -p decoding-web -p decoding-app -p decoding-gpu --target wasm32-unknown-unknown --locked -- -D warnings
 
 step "native tests (engine, WebGPU backend on Vulkan, CLI, page logic)"
 # GPU tests skip when no adapter is found, unless DECODING_EXPLORER_REQUIRE_GPU=1 (.ci/run).
@@ -35,6 +35,8 @@ step "build the page (trunk build --release)"
 trunk build
 
 step "end-to-end tests in headless Chromium"
-node --test tests/e2e/
+# One file at a time: the page tests, the WebGPU (SwiftShader) tests and the speed report
+# must not compete for the two cores.
+node --test --test-concurrency=1 tests/e2e/
 
 step "all tests passed"

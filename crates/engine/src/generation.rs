@@ -75,6 +75,7 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepOutcome {
     Token {
+        /// The final distribution, coin and choice (not the per-stage arrays).
         trace: Box<Trace>,
         stop: Option<StopReason>,
     },
@@ -237,6 +238,16 @@ impl Generation {
         backend: &mut dyn Backend,
         settings: &Settings,
     ) -> Result<Trace, GenerationError> {
+        self.run_chain(backend, settings, true).await
+    }
+
+    /// The chain on the current logits; `trace` keeps every stage's distributions.
+    async fn run_chain(
+        &mut self,
+        backend: &mut dyn Backend,
+        settings: &Settings,
+        trace: bool,
+    ) -> Result<Trace, GenerationError> {
         self.ensure_logits(backend).await?;
         let (prompt, generated) = self.history();
         let logits = &self.logits[self.generated.len()];
@@ -245,7 +256,7 @@ impl Generation {
             prompt: &prompt,
             generated: &generated,
         };
-        Ok(process(settings, logits, history, coin, true)?)
+        Ok(process(settings, logits, history, coin, trace)?)
     }
 
     /// Chooses and appends the next token (unless a stop condition holds).
@@ -258,7 +269,9 @@ impl Generation {
         if let Some(r) = self.stop_reason(settings, tokenizer) {
             return Ok(StepOutcome::Stopped(r));
         }
-        let trace = self.preview(backend, settings).await?;
+        // Choosing needs the final distribution only; a page asks for the stages separately
+        // (`preview`) when it draws them.
+        let trace = self.run_chain(backend, settings, false).await?;
         let mut top: Vec<(u32, f64)> = trace
             .probs
             .iter()

@@ -1,12 +1,11 @@
-//! The Decoding Explorer page. The UI (Leptos, bin `app`) and the engine (bin `worker`, a web
-//! worker) talk through the typed messages of [`protocol`]; [`session`] is the worker's logic
-//! in plain Rust, tested natively. Browser glue lives in `ui` and `worker_glue` (wasm only).
+//! The Decoding Explorer page's engine side. The UI (crate `decoding-app`) and the engine (bin
+//! `worker` here, a web worker) talk through the typed messages of [`protocol`]; [`session`] is
+//! the worker's logic and [`state`] the page's plain state (links, KV arithmetic), both tested
+//! natively. `worker_glue` is the worker's browser glue (wasm only).
 
 pub mod protocol;
 pub mod session;
 pub mod state;
 
-#[cfg(target_arch = "wasm32")]
-pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod worker_glue;

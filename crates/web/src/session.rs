@@ -12,6 +12,8 @@ use decoding_gpu::{open_backend, BackendChoice, Engine};
 use std::future::Future;
 use std::pin::Pin;
 
+/// How often a multi-token step lets other messages (a cancel) in.
+const YIELD_EVERY_MS: f64 = 8.0;
 /// How many recent decode timings are kept.
 const TIMINGS_KEPT: usize = 32;
 /// Bars in each stage's small chart.
@@ -141,6 +143,7 @@ impl Session {
             prefill_ms: Some(host.now() - t0),
             prefill_tokens: ids.len(),
             decode_ms: Vec::new(),
+            last_run: None,
         };
         self.gen = Some(g);
         self.prompt = prompt;
@@ -228,9 +231,15 @@ impl Session {
             return vec![err("no model is loaded yet")];
         };
         let mut error = None;
-        for i in 0..count {
-            if i > 0 {
+        let run_start = host.now();
+        let mut last_yield = run_start;
+        let before_steps = self.gen.as_ref().map_or(0, |g| g.steps().len());
+        for _ in 0..count {
+            // Back to the event loop every few milliseconds (not every token: a yield costs
+            // more than a small model's step), so a cancel gets through.
+            if host.now() - last_yield >= YIELD_EVERY_MS {
                 host.yield_now().await;
+                last_yield = host.now();
                 if host.cancelled() {
                     break;
                 }
@@ -265,6 +274,10 @@ impl Session {
                 events.extend(self.preview().await);
                 return events;
             }
+        }
+        let generated = self.gen.as_ref().map_or(0, |g| g.steps().len()) - before_steps;
+        if count > 1 && generated > 0 {
+            self.timings.last_run = Some((generated, host.now() - run_start));
         }
         let mut events = vec![self.transcript()];
         events.extend(self.preview().await);

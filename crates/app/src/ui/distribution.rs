@@ -4,8 +4,8 @@
 //! engine's trace whenever a knob moves; nothing is recomputed here.
 
 use super::Ui;
-use crate::protocol::TraceView;
-use crate::state::{self, Scale};
+use decoding_web::protocol::TraceView;
+use decoding_web::state::{self, Scale};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 

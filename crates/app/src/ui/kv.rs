@@ -4,7 +4,7 @@
 //! calculator with real models' shapes showing MHA / GQA / MQA side by side.
 
 use super::Ui;
-use crate::state::{human_bytes, kv_bytes, mha_gqa_mqa, thousands, PRESETS};
+use decoding_web::state::{human_bytes, kv_bytes, mha_gqa_mqa, thousands, PRESETS};
 use leptos::prelude::*;
 
 #[component]

@@ -3,8 +3,8 @@
 //! drawn from.
 
 use super::Ui;
-use crate::protocol::Request;
 use decoding_engine::generation::StopReason;
+use decoding_web::protocol::Request;
 use leptos::prelude::*;
 
 fn visible(piece: &str) -> String {
@@ -147,7 +147,10 @@ fn Timings() -> impl IntoView {
                     let mean = tm.decode_ms.iter().sum::<f64>() / tm.decode_ms.len() as f64;
                     format!("; decode (last steps, ms): {} — {:.0} tokens/s", last.join(", "), 1000.0 / mean.max(1e-6))
                 };
-                format!("{prefill}{decode}")
+                let run = tm.last_run.map_or(String::new(), |(n, ms)| {
+                    format!("; last run: {n} tokens in {ms:.0} ms = {:.0} tokens/s", n as f64 * 1000.0 / ms.max(1e-6))
+                });
+                format!("{prefill}{decode}{run}")
             }))}
         </p>
     }

@@ -98,8 +98,12 @@ pub fn install_shortcuts(ui: Ui) {
             "l" => {
                 ui.page.update(|p| {
                     p.scale = match p.scale {
-                        crate::state::Scale::Probability => crate::state::Scale::LogProbability,
-                        crate::state::Scale::LogProbability => crate::state::Scale::Probability,
+                        decoding_web::state::Scale::Probability => {
+                            decoding_web::state::Scale::LogProbability
+                        }
+                        decoding_web::state::Scale::LogProbability => {
+                            decoding_web::state::Scale::Probability
+                        }
                     }
                 });
                 ui.sync_url();

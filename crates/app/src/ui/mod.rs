@@ -1,7 +1,7 @@
 //! The page's UI (Leptos, client-side rendered). Components are thin: the state is a set of
 //! signals ([`Ui`]) fed by the worker's events; logic lives in plain types (`state.rs`,
 //! `session.rs`) tested natively. The engine runs in the web worker, reached only through
-//! [`protocol`](crate::protocol) messages, so the UI thread never blocks.
+//! [`protocol`](decoding_web::protocol) messages, so the UI thread never blocks.
 
 mod beam;
 mod chain;
@@ -11,10 +11,10 @@ mod knobs;
 mod kv;
 mod transcript;
 
-use crate::protocol::*;
-use crate::state::{self, PageState};
 use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
 use decoding_gpu::{BackendChoice, BackendReport};
+use decoding_web::protocol::*;
+use decoding_web::state::{self, PageState};
 use leptos::prelude::*;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
@@ -64,7 +64,7 @@ pub struct Ui {
 impl Ui {
     pub fn send(&self, req: &Request) {
         self.link
-            .with_value(|w| match crate::protocol::encode(req) {
+            .with_value(|w| match decoding_web::protocol::encode(req) {
                 Ok(text) => {
                     if let Err(e) = w.post_message(&JsValue::from_str(&text)) {
                         web_sys::console::error_2(&"postMessage failed".into(), &e);
@@ -341,7 +341,7 @@ fn App() -> impl IntoView {
     provide_context(ui);
     let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let text = e.data().as_string().unwrap_or_default();
-        match crate::protocol::decode::<Event>(&text) {
+        match decoding_web::protocol::decode::<Event>(&text) {
             Ok(ev) => ui.on_event(ev),
             Err(err) => ui
                 .error

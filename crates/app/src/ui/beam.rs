@@ -4,8 +4,8 @@
 //! best beam's: locally greedy is not globally optimal.
 
 use super::Ui;
-use crate::protocol::{BeamView, Request};
 use decoding_engine::beam::NodeStatus;
+use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
 const COL: f32 = 120.0;

@@ -3,8 +3,8 @@
 //! stage removed shows as grey bars that lost their blue).
 
 use super::Ui;
-use crate::protocol::StageView;
 use decoding_engine::sampling::Stage;
+use decoding_web::protocol::StageView;
 use leptos::prelude::*;
 
 /// Moves stage `from` to position `to` and sends the new order.
