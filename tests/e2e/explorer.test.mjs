@@ -246,3 +246,26 @@ test('a bad model file gives a clear message and the current model keeps working
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 0);
   assert.equal(await page.getByTestId('dist-row').first().locator('.piece').innerText(), '","');
 });
+
+test('greedy repetition loops are flagged', async () => {
+  // Greedy, with the end tokens forbidden, until the context is full: it loops on the way.
+  const { page } = await ready('backend=cpu&temperature=0&logit_bias=1:-100,2:-100&max_tokens=600&steps=600');
+  await page.waitForFunction(() => /context is full/.test(document.querySelector('[data-testid=stop-reason]').textContent), null, { timeout: 60_000 });
+  assert.match(await page.getByTestId('loop-warning').innerText(), /Repetition loop: the last \d+-token phrase/);
+});
+
+test('the cache comparison measures both ways of decoding', async () => {
+  const { page } = await ready('backend=cpu');
+  await page.getByTestId('cache-compare').click();
+  const rows = page.getByTestId('cache-compare-table').locator('tbody tr');
+  await rows.nth(5).waitFor({ timeout: 60_000 });
+  const cells = async (i) => (await rows.nth(i).locator('td').allInnerTexts());
+  const first = await cells(0);
+  const last = await cells(5);
+  assert.equal(first[0], '16');
+  assert.equal(last[0], '512');
+  const macs = (c) => Number(c[5].replaceAll(',', '')) / Number(c[4].replaceAll(',', ''));
+  assert.ok(macs(last) > 10 * macs(first), `${first} / ${last}`);
+  await page.getByTestId('cache-compare-table').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-cache-compare');
+});

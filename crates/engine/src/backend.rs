@@ -74,12 +74,58 @@ pub trait Backend {
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>>;
 }
 
+/// Per-sequence state of a backend, indexed by `SeqId`; freed slots are reused.
+#[derive(Debug)]
+pub struct SeqSlots<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> Default for SeqSlots<T> {
+    fn default() -> Self {
+        SeqSlots { slots: Vec::new() }
+    }
+}
+
+impl<T> SeqSlots<T> {
+    pub fn insert(&mut self, value: T) -> SeqId {
+        match self.slots.iter().position(Option::is_none) {
+            Some(i) => {
+                self.slots[i] = Some(value);
+                SeqId(i as u32)
+            }
+            None => {
+                self.slots.push(Some(value));
+                SeqId(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+
+    pub fn get(&self, seq: SeqId) -> Result<&T, BackendError> {
+        self.slots
+            .get(seq.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or(BackendError::UnknownSequence(seq))
+    }
+
+    pub fn get_mut(&mut self, seq: SeqId) -> Result<&mut T, BackendError> {
+        self.slots
+            .get_mut(seq.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(BackendError::UnknownSequence(seq))
+    }
+
+    /// Takes a sequence out; unknown ids give None.
+    pub fn remove(&mut self, seq: SeqId) -> Option<T> {
+        self.slots.get_mut(seq.0 as usize).and_then(Option::take)
+    }
+}
+
 /// The CPU backend: the reference forward pass over per-sequence caches.
 #[derive(Debug)]
 pub struct CpuBackend {
     model: std::sync::Arc<Transformer>,
     state: RunState,
-    seqs: Vec<Option<KvCache>>,
+    seqs: SeqSlots<KvCache>,
 }
 
 impl CpuBackend {
@@ -87,36 +133,12 @@ impl CpuBackend {
         CpuBackend {
             state: RunState::new(&model.config),
             model,
-            seqs: Vec::new(),
+            seqs: SeqSlots::default(),
         }
     }
 
     pub fn model(&self) -> &Transformer {
         &self.model
-    }
-
-    fn cache(&self, seq: SeqId) -> Result<&KvCache, BackendError> {
-        self.seqs
-            .get(seq.0 as usize)
-            .and_then(Option::as_ref)
-            .ok_or(BackendError::UnknownSequence(seq))
-    }
-
-    fn cache_mut(&mut self, seq: SeqId) -> Result<&mut KvCache, BackendError> {
-        self.seqs
-            .get_mut(seq.0 as usize)
-            .and_then(Option::as_mut)
-            .ok_or(BackendError::UnknownSequence(seq))
-    }
-
-    fn insert(&mut self, cache: KvCache) -> SeqId {
-        if let Some(i) = self.seqs.iter().position(Option::is_none) {
-            self.seqs[i] = Some(cache);
-            SeqId(i as u32)
-        } else {
-            self.seqs.push(Some(cache));
-            SeqId(self.seqs.len() as u32 - 1)
-        }
     }
 
     /// The synchronous forward pass behind `forward` (native callers may use it directly).
@@ -127,10 +149,7 @@ impl CpuBackend {
         all_logits: bool,
     ) -> Result<Vec<f32>, BackendError> {
         let CpuBackend { model, state, seqs } = self;
-        let cache = seqs
-            .get_mut(seq.0 as usize)
-            .and_then(Option::as_mut)
-            .ok_or(BackendError::UnknownSequence(seq))?;
+        let cache = seqs.get_mut(seq)?;
         crate::par::install(|| {
             if tokens.len() == 1 {
                 let mut logits = vec![0.0; model.config.vocab_size];
@@ -154,31 +173,29 @@ impl Backend for CpuBackend {
 
     fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
         let cache = KvCache::new(&self.model.config);
-        Ok(self.insert(cache))
+        Ok(self.seqs.insert(cache))
     }
 
     fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
-        let copy = self.cache(seq)?.clone();
-        Ok(self.insert(copy))
+        let copy = self.seqs.get(seq)?.clone();
+        Ok(self.seqs.insert(copy))
     }
 
     fn release(&mut self, seq: SeqId) {
-        if let Some(slot) = self.seqs.get_mut(seq.0 as usize) {
-            *slot = None;
-        }
+        self.seqs.remove(seq);
     }
 
     fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
-        Ok(self.cache(seq)?.len())
+        Ok(self.seqs.get(seq)?.len())
     }
 
     fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
-        self.cache_mut(seq)?.truncate(len);
+        self.seqs.get_mut(seq)?.truncate(len);
         Ok(())
     }
 
     fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
-        Ok(self.cache(seq)?.bytes())
+        Ok(self.seqs.get(seq)?.bytes())
     }
 
     fn forward<'a>(

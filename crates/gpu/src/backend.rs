@@ -6,7 +6,7 @@
 
 use crate::context::{GpuContext, GpuError};
 use crate::kernels::*;
-use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId};
+use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
 use decoding_engine::cpu::RopeTable;
 use decoding_engine::forward::ForwardError;
 use decoding_engine::kv_cache::{cache_bytes_formula, CacheBytes, BYTES_PER_ELEM};
@@ -132,7 +132,7 @@ pub struct GpuBackend {
     params: wgpu::Buffer,
     slots: Slots,
     shared: SharedGroups,
-    seqs: Vec<Option<GpuSeq>>,
+    seqs: SeqSlots<GpuSeq>,
 }
 
 fn storage(device: &wgpu::Device, label: &str, floats: usize) -> wgpu::Buffer {
@@ -250,7 +250,7 @@ impl GpuBackend {
             params,
             slots,
             shared,
-            seqs: Vec::new(),
+            seqs: SeqSlots::default(),
             ctx,
         };
         backend.write_static_params();
@@ -372,30 +372,18 @@ impl GpuBackend {
                 s.layer(lu, S_WQ),
                 &mm(dim, dim, l * dim * dim, dim, 0, dim, 0),
             );
-            self.write_slot(
-                s.layer(lu, S_WK),
-                &mm(
-                    dim,
-                    kv,
-                    l * kv * dim,
-                    dim,
-                    layer_cache,
-                    kv,
-                    MATMUL_AT_POSITION,
-                ),
+            // K and V: the same shape, written into their caches at the position.
+            let kv_write = mm(
+                dim,
+                kv,
+                l * kv * dim,
+                dim,
+                layer_cache,
+                kv,
+                MATMUL_AT_POSITION,
             );
-            self.write_slot(
-                s.layer(lu, S_WV),
-                &mm(
-                    dim,
-                    kv,
-                    l * kv * dim,
-                    dim,
-                    layer_cache,
-                    kv,
-                    MATMUL_AT_POSITION,
-                ),
-            );
+            self.write_slot(s.layer(lu, S_WK), &kv_write);
+            self.write_slot(s.layer(lu, S_WV), &kv_write);
             self.write_slot(
                 s.layer(lu, S_ROPE),
                 &RopeParams {
@@ -535,20 +523,7 @@ impl GpuBackend {
     }
 
     fn seq(&self, seq: SeqId) -> Result<&GpuSeq, BackendError> {
-        self.seqs
-            .get(seq.0 as usize)
-            .and_then(Option::as_ref)
-            .ok_or(BackendError::UnknownSequence(seq))
-    }
-
-    fn insert(&mut self, s: GpuSeq) -> SeqId {
-        if let Some(i) = self.seqs.iter().position(Option::is_none) {
-            self.seqs[i] = Some(s);
-            SeqId(i as u32)
-        } else {
-            self.seqs.push(Some(s));
-            SeqId(self.seqs.len() as u32 - 1)
-        }
+        self.seqs.get(seq)
     }
 
     fn check_error(&self) -> Result<(), BackendError> {
@@ -672,7 +647,7 @@ impl GpuBackend {
             encoder.copy_buffer_to_buffer(&self.act.logits, 0, &self.act.staging, 0, bytes);
         }
         q.submit([encoder.finish()]);
-        if let Some(s) = self.seqs.get_mut(seq.0 as usize).and_then(Option::as_mut) {
+        if let Ok(s) = self.seqs.get_mut(seq) {
             s.len += n;
         }
         if bytes == 0 {
@@ -681,7 +656,7 @@ impl GpuBackend {
         let logits = self.read_back(bytes).await;
         if logits.is_err() {
             // The step did not complete: its positions are not in the cache.
-            if let Some(s) = self.seqs.get_mut(seq.0 as usize).and_then(Option::as_mut) {
+            if let Ok(s) = self.seqs.get_mut(seq) {
                 s.len = pos0;
             }
         }
@@ -778,7 +753,7 @@ impl Backend for GpuBackend {
     fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
         let s = self.new_seq();
         self.check_error()?;
-        Ok(self.insert(s))
+        Ok(self.seqs.insert(s))
     }
 
     /// Copies the filled part of each layer's K and V on the GPU (the cache never comes
@@ -805,15 +780,13 @@ impl Backend for GpuBackend {
         new.len = src.len;
         self.ctx.queue.submit([encoder.finish()]);
         self.check_error()?;
-        Ok(self.insert(new))
+        Ok(self.seqs.insert(new))
     }
 
     fn release(&mut self, seq: SeqId) {
-        if let Some(slot) = self.seqs.get_mut(seq.0 as usize) {
-            if let Some(s) = slot.take() {
-                s.key.destroy();
-                s.value.destroy();
-            }
+        if let Some(s) = self.seqs.remove(seq) {
+            s.key.destroy();
+            s.value.destroy();
         }
     }
 
@@ -822,11 +795,7 @@ impl Backend for GpuBackend {
     }
 
     fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
-        let s = self
-            .seqs
-            .get_mut(seq.0 as usize)
-            .and_then(Option::as_mut)
-            .ok_or(BackendError::UnknownSequence(seq))?;
+        let s = self.seqs.get_mut(seq)?;
         s.len = s.len.min(len);
         Ok(())
     }

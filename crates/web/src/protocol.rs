@@ -17,11 +17,14 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
     /// Fetch the model and tokenizer from the page's own static files, load them, open the
-    /// backend.
+    /// backend, and show the page's view: its prompt, settings and `steps` tokens (a link).
     Load {
         model_url: String,
         tokenizer_url: String,
         backend: BackendChoice,
+        prompt: String,
+        settings: Settings,
+        steps: u32,
     },
     /// Switch backend; the transcript is rebuilt from its tokens on the new one.
     SetBackend {
@@ -55,6 +58,10 @@ pub enum Request {
     Toy {
         logits: Vec<f64>,
         history: Vec<u32>,
+    },
+    /// Measure decoding with the KV cache against re-running the prefix, at these lengths.
+    CacheCompare {
+        positions: Vec<usize>,
     },
     /// Stop a running multi-token step at the next token.
     Cancel,
@@ -104,6 +111,22 @@ pub struct TranscriptView {
     pub cache_len: usize,
     pub cache: CacheBytes,
     pub timings: Timings,
+    /// Set when the end of the generated text repeats itself (a degenerate loop).
+    pub loop_warning: Option<String>,
+}
+
+/// One sequence length of the cache comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareRow {
+    /// Tokens in the sequence when the next one is computed.
+    pub n: usize,
+    /// One decode step with the cache (the new token only), ms.
+    pub cached_ms: f64,
+    /// The same token without a cache (the whole prefix run again), ms.
+    pub naive_ms: f64,
+    /// Multiply-adds of each: O(n·d) attention with the cache, O(n²·d) without.
+    pub cached_macs: u64,
+    pub naive_macs: u64,
 }
 
 /// One stage's effect, summarised for its small before/after chart.
@@ -203,6 +226,10 @@ pub enum Event {
     },
     Beam {
         view: BeamView,
+    },
+    /// Cached against cache-less decoding, by sequence length.
+    CacheCompare {
+        rows: Vec<CompareRow>,
     },
     /// Something failed; the message is for the user. Nothing was lost.
     Error {

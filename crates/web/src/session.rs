@@ -77,6 +77,11 @@ impl Session {
         self.model.as_ref()
     }
 
+    /// The prompt of the current transcript.
+    pub fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
     /// The backend to reopen after loading another model: the current kind, or auto.
     pub fn backend_choice(&self) -> BackendChoice {
         match self.engine.as_ref().map(|e| e.report.kind) {
@@ -87,7 +92,7 @@ impl Session {
     }
 
     /// Opens the chosen backend (or switches to it, rebuilding the transcript there).
-    pub async fn set_backend(&mut self, choice: BackendChoice, host: &dyn Host) -> Vec<Event> {
+    pub async fn set_backend(&mut self, choice: BackendChoice) -> Vec<Event> {
         let Some(m) = &self.model else {
             return vec![err("no model is loaded yet")];
         };
@@ -111,9 +116,8 @@ impl Session {
         }
         self.beam = None;
         self.engine = Some(engine);
-        if self.gen.is_none() {
-            events.extend(self.set_prompt(self.prompt.clone(), host).await);
-        } else {
+        // A transcript that was moved is shown again; with none, the caller runs a prompt.
+        if self.gen.is_some() {
             events.push(self.transcript());
             events.extend(self.preview().await);
         }
@@ -188,6 +192,17 @@ impl Session {
                     },
                 ),
                 timings: self.timings.clone(),
+                loop_warning: {
+                    let ids = g.generated_ids();
+                    crate::state::detect_loop(&ids, 3).map(|(p, r)| {
+                        let phrase = m.tokenizer.decode(&ids[ids.len() - p..]).unwrap_or_default();
+                        format!(
+                            "Repetition loop: the last {p}-token phrase {phrase:?} repeats {r} times. \
+                             Greedy decoding tends to loop; try sampling, a repetition penalty or \
+                             no-repeat-n-gram."
+                        )
+                    })
+                },
             },
         }
     }
@@ -486,6 +501,74 @@ impl Session {
         }]
     }
 
+    /// Times one decode step with the cache against the same token computed without it (the
+    /// prefix run again on a fresh sequence), at each length; counts their multiply-adds.
+    pub async fn cache_compare(&mut self, positions: &[usize], host: &dyn Host) -> Vec<Event> {
+        let (Some(m), Some(engine)) = (&self.model, &mut self.engine) else {
+            return vec![err("no model is loaded yet")];
+        };
+        let c = *m.config();
+        let be = &mut *engine.backend;
+        // Multiply-adds of the matrices for one token (classifier included), and of attention
+        // at position t (q·k and weights·v over t positions, every head, every layer).
+        let classifier = (c.vocab_size * c.dim) as u64;
+        let matmuls = (c.n_layers
+            * (2 * c.dim * c.dim + 2 * c.kv_dim() * c.dim + 3 * c.dim * c.hidden_dim))
+            as u64
+            + classifier;
+        let attention = |t: u64| 2 * t * (c.dim * c.n_layers) as u64;
+        let ids: Vec<u32> = (0..c.seq_len as u32)
+            .map(|i| 1 + (i * 7919 + 3) % (c.vocab_size as u32 - 1))
+            .collect();
+        let mut rows = Vec::new();
+        for &n in positions.iter().filter(|&&n| n >= 1 && n <= c.seq_len) {
+            let run = async {
+                // With the cache: the prefix is in place; time the new token only (best of 3).
+                let seq = be.new_sequence()?;
+                if n > 1 {
+                    be.forward(seq, &ids[..n - 1], false).await?;
+                }
+                let mut cached = f64::INFINITY;
+                for _ in 0..3 {
+                    be.truncate(seq, n - 1)?;
+                    let t0 = host.now();
+                    be.forward(seq, &ids[n - 1..n], false).await?;
+                    cached = cached.min(host.now() - t0);
+                }
+                be.release(seq);
+                // Without: the whole prefix again (best of 2).
+                let mut naive = f64::INFINITY;
+                for _ in 0..2 {
+                    let s = be.new_sequence()?;
+                    let t0 = host.now();
+                    let r = be.forward(s, &ids[..n], false).await;
+                    naive = naive.min(host.now() - t0);
+                    be.release(s);
+                    r?;
+                }
+                Ok::<_, decoding_engine::BackendError>((cached, naive))
+            }
+            .await;
+            match run {
+                Ok((cached_ms, naive_ms)) => {
+                    let nn = n as u64;
+                    rows.push(CompareRow {
+                        n,
+                        cached_ms,
+                        naive_ms,
+                        cached_macs: matmuls + attention(nn),
+                        naive_macs: nn * (matmuls - classifier)
+                            + classifier
+                            + (1..=nn).map(attention).sum::<u64>(),
+                    });
+                }
+                Err(e) => return vec![err(e)],
+            }
+            host.yield_now().await;
+        }
+        vec![Event::CacheCompare { rows }]
+    }
+
     /// The chain on hand-typed logits (the lesson's toy example).
     pub fn toy(&self, logits: &[f64], history: &[u32]) -> Vec<Event> {
         let mut settings = self.settings.clone();
@@ -513,7 +596,7 @@ impl Session {
     pub async fn handle(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         match req {
             Request::Load { .. } => vec![err("the worker glue loads files")],
-            Request::SetBackend { backend } => self.set_backend(backend, host).await,
+            Request::SetBackend { backend } => self.set_backend(backend).await,
             Request::SetPrompt { prompt } => self.set_prompt(prompt, host).await,
             Request::SetSettings { settings } => self.set_settings(settings).await,
             Request::Step { count } => self.step(count, host).await,
@@ -527,6 +610,7 @@ impl Session {
             Request::BeamStart => self.beam_start().await,
             Request::BeamStep => self.beam_step().await,
             Request::Toy { logits, history } => self.toy(&logits, &history),
+            Request::CacheCompare { positions } => self.cache_compare(&positions, host).await,
             Request::Cancel => vec![],
         }
     }
@@ -658,7 +742,7 @@ mod tests {
             &asset("stories260K.bin"),
             &asset("tok512.bin"),
         );
-        let ev = pollster::block_on(s.set_backend(BackendChoice::Cpu, &host));
+        let ev = pollster::block_on(s.set_backend(BackendChoice::Cpu));
         assert!(matches!(ev[0], Event::Backend { .. }), "{ev:?}");
         (s, host)
     }
@@ -766,6 +850,45 @@ mod tests {
         assert_eq!(v.nodes.len(), 1 + 2 * 3 * 5);
         assert_eq!(v.greedy_tokens.len(), 5);
         assert!(v.best_logprob >= v.greedy_logprob - 1e-6);
+    }
+
+    #[test]
+    fn cache_comparison_counts_quadratic_work_without_the_cache() {
+        let (mut s, host) = loaded();
+        let ev = pollster::block_on(s.cache_compare(&[16, 64, 256], &host));
+        let Event::CacheCompare { rows } = &ev[0] else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(rows.len(), 3);
+        // Naive work grows like n² (plus n × the matrices): ever further above cached work.
+        let ratio = |r: &CompareRow| r.naive_macs as f64 / r.cached_macs as f64;
+        assert!(ratio(&rows[2]) > 3.0 * ratio(&rows[0]));
+        assert!(rows
+            .iter()
+            .all(|r| r.cached_ms.is_finite() && r.naive_ms.is_finite()));
+    }
+
+    #[test]
+    fn greedy_loops_are_flagged() {
+        let (mut s, host) = loaded();
+        // Forbidding the end tokens lets greedy run long enough to loop.
+        let greedy = settings(&[
+            ("temperature", "0"),
+            ("logit_bias", "1:-100,2:-100"),
+            ("max_tokens", "600"),
+        ]);
+        pollster::block_on(s.set_settings(greedy));
+        pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+        let ev = pollster::block_on(s.step(600, &host));
+        let t = last_transcript(&ev);
+        let w = t.loop_warning.as_deref().unwrap_or_default();
+        assert!(
+            w.contains("Repetition loop"),
+            "{:?} {:?} {}",
+            t.stop,
+            t.generated_text,
+            t.steps.len()
+        );
     }
 
     #[test]

@@ -108,6 +108,9 @@ impl Worker {
                 model_url,
                 tokenizer_url,
                 backend,
+                prompt,
+                settings,
+                steps,
             } => match self.fetch_both(&model_url, &tokenizer_url).await {
                 Err(message) => vec![Event::Error { message }],
                 Ok((model, tok)) => {
@@ -119,10 +122,11 @@ impl Worker {
                         .to_string();
                     let mut events = session.load(&name, &model, &tok);
                     if session.model().is_some() {
+                        events.extend(session.set_backend(backend).await);
                         for e in &events {
                             self.post(e);
                         }
-                        events = session.set_backend(backend, self).await;
+                        events = session.restore(prompt, settings, steps, self).await;
                     }
                     events
                 }
@@ -142,10 +146,12 @@ impl Worker {
         let mut events = session.load(name, model, tokenizer);
         let loaded = matches!(events.first(), Some(Event::Loaded { .. }));
         if loaded {
+            events.extend(session.set_backend(choice).await);
             for e in &events {
                 self.post(e);
             }
-            events = session.set_backend(choice, self).await;
+            // The current prompt, on the new model.
+            events = session.set_prompt(session.prompt().to_string(), self).await;
         }
         self.session.replace(session);
         for e in &events {

@@ -18,7 +18,7 @@ pub fn KvPanel() -> impl IntoView {
                 <button data-testid="toggle-kv" aria-expanded=move || open().to_string()
                     on:click=move |_| ui.toggle_panel("kv")>{move || if open() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open().then(|| view! { <Cache /> <Calculator /> })}
+            {move || open().then(|| view! { <Cache /> <Compare /> <Calculator /> })}
         </section>
     }
 }
@@ -93,6 +93,44 @@ fn Cache() -> impl IntoView {
             </table>
         }
         .into_any()
+    }
+}
+
+/// Decoding with the cache against re-running the prefix, measured on this backend.
+#[component]
+fn Compare() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let run = move |_| {
+        ui.compare.set(None);
+        ui.send(&decoding_web::protocol::Request::CacheCompare {
+            positions: vec![16, 32, 64, 128, 256, 512],
+        });
+    };
+    view! {
+        <h3>"With the cache, and without"</h3>
+        <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d)."</p>
+        <button data-testid="cache-compare" on:click=run>"Measure on this backend"</button>
+        {move || ui.compare.get().map(|rows| {
+            let body = rows.iter().map(|r| view! {
+                <tr>
+                    <td>{r.n}</td>
+                    <td>{format!("{:.2}", r.cached_ms)}</td>
+                    <td>{format!("{:.2}", r.naive_ms)}</td>
+                    <td>{format!("{:.1}×", r.naive_ms / r.cached_ms.max(1e-3))}</td>
+                    <td>{thousands(r.cached_macs)}</td>
+                    <td>{thousands(r.naive_macs)}</td>
+                </tr>
+            }).collect_view();
+            view! {
+                <table class="calc" data-testid="cache-compare-table">
+                    <thead><tr>
+                        <th>"n"</th><th>"cached ms"</th><th>"no cache ms"</th><th>"ratio"</th>
+                        <th>"multiply-adds, cached"</th><th>"multiply-adds, no cache"</th>
+                    </tr></thead>
+                    <tbody>{body}</tbody>
+                </table>
+            }
+        })}
     }
 }
 

@@ -43,6 +43,8 @@ pub struct Ui {
     pub trace: RwSignal<Option<TraceView>>,
     pub toy_trace: RwSignal<Option<TraceView>>,
     pub beam: RwSignal<Option<BeamView>>,
+    /// The last cached-against-naive measurement.
+    pub compare: RwSignal<Option<Vec<CompareRow>>>,
     /// The last error from the worker.
     pub error: RwSignal<Option<String>>,
     /// What the link had wrong when the page opened.
@@ -207,13 +209,40 @@ impl Ui {
         }
     }
 
+    /// While running: the next step after the pace, or the end when generation is done.
+    fn continue_run(&self, done: bool) {
+        if !self.running.get_untracked() {
+            return;
+        }
+        if done {
+            self.running.set(false);
+            return;
+        }
+        let ui = *self;
+        set_timeout(
+            move || {
+                if ui.running.get_untracked() {
+                    ui.step();
+                }
+            },
+            RUN_PACE,
+        );
+    }
+
     fn on_event(&self, e: Event) {
         match e {
-            Event::Ready => self.send(&Request::Load {
-                model_url: MODEL_URL.into(),
-                tokenizer_url: TOKENIZER_URL.into(),
-                backend: self.page.get_untracked().backend,
-            }),
+            Event::Ready => {
+                // The link's view is opened as part of loading: prompt, settings, tokens.
+                let page = self.page.get_untracked();
+                self.send(&Request::Load {
+                    model_url: MODEL_URL.into(),
+                    tokenizer_url: TOKENIZER_URL.into(),
+                    backend: page.backend,
+                    prompt: page.prompt.clone(),
+                    settings: self.settings.get_untracked(),
+                    steps: page.steps,
+                });
+            }
             Event::Progress { loaded, total, .. } => {
                 self.load.set(LoadState::Loading { loaded, total })
             }
@@ -224,14 +253,8 @@ impl Ui {
             Event::Backend { report } => {
                 self.backend.set(Some(report));
                 if !self.restored.get_untracked() {
-                    // Open the link's view: prompt, settings, the tokens it had.
+                    // First backend: the views that live beside the transcript.
                     self.restored.set(true);
-                    let page = self.page.get_untracked();
-                    self.send(&Request::Restore {
-                        prompt: page.prompt.clone(),
-                        settings: self.settings.get_untracked(),
-                        steps: page.steps,
-                    });
                     if self.is_beam() {
                         self.send(&Request::BeamStart);
                     }
@@ -244,20 +267,8 @@ impl Ui {
                 self.transcript.set(Some(view));
                 self.page.update(|p| p.steps = n);
                 self.sync_url();
-                if self.running.get_untracked() && !self.is_beam() {
-                    if stopped {
-                        self.running.set(false);
-                    } else {
-                        let ui = *self;
-                        set_timeout(
-                            move || {
-                                if ui.running.get_untracked() {
-                                    ui.step();
-                                }
-                            },
-                            RUN_PACE,
-                        );
-                    }
+                if !self.is_beam() {
+                    self.continue_run(stopped);
                 }
             }
             Event::Trace { view, toy } => {
@@ -270,22 +281,11 @@ impl Ui {
             Event::Beam { view } => {
                 let done = view.done;
                 self.beam.set(Some(view));
-                if self.running.get_untracked() && self.is_beam() {
-                    if done {
-                        self.running.set(false);
-                    } else {
-                        let ui = *self;
-                        set_timeout(
-                            move || {
-                                if ui.running.get_untracked() {
-                                    ui.step();
-                                }
-                            },
-                            RUN_PACE,
-                        );
-                    }
+                if self.is_beam() {
+                    self.continue_run(done);
                 }
             }
+            Event::CacheCompare { rows } => self.compare.set(Some(rows)),
             Event::Error { message } => {
                 self.running.set(false);
                 self.error.set(Some(message));
@@ -327,6 +327,7 @@ fn App() -> impl IntoView {
         trace: RwSignal::new(None),
         toy_trace: RwSignal::new(None),
         beam: RwSignal::new(None),
+        compare: RwSignal::new(None),
         error: RwSignal::new(None),
         url_problems: RwSignal::new(restored.problems.clone()),
         raw: RwSignal::new(restored.raw.clone()),

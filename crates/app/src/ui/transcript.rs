@@ -100,6 +100,9 @@ pub fn Transcript() -> impl IntoView {
                         .collect_view()
                 }}
             </div>
+            {move || ui.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
+                <p class="warning" role="status" data-testid="loop-warning">{w}</p>
+            })}
             <p class="text-out" data-testid="transcript-text">
                 {move || ui.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
             </p>
