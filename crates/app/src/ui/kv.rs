@@ -114,8 +114,8 @@ fn Compare() -> impl IntoView {
             let body = rows.iter().map(|r| view! {
                 <tr>
                     <td>{r.n}</td>
-                    <td>{format!("{:.2}", r.cached_ms)}</td>
-                    <td>{format!("{:.2}", r.naive_ms)}</td>
+                    <td>{format!("{:.3}", r.cached_ms)}</td>
+                    <td>{format!("{:.3}", r.naive_ms)}</td>
                     <td>{format!("{:.1}×", r.naive_ms / r.cached_ms.max(1e-3))}</td>
                     <td>{thousands(r.cached_macs)}</td>
                     <td>{thousands(r.naive_macs)}</td>
@@ -124,7 +124,7 @@ fn Compare() -> impl IntoView {
             view! {
                 <table class="calc" data-testid="cache-compare-table">
                     <thead><tr>
-                        <th>"n"</th><th>"cached ms"</th><th>"no cache ms"</th><th>"ratio"</th>
+                        <th>"n"</th><th>"ms/token, cached"</th><th>"ms/token, no cache"</th><th>"ratio"</th>
                         <th>"multiply-adds, cached"</th><th>"multiply-adds, no cache"</th>
                     </tr></thead>
                     <tbody>{body}</tbody>
