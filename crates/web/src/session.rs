@@ -712,11 +712,12 @@ mod tests {
 
     struct TestHost {
         cancel: Cell<bool>,
+        start: std::time::Instant,
     }
 
     impl Host for TestHost {
         fn now(&self) -> f64 {
-            0.0
+            self.start.elapsed().as_secs_f64() * 1000.0
         }
         fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>> {
             Box::pin(std::future::ready(()))
@@ -739,6 +740,7 @@ mod tests {
     fn loaded() -> (Session, TestHost) {
         let host = TestHost {
             cancel: Cell::new(false),
+            start: std::time::Instant::now(),
         };
         let mut s = Session::default();
         s.load(
