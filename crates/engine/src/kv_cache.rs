@@ -7,6 +7,7 @@ use crate::checkpoint::Config;
 /// Preallocated for the whole context, as in llama2.c's `RunState`; `len` positions are filled.
 #[derive(Debug, Clone)]
 pub struct KvCache {
+    config: Config,
     n_layers: usize,
     seq_len: usize,
     kv_dim: usize,
@@ -27,6 +28,24 @@ pub struct CacheBytes {
     pub allocated: u64,
 }
 
+impl CacheBytes {
+    /// A float32 cache of `config`'s shape with `len` positions filled (any backend).
+    pub fn of(config: &Config, len: usize) -> CacheBytes {
+        let f = |n: usize| {
+            cache_bytes_formula(
+                n as u64,
+                config.n_layers as u64,
+                config.kv_dim() as u64,
+                BYTES_PER_ELEM as u64,
+            )
+        };
+        CacheBytes {
+            used: f(len),
+            allocated: f(config.seq_len),
+        }
+    }
+}
+
 /// 2 × positions × n_layers × kv_dim × bytes/elem (the 2 is K and V).
 pub fn cache_bytes_formula(positions: u64, n_layers: u64, kv_dim: u64, bytes_per_elem: u64) -> u64 {
     2 * positions * n_layers * kv_dim * bytes_per_elem
@@ -36,6 +55,7 @@ impl KvCache {
     pub fn new(config: &Config) -> KvCache {
         let n = config.n_layers * config.seq_len * config.kv_dim();
         KvCache {
+            config: *config,
             n_layers: config.n_layers,
             seq_len: config.seq_len,
             kv_dim: config.kv_dim(),
@@ -60,18 +80,7 @@ impl KvCache {
     }
 
     pub fn bytes(&self) -> CacheBytes {
-        let f = |n: usize| {
-            cache_bytes_formula(
-                n as u64,
-                self.n_layers as u64,
-                self.kv_dim as u64,
-                BYTES_PER_ELEM as u64,
-            )
-        };
-        CacheBytes {
-            used: f(self.len),
-            allocated: f(self.seq_len),
-        }
+        CacheBytes::of(&self.config, self.len)
     }
 
     /// Forgets positions `len..` (rewind): nothing is recomputed, the next token is written at

@@ -9,7 +9,7 @@ use crate::kernels::*;
 use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
 use decoding_engine::cpu::RopeTable;
 use decoding_engine::forward::ForwardError;
-use decoding_engine::kv_cache::{cache_bytes_formula, CacheBytes, BYTES_PER_ELEM};
+use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::{Config, Transformer};
 use std::rc::Rc;
 use wgpu::util::DeviceExt;
@@ -801,19 +801,7 @@ impl Backend for GpuBackend {
     }
 
     fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
-        let c = &self.config;
-        let f = |n: usize| {
-            cache_bytes_formula(
-                n as u64,
-                c.n_layers as u64,
-                c.kv_dim() as u64,
-                BYTES_PER_ELEM as u64,
-            )
-        };
-        Ok(CacheBytes {
-            used: f(self.seq(seq)?.len),
-            allocated: f(c.seq_len),
-        })
+        Ok(CacheBytes::of(&self.config, self.seq(seq)?.len))
     }
 
     fn forward<'a>(
