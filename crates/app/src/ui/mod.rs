@@ -399,6 +399,10 @@ fn Header() -> impl IntoView {
             ui.sync_url();
             ui.running.set(false);
             ui.send(&Request::SetBackend { backend: choice });
+            // The beam tree's caches lived on the old backend: grow it again on the new one.
+            if ui.is_beam() {
+                ui.send(&Request::BeamStart);
+            }
         }
     };
     view! {
