@@ -237,6 +237,39 @@ pub enum Event {
     },
 }
 
+/// Which requests only restate the latest knobs (a later one of the same kind makes an
+/// earlier one pointless, as long as no step runs between them).
+pub fn knob_kind(req: &Request) -> Option<u8> {
+    match req {
+        Request::SetSettings { .. } => Some(0),
+        Request::Toy { .. } => Some(1),
+        _ => None,
+    }
+}
+
+/// Drops, from the trailing run of knob requests in `queue`, those of the kind of the one
+/// about to be queued (`kind_of` maps a queued item to its knob kind).
+pub fn coalesce<T>(
+    queue: &mut std::collections::VecDeque<T>,
+    new_kind: Option<u8>,
+    kind_of: impl Fn(&T) -> Option<u8>,
+) {
+    let Some(k) = new_kind else { return };
+    let tail = queue
+        .iter()
+        .rev()
+        .take_while(|j| kind_of(j).is_some())
+        .count();
+    let mut i = queue.len() - tail;
+    while i < queue.len() {
+        if kind_of(&queue[i]) == Some(k) {
+            queue.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// A message as the text `postMessage` carries.
 pub fn encode<T: Serialize>(msg: &T) -> Result<String, String> {
     serde_json::to_string(msg).map_err(|e| format!("cannot encode a message: {e}"))
@@ -250,6 +283,33 @@ pub fn decode<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn knob_requests_coalesce_only_after_the_last_step() {
+        let set = |t: &str| Request::SetSettings {
+            settings: Settings {
+                temperature: t.parse().unwrap(),
+                ..Settings::default()
+            },
+        };
+        let toy = Request::Toy {
+            logits: vec![1.0],
+            history: vec![],
+        };
+        let mut q: std::collections::VecDeque<Request> = [
+            set("0.1"),
+            Request::Step { count: 1 },
+            set("0.2"),
+            toy.clone(),
+            set("0.3"),
+        ]
+        .into();
+        let new = set("0.4");
+        coalesce(&mut q, knob_kind(&new), knob_kind);
+        q.push_back(new);
+        // The step keeps the settings it was asked under; after it, only the latest remain.
+        assert_eq!(q, [set("0.1"), Request::Step { count: 1 }, toy, set("0.4")]);
+    }
 
     #[test]
     fn messages_round_trip_as_json() {

@@ -275,27 +275,14 @@ pub fn start() {
         };
         {
             let mut q = w.queue.borrow_mut();
-            // Knob moves arrive faster than a busy worker takes them. At the end of the queue,
-            // settings and toy requests only depend on the latest settings, so a new one
-            // replaces its older kin there: the chart catches up with the slider instead of
-            // replaying every position it passed. (Not across a step, which used them.)
+            // Knob moves arrive faster than a busy worker takes them: a new one replaces the
+            // queued ones it supersedes, so the chart catches up with the slider instead of
+            // replaying every position it passed.
             let kind = |j: &Job| match j {
-                Job::Request(Request::SetSettings { .. }) => Some(0),
-                Job::Request(Request::Toy { .. }) => Some(1),
-                _ => None,
+                Job::Request(r) => crate::protocol::knob_kind(r),
+                Job::Files { .. } => None,
             };
-            if let Some(k) = kind(&job) {
-                let tail = q.iter().rev().take_while(|j| kind(j).is_some()).count();
-                let start = q.len() - tail;
-                let mut i = start;
-                while i < q.len() {
-                    if kind(&q[i]) == Some(k) {
-                        q.remove(i);
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
+            crate::protocol::coalesce(&mut q, kind(&job), kind);
             q.push_back(job);
         }
         if !w.busy.replace(true) {
