@@ -360,14 +360,13 @@ impl GpuBackend {
         for l in 0..c.n_layers as u32 {
             let lu = l as usize;
             let layer_cache = l * c.seq_len as u32 * kv;
-            self.write_slot(
-                s.layer(lu, S_RMS_ATT),
-                &RmsNormParams {
-                    dim,
-                    w_offset: l * dim,
-                    _pad: [0; 2],
-                },
-            );
+            // Both norms of a layer read their weights at the layer's offset.
+            let norm = RmsNormParams {
+                dim,
+                w_offset: l * dim,
+                _pad: [0; 2],
+            };
+            self.write_slot(s.layer(lu, S_RMS_ATT), &norm);
             self.write_slot(
                 s.layer(lu, S_WQ),
                 &mm(dim, dim, l * dim * dim, dim, 0, dim, 0),
@@ -413,14 +412,7 @@ impl GpuBackend {
                 s.layer(lu, S_WO),
                 &mm(dim, dim, l * dim * dim, dim, 0, dim, MATMUL_ACCUMULATE),
             );
-            self.write_slot(
-                s.layer(lu, S_RMS_FFN),
-                &RmsNormParams {
-                    dim,
-                    w_offset: l * dim,
-                    _pad: [0; 2],
-                },
-            );
+            self.write_slot(s.layer(lu, S_RMS_FFN), &norm);
             self.write_slot(
                 s.layer(lu, S_W1),
                 &mm(dim, hidden, l * hidden * dim, dim, 0, 2 * hidden, 0),

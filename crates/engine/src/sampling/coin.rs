@@ -4,25 +4,6 @@
 
 use rand_core::{RngCore, SeedableRng};
 
-/// The one source of randomness: ChaCha8 (portable, platform-independent output).
-#[derive(Debug, Clone)]
-pub struct Coin {
-    rng: rand_chacha::ChaCha8Rng,
-}
-
-impl Coin {
-    pub fn new(seed: u64) -> Coin {
-        Coin {
-            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
-        }
-    }
-
-    /// A uniform number in [0, 1) with 53 random bits.
-    pub fn flip(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
-
 /// The coin of generation step `step` under `seed`: the first draw of ChaCha8 on stream
 /// `step`. Each step has its own coin, so rewinding a token and stepping again draws the same
 /// number (change a knob in between and watch the same coin pick a different token), and a
@@ -42,18 +23,6 @@ pub fn argmax(x: &[f32]) -> u32 {
         }
     }
     best as u32
-}
-
-/// Probabilities softmax(z / T) in f64 (T > 0), shifted by the maximum for stability.
-pub fn softmax_t(logits: &[f32], temperature: f64) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let mut p: Vec<f64> = logits
-        .iter()
-        .map(|&z| ((z as f64 - max) / temperature).exp())
-        .collect();
-    let sum: f64 = p.iter().sum();
-    p.iter_mut().for_each(|v| *v /= sum);
-    p
 }
 
 /// The token whose cumulative probability first exceeds `coin` (inverse-CDF sampling, as
@@ -76,18 +45,6 @@ pub fn sample_from(probs: &[f64], coin: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn coin_is_seeded_and_in_range() {
-        let a: Vec<f64> = {
-            let mut c = Coin::new(7);
-            (0..100).map(|_| c.flip()).collect()
-        };
-        let mut c = Coin::new(7);
-        assert!(a.iter().all(|&x| (0.0..1.0).contains(&x)));
-        assert_eq!(a, (0..100).map(|_| c.flip()).collect::<Vec<_>>());
-        assert_ne!(a[0], Coin::new(8).flip());
-    }
 
     #[test]
     fn step_coins_are_per_step_and_reproducible() {
@@ -113,12 +70,5 @@ mod tests {
     #[test]
     fn argmax_takes_first_of_ties() {
         assert_eq!(argmax(&[1.0, 3.0, 3.0, 2.0]), 1);
-    }
-
-    #[test]
-    fn lesson_temperature_example() {
-        // z = [2, 1, 0.1]: top mass 0.659 at T = 1 (lesson 10, section 3).
-        let p = softmax_t(&[2.0, 1.0, 0.1], 1.0);
-        assert!((p[0] - 0.659).abs() < 5e-4);
     }
 }

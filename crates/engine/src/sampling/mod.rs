@@ -17,6 +17,6 @@ pub mod settings;
 pub mod stages;
 
 pub use chain::{process, History, SamplingError, StageTrace, Trace};
-pub use coin::{argmax, softmax_t, step_coin, Coin};
+pub use coin::{argmax, step_coin};
 pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
 pub use settings::{RawSettings, SettingError, Settings, SettingsErrors, Stage, Strategy};
