@@ -6,7 +6,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::{History, RawSettings};
-use decoding_engine::{Checkpoint, Config, Transformer};
+use decoding_engine::{Batch, Checkpoint, Config, Logits, Transformer};
 use rand_core::{RngCore, SeedableRng};
 use std::hint::black_box;
 use std::sync::Arc;
@@ -70,11 +70,13 @@ fn decode_step(c: &mut Criterion) {
         let mut be = CpuBackend::new(model);
         let seq = be.new_sequence().unwrap();
         let prompt: Vec<u32> = (0..64).map(|i| i % 100).collect();
-        be.forward_sync(seq, &prompt, false).unwrap();
+        be.forward_sync(&Batch::tokens(seq, 0, &prompt, Logits::Last))
+            .unwrap();
         g.bench_function(name, |b| {
             b.iter(|| {
                 be.truncate(seq, 64).unwrap();
-                be.forward_sync(seq, black_box(&[7]), false).unwrap()
+                be.forward_sync(black_box(&Batch::tokens(seq, 64, &[7], Logits::Last)))
+                    .unwrap()
             })
         });
     }

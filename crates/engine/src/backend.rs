@@ -1,24 +1,23 @@
 //! The interface every backend (CPU here, WebGPU in `decoding-gpu`) offers to the generation
 //! loop, beam search, the CLI and the page: sequences with their own KV cache, forward passes
-//! that append to them, fork (beam search), truncate (rewind) and cache sizes.
+//! over a [`Batch`] of rows that append to them, fork (beam search), truncate (rewind) and
+//! cache sizes.
 //!
 //! Methods that run the model return futures: reading logits back from a GPU is asynchronous
 //! in the browser. The CPU backend's futures are ready at once; native callers block on them
 //! with `pollster`. One async code path serves native and wasm.
 
+pub use crate::batch::SeqId;
+use crate::batch::{Batch, Logits};
 use crate::checkpoint::Config;
 use crate::forward::{ForwardError, RunState, Transformer};
-use crate::kv_cache::{CacheBytes, KvCache};
+use crate::kv_cache::{CacheBytes, Caches, KvCache};
 use std::future::Future;
 use std::pin::Pin;
 use thiserror::Error;
 
 /// A boxed future that need not be `Send` (wasm futures are not).
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
-
-/// One sequence's slot in a backend (its KV cache).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct SeqId(pub u32);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -40,8 +39,6 @@ impl std::fmt::Display for BackendKind {
 pub enum BackendError {
     #[error(transparent)]
     Forward(#[from] ForwardError),
-    #[error("unknown sequence {0:?}")]
-    UnknownSequence(SeqId),
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
     #[error("GPU error: {0}")]
@@ -63,15 +60,33 @@ pub trait Backend {
     /// Rewinds the sequence to `len` positions (nothing is recomputed).
     fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError>;
     fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError>;
-    /// Runs `tokens` at the sequence's next positions and appends their K/V. Returns the
-    /// logits after the last token (vocab_size,), or after every token (n, vocab_size) with
-    /// `all_logits`. One token is a decode step; several are a batched prefill.
+    /// The forward pass over a batch of rows (checked with `Batch::check`): appends every
+    /// row's K/V to its sequence and returns the logits of the rows that ask for them,
+    /// (rows with logits, vocab_size) in row order.
+    fn forward_batch<'a>(
+        &'a mut self,
+        batch: Batch,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>>;
+
+    /// Runs `tokens` at the sequence's next positions (one row each) and appends their K/V.
+    /// Returns the logits after the last token (vocab_size,), or after every token
+    /// (n, vocab_size) with `all_logits`. One token is a decode step; several a prefill.
     fn forward<'a>(
         &'a mut self,
         seq: SeqId,
-        tokens: &'a [u32],
+        tokens: &[u32],
         all_logits: bool,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>>;
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        let logits = if all_logits {
+            Logits::All
+        } else {
+            Logits::Last
+        };
+        match self.seq_len(seq) {
+            Ok(pos0) => self.forward_batch(Batch::tokens(seq, pos0, tokens, logits)),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
 }
 
 /// Per-sequence state of a backend, indexed by `SeqId`; freed slots are reused.
@@ -104,19 +119,28 @@ impl<T> SeqSlots<T> {
         self.slots
             .get(seq.0 as usize)
             .and_then(Option::as_ref)
-            .ok_or(BackendError::UnknownSequence(seq))
+            .ok_or(ForwardError::UnknownSequence(seq).into())
     }
 
     pub fn get_mut(&mut self, seq: SeqId) -> Result<&mut T, BackendError> {
         self.slots
             .get_mut(seq.0 as usize)
             .and_then(Option::as_mut)
-            .ok_or(BackendError::UnknownSequence(seq))
+            .ok_or(ForwardError::UnknownSequence(seq).into())
     }
 
     /// Takes a sequence out; unknown ids give None.
     pub fn remove(&mut self, seq: SeqId) -> Option<T> {
         self.slots.get_mut(seq.0 as usize).and_then(Option::take)
+    }
+}
+
+impl Caches for SeqSlots<KvCache> {
+    fn cache(&self, seq: SeqId) -> Option<&KvCache> {
+        self.get(seq).ok()
+    }
+    fn cache_mut(&mut self, seq: SeqId) -> Option<&mut KvCache> {
+        self.get_mut(seq).ok()
     }
 }
 
@@ -141,24 +165,11 @@ impl CpuBackend {
         &self.model
     }
 
-    /// The synchronous forward pass behind `forward` (native callers may use it directly).
-    pub fn forward_sync(
-        &mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        all_logits: bool,
-    ) -> Result<Vec<f32>, BackendError> {
+    /// The synchronous forward pass behind `forward_batch` (native callers may use it
+    /// directly).
+    pub fn forward_sync(&mut self, batch: &Batch) -> Result<Vec<f32>, BackendError> {
         let CpuBackend { model, state, seqs } = self;
-        let cache = seqs.get_mut(seq)?;
-        crate::par::install(|| {
-            if tokens.len() == 1 {
-                let mut logits = vec![0.0; model.config.vocab_size];
-                model.forward(state, cache, tokens[0], &mut logits)?;
-                Ok(logits)
-            } else {
-                Ok(model.prefill(cache, tokens, all_logits)?)
-            }
-        })
+        crate::par::install(|| Ok(model.forward(state, seqs, batch)?))
     }
 }
 
@@ -198,13 +209,10 @@ impl Backend for CpuBackend {
         Ok(self.seqs.get(seq)?.bytes())
     }
 
-    fn forward<'a>(
+    fn forward_batch<'a>(
         &'a mut self,
-        seq: SeqId,
-        tokens: &'a [u32],
-        all_logits: bool,
+        batch: Batch,
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
-        let result = self.forward_sync(seq, tokens, all_logits);
-        Box::pin(std::future::ready(result))
+        Box::pin(std::future::ready(self.forward_sync(&batch)))
     }
 }

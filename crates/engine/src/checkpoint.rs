@@ -6,6 +6,7 @@
 //! Nothing here touches a file system: the caller hands over the bytes (a file read natively,
 //! a `fetch` or a dropped file in the browser).
 
+use crate::units::thousands;
 use thiserror::Error;
 
 /// Bytes of the header: seven little-endian i32.
@@ -314,18 +315,6 @@ impl TensorReader<'_> {
     }
 }
 
-fn fmt_thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl Checkpoint {
     /// Parses and validates a llama2.c checkpoint. The header is checked and the file size
     /// compared with what it implies *before* any tensor is allocated, so a hostile header
@@ -346,8 +335,8 @@ impl Checkpoint {
         let expected = config.expected_file_bytes();
         if expected != Some(bytes.len() as u64) {
             return Err(CheckpointError::WrongSize {
-                actual: fmt_thousands(bytes.len() as u64),
-                expected: expected.map_or_else(|| "more than 2^64".into(), fmt_thousands),
+                actual: thousands(bytes.len() as u64),
+                expected: expected.map_or_else(|| "more than 2^64".into(), thousands),
             });
         }
         // The size matched, so every count below fits in memory we already hold.
@@ -544,7 +533,7 @@ mod tests {
             err.to_string(),
             format!(
                 "file is 1,000 bytes, header implies {}",
-                fmt_thousands(full as u64)
+                thousands(full as u64)
             )
         );
     }

@@ -1,5 +1,5 @@
 //! CPU kernels of the reference forward pass, llama2.c style: tiny output-first functions
-//! (`rmsnorm(o, x, w)`, `matmul(xout, x, w)`, `softmax(x)`), each mirrored by a WGSL kernel in
+//! (`rmsnorm(o, x, w)`, `matmul(out, x, n, w)`, `softmax(x)`), each mirrored by a WGSL kernel in
 //! the GPU backend and tested against it.
 //!
 //! Floating-point order is fixed by the code, never by the compiler (Rust does not reassociate
@@ -114,60 +114,65 @@ pub fn softmax(x: &mut [f32]) {
     }
 }
 
-/// W (d, n) · x (n,) -> xout (d,); d = xout.len(), n = x.len(). Rows run in parallel natively
-/// when the matrix is large enough to pay for it.
-pub fn matmul(xout: &mut [f32], x: &[f32], w: &[f32]) {
-    matmul_stacked(xout, x, &[w]);
+/// The one matrix product of the forward pass: X (t, n) times each of a list of matrices
+/// W₀, W₁, … (each (dᵢ, n), row-major as llama2.c stores them). `out` holds the products one
+/// after another: (t, d₀) then (t, d₁) … (for t = 1 simply [W₀·x; W₁·x; …]). t = 1 is
+/// decode's matrix-vector product, t > 1 a batch (prefill, verification, batched decode);
+/// several matrices multiply the same rows (Q, K and V, or the two MLP inputs) in one
+/// parallel pass instead of one per matrix (each pass costs a fork and a join).
+///
+/// Every element is one `dot` of a weight row and an input row, whatever t is, so a token
+/// gives the same bits alone or in a batch. The loop runs over weight rows outside and input
+/// rows inside: each weight row is read from memory once for all t rows, which is what
+/// batching buys (lesson 10, section 5). Weight rows run in parallel natively when the work
+/// pays for it.
+pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[&[f32]]) {
+    let t = x.len() / n.max(1);
+    let d: usize = ws.iter().map(|w| w.len() / n.max(1)).sum();
+    debug_assert_eq!(out.len(), t * d);
+    if t == 1 {
+        // (d,) is already the layout of the one output row.
+        weight_rows_times(out, x, n, 1, ws);
+        return;
+    }
+    // Work on rows of W: build the (d, t) transposed result, whose rows are independent,
+    // then scatter each matrix's part into its (t, dᵢ) block.
+    let mut out_t = vec![0.0f32; d * t];
+    weight_rows_times(&mut out_t, x, n, t, ws);
+    let mut rows_t = out_t.chunks(t);
+    let mut base = 0;
+    for w in ws {
+        let di = w.len() / n;
+        for (j, col) in rows_t.by_ref().take(di).enumerate() {
+            for (r, &v) in col.iter().enumerate() {
+                out[base + r * di + j] = v;
+            }
+        }
+        base += t * di;
+    }
 }
 
-/// Several matrices applied to the same x, their outputs stacked in `xout`:
-/// [W₀; W₁; …] · x. One parallel pass instead of one per matrix (decode multiplies Q, K and V,
-/// and the two MLP inputs, by the same vector; each pass costs a fork and a join).
-pub fn matmul_stacked(xout: &mut [f32], x: &[f32], ws: &[&[f32]]) {
-    let n = x.len();
-    debug_assert_eq!(ws.iter().map(|w| w.len()).sum::<usize>(), xout.len() * n);
-    par::rows(xout, n, |first, chunk| {
-        // Find the matrix holding row `first`, then walk rows across matrix boundaries.
+/// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
+fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[&[f32]]) {
+    par::chunks(out_t, t, t * n, |first, chunk| {
+        // Find the matrix holding weight row `first`, then walk rows across matrix boundaries.
         let (mut m, mut row) = (0, first);
-        while row * n >= ws[m].len() {
+        while m < ws.len() && row * n >= ws[m].len() {
             row -= ws[m].len() / n;
             m += 1;
         }
-        for o in chunk.iter_mut() {
+        for o in chunk.chunks_mut(t) {
             if row * n >= ws[m].len() {
                 m += 1;
                 row = 0;
             }
-            *o = dot(&ws[m][row * n..(row + 1) * n], x);
+            let wi = &ws[m][row * n..(row + 1) * n];
+            for (r, o) in o.iter_mut().enumerate() {
+                *o = dot(wi, &x[r * n..(r + 1) * n]);
+            }
             row += 1;
         }
     });
-}
-
-/// Batched matmul for prefill: X (t, n) · Wᵀ -> out (t, d), W (d, n). Each output element is
-/// the same `dot` as in `matmul`, so prefill and token-by-token decoding agree bit for bit.
-/// Loops run over rows of W outside and tokens inside, so a row of W stays in cache while
-/// every token uses it.
-pub fn matmul_batch(out: &mut [f32], x: &[f32], w: &[f32], n: usize, d: usize) {
-    let t = x.len() / n;
-    debug_assert_eq!(out.len(), t * d);
-    debug_assert_eq!(w.len(), d * n);
-    // Work on rows of W: out is (t, d) row-major, so build the (d, t) transposed result, whose
-    // rows are independent and run in parallel natively, then scatter it.
-    let mut out_t = vec![0.0f32; d * t];
-    par::chunks(&mut out_t, t, t * n, |first_row, chunk| {
-        for (r, row_out) in chunk.chunks_mut(t).enumerate() {
-            let wi = &w[(first_row + r) * n..(first_row + r + 1) * n];
-            for (tok, o) in row_out.iter_mut().enumerate() {
-                *o = dot(wi, &x[tok * n..(tok + 1) * n]);
-            }
-        }
-    });
-    for (i, col) in out_t.chunks(t).enumerate() {
-        for (tok, &v) in col.iter().enumerate() {
-            out[tok * d + i] = v;
-        }
-    }
 }
 
 /// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = 10000^(−2j/head_size),
@@ -325,7 +330,7 @@ mod tests {
     }
 
     #[test]
-    fn matmul_batch_equals_matmul_per_row() {
+    fn batched_matmul_equals_matmul_per_row() {
         let (n, d, t) = (37, 53, 5);
         let w: Vec<f32> = (0..n * d)
             .map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0)
@@ -334,12 +339,27 @@ mod tests {
             .map(|i| ((i * 104729) % 97) as f32 / 48.0 - 1.0)
             .collect();
         let mut batch = vec![0.0; t * d];
-        matmul_batch(&mut batch, &x, &w, n, d);
+        matmul(&mut batch, &x, n, &[&w]);
         for tok in 0..t {
             let mut row = vec![0.0; d];
-            matmul(&mut row, &x[tok * n..(tok + 1) * n], &w);
+            matmul(&mut row, &x[tok * n..(tok + 1) * n], n, &[&w]);
             assert_eq!(row, batch[tok * d..(tok + 1) * d]);
+            // Against a plain f64 sum, so the batched layout is checked independently.
+            for (i, &got) in row.iter().enumerate() {
+                let want: f64 = (0..n)
+                    .map(|j| w[i * n + j] as f64 * x[tok * n + j] as f64)
+                    .sum();
+                assert!((got as f64 - want).abs() < 1e-4, "row {tok}, output {i}");
+            }
         }
+        // Two matrices: their (t, d) products one after the other.
+        let w2: Vec<f32> = w.iter().map(|v| v * 0.5 - 0.25).collect();
+        let mut both = vec![0.0; 2 * t * d];
+        matmul(&mut both, &x, n, &[&w, &w2]);
+        let mut second = vec![0.0; t * d];
+        matmul(&mut second, &x, n, &[&w2]);
+        assert_eq!(both[..t * d], batch[..]);
+        assert_eq!(both[t * d..], second[..]);
     }
 
     #[test]

@@ -3,62 +3,94 @@
 //! Q/K/V → RoPE → attention against the KV cache → output projection → residual → RMSNorm →
 //! SwiGLU MLP → residual) → final RMSNorm → classifier.
 //!
-//! Three ways to run it, with the same logits (tested):
-//! - [`Transformer::forward`]: one token at the cache's next position (decode);
-//! - [`Transformer::prefill`]: a batch of tokens at once, matrix-matrix (the prompt);
-//! - [`Transformer::forward_naive`]: no cache kept, the whole prefix re-run each step
-//!   (O(n²·d) per token, for the page's cache comparison).
+//! One pass, [`Transformer::forward`], runs a [`Batch`] of rows (each a token of some
+//! sequence at some position) through one layer function: every matmul reads each weight
+//! row once for all rows (matrix-matrix), and attention runs each row against its own
+//! sequence's cache up to its position. Decode is a batch of one row ([`Transformer::decode`]),
+//! prefill a batch of the prompt's rows ([`Transformer::prefill`]).
+//!
+//! [`Transformer::forward_naive`] is the other way the lesson describes: no cache at all.
+//! It re-runs the whole n-token prefix as one batch, its keys and values held only inside
+//! the pass and dropped after it (O(n²·d) per generated token), written separately from the
+//! cached pass so the equivalence tests compare genuinely different code.
 
+use crate::batch::{Batch, Logits, Row, SeqId};
 use crate::checkpoint::{Checkpoint, Config, TransformerWeights};
-use crate::cpu::{
-    add_in_place, attend_head, matmul, matmul_batch, matmul_stacked, rmsnorm, rope, swiglu,
-    RopeTable,
-};
-use crate::kv_cache::KvCache;
+use crate::cpu::{add_in_place, attend_head, matmul, rmsnorm, rope, swiglu, RopeTable};
+use crate::kv_cache::{Caches, KvCache};
 use crate::par;
-use thiserror::Error;
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum ForwardError {
-    #[error("the context is full: {len} of {seq_len} positions used, {adding} more requested")]
-    ContextFull {
-        len: usize,
-        seq_len: usize,
-        adding: usize,
-    },
-    #[error("token id {id} is outside the vocabulary (size {vocab})")]
-    TokenOutOfRange { id: u32, vocab: usize },
-    #[error("no tokens to process")]
-    NoTokens,
-}
+pub use crate::batch::ForwardError;
 
-/// Activations of one decode step (llama2.c's `RunState`, minus the cache, which is per
-/// sequence). Allocated once per model, reused for every token.
-#[derive(Debug, Clone)]
+/// Activations of one pass over `rows` rows (llama2.c's `RunState`, minus the cache, which is
+/// per sequence). Reused from pass to pass; grown when a batch has more rows than before.
+#[derive(Debug, Clone, Default)]
 pub struct RunState {
-    /// (dim,) the residual stream
+    rows: usize,
+    /// (rows, dim) the residual streams
     x: Vec<f32>,
-    /// (dim,) scratch after a norm / attention output
+    /// (rows, dim) scratch after a norm / attention output
     xb: Vec<f32>,
-    /// (dim,) scratch after the output projection / MLP
+    /// (rows, dim) scratch after the output projection / MLP
     xb2: Vec<f32>,
-    /// (2, hidden_dim) MLP gate (w1·x) then up (w3·x)
-    hb: Vec<f32>,
-    /// (dim + 2·kv_dim,) query, key and value of the new token
+    /// (rows, dim) queries, then (rows, kv_dim) keys, then (rows, kv_dim) values
     qkv: Vec<f32>,
-    /// (n_heads, seq_len) attention scores
-    att: Vec<f32>,
+    /// (rows, hidden_dim) MLP gates (w1·x), then (rows, hidden_dim) ups (w3·x)
+    hb: Vec<f32>,
 }
 
 impl RunState {
+    /// Room for one row (decode); `fit` grows it.
     pub fn new(c: &Config) -> RunState {
-        RunState {
-            x: vec![0.0; c.dim],
-            xb: vec![0.0; c.dim],
-            xb2: vec![0.0; c.dim],
-            hb: vec![0.0; 2 * c.hidden_dim],
-            qkv: vec![0.0; c.dim + 2 * c.kv_dim()],
-            att: vec![0.0; c.n_heads * c.seq_len],
+        let mut s = RunState::default();
+        s.fit(c, 1);
+        s
+    }
+
+    fn fit(&mut self, c: &Config, rows: usize) {
+        if rows != self.rows {
+            let size = |v: &mut Vec<f32>, w: usize| v.resize(rows * w, 0.0);
+            size(&mut self.x, c.dim);
+            size(&mut self.xb, c.dim);
+            size(&mut self.xb2, c.dim);
+            size(&mut self.qkv, c.dim + 2 * c.kv_dim());
+            size(&mut self.hb, 2 * c.hidden_dim);
+            self.rows = rows;
+        }
+    }
+}
+
+/// One layer's parameters, cut out of the all-layer tensors.
+struct Layer<'a> {
+    /// (dim,) ×2 the norms before attention and before the MLP
+    rms_att: &'a [f32],
+    rms_ffn: &'a [f32],
+    /// (dim, dim), (kv_dim, dim), (kv_dim, dim), (dim, dim)
+    wq: &'a [f32],
+    wk: &'a [f32],
+    wv: &'a [f32],
+    wo: &'a [f32],
+    /// (hidden, dim), (dim, hidden), (hidden, dim)
+    w1: &'a [f32],
+    w2: &'a [f32],
+    w3: &'a [f32],
+}
+
+impl<'a> Layer<'a> {
+    fn of(w: &'a TransformerWeights, c: &Config, l: usize) -> Layer<'a> {
+        let (dim, hidden, kv_dim) = (c.dim, c.hidden_dim, c.kv_dim());
+        // Layer l's block of a tensor holding every layer's (size,) parameters in turn.
+        let cut = |t: &'a [f32], size: usize| &t[l * size..(l + 1) * size];
+        Layer {
+            rms_att: cut(&w.rms_att, dim),
+            rms_ffn: cut(&w.rms_ffn, dim),
+            wq: cut(&w.wq, dim * dim),
+            wk: cut(&w.wk, kv_dim * dim),
+            wv: cut(&w.wv, kv_dim * dim),
+            wo: cut(&w.wo, dim * dim),
+            w1: cut(&w.w1, hidden * dim),
+            w2: cut(&w.w2, dim * hidden),
+            w3: cut(&w.w3, hidden * dim),
         }
     }
 }
@@ -81,246 +113,246 @@ impl Transformer {
         }
     }
 
-    fn check(&self, cache: &KvCache, tokens: &[u32]) -> Result<(), ForwardError> {
-        if tokens.is_empty() {
-            return Err(ForwardError::NoTokens);
-        }
+    /// The forward pass over a batch: runs every row at its position in its sequence,
+    /// appends the rows' K/V to their caches and returns the next-token logits of the rows
+    /// that ask for them ((rows with logits, vocab_size), in row order).
+    pub fn forward(
+        &self,
+        s: &mut RunState,
+        caches: &mut impl Caches,
+        batch: &Batch,
+    ) -> Result<Vec<f32>, ForwardError> {
         let c = &self.config;
-        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
-            return Err(ForwardError::TokenOutOfRange {
-                id,
-                vocab: c.vocab_size,
-            });
+        let spans = batch.check(c.vocab_size, c.seq_len, |seq| {
+            caches
+                .cache(seq)
+                .map(KvCache::len)
+                .ok_or(ForwardError::UnknownSequence(seq))
+        })?;
+        let rows = batch.rows();
+        s.fit(c, rows.len());
+
+        // Each row's token embedding starts its residual stream.
+        let dim = c.dim;
+        for (x, r) in s.x.chunks_mut(dim).zip(rows) {
+            let t = r.token as usize;
+            x.copy_from_slice(&self.weights.token_embedding[t * dim..(t + 1) * dim]);
         }
-        if cache.len() + tokens.len() > c.seq_len {
-            return Err(ForwardError::ContextFull {
-                len: cache.len(),
-                seq_len: c.seq_len,
-                adding: tokens.len(),
-            });
+        for l in 0..c.n_layers {
+            let layer = Layer::of(&self.weights, c, l);
+            self.attention_block(l, &layer, s, caches, rows);
+            self.mlp_block(&layer, s);
         }
-        Ok(())
+        for span in spans {
+            if let Some(cache) = caches.cache_mut(span.seq) {
+                cache.advance(span.rows);
+            }
+        }
+        Ok(self.classify(s, rows))
     }
 
-    /// Decode: runs `token` at position `cache.len()`, appends its K/V to the cache and writes
-    /// the next-token logits (vocab_size,) into `logits`.
-    pub fn forward(
+    /// x += Wo · attention(RoPE(Wq·x̂), cache + RoPE(Wk·x̂), cache + Wv·x̂), x̂ = RMSNorm(x).
+    fn attention_block(
+        &self,
+        l: usize,
+        w: &Layer,
+        s: &mut RunState,
+        caches: &mut impl Caches,
+        rows: &[Row],
+    ) {
+        let c = &self.config;
+        let (dim, hs, kv_dim, n) = (c.dim, c.head_size(), c.kv_dim(), rows.len());
+        for (o, x) in s.xb.chunks_mut(dim).zip(s.x.chunks(dim)) {
+            rmsnorm(o, x, w.rms_att);
+        }
+        // Q (rows, dim), K and V (rows, kv_dim) of every row in one pass over wq, wk, wv.
+        matmul(&mut s.qkv, &s.xb, dim, &[w.wq, w.wk, w.wv]);
+        let (q, kv) = s.qkv.split_at_mut(n * dim);
+        let (k, v) = kv.split_at_mut(n * kv_dim);
+        // RoPE at each row's position, then its K and V into its sequence's cache.
+        for (i, r) in rows.iter().enumerate() {
+            let (cos, sin) = self.rope.at(r.pos);
+            rope(&mut q[i * dim..(i + 1) * dim], hs, cos, sin);
+            let k_i = &mut k[i * kv_dim..(i + 1) * kv_dim];
+            rope(k_i, hs, cos, sin);
+            if let Some(cache) = caches.cache_mut(r.seq) {
+                let (k_row, v_row) = cache.rows_mut(l, r.pos, 1);
+                k_row.copy_from_slice(k_i);
+                v_row.copy_from_slice(&v[i * kv_dim..(i + 1) * kv_dim]);
+            }
+        }
+
+        // Multi-head attention: each (row, head) against its sequence's cache, positions
+        // 0..=row.pos (the causal mask); query head h reads K/V head h / kv_mul (GQA).
+        let (n_heads, kv_mul) = (c.n_heads, c.kv_mul());
+        let ctx = rows.iter().map(|r| r.pos + 1).max().unwrap_or(1);
+        let (caches, q) = (&*caches, &*q);
+        par::chunks(&mut s.xb, hs, 2 * ctx * hs, |first, out| {
+            let mut att = vec![0.0f32; ctx];
+            for (u, out_h) in out.chunks_mut(hs).enumerate() {
+                let (i, h) = ((first + u) / n_heads, (first + u) % n_heads);
+                let Some(cache) = caches.cache(rows[i].seq) else {
+                    continue;
+                };
+                let (keys, values) = cache.layer(l);
+                let q_h = &q[i * dim + h * hs..i * dim + (h + 1) * hs];
+                let offset = (h / kv_mul) * hs;
+                attend_head(
+                    out_h,
+                    q_h,
+                    keys,
+                    values,
+                    kv_dim,
+                    offset,
+                    rows[i].pos,
+                    &mut att,
+                );
+            }
+        });
+
+        // Output projection and residual.
+        matmul(&mut s.xb2, &s.xb, dim, &[w.wo]);
+        add_in_place(&mut s.x, &s.xb2);
+    }
+
+    /// x += W2 · (silu(W1·x̂) ⊙ W3·x̂), x̂ = RMSNorm(x); W1 and W3 in one pass.
+    fn mlp_block(&self, w: &Layer, s: &mut RunState) {
+        let (dim, hidden) = (self.config.dim, self.config.hidden_dim);
+        for (o, x) in s.xb.chunks_mut(dim).zip(s.x.chunks(dim)) {
+            rmsnorm(o, x, w.rms_ffn);
+        }
+        // gate = W1·x̂ (rows, hidden), then up = W3·x̂ (rows, hidden).
+        matmul(&mut s.hb, &s.xb, dim, &[w.w1, w.w3]);
+        let (gate, up) = s.hb.split_at_mut(s.rows * hidden);
+        swiglu(gate, up);
+        matmul(&mut s.xb, gate, hidden, &[w.w2]);
+        add_in_place(&mut s.x, &s.xb);
+    }
+
+    /// Final norm and the classifier for the rows that want logits.
+    fn classify(&self, s: &RunState, rows: &[Row]) -> Vec<f32> {
+        let c = &self.config;
+        let dim = c.dim;
+        let wanted: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].logits).collect();
+        let mut normed = vec![0.0f32; wanted.len() * dim];
+        for (o, &i) in normed.chunks_mut(dim).zip(&wanted) {
+            rmsnorm(o, &s.x[i * dim..(i + 1) * dim], &self.weights.rms_final);
+        }
+        let mut logits = vec![0.0f32; wanted.len() * c.vocab_size];
+        if !wanted.is_empty() {
+            matmul(&mut logits, &normed, dim, &[self.weights.classifier()]);
+        }
+        logits
+    }
+
+    /// Decode: runs `token` at position `cache.len()` (a batch of one row), appends its K/V
+    /// and writes the next-token logits (vocab_size,) into `logits`.
+    pub fn decode(
         &self,
         s: &mut RunState,
         cache: &mut KvCache,
         token: u32,
         logits: &mut [f32],
     ) -> Result<(), ForwardError> {
-        self.check(cache, &[token])?;
-        let c = &self.config;
-        let w = &self.weights;
-        let (dim, hidden, hs, kv_dim) = (c.dim, c.hidden_dim, c.head_size(), c.kv_dim());
-        let pos = cache.len();
-        let (cos, sin) = self.rope.at(pos);
-
-        // The token's embedding starts the residual stream.
-        let t = token as usize;
-        s.x.copy_from_slice(&w.token_embedding[t * dim..(t + 1) * dim]);
-
-        for l in 0..c.n_layers {
-            // Attention RMSNorm.
-            rmsnorm(&mut s.xb, &s.x, &w.rms_att[l * dim..(l + 1) * dim]);
-
-            // Q, K and V for this token (one pass over wq, wk, wv), RoPE on q and k, then K and
-            // V appended to the cache at `pos`.
-            let (lq, lkv) = (l * dim * dim, l * kv_dim * dim);
-            let wqkv = [
-                &w.wq[lq..lq + dim * dim],
-                &w.wk[lkv..lkv + kv_dim * dim],
-                &w.wv[lkv..lkv + kv_dim * dim],
-            ];
-            matmul_stacked(&mut s.qkv, &s.xb, &wqkv);
-            let (q, kv) = s.qkv.split_at_mut(dim);
-            let (k, v) = kv.split_at_mut(kv_dim);
-            rope(q, hs, cos, sin);
-            rope(k, hs, cos, sin);
-            let (k_row, v_row) = cache.rows_mut(l, pos, 1);
-            k_row.copy_from_slice(k);
-            v_row.copy_from_slice(v);
-
-            // Multi-head attention over positions 0..=pos; query head h reads K/V head
-            // h / kv_mul (grouped-query attention).
-            let (keys, values) = cache.layer(l);
-            let kv_mul = c.kv_mul();
-            let q = &*q;
-            let work_per_head = 2 * (pos + 1) * hs;
-            par::zip_units(
-                &mut s.xb,
-                hs,
-                &mut s.att,
-                c.seq_len,
-                work_per_head,
-                |h, out, att| {
-                    let qh = &q[h * hs..(h + 1) * hs];
-                    let offset = (h / kv_mul) * hs;
-                    attend_head(out, qh, keys, values, kv_dim, offset, pos, att);
-                },
-            );
-
-            // Output projection and residual.
-            matmul(&mut s.xb2, &s.xb, &w.wo[lq..lq + dim * dim]);
-            add_in_place(&mut s.x, &s.xb2);
-
-            // MLP RMSNorm, then SwiGLU: w2 · (silu(w1·x) ⊙ w3·x), w1 and w3 in one pass.
-            rmsnorm(&mut s.xb, &s.x, &w.rms_ffn[l * dim..(l + 1) * dim]);
-            let lh = l * hidden * dim;
-            let w13 = [&w.w1[lh..lh + hidden * dim], &w.w3[lh..lh + hidden * dim]];
-            matmul_stacked(&mut s.hb, &s.xb, &w13);
-            let (gate, up) = s.hb.split_at_mut(hidden);
-            swiglu(gate, up);
-            matmul(&mut s.xb, gate, &w.w2[lh..lh + dim * hidden]);
-            add_in_place(&mut s.x, &s.xb);
-        }
-
-        // Final norm and the classifier into logits.
-        rmsnorm(&mut s.xb, &s.x, &w.rms_final);
-        matmul(logits, &s.xb, w.classifier());
-        cache.advance(1);
+        let batch = Batch::tokens(SeqId(0), cache.len(), &[token], Logits::Last);
+        let out = self.forward(s, cache, &batch)?;
+        logits.copy_from_slice(&out);
         Ok(())
     }
 
-    /// Prefill: runs `tokens` at positions `cache.len()..`, batched (matrix-matrix), appending
-    /// their K/V. Returns the logits of the last token (vocab_size,), or of every token
-    /// (tokens, vocab_size) with `all_logits`. Same arithmetic as `forward`, token by token.
+    /// Prefill: runs `tokens` at positions `cache.len()..` as one batch, appending their
+    /// K/V. Returns the logits of the last token (vocab_size,), or of every token
+    /// (tokens, vocab_size) with `all_logits`.
     pub fn prefill(
         &self,
         cache: &mut KvCache,
         tokens: &[u32],
         all_logits: bool,
     ) -> Result<Vec<f32>, ForwardError> {
-        self.check(cache, tokens)?;
+        let logits = if all_logits {
+            Logits::All
+        } else {
+            Logits::Last
+        };
+        let batch = Batch::tokens(SeqId(0), cache.len(), tokens, logits);
+        self.forward(&mut RunState::default(), cache, &batch)
+    }
+
+    /// The cache-less way (lesson 10, section 4): the logits after `tokens`, computed by
+    /// re-running the whole prefix from its embeddings, every position's Q, K and V
+    /// recomputed. Keys and values live only in this call's (n, kv_dim) matrices and are
+    /// dropped with it: nothing survives from one step to the next. O(n²·d) per generated
+    /// token. Row by row with matrix-vector products, no `KvCache`, no `Batch`: a separate
+    /// path from `forward`, so comparing the two tests the cache.
+    pub fn forward_naive(&self, tokens: &[u32]) -> Result<Vec<f32>, ForwardError> {
         let c = &self.config;
-        let w = &self.weights;
-        let (dim, hidden, hs, kv_dim) = (c.dim, c.hidden_dim, c.head_size(), c.kv_dim());
-        let (n, pos0) = (tokens.len(), cache.len());
-        let kv_mul = c.kv_mul();
-
-        // (n, dim) residual streams, one row per token.
-        let mut x = Vec::with_capacity(n * dim);
-        for &t in tokens {
-            let t = t as usize;
-            x.extend_from_slice(&w.token_embedding[t * dim..(t + 1) * dim]);
-        }
-        let mut xb = vec![0.0f32; n * dim];
-        let mut xb2 = vec![0.0f32; n * dim];
-        let mut q = vec![0.0f32; n * dim];
-        let mut hb = vec![0.0f32; n * hidden];
-        let mut hb2 = vec![0.0f32; n * hidden];
-
+        Batch::tokens(SeqId(0), 0, tokens, Logits::Last)
+            .check(c.vocab_size, c.seq_len, |_| Ok::<_, ForwardError>(0))?;
+        let dim = c.dim;
+        let mut x: Vec<Vec<f32>> = tokens
+            .iter()
+            .map(|&t| self.weights.token_embedding[t as usize * dim..][..dim].to_vec())
+            .collect();
         for l in 0..c.n_layers {
-            for (o, row) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
-                rmsnorm(o, row, &w.rms_att[l * dim..(l + 1) * dim]);
-            }
-            matmul_batch(
-                &mut q,
-                &xb,
-                &w.wq[l * dim * dim..(l + 1) * dim * dim],
-                dim,
-                dim,
-            );
-            {
-                let (k, v) = cache.rows_mut(l, pos0, n);
-                matmul_batch(
-                    k,
-                    &xb,
-                    &w.wk[l * kv_dim * dim..(l + 1) * kv_dim * dim],
-                    dim,
-                    kv_dim,
-                );
-                matmul_batch(
-                    v,
-                    &xb,
-                    &w.wv[l * kv_dim * dim..(l + 1) * kv_dim * dim],
-                    dim,
-                    kv_dim,
-                );
-                for (i, krow) in k.chunks_mut(kv_dim).enumerate() {
-                    let (cos, sin) = self.rope.at(pos0 + i);
-                    rope(krow, hs, cos, sin);
-                }
-            }
-            for (i, qrow) in q.chunks_mut(dim).enumerate() {
-                let (cos, sin) = self.rope.at(pos0 + i);
-                rope(qrow, hs, cos, sin);
-            }
-
-            // Causal attention: token i sees positions 0..=pos0+i. Tokens run in parallel.
-            let (keys, values) = cache.layer(l);
-            let ctx = pos0 + n;
-            let qr = &q;
-            par::chunks(&mut xb, dim, 2 * ctx * dim, |first, rows| {
-                let mut att = vec![0.0f32; ctx];
-                for (r, out) in rows.chunks_mut(dim).enumerate() {
-                    let i = first + r;
-                    let qrow = &qr[i * dim..(i + 1) * dim];
-                    for (h, oh) in out.chunks_mut(hs).enumerate() {
-                        let offset = (h / kv_mul) * hs;
-                        let qh = &qrow[h * hs..(h + 1) * hs];
-                        attend_head(oh, qh, keys, values, kv_dim, offset, pos0 + i, &mut att);
-                    }
-                }
-            });
-
-            matmul_batch(
-                &mut xb2,
-                &xb,
-                &w.wo[l * dim * dim..(l + 1) * dim * dim],
-                dim,
-                dim,
-            );
-            add_in_place(&mut x, &xb2);
-
-            for (o, row) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
-                rmsnorm(o, row, &w.rms_ffn[l * dim..(l + 1) * dim]);
-            }
-            matmul_batch(
-                &mut hb,
-                &xb,
-                &w.w1[l * hidden * dim..(l + 1) * hidden * dim],
-                dim,
-                hidden,
-            );
-            matmul_batch(
-                &mut hb2,
-                &xb,
-                &w.w3[l * hidden * dim..(l + 1) * hidden * dim],
-                dim,
-                hidden,
-            );
-            swiglu(&mut hb, &hb2);
-            matmul_batch(
-                &mut xb,
-                &hb,
-                &w.w2[l * dim * hidden..(l + 1) * dim * hidden],
-                hidden,
-                dim,
-            );
-            add_in_place(&mut x, &xb);
+            self.naive_layer(&Layer::of(&self.weights, c, l), &mut x);
         }
-
-        // Final norm and classifier, for the last token or all of them.
-        let rows = if all_logits { 0..n } else { n - 1..n };
-        let m = rows.len();
-        let mut normed = vec![0.0f32; m * dim];
-        for (o, i) in normed.chunks_mut(dim).zip(rows) {
-            rmsnorm(o, &x[i * dim..(i + 1) * dim], &w.rms_final);
-        }
-        let mut logits = vec![0.0f32; m * c.vocab_size];
-        matmul_batch(&mut logits, &normed, w.classifier(), dim, c.vocab_size);
-        cache.advance(n);
+        let last = x.last().ok_or(ForwardError::NoTokens)?;
+        let mut normed = vec![0.0f32; dim];
+        rmsnorm(&mut normed, last, &self.weights.rms_final);
+        let mut logits = vec![0.0f32; c.vocab_size];
+        matmul(&mut logits, &normed, dim, &[self.weights.classifier()]);
         Ok(logits)
     }
 
-    /// The cache-less way: the logits after `tokens`, computed by re-running the whole prefix
-    /// from scratch (every position's K/V recomputed). O(n²·d) per generated token.
-    pub fn forward_naive(&self, tokens: &[u32]) -> Result<Vec<f32>, ForwardError> {
-        let mut scratch = KvCache::new(&self.config);
-        self.prefill(&mut scratch, tokens, false)
+    /// One layer over the whole prefix `x` (one residual vector per position), attention
+    /// against the K/V of this prefix only.
+    fn naive_layer(&self, w: &Layer, x: &mut [Vec<f32>]) {
+        let c = &self.config;
+        let (dim, hidden, hs, kv_dim) = (c.dim, c.hidden_dim, c.head_size(), c.kv_dim());
+        let n = x.len();
+        let mut xb = vec![0.0f32; dim];
+        let (mut q, mut k, mut v) = (
+            vec![0.0f32; n * dim],
+            vec![0.0f32; n * kv_dim],
+            vec![0.0f32; n * kv_dim],
+        );
+        for (i, xi) in x.iter().enumerate() {
+            rmsnorm(&mut xb, xi, w.rms_att);
+            let (qi, ki) = (&mut q[i * dim..][..dim], &mut k[i * kv_dim..][..kv_dim]);
+            matmul(qi, &xb, dim, &[w.wq]);
+            matmul(ki, &xb, dim, &[w.wk]);
+            matmul(&mut v[i * kv_dim..][..kv_dim], &xb, dim, &[w.wv]);
+            let (cos, sin) = self.rope.at(i);
+            rope(qi, hs, cos, sin);
+            rope(ki, hs, cos, sin);
+        }
+        let (mut att, mut out) = (vec![0.0f32; n], vec![0.0f32; dim]);
+        let (mut proj, mut gate, mut up) = (vec![0.0; dim], vec![0.0; hidden], vec![0.0; hidden]);
+        for (i, xi) in x.iter_mut().enumerate() {
+            // Position i attends to positions 0..=i of this prefix (the causal mask).
+            for h in 0..c.n_heads {
+                let q_h = &q[i * dim + h * hs..][..hs];
+                let offset = (h / c.kv_mul()) * hs;
+                attend_head(
+                    &mut out[h * hs..][..hs],
+                    q_h,
+                    &k,
+                    &v,
+                    kv_dim,
+                    offset,
+                    i,
+                    &mut att,
+                );
+            }
+            matmul(&mut proj, &out, dim, &[w.wo]);
+            add_in_place(xi, &proj);
+            rmsnorm(&mut xb, xi, w.rms_ffn);
+            matmul(&mut gate, &xb, dim, &[w.w1]);
+            matmul(&mut up, &xb, dim, &[w.w3]);
+            swiglu(&mut gate, &up);
+            matmul(&mut proj, &gate, hidden, &[w.w2]);
+            add_in_place(xi, &proj);
+        }
     }
 }
 
@@ -351,7 +383,7 @@ mod tests {
         let mut logits = vec![0.0; 20];
         let mut per_token = Vec::new();
         for &t in &tokens {
-            m.forward(&mut s, &mut cache, t, &mut logits).unwrap();
+            m.decode(&mut s, &mut cache, t, &mut logits).unwrap();
             per_token.extend_from_slice(&logits);
         }
         let mut cache2 = KvCache::new(&m.config);
@@ -360,6 +392,60 @@ mod tests {
         assert_eq!(cache.len(), cache2.len());
         let naive = m.forward_naive(&tokens).unwrap();
         assert_eq!(&per_token[per_token.len() - 20..], &naive[..]);
+    }
+
+    #[test]
+    fn a_batch_of_several_sequences_equals_each_alone() {
+        use crate::backend::SeqSlots;
+        let m = tiny();
+        let (a, b) = ([1u32, 5, 7, 3], [19u32, 0, 2]);
+        // Alone: each sequence's prompt, then one more token.
+        let alone = |prompt: &[u32], next: u32| {
+            let mut cache = KvCache::new(&m.config);
+            m.prefill(&mut cache, prompt, false).unwrap();
+            m.prefill(&mut cache, &[next], false).unwrap()
+        };
+        let (want_a, want_b) = (alone(&a, 11), alone(&b, 4));
+        // Together: both prompts in one batch (interleaved rows), then one decode row each.
+        let mut slots = SeqSlots::default();
+        let (sa, sb) = (
+            slots.insert(KvCache::new(&m.config)),
+            slots.insert(KvCache::new(&m.config)),
+        );
+        let mut prompts = Batch::new();
+        for i in 0..4 {
+            prompts.extend(sa, i, &a[i..i + 1], Logits::None);
+            if i < 3 {
+                prompts.extend(sb, i, &b[i..i + 1], Logits::None);
+            }
+        }
+        let mut s = RunState::default();
+        assert!(m.forward(&mut s, &mut slots, &prompts).unwrap().is_empty());
+        let mut step = Batch::tokens(sb, 3, &[4], Logits::Last);
+        step.extend(sa, 4, &[11], Logits::Last);
+        let both = m.forward(&mut s, &mut slots, &step).unwrap();
+        assert_eq!(both[..20], want_b[..]);
+        assert_eq!(both[20..], want_a[..]);
+        assert_eq!(slots.get(sa).unwrap().len(), 5);
+        assert_eq!(slots.get(sb).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn naive_keeps_nothing_and_matches_the_cached_pass_on_every_prefix() {
+        let m = tiny();
+        let tokens = [3u32, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8];
+        let mut cache = KvCache::new(&m.config);
+        let all = m.prefill(&mut cache, &tokens, true).unwrap();
+        for n in 1..=tokens.len() {
+            assert_eq!(
+                m.forward_naive(&tokens[..n]).unwrap(),
+                all[(n - 1) * 20..n * 20]
+            );
+        }
+        assert!(matches!(
+            m.forward_naive(&[1; 13]),
+            Err(ForwardError::ContextFull { .. })
+        ));
     }
 
     #[test]
@@ -382,10 +468,10 @@ mod tests {
         let mut l1 = vec![0.0; 20];
         let mut l2 = vec![0.0; 20];
         m.prefill(&mut cache, &[1, 4, 6], false).unwrap();
-        m.forward(&mut s, &mut cache, 8, &mut l1).unwrap();
-        m.forward(&mut s, &mut cache, 9, &mut l2).unwrap();
+        m.decode(&mut s, &mut cache, 8, &mut l1).unwrap();
+        m.decode(&mut s, &mut cache, 9, &mut l2).unwrap();
         cache.truncate(3);
-        m.forward(&mut s, &mut cache, 8, &mut l2).unwrap();
+        m.decode(&mut s, &mut cache, 8, &mut l2).unwrap();
         assert_eq!(l1, l2);
     }
 
@@ -409,7 +495,7 @@ mod tests {
         let mut s = RunState::new(&m.config);
         let mut logits = vec![0.0; 20];
         assert!(matches!(
-            m.forward(&mut s, &mut cache, 1, &mut logits).unwrap_err(),
+            m.decode(&mut s, &mut cache, 1, &mut logits).unwrap_err(),
             ForwardError::ContextFull {
                 len: 12,
                 seq_len: 12,

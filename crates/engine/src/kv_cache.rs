@@ -2,7 +2,24 @@
 //! decode step computes Q/K/V for the new token only and attends against the stored ones
 //! (lesson 10, section 4). bytes = 2 × n × N_layers × kv_dim × bytes/elem.
 
+use crate::batch::SeqId;
 use crate::checkpoint::Config;
+
+/// The caches a forward pass reads and writes, by sequence: a backend's slots of several
+/// sequences, or one cache alone (which answers to any id: the batch has one sequence).
+pub trait Caches: Sync {
+    fn cache(&self, seq: SeqId) -> Option<&KvCache>;
+    fn cache_mut(&mut self, seq: SeqId) -> Option<&mut KvCache>;
+}
+
+impl Caches for KvCache {
+    fn cache(&self, _seq: SeqId) -> Option<&KvCache> {
+        Some(self)
+    }
+    fn cache_mut(&mut self, _seq: SeqId) -> Option<&mut KvCache> {
+        Some(self)
+    }
+}
 
 /// Preallocated for the whole context, as in llama2.c's `RunState`; `len` positions are filled.
 #[derive(Debug, Clone)]

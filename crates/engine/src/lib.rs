@@ -3,9 +3,12 @@
 //! No web dependencies: it compiles natively (CLI, tests, benchmarks) and for wasm32 (the page).
 
 pub mod backend;
+pub mod batch;
 pub mod beam;
 pub mod checkpoint;
+pub mod cost;
 pub mod cpu;
+pub mod engine;
 pub mod forward;
 pub mod generation;
 pub mod kv_cache;
@@ -13,8 +16,10 @@ pub mod model;
 pub mod par;
 pub mod sampling;
 pub mod tokenizer;
+pub mod units;
 
-pub use backend::{Backend, BackendError, BackendKind, CpuBackend, SeqId};
+pub use backend::{Backend, BackendError, BackendKind, CpuBackend};
+pub use batch::{Batch, Logits, Row, SeqId};
 pub use checkpoint::{Checkpoint, CheckpointError, Config};
 pub use forward::{ForwardError, Transformer};
 pub use kv_cache::{CacheBytes, KvCache};

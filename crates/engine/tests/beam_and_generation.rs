@@ -7,6 +7,7 @@ use decoding_engine::beam::{beam_search, score_continuation, BeamConfig, BeamSea
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::sampling::{RawSettings, Settings};
+use decoding_engine::Batch;
 use decoding_engine::{BackendError, BackendKind, Config, Model};
 use pollster::block_on;
 
@@ -200,14 +201,12 @@ impl Backend for Counting {
     fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
         self.inner.cache_bytes(seq)
     }
-    fn forward<'a>(
+    fn forward_batch<'a>(
         &'a mut self,
-        seq: SeqId,
-        tokens: &'a [u32],
-        all: bool,
+        batch: Batch,
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
         self.forwards += 1;
-        self.inner.forward(seq, tokens, all)
+        self.inner.forward_batch(batch)
     }
 }
 

@@ -33,7 +33,7 @@ fn cached_prefill_and_naive_agree_over_200_tokens() {
     let mut cached = Vec::new();
     let mut i = 0;
     while ids.len() < 200 || i < ids.len() {
-        t.forward(&mut state, &mut cache, ids[i], &mut logits)
+        t.decode(&mut state, &mut cache, ids[i], &mut logits)
             .unwrap();
         cached.extend_from_slice(&logits);
         i += 1;

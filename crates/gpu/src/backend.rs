@@ -8,9 +8,8 @@ use crate::context::{GpuContext, GpuError};
 use crate::kernels::*;
 use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
 use decoding_engine::cpu::RopeTable;
-use decoding_engine::forward::ForwardError;
 use decoding_engine::kv_cache::CacheBytes;
-use decoding_engine::{Config, Transformer};
+use decoding_engine::{Batch, Config, Transformer};
 use std::rc::Rc;
 use wgpu::util::DeviceExt;
 
@@ -687,47 +686,34 @@ impl GpuBackend {
         Ok(out)
     }
 
-    async fn forward_impl(
-        &mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        all_logits: bool,
-    ) -> Result<Vec<f32>, BackendError> {
+    /// Runs a checked batch as runs of consecutive rows of one sequence, each in chunks of
+    /// at most PREFILL_CHUNK rows (one submission each). A chunk computes logits from its
+    /// first row that wants them to its end (the classifier kernel takes a contiguous tail);
+    /// rows that did not ask are dropped from the answer.
+    async fn forward_impl(&mut self, batch: Batch) -> Result<Vec<f32>, BackendError> {
         let c = self.config;
-        if tokens.is_empty() {
-            return Err(ForwardError::NoTokens.into());
-        }
-        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
-            return Err(ForwardError::TokenOutOfRange {
-                id,
-                vocab: c.vocab_size,
-            }
-            .into());
-        }
-        let len = self.seq(seq)?.len;
-        if len + tokens.len() > c.seq_len {
-            return Err(ForwardError::ContextFull {
-                len,
-                seq_len: c.seq_len,
-                adding: tokens.len(),
-            }
-            .into());
-        }
+        batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
         if self.ctx.is_lost() {
             self.check_error()?;
         }
-        let chunks: Vec<&[u32]> = tokens.chunks(PREFILL_CHUNK).collect();
-        let mut out = Vec::new();
-        for (i, chunk) in chunks.iter().enumerate() {
-            let last = i + 1 == chunks.len();
-            let rows = if all_logits {
-                chunk.len()
-            } else if last {
-                1
-            } else {
-                0
-            };
-            out.extend(self.run_chunk(seq, chunk, rows).await?);
+        let rows = batch.rows();
+        let mut out = Vec::with_capacity(batch.logits_rows() * c.vocab_size);
+        let mut start = 0;
+        while start < rows.len() {
+            let seq = rows[start].seq;
+            let run = rows[start..].iter().take_while(|r| r.seq == seq).count();
+            for chunk in rows[start..start + run].chunks(PREFILL_CHUNK) {
+                let first = chunk.iter().position(|r| r.logits).unwrap_or(chunk.len());
+                let tokens: Vec<u32> = chunk.iter().map(|r| r.token).collect();
+                let logits = self.run_chunk(seq, &tokens, chunk.len() - first).await?;
+                let wanted = chunk[first..].iter().map(|r| r.logits);
+                for (row, keep) in logits.chunks(c.vocab_size).zip(wanted) {
+                    if keep {
+                        out.extend_from_slice(row);
+                    }
+                }
+            }
+            start += run;
         }
         Ok(out)
     }
@@ -796,12 +782,10 @@ impl Backend for GpuBackend {
         Ok(CacheBytes::of(&self.config, self.seq(seq)?.len))
     }
 
-    fn forward<'a>(
+    fn forward_batch<'a>(
         &'a mut self,
-        seq: SeqId,
-        tokens: &'a [u32],
-        all_logits: bool,
+        batch: Batch,
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
-        Box::pin(self.forward_impl(seq, tokens, all_logits))
+        Box::pin(self.forward_impl(batch))
     }
 }

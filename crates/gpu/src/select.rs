@@ -1,12 +1,12 @@
-//! Which backend runs the model, and why; and generation that survives a lost GPU device by
-//! switching to the CPU and rebuilding the cache from the tokens (the transcript is kept).
+//! Which backend runs the model, and why: the user's choice (auto, gpu, cpu) against what
+//! opening a GPU device gave. The `Engine` that survives a lost device lives in the engine
+//! crate (`decoding_engine::engine`); it is re-exported here for the front ends.
 
 use crate::backend::GpuBackend;
 use crate::context::{GpuContext, GpuError};
-use decoding_engine::backend::{Backend, BackendError, BackendKind, CpuBackend};
-use decoding_engine::generation::{Generation, GenerationError, StepOutcome};
-use decoding_engine::sampling::Settings;
-use decoding_engine::{Tokenizer, Transformer};
+use decoding_engine::backend::{Backend, BackendKind, CpuBackend};
+pub use decoding_engine::engine::{BackendReport, Engine};
+use decoding_engine::Transformer;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -30,15 +30,6 @@ impl BackendChoice {
             _ => None,
         }
     }
-}
-
-/// Which backend runs, and why, in words for the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BackendReport {
-    pub kind: BackendKind,
-    pub reason: String,
-    /// Compute dispatches per decoded token (GPU only).
-    pub dispatches_per_token: Option<usize>,
 }
 
 /// Opens the chosen backend. `Gpu` fails if no GPU can run the model; `Auto` falls back to
@@ -91,56 +82,5 @@ pub fn select(
         }
         (Err(e), BackendChoice::Auto) => Ok(cpu(e.to_string())),
         (Err(e), _) => Err(e),
-    }
-}
-
-/// A backend that can change under a generation: on a lost device the engine switches to
-/// the CPU, rebuilds the generation's cache from its tokens, and carries on.
-pub struct Engine {
-    pub model: Arc<Transformer>,
-    pub backend: Box<dyn Backend>,
-    pub report: BackendReport,
-}
-
-impl Engine {
-    pub fn new(
-        model: Arc<Transformer>,
-        backend: Box<dyn Backend>,
-        report: BackendReport,
-    ) -> Engine {
-        Engine {
-            model,
-            backend,
-            report,
-        }
-    }
-
-    /// Replaces the backend by the CPU's, saying why.
-    pub fn switch_to_cpu(&mut self, why: &str) {
-        self.backend = Box::new(CpuBackend::new(self.model.clone()));
-        self.report = BackendReport {
-            kind: BackendKind::Cpu,
-            reason: why.to_string(),
-            dispatches_per_token: None,
-        };
-    }
-
-    /// `Generation::step`, recovering from a lost GPU device once.
-    pub async fn step(
-        &mut self,
-        g: &mut Generation,
-        settings: &Settings,
-        tokenizer: &Tokenizer,
-    ) -> Result<StepOutcome, GenerationError> {
-        match g.step(&mut *self.backend, settings, tokenizer).await {
-            Err(GenerationError::Backend(BackendError::DeviceLost(msg))) => {
-                self.switch_to_cpu(&format!(
-                    "the GPU device was lost ({msg}); switched to the CPU"
-                ));
-                *g = g.rebuild(&mut *self.backend).await?;
-                g.step(&mut *self.backend, settings, tokenizer).await
-            }
-            other => other,
-        }
     }
 }

@@ -64,7 +64,7 @@ fn check_matmul(rows: usize, n: usize, tokens: usize, accumulate: bool, seed: u6
     let acc = accumulate.then(|| floats(tokens * rows, seed + 2, 1.0));
     let got = block_on(ops::matmul(ctx, &w, &x, n, acc.as_deref())).unwrap();
     let mut want = vec![0.0; tokens * rows];
-    cpu::matmul_batch(&mut want, &x, &w, n, rows);
+    cpu::matmul(&mut want, &x, n, &[&w]);
     if let Some(a) = &acc {
         cpu::add_in_place(&mut want, a);
     }

@@ -4,6 +4,7 @@
 
 use crate::protocol::*;
 use decoding_engine::beam::{score_continuation, BeamConfig, BeamSearch};
+use decoding_engine::cost::StepMacs;
 use decoding_engine::generation::{Generation, GenerationError, StepOutcome};
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::{History, Settings, Strategy, Trace};
@@ -511,14 +512,6 @@ impl Session {
         };
         let c = *m.config();
         let be = &mut *engine.backend;
-        // Multiply-adds of the matrices for one token (classifier included), and of attention
-        // at position t (q·k and weights·v over t positions, every head, every layer).
-        let classifier = (c.vocab_size * c.dim) as u64;
-        let matmuls = (c.n_layers
-            * (2 * c.dim * c.dim + 2 * c.kv_dim() * c.dim + 3 * c.dim * c.hidden_dim))
-            as u64
-            + classifier;
-        let attention = |t: u64| 2 * t * (c.dim * c.n_layers) as u64;
         let ids: Vec<u32> = (0..c.seq_len as u32)
             .map(|i| 1 + (i * 7919 + 3) % (c.vocab_size as u32 - 1))
             .collect();
@@ -564,15 +557,13 @@ impl Session {
             .await;
             match run {
                 Ok((cached_ms, naive_ms)) => {
-                    let nn = n as u64;
+                    let macs = StepMacs::at(&c, n as u64);
                     rows.push(CompareRow {
                         n,
                         cached_ms,
                         naive_ms,
-                        cached_macs: matmuls + attention(nn),
-                        naive_macs: nn * (matmuls - classifier)
-                            + classifier
-                            + (1..=nn).map(attention).sum::<u64>(),
+                        cached_macs: macs.cached,
+                        naive_macs: macs.naive,
                     });
                 }
                 Err(e) => return vec![err(e)],

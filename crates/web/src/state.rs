@@ -1,6 +1,7 @@
 //! The page's state that is plain data, kept out of the components and tested natively: the
 //! link (URL query) that reproduces a view, and the KV-cache arithmetic the panel shows.
 
+use decoding_engine::kv_cache::cache_bytes_formula;
 use decoding_engine::sampling::{RawSettings, SettingError, Settings};
 use decoding_gpu::BackendChoice;
 use std::collections::BTreeSet;
@@ -313,59 +314,29 @@ pub const PRESETS: [Preset; 6] = [
     },
 ];
 
-/// 2 × positions × layers × d_kv × bytes/elem.
-pub fn kv_bytes(positions: u64, layers: u64, d_kv: u64, bytes_per_elem: u64) -> u64 {
-    2 * positions * layers * d_kv * bytes_per_elem
-}
-
 /// The cache of `p` at `positions` if every query head had its own K/V (MHA), with the model's
 /// sharing, and with one K/V head for all (MQA).
 pub fn mha_gqa_mqa(p: &Preset, positions: u64, bytes_per_elem: u64) -> (u64, u64, u64) {
-    let f = |kv_heads: u64| kv_bytes(positions, p.layers, kv_heads * p.head_dim, bytes_per_elem);
+    let f = |kv_heads: u64| {
+        cache_bytes_formula(positions, p.layers, kv_heads * p.head_dim, bytes_per_elem)
+    };
     (f(p.n_heads), f(p.n_kv_heads), f(1))
-}
-
-/// 1234567 → "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Bytes in the largest binary unit that keeps the number ≥ 1 ("2 GiB", "640 KiB").
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} bytes")
-    } else if (v - v.round()).abs() < 0.005 {
-        format!("{} {}", v.round() as u64, UNITS[u])
-    } else {
-        format!("{v:.2} {}", UNITS[u])
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use decoding_engine::units::{human_bytes, thousands};
 
     #[test]
     fn stories260k_cache_figures() {
         let p = &PRESETS[0];
-        assert_eq!(kv_bytes(1, p.layers, p.n_kv_heads * p.head_dim, 4), 1_280);
         assert_eq!(
-            kv_bytes(512, p.layers, p.n_kv_heads * p.head_dim, 4),
+            cache_bytes_formula(1, p.layers, p.n_kv_heads * p.head_dim, 4),
+            1_280
+        );
+        assert_eq!(
+            cache_bytes_formula(512, p.layers, p.n_kv_heads * p.head_dim, 4),
             655_360
         );
         assert_eq!(mha_gqa_mqa(p, 512, 4), (1_310_720, 655_360, 163_840));

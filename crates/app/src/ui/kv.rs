@@ -4,7 +4,9 @@
 //! calculator with real models' shapes showing MHA / GQA / MQA side by side.
 
 use super::Ui;
-use decoding_web::state::{human_bytes, kv_bytes, mha_gqa_mqa, thousands, PRESETS};
+use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
+use decoding_engine::units::{human_bytes, thousands};
+use decoding_web::state::{mha_gqa_mqa, PRESETS};
 use leptos::prelude::*;
 
 #[component]

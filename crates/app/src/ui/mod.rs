@@ -449,7 +449,7 @@ fn Header() -> impl IntoView {
                 <span class="summary" data-testid="model-summary">
                     {format!(
                         "{}: {} parameters [LEARNED], {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}",
-                        i.name, state::thousands(i.params), i.config.n_layers, i.config.dim,
+                        i.name, decoding_engine::units::thousands(i.params), i.config.n_layers, i.config.dim,
                         i.config.n_heads, i.config.n_kv_heads, i.config.vocab_size, i.config.seq_len
                     )}
                 </span>

@@ -6,7 +6,8 @@
 
 use super::coin::sample_from;
 use super::profile::Scope;
-use super::settings::{Settings, Stage, Strategy};
+use super::settings::{Settings, Strategy};
+use super::stage::Stage;
 use super::stages;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

@@ -14,6 +14,7 @@ pub mod chain;
 pub mod coin;
 pub mod profile;
 pub mod settings;
+pub mod stage;
 pub mod stages;
 
 pub use chain::{process, History, SamplingError, StageTrace, Trace};

@@ -11,7 +11,7 @@
 //! | typical-p boundary | first token reaching the mass, plus ties | first token exceeding it | — |
 //! | tokens the frequency/presence penalties see | prompt + output | last-n of prompt + output | output only |
 
-use super::settings::Stage;
+use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

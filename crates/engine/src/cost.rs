@@ -1,0 +1,64 @@
+//! What a forward pass costs in multiply-adds, counted from the blueprint (lesson 10,
+//! section 4): with the cache a decode step multiplies every weight matrix by one token and
+//! attends over the n cached positions, O(n·d); without it, the whole n-token prefix runs
+//! again, O(n²·d). The page's cache comparison and the CLI show these beside measured times.
+
+use crate::checkpoint::Config;
+
+/// Multiply-adds of the weight matrices for one token (Q, K, V, O and the three MLP
+/// matrices in every layer), without the classifier.
+pub fn layer_matmul_macs(c: &Config) -> u64 {
+    let per_layer = 2 * c.dim * c.dim + 2 * c.kv_dim() * c.dim + 3 * c.dim * c.hidden_dim;
+    (c.n_layers * per_layer) as u64
+}
+
+/// Multiply-adds of the classifier for one token (vocab_size × dim).
+pub fn classifier_macs(c: &Config) -> u64 {
+    (c.vocab_size * c.dim) as u64
+}
+
+/// Multiply-adds of attention for a token that sees `positions` positions: q·k and the
+/// weighted sum of v, for every head of every layer.
+pub fn attention_macs(c: &Config, positions: u64) -> u64 {
+    2 * positions * (c.dim * c.n_layers) as u64
+}
+
+/// The multiply-adds for the logits after n tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepMacs {
+    /// With the cache: the n-th token only, attending over n positions.
+    pub cached: u64,
+    /// Without: all n tokens again (classifier for the last one only), token t attending
+    /// over t positions.
+    pub naive: u64,
+}
+
+impl StepMacs {
+    pub fn at(c: &Config, n: u64) -> StepMacs {
+        let (layers, cls) = (layer_matmul_macs(c), classifier_macs(c));
+        StepMacs {
+            cached: layers + cls + attention_macs(c, n),
+            naive: n * layers + cls + (1..=n).map(|t| attention_macs(c, t)).sum::<u64>(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stories260k_counts_by_hand() {
+        // dim 64, hidden 172, 5 layers, 8 heads / 4 KV heads (kv_dim 32), vocab 512.
+        let c = Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
+        // Per layer: 2·64·64 + 2·32·64 + 3·64·172 = 8192 + 4096 + 33024 = 45312.
+        assert_eq!(layer_matmul_macs(&c), 5 * 45_312);
+        assert_eq!(classifier_macs(&c), 32_768);
+        // One token at n = 1: 226560 + 32768 + 2·1·64·5 = 259968; naive is the same there.
+        assert_eq!(StepMacs::at(&c, 1).cached, 259_968);
+        assert_eq!(StepMacs::at(&c, 1).naive, 259_968);
+        // n = 3: naive = 3·226560 + 32768 + 640·(1 + 2 + 3).
+        assert_eq!(StepMacs::at(&c, 3).naive, 3 * 226_560 + 32_768 + 640 * 6);
+        assert_eq!(StepMacs::at(&c, 3).cached, 226_560 + 32_768 + 640 * 3);
+    }
+}
