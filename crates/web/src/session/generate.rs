@@ -1,0 +1,232 @@
+//! The transcript: a prompt prefilled, steps (with cancel and timings), rewind, reset, a
+//! link restored, and the settings re-run on the stored logits.
+
+use super::view::trace_view;
+use super::{err, Host, Session};
+use super::{TIMINGS_KEPT, YIELD_EVERY_MS};
+use crate::protocol::*;
+use decoding_engine::generation::{Generation, GenerationError, StepOutcome};
+use decoding_engine::sampling::Settings;
+
+impl Session {
+    /// Prefills a new prompt; the transcript starts over.
+    pub async fn set_prompt(&mut self, prompt: String, host: &dyn Host) -> Vec<Event> {
+        let (Some(m), Some(engine)) = (&self.model, &mut self.engine) else {
+            return vec![err("no model is loaded yet")];
+        };
+        let ids = match m.encode_prompt(&prompt) {
+            Ok(ids) => ids,
+            Err(e) => return vec![err(e)],
+        };
+        let t0 = host.now();
+        let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
+        let started = Generation::start(&mut *engine.backend, ids.clone(), ends).await;
+        let g = match started {
+            Ok(g) => g,
+            Err(e) => return vec![err(e)],
+        };
+        if let Some(old) = self.gen.take() {
+            old.release(&mut *engine.backend);
+        }
+        self.timings = Timings {
+            prefill_ms: Some(host.now() - t0),
+            prefill_tokens: ids.len(),
+            decode_ms: Vec::new(),
+            last_run: None,
+        };
+        self.gen = Some(g);
+        self.prompt = prompt;
+        self.beam = None;
+        let mut events = vec![self.transcript()];
+        events.extend(self.preview().await);
+        events
+    }
+
+    fn stop_reason(&self) -> Option<decoding_engine::generation::StopReason> {
+        let (Some(m), Some(g)) = (&self.model, &self.gen) else {
+            return None;
+        };
+        g.stop_reason(&self.settings, &m.tokenizer)
+    }
+
+    /// The transcript event for the current state.
+    pub fn transcript(&self) -> Event {
+        let (Some(m), Some(g), Some(engine)) = (&self.model, &self.gen, &self.engine) else {
+            return err("nothing has been generated yet");
+        };
+        let cache_len = engine.backend.seq_len(g.sequence()).unwrap_or(0);
+        Event::Transcript {
+            view: TranscriptView {
+                prompt: g
+                    .prompt()
+                    .iter()
+                    .map(|&id| PromptToken {
+                        id,
+                        piece: m.tokenizer.piece(id).unwrap_or("?").to_string(),
+                    })
+                    .collect(),
+                prompt_text: m.tokenizer.decode(g.prompt()).unwrap_or_default(),
+                generated_text: g.generated_text(&m.tokenizer, true),
+                steps: g.steps().to_vec(),
+                stop: g.stop_reason(&self.settings, &m.tokenizer),
+                cache_len,
+                cache: engine.backend.cache_bytes(g.sequence()).unwrap_or(
+                    decoding_engine::CacheBytes {
+                        used: 0,
+                        allocated: 0,
+                    },
+                ),
+                timings: self.timings.clone(),
+                loop_warning: {
+                    let ids = g.generated_ids();
+                    crate::state::detect_loop(&ids, 3).map(|(p, r)| {
+                        let phrase = m.tokenizer.decode(&ids[ids.len() - p..]).unwrap_or_default();
+                        format!(
+                            "Repetition loop: the last {p}-token phrase {phrase:?} repeats {r} times. \
+                             Greedy decoding tends to loop; try sampling, a repetition penalty or \
+                             no-repeat-n-gram."
+                        )
+                    })
+                },
+            },
+        }
+    }
+
+    /// The chain on the current logits (no forward pass unless the last token was never run).
+    pub async fn preview(&mut self) -> Vec<Event> {
+        let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
+            return vec![];
+        };
+        let step = g.steps().len();
+        match g.preview(&mut *engine.backend, &self.settings).await {
+            Ok(t) => vec![Event::Trace {
+                view: trace_view(&t, Some(step)),
+                toy: false,
+            }],
+            // At the context limit there is no next distribution: not an error to show.
+            Err(GenerationError::Backend(decoding_engine::BackendError::Forward(
+                decoding_engine::ForwardError::ContextFull { .. },
+            ))) => vec![],
+            Err(e) => vec![err(e)],
+        }
+    }
+
+    pub async fn set_settings(&mut self, settings: Settings) -> Vec<Event> {
+        let stop_before = self.stop_reason();
+        self.settings = settings;
+        let mut events = Vec::new();
+        // The transcript changes only if the stop condition does (max tokens, stop
+        // sequences); a slider move then costs just the chain and its trace.
+        if self.gen.is_some() && self.stop_reason() != stop_before {
+            events.push(self.transcript());
+        }
+        events.extend(self.preview().await);
+        events
+    }
+
+    /// Up to `count` tokens; stops on a stop condition or a cancel.
+    pub async fn step(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
+        host.clear_cancel();
+        let Some(m) = &self.model else {
+            return vec![err("no model is loaded yet")];
+        };
+        let mut error = None;
+        let run_start = host.now();
+        let mut last_yield = run_start;
+        let before_steps = self.gen.as_ref().map_or(0, |g| g.steps().len());
+        for _ in 0..count {
+            // Back to the event loop every few milliseconds (not every token: a yield costs
+            // more than a small model's step), so a cancel gets through.
+            if host.now() - last_yield >= YIELD_EVERY_MS {
+                host.yield_now().await;
+                last_yield = host.now();
+                if host.cancelled() {
+                    break;
+                }
+            }
+            let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
+                return vec![err("no prompt has been run yet")];
+            };
+            let t0 = host.now();
+            let before = engine.report.kind;
+            match engine.step(g, &self.settings, &m.tokenizer).await {
+                Ok(StepOutcome::Token { stop, .. }) => {
+                    self.timings.decode_ms.push(host.now() - t0);
+                    let n = self.timings.decode_ms.len();
+                    if n > TIMINGS_KEPT {
+                        self.timings.decode_ms.drain(..n - TIMINGS_KEPT);
+                    }
+                    if stop.is_some() {
+                        break;
+                    }
+                }
+                Ok(StepOutcome::Stopped(_)) => break,
+                Err(e) => {
+                    error = Some(err(e));
+                    break;
+                }
+            }
+            if engine.report.kind != before {
+                // The GPU was lost: the transcript moved to the CPU.
+                let report = engine.report.clone();
+                let mut events = vec![Event::Backend { report }];
+                events.push(self.transcript());
+                events.extend(self.preview().await);
+                return events;
+            }
+        }
+        let generated = self.gen.as_ref().map_or(0, |g| g.steps().len()) - before_steps;
+        if count > 1 && generated > 0 {
+            self.timings.last_run = Some((generated, host.now() - run_start));
+        }
+        let mut events = vec![self.transcript()];
+        events.extend(self.preview().await);
+        events.extend(error);
+        events
+    }
+
+    pub async fn rewind(&mut self) -> Vec<Event> {
+        let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
+            return vec![err("no prompt has been run yet")];
+        };
+        if let Err(e) = g.rewind(&mut *engine.backend) {
+            return vec![err(e)];
+        }
+        let mut events = vec![self.transcript()];
+        events.extend(self.preview().await);
+        events
+    }
+
+    pub async fn reset(&mut self) -> Vec<Event> {
+        let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
+            return vec![err("no prompt has been run yet")];
+        };
+        if let Err(e) = g.reset(&mut *engine.backend) {
+            return vec![err(e)];
+        }
+        self.timings.decode_ms.clear();
+        let mut events = vec![self.transcript()];
+        events.extend(self.preview().await);
+        events
+    }
+
+    /// A link's state: prompt, settings, and `steps` tokens replayed (same seed, same coins,
+    /// same tokens).
+    pub async fn restore(
+        &mut self,
+        prompt: String,
+        settings: Settings,
+        steps: u32,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        self.settings = settings;
+        let mut events = self.set_prompt(prompt, host).await;
+        if events.iter().any(|e| matches!(e, Event::Error { .. })) {
+            return events;
+        }
+        if steps > 0 {
+            events = self.step(steps, host).await;
+        }
+        events
+    }
+}

@@ -1,0 +1,90 @@
+//! The worker's state and logic in plain Rust (no browser types), tested natively: it owns
+//! the model, the backend (through `decoding_engine::Engine`, which survives a lost GPU), the
+//! generation, a beam search, and answers requests with events. One file per concern:
+//! `load` (model and backend), `generate` (the transcript), `beam`, `cache_compare`, `toy`,
+//! `view` (traces shaped for drawing); this file holds the state and routes requests.
+
+mod beam;
+mod cache_compare;
+mod generate;
+mod load;
+#[cfg(test)]
+mod tests;
+mod toy;
+mod view;
+
+pub use view::trace_view;
+
+use crate::protocol::*;
+use decoding_engine::beam::BeamSearch;
+use decoding_engine::generation::Generation;
+use decoding_engine::sampling::Settings;
+use decoding_engine::Model;
+use decoding_gpu::Engine;
+use std::future::Future;
+use std::pin::Pin;
+
+/// Least wall time of each measurement in the cache comparison.
+const MEASURE_MS: f64 = 20.0;
+/// How often a multi-token step lets other messages (a cancel) in.
+const YIELD_EVERY_MS: f64 = 8.0;
+/// How many recent decode timings are kept.
+const TIMINGS_KEPT: usize = 32;
+/// Bars in each stage's small chart.
+const CHART_TOKENS: usize = 16;
+
+/// Hooks the browser glue supplies: a clock, a yield to the event loop (so a cancel can
+/// arrive between tokens) and whether a cancel arrived.
+pub trait Host {
+    fn now(&self) -> f64;
+    fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>>;
+    fn cancelled(&self) -> bool;
+    fn clear_cancel(&self);
+}
+
+struct Beam {
+    search: BeamSearch,
+    greedy: Generation,
+}
+
+#[derive(Default)]
+pub struct Session {
+    model: Option<Model>,
+    engine: Option<Engine>,
+    gen: Option<Generation>,
+    prompt: String,
+    settings: Settings,
+    beam: Option<Beam>,
+    timings: Timings,
+}
+
+fn err(message: impl ToString) -> Event {
+    Event::Error {
+        message: message.to_string(),
+    }
+}
+
+impl Session {
+    /// Handles one request (the cancel flag and clock come from the host).
+    pub async fn handle(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
+        match req {
+            Request::Load { .. } => vec![err("the worker glue loads files")],
+            Request::SetBackend { backend } => self.set_backend(backend).await,
+            Request::SetPrompt { prompt } => self.set_prompt(prompt, host).await,
+            Request::SetSettings { settings } => self.set_settings(settings).await,
+            Request::Step { count } => self.step(count, host).await,
+            Request::Rewind => self.rewind().await,
+            Request::Reset => self.reset().await,
+            Request::Restore {
+                prompt,
+                settings,
+                steps,
+            } => self.restore(prompt, settings, steps, host).await,
+            Request::BeamStart => self.beam_start().await,
+            Request::BeamStep => self.beam_step().await,
+            Request::Toy { logits, history } => self.toy(&logits, &history),
+            Request::CacheCompare { positions } => self.cache_compare(&positions, host).await,
+            Request::Cancel => vec![],
+        }
+    }
+}

@@ -1,0 +1,217 @@
+
+use super::*;
+use decoding_engine::sampling::RawSettings;
+use decoding_gpu::BackendChoice;
+use std::cell::Cell;
+
+struct TestHost {
+    cancel: Cell<bool>,
+    start: std::time::Instant,
+}
+
+impl Host for TestHost {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64() * 1000.0
+    }
+    fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(std::future::ready(()))
+    }
+    fn cancelled(&self) -> bool {
+        self.cancel.get()
+    }
+    fn clear_cancel(&self) {
+        self.cancel.set(false)
+    }
+}
+
+fn asset(name: &str) -> Vec<u8> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/models/stories260K")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn loaded() -> (Session, TestHost) {
+    let host = TestHost {
+        cancel: Cell::new(false),
+        start: std::time::Instant::now(),
+    };
+    let mut s = Session::default();
+    s.load(
+        "stories260K",
+        &asset("stories260K.bin"),
+        &asset("tok512.bin"),
+    );
+    let ev = pollster::block_on(s.set_backend(BackendChoice::Cpu));
+    assert!(matches!(ev[0], Event::Backend { .. }), "{ev:?}");
+    (s, host)
+}
+
+fn settings(pairs: &[(&str, &str)]) -> Settings {
+    RawSettings::from_pairs(pairs.iter().copied())
+        .validate(512)
+        .unwrap()
+}
+
+fn last_transcript(ev: &[Event]) -> &TranscriptView {
+    ev.iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Transcript { view } => Some(view),
+            _ => None,
+        })
+        .expect("a transcript event")
+}
+
+fn last_trace(ev: &[Event]) -> &TraceView {
+    ev.iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Trace { view, .. } => Some(view),
+            _ => None,
+        })
+        .expect("a trace event")
+}
+
+#[test]
+fn prompt_gives_the_known_first_distribution() {
+    let (mut s, host) = loaded();
+    let ev = pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let t = last_trace(&ev);
+    assert_eq!(t.order[0], 432);
+    assert!((t.probs[432] - 0.9688).abs() < 1e-4);
+    assert_eq!(t.stages.len(), 10);
+    let tr = last_transcript(&ev);
+    assert_eq!(tr.prompt.len(), 5);
+    assert_eq!(tr.cache.used, 5 * 1280);
+    assert_eq!(tr.cache.allocated, 655_360);
+}
+
+#[test]
+fn steps_rewind_reset_and_restore() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_settings(settings(&[("temperature", "0")])));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.step(30, &host));
+    let text: String = last_transcript(&ev)
+        .steps
+        .iter()
+        .map(|st| st.piece.clone())
+        .collect();
+    assert!(
+        text.starts_with(", there was a little girl named Lily."),
+        "{text}"
+    );
+    let ev = pollster::block_on(s.rewind());
+    assert_eq!(last_transcript(&ev).steps.len(), 29);
+    let ev = pollster::block_on(s.reset());
+    assert!(last_transcript(&ev).steps.is_empty());
+    // A link: same prompt, settings and 10 steps give the same tokens.
+    let sampled = settings(&[("seed", "4"), ("top_p", "0.9")]);
+    let a = pollster::block_on(s.restore("Once".into(), sampled.clone(), 10, &host));
+    let b = pollster::block_on(s.restore("Once".into(), sampled, 10, &host));
+    assert_eq!(last_transcript(&a).steps, last_transcript(&b).steps);
+    assert_eq!(last_transcript(&a).steps.len(), 10);
+}
+
+#[test]
+fn settings_rerun_the_chain_and_grey_removed_tokens() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.set_settings(settings(&[("top_k", "3")])));
+    let t = last_trace(&ev);
+    assert_eq!(t.kept, 3);
+    assert_eq!(t.probs.iter().filter(|&&p| p > 0.0).count(), 3);
+    let top_k = t
+        .stages
+        .iter()
+        .position(|st| st.stage == decoding_engine::sampling::Stage::TopK)
+        .unwrap();
+    assert_eq!(t.removed_by[t.order[3] as usize], top_k as i8);
+    assert!(t.ghost[t.order[3] as usize] > 0.0);
+}
+
+#[test]
+fn beam_tree_grows_by_2k_nodes_a_step() {
+    let (mut s, host) = loaded();
+    let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
+    pollster::block_on(s.set_settings(beam));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let mut view = None;
+    for _ in 0..5 {
+        let ev = pollster::block_on(s.beam_step());
+        view = ev.into_iter().find_map(|e| match e {
+            Event::Beam { view } => Some(view),
+            _ => None,
+        });
+    }
+    let v = view.unwrap();
+    assert_eq!(v.depth, 5);
+    assert_eq!(v.nodes.len(), 1 + 2 * 3 * 5);
+    assert_eq!(v.greedy_tokens.len(), 5);
+    assert!(v.best_logprob >= v.greedy_logprob - 1e-6);
+}
+
+#[test]
+fn cache_comparison_counts_quadratic_work_without_the_cache() {
+    let (mut s, host) = loaded();
+    let ev = pollster::block_on(s.cache_compare(&[16, 64, 256], &host));
+    let Event::CacheCompare { rows } = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(rows.len(), 3);
+    // Naive work grows like n² (plus n × the matrices): ever further above cached work.
+    let ratio = |r: &CompareRow| r.naive_macs as f64 / r.cached_macs as f64;
+    assert!(ratio(&rows[2]) > 3.0 * ratio(&rows[0]));
+    assert!(rows
+        .iter()
+        .all(|r| r.cached_ms.is_finite() && r.naive_ms.is_finite()));
+}
+
+#[test]
+fn greedy_loops_are_flagged() {
+    let (mut s, host) = loaded();
+    // Forbidding the end tokens lets greedy run long enough to loop.
+    let greedy = settings(&[
+        ("temperature", "0"),
+        ("logit_bias", "1:-100,2:-100"),
+        ("max_tokens", "600"),
+    ]);
+    pollster::block_on(s.set_settings(greedy));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.step(600, &host));
+    let t = last_transcript(&ev);
+    let w = t.loop_warning.as_deref().unwrap_or_default();
+    assert!(
+        w.contains("Repetition loop"),
+        "{:?} {:?} {}",
+        t.stop,
+        t.generated_text,
+        t.steps.len()
+    );
+}
+
+#[test]
+fn toy_logits_reproduce_the_lesson() {
+    let (mut s, _) = loaded();
+    s.settings = settings(&[("temperature", "0.5")]);
+    let ev = s.toy(&[2.0, 1.0, 0.1], &[]);
+    let t = last_trace(&ev);
+    assert!((t.probs[0] - 0.8638).abs() < 1e-4);
+    assert!(matches!(
+        s.toy(&[1.0, f64::NAN], &[])[0],
+        Event::Error { .. }
+    ));
+    assert!(matches!(s.toy(&[1.0], &[3])[0], Event::Error { .. }));
+}
+
+#[test]
+fn bad_model_is_an_error_event_and_keeps_the_old_one() {
+    let (mut s, host) = loaded();
+    match &s.load("bad", &[1, 2, 3], &asset("tok512.bin"))[0] {
+        Event::Error { message } => assert!(message.contains("shorter than"), "{message}"),
+        e => panic!("{e:?}"),
+    }
+    let ev = pollster::block_on(s.set_prompt("Once".into(), &host));
+    assert!(matches!(ev[0], Event::Transcript { .. }));
+}

@@ -1,0 +1,70 @@
+//! Shaping an engine trace for drawing (plain data the UI renders as it is).
+
+use super::CHART_TOKENS;
+use crate::protocol::*;
+use decoding_engine::sampling::Trace;
+
+/// Shapes an engine trace for drawing: sorted order, ghosts of removed tokens and which stage
+/// removed them, small before/after charts per stage.
+pub fn trace_view(t: &Trace, step: Option<usize>) -> TraceView {
+    let v = t.probs.len();
+    let mut ghost = vec![0.0f32; v];
+    let mut removed_by = vec![-1i8; v];
+    let mut entering = t.input_probs.clone();
+    for (si, st) in t.stages.iter().enumerate() {
+        for &id in &st.removed {
+            ghost[id as usize] = entering[id as usize] as f32;
+            removed_by[id as usize] = si as i8;
+        }
+        entering.clone_from(&st.probs);
+    }
+    let mut order: Vec<u32> = (0..v as u32).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (a as usize, b as usize);
+        t.probs[b]
+            .total_cmp(&t.probs[a])
+            .then(ghost[b].total_cmp(&ghost[a]))
+            .then(a.cmp(&b))
+    });
+    let mut chart: Vec<u32> = (0..v as u32).collect();
+    chart.sort_by(|&a, &b| {
+        t.input_probs[b as usize]
+            .total_cmp(&t.input_probs[a as usize])
+            .then(a.cmp(&b))
+    });
+    chart.truncate(CHART_TOKENS);
+    let mut before = t.input_probs.clone();
+    let stages = t
+        .stages
+        .iter()
+        .map(|st| {
+            let view = StageView {
+                stage: st.stage,
+                active: st.active,
+                setting: st.setting.clone(),
+                kept: st.kept,
+                removed: st.removed.len(),
+                before: chart.iter().map(|&i| before[i as usize] as f32).collect(),
+                after: chart.iter().map(|&i| st.probs[i as usize] as f32).collect(),
+            };
+            before.clone_from(&st.probs);
+            view
+        })
+        .collect();
+    TraceView {
+        order,
+        probs: t.probs.iter().map(|&p| p as f32).collect(),
+        ghost,
+        removed_by,
+        stages,
+        chart_ids: chart,
+        kept: t.kept,
+        entropy: t.entropy,
+        effective_tokens: t.effective_tokens,
+        coin: t.coin,
+        token: t.token,
+        rank: t.rank,
+        prob: t.prob,
+        step,
+    }
+}
