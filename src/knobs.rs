@@ -1,81 +1,139 @@
-//! The sampling knobs as command-line options. Values stay text here: the engine's
-//! `RawSettings::validate` parses them, so the CLI, the page and URLs share one set of rules
-//! and messages.
+//! The decoding knobs as command-line options, derived from the engine's one knob table
+//! (`decoding_engine::sampling::KNOBS`): each knob's flag is its name with '-' for '_', its
+//! help the table's. Values stay text here: `RawSettings::validate` parses them, so the CLI,
+//! the page and URLs share one set of rules and messages.
 
-use decoding_engine::sampling::RawSettings;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use decoding_engine::sampling::knobs::{CliGroup, Control, KnobSpec};
+use decoding_engine::sampling::{RawSettings, KNOBS};
 
-#[derive(clap::Args, Debug, Default)]
+/// The knobs of `generate`, `next` and `sample`: everything but the beam knobs.
+#[derive(Debug, Default, Clone)]
 pub struct KnobArgs {
-    /// ≥ 0; 0 = greedy, 1 = the model's distribution
-    #[arg(long, allow_hyphen_values = true)]
-    pub temperature: Option<String>,
-    /// Keep the k most likely tokens (0 = off)
-    #[arg(long, allow_hyphen_values = true)]
-    pub top_k: Option<String>,
-    /// Keep the smallest set with mass ≥ p, in (0, 1]
-    #[arg(long, allow_hyphen_values = true)]
-    pub top_p: Option<String>,
-    /// Drop tokens below p × the top probability, in [0, 1]
-    #[arg(long, allow_hyphen_values = true)]
-    pub min_p: Option<String>,
-    /// Locally typical sampling mass, in (0, 1]
-    #[arg(long, allow_hyphen_values = true)]
-    pub typical_p: Option<String>,
-    /// CTRL penalty > 0: positive logits of seen tokens divided, negative multiplied
-    #[arg(long, allow_hyphen_values = true)]
-    pub repetition_penalty: Option<String>,
-    /// Subtract count × α from seen tokens' logits
-    #[arg(long, allow_hyphen_values = true)]
-    pub frequency_penalty: Option<String>,
-    /// Subtract α from seen tokens' logits
-    #[arg(long, allow_hyphen_values = true)]
-    pub presence_penalty: Option<String>,
-    /// How many recent tokens the penalties see (0 = all)
-    #[arg(long, allow_hyphen_values = true)]
-    pub penalty_window: Option<String>,
-    /// ID:VALUE added to a token's logit (repeatable, or comma-separated)
-    #[arg(long, value_name = "ID:VAL", allow_hyphen_values = true)]
-    pub logit_bias: Vec<String>,
-    /// Ban tokens that would repeat an n-gram (0 = off)
-    #[arg(long, allow_hyphen_values = true)]
-    pub no_repeat_ngram: Option<String>,
-    /// Stop when the generated text contains this (repeatable)
-    #[arg(long, allow_hyphen_values = true)]
-    pub stop: Vec<String>,
-    /// hf, llama.cpp or openai: default stage order and boundary rules
-    #[arg(long)]
-    pub profile: Option<String>,
-    /// The chain's order, stage names comma-separated
-    #[arg(long)]
-    pub order: Option<String>,
-    /// sample or greedy
-    #[arg(long)]
-    pub strategy: Option<String>,
-    /// Seed of the sampler
-    #[arg(long, allow_hyphen_values = true)]
-    pub seed: Option<String>,
+    pub raw: RawSettings,
 }
 
-impl KnobArgs {
-    pub fn raw(&self) -> RawSettings {
-        RawSettings {
-            temperature: self.temperature.clone(),
-            top_k: self.top_k.clone(),
-            top_p: self.top_p.clone(),
-            min_p: self.min_p.clone(),
-            typical_p: self.typical_p.clone(),
-            repetition_penalty: self.repetition_penalty.clone(),
-            frequency_penalty: self.frequency_penalty.clone(),
-            presence_penalty: self.presence_penalty.clone(),
-            penalty_window: self.penalty_window.clone(),
-            logit_bias: self.logit_bias.clone(),
-            no_repeat_ngram: self.no_repeat_ngram.clone(),
-            stop: self.stop.clone(),
-            profile: self.profile.clone(),
-            order: self.order.clone(),
-            strategy: self.strategy.clone(),
-            seed: self.seed.clone(),
-            ..RawSettings::default()
+/// The knobs of `beam`: width, length penalty, early stopping, sequences, max tokens.
+#[derive(Debug, Default, Clone)]
+pub struct BeamKnobArgs {
+    pub raw: RawSettings,
+}
+
+fn sampling(s: &KnobSpec) -> bool {
+    matches!(s.cli, CliGroup::Sampling | CliGroup::Both)
+}
+
+fn beam(s: &KnobSpec) -> bool {
+    matches!(s.cli, CliGroup::Beam | CliGroup::Both)
+}
+
+/// The option of one knob: `--top-k`, help from the table, repeatable for list knobs.
+fn arg(s: &'static KnobSpec) -> Arg {
+    let flag: &'static str = s.name.replace('_', "-").leak();
+    let repeat = matches!(s.control, Control::List { .. });
+    Arg::new(s.name)
+        .long(flag)
+        .help(s.help)
+        .value_name(if repeat { "VALUE" } else { "V" })
+        .allow_hyphen_values(true)
+        .action(if repeat {
+            ArgAction::Append
+        } else {
+            ArgAction::Set
+        })
+}
+
+fn augment(cmd: Command, keep: fn(&KnobSpec) -> bool) -> Command {
+    KNOBS
+        .iter()
+        .filter(|s| keep(s))
+        .fold(cmd, |c, s| c.arg(arg(s)))
+}
+
+fn read(m: &ArgMatches, keep: fn(&KnobSpec) -> bool) -> RawSettings {
+    let mut raw = RawSettings::default();
+    for s in KNOBS.iter().filter(|s| keep(s)) {
+        for v in m.get_many::<String>(s.name).into_iter().flatten() {
+            raw.put(s.knob, v.clone());
         }
+    }
+    raw
+}
+
+/// clap's two traits for a group of knob flags chosen by `$keep`.
+macro_rules! knob_group {
+    ($t:ident, $keep:expr) => {
+        impl FromArgMatches for $t {
+            fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+                Ok($t {
+                    raw: read(m, $keep),
+                })
+            }
+            fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+                self.raw = read(m, $keep);
+                Ok(())
+            }
+        }
+        impl Args for $t {
+            fn augment_args(cmd: Command) -> Command {
+                augment(cmd, $keep)
+            }
+            fn augment_args_for_update(cmd: Command) -> Command {
+                augment(cmd, $keep)
+            }
+        }
+    };
+}
+
+knob_group!(KnobArgs, sampling);
+knob_group!(BeamKnobArgs, beam);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<T: Args + FromArgMatches>(args: &[&str]) -> Result<T, clap::Error> {
+        let cmd = T::augment_args(Command::new("t"));
+        let m = cmd.try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))?;
+        T::from_arg_matches(&m)
+    }
+
+    /// Walks the table: every knob is a flag of exactly the subcommands its group says, and
+    /// its value arrives as the same raw setting a URL key gives.
+    #[test]
+    fn every_knob_is_a_flag_that_gives_the_url_value() {
+        for s in &KNOBS {
+            let flag = format!("--{}", s.name.replace('_', "-"));
+            let mut want = RawSettings::default();
+            want.set(s.name, s.example);
+            let sampled = parse::<KnobArgs>(&[&flag, s.example]);
+            let beamed = parse::<BeamKnobArgs>(&[&flag, s.example]);
+            assert_eq!(
+                sampled.is_ok(),
+                sampling(s),
+                "{flag} in generate/next/sample"
+            );
+            assert_eq!(beamed.is_ok(), beam(s), "{flag} in beam");
+            if let Ok(a) = sampled {
+                assert_eq!(a.raw, want, "{flag}");
+            }
+            if let Ok(a) = beamed {
+                assert_eq!(a.raw, want, "{flag}");
+            }
+        }
+    }
+
+    #[test]
+    fn list_knobs_repeat_and_numbers_may_be_negative() {
+        let a: KnobArgs =
+            parse(&["--stop", ".", "--stop", "!", "--presence-penalty", "-1"]).unwrap();
+        assert_eq!(
+            a.raw.entries(decoding_engine::sampling::Knob::Stop),
+            [".".to_string(), "!".to_string()]
+        );
+        assert_eq!(
+            a.raw.get(decoding_engine::sampling::Knob::PresencePenalty),
+            Some("-1")
+        );
     }
 }

@@ -11,11 +11,12 @@ use clap::{Parser, Subcommand};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::sampling::chain::process_f64;
+use decoding_engine::sampling::Knob;
 use decoding_engine::sampling::{process, step_coin, History, Settings, Strategy, Trace};
 use decoding_engine::Model;
 use decoding_gpu::{open_backend, BackendChoice, Engine};
 use error::CliError;
-use knobs::KnobArgs;
+use knobs::{BeamKnobArgs, KnobArgs};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,9 +67,6 @@ enum Command {
 struct GenerateArgs {
     #[arg(long, default_value = "")]
     prompt: String,
-    /// New tokens to generate at most
-    #[arg(long, default_value = "256", allow_hyphen_values = true)]
-    max_tokens: String,
     #[command(flatten)]
     knobs: KnobArgs,
 }
@@ -107,22 +105,10 @@ struct SampleArgs {
 struct BeamArgs {
     #[arg(long, default_value = "")]
     prompt: String,
-    /// Beam width k
-    #[arg(long, default_value = "4")]
-    beams: String,
-    #[arg(long, default_value = "32")]
-    max_tokens: String,
-    /// Hugging Face's: score = sum_logprobs / length^length_penalty
-    #[arg(long, default_value = "1.0", allow_hyphen_values = true)]
-    length_penalty: String,
-    /// Stop as soon as k hypotheses have finished (true) or when no beam can beat them
-    #[arg(long, default_value = "true")]
-    early_stopping: String,
-    /// How many sequences to print
-    #[arg(long, default_value = "1")]
-    num_return: String,
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    knobs: BeamKnobArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -245,16 +231,15 @@ fn decode(model: &Model, ids: &[u32]) -> Result<String, CliError> {
 }
 
 fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result<(), CliError> {
-    let mut raw = a.knobs.raw();
-    raw.max_tokens = Some(a.max_tokens.clone());
-    let clock_seed = raw.seed.is_none().then(|| {
+    let mut raw = a.knobs.raw.clone();
+    let clock_seed = raw.get(Knob::Seed).is_none().then(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0)
     });
     if let Some(s) = clock_seed {
-        raw.seed = Some(s.to_string());
+        raw.put(Knob::Seed, s.to_string());
     }
     let settings = raw.validate(model.config().vocab_size)?;
     if let Some(s) = clock_seed {
@@ -388,7 +373,7 @@ fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: usize)
 }
 
 fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), CliError> {
-    let settings = a.knobs.raw().validate(model.config().vocab_size)?;
+    let settings = a.knobs.raw.validate(model.config().vocab_size)?;
     let ids = model.encode_prompt(&a.prompt)?;
     let mut backend = open(&model.transformer, choice)?.backend;
     let seq = backend.new_sequence()?;
@@ -466,7 +451,7 @@ fn sample(a: SampleArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let settings = a.knobs.raw().validate(logits.len())?;
+    let settings = a.knobs.raw.validate(logits.len())?;
     let h = History {
         prompt: &prompt,
         generated: &history,
@@ -481,15 +466,12 @@ fn sample(a: SampleArgs) -> Result<(), CliError> {
 }
 
 fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliError> {
-    let raw = decoding_engine::sampling::RawSettings {
-        strategy: Some("beam".into()),
-        beams: Some(a.beams),
-        length_penalty: Some(a.length_penalty),
-        early_stopping: Some(a.early_stopping),
-        num_return: Some(a.num_return),
-        max_tokens: Some(a.max_tokens),
-        ..Default::default()
-    };
+    let mut raw = a.knobs.raw.clone();
+    raw.put(Knob::Strategy, "beam");
+    if raw.get(Knob::MaxTokens).is_none() {
+        // Beam search keeps every hypothesis' cache: a shorter default than generate's.
+        raw.put(Knob::MaxTokens, "32");
+    }
     let settings: Settings = raw.validate(model.config().vocab_size)?;
     let Strategy::Beam {
         width,

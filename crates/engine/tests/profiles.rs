@@ -6,7 +6,7 @@ use decoding_engine::sampling::{History, RawSettings, Settings};
 
 fn settings(profile: &str, pairs: &[(&str, &str)]) -> Settings {
     let mut raw = RawSettings::from_pairs(pairs.iter().copied());
-    raw.profile = Some(profile.into());
+    raw.put(decoding_engine::sampling::Knob::Profile, profile);
     raw.validate(100).unwrap()
 }
 

@@ -179,10 +179,10 @@ proptest! {
     ) {
         let mut raw = RawSettings::default();
         for (k, v) in &values {
-            let key = decoding_engine::sampling::settings::FIELDS
+            let key = decoding_engine::sampling::KNOBS
                 .iter()
+                .map(|s| s.name)
                 .find(|f| k.starts_with(&f[..3.min(f.len())]))
-                .copied()
                 .unwrap_or(k.as_str());
             raw.set(key, v);
         }

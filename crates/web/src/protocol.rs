@@ -312,6 +312,22 @@ mod tests {
     }
 
     #[test]
+    fn settings_arrive_only_validated() {
+        let msg = |json: &str| format!("{{\"type\":\"set_settings\",\"settings\":{json}}}");
+        let e = decode::<Request>(&msg("{\"temperature\":[\"-1\"]}")).unwrap_err();
+        assert!(e.contains("temperature: must be ≥ 0"), "{e}");
+        let e = decode::<Request>(&msg("{\"top_k\":[\"4294967299x\"]}")).unwrap_err();
+        assert!(e.contains("top_k"), "{e}");
+        let Request::SetSettings { settings } =
+            decode::<Request>(&msg("{\"temperature\":[\"0.5\"],\"stop\":[\".\",\"!\"]}")).unwrap()
+        else {
+            panic!("not settings")
+        };
+        assert_eq!(settings.temperature, 0.5);
+        assert_eq!(settings.stop, [".", "!"]);
+    }
+
+    #[test]
     fn messages_round_trip_as_json() {
         let reqs = [
             Request::Step { count: 3 },

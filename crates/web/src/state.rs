@@ -2,7 +2,7 @@
 //! link (URL query) that reproduces a view, and the KV-cache arithmetic the panel shows.
 
 use decoding_engine::kv_cache::cache_bytes_formula;
-use decoding_engine::sampling::{RawSettings, SettingError, Settings};
+use decoding_engine::sampling::{Knob, RawSettings, SettingError, Settings};
 use decoding_gpu::BackendChoice;
 use std::collections::BTreeSet;
 
@@ -131,33 +131,14 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
     }
 }
 
-/// Resets one raw field (by its URL/form name) to "not given".
+/// Resets one raw field (by its URL/form name) to "not given", with the knobs that go with
+/// it (the strategy and the beam knobs).
 pub fn clear_field(raw: &mut RawSettings, field: &str) {
-    match field {
-        "temperature" => raw.temperature = None,
-        "top_k" => raw.top_k = None,
-        "top_p" => raw.top_p = None,
-        "min_p" => raw.min_p = None,
-        "typical_p" => raw.typical_p = None,
-        "repetition_penalty" => raw.repetition_penalty = None,
-        "frequency_penalty" => raw.frequency_penalty = None,
-        "presence_penalty" => raw.presence_penalty = None,
-        "penalty_window" => raw.penalty_window = None,
-        "logit_bias" => raw.logit_bias.clear(),
-        "no_repeat_ngram" => raw.no_repeat_ngram = None,
-        "max_tokens" => raw.max_tokens = None,
-        "stop" => raw.stop.clear(),
-        "seed" => raw.seed = None,
-        "profile" => raw.profile = None,
-        "order" => raw.order = None,
-        "strategy" | "beams" | "length_penalty" | "early_stopping" | "num_return" => {
-            raw.strategy = None;
-            raw.beams = None;
-            raw.length_penalty = None;
-            raw.early_stopping = None;
-            raw.num_return = None;
-        }
-        _ => {}
+    for k in Knob::parse(field)
+        .map(Knob::cleared_with)
+        .unwrap_or_default()
+    {
+        raw.clear(k);
     }
 }
 
@@ -169,9 +150,6 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
         q.append_pair("prompt", &page.prompt);
     }
     for (k, v) in settings.to_pairs() {
-        if k == "seed" && settings.seed == 0 {
-            continue;
-        }
         q.append_pair(k, &v);
     }
     if page.steps > 0 {

@@ -5,6 +5,7 @@
 
 use super::Ui;
 use decoding_engine::beam::NodeStatus;
+use decoding_engine::sampling::Knob;
 use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
@@ -109,15 +110,14 @@ fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
 pub fn BeamPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = move || ui.page.with(|p| p.panels.contains("beam"));
-    let knob = move |field: &'static str, label: &'static str| {
+    let knob = move |k: Knob| {
+        let field = k.name();
         view! {
-            <label>{label}
+            <label>{k.spec().label}" "
                 <input type="text" class="num" data-testid=format!("knob-{field}")
-                    prop:value=move || ui.raw.with(|r| match field {
-                        "beams" => r.beams.clone(),
-                        "length_penalty" => r.length_penalty.clone(),
-                        _ => None,
-                    }).unwrap_or_else(|| if field == "beams" { "4".into() } else { "1".into() })
+                    title=k.spec().help
+                    prop:value=move || ui.raw.with(|r| r.get(k).map(String::from))
+                        .unwrap_or_else(|| ui.settings.with(|s| s.knob_value(k).1.join("")))
                     on:change=move |ev| ui.set_field(field, event_target_value(&ev)) />
             </label>
         }
@@ -131,11 +131,11 @@ pub fn BeamPanel() -> impl IntoView {
             </div>
             {move || open().then(|| view! {
                 <div class="knob-row">
-                    {knob("beams", "Width k ")}
-                    {knob("length_penalty", "Length penalty ")}
+                    {knob(Knob::Beams)}
+                    {knob(Knob::LengthPenalty)}
                     <label>
                         <input type="checkbox" data-testid="knob-early_stopping"
-                            prop:checked=move || ui.raw.with(|r| r.early_stopping.as_deref() != Some("false"))
+                            prop:checked=move || ui.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
                             on:change=move |ev| ui.set_field("early_stopping", event_target_checked(&ev).to_string()) />
                         " early stopping"
                     </label>

@@ -4,141 +4,29 @@
 //! strategy. All are [CONFIG].
 
 use super::Ui;
-use decoding_engine::sampling::RawSettings;
+use decoding_engine::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
 use leptos::prelude::*;
 
-/// A knob's slider range and description.
-struct Spec {
-    field: &'static str,
-    label: &'static str,
-    min: f64,
-    max: f64,
-    step: f64,
-    help: &'static str,
+/// The knobs of the grid, in the table's order: all but the selects (profile, strategy),
+/// the beam panel's and the chain's order (the chain panel reorders it).
+fn grid() -> impl Iterator<Item = &'static KnobSpec> {
+    KNOBS.iter().filter(|s| {
+        !s.with_strategy
+            && s.knob != Knob::Order
+            && !matches!(s.control, Control::Choice(_) | Control::Check)
+    })
 }
 
-const NUMBERS: [Spec; 10] = [
-    Spec {
-        field: "temperature",
-        label: "Temperature T",
-        min: 0.0,
-        max: 2.0,
-        step: 0.01,
-        help: "softmax(z / T); 0 = greedy",
-    },
-    Spec {
-        field: "top_k",
-        label: "Top-k",
-        min: 0.0,
-        max: 100.0,
-        step: 1.0,
-        help: "keep the k most likely; 0 = off",
-    },
-    Spec {
-        field: "top_p",
-        label: "Top-p (nucleus)",
-        min: 0.01,
-        max: 1.0,
-        step: 0.01,
-        help: "smallest set with mass ≥ p; 1 = off",
-    },
-    Spec {
-        field: "min_p",
-        label: "Min-p",
-        min: 0.0,
-        max: 1.0,
-        step: 0.01,
-        help: "drop tokens below p × the top probability",
-    },
-    Spec {
-        field: "typical_p",
-        label: "Typical-p",
-        min: 0.01,
-        max: 1.0,
-        step: 0.01,
-        help: "locally typical mass; 1 = off",
-    },
-    Spec {
-        field: "repetition_penalty",
-        label: "Repetition penalty",
-        min: 0.5,
-        max: 2.0,
-        step: 0.01,
-        help: "CTRL: positive logits ÷, negative ×; 1 = off",
-    },
-    Spec {
-        field: "frequency_penalty",
-        label: "Frequency penalty",
-        min: -2.0,
-        max: 2.0,
-        step: 0.05,
-        help: "subtract count × α",
-    },
-    Spec {
-        field: "presence_penalty",
-        label: "Presence penalty",
-        min: -2.0,
-        max: 2.0,
-        step: 0.05,
-        help: "subtract α if present",
-    },
-    Spec {
-        field: "penalty_window",
-        label: "Penalty window",
-        min: 0.0,
-        max: 512.0,
-        step: 1.0,
-        help: "recent tokens the penalties see; 0 = all",
-    },
-    Spec {
-        field: "no_repeat_ngram",
-        label: "No-repeat n-gram",
-        min: 0.0,
-        max: 6.0,
-        step: 1.0,
-        help: "ban repeating n-grams; 0 = off",
-    },
-];
-
-/// The raw text of a field.
-fn raw_value(r: &RawSettings, field: &str) -> Option<String> {
-    match field {
-        "temperature" => r.temperature.clone(),
-        "top_k" => r.top_k.clone(),
-        "top_p" => r.top_p.clone(),
-        "min_p" => r.min_p.clone(),
-        "typical_p" => r.typical_p.clone(),
-        "repetition_penalty" => r.repetition_penalty.clone(),
-        "frequency_penalty" => r.frequency_penalty.clone(),
-        "presence_penalty" => r.presence_penalty.clone(),
-        "penalty_window" => r.penalty_window.clone(),
-        "no_repeat_ngram" => r.no_repeat_ngram.clone(),
-        "max_tokens" => r.max_tokens.clone(),
-        "seed" => r.seed.clone(),
-        "beams" => r.beams.clone(),
-        "length_penalty" => r.length_penalty.clone(),
-        _ => None,
-    }
-}
-
-/// The validated value as text (what a control shows when its raw text is absent).
-fn current(ui: &Ui, field: &str) -> String {
-    let s = ui.settings.get();
-    match field {
-        "temperature" => s.temperature.to_string(),
-        "top_k" => s.top_k.to_string(),
-        "top_p" => s.top_p.to_string(),
-        "min_p" => s.min_p.to_string(),
-        "typical_p" => s.typical_p.to_string(),
-        "repetition_penalty" => s.repetition_penalty.to_string(),
-        "frequency_penalty" => s.frequency_penalty.to_string(),
-        "presence_penalty" => s.presence_penalty.to_string(),
-        "penalty_window" => s.penalty_window.to_string(),
-        "no_repeat_ngram" => s.no_repeat_ngram.to_string(),
-        "max_tokens" => s.max_tokens.to_string(),
-        "seed" => s.seed.to_string(),
-        _ => String::new(),
-    }
+/// The knob's text box content: the raw text typed or linked, else the validated value.
+fn shown_text(ui: &Ui, knob: Knob) -> String {
+    let spec = knob.spec();
+    ui.raw.with(|r| match spec.control {
+        Control::List { sep } => r.entries(knob).join(if sep == ',' { ", " } else { "\n" }),
+        _ => r
+            .get(knob)
+            .map(String::from)
+            .unwrap_or_else(|| ui.settings.with(|s| s.knob_value(knob).1.join(","))),
+    })
 }
 
 /// The error message of a field, if its text breaks a rule.
@@ -152,23 +40,23 @@ fn field_error(ui: Ui, field: &'static str) -> Signal<Option<String>> {
     })
 }
 
+/// A slider and a text box for a numeric knob of the table.
 #[component]
-fn NumberKnob(spec: &'static Spec) -> impl IntoView {
+fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let field = spec.field;
-    let text = move || {
-        ui.raw
-            .with(|r| raw_value(r, field))
-            .unwrap_or_else(|| current(&ui, field))
+    let field = spec.name;
+    let Control::Slider { min, max, step } = spec.control else {
+        return view! { <TextKnob spec=spec /> }.into_any();
     };
-    let slider_value = move || text().parse::<f64>().unwrap_or(spec.min);
+    let text = move || shown_text(&ui, spec.knob);
+    let slider_value = move || text().parse::<f64>().unwrap_or(min);
     let err = field_error(ui, field);
     let id = format!("knob-{field}");
     view! {
         <div class="knob" class:invalid=move || err.get().is_some()>
             <label for=id.clone()>{spec.label}</label>
             <input type="range" id=id data-testid=format!("knob-{field}")
-                min=spec.min max=spec.max step=spec.step
+                min=min max=max step=step
                 prop:value=slider_value
                 aria-describedby=format!("help-{field}")
                 on:input=move |ev| ui.set_field(field, event_target_value(&ev)) />
@@ -180,23 +68,16 @@ fn NumberKnob(spec: &'static Spec) -> impl IntoView {
             {move || err.get().map(|m| view! { <p class="field-error" role="alert" data-testid=format!("error-{field}")>{m}</p> })}
         </div>
     }
+    .into_any()
 }
 
+/// A text box (a text area for stop sequences) for a knob of the table.
 #[component]
-fn TextKnob(
-    field: &'static str,
-    label: &'static str,
-    help: &'static str,
-    #[prop(optional)] multiline: bool,
-) -> impl IntoView {
+fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let text = move || {
-        ui.raw.with(|r| match field {
-            "logit_bias" => r.logit_bias.join(", "),
-            "stop" => r.stop.join("\n"),
-            _ => raw_value(r, field).unwrap_or_else(|| current(&ui, field)),
-        })
-    };
+    let (field, label, help) = (spec.name, spec.label, spec.help);
+    let multiline = spec.control == (Control::List { sep: '\n' });
+    let text = move || shown_text(&ui, spec.knob);
     let err = field_error(ui, field);
     let id = format!("knob-{field}");
     let input = if multiline {
@@ -242,7 +123,7 @@ pub fn Knobs() -> impl IntoView {
                         on:change=move |ev| {
                             let v = event_target_value(&ev);
                             // A new profile brings its own default order.
-                            ui.raw.update(|r| { r.profile = Some(v); r.order = None; });
+                            ui.raw.update(|r| { r.put(Knob::Profile, v); r.clear(Knob::Order); });
                             ui.apply_raw();
                         }>
                         <option value="hf">"hf (transformers generate())"</option>
@@ -260,11 +141,7 @@ pub fn Knobs() -> impl IntoView {
                 </label>
             </div>
             <div class="knob-grid">
-                {NUMBERS.iter().map(|spec| view! { <NumberKnob spec=spec /> }).collect_view()}
-                <TextKnob field="max_tokens" label="Max tokens" help="stop after this many new tokens" />
-                <TextKnob field="seed" label="Seed" help="the coin's seed: same seed, same tokens" />
-                <TextKnob field="logit_bias" label="Logit bias" help="id:value, comma-separated (e.g. 2:-100 bans EOS)" />
-                <TextKnob field="stop" label="Stop sequences" help="one per line; matched on the text" multiline=true />
+                {grid().map(|spec| view! { <NumberKnob spec=spec /> }).collect_view()}
             </div>
         </section>
     }

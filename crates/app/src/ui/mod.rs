@@ -11,6 +11,7 @@ mod knobs;
 mod kv;
 mod transcript;
 
+use decoding_engine::sampling::knobs::{Control, Knob};
 use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
 use decoding_gpu::{BackendChoice, BackendReport};
 use decoding_web::protocol::*;
@@ -98,15 +99,14 @@ impl Ui {
 
     /// Sets one raw field and, if everything is valid, sends the new settings to the worker.
     pub fn set_field(&self, field: &str, value: String) {
-        self.raw.update(|r| {
-            match field {
-                "logit_bias" => r.logit_bias = split_entries(&value, ','),
-                "stop" => r.stop = split_entries(&value, '\n'),
+        self.raw.update(
+            |r| match Knob::parse(field).map(|k| (k, k.spec().control)) {
+                Some((k, Control::List { sep })) => r.put_all(k, split_entries(&value, sep)),
                 _ => {
                     r.set(field, &value);
                 }
-            };
-        });
+            },
+        );
         self.apply_raw();
     }
 

@@ -12,6 +12,7 @@
 
 pub mod chain;
 pub mod coin;
+pub mod knobs;
 pub mod profile;
 pub mod settings;
 pub mod stage;
@@ -19,5 +20,6 @@ pub mod stages;
 
 pub use chain::{process, History, SamplingError, StageTrace, Trace};
 pub use coin::{argmax, step_coin};
+pub use knobs::{Category, Knob, KnobSpec, KNOBS};
 pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
 pub use settings::{RawSettings, SettingError, Settings, SettingsErrors, Stage, Strategy};

@@ -3,9 +3,11 @@
 //! out-of-range value, and nothing is clamped silently: NaN, infinities and out-of-range
 //! numbers are errors.
 
+use super::knobs::{Knob, KNOBS};
 use super::profile::Profile;
 pub use super::stage::Stage;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// How the next token is chosen.
@@ -28,8 +30,17 @@ pub enum Strategy {
     },
 }
 
+/// Beam search's width, length penalty, early stopping and sequences returned when a knob
+/// is not given (Hugging Face's `generate()` defaults, with a width of 4).
+pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
+
 /// Validated settings: every value is in range. [CONFIG].
+///
+/// They travel (UI → worker) as their raw values and are validated again on arrival: a
+/// message cannot carry settings that break a rule. Token ids of the logit bias are checked
+/// against the vocabulary by whoever knows the model (`Settings::for_vocab`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RawSettings", try_from = "RawSettings")]
 pub struct Settings {
     /// ≥ 0; 0 = greedy, 1 = the trained distribution.
     pub temperature: f64,
@@ -126,67 +137,87 @@ impl Settings {
         }
     }
 
-    /// The settings as raw key/value pairs (the inverse of [`RawSettings::validate`]), for
-    /// URLs and command lines. Values at their defaults are left out.
-    pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
+    /// A knob's value as text, the way `RawSettings` takes it (one entry per value for list
+    /// knobs), and whether it differs from the default. The beam knobs differ exactly when
+    /// the strategy is beam search (they mean nothing otherwise).
+    pub fn knob_value(&self, knob: Knob) -> (bool, Vec<String>) {
         let d = Settings::default();
-        let mut out = Vec::new();
-        let mut put = |k: &'static str, differs: bool, v: String| {
-            if differs {
-                out.push((k, v));
-            }
-        };
-        put(
-            "profile",
-            self.profile != d.profile,
-            self.profile.name().into(),
-        );
-        for st in Stage::ALL {
-            if st != Stage::LogitBias {
-                put(st.name(), !self.is_neutral(st), self.describe(st));
-            }
-        }
-        put(
-            "logit_bias",
-            !self.logit_bias.is_empty(),
-            self.describe(Stage::LogitBias),
-        );
-        put(
-            "penalty_window",
-            self.penalty_window != 0,
-            self.penalty_window.to_string(),
-        );
-        put(
-            "max_tokens",
-            self.max_tokens != d.max_tokens,
-            self.max_tokens.to_string(),
-        );
-        for s in &self.stop {
-            out.push(("stop", s.clone()));
-        }
-        out.push(("seed", self.seed.to_string()));
-        let default_order = self.profile.default_order();
-        if self.order != default_order {
-            let names: Vec<&str> = self.order.iter().map(|s| s.name()).collect();
-            out.push(("order", names.join(",")));
-        }
-        match self.strategy {
-            Strategy::Sample => {}
-            Strategy::Greedy => out.push(("strategy", "greedy".into())),
+        let one = |changed: bool, text: String| (changed, vec![text]);
+        let (beam, b) = match self.strategy {
             Strategy::Beam {
                 width,
                 length_penalty,
                 early_stopping,
                 num_return,
-            } => {
-                out.push(("strategy", "beam".into()));
-                out.push(("beams", width.to_string()));
-                out.push(("length_penalty", length_penalty.to_string()));
-                out.push(("early_stopping", early_stopping.to_string()));
-                out.push(("num_return", num_return.to_string()));
-            }
+            } => (true, (width, length_penalty, early_stopping, num_return)),
+            _ => (false, BEAM_DEFAULTS),
+        };
+        if let Some(stage) = knob.spec().stage {
+            return one(!self.is_neutral(stage), self.describe(stage));
         }
-        out
+        match knob {
+            Knob::PenaltyWindow => one(self.penalty_window != 0, self.penalty_window.to_string()),
+            Knob::MaxTokens => one(self.max_tokens != d.max_tokens, self.max_tokens.to_string()),
+            Knob::Stop => (!self.stop.is_empty(), self.stop.clone()),
+            Knob::Seed => one(self.seed != d.seed, self.seed.to_string()),
+            Knob::Profile => one(self.profile != d.profile, self.profile.name().into()),
+            Knob::Order => {
+                let names: Vec<&str> = self.order.iter().map(|s| s.name()).collect();
+                one(self.order != self.profile.default_order(), names.join(","))
+            }
+            Knob::Strategy => match self.strategy {
+                Strategy::Sample => one(false, "sample".into()),
+                Strategy::Greedy => one(true, "greedy".into()),
+                Strategy::Beam { .. } => one(true, "beam".into()),
+            },
+            Knob::Beams => one(beam, b.0.to_string()),
+            Knob::LengthPenalty => one(beam, b.1.to_string()),
+            Knob::EarlyStopping => one(beam, b.2.to_string()),
+            Knob::NumReturn => one(beam, b.3.to_string()),
+            // Every other knob sets a stage (returned above).
+            _ => (false, vec![]),
+        }
+    }
+
+    /// The knob's text when it differs from the default, else nothing (for links).
+    pub fn knob_text(&self, knob: Knob) -> Vec<String> {
+        match self.knob_value(knob) {
+            (true, text) => text,
+            (false, _) => Vec::new(),
+        }
+    }
+
+    /// The same settings checked against a model's vocabulary (logit-bias ids).
+    pub fn for_vocab(self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
+        RawSettings::from(self).validate(vocab_size)
+    }
+
+    /// The settings as raw key/value pairs (the inverse of [`RawSettings::validate`]), for
+    /// URLs and command lines, in the table's order. Values at their defaults are left out.
+    pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
+        KNOBS
+            .iter()
+            .flat_map(|spec| {
+                self.knob_text(spec.knob)
+                    .into_iter()
+                    .map(move |v| (spec.name, v))
+            })
+            .collect()
+    }
+}
+
+impl From<Settings> for RawSettings {
+    fn from(s: Settings) -> RawSettings {
+        let pairs = s.to_pairs();
+        RawSettings::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+    }
+}
+
+impl TryFrom<RawSettings> for Settings {
+    type Error = SettingsErrors;
+    /// Every rule but the vocabulary bound of logit-bias ids (see `for_vocab`).
+    fn try_from(raw: RawSettings) -> Result<Settings, SettingsErrors> {
+        raw.validate(usize::MAX)
     }
 }
 
@@ -226,89 +257,58 @@ impl SettingsErrors {
     }
 }
 
-/// Raw values as they arrive from the outside: text, unparsed. `None` = left at the default.
+/// Raw values as they arrive from the outside: text, unparsed, by knob (`KNOBS`). A knob
+/// left out is at its default; list knobs (logit bias, stop) keep every entry, the others
+/// the last value given.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct RawSettings {
-    pub temperature: Option<String>,
-    pub top_k: Option<String>,
-    pub top_p: Option<String>,
-    pub min_p: Option<String>,
-    pub typical_p: Option<String>,
-    pub repetition_penalty: Option<String>,
-    pub frequency_penalty: Option<String>,
-    pub presence_penalty: Option<String>,
-    pub penalty_window: Option<String>,
-    /// Entries "id:value"; each may also hold several, comma-separated.
-    pub logit_bias: Vec<String>,
-    pub no_repeat_ngram: Option<String>,
-    pub max_tokens: Option<String>,
-    pub stop: Vec<String>,
-    pub seed: Option<String>,
-    pub profile: Option<String>,
-    /// Stage names, comma-separated.
-    pub order: Option<String>,
-    /// "sample", "greedy" or "beam".
-    pub strategy: Option<String>,
-    pub beams: Option<String>,
-    pub length_penalty: Option<String>,
-    pub early_stopping: Option<String>,
-    pub num_return: Option<String>,
+    values: BTreeMap<Knob, Vec<String>>,
 }
 
-/// The knob names `RawSettings::set` understands (URL keys, form fields).
-pub const FIELDS: [&str; 21] = [
-    "temperature",
-    "top_k",
-    "top_p",
-    "min_p",
-    "typical_p",
-    "repetition_penalty",
-    "frequency_penalty",
-    "presence_penalty",
-    "penalty_window",
-    "logit_bias",
-    "no_repeat_ngram",
-    "max_tokens",
-    "stop",
-    "seed",
-    "profile",
-    "order",
-    "strategy",
-    "beams",
-    "length_penalty",
-    "early_stopping",
-    "num_return",
-];
-
 impl RawSettings {
-    /// Sets one field by name (a URL or form key). Returns false for an unknown key.
+    /// Sets one knob by name (a URL or form key, or a CLI flag). Returns false for an
+    /// unknown key.
     pub fn set(&mut self, key: &str, value: &str) -> bool {
-        let v = Some(value.to_string());
-        match key.replace('-', "_").as_str() {
-            "temperature" => self.temperature = v,
-            "top_k" => self.top_k = v,
-            "top_p" => self.top_p = v,
-            "min_p" => self.min_p = v,
-            "typical_p" => self.typical_p = v,
-            "repetition_penalty" => self.repetition_penalty = v,
-            "frequency_penalty" => self.frequency_penalty = v,
-            "presence_penalty" => self.presence_penalty = v,
-            "penalty_window" => self.penalty_window = v,
-            "logit_bias" => self.logit_bias.push(value.to_string()),
-            "no_repeat_ngram" => self.no_repeat_ngram = v,
-            "max_tokens" => self.max_tokens = v,
-            "stop" => self.stop.push(value.to_string()),
-            "seed" => self.seed = v,
-            "profile" => self.profile = v,
-            "order" => self.order = v,
-            "strategy" => self.strategy = v,
-            "beams" => self.beams = v,
-            "length_penalty" => self.length_penalty = v,
-            "early_stopping" => self.early_stopping = v,
-            "num_return" => self.num_return = v,
-            _ => return false,
+        match Knob::parse(key) {
+            Some(k) => {
+                self.put(k, value);
+                true
+            }
+            None => false,
         }
-        true
+    }
+
+    /// Gives a knob a value: appended for a list knob, replacing it for the others.
+    pub fn put(&mut self, knob: Knob, value: impl Into<String>) {
+        let values = self.values.entry(knob).or_default();
+        if !knob.is_list() {
+            values.clear();
+        }
+        values.push(value.into());
+    }
+
+    /// Replaces a list knob's entries (a form's text split into entries).
+    pub fn put_all(&mut self, knob: Knob, entries: Vec<String>) {
+        self.values.insert(knob, entries);
+    }
+
+    /// The knob's value as given (the last one), or None at the default.
+    pub fn get(&self, knob: Knob) -> Option<&str> {
+        self.values
+            .get(&knob)
+            .and_then(|v| v.last())
+            .map(String::as_str)
+    }
+
+    /// Every entry given for a knob.
+    pub fn entries(&self, knob: Knob) -> &[String] {
+        self.values.get(&knob).map_or(&[], Vec::as_slice)
+    }
+
+    /// Back to the default.
+    pub fn clear(&mut self, knob: Knob) {
+        self.values.remove(&knob);
     }
 
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> RawSettings {
@@ -323,52 +323,73 @@ impl RawSettings {
     pub fn validate(&self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
         let mut v = Validator::default();
         let d = Settings::default();
-        let temperature = v.float("temperature", &self.temperature, d.temperature, |x| {
-            (x >= 0.0).then_some(()).ok_or("must be ≥ 0 (0 = greedy)")
-        });
-        let top_k = v.int("top_k", &self.top_k, d.top_k as u64, |_| Ok(())) as usize;
-        let top_p = v.float("top_p", &self.top_p, d.top_p, |x| {
+        let temperature = v.float(
+            Knob::Temperature,
+            self.get(Knob::Temperature),
+            d.temperature,
+            |x| (x >= 0.0).then_some(()).ok_or("must be ≥ 0 (0 = greedy)"),
+        );
+        let top_k = v.int(Knob::TopK, self.get(Knob::TopK), d.top_k as u64, |_| Ok(())) as usize;
+        let top_p = v.float(Knob::TopP, self.get(Knob::TopP), d.top_p, |x| {
             (x > 0.0 && x <= 1.0)
                 .then_some(())
                 .ok_or("must be in (0, 1] (1 = off)")
         });
-        let min_p = v.float("min_p", &self.min_p, d.min_p, |x| {
+        let min_p = v.float(Knob::MinP, self.get(Knob::MinP), d.min_p, |x| {
             (0.0..=1.0)
                 .contains(&x)
                 .then_some(())
                 .ok_or("must be in [0, 1] (0 = off)")
         });
-        let typical_p = v.float("typical_p", &self.typical_p, d.typical_p, |x| {
+        let typical_p = v.float(Knob::TypicalP, self.get(Knob::TypicalP), d.typical_p, |x| {
             (x > 0.0 && x <= 1.0)
                 .then_some(())
                 .ok_or("must be in (0, 1] (1 = off)")
         });
-        let repetition_penalty =
-            v.float("repetition_penalty", &self.repetition_penalty, 1.0, |x| {
-                (x > 0.0).then_some(()).ok_or("must be > 0 (1 = off)")
-            });
-        let frequency_penalty =
-            v.float(
-                "frequency_penalty",
-                &self.frequency_penalty,
-                0.0,
-                |_| Ok(()),
-            );
-        let presence_penalty = v.float("presence_penalty", &self.presence_penalty, 0.0, |_| Ok(()));
-        let penalty_window = v.int("penalty_window", &self.penalty_window, 0, |_| Ok(())) as usize;
-        let no_repeat_ngram =
-            v.int("no_repeat_ngram", &self.no_repeat_ngram, 0, |_| Ok(())) as usize;
-        let max_tokens = v.int("max_tokens", &self.max_tokens, d.max_tokens as u64, |n| {
-            (n >= 1).then_some(()).ok_or("must be at least 1")
-        }) as usize;
-        let seed = v.int("seed", &self.seed, d.seed, |_| Ok(()));
-        let logit_bias = v.logit_bias(&self.logit_bias, vocab_size);
-        let stop = v.stop(&self.stop);
-        let profile = match &self.profile {
+        let repetition_penalty = v.float(
+            Knob::RepetitionPenalty,
+            self.get(Knob::RepetitionPenalty),
+            1.0,
+            |x| (x > 0.0).then_some(()).ok_or("must be > 0 (1 = off)"),
+        );
+        let frequency_penalty = v.float(
+            Knob::FrequencyPenalty,
+            self.get(Knob::FrequencyPenalty),
+            0.0,
+            |_| Ok(()),
+        );
+        let presence_penalty = v.float(
+            Knob::PresencePenalty,
+            self.get(Knob::PresencePenalty),
+            0.0,
+            |_| Ok(()),
+        );
+        let penalty_window = v.int(
+            Knob::PenaltyWindow,
+            self.get(Knob::PenaltyWindow),
+            0,
+            |_| Ok(()),
+        ) as usize;
+        let no_repeat_ngram = v.int(
+            Knob::NoRepeatNgram,
+            self.get(Knob::NoRepeatNgram),
+            0,
+            |_| Ok(()),
+        ) as usize;
+        let max_tokens = v.int(
+            Knob::MaxTokens,
+            self.get(Knob::MaxTokens),
+            d.max_tokens as u64,
+            |n| (n >= 1).then_some(()).ok_or("must be at least 1"),
+        ) as usize;
+        let seed = v.int(Knob::Seed, self.get(Knob::Seed), d.seed, |_| Ok(()));
+        let logit_bias = v.logit_bias(self.entries(Knob::LogitBias), vocab_size);
+        let stop = v.stop(self.entries(Knob::Stop));
+        let profile = match self.get(Knob::Profile) {
             None => d.profile,
             Some(s) => Profile::parse(s).unwrap_or_else(|| {
                 v.fail(
-                    "profile",
+                    Knob::Profile,
                     format!("{s:?} is not a profile (hf, llama.cpp or openai)"),
                 );
                 d.profile
@@ -393,7 +414,7 @@ impl RawSettings {
             order: profile.default_order().to_vec(),
             strategy: Strategy::Sample,
         };
-        if let Some(order) = &self.order {
+        if let Some(order) = self.get(Knob::Order) {
             settings.order = v.order(order, &settings);
         }
         settings.strategy = v.strategy(self);
@@ -412,9 +433,9 @@ struct Validator {
 }
 
 impl Validator {
-    fn fail(&mut self, field: &str, message: impl Into<String>) {
+    fn fail(&mut self, knob: Knob, message: impl Into<String>) {
         self.errors.push(SettingError {
-            field: field.to_string(),
+            field: knob.name().to_string(),
             message: message.into(),
         });
     }
@@ -422,8 +443,8 @@ impl Validator {
     /// A finite float obeying `rule`, or `default` when absent.
     fn float(
         &mut self,
-        field: &str,
-        raw: &Option<String>,
+        field: Knob,
+        raw: Option<&str>,
         default: f64,
         rule: impl Fn(f64) -> Result<(), &'static str>,
     ) -> f64 {
@@ -442,8 +463,8 @@ impl Validator {
     /// A non-negative integer obeying `rule`, or `default` when absent.
     fn int(
         &mut self,
-        field: &str,
-        raw: &Option<String>,
+        field: Knob,
+        raw: Option<&str>,
         default: u64,
         rule: impl Fn(u64) -> Result<(), &'static str>,
     ) -> u64 {
@@ -473,21 +494,21 @@ impl Validator {
                 continue;
             }
             let Some((id, val)) = entry.split_once(':') else {
-                self.fail("logit_bias", format!("{entry:?} is not id:value"));
+                self.fail(Knob::LogitBias, format!("{entry:?} is not id:value"));
                 continue;
             };
             let id = match id.trim().parse::<u32>() {
                 Ok(id) if (id as usize) < vocab => id,
                 Ok(id) => {
                     self.fail(
-                        "logit_bias",
+                        Knob::LogitBias,
                         format!("token id {id} is outside the vocabulary (0..{vocab})"),
                     );
                     continue;
                 }
                 Err(_) => {
                     self.fail(
-                        "logit_bias",
+                        Knob::LogitBias,
                         format!("{id:?} in {entry:?} is not a token id"),
                     );
                     continue;
@@ -500,7 +521,7 @@ impl Validator {
                     out.push((id, x));
                 }
                 _ => self.fail(
-                    "logit_bias",
+                    Knob::LogitBias,
                     format!("{val:?} in {entry:?} is not a finite number"),
                 ),
             }
@@ -512,7 +533,7 @@ impl Validator {
         let mut out = Vec::new();
         for s in stops {
             if s.is_empty() {
-                self.fail("stop", "a stop sequence cannot be empty");
+                self.fail(Knob::Stop, "a stop sequence cannot be empty");
             } else if !out.contains(s) {
                 out.push(s.clone());
             }
@@ -528,13 +549,13 @@ impl Validator {
                 None => {
                     let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
                     self.fail(
-                        "order",
+                        Knob::Order,
                         format!("{name:?} is not a stage ({})", names.join(", ")),
                     );
                     return s.profile.default_order().to_vec();
                 }
                 Some(st) if order.contains(&st) => {
-                    self.fail("order", format!("{st} appears twice"));
+                    self.fail(Knob::Order, format!("{st} appears twice"));
                     return s.profile.default_order().to_vec();
                 }
                 Some(st) => order.push(st),
@@ -544,7 +565,7 @@ impl Validator {
             if !order.contains(&st) {
                 if !s.is_neutral(st) {
                     self.fail(
-                        "order",
+                        Knob::Order,
                         format!(
                             "{st} is set ({}) but missing from the order",
                             s.describe(st)
@@ -559,33 +580,49 @@ impl Validator {
     }
 
     fn strategy(&mut self, raw: &RawSettings) -> Strategy {
-        let kind = raw.strategy.as_deref().map(str::trim).unwrap_or("sample");
+        let kind = raw.get(Knob::Strategy).map(str::trim).unwrap_or("sample");
         match kind {
             "sample" | "sampling" => Strategy::Sample,
             "greedy" => Strategy::Greedy,
             "beam" => {
-                let width = self.int("beams", &raw.beams, 4, |n| {
-                    (1..=64)
-                        .contains(&n)
-                        .then_some(())
-                        .ok_or("must be in 1..=64")
-                }) as usize;
-                let length_penalty =
-                    self.float("length_penalty", &raw.length_penalty, 1.0, |_| Ok(()));
-                let early_stopping = match raw.early_stopping.as_deref().map(str::trim) {
-                    None | Some("true") | Some("1") => true,
+                let width = self.int(
+                    Knob::Beams,
+                    raw.get(Knob::Beams),
+                    BEAM_DEFAULTS.0 as u64,
+                    |n| {
+                        (1..=64)
+                            .contains(&n)
+                            .then_some(())
+                            .ok_or("must be in 1..=64")
+                    },
+                ) as usize;
+                let length_penalty = self.float(
+                    Knob::LengthPenalty,
+                    raw.get(Knob::LengthPenalty),
+                    BEAM_DEFAULTS.1,
+                    |_| Ok(()),
+                );
+                let early_stopping = match raw.get(Knob::EarlyStopping).map(str::trim) {
+                    None => BEAM_DEFAULTS.2,
+                    Some("true") | Some("1") => true,
                     Some("false") | Some("0") => false,
                     Some(other) => {
-                        self.fail("early_stopping", format!("{other:?} is not true or false"));
+                        self.fail(
+                            Knob::EarlyStopping,
+                            format!("{other:?} is not true or false"),
+                        );
                         true
                     }
                 };
-                let num_return = self.int("num_return", &raw.num_return, 1, |n| {
-                    (n >= 1).then_some(()).ok_or("must be at least 1")
-                }) as usize;
+                let num_return = self.int(
+                    Knob::NumReturn,
+                    raw.get(Knob::NumReturn),
+                    BEAM_DEFAULTS.3 as u64,
+                    |n| (n >= 1).then_some(()).ok_or("must be at least 1"),
+                ) as usize;
                 if num_return > width {
                     self.fail(
-                        "num_return",
+                        Knob::NumReturn,
                         format!("cannot return {num_return} sequences from {width} beams"),
                     );
                 }
@@ -598,7 +635,7 @@ impl Validator {
             }
             other => {
                 self.fail(
-                    "strategy",
+                    Knob::Strategy,
                     format!("{other:?} is not sample, greedy or beam"),
                 );
                 Strategy::Sample

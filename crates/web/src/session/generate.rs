@@ -6,7 +6,7 @@ use super::{err, Host, Session};
 use super::{TIMINGS_KEPT, YIELD_EVERY_MS};
 use crate::protocol::*;
 use decoding_engine::generation::{Generation, GenerationError, StepOutcome};
-use decoding_engine::sampling::Settings;
+use decoding_engine::sampling::{Settings, SettingsErrors};
 
 impl Session {
     /// Prefills a new prompt; the transcript starts over.
@@ -40,6 +40,15 @@ impl Session {
         let mut events = vec![self.transcript()];
         events.extend(self.preview().await);
         events
+    }
+
+    /// Settings checked against the loaded model's vocabulary (a message's logit-bias ids
+    /// may name tokens this model does not have).
+    fn for_model(&self, settings: Settings) -> Result<Settings, SettingsErrors> {
+        match &self.model {
+            Some(m) => settings.for_vocab(m.config().vocab_size),
+            None => Ok(settings),
+        }
     }
 
     fn stop_reason(&self) -> Option<decoding_engine::generation::StopReason> {
@@ -112,6 +121,10 @@ impl Session {
     }
 
     pub async fn set_settings(&mut self, settings: Settings) -> Vec<Event> {
+        let settings = match self.for_model(settings) {
+            Ok(s) => s,
+            Err(e) => return vec![err(e)],
+        };
         let stop_before = self.stop_reason();
         self.settings = settings;
         let mut events = Vec::new();
@@ -219,7 +232,10 @@ impl Session {
         steps: u32,
         host: &dyn Host,
     ) -> Vec<Event> {
-        self.settings = settings;
+        self.settings = match self.for_model(settings) {
+            Ok(s) => s,
+            Err(e) => return vec![err(e)],
+        };
         let mut events = self.set_prompt(prompt, host).await;
         if events.iter().any(|e| matches!(e, Event::Error { .. })) {
             return events;

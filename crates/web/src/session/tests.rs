@@ -1,4 +1,3 @@
-
 use super::*;
 use decoding_engine::sampling::RawSettings;
 use decoding_gpu::BackendChoice;
@@ -214,4 +213,22 @@ fn bad_model_is_an_error_event_and_keeps_the_old_one() {
     }
     let ev = pollster::block_on(s.set_prompt("Once".into(), &host));
     assert!(matches!(ev[0], Event::Transcript { .. }));
+}
+
+#[test]
+fn settings_naming_tokens_outside_the_model_are_refused() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_prompt("Once".into(), &host));
+    // Valid in general (a message cannot know the model), but stories260K has 512 tokens.
+    let far = RawSettings::from_pairs([("logit_bias", "600:1")])
+        .validate(100_000)
+        .unwrap();
+    let ev = pollster::block_on(s.set_settings(far));
+    assert!(
+        matches!(&ev[..], [Event::Error { message }] if message.contains("outside the vocabulary")),
+        "{ev:?}"
+    );
+    // The settings in force are unchanged: the next trace still runs.
+    let ev = pollster::block_on(s.set_settings(settings(&[("temperature", "0.5")])));
+    last_trace(&ev);
 }
