@@ -1,20 +1,27 @@
 //! The WebGPU backend: the whole forward pass of `decoding_engine::forward` as compute
-//! dispatches. Weights are uploaded once; each sequence's KV cache lives on the GPU
-//! (preallocated for the whole context, written at the position); pipelines, bind groups and
-//! buffers are created once and reused. A decode step is one command buffer (one submission)
-//! and one read-back of the logits; its dispatch count does not grow with the sequence.
+//! dispatches over a batch of rows. Weights are uploaded once; each sequence's KV cache
+//! lives on the GPU (preallocated for the whole context, written at each row's position);
+//! pipelines, bind groups, buffers and every parameter block are created once and reused.
+//!
+//! A submission runs up to `MAX_ROWS` rows. Its rows are grouped by sequence (a stable
+//! reordering: a sequence's rows keep their order) into runs; the batch table gives each
+//! row's position and the rows that want logits. The matrices that do not touch a cache
+//! (Q, O, the MLP, the classifier) run once over all rows, so each weight is read once per
+//! submission; K, V, RoPE and attention run once per sequence's run, against that
+//! sequence's cache. A decode step is one submission and one logits read-back; its dispatch
+//! count does not grow with the sequence.
 
 use crate::context::{GpuContext, GpuError};
 use crate::kernels::*;
 use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
 use decoding_engine::cpu::RopeTable;
 use decoding_engine::kv_cache::CacheBytes;
-use decoding_engine::{Batch, Config, Transformer};
+use decoding_engine::{Batch, Config, Row, Transformer};
 use std::rc::Rc;
 use wgpu::util::DeviceExt;
 
-/// Tokens run in one submission during prefill (longer prompts go in several).
-pub const PREFILL_CHUNK: usize = 64;
+/// Rows run in one submission (longer batches go in several).
+pub const PREFILL_CHUNK: usize = MAX_ROWS;
 
 impl From<GpuError> for BackendError {
     fn from(e: GpuError) -> BackendError {
@@ -44,9 +51,13 @@ struct Weights {
     rope: wgpu::Buffer,
 }
 
-/// Activations for up to PREFILL_CHUNK tokens, shared by all sequences.
+/// Activations for up to MAX_ROWS rows, shared by all sequences.
 struct Activations {
+    /// (rows,) token ids
     tokens: wgpu::Buffer,
+    /// the batch table: (MAX_ROWS,) positions, then (MAX_ROWS,) rows that want logits
+    table: wgpu::Buffer,
+    /// step blocks, one per PARAM_SLOT: all rows, then each sequence's run
     step: wgpu::Buffer,
     x: wgpu::Buffer,
     xb: wgpu::Buffer,
@@ -83,44 +94,212 @@ struct GpuSeq {
     attention: wgpu::BindGroup,
 }
 
-/// Parameter-slot indices in the shared uniform buffer.
-struct Slots {
-    layers: usize,
+/// One dispatch of a layer: its kernel, bind group, parameter block for layer `l` and
+/// workgroup counts for `rows` rows; `per_seq` dispatches run once per sequence's run.
+/// `LAYER` lists them in order: adding a kernel to the layer is one entry.
+struct LayerOp {
+    kernel: fn(&Kernels) -> &Kernel,
+    group: for<'a> fn(&'a SharedGroups, &'a GpuSeq) -> &'a wgpu::BindGroup,
+    params: fn(&Config, u32) -> Vec<u8>,
+    groups: fn(&Config, u32) -> [u32; 3],
+    per_seq: bool,
 }
 
-impl Slots {
-    const PER_LAYER: usize = 12;
-    fn embed(&self) -> u64 {
-        0
-    }
-    fn layer(&self, l: usize, k: usize) -> u64 {
-        (1 + l * Self::PER_LAYER + k) as u64
-    }
-    fn final_norm(&self) -> u64 {
-        (1 + self.layers * Self::PER_LAYER) as u64
-    }
-    /// Rewritten at every call (its input row depends on how many tokens ran).
-    fn classifier(&self) -> u64 {
-        self.final_norm() + 1
-    }
-    fn count(&self) -> u64 {
-        self.classifier() + 1
-    }
+fn block<T: bytemuck::Pod>(p: T) -> Vec<u8> {
+    bytemuck::bytes_of(&p).to_vec()
 }
 
-// Per-layer slot order.
-const S_RMS_ATT: usize = 0;
-const S_WQ: usize = 1;
-const S_WK: usize = 2;
-const S_WV: usize = 3;
-const S_ROPE: usize = 4;
-const S_ATTN: usize = 5;
-const S_WO: usize = 6;
-const S_RMS_FFN: usize = 7;
-const S_W1: usize = 8;
-const S_W3: usize = 9;
-const S_SWIGLU: usize = 10;
-const S_W2: usize = 11;
+/// A matmul block: W (rows, n) at `w_offset` times x rows `x_stride` apart, into out rows
+/// `out_stride` apart from `out_offset`.
+fn mm(
+    n: usize,
+    rows: usize,
+    w_offset: usize,
+    x_stride: usize,
+    out: (usize, usize),
+    flags: u32,
+) -> Vec<u8> {
+    block(MatmulParams {
+        n: n as u32,
+        rows: rows as u32,
+        w_offset: w_offset as u32,
+        x_offset: 0,
+        x_stride: x_stride as u32,
+        out_offset: out.0 as u32,
+        out_stride: out.1 as u32,
+        flags,
+    })
+}
+
+/// Workgroups of a matmul with `out_rows` weight rows over `rows` batch rows.
+fn mm_groups(out_rows: usize, rows: u32) -> [u32; 3] {
+    let (x, y) = row_groups(out_rows as u32);
+    [x, y, rows]
+}
+
+fn norm(c: &Config, l: u32) -> Vec<u8> {
+    block(RmsNormParams {
+        dim: c.dim as u32,
+        w_offset: l * c.dim as u32,
+        ..Default::default()
+    })
+}
+
+/// Where layer `l` starts in a sequence's K or V cache (floats).
+fn layer_cache(c: &Config, l: u32) -> usize {
+    l as usize * c.seq_len * c.kv_dim()
+}
+
+fn kv_write(c: &Config, l: u32) -> Vec<u8> {
+    let (dim, kv) = (c.dim, c.kv_dim());
+    mm(
+        dim,
+        kv,
+        l as usize * kv * dim,
+        dim,
+        (layer_cache(c, l), kv),
+        MATMUL_AT_POSITION,
+    )
+}
+
+/// x += Wo · att.
+fn wo_block(c: &Config, l: u32) -> Vec<u8> {
+    let w = l as usize * c.dim * c.dim;
+    mm(c.dim, c.dim, w, c.dim, (0, c.dim), MATMUL_ACCUMULATE)
+}
+
+/// W1 (at = 0) or W3 (at = hidden) times x̂, into its half of each row of hb.
+fn mlp_in_block(c: &Config, l: u32, at: usize) -> Vec<u8> {
+    let w = l as usize * c.hidden_dim * c.dim;
+    mm(c.dim, c.hidden_dim, w, c.dim, (at, 2 * c.hidden_dim), 0)
+}
+
+/// x += W2 · gate (the gate half of each row of hb).
+fn w2_block(c: &Config, l: u32) -> Vec<u8> {
+    let w = l as usize * c.dim * c.hidden_dim;
+    mm(c.hidden_dim, c.dim, w, 2 * c.hidden_dim, (0, c.dim), MATMUL_ACCUMULATE)
+}
+
+#[rustfmt::skip]
+const LAYER: [LayerOp; 12] = [
+    // x̂ = RMSNorm(x)
+    LayerOp { kernel: |k| &k.rmsnorm, group: |g, _| &g.rms_att, params: norm,
+        groups: |_, r| [r, 1, 1], per_seq: false },
+    // q = Wq·x̂
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.wq,
+        params: |c, l| mm(c.dim, c.dim, l as usize * c.dim * c.dim, c.dim, (0, c.dim), 0),
+        groups: |c, r| mm_groups(c.dim, r), per_seq: false },
+    // K = Wk·x̂ and V = Wv·x̂, written into the sequence's cache at each row's position
+    LayerOp { kernel: |k| &k.matmul, group: |_, s| &s.wk, params: kv_write,
+        groups: |c, r| mm_groups(c.kv_dim(), r), per_seq: true },
+    LayerOp { kernel: |k| &k.matmul, group: |_, s| &s.wv, params: kv_write,
+        groups: |c, r| mm_groups(c.kv_dim(), r), per_seq: true },
+    // RoPE on q and on the new keys
+    LayerOp { kernel: |k| &k.rope, group: |_, s| &s.rope,
+        params: |c, l| block(RopeParams {
+            q_pairs: (c.dim / 2) as u32,
+            k_pairs: (c.kv_dim() / 2) as u32,
+            half_head: (c.head_size() / 2) as u32,
+            q_stride: c.dim as u32,
+            k_offset: layer_cache(c, l) as u32,
+            k_stride: c.kv_dim() as u32,
+            _pad: [0; 2],
+        }),
+        groups: |c, r| [((c.dim + c.kv_dim()) as u32 / 2).div_ceil(WORKGROUP), r, 1],
+        per_seq: true },
+    // attention of each row against its sequence's cache
+    LayerOp { kernel: |k| &k.attention, group: |_, s| &s.attention,
+        params: |c, l| block(AttentionParams {
+            n_heads: c.n_heads as u32,
+            head_size: c.head_size() as u32,
+            kv_dim: c.kv_dim() as u32,
+            kv_mul: c.kv_mul() as u32,
+            seq_len: c.seq_len as u32,
+            layer_offset: layer_cache(c, l) as u32,
+            q_stride: c.dim as u32,
+            _pad: 0,
+        }),
+        groups: |c, r| [c.n_heads as u32, r, 1], per_seq: true },
+    // x += Wo·att
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.wo,
+        params: wo_block,
+        groups: |c, r| mm_groups(c.dim, r), per_seq: false },
+    // x̂ = RMSNorm(x)
+    LayerOp { kernel: |k| &k.rmsnorm, group: |g, _| &g.rms_ffn, params: norm,
+        groups: |_, r| [r, 1, 1], per_seq: false },
+    // gate = W1·x̂, up = W3·x̂ (side by side in hb)
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w1,
+        params: |c, l| mlp_in_block(c, l, 0),
+        groups: |c, r| mm_groups(c.hidden_dim, r), per_seq: false },
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w3,
+        params: |c, l| mlp_in_block(c, l, c.hidden_dim),
+        groups: |c, r| mm_groups(c.hidden_dim, r), per_seq: false },
+    // gate = silu(gate) ⊙ up
+    LayerOp { kernel: |k| &k.swiglu, group: |g, _| &g.swiglu,
+        params: |c, _| block(SwigluParams { hidden: c.hidden_dim as u32, ..Default::default() }),
+        groups: |c, r| [(c.hidden_dim as u32).div_ceil(WORKGROUP), r, 1], per_seq: false },
+    // x += W2·gate
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w2,
+        params: w2_block,
+        groups: |c, r| mm_groups(c.dim, r), per_seq: false },
+];
+
+/// Parameter-slot indices in the shared uniform buffer: the embedding, LAYER for each
+/// layer, the final norm and the classifier.
+fn layer_slot(l: usize, op: usize) -> u64 {
+    (1 + l * LAYER.len() + op) as u64
+}
+
+fn final_slot(c: &Config) -> u64 {
+    layer_slot(c.n_layers, 0)
+}
+
+/// One submission's rows, grouped by sequence into runs (each run's rows in batch order).
+struct Chunk {
+    /// (index in the batch, row), grouped
+    rows: Vec<(usize, Row)>,
+    /// (sequence, first row, rows)
+    runs: Vec<(SeqId, u32, u32)>,
+}
+
+impl Chunk {
+    /// Cuts the batch into submissions of at most MAX_ROWS rows, each grouped by sequence.
+    /// Within a submission every K/V is written before any attention reads it, so grouping
+    /// keeps each row's view of its sequence.
+    fn plan(rows: &[Row]) -> Vec<Chunk> {
+        let indexed: Vec<(usize, Row)> = rows.iter().copied().enumerate().collect();
+        indexed
+            .chunks(MAX_ROWS)
+            .map(|part| {
+                let mut seqs: Vec<SeqId> = Vec::new();
+                for (_, r) in part {
+                    if !seqs.contains(&r.seq) {
+                        seqs.push(r.seq);
+                    }
+                }
+                let mut chunk = Chunk {
+                    rows: Vec::with_capacity(part.len()),
+                    runs: Vec::new(),
+                };
+                for seq in seqs {
+                    let first = chunk.rows.len() as u32;
+                    chunk.rows.extend(part.iter().filter(|(_, r)| r.seq == seq));
+                    chunk
+                        .runs
+                        .push((seq, first, chunk.rows.len() as u32 - first));
+                }
+                chunk
+            })
+            .collect()
+    }
+
+    /// Grouped indices of the rows that want logits.
+    fn logit_rows(&self) -> Vec<u32> {
+        (0..self.rows.len() as u32)
+            .filter(|&i| self.rows[i as usize].1.logits)
+            .collect()
+    }
+}
 
 pub struct GpuBackend {
     ctx: Rc<GpuContext>,
@@ -129,7 +308,6 @@ pub struct GpuBackend {
     weights: Weights,
     act: Activations,
     params: wgpu::Buffer,
-    slots: Slots,
     shared: SharedGroups,
     seqs: SeqSlots<GpuSeq>,
 }
@@ -145,35 +323,46 @@ fn storage(device: &wgpu::Device, label: &str, floats: usize) -> wgpu::Buffer {
     })
 }
 
-impl GpuBackend {
-    /// Uploads the model. Tensors larger than the device can bind are refused with a
-    /// message naming the tensor, before anything is allocated.
-    pub fn new(ctx: Rc<GpuContext>, model: &Transformer) -> Result<GpuBackend, GpuError> {
-        let c = model.config;
-        let w = &model.weights;
-        let limit = ctx
-            .limits
-            .max_storage_buffer_binding_size
-            .min(ctx.limits.max_buffer_size);
-        for (name, t) in w.tensors() {
-            let bytes = (t.len() * 4) as u64;
-            if bytes > limit {
-                return Err(GpuError::TensorTooLarge {
-                    tensor: name.to_string(),
-                    bytes,
-                    limit,
-                });
-            }
+fn buffer(
+    device: &wgpu::Device,
+    label: &str,
+    bytes: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes,
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Refuses, before anything is allocated, a tensor or cache larger than the device binds.
+fn check_limits(ctx: &GpuContext, model: &Transformer) -> Result<(), GpuError> {
+    let limit = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
+    let too_large = |tensor: &str, bytes: u64| {
+        (bytes > limit).then(|| GpuError::TensorTooLarge {
+            tensor: tensor.to_string(),
+            bytes,
+            limit,
+        })
+    };
+    for (name, t) in model.weights.tensors() {
+        if let Some(e) = too_large(name, (t.len() * 4) as u64) {
+            return Err(e);
         }
-        let cache_bytes = (c.n_layers * c.seq_len * c.kv_dim() * 4) as u64;
-        if cache_bytes > limit {
-            return Err(GpuError::TensorTooLarge {
-                tensor: "KV cache (one of K, V)".into(),
-                bytes: cache_bytes,
-                limit,
-            });
-        }
-        let d = &ctx.device;
+    }
+    // One of K, V: half of the formula's 2 × seq_len × n_layers × kv_dim × 4.
+    let cache = CacheBytes::of(&model.config, model.config.seq_len).allocated / 2;
+    too_large("KV cache (one of K, V)", cache).map_or(Ok(()), Err)
+}
+
+impl Weights {
+    fn upload(d: &wgpu::Device, model: &Transformer) -> Weights {
+        let (c, w) = (&model.config, &model.weights);
         let upload = |label: &str, data: &[f32]| {
             d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
@@ -185,12 +374,11 @@ impl GpuBackend {
         let mut rope = Vec::with_capacity(c.seq_len * c.head_size());
         for pos in 0..c.seq_len {
             let (cos, sin) = table.at(pos);
-            for j in 0..cos.len() {
-                rope.push(cos[j]);
-                rope.push(sin[j]);
+            for (c, s) in cos.iter().zip(sin) {
+                rope.extend([*c, *s]);
             }
         }
-        let weights = Weights {
+        Weights {
             token_embedding: upload("token_embedding", &w.token_embedding),
             rms_att: upload("rms_att", &w.rms_att),
             wq: upload("wq", &w.wq),
@@ -204,41 +392,59 @@ impl GpuBackend {
             rms_final: upload("rms_final", &w.rms_final),
             wcls: w.wcls.as_ref().map(|t| upload("wcls", t)),
             rope: upload("rope table", &rope),
-        };
-        let n = PREFILL_CHUNK;
-        let act = Activations {
-            tokens: d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("tokens"),
-                size: (n * 4) as u64,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-            step: d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("step"),
-                size: std::mem::size_of::<StepParams>() as u64,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
+        }
+    }
+}
+
+impl Activations {
+    fn new(d: &wgpu::Device, c: &Config) -> Activations {
+        use wgpu::BufferUsages as U;
+        let n = MAX_ROWS;
+        Activations {
+            tokens: buffer(d, "tokens", (n * 4) as u64, U::STORAGE | U::COPY_DST),
+            table: buffer(
+                d,
+                "batch table",
+                (2 * n * 4) as u64,
+                U::STORAGE | U::COPY_DST,
+            ),
+            step: buffer(
+                d,
+                "step blocks",
+                (1 + n as u64) * PARAM_SLOT,
+                U::UNIFORM | U::COPY_DST,
+            ),
             x: storage(d, "x", n * c.dim),
             xb: storage(d, "xb", n * c.dim),
             q: storage(d, "q", n * c.dim),
             hb: storage(d, "hb", n * 2 * c.hidden_dim),
             att: storage(d, "att", n * c.n_heads * c.seq_len),
             logits: storage(d, "logits", n * c.vocab_size),
-            staging: d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("logits read-back"),
-                size: (n * c.vocab_size * 4) as u64,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-        };
-        let slots = Slots { layers: c.n_layers };
-        let params = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("kernel parameters"),
-            size: slots.count() * PARAM_SLOT,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+            staging: buffer(
+                d,
+                "logits read-back",
+                (n * c.vocab_size * 4) as u64,
+                U::MAP_READ | U::COPY_DST,
+            ),
+        }
+    }
+}
+
+impl GpuBackend {
+    /// Uploads the model. Tensors larger than the device can bind are refused with a
+    /// message naming the tensor, before anything is allocated.
+    pub fn new(ctx: Rc<GpuContext>, model: &Transformer) -> Result<GpuBackend, GpuError> {
+        check_limits(&ctx, model)?;
+        let c = model.config;
+        let d = &ctx.device;
+        let weights = Weights::upload(d, model);
+        let act = Activations::new(d, &c);
+        let params = buffer(
+            d,
+            "kernel parameters",
+            (final_slot(&c) + 2) * PARAM_SLOT,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
         let kernels = Kernels::new(d);
         let shared = Self::shared_groups(d, &kernels, &weights, &act, &params);
         let backend = GpuBackend {
@@ -247,12 +453,11 @@ impl GpuBackend {
             weights,
             act,
             params,
-            slots,
             shared,
             seqs: SeqSlots::default(),
             ctx,
         };
-        backend.write_static_params();
+        backend.write_params();
         if let Some(e) = backend.ctx.take_error() {
             return Err(e);
         }
@@ -268,38 +473,34 @@ impl GpuBackend {
     ) -> SharedGroups {
         use Slot::*;
         let mm = |wb: &wgpu::Buffer, x: &wgpu::Buffer, out: &wgpu::Buffer| {
-            k.matmul.bind(
-                d,
-                &[
-                    (wb, Read),
-                    (x, Read),
-                    (out, ReadWrite),
-                    (params, Params),
-                    (&a.step, Step),
-                ],
-            )
+            let bufs = [
+                (wb, Read),
+                (x, Read),
+                (out, ReadWrite),
+                (params, Params),
+                (&a.step, Step),
+                (&a.table, Read),
+            ];
+            k.matmul.bind(d, &bufs)
         };
         let rms = |wb: &wgpu::Buffer| {
-            k.rmsnorm.bind(
-                d,
-                &[
-                    (&a.x, Read),
-                    (wb, Read),
-                    (&a.xb, ReadWrite),
-                    (params, Params),
-                ],
-            )
+            let bufs = [
+                (&a.x, Read),
+                (wb, Read),
+                (&a.xb, ReadWrite),
+                (params, Params),
+                (&a.table, Read),
+            ];
+            k.rmsnorm.bind(d, &bufs)
         };
+        let embed = [
+            (&w.token_embedding, Read),
+            (&a.tokens, Read),
+            (&a.x, ReadWrite),
+            (params, Params),
+        ];
         SharedGroups {
-            embed: k.embed.bind(
-                d,
-                &[
-                    (&w.token_embedding, Read),
-                    (&a.tokens, Read),
-                    (&a.x, ReadWrite),
-                    (params, Params),
-                ],
-            ),
+            embed: k.embed.bind(d, &embed),
             rms_att: rms(&w.rms_att),
             rms_ffn: rms(&w.rms_ffn),
             rms_final: rms(&w.rms_final),
@@ -317,136 +518,37 @@ impl GpuBackend {
         }
     }
 
-    fn write_slot<T: bytemuck::Pod>(&self, slot: u64, value: &T) {
-        self.ctx
-            .queue
-            .write_buffer(&self.params, slot * PARAM_SLOT, bytemuck::bytes_of(value));
-    }
-
-    /// Parameter blocks that never change: weight offsets per layer, shapes.
-    fn write_static_params(&self) {
+    /// Every parameter block, written once: they depend on the layer, never on the call
+    /// (which rows a dispatch covers is the step block's job).
+    fn write_params(&self) {
         let c = &self.config;
-        let (dim, hidden, kv, hs) = (
-            c.dim as u32,
-            c.hidden_dim as u32,
-            c.kv_dim() as u32,
-            c.head_size() as u32,
-        );
-        let s = &self.slots;
-        self.write_slot(
-            s.embed(),
-            &EmbedParams {
-                dim,
-                ..Default::default()
-            },
-        );
-        let mm = |n: u32,
-                  rows: u32,
-                  w_offset: u32,
-                  x_stride: u32,
-                  out_offset: u32,
-                  out_stride: u32,
-                  flags: u32| MatmulParams {
-            n,
-            rows,
-            w_offset,
-            x_offset: 0,
-            x_stride,
-            out_offset,
-            out_stride,
-            flags,
+        let write = |slot: u64, bytes: &[u8]| {
+            self.ctx
+                .queue
+                .write_buffer(&self.params, slot * PARAM_SLOT, bytes);
         };
-        for l in 0..c.n_layers as u32 {
-            let lu = l as usize;
-            let layer_cache = l * c.seq_len as u32 * kv;
-            // Both norms of a layer read their weights at the layer's offset.
-            let norm = RmsNormParams {
-                dim,
-                w_offset: l * dim,
-                _pad: [0; 2],
-            };
-            self.write_slot(s.layer(lu, S_RMS_ATT), &norm);
-            self.write_slot(
-                s.layer(lu, S_WQ),
-                &mm(dim, dim, l * dim * dim, dim, 0, dim, 0),
-            );
-            // K and V: the same shape, written into their caches at the position.
-            let kv_write = mm(
-                dim,
-                kv,
-                l * kv * dim,
-                dim,
-                layer_cache,
-                kv,
-                MATMUL_AT_POSITION,
-            );
-            self.write_slot(s.layer(lu, S_WK), &kv_write);
-            self.write_slot(s.layer(lu, S_WV), &kv_write);
-            self.write_slot(
-                s.layer(lu, S_ROPE),
-                &RopeParams {
-                    q_pairs: dim / 2,
-                    k_pairs: kv / 2,
-                    half_head: hs / 2,
-                    q_stride: dim,
-                    k_offset: layer_cache,
-                    k_stride: kv,
-                    _pad: [0; 2],
-                },
-            );
-            self.write_slot(
-                s.layer(lu, S_ATTN),
-                &AttentionParams {
-                    n_heads: c.n_heads as u32,
-                    head_size: hs,
-                    kv_dim: kv,
-                    kv_mul: c.kv_mul() as u32,
-                    seq_len: c.seq_len as u32,
-                    layer_offset: layer_cache,
-                    q_stride: dim,
-                    _pad: 0,
-                },
-            );
-            self.write_slot(
-                s.layer(lu, S_WO),
-                &mm(dim, dim, l * dim * dim, dim, 0, dim, MATMUL_ACCUMULATE),
-            );
-            self.write_slot(s.layer(lu, S_RMS_FFN), &norm);
-            self.write_slot(
-                s.layer(lu, S_W1),
-                &mm(dim, hidden, l * hidden * dim, dim, 0, 2 * hidden, 0),
-            );
-            self.write_slot(
-                s.layer(lu, S_W3),
-                &mm(dim, hidden, l * hidden * dim, dim, hidden, 2 * hidden, 0),
-            );
-            self.write_slot(
-                s.layer(lu, S_SWIGLU),
-                &SwigluParams {
-                    hidden,
-                    ..Default::default()
-                },
-            );
-            self.write_slot(
-                s.layer(lu, S_W2),
-                &mm(
-                    hidden,
-                    dim,
-                    l * dim * hidden,
-                    2 * hidden,
-                    0,
-                    dim,
-                    MATMUL_ACCUMULATE,
-                ),
-            );
+        let embed = EmbedParams {
+            dim: c.dim as u32,
+            ..Default::default()
+        };
+        write(0, bytemuck::bytes_of(&embed));
+        for l in 0..c.n_layers {
+            for (i, op) in LAYER.iter().enumerate() {
+                write(layer_slot(l, i), &(op.params)(c, l as u32));
+            }
         }
-        self.write_slot(
-            s.final_norm(),
-            &RmsNormParams {
-                dim,
-                w_offset: 0,
-                _pad: [0; 2],
-            },
+        // The final norm gathers the rows that want logits (the batch table's second half);
+        // the classifier then runs on rows 0.. of xb.
+        let final_norm = RmsNormParams {
+            dim: c.dim as u32,
+            w_offset: 0,
+            select_offset: MAX_ROWS as u32,
+            select: 1,
+        };
+        write(final_slot(c), bytemuck::bytes_of(&final_norm));
+        write(
+            final_slot(c) + 1,
+            &mm(c.dim, c.vocab_size, 0, c.dim, (0, c.vocab_size), 0),
         );
     }
 
@@ -457,47 +559,41 @@ impl GpuBackend {
         let floats = c.n_layers * c.seq_len * c.kv_dim();
         let key = storage(d, "key cache", floats);
         let value = storage(d, "value cache", floats);
-        let k = &self.kernels;
-        let a = &self.act;
-        let w = &self.weights;
-        let p = &self.params;
+        let (k, a, w, p) = (&self.kernels, &self.act, &self.weights, &self.params);
         let mm = |wb: &wgpu::Buffer, out: &wgpu::Buffer| {
-            k.matmul.bind(
-                d,
-                &[
-                    (wb, Read),
-                    (&a.xb, Read),
-                    (out, ReadWrite),
-                    (p, Params),
-                    (&a.step, Step),
-                ],
-            )
+            let bufs = [
+                (wb, Read),
+                (&a.xb, Read),
+                (out, ReadWrite),
+                (p, Params),
+                (&a.step, Step),
+                (&a.table, Read),
+            ];
+            k.matmul.bind(d, &bufs)
         };
+        let rope = [
+            (&a.q, ReadWrite),
+            (&key, ReadWrite),
+            (&w.rope, Read),
+            (p, Params),
+            (&a.step, Step),
+            (&a.table, Read),
+        ];
+        let attention = [
+            (&a.q, Read),
+            (&key, Read),
+            (&value, Read),
+            (&a.att, ReadWrite),
+            (&a.xb, ReadWrite),
+            (p, Params),
+            (&a.step, Step),
+            (&a.table, Read),
+        ];
         GpuSeq {
             wk: mm(&w.wk, &key),
             wv: mm(&w.wv, &value),
-            rope: k.rope.bind(
-                d,
-                &[
-                    (&a.q, ReadWrite),
-                    (&key, ReadWrite),
-                    (&w.rope, Read),
-                    (p, Params),
-                    (&a.step, Step),
-                ],
-            ),
-            attention: k.attention.bind(
-                d,
-                &[
-                    (&a.q, Read),
-                    (&key, Read),
-                    (&value, Read),
-                    (&a.att, ReadWrite),
-                    (&a.xb, ReadWrite),
-                    (p, Params),
-                    (&a.step, Step),
-                ],
-            ),
+            rope: k.rope.bind(d, &rope),
+            attention: k.attention.bind(d, &attention),
             key,
             value,
             len: 0,
@@ -508,9 +604,10 @@ impl GpuBackend {
         &self.ctx
     }
 
-    /// Compute dispatches in one decode step: embedding, 12 per layer, final norm, classifier.
+    /// Compute dispatches in one decode step: embedding, LAYER per layer, final norm,
+    /// classifier.
     pub fn dispatches_per_token(&self) -> usize {
-        1 + Slots::PER_LAYER * self.config.n_layers + 2
+        1 + LAYER.len() * self.config.n_layers + 2
     }
 
     fn seq(&self, seq: SeqId) -> Result<&GpuSeq, BackendError> {
@@ -524,134 +621,138 @@ impl GpuBackend {
         }
     }
 
-    /// Encodes the forward pass of `n` tokens at `pos0` of `seq` (their ids and the step
-    /// block already written). `logits_rows`: how many of the last rows get logits.
-    fn encode(&self, encoder: &mut wgpu::CommandEncoder, s: &GpuSeq, n: u32, logits_rows: u32) {
+    /// Encodes the forward pass of a chunk (its tables already written) with logits for
+    /// `logit_rows` rows.
+    fn encode(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        chunk: &Chunk,
+        logit_rows: u32,
+    ) -> Result<(), BackendError> {
         let c = &self.config;
-        let k = &self.kernels;
-        let g = &self.shared;
-        let slots = &self.slots;
+        let (k, g) = (&self.kernels, &self.shared);
+        let runs: Vec<(&GpuSeq, u32)> = chunk
+            .runs
+            .iter()
+            .map(|&(seq, _, n)| self.seq(seq).map(|s| (s, n)))
+            .collect::<Result<_, _>>()?;
+        let n = chunk.rows.len() as u32;
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("forward"),
             timestamp_writes: None,
         });
-        let off = |slot: u64| [(slot * PARAM_SLOT) as u32];
-        let groups = |d: usize| (d as u32).div_ceil(WORKGROUP);
-        let matmul = |pass: &mut wgpu::ComputePass,
-                      bg: &wgpu::BindGroup,
-                      slot: u64,
-                      rows: usize,
-                      tokens: u32| {
-            pass.set_pipeline(&k.matmul.pipeline);
-            pass.set_bind_group(0, bg, &off(slot));
-            let (x, y) = row_groups(rows as u32);
-            pass.dispatch_workgroups(x, y, tokens);
-        };
-
-        pass.set_pipeline(&k.embed.pipeline);
-        pass.set_bind_group(0, &g.embed, &off(slots.embed()));
-        pass.dispatch_workgroups(groups(c.dim), n, 1);
+        // `step`: which step block (0 = all rows, 1 + i = run i).
+        let mut dispatch =
+            |kernel: &Kernel, bg: &wgpu::BindGroup, slot: u64, step: u64, groups: [u32; 3]| {
+                pass.set_pipeline(&kernel.pipeline);
+                let offsets = [(slot * PARAM_SLOT) as u32, (step * PARAM_SLOT) as u32];
+                let dynamic = if kernel.has_step {
+                    &offsets[..]
+                } else {
+                    &offsets[..1]
+                };
+                pass.set_bind_group(0, bg, dynamic);
+                pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+            };
+        dispatch(
+            &k.embed,
+            &g.embed,
+            0,
+            0,
+            [(c.dim as u32).div_ceil(WORKGROUP), n, 1],
+        );
         for l in 0..c.n_layers {
-            pass.set_pipeline(&k.rmsnorm.pipeline);
-            pass.set_bind_group(0, &g.rms_att, &off(slots.layer(l, S_RMS_ATT)));
-            pass.dispatch_workgroups(n, 1, 1);
-            matmul(&mut pass, &g.wq, slots.layer(l, S_WQ), c.dim, n);
-            matmul(&mut pass, &s.wk, slots.layer(l, S_WK), c.kv_dim(), n);
-            matmul(&mut pass, &s.wv, slots.layer(l, S_WV), c.kv_dim(), n);
-            pass.set_pipeline(&k.rope.pipeline);
-            pass.set_bind_group(0, &s.rope, &off(slots.layer(l, S_ROPE)));
-            pass.dispatch_workgroups(groups((c.dim + c.kv_dim()) / 2), n, 1);
-            pass.set_pipeline(&k.attention.pipeline);
-            pass.set_bind_group(0, &s.attention, &off(slots.layer(l, S_ATTN)));
-            pass.dispatch_workgroups(c.n_heads as u32, n, 1);
-            matmul(&mut pass, &g.wo, slots.layer(l, S_WO), c.dim, n);
-            pass.set_pipeline(&k.rmsnorm.pipeline);
-            pass.set_bind_group(0, &g.rms_ffn, &off(slots.layer(l, S_RMS_FFN)));
-            pass.dispatch_workgroups(n, 1, 1);
-            matmul(&mut pass, &g.w1, slots.layer(l, S_W1), c.hidden_dim, n);
-            matmul(&mut pass, &g.w3, slots.layer(l, S_W3), c.hidden_dim, n);
-            pass.set_pipeline(&k.swiglu.pipeline);
-            pass.set_bind_group(0, &g.swiglu, &off(slots.layer(l, S_SWIGLU)));
-            pass.dispatch_workgroups(groups(c.hidden_dim), n, 1);
-            matmul(&mut pass, &g.w2, slots.layer(l, S_W2), c.dim, n);
+            for (i, op) in LAYER.iter().enumerate() {
+                let kernel = (op.kernel)(k);
+                if op.per_seq {
+                    for (r, &(s, rows)) in runs.iter().enumerate() {
+                        let groups = (op.groups)(c, rows);
+                        dispatch(
+                            kernel,
+                            (op.group)(g, s),
+                            layer_slot(l, i),
+                            1 + r as u64,
+                            groups,
+                        );
+                    }
+                } else {
+                    let bg = (op.group)(g, runs[0].0);
+                    dispatch(kernel, bg, layer_slot(l, i), 0, (op.groups)(c, n));
+                }
+            }
         }
-        if logits_rows > 0 {
-            pass.set_pipeline(&k.rmsnorm.pipeline);
-            pass.set_bind_group(0, &g.rms_final, &off(slots.final_norm()));
-            pass.dispatch_workgroups(n, 1, 1);
-            matmul(
-                &mut pass,
+        if logit_rows > 0 {
+            let m = logit_rows;
+            dispatch(&k.rmsnorm, &g.rms_final, final_slot(c), 0, [m, 1, 1]);
+            dispatch(
+                &k.matmul,
                 &g.cls,
-                slots.classifier(),
-                c.vocab_size,
-                logits_rows,
+                final_slot(c) + 1,
+                0,
+                mm_groups(c.vocab_size, m),
+            );
+        }
+        Ok(())
+    }
+
+    /// Writes a chunk's tokens, batch table and step blocks.
+    fn write_tables(&self, chunk: &Chunk, logit_rows: &[u32]) {
+        let q = &self.ctx.queue;
+        let tokens: Vec<u32> = chunk.rows.iter().map(|(_, r)| r.token).collect();
+        let positions: Vec<u32> = chunk.rows.iter().map(|(_, r)| r.pos as u32).collect();
+        q.write_buffer(&self.act.tokens, 0, bytemuck::cast_slice(&tokens));
+        q.write_buffer(&self.act.table, 0, bytemuck::cast_slice(&positions));
+        q.write_buffer(
+            &self.act.table,
+            (MAX_ROWS * 4) as u64,
+            bytemuck::cast_slice(logit_rows),
+        );
+        let all = (0, chunk.rows.len() as u32);
+        let runs = chunk.runs.iter().map(|&(_, first, n)| (first, n));
+        for (i, (row0, n_rows)) in std::iter::once(all).chain(runs).enumerate() {
+            let step = StepParams {
+                row0,
+                n_rows,
+                _pad: [0; 2],
+            };
+            q.write_buffer(
+                &self.act.step,
+                i as u64 * PARAM_SLOT,
+                bytemuck::bytes_of(&step),
             );
         }
     }
 
-    /// Runs one chunk (≤ PREFILL_CHUNK tokens); returns logits of its last `logits_rows`.
-    async fn run_chunk(
-        &mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        logits_rows: usize,
-    ) -> Result<Vec<f32>, BackendError> {
-        let c = self.config;
-        let n = tokens.len();
-        let pos0 = self.seq(seq)?.len;
-        let q = &self.ctx.queue;
-        q.write_buffer(&self.act.tokens, 0, bytemuck::cast_slice(tokens));
-        q.write_buffer(
-            &self.act.step,
-            0,
-            bytemuck::bytes_of(&StepParams {
-                pos0: pos0 as u32,
-                n_tokens: n as u32,
-                _pad: [0; 2],
-            }),
-        );
-        if logits_rows > 0 {
-            let first = (n - logits_rows) as u32;
-            self.write_slot(
-                self.slots.classifier(),
-                &MatmulParams {
-                    n: c.dim as u32,
-                    rows: c.vocab_size as u32,
-                    w_offset: 0,
-                    x_offset: first * c.dim as u32,
-                    x_stride: c.dim as u32,
-                    out_offset: 0,
-                    out_stride: c.vocab_size as u32,
-                    flags: 0,
-                },
-            );
-        }
+    /// Runs one chunk; returns (batch index, logits) for its rows that want logits.
+    async fn run_chunk(&mut self, chunk: &Chunk) -> Result<Vec<(usize, Vec<f32>)>, BackendError> {
+        let vocab = self.config.vocab_size;
+        let logit_rows = chunk.logit_rows();
+        self.write_tables(chunk, &logit_rows);
         let mut encoder = self
             .ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("step"),
             });
-        self.encode(&mut encoder, self.seq(seq)?, n as u32, logits_rows as u32);
-        let bytes = (logits_rows * c.vocab_size * 4) as u64;
+        self.encode(&mut encoder, chunk, logit_rows.len() as u32)?;
+        let bytes = (logit_rows.len() * vocab * 4) as u64;
         if bytes > 0 {
             encoder.copy_buffer_to_buffer(&self.act.logits, 0, &self.act.staging, 0, bytes);
         }
-        q.submit([encoder.finish()]);
-        if let Ok(s) = self.seqs.get_mut(seq) {
-            s.len += n;
+        self.ctx.queue.submit([encoder.finish()]);
+        for &(seq, _, n) in &chunk.runs {
+            if let Ok(s) = self.seqs.get_mut(seq) {
+                s.len += n as usize;
+            }
         }
         if bytes == 0 {
             return self.check_error().map(|_| Vec::new());
         }
-        let logits = self.read_back(bytes).await;
-        if logits.is_err() {
-            // The step did not complete: its positions are not in the cache.
-            if let Ok(s) = self.seqs.get_mut(seq) {
-                s.len = pos0;
-            }
-        }
-        logits
+        let logits = self.read_back(bytes).await?;
+        let index = logit_rows.iter().map(|&i| chunk.rows[i as usize].0);
+        Ok(index
+            .zip(logits.chunks(vocab).map(<[f32]>::to_vec))
+            .collect())
     }
 
     /// Maps the staging buffer and copies `bytes` of logits out.
@@ -686,36 +787,29 @@ impl GpuBackend {
         Ok(out)
     }
 
-    /// Runs a checked batch as runs of consecutive rows of one sequence, each in chunks of
-    /// at most PREFILL_CHUNK rows (one submission each). A chunk computes logits from its
-    /// first row that wants them to its end (the classifier kernel takes a contiguous tail);
-    /// rows that did not ask are dropped from the answer.
+    /// Runs a checked batch chunk by chunk; the rows' logits come back in batch order. If
+    /// a submission fails, every sequence is rewound to where it was (its positions are not
+    /// in the cache).
     async fn forward_impl(&mut self, batch: Batch) -> Result<Vec<f32>, BackendError> {
         let c = self.config;
-        batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
+        let spans = batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
         if self.ctx.is_lost() {
             self.check_error()?;
         }
-        let rows = batch.rows();
-        let mut out = Vec::with_capacity(batch.logits_rows() * c.vocab_size);
-        let mut start = 0;
-        while start < rows.len() {
-            let seq = rows[start].seq;
-            let run = rows[start..].iter().take_while(|r| r.seq == seq).count();
-            for chunk in rows[start..start + run].chunks(PREFILL_CHUNK) {
-                let first = chunk.iter().position(|r| r.logits).unwrap_or(chunk.len());
-                let tokens: Vec<u32> = chunk.iter().map(|r| r.token).collect();
-                let logits = self.run_chunk(seq, &tokens, chunk.len() - first).await?;
-                let wanted = chunk[first..].iter().map(|r| r.logits);
-                for (row, keep) in logits.chunks(c.vocab_size).zip(wanted) {
-                    if keep {
-                        out.extend_from_slice(row);
+        let mut out: Vec<(usize, Vec<f32>)> = Vec::with_capacity(batch.logits_rows());
+        for chunk in Chunk::plan(batch.rows()) {
+            match self.run_chunk(&chunk).await {
+                Ok(rows) => out.extend(rows),
+                Err(e) => {
+                    for s in &spans {
+                        let _ = self.truncate(s.seq, s.start);
                     }
+                    return Err(e);
                 }
             }
-            start += run;
         }
-        Ok(out)
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out.into_iter().flat_map(|(_, l)| l).collect())
     }
 }
 

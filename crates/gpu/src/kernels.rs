@@ -18,15 +18,17 @@ pub struct EmbedParams {
     pub _pad: [u32; 3],
 }
 
+/// `select` ≠ 0: output row i normalises input row `table[select_offset + i]`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct RmsNormParams {
     pub dim: u32,
     pub w_offset: u32,
-    pub _pad: [u32; 2],
+    pub select_offset: u32,
+    pub select: u32,
 }
 
-/// `out[row of token t] (=|+=) W[row] · x[t]`; see `matmul.wgsl`.
+/// `out[output row of batch row r] (=|+=) W[row] · x[r]`; see `matmul.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct MatmulParams {
@@ -75,14 +77,19 @@ pub struct SwigluParams {
     pub _pad: [u32; 3],
 }
 
-/// Per-call values: the first position written and the number of tokens.
+/// Which batch rows a dispatch covers: all rows of a submission, or one sequence's run of
+/// them. Written per submission, one block per `PARAM_SLOT`, chosen by dynamic offset.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct StepParams {
-    pub pos0: u32,
-    pub n_tokens: u32,
+    pub row0: u32,
+    pub n_rows: u32,
     pub _pad: [u32; 2],
 }
+
+/// Rows one submission runs at most; the batch table holds their positions at
+/// `0..MAX_ROWS` and the rows that want logits at `MAX_ROWS..2·MAX_ROWS`.
+pub const MAX_ROWS: usize = 64;
 
 /// What a binding is, in a kernel's layout.
 #[derive(Clone, Copy)]
@@ -91,7 +98,7 @@ pub enum Slot {
     ReadWrite,
     /// The kernel's parameter block (dynamic offset into the shared parameter buffer).
     Params,
-    /// The per-call step block.
+    /// The rows a dispatch covers (dynamic offset into the per-call step buffer).
     Step,
 }
 
@@ -100,6 +107,8 @@ pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
     pub name: &'static str,
+    /// Whether the layout has a `Step` binding (a second dynamic offset).
+    pub has_step: bool,
 }
 
 impl Kernel {
@@ -120,7 +129,7 @@ impl Kernel {
                     },
                     Slot::Params | Slot::Step => wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: matches!(s, Slot::Params),
+                        has_dynamic_offset: true,
                         min_binding_size: None,
                     },
                 },
@@ -152,10 +161,12 @@ impl Kernel {
             pipeline,
             layout,
             name,
+            has_step: slots.iter().any(|s| matches!(s, Slot::Step)),
         }
     }
 
-    /// A bind group with `buffers` in binding order; `Params` bindings cover one slot.
+    /// A bind group with `buffers` in binding order; `Params` and `Step` bindings cover one
+    /// slot (chosen by dynamic offset when dispatching).
     pub fn bind(
         &self,
         device: &wgpu::Device,
@@ -167,11 +178,13 @@ impl Kernel {
             .map(|(i, (b, s))| wgpu::BindGroupEntry {
                 binding: i as u32,
                 resource: match s {
-                    Slot::Params => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: b,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(PARAM_SLOT),
-                    }),
+                    Slot::Params | Slot::Step => {
+                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: b,
+                            offset: 0,
+                            size: wgpu::BufferSize::new(PARAM_SLOT),
+                        })
+                    }
                     _ => b.as_entire_binding(),
                 },
             })
@@ -208,25 +221,25 @@ impl Kernels {
                 device,
                 "rmsnorm",
                 include_str!("shaders/rmsnorm.wgsl"),
-                &[Read, Read, ReadWrite, Params],
+                &[Read, Read, ReadWrite, Params, Read],
             ),
             matmul: Kernel::new(
                 device,
                 "matmul",
                 include_str!("shaders/matmul.wgsl"),
-                &[Read, Read, ReadWrite, Params, Step],
+                &[Read, Read, ReadWrite, Params, Step, Read],
             ),
             rope: Kernel::new(
                 device,
                 "rope",
                 include_str!("shaders/rope.wgsl"),
-                &[ReadWrite, ReadWrite, Read, Params, Step],
+                &[ReadWrite, ReadWrite, Read, Params, Step, Read],
             ),
             attention: Kernel::new(
                 device,
                 "attention",
                 include_str!("shaders/attention.wgsl"),
-                &[Read, Read, Read, ReadWrite, ReadWrite, Params, Step],
+                &[Read, Read, Read, ReadWrite, ReadWrite, Params, Step, Read],
             ),
             swiglu: Kernel::new(
                 device,

@@ -44,7 +44,7 @@ async fn run(
     let bg = kernel.bind(&ctx.device, &refs);
     let dynamic: Vec<u32> = inputs
         .iter()
-        .filter(|(_, s)| matches!(s, Slot::Params))
+        .filter(|(_, s)| matches!(s, Slot::Params | Slot::Step))
         .map(|_| 0)
         .collect();
     let size = inputs[read].0.size();
@@ -87,16 +87,22 @@ fn f32s(v: &[f32]) -> &[u8] {
     bytemuck::cast_slice(v)
 }
 
-fn step(ctx: &GpuContext, pos0: u32, n: u32) -> wgpu::Buffer {
-    buffer(
+/// The step block for all `n` rows (one slot).
+fn step(ctx: &GpuContext, n: u32) -> wgpu::Buffer {
+    params_buffer(
         ctx,
-        bytemuck::bytes_of(&StepParams {
-            pos0,
-            n_tokens: n,
+        &StepParams {
+            row0: 0,
+            n_rows: n,
             _pad: [0; 2],
-        }),
-        true,
+        },
     )
+}
+
+/// The batch table of `n` rows of one sequence at positions `pos0..`.
+fn positions(ctx: &GpuContext, pos0: u32, n: u32) -> wgpu::Buffer {
+    let table: Vec<u32> = (pos0..pos0 + n).collect();
+    buffer(ctx, bytemuck::cast_slice(&table), false)
 }
 
 /// x[t] = emb[tokens[t]].
@@ -152,12 +158,12 @@ pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32]) -> Result<Vec<f32>,
                     ctx,
                     &RmsNormParams {
                         dim: dim as u32,
-                        w_offset: 0,
-                        _pad: [0; 2],
+                        ..Default::default()
                     },
                 ),
                 Slot::Params,
             ),
+            (positions(ctx, 0, rows as u32), Slot::Read),
         ],
         (rows as u32, 1, 1),
         2,
@@ -198,7 +204,8 @@ pub async fn matmul(
             (buffer(ctx, f32s(x), false), Slot::Read),
             (buffer(ctx, f32s(&init), false), Slot::ReadWrite),
             (params_buffer(ctx, &p), Slot::Params),
-            (step(ctx, 0, t as u32), Slot::Step),
+            (step(ctx, t as u32), Slot::Step),
+            (positions(ctx, 0, t as u32), Slot::Read),
         ],
         (gx, gy, t as u32),
         2,
@@ -237,7 +244,8 @@ pub async fn rope(
             (buffer(ctx, f32s(k_cache), false), Slot::ReadWrite),
             (buffer(ctx, f32s(table), false), Slot::Read),
             (params_buffer(ctx, &p), Slot::Params),
-            (step(ctx, pos0 as u32, t as u32), Slot::Step),
+            (step(ctx, t as u32), Slot::Step),
+            (positions(ctx, pos0 as u32, t as u32), Slot::Read),
         ]
     };
     let q_out = run(ctx, &kern.rope, make(ctx), (groups, t as u32, 1), 0).await?;
@@ -288,7 +296,8 @@ pub async fn attention(
                 Slot::ReadWrite,
             ),
             (params_buffer(ctx, &p), Slot::Params),
-            (step(ctx, pos0 as u32, t as u32), Slot::Step),
+            (step(ctx, t as u32), Slot::Step),
+            (positions(ctx, pos0 as u32, t as u32), Slot::Read),
         ],
         (n_heads as u32, t as u32, 1),
         4,

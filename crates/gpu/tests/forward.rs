@@ -164,6 +164,53 @@ fn prefill_in_chunks_truncate_and_fork_match_the_cpu() {
 }
 
 #[test]
+fn a_batch_of_several_sequences_matches_the_cpu_in_one_pass() {
+    use decoding_engine::{Batch, Logits, Row};
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let prompts: [&[u32]; 3] = [&[1, 403, 261], &[1, 49, 21, 88, 300], &[1, 7]];
+    let mut seqs = Vec::new();
+    for p in prompts {
+        let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+        block_on(g.forward(sg, p, false)).unwrap();
+        block_on(c.forward(sc, p, false)).unwrap();
+        seqs.push((sg, sc, p.len()));
+    }
+    // One batch: a decode row of sequence 0, three rows of sequence 1 (a verification,
+    // logits for all), a row of sequence 2 without logits, then sequence 0's next row;
+    // interleaved, so the GPU regroups them and must answer in this order.
+    let rows = |pick: fn(
+        &(decoding_engine::SeqId, decoding_engine::SeqId, usize),
+    ) -> decoding_engine::SeqId| {
+        let mut b = Batch::new();
+        let row = |i: usize, k: usize, token: u32, logits: bool| Row {
+            seq: pick(&seqs[i]),
+            pos: seqs[i].2 + k,
+            token,
+            logits,
+        };
+        b.push(row(0, 0, 42, true));
+        b.extend(pick(&seqs[1]), seqs[1].2, &[5, 6, 7], Logits::All);
+        b.push(row(2, 0, 9, false));
+        b.push(row(0, 1, 43, true));
+        b
+    };
+    let lg = block_on(g.forward_batch(rows(|s| s.0))).unwrap();
+    let lc = block_on(c.forward_batch(rows(|s| s.1))).unwrap();
+    assert_eq!(lg.len(), 5 * 512);
+    common::assert_all_close("batched logits", &lg, &lc, 2e-4, 1e-4);
+    for (i, want) in [(0, 5), (1, 8), (2, 3)] {
+        assert_eq!(g.seq_len(seqs[i].0).unwrap(), want);
+        assert_eq!(c.seq_len(seqs[i].1).unwrap(), want);
+    }
+    // A row of sequence 2 alone afterwards sees the cached row the batch wrote.
+    let lg = block_on(g.forward(seqs[2].0, &[11], false)).unwrap();
+    let lc = block_on(c.forward(seqs[2].1, &[11], false)).unwrap();
+    common::assert_all_close("after the batch", &lg, &lc, 2e-4, 1e-4);
+}
+
+#[test]
 fn beam_search_on_the_gpu_matches_the_cpu() {
     let m = model();
     let Some(mut g) = gpu_backend(&m) else { return };

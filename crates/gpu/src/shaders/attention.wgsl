@@ -1,13 +1,15 @@
-// Attention of one query head of one token against the cached keys/values of its layer,
-// positions 0..=pos (causal): scores = q·k / sqrt(head_size), softmax, out = Σ att·v.
-// Query head h reads K/V head h / kv_mul (grouped-query attention).
+// Attention of one query head of one batch row against the cached keys/values of its
+// sequence's layer, positions 0..=pos (pos = the row's position; causal): scores =
+// q·k / sqrt(head_size), softmax, out = Σ att·v. Query head h reads K/V head h / kv_mul
+// (grouped-query attention). The rows row0 .. row0 + n_rows belong to one sequence.
 // Mirrors: `cpu::attend_head`.
 // Bindings: 0 q (read), 1 key cache (read), 2 value cache (read), 3 att scratch
-//           (read_write, (n_tokens, n_heads, seq_len)), 4 out (read_write),
-//           5 params (uniform, dynamic offset), 6 step (uniform).
-// Workgroup: 64 threads per (head, token): positions strided over threads, max and sum by
+//           (read_write, (rows, n_heads, seq_len)), 4 out (read_write),
+//           5 params (uniform, dynamic offset), 6 step (uniform, dynamic offset),
+//           7 rows (read: positions).
+// Workgroup: 64 threads per (head, row): positions strided over threads, max and sum by
 //            tree reduction, then one thread per output element.
-// Dispatch: (n_heads, n_tokens, 1).
+// Dispatch: (n_heads, n_rows, 1).
 
 struct Params {
     n_heads: u32,
@@ -20,7 +22,7 @@ struct Params {
     _p0: u32,
 }
 
-struct Step { pos0: u32, n_tokens: u32, _p0: u32, _p1: u32 }
+struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> kc: array<f32>;
@@ -29,14 +31,15 @@ struct Step { pos0: u32, n_tokens: u32, _p0: u32, _p1: u32 }
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<uniform> p: Params;
 @group(0) @binding(6) var<uniform> step: Step;
+@group(0) @binding(7) var<storage, read> positions: array<u32>;
 
 var<workgroup> red: array<f32, 64>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let h = wid.x;
-    let t = wid.y;
-    let pos = step.pos0 + t;
+    let t = step.row0 + wid.y;
+    let pos = positions[t];
     let qb = t * p.q_stride + h * p.head_size;
     let kvo = (h / p.kv_mul) * p.head_size;
     let ab = (t * p.n_heads + h) * p.seq_len;

@@ -1,7 +1,7 @@
 // Embedding lookup: x[t, i] = token_embedding[tokens[t], i].
 // Mirrors: the first step of `Transformer::forward` (copy of the token's embedding row).
 // Bindings: 0 token_embedding (read), 1 tokens (read), 2 x (read_write), 3 params (uniform).
-// Workgroup: 64. Dispatch: (ceil(dim / 64), n_tokens, 1).
+// Workgroup: 64. Dispatch: (ceil(dim / 64), rows, 1).
 
 struct Params { dim: u32, _p0: u32, _p1: u32, _p2: u32 }
 

@@ -1,12 +1,15 @@
-// Matrix-vector (decode, n_tokens = 1) and matrix-matrix (prefill) product:
-//   out[row of token t] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + t·x_stride + j]
-// Mirrors: `cpu::matmul` / `cpu::matmul_batch` (and the residual `add_in_place` when
-// flags & 1: accumulate into out, as x += wo·xb and x += w2·hb).
-// flags & 2: output rows are cache positions pos0 + t (K and V written into the KV cache).
+// Matrix-vector (decode, one batch row) and matrix-matrix (several rows) product over the
+// batch rows r = row0 .. row0 + n_rows of the step block:
+//   out[output row of r] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + r·x_stride + j]
+// Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & 1: accumulate into
+// out, as x += wo·xb and x += w2·hb).
+// flags & 2: the output row is the batch row's position (K and V written into the KV cache
+// of the row's sequence); otherwise it is r.
 // Bindings: 0 W (read), 1 x (read), 2 out (read_write), 3 params (uniform, dynamic offset),
-//           4 step (uniform: pos0, n_tokens).
-// Workgroup: 64 threads per (row, token): coalesced strided dot product, tree reduction.
-// Dispatch: (min(rows, 65535), ceil(rows / 65535), n_tokens); row = wid.x + wid.y · nwg.x.
+//           4 step (uniform, dynamic offset: row0, n_rows), 5 rows (read: positions).
+// Workgroup: 64 threads per (weight row, batch row): coalesced strided dot product, tree
+//            reduction.
+// Dispatch: (min(rows, 65535), ceil(rows / 65535), n_rows); row = wid.x + wid.y · nwg.x.
 
 struct Params {
     n: u32,
@@ -19,13 +22,14 @@ struct Params {
     flags: u32,
 }
 
-struct Step { pos0: u32, n_tokens: u32, _p0: u32, _p1: u32 }
+struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
 
 @group(0) @binding(0) var<storage, read> w: array<f32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 @group(0) @binding(4) var<uniform> step: Step;
+@group(0) @binding(5) var<storage, read> positions: array<u32>;
 
 var<workgroup> partial: array<f32, 64>;
 
@@ -36,7 +40,7 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let row = wid.x + wid.y * nwg.x;
-    let t = wid.z;
+    let t = step.row0 + wid.z;
     if (row >= p.rows) {
         return;
     }
@@ -57,7 +61,7 @@ fn main(
     if (lid.x == 0u) {
         var r = t;
         if ((p.flags & 2u) != 0u) {
-            r = step.pos0 + t;
+            r = positions[t];
         }
         let o = p.out_offset + r * p.out_stride + row;
         if ((p.flags & 1u) != 0u) {

@@ -1,21 +1,30 @@
-// RMSNorm of each token's row: out = w ⊙ x / sqrt(mean(x²) + 1e-5).
+// RMSNorm of each batch row: out = w ⊙ x / sqrt(mean(x²) + 1e-5). With `select`, output
+// row i normalises input row rows[select_offset + i] (the final norm gathers the rows that
+// want logits, so the classifier runs on those only).
 // Mirrors: `cpu::rmsnorm`.
-// Bindings: 0 x (read), 1 weights (read, at w_offset), 2 out (read_write), 3 params (uniform).
+// Bindings: 0 x (read), 1 weights (read, at w_offset), 2 out (read_write), 3 params (uniform),
+//           4 rows (read: the batch table).
 // Workgroup: 64 threads per row (strided sum of squares, tree reduction).
-// Dispatch: (n_tokens, 1, 1).
+// Dispatch: (rows, 1, 1).
 
-struct Params { dim: u32, w_offset: u32, _p0: u32, _p1: u32 }
+struct Params { dim: u32, w_offset: u32, select_offset: u32, select: u32 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
+@group(0) @binding(4) var<storage, read> table: array<u32>;
 
 var<workgroup> partial: array<f32, 64>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let base = wid.x * p.dim;
+    var src = wid.x;
+    if (p.select != 0u) {
+        src = table[p.select_offset + wid.x];
+    }
+    let base = src * p.dim;
+    let obase = wid.x * p.dim;
     var ss = 0.0;
     for (var i = lid.x; i < p.dim; i += 64u) {
         let v = x[base + i];
@@ -31,6 +40,6 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
     let inv = 1.0 / sqrt(partial[0] / f32(p.dim) + 1e-5);
     for (var i = lid.x; i < p.dim; i += 64u) {
-        out[base + i] = w[p.w_offset + i] * (inv * x[base + i]);
+        out[obase + i] = w[p.w_offset + i] * (inv * x[base + i]);
     }
 }

@@ -1,7 +1,8 @@
-// SwiGLU on each token's (gate, up) pair of rows: gate = silu(gate) ⊙ up, silu(v) = v·σ(v).
-// Mirrors: `cpu::swiglu` (hb holds w1·x then w3·x, as `RunState::hb` does).
-// Bindings: 0 hb (read_write, (n_tokens, 2, hidden)), 1 params (uniform).
-// Workgroup: 64. Dispatch: (ceil(hidden / 64), n_tokens, 1).
+// SwiGLU on each batch row's (gate, up) pair: gate = silu(gate) ⊙ up, silu(v) = v·σ(v).
+// Mirrors: `cpu::swiglu` (here hb holds each row's w1·x then its w3·x, (rows, 2, hidden);
+// the CPU keeps all gates, then all ups).
+// Bindings: 0 hb (read_write, (rows, 2, hidden)), 1 params (uniform).
+// Workgroup: 64. Dispatch: (ceil(hidden / 64), rows, 1).
 
 struct Params { hidden: u32, _p0: u32, _p1: u32, _p2: u32 }
 
