@@ -9,15 +9,8 @@
 //! copies the cache) as they diverge, never re-run from the prompt.
 
 use crate::backend::{Backend, BackendError, SeqId};
+use crate::sampling::stages::log_softmax;
 use serde::{Deserialize, Serialize};
-
-/// Log-softmax in f64.
-pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let sum: f64 = logits.iter().map(|&z| (z as f64 - max).exp()).sum();
-    let lse = max + sum.ln();
-    logits.iter().map(|&z| z as f64 - lse).collect()
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BeamConfig {
@@ -151,6 +144,28 @@ impl BeamSearch {
     /// Steps taken (generated length of the live beams).
     pub fn depth(&self) -> usize {
         self.live.first().map_or(0, |l| l.tokens.len())
+    }
+
+    /// The best prefix at the current depth: the live beam or hypothesis finished there
+    /// with the highest cumulative log-probability (None before the first step).
+    pub fn best_at_depth(&self) -> Option<&BeamNode> {
+        let depth = self.depth();
+        self.nodes
+            .iter()
+            .filter(|n| n.depth == depth && n.depth > 0)
+            .filter(|n| !matches!(n.status, NodeStatus::Pruned))
+            .max_by(|a, c| a.cum_logprob.total_cmp(&c.cum_logprob))
+    }
+
+    /// The tokens from the root to node `id` (its prefix); an unknown id gives none.
+    pub fn path(&self, mut id: usize) -> Vec<u32> {
+        let mut toks = Vec::new();
+        while let Some(t) = self.nodes.get(id).and_then(|n| n.token) {
+            toks.push(t);
+            id = self.nodes[id].parent.unwrap_or(0);
+        }
+        toks.reverse();
+        toks
     }
 
     fn add_finished(&mut self, h: Hypothesis) {

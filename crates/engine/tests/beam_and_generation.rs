@@ -142,6 +142,24 @@ fn stepping_beam_search_grows_the_tree() {
     }
     assert_eq!(sizes, vec![1, 5, 9, 13]);
     assert_eq!(search.depth(), 3);
+    // The best prefix at depth 3: its path has 3 tokens, and re-scoring them from the prompt
+    // gives its cumulative log-probability; no live node at that depth beats it.
+    let best = search.best_at_depth().unwrap().clone();
+    let path = search.path(best.id);
+    assert_eq!(path.len(), 3);
+    let (_, lp) = block_on(score_continuation(&mut be, &prompt, &path)).unwrap();
+    assert!(
+        (lp - best.cum_logprob).abs() < 1e-9,
+        "{lp} vs {}",
+        best.cum_logprob
+    );
+    assert!(search
+        .nodes()
+        .iter()
+        .filter(|n| n.depth == 3 && !matches!(n.status, NodeStatus::Pruned))
+        .all(|n| n.cum_logprob <= best.cum_logprob));
+    assert_eq!(search.path(0), Vec::<u32>::new());
+    assert_eq!(search.path(10_000), Vec::<u32>::new());
 }
 
 #[test]

@@ -4,11 +4,10 @@ mod common;
 
 use decoding_engine::{Backend, CpuBackend};
 
+/// The engine's softmax of the model's logits.
 fn softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let exps: Vec<f64> = logits.iter().map(|&l| (l as f64 - max).exp()).collect();
-    let sum: f64 = exps.iter().sum();
-    exps.into_iter().map(|e| e / sum).collect()
+    let z: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
+    decoding_engine::sampling::stages::softmax(&z)
 }
 
 #[test]

@@ -177,7 +177,14 @@ fn mlp_in_block(c: &Config, l: u32, at: usize) -> Vec<u8> {
 /// x += W2 · gate (the gate half of each row of hb).
 fn w2_block(c: &Config, l: u32) -> Vec<u8> {
     let w = l as usize * c.dim * c.hidden_dim;
-    mm(c.hidden_dim, c.dim, w, 2 * c.hidden_dim, (0, c.dim), MATMUL_ACCUMULATE)
+    mm(
+        c.hidden_dim,
+        c.dim,
+        w,
+        2 * c.hidden_dim,
+        (0, c.dim),
+        MATMUL_ACCUMULATE,
+    )
 }
 
 #[rustfmt::skip]

@@ -51,16 +51,13 @@ fn generate(be: &mut dyn Backend, m: &Model, prompt: &str, s: &Settings) -> Vec<
     g.generated_ids()
 }
 
+/// The engine's softmax of a backend's logits.
 fn softmax(z: &[f32]) -> Vec<f64> {
-    let max = z.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let e: Vec<f64> = z.iter().map(|&v| (v as f64 - max).exp()).collect();
-    let s: f64 = e.iter().sum();
-    e.into_iter().map(|v| v / s).collect()
+    let z: Vec<f64> = z.iter().map(|&v| v as f64).collect();
+    decoding_engine::sampling::stages::softmax(&z)
 }
 
-fn argmax(z: &[f32]) -> usize {
-    (0..z.len()).fold(0, |b, i| if z[i] > z[b] { i } else { b })
-}
+use decoding_engine::sampling::argmax;
 
 #[test]
 fn greedy_200_tokens_are_identical_to_the_cpu() {

@@ -200,32 +200,6 @@ pub fn parse_toy(text: &str) -> Result<Vec<f64>, String> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Repetition loops (lesson 10, section 2: greedy "tends to degenerate loops").
-
-/// The shortest period p (≤ 16 tokens) such that the last `min_repeats` × p tokens are one
-/// p-token phrase repeated; returns (p, how many times it repeats at the end).
-pub fn detect_loop(ids: &[u32], min_repeats: usize) -> Option<(usize, usize)> {
-    for p in 1..=16usize {
-        if ids.len() < p * min_repeats {
-            break;
-        }
-        let tail = &ids[ids.len() - p..];
-        let mut repeats = 1;
-        while ids.len() >= (repeats + 1) * p
-            && &ids[ids.len() - (repeats + 1) * p..ids.len() - repeats * p] == tail
-        {
-            repeats += 1;
-        }
-        // A single token repeated needs more evidence than a phrase.
-        let needed = if p == 1 { min_repeats + 2 } else { min_repeats };
-        if repeats >= needed {
-            return Some((p, repeats));
-        }
-    }
-    None
-}
-
-// ---------------------------------------------------------------------------------------
 // The KV cache: bytes = 2 × n × N_layers × d_kv × bytes/elem (lesson 10, section 4).
 
 /// A real model's attention shape, for the calculator.
@@ -370,18 +344,6 @@ mod tests {
         assert!(parse_toy("2, x").is_err());
         assert!(parse_toy("").is_err());
         assert!(parse_toy("inf").is_err());
-    }
-
-    #[test]
-    fn loops_are_detected() {
-        assert_eq!(detect_loop(&[1, 2, 3, 4, 5], 3), None);
-        assert_eq!(
-            detect_loop(&[9, 5, 6, 7, 5, 6, 7, 5, 6, 7], 3),
-            Some((3, 3))
-        );
-        assert_eq!(detect_loop(&[1, 7, 7, 7], 3), None);
-        assert_eq!(detect_loop(&[1, 7, 7, 7, 7, 7], 3), Some((1, 5)));
-        assert_eq!(detect_loop(&[4, 2, 4, 2, 4, 2, 4, 2], 3), Some((2, 4)));
     }
 
     #[test]

@@ -34,6 +34,8 @@ fn sorted_candidates(z: &[f64]) -> Vec<(usize, f64)> {
 }
 
 /// softmax over the finite entries of `z` (removed tokens get 0). All −∞ gives all zeros.
+/// The engine's one softmax of logits (the attention kernel has its own f32 one in `cpu`,
+/// which must give the same bits natively and in wasm).
 pub fn softmax(z: &[f64]) -> Vec<f64> {
     let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if max == f64::NEG_INFINITY {
@@ -47,6 +49,15 @@ pub fn softmax(z: &[f64]) -> Vec<f64> {
     let sum: f64 = p.iter().sum();
     p.iter_mut().for_each(|v| *v /= sum);
     p
+}
+
+/// log softmax of a model's logits, in f64: z − log Σ exp(z) (beam search scores, the
+/// log-probabilities of a continuation).
+pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let sum: f64 = logits.iter().map(|&z| (z as f64 - max).exp()).sum();
+    let lse = max + sum.ln();
+    logits.iter().map(|&z| z as f64 - lse).collect()
 }
 
 /// Probabilities of sorted candidates (the same softmax, over the candidates only).

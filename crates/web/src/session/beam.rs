@@ -118,24 +118,11 @@ impl Session {
                 Err(e) => return vec![err(e)],
             };
         let nodes = b.search.nodes().to_vec();
-        // The best prefix at the current depth: the best live beam or finished hypothesis.
         let depth = b.search.depth();
-        let best = nodes
-            .iter()
-            .filter(|n| n.depth == depth && n.depth > 0)
-            .filter(|n| !matches!(n.status, decoding_engine::beam::NodeStatus::Pruned))
-            .max_by(|a, c| a.cum_logprob.total_cmp(&c.cum_logprob));
-        let path = |mut id: usize| {
-            let mut toks = Vec::new();
-            while let Some(t) = nodes[id].token {
-                toks.push(t);
-                id = nodes[id].parent.unwrap_or(0);
-            }
-            toks.reverse();
-            toks
-        };
         let (best_logprob, best_text) =
-            best.map_or((0.0, String::new()), |n| (n.cum_logprob, text(&path(n.id))));
+            b.search.best_at_depth().map_or((0.0, String::new()), |n| {
+                (n.cum_logprob, text(&b.search.path(n.id)))
+            });
         let finished = b
             .search
             .finished()

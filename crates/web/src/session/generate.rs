@@ -88,7 +88,7 @@ impl Session {
                 timings: self.timings.clone(),
                 loop_warning: {
                     let ids = g.generated_ids();
-                    crate::state::detect_loop(&ids, 3).map(|(p, r)| {
+                    decoding_engine::generation::detect_loop(&ids, 3).map(|(p, r)| {
                         let phrase = m.tokenizer.decode(&ids[ids.len() - p..]).unwrap_or_default();
                         format!(
                             "Repetition loop: the last {p}-token phrase {phrase:?} repeats {r} times. \
