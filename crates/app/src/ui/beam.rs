@@ -7,19 +7,11 @@ use super::Ui;
 use decoding_engine::beam::NodeStatus;
 use decoding_engine::sampling::Knob;
 use decoding_web::protocol::{BeamView, Request};
+use decoding_web::state::piece_text;
 use leptos::prelude::*;
 
 const COL: f32 = 120.0;
 const ROW: f32 = 24.0;
-
-fn short(piece: &str) -> String {
-    let p = piece.replace('\n', "⏎");
-    if p.chars().count() > 10 {
-        format!("{}…", p.chars().take(9).collect::<String>())
-    } else {
-        p
-    }
-}
 
 fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
     // Rows per depth, in node order.
@@ -64,14 +56,15 @@ fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
                 NodeStatus::Finished => "finished",
                 NodeStatus::Unfinished => "unfinished",
             };
-            let label = n
-                .token
-                .map_or_else(|| "prompt".to_string(), |t| short(&ui.piece(t)));
+            let label = n.token.map_or_else(
+                || "prompt".to_string(),
+                |t| piece_text(&ui.piece(t), false, Some(10)),
+            );
             let title = format!(
                 "{} — log p {:.3}, cumulative {:.3} ({})",
                 n.token.map_or_else(
                     || "the prompt".to_string(),
-                    |t| format!("{:?}", ui.piece(t))
+                    |t| piece_text(&ui.piece(t), true, None)
                 ),
                 n.logprob,
                 n.cum_logprob,
@@ -109,15 +102,15 @@ fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
 #[component]
 pub fn BeamPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = move || ui.page.with(|p| p.panels.contains("beam"));
+    let open = move || ui.shell.page.with(|p| p.panels.contains("beam"));
     let knob = move |k: Knob| {
         let field = k.name();
         view! {
             <label>{k.spec().label}" "
                 <input type="text" class="num" data-testid=format!("knob-{field}")
                     title=k.spec().help
-                    prop:value=move || ui.raw.with(|r| r.get(k).map(String::from))
-                        .unwrap_or_else(|| ui.settings.with(|s| s.knob_value(k).1.join("")))
+                    prop:value=move || ui.knobs.raw.with(|r| r.get(k).map(String::from))
+                        .unwrap_or_else(|| ui.knobs.settings.with(|s| s.knob_value(k).1.join("")))
                     on:change=move |ev| ui.set_field(field, event_target_value(&ev)) />
             </label>
         }
@@ -135,7 +128,7 @@ pub fn BeamPanel() -> impl IntoView {
                     {knob(Knob::LengthPenalty)}
                     <label>
                         <input type="checkbox" data-testid="knob-early_stopping"
-                            prop:checked=move || ui.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
+                            prop:checked=move || ui.knobs.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
                             on:change=move |ev| ui.set_field("early_stopping", event_target_checked(&ev).to_string()) />
                         " early stopping"
                     </label>
@@ -149,7 +142,7 @@ pub fn BeamPanel() -> impl IntoView {
                         <button data-testid="beam-restart" on:click=move |_| ui.send(&Request::BeamStart)>"Restart"</button>
                     })}
                 </div>
-                {move || ui.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
+                {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
                     let finished = v.finished.iter().map(|h| view! {
                         <li>{format!("score {:.3} (log p {:.3}{}): {}", h.score, h.sum_logprob,
                             if h.ended { ", ended" } else { "" }, h.text)}</li>

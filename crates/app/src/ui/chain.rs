@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 /// Moves stage `from` to position `to` and sends the new order.
 fn reorder(ui: Ui, from: usize, to: usize) {
-    let mut order = ui.settings.get_untracked().order;
+    let mut order = ui.knobs.settings.get_untracked().order;
     if from >= order.len() || to >= order.len() || from == to {
         return;
     }
@@ -58,9 +58,9 @@ fn mini_chart(v: &StageView) -> impl IntoView {
 pub fn Chain() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let dragging = RwSignal::new(None::<usize>);
-    let open = move || ui.page.with(|p| p.panels.contains("chain"));
+    let open = move || ui.shell.page.with(|p| p.panels.contains("chain"));
     let stage_view = move |st: Stage| {
-        ui.trace.with(|t| {
+        ui.gen.trace.with(|t| {
             t.as_ref()
                 .and_then(|t| t.stages.iter().find(|v| v.stage == st).cloned())
         })
@@ -76,7 +76,7 @@ pub fn Chain() -> impl IntoView {
                 <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules."</p>
                 <ol class="chain" data-testid="chain">
                     {move || {
-                        let order = ui.settings.get().order;
+                        let order = ui.knobs.settings.get().order;
                         let len = order.len();
                         order.into_iter().enumerate().map(|(i, st)| {
                             let v = stage_view(st);
@@ -118,7 +118,7 @@ pub fn Chain() -> impl IntoView {
                         }).collect_view()
                     }}
                 </ol>
-                {move || ui.field_errors.with(|e| e.iter().find(|e| e.field == "order").map(|e| {
+                {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == "order").map(|e| {
                     view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
                 }))}
             })}

@@ -5,16 +5,13 @@
 
 use super::Ui;
 use decoding_web::protocol::TraceView;
+use decoding_web::state::piece_text;
 use decoding_web::state::{self, Scale};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// Rows listed under the chart before "show all".
 const ROWS: usize = 40;
-
-fn visible(piece: &str) -> String {
-    format!("{:?}", piece)
-}
 
 /// Bar height (0..1) of a probability on the chosen scale (log scale down to 1e-8).
 fn height(p: f32, scale: Scale) -> f32 {
@@ -73,7 +70,7 @@ fn DistributionView(
 ) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let show_all = RwSignal::new(false);
-    let scale = move || ui.page.with(|p| p.scale);
+    let scale = move || ui.shell.page.with(|p| p.scale);
     let summary = move || {
         trace.with(|t| {
             t.as_ref().map(|t| {
@@ -85,7 +82,7 @@ fn DistributionView(
                     .map(|&id| {
                         format!(
                             "{} {:.1}%",
-                            visible(&ui.piece(id)),
+                            piece_text(&ui.piece(id), true, None),
                             t.probs[id as usize] * 100.0
                         )
                     })
@@ -95,7 +92,7 @@ fn DistributionView(
                     t.kept,
                     t.order.len(),
                     top.join(", "),
-                    visible(&ui.piece(t.token)),
+                    piece_text(&ui.piece(t.token), true, None),
                     t.rank
                 )
             })
@@ -151,7 +148,7 @@ fn DistributionView(
                             <li class="row" class:removed=removed class:chosen=id == t.token
                                 data-testid="dist-row" data-id=id.to_string()>
                                 <span class="rank">{rank + 1}</span>
-                                <span class="piece">{visible(&ui.piece(id))}</span>
+                                <span class="piece">{piece_text(&ui.piece(id), true, None)}</span>
                                 <span class="barcell"><span class="bar" style=format!("width:{:.1}%", height(shown, sc) * 100.0)></span></span>
                                 <span class="v" data-testid="dist-value">{value}</span>
                                 <span class="by">{by}</span>
@@ -170,19 +167,18 @@ fn DistributionView(
 #[component]
 pub fn Distribution() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let trace = Signal::derive(move || ui.trace.get());
+    let trace = Signal::derive(move || ui.gen.trace.get());
     let set_scale = move |s: Scale| {
-        ui.page.update(|p| p.scale = s);
-        ui.sync_url();
+        ui.shell.page.update(|p| p.scale = s);
     };
     view! {
         <section class="panel" aria-labelledby="dist-h">
             <div class="panel-head">
                 <h2 id="dist-h">"Next-token distribution " <span class="tag">"[STATE]"</span></h2>
                 <div class="seg" role="group" aria-label="Scale">
-                    <button data-testid="scale-prob" aria-pressed=move || (ui.page.with(|p| p.scale) == Scale::Probability).to_string()
+                    <button data-testid="scale-prob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::Probability).to_string()
                         on:click=move |_| set_scale(Scale::Probability)>"probability"</button>
-                    <button data-testid="scale-logprob" aria-pressed=move || (ui.page.with(|p| p.scale) == Scale::LogProbability).to_string()
+                    <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
                         on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
                 </div>
                 <button class="ghost" data-testid="export-svg" on:click=move |_| export_svg("dist-chart")>"Export SVG"</button>
@@ -196,10 +192,10 @@ pub fn Distribution() -> impl IntoView {
 #[component]
 pub fn ToyPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = move || ui.page.with(|p| p.panels.contains("toy"));
-    let trace = Signal::derive(move || ui.toy_trace.get());
+    let open = move || ui.shell.page.with(|p| p.panels.contains("toy"));
+    let trace = Signal::derive(move || ui.views.toy_trace.get());
     let text = move || {
-        ui.page.with(|p| {
+        ui.shell.page.with(|p| {
             p.toy
                 .clone()
                 .unwrap_or_else(|| state::DEFAULT_TOY.to_string())
@@ -218,12 +214,11 @@ pub fn ToyPanel() -> impl IntoView {
                     <input data-testid="toy-logits" type="text" prop:value=text
                         on:input=move |ev| {
                             let v = event_target_value(&ev);
-                            ui.page.update(|p| p.toy = Some(v));
-                            ui.sync_url();
+                            ui.shell.page.update(|p| p.toy = Some(v));
                             ui.send_toy();
                         } />
                 </label>
-                {move || ui.toy_trace.with(|t| t.as_ref().map(|t| {
+                {move || ui.views.toy_trace.with(|t| t.as_ref().map(|t| {
                     let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
                     view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
                 }))}

@@ -51,7 +51,7 @@ pub fn install_shortcuts(ui: Ui) {
             .unwrap_or(false);
         let key = ev.key();
         if key == "Escape" {
-            ui.help.set(false);
+            ui.shell.help.set(false);
             return;
         }
         if typing {
@@ -96,7 +96,7 @@ pub fn install_shortcuts(ui: Ui) {
                 true
             }
             "l" => {
-                ui.page.update(|p| {
+                ui.shell.page.update(|p| {
                     p.scale = match p.scale {
                         decoding_web::state::Scale::Probability => {
                             decoding_web::state::Scale::LogProbability
@@ -106,11 +106,10 @@ pub fn install_shortcuts(ui: Ui) {
                         }
                     }
                 });
-                ui.sync_url();
                 true
             }
             "?" => {
-                ui.help.set(true);
+                ui.shell.help.set(true);
                 true
             }
             _ => false,
@@ -127,18 +126,18 @@ pub fn install_shortcuts(ui: Ui) {
 pub fn HelpOverlay() -> impl IntoView {
     let ui = expect_context::<Ui>();
     move || {
-        ui.help.get().then(|| {
+        ui.shell.help.get().then(|| {
             let rows = SHORTCUTS
                 .iter()
                 .map(|(k, a)| view! { <tr><th scope="row"><kbd>{*k}</kbd></th><td>{*a}</td></tr> })
                 .collect_view();
             view! {
                 <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="help-h" data-testid="help"
-                    on:click=move |_| ui.help.set(false)>
+                    on:click=move |_| ui.shell.help.set(false)>
                     <div class="dialog" on:click=|ev| ev.stop_propagation()>
                         <h2 id="help-h">"Keyboard shortcuts"</h2>
                         <table>{rows}</table>
-                        <button data-testid="help-close" autofocus on:click=move |_| ui.help.set(false)>"Close"</button>
+                        <button data-testid="help-close" autofocus on:click=move |_| ui.shell.help.set(false)>"Close"</button>
                     </div>
                 </div>
             }

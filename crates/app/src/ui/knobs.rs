@@ -20,19 +20,19 @@ fn grid() -> impl Iterator<Item = &'static KnobSpec> {
 /// The knob's text box content: the raw text typed or linked, else the validated value.
 fn shown_text(ui: &Ui, knob: Knob) -> String {
     let spec = knob.spec();
-    ui.raw.with(|r| match spec.control {
+    ui.knobs.raw.with(|r| match spec.control {
         Control::List { sep } => r.entries(knob).join(if sep == ',' { ", " } else { "\n" }),
         _ => r
             .get(knob)
             .map(String::from)
-            .unwrap_or_else(|| ui.settings.with(|s| s.knob_value(knob).1.join(","))),
+            .unwrap_or_else(|| ui.knobs.settings.with(|s| s.knob_value(knob).1.join(","))),
     })
 }
 
 /// The error message of a field, if its text breaks a rule.
 fn field_error(ui: Ui, field: &'static str) -> Signal<Option<String>> {
     Signal::derive(move || {
-        ui.field_errors.with(|e| {
+        ui.knobs.field_errors.with(|e| {
             e.iter()
                 .find(|e| e.field == field)
                 .map(|e| e.message.clone())
@@ -106,9 +106,9 @@ fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
 #[component]
 pub fn Knobs() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let profile = move || ui.settings.with(|s| s.profile.name().to_string());
+    let profile = move || ui.knobs.settings.with(|s| s.profile.name().to_string());
     let strategy = move || {
-        ui.settings.with(|s| match s.strategy {
+        ui.knobs.settings.with(|s| match s.strategy {
             decoding_engine::sampling::Strategy::Sample => "sample",
             decoding_engine::sampling::Strategy::Greedy => "greedy",
             decoding_engine::sampling::Strategy::Beam { .. } => "beam",
@@ -123,7 +123,7 @@ pub fn Knobs() -> impl IntoView {
                         on:change=move |ev| {
                             let v = event_target_value(&ev);
                             // A new profile brings its own default order.
-                            ui.raw.update(|r| { r.put(Knob::Profile, v); r.clear(Knob::Order); });
+                            ui.knobs.raw.update(|r| { r.put(Knob::Profile, v); r.clear(Knob::Order); });
                             ui.apply_raw();
                         }>
                         <option value="hf">"hf (transformers generate())"</option>

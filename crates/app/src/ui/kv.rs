@@ -12,7 +12,7 @@ use leptos::prelude::*;
 #[component]
 pub fn KvPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = move || ui.page.with(|p| p.panels.contains("kv"));
+    let open = move || ui.shell.page.with(|p| p.panels.contains("kv"));
     view! {
         <section class="panel" aria-labelledby="kv-h">
             <div class="panel-head">
@@ -29,7 +29,7 @@ pub fn KvPanel() -> impl IntoView {
 fn Cache() -> impl IntoView {
     let ui = expect_context::<Ui>();
     move || {
-        let (Some(info), Some(t)) = (ui.info.get(), ui.transcript.get()) else {
+        let (Some(info), Some(t)) = (ui.model.info.get(), ui.gen.transcript.get()) else {
             return view! { <p>"Waiting for the model…"</p> }.into_any();
         };
         let c = info.config;
@@ -103,16 +103,16 @@ fn Cache() -> impl IntoView {
 fn Compare() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let run = move |_| {
-        ui.compare.set(None);
+        ui.views.compare.set(None);
         ui.send(&decoding_web::protocol::Request::CacheCompare {
             positions: vec![16, 32, 64, 128, 256, 512],
         });
     };
     view! {
         <h3>"With the cache, and without"</h3>
-        <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d)."</p>
+        <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d). Here \"without\" re-runs the n-token prefix as one batch on a fresh sequence, its keys and values thrown away after the step."</p>
         <button data-testid="cache-compare" on:click=run>"Measure on this backend"</button>
-        {move || ui.compare.get().map(|rows| {
+        {move || ui.views.compare.get().map(|rows| {
             let body = rows.iter().map(|r| view! {
                 <tr>
                     <td>{r.n}</td>

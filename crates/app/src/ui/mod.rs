@@ -34,31 +34,62 @@ pub enum LoadState {
     Ready,
 }
 
-/// The page's state: signals fed by the worker's events and by the controls.
+/// The model and the backend running it.
 #[derive(Clone, Copy)]
-pub struct Ui {
+pub struct ModelState {
     pub load: RwSignal<LoadState>,
     pub info: RwSignal<Option<ModelInfo>>,
     pub backend: RwSignal<Option<BackendReport>>,
+}
+
+/// The transcript, its next-token distribution, and whether it is running.
+#[derive(Clone, Copy)]
+pub struct GenState {
     pub transcript: RwSignal<Option<TranscriptView>>,
     pub trace: RwSignal<Option<TraceView>>,
-    pub toy_trace: RwSignal<Option<TraceView>>,
-    pub beam: RwSignal<Option<BeamView>>,
-    /// The last cached-against-naive measurement.
-    pub compare: RwSignal<Option<Vec<CompareRow>>>,
-    /// The last error from the worker.
-    pub error: RwSignal<Option<String>>,
-    /// What the link had wrong when the page opened.
-    pub url_problems: RwSignal<Vec<SettingError>>,
+    pub running: RwSignal<bool>,
+}
+
+/// The knobs: their text as typed, the last valid settings, the rules broken.
+#[derive(Clone, Copy)]
+pub struct KnobState {
     /// The controls' text, as typed.
     pub raw: RwSignal<RawSettings>,
     /// The last valid settings (what the worker has).
     pub settings: RwSignal<Settings>,
     /// Rule violations of the current `raw`, shown next to their controls.
     pub field_errors: RwSignal<Vec<SettingError>>,
+}
+
+/// What the side panels draw: toy logits, the beam tree, the cache comparison.
+#[derive(Clone, Copy)]
+pub struct ViewState {
+    pub toy_trace: RwSignal<Option<TraceView>>,
+    pub beam: RwSignal<Option<BeamView>>,
+    /// The last cached-against-naive measurement.
+    pub compare: RwSignal<Option<Vec<CompareRow>>>,
+}
+
+/// The page around them: the link's view, the help overlay, errors.
+#[derive(Clone, Copy)]
+pub struct ShellState {
     pub page: RwSignal<PageState>,
-    pub running: RwSignal<bool>,
     pub help: RwSignal<bool>,
+    /// The last error from the worker.
+    pub error: RwSignal<Option<String>>,
+    /// What the link had wrong when the page opened.
+    pub url_problems: RwSignal<Vec<SettingError>>,
+}
+
+/// The page's state, one group of signals per part of the page, fed by the worker's events
+/// and by the controls.
+#[derive(Clone, Copy)]
+pub struct Ui {
+    pub model: ModelState,
+    pub gen: GenState,
+    pub knobs: KnobState,
+    pub views: ViewState,
+    pub shell: ShellState,
     /// Whether the first link restore was sent.
     restored: RwSignal<bool>,
     link: StoredValue<web_sys::Worker, LocalStorage>,
@@ -78,12 +109,13 @@ impl Ui {
     }
 
     pub fn vocab_size(&self) -> usize {
-        self.info
+        self.model
+            .info
             .with_untracked(|i| i.as_ref().map_or(512, |i| i.config.vocab_size))
     }
 
     pub fn piece(&self, id: u32) -> String {
-        self.info.with_untracked(|i| {
+        self.model.info.with_untracked(|i| {
             i.as_ref()
                 .and_then(|i| i.pieces.get(id as usize).cloned())
                 .unwrap_or_else(|| format!("#{id}"))
@@ -92,14 +124,14 @@ impl Ui {
 
     pub fn is_beam(&self) -> bool {
         matches!(
-            self.settings.get_untracked().strategy,
+            self.knobs.settings.get_untracked().strategy,
             Strategy::Beam { .. }
         )
     }
 
     /// Sets one raw field and, if everything is valid, sends the new settings to the worker.
     pub fn set_field(&self, field: &str, value: String) {
-        self.raw.update(
+        self.knobs.raw.update(
             |r| match Knob::parse(field).map(|k| (k, k.spec().control)) {
                 Some((k, Control::List { sep })) => r.put_all(k, split_entries(&value, sep)),
                 _ => {
@@ -112,26 +144,25 @@ impl Ui {
 
     /// Validates the controls' text; valid settings go to the worker, errors to the controls.
     pub fn apply_raw(&self) {
-        let raw = self.raw.get_untracked();
+        let raw = self.knobs.raw.get_untracked();
         match raw.validate(self.vocab_size()) {
             Ok(s) => {
-                self.field_errors.set(Vec::new());
-                let strategy_changed = s.strategy != self.settings.get_untracked().strategy;
-                self.settings.set(s.clone());
+                self.knobs.field_errors.set(Vec::new());
+                let strategy_changed = s.strategy != self.knobs.settings.get_untracked().strategy;
+                self.knobs.settings.set(s.clone());
                 self.send(&Request::SetSettings { settings: s });
                 if strategy_changed && self.is_beam() {
                     self.send(&Request::BeamStart);
                 }
                 self.send_toy();
-                self.sync_url();
             }
-            Err(e) => self.field_errors.set(e.0),
+            Err(e) => self.knobs.field_errors.set(e.0),
         }
     }
 
     /// Re-runs the toy logits when toy mode is on.
     pub fn send_toy(&self) {
-        let page = self.page.get_untracked();
+        let page = self.shell.page.get_untracked();
         if page.panels.contains("toy") {
             let text = page.toy.unwrap_or_else(|| state::DEFAULT_TOY.to_string());
             match state::parse_toy(&text) {
@@ -139,39 +170,25 @@ impl Ui {
                     logits,
                     history: Vec::new(),
                 }),
-                Err(e) => self.error.set(Some(format!("toy logits: {e}"))),
+                Err(e) => self.shell.error.set(Some(format!("toy logits: {e}"))),
             }
         }
     }
 
-    /// Writes the view into the address bar (replaceState: no history spam).
-    pub fn sync_url(&self) {
-        let q = state::to_query(&self.page.get_untracked(), &self.settings.get_untracked());
-        let url = if q.is_empty() {
-            window().location().pathname().unwrap_or_default()
-        } else {
-            format!("?{q}")
-        };
-        if let Ok(h) = window().history() {
-            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
-        }
-    }
-
     pub fn toggle_panel(&self, name: &str) {
-        self.page.update(|p| {
+        self.shell.page.update(|p| {
             if !p.panels.remove(name) {
                 p.panels.insert(name.to_string());
             }
         });
         if name == "toy" {
-            self.page.update(|p| {
+            self.shell.page.update(|p| {
                 if p.toy.is_none() {
                     p.toy = Some(state::DEFAULT_TOY.to_string());
                 }
             });
             self.send_toy();
         }
-        self.sync_url();
     }
 
     /// Step: one token (or one beam level in beam mode).
@@ -190,7 +207,7 @@ impl Ui {
     }
 
     pub fn reset(&self) {
-        self.running.set(false);
+        self.gen.running.set(false);
         if self.is_beam() {
             self.send(&Request::BeamStart);
         } else {
@@ -200,8 +217,8 @@ impl Ui {
 
     /// Run / pause: tokens at a steady pace until paused or stopped.
     pub fn toggle_run(&self) {
-        let run = !self.running.get_untracked();
-        self.running.set(run);
+        let run = !self.gen.running.get_untracked();
+        self.gen.running.set(run);
         if run {
             self.step();
         } else {
@@ -211,17 +228,17 @@ impl Ui {
 
     /// While running: the next step after the pace, or the end when generation is done.
     fn continue_run(&self, done: bool) {
-        if !self.running.get_untracked() {
+        if !self.gen.running.get_untracked() {
             return;
         }
         if done {
-            self.running.set(false);
+            self.gen.running.set(false);
             return;
         }
         let ui = *self;
         set_timeout(
             move || {
-                if ui.running.get_untracked() {
+                if ui.gen.running.get_untracked() {
                     ui.step();
                 }
             },
@@ -233,25 +250,25 @@ impl Ui {
         match e {
             Event::Ready => {
                 // The link's view is opened as part of loading: prompt, settings, tokens.
-                let page = self.page.get_untracked();
+                let page = self.shell.page.get_untracked();
                 self.send(&Request::Load {
                     model_url: MODEL_URL.into(),
                     tokenizer_url: TOKENIZER_URL.into(),
                     backend: page.backend,
                     prompt: page.prompt.clone(),
-                    settings: self.settings.get_untracked(),
+                    settings: self.knobs.settings.get_untracked(),
                     steps: page.steps,
                 });
             }
             Event::Progress { loaded, total, .. } => {
-                self.load.set(LoadState::Loading { loaded, total })
+                self.model.load.set(LoadState::Loading { loaded, total })
             }
             Event::Loaded { info } => {
-                self.info.set(Some(info));
-                self.load.set(LoadState::Ready);
+                self.model.info.set(Some(info));
+                self.model.load.set(LoadState::Ready);
             }
             Event::Backend { report } => {
-                self.backend.set(Some(report));
+                self.model.backend.set(Some(report));
                 if !self.restored.get_untracked() {
                     // First backend: the views that live beside the transcript.
                     self.restored.set(true);
@@ -264,33 +281,44 @@ impl Ui {
             Event::Transcript { view } => {
                 let n = view.steps.len() as u32;
                 let stopped = view.stop.is_some();
-                self.transcript.set(Some(view));
-                self.page.update(|p| p.steps = n);
-                self.sync_url();
+                self.gen.transcript.set(Some(view));
+                self.shell.page.update(|p| p.steps = n);
                 if !self.is_beam() {
                     self.continue_run(stopped);
                 }
             }
             Event::Trace { view, toy } => {
                 if toy {
-                    self.toy_trace.set(Some(view));
+                    self.views.toy_trace.set(Some(view));
                 } else {
-                    self.trace.set(Some(view));
+                    self.gen.trace.set(Some(view));
                 }
             }
             Event::Beam { view } => {
                 let done = view.done;
-                self.beam.set(Some(view));
+                self.views.beam.set(Some(view));
                 if self.is_beam() {
                     self.continue_run(done);
                 }
             }
-            Event::CacheCompare { rows } => self.compare.set(Some(rows)),
+            Event::CacheCompare { rows } => self.views.compare.set(Some(rows)),
             Event::Error { message } => {
-                self.running.set(false);
-                self.error.set(Some(message));
+                self.gen.running.set(false);
+                self.shell.error.set(Some(message));
             }
         }
+    }
+}
+
+/// Writes the view into the address bar (replaceState: no history spam).
+fn write_url(query: &str) {
+    let url = if query.is_empty() {
+        window().location().pathname().unwrap_or_default()
+    } else {
+        format!("?{query}")
+    };
+    if let Ok(h) = window().history() {
+        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
     }
 }
 
@@ -320,31 +348,50 @@ fn App() -> impl IntoView {
         }
     };
     let ui = Ui {
-        load: RwSignal::new(LoadState::Starting),
-        info: RwSignal::new(None),
-        backend: RwSignal::new(None),
-        transcript: RwSignal::new(None),
-        trace: RwSignal::new(None),
-        toy_trace: RwSignal::new(None),
-        beam: RwSignal::new(None),
-        compare: RwSignal::new(None),
-        error: RwSignal::new(None),
-        url_problems: RwSignal::new(restored.problems.clone()),
-        raw: RwSignal::new(restored.raw.clone()),
-        settings: RwSignal::new(restored.settings.clone()),
-        field_errors: RwSignal::new(Vec::new()),
-        page: RwSignal::new(restored.page.clone()),
-        running: RwSignal::new(false),
-        help: RwSignal::new(false),
+        model: ModelState {
+            load: RwSignal::new(LoadState::Starting),
+            info: RwSignal::new(None),
+            backend: RwSignal::new(None),
+        },
+        gen: GenState {
+            transcript: RwSignal::new(None),
+            trace: RwSignal::new(None),
+            running: RwSignal::new(false),
+        },
+        knobs: KnobState {
+            raw: RwSignal::new(restored.raw.clone()),
+            settings: RwSignal::new(restored.settings.clone()),
+            field_errors: RwSignal::new(Vec::new()),
+        },
+        views: ViewState {
+            toy_trace: RwSignal::new(None),
+            beam: RwSignal::new(None),
+            compare: RwSignal::new(None),
+        },
+        shell: ShellState {
+            page: RwSignal::new(restored.page.clone()),
+            help: RwSignal::new(false),
+            error: RwSignal::new(None),
+            url_problems: RwSignal::new(restored.problems.clone()),
+        },
         restored: RwSignal::new(false),
         link: StoredValue::new_local(worker.clone()),
     };
     provide_context(ui);
+    // The address bar always holds the whole view: one effect, re-run whenever the page
+    // state or the valid settings change.
+    Effect::new(move |_| {
+        write_url(&state::to_query(
+            &ui.shell.page.get(),
+            &ui.knobs.settings.get(),
+        ));
+    });
     let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let text = e.data().as_string().unwrap_or_default();
         match decoding_web::protocol::decode::<Event>(&text) {
             Ok(ev) => ui.on_event(ev),
             Err(err) => ui
+                .shell
                 .error
                 .set(Some(format!("unreadable message from the engine: {err}"))),
         }
@@ -352,7 +399,8 @@ fn App() -> impl IntoView {
     worker.set_onmessage(Some(on_event.as_ref().unchecked_ref()));
     on_event.forget();
     let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
-        ui.error
+        ui.shell
+            .error
             .set(Some(format!("the engine worker failed: {}", e.message())));
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -360,7 +408,7 @@ fn App() -> impl IntoView {
     help::install_shortcuts(ui);
 
     view! {
-        <div class="app" class:presenter=move || ui.page.with(|p| p.presenter)>
+        <div class="app" class:presenter=move || ui.shell.page.with(|p| p.presenter)>
             <a class="skip" href="#controls">"Skip to the controls"</a>
             <Header />
             <Problems />
@@ -395,9 +443,8 @@ fn Header() -> impl IntoView {
     let on_backend = move |ev| {
         let v = event_target_value(&ev);
         if let Some(choice) = BackendChoice::parse(&v) {
-            ui.page.update(|p| p.backend = choice);
-            ui.sync_url();
-            ui.running.set(false);
+            ui.shell.page.update(|p| p.backend = choice);
+            ui.gen.running.set(false);
             ui.send(&Request::SetBackend { backend: choice });
             // The beam tree's caches lived on the old backend: grow it again on the new one.
             if ui.is_beam() {
@@ -408,7 +455,7 @@ fn Header() -> impl IntoView {
     view! {
         <header class="top">
             <h1>"Decoding Explorer"</h1>
-            {move || match ui.load.get() {
+            {move || match ui.model.load.get() {
                 LoadState::Ready => ().into_any(),
                 LoadState::Starting => view! { <span class="loading">"Starting the engine…"</span> }.into_any(),
                 LoadState::Loading { loaded, total } => {
@@ -422,7 +469,7 @@ fn Header() -> impl IntoView {
                     .into_any()
                 }
             }}
-            {move || ui.backend.get().map(|r| {
+            {move || ui.model.backend.get().map(|r| {
                 let label = match r.kind {
                     decoding_engine::BackendKind::Gpu => "WebGPU",
                     decoding_engine::BackendKind::Cpu => "CPU",
@@ -435,7 +482,7 @@ fn Header() -> impl IntoView {
             <label class="inline">
                 "Backend "
                 <select data-testid="backend-select" on:change=on_backend
-                    prop:value=move || match ui.page.with(|p| p.backend) {
+                    prop:value=move || match ui.shell.page.with(|p| p.backend) {
                         BackendChoice::Auto => "auto",
                         BackendChoice::Gpu => "gpu",
                         BackendChoice::Cpu => "cpu",
@@ -445,7 +492,7 @@ fn Header() -> impl IntoView {
                     <option value="cpu">"CPU"</option>
                 </select>
             </label>
-            {move || ui.info.get().map(|i| view! {
+            {move || ui.model.info.get().map(|i| view! {
                 <span class="summary" data-testid="model-summary">
                     {format!(
                         "{}: {} parameters [LEARNED], {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}",
@@ -455,11 +502,11 @@ fn Header() -> impl IntoView {
                 </span>
             })}
             <ModelPicker />
-            <button class="ghost" data-testid="presenter" aria-pressed=move || ui.page.with(|p| p.presenter).to_string()
-                on:click=move |_| { ui.page.update(|p| p.presenter = !p.presenter); ui.sync_url(); }>
+            <button class="ghost" data-testid="presenter" aria-pressed=move || ui.shell.page.with(|p| p.presenter).to_string()
+                on:click=move |_| { ui.shell.page.update(|p| p.presenter = !p.presenter); }>
                 "Presenter mode"
             </button>
-            <button class="ghost" data-testid="help-button" aria-label="Keyboard shortcuts" on:click=move |_| ui.help.set(true)>"?"</button>
+            <button class="ghost" data-testid="help-button" aria-label="Keyboard shortcuts" on:click=move |_| ui.shell.help.set(true)>"?"</button>
         </header>
     }
 }
@@ -478,7 +525,7 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
                 let _ = js_sys::Reflect::set(&msg, &"name".into(), &name.into());
                 let _ = js_sys::Reflect::set(&msg, &"model".into(), &m);
                 let _ = js_sys::Reflect::set(&msg, &"tokenizer".into(), &t);
-                ui.running.set(false);
+                ui.gen.running.set(false);
                 ui.link.with_value(|w| {
                     if let Err(e) = w.post_message(&msg) {
                         web_sys::console::error_2(&"postMessage failed".into(), &e);
@@ -486,6 +533,7 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
                 });
             }
             _ => ui
+                .shell
                 .error
                 .set(Some("the chosen files could not be read".into())),
         }
@@ -511,7 +559,7 @@ fn ModelPicker() -> impl IntoView {
             load_files(ui, m, t);
             open.set(false);
         } else {
-            ui.error.set(Some("choose both a checkpoint (.bin) and its tokenizer (tokenizer.bin or tokenizer.json)".into()));
+            ui.shell.error.set(Some("choose both a checkpoint (.bin) and its tokenizer (tokenizer.bin or tokenizer.json)".into()));
         }
     };
     // Dropping two files anywhere: the one named like a tokenizer is the tokenizer.
@@ -533,6 +581,7 @@ fn ModelPicker() -> impl IntoView {
         match (m, t) {
             (Some(m), Some(t)) => load_files(ui, m, t),
             _ => ui
+                .shell
                 .error
                 .set(Some("drop a checkpoint and its tokenizer together".into())),
         }
@@ -569,20 +618,20 @@ fn ModelPicker() -> impl IntoView {
 fn Problems() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
-        {move || ui.error.get().map(|e| view! {
+        {move || ui.shell.error.get().map(|e| view! {
             <div class="error" role="alert" data-testid="error">
                 <span>{e}</span>
-                <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.error.set(None)>"×"</button>
+                <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.shell.error.set(None)>"×"</button>
             </div>
         })}
         {move || {
-            let p = ui.url_problems.get();
+            let p = ui.shell.url_problems.get();
             (!p.is_empty()).then(|| {
                 let text = p.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
                 view! {
                     <div class="error" role="alert" data-testid="url-problems">
                         <span>{format!("The link had values this page cannot use, so their defaults are shown: {text}")}</span>
-                        <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.url_problems.set(Vec::new())>"×"</button>
+                        <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.shell.url_problems.set(Vec::new())>"×"</button>
                     </div>
                 }
             })

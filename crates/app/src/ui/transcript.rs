@@ -5,32 +5,28 @@
 use super::Ui;
 use decoding_engine::generation::StopReason;
 use decoding_web::protocol::Request;
+use decoding_web::state::piece_text;
 use leptos::prelude::*;
-
-fn visible(piece: &str) -> String {
-    piece.replace('\n', "⏎").replace(' ', "␣")
-}
 
 #[component]
 pub fn Transcript() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let hovered = RwSignal::new(None::<usize>);
-    let prompt_text = RwSignal::new(ui.page.get_untracked().prompt);
+    let prompt_text = RwSignal::new(ui.shell.page.get_untracked().prompt);
     let apply_prompt = move || {
         let p = prompt_text.get_untracked();
-        ui.running.set(false);
-        ui.page.update(|s| {
+        ui.gen.running.set(false);
+        ui.shell.page.update(|s| {
             s.prompt = p.clone();
             s.steps = 0;
         });
-        ui.sync_url();
         ui.send(&Request::SetPrompt { prompt: p });
         if ui.is_beam() {
             ui.send(&Request::BeamStart);
         }
     };
     let stop_text = move || {
-        ui.transcript.with(|t| {
+        ui.gen.transcript.with(|t| {
             t.as_ref().and_then(|t| t.stop.clone()).map(|r| match r {
                 StopReason::EndOfSequence { token } => {
                     format!("Stopped: the model ended the story (token {token}).")
@@ -63,8 +59,8 @@ pub fn Transcript() -> impl IntoView {
             <div class="controls" id="controls" role="toolbar" aria-label="Generation controls">
                 <button data-testid="step" on:click=move |_| ui.step() title="Step one token (n)">"Step"</button>
                 <button data-testid="run" on:click=move |_| ui.toggle_run() title="Run / pause (p)"
-                    aria-pressed=move || ui.running.get().to_string()>
-                    {move || if ui.running.get() { "Pause" } else { "Run" }}
+                    aria-pressed=move || ui.gen.running.get().to_string()>
+                    {move || if ui.gen.running.get() { "Pause" } else { "Run" }}
                 </button>
                 <button data-testid="rewind" on:click=move |_| ui.rewind() title="Rewind one token (b)"
                     disabled=move || ui.is_beam_tracked()>"Rewind"</button>
@@ -73,10 +69,10 @@ pub fn Transcript() -> impl IntoView {
             </div>
             <div class="transcript" data-testid="transcript" aria-live="polite">
                 <span class="prompt-text" data-testid="prompt-text">
-                    {move || ui.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
+                    {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
                 </span>
                 {move || {
-                    let steps = ui.transcript.with(|t| t.as_ref().map(|t| t.steps.clone()).unwrap_or_default());
+                    let steps = ui.gen.transcript.with(|t| t.as_ref().map(|t| t.steps.clone()).unwrap_or_default());
                     steps
                         .into_iter()
                         .enumerate()
@@ -92,7 +88,7 @@ pub fn Transcript() -> impl IntoView {
                                     on:mouseleave=move |_| hovered.set(None)
                                     on:focus=move |_| hovered.set(Some(i))
                                     on:blur=move |_| hovered.set(None)>
-                                    <span class="piece">{visible(&s.piece)}</span>
+                                    <span class="piece">{piece_text(&s.piece, false, None)}</span>
                                     <span class="p">{format!("{:.2} #{}", s.prob, s.rank)}</span>
                                 </button>
                             }
@@ -100,19 +96,19 @@ pub fn Transcript() -> impl IntoView {
                         .collect_view()
                 }}
             </div>
-            {move || ui.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
+            {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
                 <p class="warning" role="status" data-testid="loop-warning">{w}</p>
             })}
             <p class="text-out" data-testid="transcript-text">
-                {move || ui.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
+                {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
             </p>
             {move || hovered.get().and_then(|i| {
-                ui.transcript.with(|t| t.as_ref().and_then(|t| t.steps.get(i).cloned())).map(|s| {
+                ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.steps.get(i).cloned())).map(|s| {
                     let rows = s.top.iter().map(|&(id, p)| {
                         let chosen = id == s.token;
                         view! {
                             <li class:chosen=chosen>
-                                <span class="piece">{visible(&ui.piece(id))}</span>
+                                <span class="piece">{piece_text(&ui.piece(id), false, None)}</span>
                                 <span class="bar" style=format!("width:{:.1}%", p * 100.0)></span>
                                 <span class="v">{format!("{p:.3}")}</span>
                             </li>
@@ -138,7 +134,7 @@ fn Timings() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
         <p class="timings" data-testid="timings">
-            {move || ui.transcript.with(|t| t.as_ref().map(|t| {
+            {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| {
                 let tm = &t.timings;
                 let prefill = tm.prefill_ms.map_or(String::new(), |ms| {
                     format!("prefill {} tokens in {:.1} ms", tm.prefill_tokens, ms)
@@ -162,7 +158,8 @@ fn Timings() -> impl IntoView {
 impl Ui {
     /// `is_beam`, tracked (for reactive attributes).
     pub fn is_beam_tracked(&self) -> bool {
-        self.settings
+        self.knobs
+            .settings
             .with(|s| matches!(s.strategy, decoding_engine::sampling::Strategy::Beam { .. }))
     }
 }

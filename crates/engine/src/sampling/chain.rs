@@ -5,7 +5,7 @@
 //! page draws the trace; nothing is recomputed in the UI.
 
 use super::coin::sample_from;
-use super::profile::Scope;
+use super::profile::{Rules, Scope};
 use super::settings::{Settings, Strategy};
 use super::stage::Stage;
 use super::stages;
@@ -118,6 +118,49 @@ pub fn process_f64(
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
+    check_logits(logits)?;
+    let rules = settings.profile.rules();
+    let mut z = logits.to_vec();
+    let mut stage_traces = Vec::new();
+    let input_probs = if trace {
+        stages::softmax(logits)
+    } else {
+        Vec::new()
+    };
+    let mut before = if trace { logits.to_vec() } else { Vec::new() };
+    let mut before_probs = input_probs.clone();
+    for &stage in &settings.order {
+        let active = !settings.is_neutral(stage);
+        if active {
+            apply_stage(stage, settings, &rules, &history, &mut z);
+            if z.iter().all(|v| v.is_infinite()) {
+                return Err(SamplingError::AllRemoved { stage });
+            }
+        }
+        if trace {
+            // An inactive stage hands on what it received: no softmax to recompute.
+            let probs = if active {
+                stages::softmax(&z)
+            } else {
+                before_probs
+            };
+            let t = stage_trace(stage, active, settings, &before, &z, probs);
+            before.clone_from(&z);
+            before_probs = t.probs.clone();
+            stage_traces.push(t);
+        }
+    }
+    let mut t = choose(settings, &z, coin);
+    if trace {
+        t.input_probs = input_probs;
+        t.input_logits = logits.to_vec();
+        t.stages = stage_traces;
+    }
+    Ok(t)
+}
+
+/// Logits a chain can run on: some, none NaN or +∞, not all −∞.
+fn check_logits(logits: &[f64]) -> Result<(), SamplingError> {
     if logits.is_empty() {
         return Err(SamplingError::Empty);
     }
@@ -132,78 +175,68 @@ pub fn process_f64(
     if logits.iter().all(|v| v.is_infinite()) {
         return Err(SamplingError::NothingToSample);
     }
-    let rules = settings.profile.rules();
-    let mut z = logits.to_vec();
-    let mut stage_traces = Vec::new();
-    let mut before = if trace { logits.to_vec() } else { Vec::new() };
-    let input_probs = if trace {
-        stages::softmax(logits)
-    } else {
-        Vec::new()
-    };
-    let mut before_probs = input_probs.clone();
-    for &stage in &settings.order {
-        let active = !settings.is_neutral(stage);
-        if active {
-            let s = settings;
-            match stage {
-                Stage::LogitBias => stages::logit_bias(&mut z, &s.logit_bias),
-                Stage::RepetitionPenalty => stages::repetition_penalty(
-                    &mut z,
-                    &history.seen(rules.repetition_scope, s.penalty_window),
-                    s.repetition_penalty,
-                ),
-                Stage::FrequencyPenalty => stages::frequency_penalty(
-                    &mut z,
-                    &history.seen(rules.frequency_presence_scope, s.penalty_window),
-                    s.frequency_penalty,
-                ),
-                Stage::PresencePenalty => stages::presence_penalty(
-                    &mut z,
-                    &history.seen(rules.frequency_presence_scope, s.penalty_window),
-                    s.presence_penalty,
-                ),
-                Stage::NoRepeatNgram => {
-                    stages::no_repeat_ngram(&mut z, &history.all(), s.no_repeat_ngram)
-                }
-                Stage::Temperature => stages::temperature(&mut z, s.temperature),
-                Stage::TopK => stages::top_k(&mut z, s.top_k, rules.top_k_ties),
-                Stage::TopP => stages::top_p(&mut z, s.top_p),
-                Stage::MinP => stages::min_p(&mut z, s.min_p),
-                Stage::TypicalP => stages::typical_p(&mut z, s.typical_p, rules.typical),
-            }
-            if z.iter().all(|v| v.is_infinite()) {
-                return Err(SamplingError::AllRemoved { stage });
-            }
-        }
-        if trace {
-            let removed = before
-                .iter()
-                .zip(&z)
-                .enumerate()
-                .filter(|(_, (b, a))| b.is_finite() && a.is_infinite())
-                .map(|(i, _)| i as u32)
-                .collect();
-            // An inactive stage hands on what it received: no softmax to recompute.
-            let probs = if active {
-                stages::softmax(&z)
-            } else {
-                before_probs.clone()
-            };
-            stage_traces.push(StageTrace {
-                stage,
-                active,
-                setting: settings.describe(stage),
-                logits: z.clone(),
-                removed,
-                kept: z.iter().filter(|v| v.is_finite()).count(),
-                probs: probs.clone(),
-            });
-            before.clone_from(&z);
-            before_probs = probs;
-        }
+    Ok(())
+}
+
+/// One active stage on the logits, under the profile's rules.
+fn apply_stage(stage: Stage, s: &Settings, rules: &Rules, history: &History<'_>, z: &mut [f64]) {
+    match stage {
+        Stage::LogitBias => stages::logit_bias(z, &s.logit_bias),
+        Stage::RepetitionPenalty => stages::repetition_penalty(
+            z,
+            &history.seen(rules.repetition_scope, s.penalty_window),
+            s.repetition_penalty,
+        ),
+        Stage::FrequencyPenalty => stages::frequency_penalty(
+            z,
+            &history.seen(rules.frequency_presence_scope, s.penalty_window),
+            s.frequency_penalty,
+        ),
+        Stage::PresencePenalty => stages::presence_penalty(
+            z,
+            &history.seen(rules.frequency_presence_scope, s.penalty_window),
+            s.presence_penalty,
+        ),
+        Stage::NoRepeatNgram => stages::no_repeat_ngram(z, &history.all(), s.no_repeat_ngram),
+        Stage::Temperature => stages::temperature(z, s.temperature),
+        Stage::TopK => stages::top_k(z, s.top_k, rules.top_k_ties),
+        Stage::TopP => stages::top_p(z, s.top_p),
+        Stage::MinP => stages::min_p(z, s.min_p),
+        Stage::TypicalP => stages::typical_p(z, s.typical_p, rules.typical),
     }
-    let probs = stages::softmax(&z);
+}
+
+/// What a stage did: its output, and the tokens it removed (finite before, −∞ after).
+fn stage_trace(
+    stage: Stage,
+    active: bool,
+    settings: &Settings,
+    before: &[f64],
+    z: &[f64],
+    probs: Vec<f64>,
+) -> StageTrace {
+    let removed = before
+        .iter()
+        .zip(z)
+        .enumerate()
+        .filter(|(_, (b, a))| b.is_finite() && a.is_infinite())
+        .map(|(i, _)| i as u32)
+        .collect();
+    StageTrace {
+        stage,
+        active,
+        setting: settings.describe(stage),
+        logits: z.to_vec(),
+        removed,
+        kept: z.iter().filter(|v| v.is_finite()).count(),
+        probs,
+    }
+}
+
+/// The final distribution, its entropy, and the token: the coin for sampling, the first
+/// maximum for greedy and beam search. The trace's input and stages are left empty.
+fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
+    let probs = stages::softmax(z);
     let entropy: f64 = probs
         .iter()
         .filter(|&&p| p > 0.0)
@@ -223,14 +256,10 @@ pub fn process_f64(
         .enumerate()
         .filter(|&(i, &p)| p > prob || (p == prob && i < token))
         .count();
-    Ok(Trace {
-        input_probs: if trace {
-            stages::softmax(logits)
-        } else {
-            Vec::new()
-        },
-        input_logits: if trace { logits.to_vec() } else { Vec::new() },
-        stages: stage_traces,
+    Trace {
+        input_probs: Vec::new(),
+        input_logits: Vec::new(),
+        stages: Vec::new(),
         kept: probs.iter().filter(|&&p| p > 0.0).count(),
         entropy,
         effective_tokens: entropy.exp(),
@@ -239,7 +268,7 @@ pub fn process_f64(
         rank,
         prob,
         probs,
-    })
+    }
 }
 
 fn first_max(p: &[f64]) -> usize {
