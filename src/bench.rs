@@ -4,7 +4,7 @@
 
 use crate::error::CliError;
 use crate::ModelFiles;
-use decoding_engine::{Checkpoint, Config, Transformer};
+use decoding_engine::{Backend, Checkpoint, Config, Transformer};
 use decoding_gpu::BackendChoice;
 use std::sync::Arc;
 use std::time::Instant;
@@ -94,19 +94,17 @@ fn time<T>(f: impl FnOnce() -> T) -> (f64, T) {
     (t0.elapsed().as_secs_f64(), r)
 }
 
-pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<(), CliError> {
-    if a.repeat == 0 {
-        return Err(CliError::Usage("--repeat must be at least 1".into()));
-    }
-    let (name, transformer) = match &a.random_weights {
+/// The model to measure: random weights of a shape, or the files given.
+fn load(files: &ModelFiles, a: &BenchArgs) -> Result<(String, Arc<Transformer>), CliError> {
+    match &a.random_weights {
         Some(shape) => {
             let config = parse_shape(shape)?;
             let ck =
                 Checkpoint::random(config, 1234).map_err(|e| CliError::Usage(e.to_string()))?;
-            (
+            Ok((
                 format!("random weights {shape}"),
                 Arc::new(Transformer::new(ck)),
-            )
+            ))
         }
         None => {
             let name = if files.is_default() {
@@ -114,9 +112,65 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
             } else {
                 "model"
             };
-            (name.to_string(), files.load()?.transformer)
+            Ok((name.to_string(), files.load()?.transformer))
         }
-    };
+    }
+}
+
+/// Seconds of each run: prefill of all the tokens, decode one at a time, and (with
+/// `naive`) every step re-running its prefix on a fresh sequence.
+#[derive(Default)]
+struct Runs {
+    prefill: Vec<f64>,
+    decode: Vec<f64>,
+    naive: Vec<f64>,
+}
+
+fn measure(
+    backend: &mut dyn Backend,
+    ids: &[u32],
+    repeat: usize,
+    naive: bool,
+) -> Result<Runs, CliError> {
+    let mut runs = Runs::default();
+    for _ in 0..repeat {
+        let seq = backend.new_sequence()?;
+        let (t, r) = time(|| pollster::block_on(backend.forward(seq, ids, false)));
+        r?;
+        runs.prefill.push(t);
+        backend.truncate(seq, 0)?;
+        let (t, r) = time(|| -> Result<(), CliError> {
+            for &id in ids {
+                pollster::block_on(backend.forward(seq, &[id], false))?;
+            }
+            Ok(())
+        });
+        r?;
+        runs.decode.push(t);
+        backend.release(seq);
+        if naive {
+            // Without a cache: every step runs the whole prefix on a fresh sequence.
+            let (t, r) = time(|| -> Result<(), CliError> {
+                for n in 1..=ids.len() {
+                    let s = backend.new_sequence()?;
+                    let r = pollster::block_on(backend.forward(s, &ids[..n], false));
+                    backend.release(s);
+                    r?;
+                }
+                Ok(())
+            });
+            r?;
+            runs.naive.push(t);
+        }
+    }
+    Ok(runs)
+}
+
+pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<(), CliError> {
+    if a.repeat == 0 {
+        return Err(CliError::Usage("--repeat must be at least 1".into()));
+    }
+    let (name, transformer) = load(files, &a)?;
     let c = transformer.config;
     if a.tokens == 0 || a.tokens > c.seq_len {
         return Err(CliError::Usage(format!(
@@ -134,54 +188,19 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
             }
         })
         .collect();
-    let engine = crate::open(&transformer, choice)?;
-    let backend_report = engine.report.clone();
-    let mut backend = engine.backend;
-
-    let mut prefill_runs = Vec::new();
-    let mut decode_runs = Vec::new();
-    let mut naive_runs = Vec::new();
-    for _ in 0..a.repeat {
-        let seq = backend.new_sequence()?;
-        let (t, r) = time(|| pollster::block_on(backend.forward(seq, &ids, false)));
-        r?;
-        prefill_runs.push(t);
-        backend.truncate(seq, 0)?;
-        let (t, r) = time(|| -> Result<(), CliError> {
-            for &id in &ids {
-                pollster::block_on(backend.forward(seq, &[id], false))?;
-            }
-            Ok(())
-        });
-        r?;
-        decode_runs.push(t);
-        backend.release(seq);
-        if a.naive {
-            // Without a cache: every step runs the whole prefix on a fresh sequence.
-            let (t, r) = time(|| -> Result<(), CliError> {
-                for n in 1..=ids.len() {
-                    let s = backend.new_sequence()?;
-                    let r = pollster::block_on(backend.forward(s, &ids[..n], false));
-                    backend.release(s);
-                    r?;
-                }
-                Ok(())
-            });
-            r?;
-            naive_runs.push(t);
-        }
-    }
-    let decode = Timing::new(a.tokens, decode_runs);
-    let naive = a.naive.then(|| Timing::new(a.tokens, naive_runs));
+    let mut engine = crate::open(&transformer, choice)?;
+    let runs = measure(&mut *engine.backend, &ids, a.repeat, a.naive)?;
+    let decode = Timing::new(a.tokens, runs.decode);
+    let naive = a.naive.then(|| Timing::new(a.tokens, runs.naive));
     let report = Report {
         model: name,
         config: c,
         params: c.n_params(),
-        backend: backend_report.kind.to_string(),
-        backend_detail: backend_report.reason,
-        dispatches_per_token: backend_report.dispatches_per_token,
+        backend: engine.report.kind.to_string(),
+        backend_detail: engine.report.reason,
+        dispatches_per_token: engine.report.dispatches_per_token,
         threads: decoding_engine::par::thread_count(),
-        prefill: Timing::new(a.tokens, prefill_runs),
+        prefill: Timing::new(a.tokens, runs.prefill),
         naive_over_cached: naive.as_ref().map(|n| n.median_s / decode.median_s),
         decode,
         naive,

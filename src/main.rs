@@ -11,9 +11,10 @@ use clap::{Parser, Subcommand};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::sampling::chain::process_f64;
+use decoding_engine::sampling::settings::BEAM_DEFAULTS;
 use decoding_engine::sampling::Knob;
 use decoding_engine::sampling::{process, step_coin, History, Settings, Strategy, Trace};
-use decoding_engine::Model;
+use decoding_engine::{Backend, Model};
 use decoding_gpu::{open_backend, BackendChoice, Engine};
 use error::CliError;
 use knobs::{BeamKnobArgs, KnobArgs};
@@ -465,6 +466,27 @@ fn sample(a: SampleArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Greedy decoding of `n` tokens after `ids`, and their log-probability.
+fn greedy_baseline(
+    model: &Model,
+    backend: &mut dyn Backend,
+    ids: &[u32],
+    n: usize,
+) -> Result<(Vec<u32>, f64), CliError> {
+    let greedy_settings = Settings {
+        temperature: 0.0,
+        max_tokens: n,
+        ..Settings::default()
+    };
+    let mut g = pollster::block_on(Generation::start(backend, ids.to_vec(), end_tokens(model)))?;
+    while let StepOutcome::Token { .. } =
+        pollster::block_on(g.step(backend, &greedy_settings, &model.tokenizer))?
+    {}
+    let greedy = g.generated_ids();
+    let (_, lp) = pollster::block_on(score_continuation(backend, ids, &greedy))?;
+    Ok((greedy, lp))
+}
+
 fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliError> {
     let mut raw = a.knobs.raw.clone();
     raw.put(Knob::Strategy, "beam");
@@ -473,22 +495,8 @@ fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliErro
         raw.put(Knob::MaxTokens, "32");
     }
     let settings: Settings = raw.validate(model.config().vocab_size)?;
-    let Strategy::Beam {
-        width,
-        length_penalty,
-        early_stopping,
-        num_return,
-    } = settings.strategy
-    else {
-        unreachable!("strategy was set to beam above")
-    };
-    let config = BeamConfig {
-        width,
-        length_penalty,
-        early_stopping,
-        num_return,
-        max_tokens: settings.max_tokens,
-    };
+    // The strategy is beam search (set above), so the fallback is never used.
+    let config = BeamConfig::from_settings(&settings, BEAM_DEFAULTS);
     let ids = model.encode_prompt(&a.prompt)?;
     let mut backend = open(&model.transformer, choice)?.backend;
     let backend = &mut *backend;
@@ -505,17 +513,7 @@ fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliErro
     let results = search.results();
     // Greedy over as many tokens as the best beam, for the lesson's comparison.
     let best_len = results.first().map_or(0, |h| h.tokens.len());
-    let greedy_settings = Settings {
-        temperature: 0.0,
-        max_tokens: best_len.max(1),
-        ..Settings::default()
-    };
-    let mut g = pollster::block_on(Generation::start(backend, ids.clone(), end_tokens(model)))?;
-    while let StepOutcome::Token { .. } =
-        pollster::block_on(g.step(backend, &greedy_settings, &model.tokenizer))?
-    {}
-    let greedy = g.generated_ids();
-    let (_, greedy_lp) = pollster::block_on(score_continuation(backend, &ids, &greedy))?;
+    let (greedy, greedy_lp) = greedy_baseline(model, backend, &ids, best_len.max(1))?;
     let text = |toks: &[u32]| -> Result<String, CliError> {
         let mut all = ids.clone();
         all.extend_from_slice(toks);

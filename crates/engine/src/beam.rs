@@ -9,7 +9,9 @@
 //! copies the cache) as they diverge, never re-run from the prompt.
 
 use crate::backend::{Backend, BackendError, SeqId};
+use crate::batch::{Batch, Logits};
 use crate::sampling::stages::log_softmax;
+use crate::sampling::{Settings, Strategy};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -19,6 +21,30 @@ pub struct BeamConfig {
     pub early_stopping: bool,
     pub num_return: usize,
     pub max_tokens: usize,
+}
+
+impl BeamConfig {
+    /// The search the settings describe: their beam strategy's parameters (or, when the
+    /// strategy is not beam search, `fallback` as (width, length penalty, early stopping,
+    /// sequences returned)) and their max tokens.
+    pub fn from_settings(s: &Settings, fallback: (usize, f64, bool, usize)) -> BeamConfig {
+        let (width, length_penalty, early_stopping, num_return) = match s.strategy {
+            Strategy::Beam {
+                width,
+                length_penalty,
+                early_stopping,
+                num_return,
+            } => (width, length_penalty, early_stopping, num_return),
+            _ => fallback,
+        };
+        BeamConfig {
+            width,
+            length_penalty,
+            early_stopping,
+            num_return,
+            max_tokens: s.max_tokens,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,14 +225,37 @@ impl BeamSearch {
         if self.done {
             return Ok(true);
         }
-        let k = self.config.width;
         let depth = self.depth();
         if depth >= self.config.max_tokens || self.prompt_len + depth >= self.seq_len {
             self.finalize(backend);
             return Ok(true);
         }
-        // The top 2k continuations of each beam, then of all beams together.
-        let mut cands: Vec<(usize, u32, f64, f64)> = Vec::new(); // (beam, token, logp, cum)
+        let cands = self.candidates();
+        let next = self.record(&cands, depth);
+        self.live = self.fork_live(backend, &next)?;
+        if self.live.is_empty() || self.check_done() {
+            self.finalize(backend);
+            return Ok(true);
+        }
+        // Every live beam's new token in one forward pass: a batch of one row per beam.
+        let mut batch = Batch::new();
+        for l in &self.live {
+            let token = *l.tokens.last().unwrap_or(&0);
+            batch.extend(l.seq, self.prompt_len + depth, &[token], Logits::Last);
+        }
+        let logits = backend.forward_batch(batch).await?;
+        let v = logits.len() / self.live.len();
+        for (l, row) in self.live.iter_mut().zip(logits.chunks(v)) {
+            l.logits = row.to_vec();
+        }
+        Ok(false)
+    }
+
+    /// The top 2k continuations of each beam, then of all beams together:
+    /// (beam, token, log p, cumulative log p), best first.
+    fn candidates(&self) -> Vec<(usize, u32, f64, f64)> {
+        let k = self.config.width;
+        let mut cands = Vec::new();
         for (b, l) in self.live.iter().enumerate() {
             let lp = log_softmax(&l.logits);
             let mut ids: Vec<usize> = (0..lp.len()).collect();
@@ -218,13 +267,23 @@ impl BeamSearch {
         }
         cands.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
         cands.truncate(2 * k);
+        cands
+    }
 
-        let mut next: Vec<(usize, u32, f64, usize)> = Vec::new(); // (parent beam, token, cum, node)
+    /// Adds the candidates to the tree (Hugging Face's rules: an end token ranked in the
+    /// first k finishes a hypothesis, the first k others become beams, the rest are pruned).
+    /// Returns the next beams: (parent beam, token, cumulative log p, node).
+    fn record(
+        &mut self,
+        cands: &[(usize, u32, f64, f64)],
+        depth: usize,
+    ) -> Vec<(usize, u32, f64, usize)> {
+        let k = self.config.width;
+        let mut next = Vec::new();
         for (rank, &(b, token, lp, cum)) in cands.iter().enumerate() {
             let parent = &self.live[b];
             let id = self.nodes.len();
-            let is_end = self.end_tokens.contains(&token);
-            let status = if is_end {
+            let status = if self.end_tokens.contains(&token) {
                 if rank < k {
                     NodeStatus::Finished
                 } else {
@@ -261,11 +320,20 @@ impl BeamSearch {
                 _ => {}
             }
         }
+        next
+    }
 
-        // Fork caches: a parent's first child takes its sequence, later children copy it.
+    /// The next live beams with their caches: a parent's first child takes its sequence,
+    /// later children fork it (the backend copies the cache); parents without children
+    /// are released.
+    fn fork_live(
+        &mut self,
+        backend: &mut dyn Backend,
+        next: &[(usize, u32, f64, usize)],
+    ) -> Result<Vec<Live>, BackendError> {
         let mut used = vec![false; self.live.len()];
         let mut new_live = Vec::with_capacity(next.len());
-        for &(b, token, cum, node) in &next {
+        for &(b, token, cum, node) in next {
             let seq = if used[b] {
                 backend.fork(self.live[b].seq)?
             } else {
@@ -287,16 +355,7 @@ impl BeamSearch {
                 backend.release(l.seq);
             }
         }
-        self.live = new_live;
-        if self.live.is_empty() || self.check_done() {
-            self.finalize(backend);
-            return Ok(true);
-        }
-        for l in &mut self.live {
-            let token = [*l.tokens.last().unwrap_or(&0)];
-            l.logits = backend.forward(l.seq, &token, false).await?;
-        }
-        Ok(false)
+        Ok(new_live)
     }
 
     /// Ends the search: open beams become hypotheses (Hugging Face `finalize`), caches freed.

@@ -16,6 +16,48 @@ pub enum Scale {
     LogProbability,
 }
 
+impl Scale {
+    /// The other scale (the `l` key).
+    pub fn toggled(self) -> Scale {
+        match self {
+            Scale::Probability => Scale::LogProbability,
+            Scale::LogProbability => Scale::Probability,
+        }
+    }
+}
+
+/// What a key does on the page (outside text fields; see the help overlay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortcut {
+    Step,
+    RunPause,
+    Rewind,
+    Reset,
+    FocusTemperature,
+    FocusTopK,
+    ToggleScale,
+    Help,
+}
+
+impl Shortcut {
+    /// The shortcut of `key`; arrow keys belong to a focused slider.
+    pub fn for_key(key: &str, on_slider: bool) -> Option<Shortcut> {
+        Some(match key {
+            "n" => Shortcut::Step,
+            "ArrowRight" if !on_slider => Shortcut::Step,
+            "p" => Shortcut::RunPause,
+            "b" => Shortcut::Rewind,
+            "ArrowLeft" if !on_slider => Shortcut::Rewind,
+            "x" => Shortcut::Reset,
+            "t" => Shortcut::FocusTemperature,
+            "k" => Shortcut::FocusTopK,
+            "l" => Shortcut::ToggleScale,
+            "?" => Shortcut::Help,
+            _ => return None,
+        })
+    }
+}
+
 /// Everything a link holds besides the sampling settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageState {
@@ -307,6 +349,18 @@ pub fn mha_gqa_mqa(p: &Preset, positions: u64, bytes_per_elem: u64) -> (u64, u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_map_to_shortcuts_and_arrows_stay_with_sliders() {
+        assert_eq!(Shortcut::for_key("n", false), Some(Shortcut::Step));
+        assert_eq!(Shortcut::for_key("ArrowRight", false), Some(Shortcut::Step));
+        assert_eq!(Shortcut::for_key("ArrowRight", true), None);
+        assert_eq!(Shortcut::for_key("ArrowLeft", true), None);
+        assert_eq!(Shortcut::for_key("b", true), Some(Shortcut::Rewind));
+        assert_eq!(Shortcut::for_key("q", false), None);
+        assert_eq!(Scale::Probability.toggled().toggled(), Scale::Probability);
+        assert_eq!(Scale::Probability.toggled(), Scale::LogProbability);
+    }
 
     #[test]
     fn pieces_show_their_whitespace_one_way() {

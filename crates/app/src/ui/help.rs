@@ -1,6 +1,7 @@
 //! Keyboard control for every action, and the help overlay (`?`) that lists it.
 
 use super::Ui;
+use decoding_web::state::Shortcut;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -62,61 +63,20 @@ pub fn install_shortcuts(ui: Ui) {
             .target()
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
             .is_some_and(|el| el.get_attribute("type").as_deref() == Some("range"));
-        let handled = match key.as_str() {
-            "n" => {
-                ui.step();
-                true
-            }
-            "ArrowRight" if !on_slider => {
-                ui.step();
-                true
-            }
-            "p" => {
-                ui.toggle_run();
-                true
-            }
-            "b" => {
-                ui.rewind();
-                true
-            }
-            "ArrowLeft" if !on_slider => {
-                ui.rewind();
-                true
-            }
-            "x" => {
-                ui.reset();
-                true
-            }
-            "t" => {
-                focus("knob-temperature");
-                true
-            }
-            "k" => {
-                focus("knob-top_k");
-                true
-            }
-            "l" => {
-                ui.shell.page.update(|p| {
-                    p.scale = match p.scale {
-                        decoding_web::state::Scale::Probability => {
-                            decoding_web::state::Scale::LogProbability
-                        }
-                        decoding_web::state::Scale::LogProbability => {
-                            decoding_web::state::Scale::Probability
-                        }
-                    }
-                });
-                true
-            }
-            "?" => {
-                ui.shell.help.set(true);
-                true
-            }
-            _ => false,
+        let Some(shortcut) = Shortcut::for_key(&key, on_slider) else {
+            return;
         };
-        if handled {
-            ev.prevent_default();
+        match shortcut {
+            Shortcut::Step => ui.step(),
+            Shortcut::RunPause => ui.toggle_run(),
+            Shortcut::Rewind => ui.rewind(),
+            Shortcut::Reset => ui.reset(),
+            Shortcut::FocusTemperature => focus("knob-temperature"),
+            Shortcut::FocusTopK => focus("knob-top_k"),
+            Shortcut::ToggleScale => ui.shell.page.update(|p| p.scale = p.scale.toggled()),
+            Shortcut::Help => ui.shell.help.set(true),
         }
+        ev.prevent_default();
     });
     // The listener lives as long as the page.
     std::mem::forget(handle);

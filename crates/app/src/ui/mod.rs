@@ -96,6 +96,65 @@ pub struct Ui {
 }
 
 impl Ui {
+    /// Fresh signals for the view a link restored, talking to `worker`.
+    fn new(restored: &state::Restored, worker: web_sys::Worker) -> Ui {
+        Ui {
+            model: ModelState {
+                load: RwSignal::new(LoadState::Starting),
+                info: RwSignal::new(None),
+                backend: RwSignal::new(None),
+            },
+            gen: GenState {
+                transcript: RwSignal::new(None),
+                trace: RwSignal::new(None),
+                running: RwSignal::new(false),
+            },
+            knobs: KnobState {
+                raw: RwSignal::new(restored.raw.clone()),
+                settings: RwSignal::new(restored.settings.clone()),
+                field_errors: RwSignal::new(Vec::new()),
+            },
+            views: ViewState {
+                toy_trace: RwSignal::new(None),
+                beam: RwSignal::new(None),
+                compare: RwSignal::new(None),
+            },
+            shell: ShellState {
+                page: RwSignal::new(restored.page.clone()),
+                help: RwSignal::new(false),
+                error: RwSignal::new(None),
+                url_problems: RwSignal::new(restored.problems.clone()),
+            },
+            restored: RwSignal::new(false),
+            link: StoredValue::new_local(worker.clone()),
+        }
+    }
+
+    /// Feeds the worker's messages and errors into the signals.
+    fn listen(self, worker: &web_sys::Worker) {
+        let ui = self;
+        let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            let text = e.data().as_string().unwrap_or_default();
+            match decoding_web::protocol::decode::<Event>(&text) {
+                Ok(ev) => ui.on_event(ev),
+                Err(err) => ui
+                    .shell
+                    .error
+                    .set(Some(format!("unreadable message from the engine: {err}"))),
+            }
+        });
+        worker.set_onmessage(Some(on_event.as_ref().unchecked_ref()));
+        on_event.forget();
+        let on_error =
+            Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+                ui.shell
+                    .error
+                    .set(Some(format!("the engine worker failed: {}", e.message())));
+            });
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        on_error.forget();
+    }
+
     pub fn send(&self, req: &Request) {
         self.link
             .with_value(|w| match decoding_web::protocol::encode(req) {
@@ -347,36 +406,7 @@ fn App() -> impl IntoView {
             return view! { <p class="error" role="alert">{msg}</p> }.into_any();
         }
     };
-    let ui = Ui {
-        model: ModelState {
-            load: RwSignal::new(LoadState::Starting),
-            info: RwSignal::new(None),
-            backend: RwSignal::new(None),
-        },
-        gen: GenState {
-            transcript: RwSignal::new(None),
-            trace: RwSignal::new(None),
-            running: RwSignal::new(false),
-        },
-        knobs: KnobState {
-            raw: RwSignal::new(restored.raw.clone()),
-            settings: RwSignal::new(restored.settings.clone()),
-            field_errors: RwSignal::new(Vec::new()),
-        },
-        views: ViewState {
-            toy_trace: RwSignal::new(None),
-            beam: RwSignal::new(None),
-            compare: RwSignal::new(None),
-        },
-        shell: ShellState {
-            page: RwSignal::new(restored.page.clone()),
-            help: RwSignal::new(false),
-            error: RwSignal::new(None),
-            url_problems: RwSignal::new(restored.problems.clone()),
-        },
-        restored: RwSignal::new(false),
-        link: StoredValue::new_local(worker.clone()),
-    };
+    let ui = Ui::new(&restored, worker.clone());
     provide_context(ui);
     // The address bar always holds the whole view: one effect, re-run whenever the page
     // state or the valid settings change.
@@ -386,25 +416,7 @@ fn App() -> impl IntoView {
             &ui.knobs.settings.get(),
         ));
     });
-    let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        let text = e.data().as_string().unwrap_or_default();
-        match decoding_web::protocol::decode::<Event>(&text) {
-            Ok(ev) => ui.on_event(ev),
-            Err(err) => ui
-                .shell
-                .error
-                .set(Some(format!("unreadable message from the engine: {err}"))),
-        }
-    });
-    worker.set_onmessage(Some(on_event.as_ref().unchecked_ref()));
-    on_event.forget();
-    let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
-        ui.shell
-            .error
-            .set(Some(format!("the engine worker failed: {}", e.message())));
-    });
-    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    on_error.forget();
+    ui.listen(&worker);
     help::install_shortcuts(ui);
 
     view! {

@@ -71,30 +71,7 @@ pub fn Transcript() -> impl IntoView {
                 <span class="prompt-text" data-testid="prompt-text">
                     {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
                 </span>
-                {move || {
-                    let steps = ui.gen.transcript.with(|t| t.as_ref().map(|t| t.steps.clone()).unwrap_or_default());
-                    steps
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, s)| {
-                            let label = format!(
-                                "token {} {:?}: probability {:.3}, rank {}",
-                                i + 1, s.piece, s.prob, s.rank
-                            );
-                            view! {
-                                <button class="chip" class:unlikely={s.rank > 1} data-testid="chip"
-                                    aria-label=label
-                                    on:mouseenter=move |_| hovered.set(Some(i))
-                                    on:mouseleave=move |_| hovered.set(None)
-                                    on:focus=move |_| hovered.set(Some(i))
-                                    on:blur=move |_| hovered.set(None)>
-                                    <span class="piece">{piece_text(&s.piece, false, None)}</span>
-                                    <span class="p">{format!("{:.2} #{}", s.prob, s.rank)}</span>
-                                </button>
-                            }
-                        })
-                        .collect_view()
-                }}
+                <Chips hovered=hovered />
             </div>
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
                 <p class="warning" role="status" data-testid="loop-warning">{w}</p>
@@ -102,29 +79,71 @@ pub fn Transcript() -> impl IntoView {
             <p class="text-out" data-testid="transcript-text">
                 {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
             </p>
-            {move || hovered.get().and_then(|i| {
-                ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.steps.get(i).cloned())).map(|s| {
-                    let rows = s.top.iter().map(|&(id, p)| {
-                        let chosen = id == s.token;
-                        view! {
-                            <li class:chosen=chosen>
-                                <span class="piece">{piece_text(&ui.piece(id), false, None)}</span>
-                                <span class="bar" style=format!("width:{:.1}%", p * 100.0)></span>
-                                <span class="v">{format!("{p:.3}")}</span>
-                            </li>
-                        }
-                    }).collect_view();
-                    view! {
-                        <div class="popover" data-testid="chip-popover" role="tooltip">
-                            <strong>{format!("Token {} was drawn from:", i + 1)}</strong>
-                            {s.coin.map(|c| view! { <span class="coin">{format!(" coin {c:.4}")}</span> })}
-                            <ol>{rows}</ol>
-                        </div>
-                    }
-                })
-            })}
+            <ChipPopover hovered=hovered />
             <Timings />
         </section>
+    }
+}
+
+/// The generated tokens as chips with probability and rank; hovering or focusing one sets
+/// `hovered`.
+#[component]
+fn Chips(hovered: RwSignal<Option<usize>>) -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    view! {
+                {move || {
+            let steps = ui.gen.transcript.with(|t| t.as_ref().map(|t| t.steps.clone()).unwrap_or_default());
+            steps
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let label = format!(
+                        "token {} {:?}: probability {:.3}, rank {}",
+                        i + 1, s.piece, s.prob, s.rank
+                    );
+                    view! {
+                        <button class="chip" class:unlikely={s.rank > 1} data-testid="chip"
+                            aria-label=label
+                            on:mouseenter=move |_| hovered.set(Some(i))
+                            on:mouseleave=move |_| hovered.set(None)
+                            on:focus=move |_| hovered.set(Some(i))
+                            on:blur=move |_| hovered.set(None)>
+                            <span class="piece">{piece_text(&s.piece, false, None)}</span>
+                            <span class="p">{format!("{:.2} #{}", s.prob, s.rank)}</span>
+                        </button>
+                    }
+                })
+                .collect_view()
+        }}
+    }
+}
+
+/// The distribution the hovered chip was drawn from.
+#[component]
+fn ChipPopover(hovered: RwSignal<Option<usize>>) -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    view! {
+            {move || hovered.get().and_then(|i| {
+            ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.steps.get(i).cloned())).map(|s| {
+                let rows = s.top.iter().map(|&(id, p)| {
+                    let chosen = id == s.token;
+                    view! {
+                        <li class:chosen=chosen>
+                            <span class="piece">{piece_text(&ui.piece(id), false, None)}</span>
+                            <span class="bar" style=format!("width:{:.1}%", p * 100.0)></span>
+                            <span class="v">{format!("{p:.3}")}</span>
+                        </li>
+                    }
+                }).collect_view();
+                view! {
+                    <div class="popover" data-testid="chip-popover" role="tooltip">
+                        <strong>{format!("Token {} was drawn from:", i + 1)}</strong>
+                        {s.coin.map(|c| view! { <span class="coin">{format!(" coin {c:.4}")}</span> })}
+                        <ol>{rows}</ol>
+                    </div>
+                }
+            })
+        })}
     }
 }
 

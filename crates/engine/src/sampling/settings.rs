@@ -321,103 +321,52 @@ impl RawSettings {
 
     /// Validates every value against its rule. `vocab_size` bounds logit-bias ids.
     pub fn validate(&self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
-        let mut v = Validator::default();
+        let mut v = Validator {
+            raw: self,
+            errors: Vec::new(),
+        };
         let d = Settings::default();
-        let temperature = v.float(
-            Knob::Temperature,
-            self.get(Knob::Temperature),
-            d.temperature,
-            |x| (x >= 0.0).then_some(()).ok_or("must be ≥ 0 (0 = greedy)"),
-        );
-        let top_k = v.int(Knob::TopK, self.get(Knob::TopK), d.top_k as u64, |_| Ok(())) as usize;
-        let top_p = v.float(Knob::TopP, self.get(Knob::TopP), d.top_p, |x| {
+        let any = |_| Ok(());
+        let unit = |x: f64| {
             (x > 0.0 && x <= 1.0)
                 .then_some(())
                 .ok_or("must be in (0, 1] (1 = off)")
-        });
-        let min_p = v.float(Knob::MinP, self.get(Knob::MinP), d.min_p, |x| {
-            (0.0..=1.0)
-                .contains(&x)
-                .then_some(())
-                .ok_or("must be in [0, 1] (0 = off)")
-        });
-        let typical_p = v.float(Knob::TypicalP, self.get(Knob::TypicalP), d.typical_p, |x| {
-            (x > 0.0 && x <= 1.0)
-                .then_some(())
-                .ok_or("must be in (0, 1] (1 = off)")
-        });
-        let repetition_penalty = v.float(
-            Knob::RepetitionPenalty,
-            self.get(Knob::RepetitionPenalty),
-            1.0,
-            |x| (x > 0.0).then_some(()).ok_or("must be > 0 (1 = off)"),
-        );
-        let frequency_penalty = v.float(
-            Knob::FrequencyPenalty,
-            self.get(Knob::FrequencyPenalty),
-            0.0,
-            |_| Ok(()),
-        );
-        let presence_penalty = v.float(
-            Knob::PresencePenalty,
-            self.get(Knob::PresencePenalty),
-            0.0,
-            |_| Ok(()),
-        );
-        let penalty_window = v.int(
-            Knob::PenaltyWindow,
-            self.get(Knob::PenaltyWindow),
-            0,
-            |_| Ok(()),
-        ) as usize;
-        let no_repeat_ngram = v.int(
-            Knob::NoRepeatNgram,
-            self.get(Knob::NoRepeatNgram),
-            0,
-            |_| Ok(()),
-        ) as usize;
-        let max_tokens = v.int(
-            Knob::MaxTokens,
-            self.get(Knob::MaxTokens),
-            d.max_tokens as u64,
-            |n| (n >= 1).then_some(()).ok_or("must be at least 1"),
-        ) as usize;
-        let seed = v.int(Knob::Seed, self.get(Knob::Seed), d.seed, |_| Ok(()));
-        let logit_bias = v.logit_bias(self.entries(Knob::LogitBias), vocab_size);
-        let stop = v.stop(self.entries(Knob::Stop));
-        let profile = match self.get(Knob::Profile) {
-            None => d.profile,
-            Some(s) => Profile::parse(s).unwrap_or_else(|| {
-                v.fail(
-                    Knob::Profile,
-                    format!("{s:?} is not a profile (hf, llama.cpp or openai)"),
-                );
-                d.profile
-            }),
         };
         let mut settings = Settings {
-            temperature,
-            top_k,
-            top_p,
-            min_p,
-            typical_p,
-            repetition_penalty,
-            frequency_penalty,
-            presence_penalty,
-            penalty_window,
-            logit_bias,
-            no_repeat_ngram,
-            max_tokens,
-            stop,
-            seed,
-            profile,
-            order: profile.default_order().to_vec(),
+            temperature: v.float(Knob::Temperature, d.temperature, |x| {
+                (x >= 0.0).then_some(()).ok_or("must be ≥ 0 (0 = greedy)")
+            }),
+            top_k: v.int(Knob::TopK, d.top_k as u64, any) as usize,
+            top_p: v.float(Knob::TopP, d.top_p, unit),
+            min_p: v.float(Knob::MinP, d.min_p, |x| {
+                (0.0..=1.0)
+                    .contains(&x)
+                    .then_some(())
+                    .ok_or("must be in [0, 1] (0 = off)")
+            }),
+            typical_p: v.float(Knob::TypicalP, d.typical_p, unit),
+            repetition_penalty: v.float(Knob::RepetitionPenalty, 1.0, |x| {
+                (x > 0.0).then_some(()).ok_or("must be > 0 (1 = off)")
+            }),
+            frequency_penalty: v.float(Knob::FrequencyPenalty, 0.0, |_| Ok(())),
+            presence_penalty: v.float(Knob::PresencePenalty, 0.0, |_| Ok(())),
+            penalty_window: v.int(Knob::PenaltyWindow, 0, any) as usize,
+            no_repeat_ngram: v.int(Knob::NoRepeatNgram, 0, any) as usize,
+            max_tokens: v.int(Knob::MaxTokens, d.max_tokens as u64, |n| {
+                (n >= 1).then_some(()).ok_or("must be at least 1")
+            }) as usize,
+            seed: v.int(Knob::Seed, d.seed, any),
+            logit_bias: v.logit_bias(vocab_size),
+            stop: v.stop(),
+            profile: v.profile(d.profile),
+            order: Vec::new(),
             strategy: Strategy::Sample,
         };
-        if let Some(order) = self.get(Knob::Order) {
-            settings.order = v.order(order, &settings);
-        }
-        settings.strategy = v.strategy(self);
+        settings.order = match self.get(Knob::Order) {
+            Some(order) => v.order(order, &settings),
+            None => settings.profile.default_order().to_vec(),
+        };
+        settings.strategy = v.strategy();
         if v.errors.is_empty() {
             Ok(settings)
         } else {
@@ -426,13 +375,13 @@ impl RawSettings {
     }
 }
 
-/// Collects one error per broken rule while parsing.
-#[derive(Default)]
-struct Validator {
+/// Reads raw values, collecting one error per broken rule.
+struct Validator<'a> {
+    raw: &'a RawSettings,
     errors: Vec<SettingError>,
 }
 
-impl Validator {
+impl Validator<'_> {
     fn fail(&mut self, knob: Knob, message: impl Into<String>) {
         self.errors.push(SettingError {
             field: knob.name().to_string(),
@@ -444,11 +393,12 @@ impl Validator {
     fn float(
         &mut self,
         field: Knob,
-        raw: Option<&str>,
         default: f64,
         rule: impl Fn(f64) -> Result<(), &'static str>,
     ) -> f64 {
-        let Some(s) = raw else { return default };
+        let Some(s) = self.raw.get(field) else {
+            return default;
+        };
         match s.trim().parse::<f64>() {
             Err(_) => self.fail(field, format!("{s:?} is not a number")),
             Ok(x) if !x.is_finite() => self.fail(field, format!("{s} is not a finite number")),
@@ -464,11 +414,12 @@ impl Validator {
     fn int(
         &mut self,
         field: Knob,
-        raw: Option<&str>,
         default: u64,
         rule: impl Fn(u64) -> Result<(), &'static str>,
     ) -> u64 {
-        let Some(s) = raw else { return default };
+        let Some(s) = self.raw.get(field) else {
+            return default;
+        };
         match s.trim().parse::<u64>() {
             Err(_) => {
                 let msg = if s.trim().parse::<i128>().is_ok() {
@@ -486,9 +437,25 @@ impl Validator {
         default
     }
 
-    fn logit_bias(&mut self, entries: &[String], vocab: usize) -> Vec<(u32, f64)> {
+    fn profile(&mut self, default: Profile) -> Profile {
+        let Some(s) = self.raw.get(Knob::Profile) else {
+            return default;
+        };
+        Profile::parse(s).unwrap_or_else(|| {
+            let msg = format!("{s:?} is not a profile (hf, llama.cpp or openai)");
+            self.fail(Knob::Profile, msg);
+            default
+        })
+    }
+
+    fn logit_bias(&mut self, vocab: usize) -> Vec<(u32, f64)> {
         let mut out: Vec<(u32, f64)> = Vec::new();
-        for entry in entries.iter().flat_map(|e| e.split(',')) {
+        let raw = self.raw;
+        for entry in raw
+            .entries(Knob::LogitBias)
+            .iter()
+            .flat_map(|e| e.split(','))
+        {
             let entry = entry.trim();
             if entry.is_empty() {
                 continue;
@@ -529,9 +496,10 @@ impl Validator {
         out
     }
 
-    fn stop(&mut self, stops: &[String]) -> Vec<String> {
+    fn stop(&mut self) -> Vec<String> {
         let mut out = Vec::new();
-        for s in stops {
+        let raw = self.raw;
+        for s in raw.entries(Knob::Stop) {
             if s.is_empty() {
                 self.fail(Knob::Stop, "a stop sequence cannot be empty");
             } else if !out.contains(s) {
@@ -579,29 +547,20 @@ impl Validator {
         order
     }
 
-    fn strategy(&mut self, raw: &RawSettings) -> Strategy {
+    fn strategy(&mut self) -> Strategy {
+        let raw = self.raw;
         let kind = raw.get(Knob::Strategy).map(str::trim).unwrap_or("sample");
         match kind {
             "sample" | "sampling" => Strategy::Sample,
             "greedy" => Strategy::Greedy,
             "beam" => {
-                let width = self.int(
-                    Knob::Beams,
-                    raw.get(Knob::Beams),
-                    BEAM_DEFAULTS.0 as u64,
-                    |n| {
-                        (1..=64)
-                            .contains(&n)
-                            .then_some(())
-                            .ok_or("must be in 1..=64")
-                    },
-                ) as usize;
-                let length_penalty = self.float(
-                    Knob::LengthPenalty,
-                    raw.get(Knob::LengthPenalty),
-                    BEAM_DEFAULTS.1,
-                    |_| Ok(()),
-                );
+                let width = self.int(Knob::Beams, BEAM_DEFAULTS.0 as u64, |n| {
+                    (1..=64)
+                        .contains(&n)
+                        .then_some(())
+                        .ok_or("must be in 1..=64")
+                }) as usize;
+                let length_penalty = self.float(Knob::LengthPenalty, BEAM_DEFAULTS.1, |_| Ok(()));
                 let early_stopping = match raw.get(Knob::EarlyStopping).map(str::trim) {
                     None => BEAM_DEFAULTS.2,
                     Some("true") | Some("1") => true,
@@ -614,12 +573,9 @@ impl Validator {
                         true
                     }
                 };
-                let num_return = self.int(
-                    Knob::NumReturn,
-                    raw.get(Knob::NumReturn),
-                    BEAM_DEFAULTS.3 as u64,
-                    |n| (n >= 1).then_some(()).ok_or("must be at least 1"),
-                ) as usize;
+                let num_return = self.int(Knob::NumReturn, BEAM_DEFAULTS.3 as u64, |n| {
+                    (n >= 1).then_some(()).ok_or("must be at least 1")
+                }) as usize;
                 if num_return > width {
                     self.fail(
                         Knob::NumReturn,

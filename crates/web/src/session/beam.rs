@@ -6,26 +6,12 @@ use super::{err, Session};
 use crate::protocol::*;
 use decoding_engine::beam::{score_continuation, BeamConfig, BeamSearch};
 use decoding_engine::generation::{Generation, GenerationError};
-use decoding_engine::sampling::{Settings, Strategy};
+use decoding_engine::sampling::Settings;
 
 impl Session {
     fn beam_config(&self) -> BeamConfig {
-        let (width, length_penalty, early_stopping, num_return) = match self.settings.strategy {
-            Strategy::Beam {
-                width,
-                length_penalty,
-                early_stopping,
-                num_return,
-            } => (width, length_penalty, early_stopping, num_return),
-            _ => (3, 1.0, true, 3),
-        };
-        BeamConfig {
-            width,
-            length_penalty,
-            early_stopping,
-            num_return,
-            max_tokens: self.settings.max_tokens,
-        }
+        // Before beam search is chosen the panel previews a width-3 search.
+        BeamConfig::from_settings(&self.settings, (3, 1.0, true, 3))
     }
 
     /// Starts a beam search from the prompt (on its own sequences, beside the transcript).
