@@ -189,7 +189,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         })
         .collect();
     let mut engine = crate::open(&transformer, choice)?;
-    let runs = measure(&mut *engine.backend, &ids, a.repeat, a.naive)?;
+    let runs = measure(&mut engine, &ids, a.repeat, a.naive)?;
     let decode = Timing::new(a.tokens, runs.decode);
     let naive = a.naive.then(|| Timing::new(a.tokens, runs.naive));
     let report = Report {

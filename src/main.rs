@@ -254,7 +254,7 @@ fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result<(),
     let ids = model.encode_prompt(&a.prompt)?;
     let mut engine = open(&model.transformer, choice)?;
     let mut g = pollster::block_on(Generation::start(
-        &mut *engine.backend,
+        &mut engine,
         ids.clone(),
         end_tokens(model),
     ))?;
@@ -269,7 +269,7 @@ fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result<(),
     let reason = loop {
         // A lost GPU device switches to the CPU and rebuilds the cache (said on stderr).
         let kind = engine.report.kind;
-        let outcome = pollster::block_on(engine.step(&mut g, &settings, tk))?;
+        let outcome = pollster::block_on(g.step(&mut engine, &settings, tk))?;
         if engine.report.kind != kind {
             eprintln!("backend: {}", engine.report.reason);
         }
@@ -376,7 +376,7 @@ fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: usize)
 fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), CliError> {
     let settings = a.knobs.raw.validate(model.config().vocab_size)?;
     let ids = model.encode_prompt(&a.prompt)?;
-    let mut backend = open(&model.transformer, choice)?.backend;
+    let mut backend = open(&model.transformer, choice)?;
     let seq = backend.new_sequence()?;
     let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
     let history = History {
@@ -498,8 +498,8 @@ fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliErro
     // The strategy is beam search (set above), so the fallback is never used.
     let config = BeamConfig::from_settings(&settings, BEAM_DEFAULTS);
     let ids = model.encode_prompt(&a.prompt)?;
-    let mut backend = open(&model.transformer, choice)?.backend;
-    let backend = &mut *backend;
+    let mut engine = open(&model.transformer, choice)?;
+    let backend: &mut dyn Backend = &mut engine;
     let seq = backend.new_sequence()?;
     let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
     let search = pollster::block_on(beam_search(

@@ -129,6 +129,11 @@ impl<T> SeqSlots<T> {
             .ok_or(ForwardError::UnknownSequence(seq).into())
     }
 
+    /// Every sequence's state, in id order.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().flatten()
+    }
+
     /// Takes a sequence out; unknown ids give None.
     pub fn remove(&mut self, seq: SeqId) -> Option<T> {
         self.slots.get_mut(seq.0 as usize).and_then(Option::take)

@@ -15,6 +15,7 @@ pub mod kv_cache;
 pub mod model;
 pub mod par;
 pub mod sampling;
+pub mod testing;
 pub mod tokenizer;
 pub mod units;
 

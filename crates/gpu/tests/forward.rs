@@ -309,6 +309,7 @@ fn a_lost_device_switches_to_the_cpu_and_keeps_the_transcript() {
     let m = model();
     let Some(be) = gpu_backend(&m) else { return };
     let ctx = be.context().clone();
+    let mut raw = GpuBackend::new(ctx.clone(), &m.transformer).unwrap();
     let report = decoding_gpu::BackendReport {
         kind: BackendKind::Gpu,
         reason: "test".into(),
@@ -318,29 +319,23 @@ fn a_lost_device_switches_to_the_cpu_and_keeps_the_transcript() {
     let s = settings(&[("seed", "3"), ("max_tokens", "30")]);
     let ids = m.encode_prompt("Once upon a time").unwrap();
     let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
-    let mut g = block_on(Generation::start(
-        &mut *engine.backend,
-        ids.clone(),
-        ends.clone(),
-    ))
-    .unwrap();
+    let mut g = block_on(Generation::start(&mut engine, ids.clone(), ends.clone())).unwrap();
     for _ in 0..10 {
-        block_on(engine.step(&mut g, &s, &m.tokenizer)).unwrap();
+        block_on(g.step(&mut engine, &s, &m.tokenizer)).unwrap();
     }
     let before = g.generated_ids();
     ctx.destroy();
-    // The raw backend now reports the loss...
-    let probe = engine
-        .backend
+    // A raw backend on the same device reports the loss...
+    let probe = raw
         .new_sequence()
-        .and_then(|seq| block_on(engine.backend.forward(seq, &[1], false)));
+        .and_then(|seq| block_on(raw.forward(seq, &[1], false)));
     assert!(
         matches!(probe, Err(BackendError::DeviceLost(_))),
         "{probe:?}"
     );
     // ... and the engine carries on, on the CPU, with the same transcript.
     while let StepOutcome::Token { stop: None, .. } =
-        block_on(engine.step(&mut g, &s, &m.tokenizer)).unwrap()
+        block_on(g.step(&mut engine, &s, &m.tokenizer)).unwrap()
     {}
     assert_eq!(engine.report.kind, BackendKind::Cpu);
     assert!(

@@ -7,6 +7,7 @@ use crate::protocol::*;
 use decoding_engine::beam::{score_continuation, BeamConfig, BeamSearch};
 use decoding_engine::generation::{Generation, GenerationError};
 use decoding_engine::sampling::Settings;
+use decoding_engine::Backend;
 
 impl Session {
     fn beam_config(&self) -> BeamConfig {
@@ -21,10 +22,10 @@ impl Session {
             return vec![err("no prompt has been run yet")];
         };
         if let Some(old) = self.beam.take() {
-            old.greedy.release(&mut *engine.backend);
+            old.greedy.release(&mut *engine);
         }
         let prompt = g.prompt().to_vec();
-        let be = &mut *engine.backend;
+        let be = &mut *engine;
         let started = async {
             let seq = be.new_sequence()?;
             let logits = be.forward(seq, &prompt, false).await?;
@@ -66,7 +67,7 @@ impl Session {
         else {
             return vec![err("no beam search is running")];
         };
-        if let Err(e) = b.search.step(&mut *engine.backend).await {
+        if let Err(e) = b.search.step(&mut *engine).await {
             return vec![err(e)];
         }
         // Greedy, one token further, for the comparison.
@@ -78,7 +79,7 @@ impl Session {
         if b.greedy.steps().len() < b.search.depth() {
             if let Err(e) = b
                 .greedy
-                .step(&mut *engine.backend, &greedy_settings, &m.tokenizer)
+                .step(&mut *engine, &greedy_settings, &m.tokenizer)
                 .await
             {
                 return vec![err(e)];
@@ -98,11 +99,10 @@ impl Session {
             m.tokenizer.decode(&all).unwrap_or_default()
         };
         let greedy_tokens = b.greedy.generated_ids();
-        let greedy_logprob =
-            match score_continuation(&mut *engine.backend, &prompt, &greedy_tokens).await {
-                Ok((_, lp)) => lp,
-                Err(e) => return vec![err(e)],
-            };
+        let greedy_logprob = match score_continuation(&mut *engine, &prompt, &greedy_tokens).await {
+            Ok((_, lp)) => lp,
+            Err(e) => return vec![err(e)],
+        };
         let nodes = b.search.nodes().to_vec();
         let depth = b.search.depth();
         let (best_logprob, best_text) =

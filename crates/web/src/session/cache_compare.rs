@@ -6,6 +6,7 @@ use super::MEASURE_MS;
 use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::cost::StepMacs;
+use decoding_engine::Backend;
 
 impl Session {
     /// Times one decode step with the cache against the same token computed without it (the
@@ -15,7 +16,7 @@ impl Session {
             return vec![err("no model is loaded yet")];
         };
         let c = *m.config();
-        let be = &mut *engine.backend;
+        let be = &mut *engine;
         let ids: Vec<u32> = (0..c.seq_len as u32)
             .map(|i| 1 + (i * 7919 + 3) % (c.vocab_size as u32 - 1))
             .collect();

@@ -7,6 +7,7 @@ use super::{TIMINGS_KEPT, YIELD_EVERY_MS};
 use crate::protocol::*;
 use decoding_engine::generation::{Generation, GenerationError, StepOutcome};
 use decoding_engine::sampling::{Settings, SettingsErrors};
+use decoding_engine::Backend;
 
 impl Session {
     /// Prefills a new prompt; the transcript starts over.
@@ -20,13 +21,13 @@ impl Session {
         };
         let t0 = host.now();
         let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
-        let started = Generation::start(&mut *engine.backend, ids.clone(), ends).await;
+        let started = Generation::start(&mut *engine, ids.clone(), ends).await;
         let g = match started {
             Ok(g) => g,
             Err(e) => return vec![err(e)],
         };
         if let Some(old) = self.gen.take() {
-            old.release(&mut *engine.backend);
+            old.release(&mut *engine);
         }
         self.timings = Timings {
             prefill_ms: Some(host.now() - t0),
@@ -63,7 +64,7 @@ impl Session {
         let (Some(m), Some(g), Some(engine)) = (&self.model, &self.gen, &self.engine) else {
             return err("nothing has been generated yet");
         };
-        let cache_len = engine.backend.seq_len(g.sequence()).unwrap_or(0);
+        let cache_len = engine.seq_len(g.sequence()).unwrap_or(0);
         Event::Transcript {
             view: TranscriptView {
                 prompt: g
@@ -79,12 +80,12 @@ impl Session {
                 steps: g.steps().to_vec(),
                 stop: g.stop_reason(&self.settings, &m.tokenizer),
                 cache_len,
-                cache: engine.backend.cache_bytes(g.sequence()).unwrap_or(
-                    decoding_engine::CacheBytes {
+                cache: engine
+                    .cache_bytes(g.sequence())
+                    .unwrap_or(decoding_engine::CacheBytes {
                         used: 0,
                         allocated: 0,
-                    },
-                ),
+                    }),
                 timings: self.timings.clone(),
                 loop_warning: {
                     let ids = g.generated_ids();
@@ -107,7 +108,7 @@ impl Session {
             return vec![];
         };
         let step = g.steps().len();
-        match g.preview(&mut *engine.backend, &self.settings).await {
+        match g.preview(&mut *engine, &self.settings).await {
             Ok(t) => vec![Event::Trace {
                 view: trace_view(&t, Some(step)),
                 toy: false,
@@ -161,8 +162,7 @@ impl Session {
                 return vec![err("no prompt has been run yet")];
             };
             let t0 = host.now();
-            let before = engine.report.kind;
-            match engine.step(g, &self.settings, &m.tokenizer).await {
+            match g.step(&mut *engine, &self.settings, &m.tokenizer).await {
                 Ok(StepOutcome::Token { stop, .. }) => {
                     self.timings.decode_ms.push(host.now() - t0);
                     let n = self.timings.decode_ms.len();
@@ -179,14 +179,6 @@ impl Session {
                     break;
                 }
             }
-            if engine.report.kind != before {
-                // The GPU was lost: the transcript moved to the CPU.
-                let report = engine.report.clone();
-                let mut events = vec![Event::Backend { report }];
-                events.push(self.transcript());
-                events.extend(self.preview().await);
-                return events;
-            }
         }
         let generated = self.gen.as_ref().map_or(0, |g| g.steps().len()) - before_steps;
         if count > 1 && generated > 0 {
@@ -202,7 +194,7 @@ impl Session {
         let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
             return vec![err("no prompt has been run yet")];
         };
-        if let Err(e) = g.rewind(&mut *engine.backend) {
+        if let Err(e) = g.rewind(&mut *engine) {
             return vec![err(e)];
         }
         let mut events = vec![self.transcript()];
@@ -214,7 +206,7 @@ impl Session {
         let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
             return vec![err("no prompt has been run yet")];
         };
-        if let Err(e) = g.reset(&mut *engine.backend) {
+        if let Err(e) = g.reset(&mut *engine) {
             return vec![err(e)];
         }
         self.timings.decode_ms.clear();

@@ -60,10 +60,10 @@ impl Session {
         let mut events = vec![Event::Backend { report }];
         // Carry the transcript over: rebuild its cache on the new backend.
         if let Some(old) = &self.gen {
-            match old.rebuild(&mut *engine.backend).await {
+            match old.rebuild(&mut engine).await {
                 Ok(g) => {
                     if let (Some(old_engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
-                        old.release(&mut *old_engine.backend);
+                        old.release(&mut *old_engine);
                     }
                     self.gen = Some(g);
                 }

@@ -65,8 +65,23 @@ fn err(message: impl ToString) -> Event {
 }
 
 impl Session {
-    /// Handles one request (the cancel flag and clock come from the host).
+    /// Handles one request (the cancel flag and clock come from the host). If the GPU device
+    /// was lost meanwhile, the engine moved every sequence to the CPU; the first event then
+    /// says so.
     pub async fn handle(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
+        let before = self.engine.as_ref().map(|e| e.report.clone());
+        let mut events = self.route(req, host).await;
+        let after = self.engine.as_ref().map(|e| e.report.clone());
+        let announced = events.iter().any(|e| matches!(e, Event::Backend { .. }));
+        if let (Some(b), Some(report)) = (before, after) {
+            if b != report && !announced {
+                events.insert(0, Event::Backend { report });
+            }
+        }
+        events
+    }
+
+    async fn route(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         match req {
             Request::Load { .. } => vec![err("the worker glue loads files")],
             Request::SetBackend { backend } => self.set_backend(backend).await,

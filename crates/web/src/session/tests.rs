@@ -232,3 +232,78 @@ fn settings_naming_tokens_outside_the_model_are_refused() {
     let ev = pollster::block_on(s.set_settings(settings(&[("temperature", "0.5")])));
     last_trace(&ev);
 }
+
+/// The requests of a short class demo: a prompt, 12 tokens, then a beam search of 4 steps.
+fn demo(s: &mut Session, host: &TestHost) -> (Vec<Event>, Vec<Event>) {
+    let greedy = settings(&[("temperature", "0"), ("max_tokens", "40")]);
+    pollster::block_on(s.handle(Request::SetSettings { settings: greedy }, host));
+    pollster::block_on(s.handle(
+        Request::SetPrompt {
+            prompt: "Once upon a time".into(),
+        },
+        host,
+    ));
+    let steps = pollster::block_on(s.handle(Request::Step { count: 12 }, host));
+    let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
+    pollster::block_on(s.handle(Request::SetSettings { settings: beam }, host));
+    let mut beams = pollster::block_on(s.handle(Request::BeamStart, host));
+    for _ in 0..4 {
+        beams.extend(pollster::block_on(s.handle(Request::BeamStep, host)));
+    }
+    (steps, beams)
+}
+
+fn last_beam(ev: &[Event]) -> &BeamView {
+    ev.iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Beam { view } => Some(view),
+            _ => None,
+        })
+        .expect("a beam event")
+}
+
+#[test]
+fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
+    use decoding_engine::engine::BackendReport;
+    use decoding_engine::testing::LosesDevice;
+    use decoding_engine::{BackendKind, CpuBackend};
+    let (mut cpu, host) = loaded();
+    let (want_steps, want_beams) = demo(&mut cpu, &host);
+    for healthy in [5, 16] {
+        // 5: lost during the 12 steps; 16: lost during the beam steps.
+        let (mut s, host) = loaded();
+        let m = s.model().unwrap().transformer.clone();
+        let flaky = LosesDevice::after(CpuBackend::new(m.clone()), healthy);
+        let report = BackendReport {
+            kind: BackendKind::Gpu,
+            reason: "test".into(),
+            dispatches_per_token: None,
+        };
+        s.engine = Some(Engine::new(m, Box::new(flaky), report));
+        let (steps, beams) = demo(&mut s, &host);
+        let moved = steps.iter().chain(&beams).find_map(|e| match e {
+            Event::Backend { report } => Some(report),
+            _ => None,
+        });
+        let moved = moved.expect("the switch is announced");
+        assert_eq!(moved.kind, BackendKind::Cpu);
+        assert!(
+            moved.reason.contains("GPU device was lost"),
+            "{}",
+            moved.reason
+        );
+        assert!(!steps
+            .iter()
+            .chain(&beams)
+            .any(|e| matches!(e, Event::Error { .. })));
+        // Same transcript and same beam tree as a CPU-only session.
+        assert_eq!(
+            last_transcript(&steps).generated_text,
+            last_transcript(&want_steps).generated_text
+        );
+        let (got, want) = (last_beam(&beams), last_beam(&want_beams));
+        assert_eq!((got.depth, got.nodes.len()), (want.depth, want.nodes.len()));
+        assert_eq!(got.best_text, want.best_text, "device lost after {healthy}");
+    }
+}
