@@ -155,24 +155,37 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[&[f32]]) {
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[&[f32]]) {
     par::chunks(out_t, t, t * n, |first, chunk| {
-        // Find the matrix holding weight row `first`, then walk rows across matrix boundaries.
-        let (mut m, mut row) = (0, first);
-        while m < ws.len() && row * n >= ws[m].len() {
-            row -= ws[m].len() / n;
-            m += 1;
-        }
-        for o in chunk.chunks_mut(t) {
-            if row * n >= ws[m].len() {
-                m += 1;
-                row = 0;
+        let rows = stacked_rows(ws, n, first);
+        if t == 1 {
+            // Decode: one input row, one output per weight row.
+            for (o, w_i) in chunk.iter_mut().zip(rows) {
+                *o = dot(w_i, x);
             }
-            let wi = &ws[m][row * n..(row + 1) * n];
-            for (r, o) in o.iter_mut().enumerate() {
-                *o = dot(wi, &x[r * n..(r + 1) * n]);
+        } else {
+            for (o, w_i) in chunk.chunks_exact_mut(t).zip(rows) {
+                for (o, x_r) in o.iter_mut().zip(x.chunks_exact(n)) {
+                    *o = dot(w_i, x_r);
+                }
             }
-            row += 1;
         }
     });
+}
+
+/// The rows (n wide) of the matrices `ws` one after another, from row `first` on.
+fn stacked_rows<'a, 'w>(
+    ws: &'w [&'a [f32]],
+    n: usize,
+    first: usize,
+) -> impl Iterator<Item = &'a [f32]> + use<'a, 'w> {
+    let (mut m, mut row) = (0, first);
+    while m < ws.len() && row * n >= ws[m].len() {
+        row -= ws[m].len() / n;
+        m += 1;
+    }
+    let head = ws.get(m).map_or(&[][..], |w| &w[row * n..]);
+    let rest = ws.get(m + 1..).unwrap_or(&[]);
+    head.chunks_exact(n)
+        .chain(rest.iter().flat_map(move |w| w.chunks_exact(n)))
 }
 
 /// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = 10000^(−2j/head_size),

@@ -127,9 +127,9 @@ impl Engine {
         Ok(b)
     }
 
+    /// The backend checks the batch (`Batch::check`); the tokens are recorded only when the
+    /// pass succeeded.
     async fn forward_impl(&mut self, batch: Batch) -> Result<Vec<f32>, BackendError> {
-        let c = *self.backend.config();
-        batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
         let logits = match self.backend.forward_batch(self.inner_batch(&batch)?).await {
             Err(e) => {
                 self.recover(e)?;

@@ -22,6 +22,13 @@ use crate::par;
 
 pub use crate::batch::ForwardError;
 
+thread_local! {
+    /// Attention scores of one (row, head), reused by each thread from pass to pass (a
+    /// decode step of a small model would otherwise spend a measurable share of its time
+    /// allocating them).
+    static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Activations of one pass over `rows` rows (llama2.c's `RunState`, minus the cache, which is
 /// per sequence). Reused from pass to pass; grown when a batch has more rows than before.
 #[derive(Debug, Clone, Default)]
@@ -188,26 +195,20 @@ impl Transformer {
         let ctx = rows.iter().map(|r| r.pos + 1).max().unwrap_or(1);
         let (caches, q) = (&*caches, &*q);
         par::chunks(&mut s.xb, hs, 2 * ctx * hs, |first, out| {
-            let mut att = vec![0.0f32; ctx];
-            for (u, out_h) in out.chunks_mut(hs).enumerate() {
-                let (i, h) = ((first + u) / n_heads, (first + u) % n_heads);
-                let Some(cache) = caches.cache(rows[i].seq) else {
-                    continue;
-                };
-                let (keys, values) = cache.layer(l);
-                let q_h = &q[i * dim + h * hs..i * dim + (h + 1) * hs];
-                let offset = (h / kv_mul) * hs;
-                attend_head(
-                    out_h,
-                    q_h,
-                    keys,
-                    values,
-                    kv_dim,
-                    offset,
-                    rows[i].pos,
-                    &mut att,
-                );
-            }
+            SCORES.with_borrow_mut(|att| {
+                att.resize(ctx.max(att.len()), 0.0);
+                for (u, out_h) in out.chunks_mut(hs).enumerate() {
+                    let (i, h) = ((first + u) / n_heads, (first + u) % n_heads);
+                    let Some(cache) = caches.cache(rows[i].seq) else {
+                        continue;
+                    };
+                    let (keys, values) = cache.layer(l);
+                    let q_h = &q[i * dim + h * hs..i * dim + (h + 1) * hs];
+                    let offset = (h / kv_mul) * hs;
+                    let pos = rows[i].pos;
+                    attend_head(out_h, q_h, keys, values, kv_dim, offset, pos, att);
+                }
+            })
         });
 
         // Output projection and residual.
