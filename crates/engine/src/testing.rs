@@ -5,18 +5,24 @@ use crate::batch::{Batch, SeqId};
 use crate::checkpoint::Config;
 use crate::kv_cache::CacheBytes;
 
-/// A CPU backend that calls itself a GPU and loses its "device" after a number of forward
-/// passes: from then on every forward pass and fork fails with `DeviceLost`, as a real
-/// lost WebGPU device does.
+/// A CPU backend that calls itself a GPU, counts its forward passes, and loses its
+/// "device" after a number of them: from then on every forward pass and fork fails with
+/// `DeviceLost`, as a real lost WebGPU device does.
 pub struct LosesDevice {
     inner: CpuBackend,
     healthy: usize,
+    /// Forward passes run so far.
+    pub forwards: usize,
 }
 
 impl LosesDevice {
-    /// Lost after `healthy` forward passes.
+    /// Lost after `healthy` forward passes (`usize::MAX`: never).
     pub fn after(inner: CpuBackend, healthy: usize) -> LosesDevice {
-        LosesDevice { inner, healthy }
+        LosesDevice {
+            inner,
+            healthy,
+            forwards: 0,
+        }
     }
 }
 
@@ -58,6 +64,7 @@ impl Backend for LosesDevice {
             ))));
         }
         self.healthy -= 1;
+        self.forwards += 1;
         self.inner.forward_batch(batch)
     }
 }

@@ -2,13 +2,12 @@
 
 mod common;
 
-use decoding_engine::backend::{Backend, CpuBackend, LocalFuture, SeqId};
+use decoding_engine::backend::{Backend, CpuBackend, SeqId};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig, BeamSearch, NodeStatus};
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
-use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::sampling::{RawSettings, Settings};
-use decoding_engine::Batch;
-use decoding_engine::{BackendError, BackendKind, Config, Model};
+use decoding_engine::testing::LosesDevice;
+use decoding_engine::Model;
 use pollster::block_on;
 
 fn settings(pairs: &[(&str, &str)]) -> Settings {
@@ -188,53 +187,11 @@ fn rewind_and_step_again_gives_the_same_tokens() {
     assert!(g.rewind(&mut be).is_err());
 }
 
-/// A backend that counts forward passes, to show rewinding recomputes nothing.
-struct Counting {
-    inner: CpuBackend,
-    forwards: usize,
-}
-
-impl Backend for Counting {
-    fn kind(&self) -> BackendKind {
-        self.inner.kind()
-    }
-    fn config(&self) -> &Config {
-        self.inner.config()
-    }
-    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
-        self.inner.new_sequence()
-    }
-    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
-        self.inner.fork(seq)
-    }
-    fn release(&mut self, seq: SeqId) {
-        self.inner.release(seq)
-    }
-    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
-        self.inner.seq_len(seq)
-    }
-    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
-        self.inner.truncate(seq, len)
-    }
-    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
-        self.inner.cache_bytes(seq)
-    }
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
-        self.forwards += 1;
-        self.inner.forward_batch(batch)
-    }
-}
-
 #[test]
 fn rewind_recomputes_nothing_and_penalties_follow_it() {
     let m = common::stories260k();
-    let mut be = Counting {
-        inner: CpuBackend::new(m.transformer.clone()),
-        forwards: 0,
-    };
+    // Counts forward passes, to show rewinding recomputes nothing.
+    let mut be = LosesDevice::after(CpuBackend::new(m.transformer.clone()), usize::MAX);
     let prompt = m.encode_prompt("Once upon a time").unwrap();
     let s = settings(&[("temperature", "0"), ("frequency_penalty", "1.5")]);
     let mut g = block_on(Generation::start(&mut be, prompt, ends(&m))).unwrap();

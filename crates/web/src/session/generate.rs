@@ -197,6 +197,11 @@ impl Session {
         if let Err(e) = g.rewind(&mut *engine) {
             return vec![err(e)];
         }
+        self.shown().await
+    }
+
+    /// The transcript and the next distribution, as they are now.
+    async fn shown(&mut self) -> Vec<Event> {
         let mut events = vec![self.transcript()];
         events.extend(self.preview().await);
         events
@@ -210,9 +215,7 @@ impl Session {
             return vec![err(e)];
         }
         self.timings.decode_ms.clear();
-        let mut events = vec![self.transcript()];
-        events.extend(self.preview().await);
-        events
+        self.shown().await
     }
 
     /// A link's state: prompt, settings, and `steps` tokens replayed (same seed, same coins,
