@@ -9,6 +9,7 @@ mod knobs;
 
 use clap::{Parser, Subcommand};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
+use decoding_engine::budget::Budget;
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::settings::BEAM_DEFAULTS;
@@ -41,6 +42,10 @@ struct Cli {
     /// Worker threads for the CPU backend (default: all cores)
     #[arg(long, global = true)]
     threads: Option<usize>,
+    /// Memory a model may take, in GiB (weights, one sequence's KV cache, run state),
+    /// checked from the header before loading (default 16)
+    #[arg(long, global = true, value_name = "GIB", allow_hyphen_values = true)]
+    memory_limit: Option<String>,
     /// cpu, gpu (WebGPU through wgpu: Vulkan natively) or auto (the GPU when there is one)
     #[arg(long, global = true, default_value = "cpu")]
     backend: String,
@@ -149,10 +154,26 @@ fn run(cli: Cli) -> Result<(), CliError> {
     decoding_engine::par::install(|| dispatch(cli))
 }
 
+/// `--memory-limit` in GiB: a finite number > 0 (no silent clamping).
+fn parse_budget(gib: Option<&str>) -> Result<Budget, CliError> {
+    let Some(text) = gib else {
+        return Ok(Budget::default());
+    };
+    match text.trim().parse::<f64>() {
+        Ok(g) if g.is_finite() && g > 0.0 && g <= 1e9 => {
+            Ok(Budget((g * (1u64 << 30) as f64) as u64))
+        }
+        _ => Err(CliError::Usage(format!(
+            "--memory-limit {text:?}: give a number of GiB above 0"
+        ))),
+    }
+}
+
 fn dispatch(cli: Cli) -> Result<(), CliError> {
     let files = ModelFiles {
         model: cli.model,
         tokenizer: cli.tokenizer,
+        budget: parse_budget(cli.memory_limit.as_deref())?,
     };
     let choice = BackendChoice::parse(&cli.backend).ok_or_else(|| {
         CliError::Usage(format!(
@@ -188,6 +209,7 @@ pub fn open(
 pub struct ModelFiles {
     model: Option<PathBuf>,
     tokenizer: Option<PathBuf>,
+    budget: Budget,
 }
 
 impl ModelFiles {
@@ -215,7 +237,8 @@ impl ModelFiles {
         let tp = Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER);
         let model = Self::read(&mp)?;
         let tok = Self::read(&tp)?;
-        Model::from_bytes(&model, &tok).map_err(|e| CliError::Model { path: mp, error: e })
+        Model::from_bytes_within(&model, &tok, self.budget)
+            .map_err(|e| CliError::Model { path: mp, error: e })
     }
 
     pub fn is_default(&self) -> bool {

@@ -525,3 +525,18 @@ fn gpu_backend_through_the_cli() {
     assert_eq!(v["dispatches_per_token"], 12 * 5 + 3);
     assert!(v["decode"]["median_tokens_per_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn the_memory_limit_is_checked_from_the_header_and_validated() {
+    // stories260K: 1,056,512 bytes of weights > 0.5 MiB.
+    let o = cli(&["--memory-limit", "0.0005", "next", "--prompt", "Once"]);
+    assert_user_error(
+        &o,
+        "model: the weights would need 1.01 MiB at seq_len 512; the limit is 524.29 KiB",
+    );
+    let o = cli(&["--memory-limit", "1", "next", "--prompt", "Once"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for bad in ["0", "-2", "NaN", "inf", "lots"] {
+        assert_user_error(&cli(&["--memory-limit", bad, "next"]), "--memory-limit");
+    }
+}

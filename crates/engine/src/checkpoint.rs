@@ -6,6 +6,7 @@
 //! Nothing here touches a file system: the caller hands over the bytes (a file read natively,
 //! a `fetch` or a dropped file in the browser).
 
+use crate::budget::{Budget, BudgetError, Footprint};
 use crate::units::thousands;
 use thiserror::Error;
 
@@ -41,6 +42,8 @@ pub enum CheckpointError {
     OddHeadSize { head_size: usize },
     #[error("file is {actual} bytes, header implies {expected}")]
     WrongSize { actual: String, expected: String },
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
     #[error("tensor {tensor} has a non-finite value ({value}) at element {index}")]
     NonFinite {
         tensor: &'static str,
@@ -165,7 +168,7 @@ impl Config {
     }
 
     /// Number of float32 values in the file after the header, in file order; `None` on overflow.
-    fn file_floats(&self) -> Option<u64> {
+    pub(crate) fn file_floats(&self) -> Option<u64> {
         let mut total: u64 = 0;
         for (_, n) in self.tensor_sizes() {
             total = total.checked_add(n?)?;
@@ -320,6 +323,12 @@ impl Checkpoint {
     /// compared with what it implies *before* any tensor is allocated, so a hostile header
     /// cannot cause a huge allocation; then every weight is checked to be finite.
     pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
+        Checkpoint::from_bytes_within(bytes, Budget::default())
+    }
+
+    /// `from_bytes` with the memory the model may take (weights, one sequence's KV cache,
+    /// run state), checked from the header before anything is allocated.
+    pub fn from_bytes_within(bytes: &[u8], budget: Budget) -> Result<Checkpoint, CheckpointError> {
         if bytes.is_empty() {
             return Err(CheckpointError::Empty);
         }
@@ -339,6 +348,9 @@ impl Checkpoint {
                 expected: expected.map_or_else(|| "more than 2^64".into(), thousands),
             });
         }
+        // A file of the right size can still describe a model whose cache or run state
+        // would not fit: refused before anything is allocated.
+        Footprint::of(&config)?.check(&config, budget)?;
         // The size matched, so every count below fits in memory we already hold.
         let mut r = TensorReader {
             bytes,
@@ -438,6 +450,7 @@ impl Checkpoint {
     pub fn random(config: Config, seed: u64) -> Result<Checkpoint, CheckpointError> {
         use rand_core::{RngCore, SeedableRng};
         config.check_shapes()?;
+        Footprint::of(&config)?.check(&config, Budget::default())?;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let mut uniform = |n: usize, fan_in: usize| -> Vec<f32> {
             let scale = 1.0 / (fan_in as f32).sqrt();

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod batch;
 pub mod beam;
+pub mod budget;
 pub mod checkpoint;
 pub mod cost;
 pub mod cpu;

@@ -1,6 +1,7 @@
 //! A model ready to use: a validated checkpoint and a tokenizer that matches it, both from
 //! bytes. The one place the two are checked against each other.
 
+use crate::budget::Budget;
 use crate::checkpoint::{Checkpoint, CheckpointError, Config};
 use crate::forward::Transformer;
 use crate::tokenizer::{Tokenizer, TokenizerError};
@@ -26,7 +27,16 @@ pub struct Model {
 impl Model {
     /// Validates the checkpoint, then the tokenizer, then that their vocabularies agree.
     pub fn from_bytes(checkpoint: &[u8], tokenizer: &[u8]) -> Result<Model, ModelError> {
-        let checkpoint = Checkpoint::from_bytes(checkpoint)?;
+        Model::from_bytes_within(checkpoint, tokenizer, Budget::default())
+    }
+
+    /// `from_bytes` under a memory budget other than the target's default.
+    pub fn from_bytes_within(
+        checkpoint: &[u8],
+        tokenizer: &[u8],
+        budget: Budget,
+    ) -> Result<Model, ModelError> {
+        let checkpoint = Checkpoint::from_bytes_within(checkpoint, budget)?;
         let tokenizer = Tokenizer::from_bytes(tokenizer)?;
         Model::new(checkpoint, tokenizer)
     }

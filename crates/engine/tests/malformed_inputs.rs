@@ -185,3 +185,35 @@ proptest! {
         let _ = Checkpoint::from_bytes(&b);
     }
 }
+
+/// The hardening issue's hostile header: tiny dims, a million positions. The file (12.7 MB)
+/// passes every size check, but its KV cache would need 32 GiB: refused from the header,
+/// before anything is allocated, with the figure, natively and under wasm32's budget.
+#[test]
+fn a_million_position_context_is_refused_before_allocating() {
+    use decoding_engine::budget::Budget;
+    let header = [64i32, 1, 64, 32, 32, 3, 1_048_576];
+    let c = decoding_engine::Config::from_header(header).unwrap();
+    let size = c.expected_file_bytes().unwrap() as usize;
+    assert!(size < 13_000_000, "{size}");
+    let mut bytes = vec![0u8; size];
+    for (i, h) in header.iter().enumerate() {
+        bytes[i * 4..i * 4 + 4].copy_from_slice(&h.to_le_bytes());
+    }
+    let e = Checkpoint::from_bytes(&bytes).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the KV cache would need 32 GiB at seq_len 1,048,576; the limit is 16 GiB"
+    );
+    let e = Checkpoint::from_bytes_within(&bytes, Budget(3 << 29)).unwrap_err();
+    assert!(e.to_string().ends_with("the limit is 1.50 GiB"), "{e}");
+    // The same header with a short context loads within the budget.
+    let mut small = header;
+    small[6] = 64;
+    let c = decoding_engine::Config::from_header(small).unwrap();
+    let mut bytes = vec![0u8; c.expected_file_bytes().unwrap() as usize];
+    for (i, h) in small.iter().enumerate() {
+        bytes[i * 4..i * 4 + 4].copy_from_slice(&h.to_le_bytes());
+    }
+    Checkpoint::from_bytes_within(&bytes, Budget(3 << 29)).unwrap();
+}

@@ -316,6 +316,8 @@ mod tests {
         let msg = |json: &str| format!("{{\"type\":\"set_settings\",\"settings\":{json}}}");
         let e = decode::<Request>(&msg("{\"temperature\":[\"-1\"]}")).unwrap_err();
         assert!(e.contains("temperature: must be ≥ 0"), "{e}");
+        let e = decode::<Request>(&msg("{\"strategy\":[\"beam\"],\"beams\":[\"0\"]}")).unwrap_err();
+        assert!(e.contains("beams: must be in 1..=64"), "{e}");
         let e = decode::<Request>(&msg("{\"top_k\":[\"4294967299x\"]}")).unwrap_err();
         assert!(e.contains("top_k"), "{e}");
         let Request::SetSettings { settings } =

@@ -24,6 +24,8 @@ pub enum SamplingError {
     AllRemoved { stage: Stage },
     #[error("every logit is −infinity: there is nothing to sample")]
     NothingToSample,
+    #[error("{stage} produced a value that is not a number or +infinity")]
+    NonFinite { stage: Stage },
 }
 
 /// The tokens the penalties can see: the prompt's and the generated ones. [STATE].
@@ -133,6 +135,11 @@ pub fn process_f64(
         let active = !settings.is_neutral(stage);
         if active {
             apply_stage(stage, settings, &rules, &history, &mut z);
+            // Only −∞ (removed) may leave a stage; the knobs' bounds keep finite logits
+            // finite, and this check keeps any case they miss from reaching the page.
+            if z.iter().any(|v| v.is_nan() || *v == f64::INFINITY) {
+                return Err(SamplingError::NonFinite { stage });
+            }
             if z.iter().all(|v| v.is_infinite()) {
                 return Err(SamplingError::AllRemoved { stage });
             }

@@ -30,6 +30,13 @@ pub enum Strategy {
     },
 }
 
+/// The largest count a knob takes (the largest vocabulary and context the loader accepts).
+pub const MAX_COUNT: usize = 1 << 20;
+/// Largest |value| of a logit bias or a frequency/presence penalty, and the range of the
+/// repetition penalty and temperature: wide enough for any use (a bias of −10,000 bans a
+/// token), narrow enough that no stage can overflow to ±∞ from finite logits.
+pub const MAX_MAGNITUDE: f64 = 1e4;
+
 /// Beam search's width, length penalty, early stopping and sequences returned when a knob
 /// is not given (Hugging Face's `generate()` defaults, with a width of 4).
 pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
@@ -327,6 +334,11 @@ impl RawSettings {
         };
         let d = Settings::default();
         let any = |_| Ok(());
+        let magnitude = |x: f64| {
+            (x.abs() <= MAX_MAGNITUDE)
+                .then_some(())
+                .ok_or("must be in [-10000, 10000]")
+        };
         let unit = |x: f64| {
             (x > 0.0 && x <= 1.0)
                 .then_some(())
@@ -334,9 +346,15 @@ impl RawSettings {
         };
         let mut settings = Settings {
             temperature: v.float(Knob::Temperature, d.temperature, |x| {
-                (x >= 0.0).then_some(()).ok_or("must be ≥ 0 (0 = greedy)")
+                if x < 0.0 {
+                    Err("must be ≥ 0 (0 = greedy)")
+                } else if x != 0.0 && !(1.0 / MAX_MAGNITUDE..=MAX_MAGNITUDE).contains(&x) {
+                    Err("must be 0 (greedy) or in [0.0001, 10000]")
+                } else {
+                    Ok(())
+                }
             }),
-            top_k: v.int(Knob::TopK, d.top_k as u64, any) as usize,
+            top_k: v.count(Knob::TopK, d.top_k, any),
             top_p: v.float(Knob::TopP, d.top_p, unit),
             min_p: v.float(Knob::MinP, d.min_p, |x| {
                 (0.0..=1.0)
@@ -346,15 +364,21 @@ impl RawSettings {
             }),
             typical_p: v.float(Knob::TypicalP, d.typical_p, unit),
             repetition_penalty: v.float(Knob::RepetitionPenalty, 1.0, |x| {
-                (x > 0.0).then_some(()).ok_or("must be > 0 (1 = off)")
+                if x <= 0.0 {
+                    Err("must be > 0 (1 = off)")
+                } else if !(1.0 / MAX_MAGNITUDE..=MAX_MAGNITUDE).contains(&x) {
+                    Err("must be in [0.0001, 10000] (1 = off)")
+                } else {
+                    Ok(())
+                }
             }),
-            frequency_penalty: v.float(Knob::FrequencyPenalty, 0.0, |_| Ok(())),
-            presence_penalty: v.float(Knob::PresencePenalty, 0.0, |_| Ok(())),
-            penalty_window: v.int(Knob::PenaltyWindow, 0, any) as usize,
-            no_repeat_ngram: v.int(Knob::NoRepeatNgram, 0, any) as usize,
-            max_tokens: v.int(Knob::MaxTokens, d.max_tokens as u64, |n| {
+            frequency_penalty: v.float(Knob::FrequencyPenalty, 0.0, magnitude),
+            presence_penalty: v.float(Knob::PresencePenalty, 0.0, magnitude),
+            penalty_window: v.count(Knob::PenaltyWindow, 0, any),
+            no_repeat_ngram: v.count(Knob::NoRepeatNgram, 0, any),
+            max_tokens: v.count(Knob::MaxTokens, d.max_tokens, |n| {
                 (n >= 1).then_some(()).ok_or("must be at least 1")
-            }) as usize,
+            }),
             seed: v.int(Knob::Seed, d.seed, any),
             logit_bias: v.logit_bias(vocab_size),
             stop: v.stop(),
@@ -437,6 +461,23 @@ impl Validator<'_> {
         default
     }
 
+    /// A count (top-k, windows, max tokens, sequences): a whole number obeying `rule` and at
+    /// most `MAX_COUNT`, the same width on every target (never truncated to wasm32's usize).
+    fn count(
+        &mut self,
+        field: Knob,
+        default: usize,
+        rule: impl Fn(u64) -> Result<(), &'static str>,
+    ) -> usize {
+        let n = self.int(field, default as u64, rule);
+        if n > MAX_COUNT as u64 {
+            let cap = crate::units::thousands(MAX_COUNT as u64);
+            self.fail(field, format!("must be at most {cap} (got {n})"));
+            return default;
+        }
+        n as usize
+    }
+
     fn profile(&mut self, default: Profile) -> Profile {
         let Some(s) = self.raw.get(Knob::Profile) else {
             return default;
@@ -482,6 +523,10 @@ impl Validator<'_> {
                 }
             };
             match val.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && x.abs() > MAX_MAGNITUDE => self.fail(
+                    Knob::LogitBias,
+                    format!("{val:?} in {entry:?} must be in [-10000, 10000]"),
+                ),
                 Ok(x) if x.is_finite() => {
                     // A later entry for the same id replaces the earlier one.
                     out.retain(|(i, _)| *i != id);
@@ -560,7 +605,12 @@ impl Validator<'_> {
                         .then_some(())
                         .ok_or("must be in 1..=64")
                 }) as usize;
-                let length_penalty = self.float(Knob::LengthPenalty, BEAM_DEFAULTS.1, |_| Ok(()));
+                // Beyond ±10 the score's length^penalty under- or overflows.
+                let length_penalty = self.float(Knob::LengthPenalty, BEAM_DEFAULTS.1, |x| {
+                    (x.abs() <= 10.0)
+                        .then_some(())
+                        .ok_or("must be in [-10, 10]")
+                });
                 let early_stopping = match raw.get(Knob::EarlyStopping).map(str::trim) {
                     None => BEAM_DEFAULTS.2,
                     Some("true") | Some("1") => true,
@@ -573,9 +623,9 @@ impl Validator<'_> {
                         true
                     }
                 };
-                let num_return = self.int(Knob::NumReturn, BEAM_DEFAULTS.3 as u64, |n| {
+                let num_return = self.count(Knob::NumReturn, BEAM_DEFAULTS.3, |n| {
                     (n >= 1).then_some(()).ok_or("must be at least 1")
-                }) as usize;
+                });
                 if num_return > width {
                     self.fail(
                         Knob::NumReturn,
@@ -724,5 +774,92 @@ mod tests {
             .validate(512)
             .unwrap();
         assert_eq!(back, s);
+    }
+
+    /// The hardening issue's links: numbers that overflowed the chain or were truncated to
+    /// 32 bits on wasm32 are now one error each, the same on every target.
+    #[test]
+    fn overflowing_and_oversized_values_are_errors_not_infinities() {
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: &[Case] = &[
+            (
+                &[("top_k", "4294967299")],
+                "top_k",
+                "must be at most 1,048,576",
+            ),
+            (
+                &[("no_repeat_ngram", "4294967297")],
+                "no_repeat_ngram",
+                "at most 1,048,576",
+            ),
+            (
+                &[("max_tokens", "4294967296")],
+                "max_tokens",
+                "at most 1,048,576",
+            ),
+            (
+                &[("logit_bias", "432:1e308"), ("temperature", "0.5")],
+                "logit_bias",
+                "[-10000, 10000]",
+            ),
+            (
+                &[("frequency_penalty", "-1e308")],
+                "frequency_penalty",
+                "[-10000, 10000]",
+            ),
+            (
+                &[("strategy", "beam"), ("length_penalty", "-1e308")],
+                "length_penalty",
+                "[-10, 10]",
+            ),
+            (
+                &[("temperature", "1e-320")],
+                "temperature",
+                "0 (greedy) or in [0.0001, 10000]",
+            ),
+            (
+                &[("repetition_penalty", "1e-300")],
+                "repetition_penalty",
+                "[0.0001, 10000]",
+            ),
+            (
+                &[("strategy", "beam"), ("num_return", "4294967297")],
+                "num_return",
+                "at most",
+            ),
+        ];
+        for (pairs, field, needle) in cases {
+            let e = err(pairs);
+            let msg = e
+                .for_field(field)
+                .unwrap_or_else(|| panic!("{pairs:?}: {e}"));
+            assert!(msg.contains(needle), "{pairs:?}: {msg}");
+        }
+        // The bounds themselves are valid.
+        raw(&[
+            ("top_k", "1048576"),
+            ("logit_bias", "3:-10000"),
+            ("temperature", "0.0001"),
+        ])
+        .validate(512)
+        .unwrap();
+    }
+
+    /// Settings built without validation (as a bug could) still cannot put +∞ or NaN on
+    /// the page: the chain names the stage.
+    #[test]
+    fn a_stage_that_overflows_is_named() {
+        use crate::sampling::chain::{process_f64, SamplingError};
+        let s = Settings {
+            temperature: 1e-320,
+            ..Settings::default()
+        };
+        let e = process_f64(&s, &[2.0, 1.0, 0.1], Default::default(), 0.5, true).unwrap_err();
+        assert_eq!(
+            e,
+            SamplingError::NonFinite {
+                stage: Stage::Temperature
+            }
+        );
     }
 }

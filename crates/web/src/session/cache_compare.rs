@@ -18,7 +18,7 @@ impl Session {
         let c = *m.config();
         let be = &mut *engine;
         let ids: Vec<u32> = (0..c.seq_len as u32)
-            .map(|i| 1 + (i * 7919 + 3) % (c.vocab_size as u32 - 1))
+            .map(|i| (i * 7919 + 3) % c.vocab_size as u32) // spread over the vocabulary (≥ 1 token)
             .collect();
         // Warm up first (the browser compiles hot wasm code again, faster, after a while).
         if let Ok(seq) = be.new_sequence() {
