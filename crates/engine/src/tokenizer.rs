@@ -26,6 +26,12 @@ pub enum TokenizerError {
     },
     #[error("tokenizer.bin piece {id} has an invalid length {len}")]
     BadPieceLength { id: usize, len: i64 },
+    #[error(
+        "tokenizer.bin piece {id} is {len} bytes, longer than the file's max_token_length {max}"
+    )]
+    PieceTooLong { id: usize, len: usize, max: usize },
+    #[error("tokenizer.bin max_token_length {0} is out of range (must be 1..={MAX_PIECE_BYTES})")]
+    BadMaxTokenLength(i64),
     #[error("tokenizer.bin piece {id} is not valid UTF-8 (bytes {bytes:?})")]
     InvalidUtf8 { id: usize, bytes: Vec<u8> },
     #[error("tokenizer.bin piece {id} has a non-finite score {score}")]
@@ -47,6 +53,10 @@ pub enum TokenizerError {
     #[error("token id {id} is outside the vocabulary (size {vocab})")]
     UnknownId { id: u32, vocab: usize },
 }
+
+/// The longest piece a `tokenizer.bin` may declare (llama2.c's 32,000-token vocabulary has
+/// 27; byte-fallback pieces are 6).
+pub const MAX_PIECE_BYTES: usize = 1024;
 
 /// A llama2.c vocabulary: the pieces (UTF-8, spaces as ' ') and their merge scores.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +81,13 @@ impl Llama2cVocab {
                 .map(|b| [b[0], b[1], b[2], b[3]])
                 .ok_or(TokenizerError::Truncated { id, what, len })
         };
+        // Cheap checks first: the header bounds every piece, so no piece can make the
+        // conversion below (quadratic in a piece's length) run for minutes.
         let max_token_length = i32::from_le_bytes(read4(0, 0, "the header")?);
+        if max_token_length < 1 || max_token_length as usize > MAX_PIECE_BYTES {
+            return Err(TokenizerError::BadMaxTokenLength(max_token_length as i64));
+        }
+        let max = max_token_length as usize;
         let mut at = 4;
         let mut pieces = Vec::new();
         let mut scores = Vec::new();
@@ -83,6 +99,13 @@ impl Llama2cVocab {
             at += 8;
             if n <= 0 {
                 return Err(TokenizerError::BadPieceLength { id, len: n as i64 });
+            }
+            if n as usize > max {
+                return Err(TokenizerError::PieceTooLong {
+                    id,
+                    len: n as usize,
+                    max,
+                });
             }
             let raw = bytes
                 .get(at..at + n as usize)
@@ -109,7 +132,7 @@ impl Llama2cVocab {
             scores.push(score);
         }
         Ok(Llama2cVocab {
-            max_token_length: max_token_length.max(0) as u32,
+            max_token_length: max as u32,
             pieces,
             scores,
         })
@@ -524,9 +547,38 @@ mod tests {
             .map(|i| if i < 259 { 0.0 } else { -((i - 259) as f32) })
             .collect();
         Llama2cVocab {
-            max_token_length: 5,
+            // The longest piece ("\n</s>\n", "<0x0A>"), as llama2.c's tokenizer.py writes it.
+            max_token_length: 6,
             pieces,
             scores,
+        }
+    }
+
+    /// The hardening issue's file: one 1 MB piece. Refused from the header's bound before
+    /// the conversion (quadratic in the piece) runs; a header bound out of range too.
+    #[test]
+    fn a_piece_longer_than_max_token_length_is_refused_at_once() {
+        let mut v = toy_vocab();
+        v.pieces.push("x".repeat(1 << 20));
+        v.scores.push(-100.0);
+        let t0 = std::time::Instant::now();
+        let e = Llama2cVocab::from_bytes(&v.to_bytes()).unwrap_err();
+        assert_eq!(
+            e,
+            TokenizerError::PieceTooLong {
+                id: 268,
+                len: 1 << 20,
+                max: 6
+            }
+        );
+        assert!(t0.elapsed().as_secs() < 1);
+        for bad in [0i32, -3, 1 << 20] {
+            let mut b = v.to_bytes();
+            b[..4].copy_from_slice(&bad.to_le_bytes());
+            assert_eq!(
+                Llama2cVocab::from_bytes(&b).unwrap_err(),
+                TokenizerError::BadMaxTokenLength(bad as i64)
+            );
         }
     }
 
@@ -591,8 +643,8 @@ mod tests {
             Llama2cVocab::from_bytes(&bad.to_bytes()),
             Err(TokenizerError::DuplicatePiece { .. })
         ));
-        // A piece whose bytes are not UTF-8.
-        let mut bytes = 0i32.to_le_bytes().to_vec();
+        // A piece whose bytes are not UTF-8 (header: the longest piece is 2 bytes).
+        let mut bytes = 2i32.to_le_bytes().to_vec();
         bytes.extend_from_slice(&0f32.to_le_bytes());
         bytes.extend_from_slice(&2i32.to_le_bytes());
         bytes.extend_from_slice(&[0xC3, 0x28]);
@@ -603,7 +655,7 @@ mod tests {
                 bytes: vec![0xC3, 0x28]
             })
         );
-        let mut neg = 0i32.to_le_bytes().to_vec();
+        let mut neg = 2i32.to_le_bytes().to_vec();
         neg.extend_from_slice(&0f32.to_le_bytes());
         neg.extend_from_slice(&(-5i32).to_le_bytes());
         assert_eq!(
