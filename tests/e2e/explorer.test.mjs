@@ -1,12 +1,12 @@
 // The explorer page in headless Chromium, used as a user uses it: loading, stepping, sliders,
 // top-k greying, links, beam tree, KV panel, keyboard, on the CPU backend and on WebGPU
 // (Chromium's SwiftShader). Expected numbers come from the model README and from the CLI.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, open, screenshot, ROOT } from './harness.mjs';
+import { serve, launch, open, screenshot, ROOT, assertNoPageProblems } from './harness.mjs';
 
 const GREEDY =
   'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\n' +
@@ -23,6 +23,9 @@ before(async () => {
   server = await serve();
   browser = await launch();
 });
+// Every test fails on a console error or an uncaught exception in a page it opened.
+afterEach(() => assertNoPageProblems());
+
 after(async () => {
   await browser?.close();
   await server?.close();

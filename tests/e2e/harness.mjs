@@ -5,6 +5,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -78,10 +79,25 @@ export async function launch({ webgpu = false } = {}) {
   return { context, close };
 }
 
+/** Every page opened since the last `assertNoPageProblems`, with its problems. */
+const OPENED = [];
+
+/**
+ * Fails the current test if any page it opened logged a console error or threw (a worker
+ * panic lands there); every test file calls it after each test. `allow` lists patterns a
+ * test provoked on purpose.
+ */
+export function assertNoPageProblems(allow = []) {
+  const found = OPENED.splice(0).flatMap(({ url, problems }) =>
+    problems.filter((p) => !allow.some((re) => re.test(p))).map((p) => `${url}: ${p}`));
+  assert.deepEqual(found, [], 'console errors or page errors');
+}
+
 /** Opens the page; collects console errors and uncaught exceptions into `problems`. */
 export async function open(context, url) {
   const page = await context.newPage();
   const problems = [];
+  OPENED.push({ url, problems });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);

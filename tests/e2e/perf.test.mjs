@@ -2,16 +2,19 @@
 // the wasm and asset sizes (raw and gzip), slider-move-to-chart latency over 100 moves, and
 // decode speed in the browser on each backend against the native CLI. Results go to
 // tests/e2e/results/perf.json and stdout; BENCHMARKS.md records them.
-import { test, after } from 'node:test';
+import { test, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
-import { serve, launch, open, ROOT, DIST } from './harness.mjs';
+import { serve, launch, open, ROOT, DIST, assertNoPageProblems } from './harness.mjs';
 
 const results = {};
 const RESULTS = path.join(ROOT, 'tests/e2e/results');
+
+// Every test fails on a console error or an uncaught exception in a page it opened.
+afterEach(() => assertNoPageProblems());
 
 after(() => {
   fs.mkdirSync(RESULTS, { recursive: true });

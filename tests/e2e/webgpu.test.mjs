@@ -1,14 +1,17 @@
 // The page on WebGPU (headless Chromium's SwiftShader adapter, --enable-unsafe-webgpu): the
 // backend badge says so, the first distribution matches the CPU's, and the greedy text too.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, open, screenshot } from './harness.mjs';
+import { serve, launch, open, screenshot, assertNoPageProblems } from './harness.mjs';
 
 let server, browser;
 before(async () => {
   server = await serve();
   browser = await launch({ webgpu: true });
 });
+// Every test fails on a console error or an uncaught exception in a page it opened.
+afterEach(() => assertNoPageProblems());
+
 after(async () => {
   await browser?.close();
   await server?.close();
