@@ -66,7 +66,7 @@ impl Engine {
 
     /// Moves every sequence to the CPU backend, saying why: each is rebuilt from its tokens
     /// (one prefill each). The engine's sequence ids stay the same.
-    pub fn switch_to_cpu(&mut self, why: &str) -> Result<(), BackendError> {
+    fn switch_to_cpu(&mut self, why: &str) -> Result<(), BackendError> {
         self.backend = Box::new(CpuBackend::new(self.model.clone()));
         self.report = BackendReport {
             kind: BackendKind::Cpu,

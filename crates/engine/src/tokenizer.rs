@@ -561,7 +561,6 @@ mod tests {
         let mut v = toy_vocab();
         v.pieces.push("x".repeat(1 << 20));
         v.scores.push(-100.0);
-        let t0 = std::time::Instant::now();
         let e = Llama2cVocab::from_bytes(&v.to_bytes()).unwrap_err();
         assert_eq!(
             e,
@@ -571,7 +570,8 @@ mod tests {
                 max: 6
             }
         );
-        assert!(t0.elapsed().as_secs() < 1);
+        // The whole load (parse, then the conversion) stops at the parse.
+        assert_eq!(Tokenizer::from_bytes(&v.to_bytes()).unwrap_err(), e);
         for bad in [0i32, -3, 1 << 20] {
             let mut b = v.to_bytes();
             b[..4].copy_from_slice(&bad.to_le_bytes());
