@@ -336,6 +336,7 @@ fn trace_json(trace: &Trace) -> serde_json::Value {
                 "stage": s.stage.name(),
                 "active": s.active,
                 "setting": s.setting,
+                "default_of": s.default_of.map(|p| p.name()),
                 "probs": s.probs,
                 "removed": s.removed,
                 "kept": s.kept,
@@ -365,6 +366,19 @@ fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: usize)
     });
     order.truncate(top);
     let active: Vec<_> = trace.stages.iter().filter(|s| s.active).collect();
+    let defaults: Vec<String> = active
+        .iter()
+        .filter_map(|s| {
+            s.default_of
+                .map(|p| format!("{} {} (default of {p})", s.stage, s.setting))
+        })
+        .collect();
+    if !defaults.is_empty() {
+        println!(
+            "unset knobs at the profile's defaults: {}",
+            defaults.join(", ")
+        );
+    }
     print!("{:>5}  {:<14} {:>8}", "id", "token", "input");
     for s in &active {
         print!(" {:>12}", format!("{}", s.stage.name()));

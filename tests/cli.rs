@@ -445,6 +445,41 @@ fn profiles_give_different_answers_through_the_cli() {
 }
 
 #[test]
+fn a_peer_profile_shows_its_defaults_and_the_default_profile_applies_none() {
+    let stage = |v: &serde_json::Value, name: &str| {
+        v["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["stage"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let lc = json(&[
+        "sample",
+        "--logits",
+        "2,1,0.1",
+        "--profile",
+        "llama.cpp",
+        "--json",
+    ]);
+    let t = stage(&lc, "temperature");
+    assert_eq!(
+        (t["setting"].as_str(), t["default_of"].as_str()),
+        (Some("0.8"), Some("llama.cpp"))
+    );
+    assert_eq!(stage(&lc, "min_p")["default_of"], "llama.cpp");
+    // The lesson's toy logits under the default profile: the plain softmax, 0.659 on top.
+    let plain = json(&["sample", "--logits", "2,1,0.1", "--json"]);
+    assert!(plain["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["default_of"].is_null() && s["active"] == false));
+    assert!((plain["probs"][0].as_f64().unwrap() - 0.659).abs() < 5e-4);
+}
+
+#[test]
 fn beam_json_has_sequences_and_a_consistent_tree() {
     let v = json(&[
         "beam",

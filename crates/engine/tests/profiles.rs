@@ -4,18 +4,45 @@
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::{History, RawSettings, Settings};
 
+/// A profile's settings with `pairs` given, and the peer's defaults for the rest.
 fn settings(profile: &str, pairs: &[(&str, &str)]) -> Settings {
     let mut raw = RawSettings::from_pairs(pairs.iter().copied());
     raw.put(decoding_engine::sampling::Knob::Profile, profile);
     raw.validate(100).unwrap()
 }
 
-/// Final probabilities for `probs` (as logits ln p) under a profile and knobs.
+/// The same with the peer's defaults turned off, to test one boundary rule alone.
+fn rules_only(profile: &str, pairs: &[(&str, &str)]) -> Settings {
+    let mut pairs = pairs.to_vec();
+    for (knob, off) in [
+        ("temperature", "1"),
+        ("top_k", "0"),
+        ("top_p", "1"),
+        ("min_p", "0"),
+        ("penalty_window", "0"),
+    ] {
+        if !pairs.iter().any(|(k, _)| *k == knob) {
+            pairs.insert(0, (knob, off));
+        }
+    }
+    let s = settings(profile, &pairs);
+    assert!(s.defaulted.is_empty());
+    s
+}
+
+/// Final probabilities for `probs` (as logits ln p) under a profile's rules and knobs.
 fn run(profile: &str, probs: &[f64], pairs: &[(&str, &str)], history: History) -> Vec<f64> {
+    final_probs(&rules_only(profile, pairs), probs, history)
+}
+
+/// The same under everything the peer does, its defaults included.
+fn run_peer(profile: &str, probs: &[f64], pairs: &[(&str, &str)], history: History) -> Vec<f64> {
+    final_probs(&settings(profile, pairs), probs, history)
+}
+
+fn final_probs(s: &Settings, probs: &[f64], history: History) -> Vec<f64> {
     let z: Vec<f64> = probs.iter().map(|p| p.ln()).collect();
-    process_f64(&settings(profile, pairs), &z, history, 0.5, false)
-        .unwrap()
-        .probs
+    process_f64(s, &z, history, 0.5, false).unwrap().probs
 }
 
 fn kept(p: &[f64]) -> usize {
@@ -114,7 +141,7 @@ fn which_tokens_the_penalties_see() {
     let knobs = [("repetition_penalty", "2")];
     let z = [1.0f64, 1.0, 1.0, 1.0];
     for p in ["hf", "llama.cpp", "openai"] {
-        let s = settings(p, &knobs);
+        let s = rules_only(p, &knobs);
         let t = process_f64(&s, &z, h, 0.5, false).unwrap();
         assert!(t.probs[0] < t.probs[2] && t.probs[1] < t.probs[2], "{p}");
     }
@@ -141,4 +168,127 @@ fn the_user_can_reorder_the_chain() {
     let order = "min_p,top_p,logit_bias,repetition_penalty,frequency_penalty,presence_penalty,no_repeat_ngram,temperature,top_k,typical_p";
     let knobs = [("min_p", "0.3"), ("top_p", "0.75"), ("order", order)];
     assert_eq!(kept(&run("hf", &probs, &knobs, History::default())), 2);
+}
+
+/// Softmax of `z` (the test's own, independent of the engine's).
+fn softmax(z: &[f64]) -> Vec<f64> {
+    let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter().map(|v| v / s).collect()
+}
+
+/// The smallest prefix of `p` (sorted, descending) whose mass reaches `top_p`.
+fn nucleus_len(p: &[f64], top_p: f64) -> usize {
+    let mut cum = 0.0;
+    for (i, x) in p.iter().enumerate() {
+        cum += x;
+        if cum >= top_p {
+            return i + 1;
+        }
+    }
+    p.len()
+}
+
+#[test]
+fn hf_sampling_applies_generates_hidden_top_k_50() {
+    // 100 nearly flat logits, in descending order: top-p 0.99 alone keeps almost all of
+    // them. generate(do_sample=True, top_p=0.99) adds TopKLogitsWarper(50) first, so the
+    // nucleus is taken over the 50 best, renormalised.
+    let z: Vec<f64> = (0..100).map(|i| -0.01 * i as f64).collect();
+    let probs = softmax(&z);
+    let knobs = [("top_p", "0.99")];
+    let top50 = softmax(&z[..50]);
+    let expected = nucleus_len(&top50, 0.99);
+    assert!(expected <= 50 && nucleus_len(&probs, 0.99) > 90);
+    assert_eq!(
+        kept(&run_peer("hf", &probs, &knobs, History::default())),
+        expected
+    );
+    // The lesson profile applies nothing unset; top-k 0 turns HF's default off.
+    let all = nucleus_len(&probs, 0.99);
+    assert_eq!(
+        kept(&run_peer("lesson", &probs, &knobs, History::default())),
+        all
+    );
+    let off = [("top_p", "0.99"), ("top_k", "0")];
+    assert_eq!(kept(&run_peer("hf", &probs, &off, History::default())), all);
+    // Greedy (do_sample=False) adds no warper.
+    let greedy = settings("hf", &[("strategy", "greedy")]);
+    assert_eq!((greedy.top_k, greedy.defaulted.len()), (0, 0));
+    // The chain says where the 50 came from.
+    let s = settings("hf", &knobs);
+    let t = process_f64(&s, &z, History::default(), 0.5, true).unwrap();
+    let top_k = t
+        .stages
+        .iter()
+        .find(|st| st.stage.name() == "top_k")
+        .unwrap();
+    assert!(top_k.active && top_k.setting == "50");
+    assert_eq!(top_k.default_of.map(|p| p.name()), Some("hf"));
+}
+
+#[test]
+fn llama_cpp_unset_knobs_take_common_params_sampling_defaults() {
+    use decoding_engine::sampling::Knob;
+    let s = settings("llama.cpp", &[]);
+    assert_eq!(
+        (s.temperature, s.top_k, s.top_p, s.min_p, s.penalty_window),
+        (0.8, 40, 0.95, 0.05, 64)
+    );
+    assert_eq!(
+        s.default_of(Knob::MinP).map(|p| p.name()),
+        Some("llama.cpp")
+    );
+    // A link carries only the profile: the defaults come back with it.
+    assert_eq!(s.to_pairs(), vec![("profile", "llama.cpp".to_string())]);
+    // Each default can be turned off, and the off survives a link.
+    let off = settings("llama.cpp", &[("top_k", "0"), ("min_p", "0")]);
+    assert_eq!((off.top_k, off.min_p, off.top_p), (0, 0.0, 0.95));
+    assert_eq!(off.default_of(Knob::TopK), None);
+    let pairs = off.to_pairs();
+    assert!(pairs.contains(&("top_k", "0".into())) && pairs.contains(&("min_p", "0".into())));
+    let again = RawSettings::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())));
+    assert_eq!(again.validate(100).unwrap(), off);
+    // What llama.cpp does with them on p = [0.5, 0.3, 0.15, 0.04, 0.01]: top-k 40 keeps all,
+    // top-p 0.95 keeps the first three (0.95 reached), min-p 0.05 × 0.5 = 0.025 keeps them,
+    // then T 0.8 reweights: p ∝ p^(1/0.8).
+    let probs = [0.5, 0.3, 0.15, 0.04, 0.01];
+    let p = run_peer("llama.cpp", &probs, &[], History::default());
+    let w: Vec<f64> = probs[..3].iter().map(|x: &f64| x.powf(1.25)).collect();
+    let sum: f64 = w.iter().sum();
+    for i in 0..3 {
+        assert!((p[i] - w[i] / sum).abs() < 1e-12, "{p:?}");
+    }
+    assert_eq!(kept(&p), 3);
+}
+
+#[test]
+fn the_lesson_profile_is_the_default_and_applies_nothing_unset() {
+    let s = RawSettings::default().validate(100).unwrap();
+    assert_eq!(s, Settings::default());
+    assert_eq!(s.profile.name(), "lesson");
+    let probs = [0.5, 0.3, 0.15, 0.04, 0.01];
+    let p = run_peer("lesson", &probs, &[], History::default());
+    for (a, b) in p.iter().zip(probs) {
+        assert!((a - b).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn the_openai_profile_applies_the_apis_ranges() {
+    let err = |profile: &str, pairs: &[(&str, &str)]| {
+        let mut raw = RawSettings::from_pairs(pairs.iter().copied());
+        raw.put(decoding_engine::sampling::Knob::Profile, profile);
+        raw.validate(100).err().map(|e| e.to_string())
+    };
+    let bias = [("logit_bias", "5:150")];
+    assert!(err("openai", &bias).unwrap().contains("[-100, 100]"));
+    assert_eq!(err("lesson", &bias), None);
+    for knob in ["frequency_penalty", "presence_penalty"] {
+        let pen = [(knob, "2.5")];
+        assert!(err("openai", &pen).unwrap().contains("[-2, 2]"), "{knob}");
+        assert_eq!(err("llama.cpp", &pen), None);
+        assert_eq!(err("openai", &[(knob, "-2")]), None);
+    }
 }

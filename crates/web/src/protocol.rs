@@ -7,7 +7,7 @@
 use decoding_engine::beam::BeamNode;
 use decoding_engine::generation::{Step, StopReason};
 use decoding_engine::kv_cache::CacheBytes;
-use decoding_engine::sampling::{Settings, Stage};
+use decoding_engine::sampling::{Profile, Settings, Stage};
 use decoding_engine::Config;
 use decoding_gpu::{BackendChoice, BackendReport};
 use serde::{Deserialize, Serialize};
@@ -135,6 +135,8 @@ pub struct StageView {
     pub stage: Stage,
     pub active: bool,
     pub setting: String,
+    /// The peer whose default the setting is (the user left the knob unset).
+    pub default_of: Option<Profile>,
     /// Tokens in play after the stage, and how many it removed.
     pub kept: usize,
     pub removed: usize,

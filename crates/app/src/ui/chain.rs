@@ -101,7 +101,11 @@ pub fn Chain() -> impl IntoView {
                                     on:dragend=move |_| dragging.set(None)>
                                     <span class="pos">{i + 1}</span>
                                     <span class="name">{st.name()}</span>
-                                    <span class="setting">{v.as_ref().map(|v| if v.active { v.setting.clone() } else { "off".into() })}</span>
+                                    <span class="setting">{v.as_ref().map(|v| match (v.active, v.default_of) {
+                                        (false, _) => "off".to_string(),
+                                        (true, Some(p)) => format!("{} (default of {p})", v.setting),
+                                        (true, None) => v.setting.clone(),
+                                    })}</span>
                                     <span class="kept">{v.as_ref().map(|v| format!("{} kept{}", v.kept,
                                         if v.removed > 0 { format!(", −{}", v.removed) } else { String::new() }))}</span>
                                     {v.as_ref().map(mini_chart)}

@@ -40,6 +40,19 @@ fn field_error(ui: Ui, field: &'static str) -> Signal<Option<String>> {
     })
 }
 
+/// "default of llama.cpp" beside a knob the user left unset that holds the peer's default.
+fn default_badge(ui: Ui, knob: Knob) -> impl IntoView {
+    move || {
+        ui.knobs.settings.with(|s| s.default_of(knob)).map(|p| {
+            view! {
+                <span class="badge default-of" data-testid=format!("default-of-{}", knob.name())
+                    title="the profile's own default for a knob you left unset; set it to change it">
+                    {format!("default of {p}")}</span>
+            }
+        })
+    }
+}
+
 /// A slider and a text box for a numeric knob of the table.
 #[component]
 fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
@@ -54,7 +67,7 @@ fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
     let id = format!("knob-{field}");
     view! {
         <div class="knob" class:invalid=move || err.get().is_some()>
-            <label for=id.clone()>{spec.label}</label>
+            <label for=id.clone()>{spec.label} {default_badge(ui, spec.knob)}</label>
             <input type="range" id=id data-testid=format!("knob-{field}")
                 min=min max=max step=step
                 prop:value=slider_value
@@ -95,7 +108,7 @@ fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
     };
     view! {
         <div class="knob" class:invalid=move || err.get().is_some()>
-            <label for=id>{label}</label>
+            <label for=id>{label} {default_badge(ui, spec.knob)}</label>
             {input}
             <small class="help">{help}</small>
             {move || err.get().map(|m| view! { <p class="field-error" role="alert" data-testid=format!("error-{field}")>{m}</p> })}
@@ -126,6 +139,7 @@ pub fn Knobs() -> impl IntoView {
                             ui.knobs.raw.update(|r| { r.put(Knob::Profile, v); r.clear(Knob::Order); });
                             ui.apply_raw();
                         }>
+                        <option value="lesson">"lesson (only what you set)"</option>
                         <option value="hf">"hf (transformers generate())"</option>
                         <option value="llama.cpp">"llama.cpp (default chain)"</option>
                         <option value="openai">"openai (vLLM)"</option>

@@ -5,7 +5,8 @@
 //! page draws the trace; nothing is recomputed in the UI.
 
 use super::coin::sample_from;
-use super::profile::{Rules, Scope};
+use super::knobs::Knob;
+use super::profile::{Profile, Rules, Scope};
 use super::settings::{Settings, Strategy};
 use super::stage::Stage;
 use super::stages;
@@ -63,6 +64,9 @@ pub struct StageTrace {
     pub active: bool,
     /// The knob's value.
     pub setting: String,
+    /// The peer whose default the value is, when the user left the knob unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_of: Option<Profile>,
     /// Logits leaving the stage (−∞, serialised as null, for removed tokens).
     pub logits: Vec<f64>,
     /// softmax of `logits`: the distribution leaving the stage.
@@ -191,7 +195,7 @@ fn apply_stage(stage: Stage, s: &Settings, rules: &Rules, history: &History<'_>,
         Stage::LogitBias => stages::logit_bias(z, &s.logit_bias),
         Stage::RepetitionPenalty => stages::repetition_penalty(
             z,
-            &history.seen(rules.repetition_scope, s.penalty_window),
+            &history.seen(Scope::PromptAndOutput, s.penalty_window),
             s.repetition_penalty,
         ),
         Stage::FrequencyPenalty => stages::frequency_penalty(
@@ -233,6 +237,7 @@ fn stage_trace(
         stage,
         active,
         setting: settings.describe(stage),
+        default_of: settings.default_of(Knob::of_stage(stage)),
         logits: z.to_vec(),
         removed,
         kept: z.iter().filter(|v| v.is_finite()).count(),

@@ -187,8 +187,8 @@ pub const KNOBS: [KnobSpec; 21] = [
     knob(K::Seed, "seed", "Seed", "the coin's seed: same seed, same tokens", "42", Control::Text,
         None),
     knob(K::Profile, "profile", "Profile",
-        "hf, llama.cpp or openai: whose stage order and boundary rules to follow", "llama.cpp",
-        Control::Choice(&["hf", "llama.cpp", "openai"]), None),
+        "lesson, hf, llama.cpp or openai: whose stage order, boundary rules and defaults to follow",
+        "llama.cpp", Control::Choice(&["lesson", "hf", "llama.cpp", "openai"]), None),
     knob(K::Order, "order", "Chain order", "the chain's stages in order, comma-separated",
         "logit_bias,repetition_penalty,frequency_penalty,presence_penalty,no_repeat_ngram,\
          top_k,top_p,min_p,typical_p,temperature",
@@ -218,6 +218,15 @@ impl Knob {
 
     pub fn name(self) -> &'static str {
         self.spec().name
+    }
+
+    /// The knob that sets a stage.
+    pub fn of_stage(stage: Stage) -> Knob {
+        KNOBS
+            .iter()
+            .find(|s| s.stage == Some(stage))
+            .map(|s| s.knob)
+            .expect("every stage has a knob (checked by a test)")
     }
 
     /// By URL/form name; '-' is accepted for '_' (CLI spelling).
@@ -270,6 +279,7 @@ mod tests {
         for st in Stage::ALL {
             let n = KNOBS.iter().filter(|s| s.stage == Some(st)).count();
             assert_eq!(n, 1, "{st}");
+            assert_eq!(Knob::of_stage(st).spec().stage, Some(st));
             assert_eq!(
                 KNOBS.iter().find(|s| s.stage == Some(st)).unwrap().name,
                 st.name()

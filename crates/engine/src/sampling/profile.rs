@@ -1,21 +1,34 @@
-//! Compatibility profiles: the default chain order and the boundary rules of three peers.
-//! A profile sets order and rules only; knobs left unset are off (no hidden default top-k).
+//! Compatibility profiles: the default chain order, the boundary rules and the hidden
+//! defaults of three peers, and the plain `lesson` profile the page and the CLI start with.
 //! Where the peers disagree, the profiles give their different answers (tested in
 //! `tests/profiles.rs`):
 //!
-//! | question | hf | llama.cpp | openai |
-//! |---|---|---|---|
-//! | temperature before or after truncation | before | after (last) | before |
-//! | ties at the top-k boundary | kept | exactly k | kept |
-//! | min-p before or after top-p | after | after | before |
-//! | typical-p boundary | first token reaching the mass, plus ties | first token exceeding it | — |
-//! | tokens the frequency/presence penalties see | prompt + output | last-n of prompt + output | output only |
+//! | question | lesson | hf | llama.cpp | openai |
+//! |---|---|---|---|---|
+//! | knobs left unset | off | top-k 50 when sampling | T 0.8, top-k 40, top-p 0.95, min-p 0.05, last-n 64 | off |
+//! | temperature before or after truncation | before | before | after (last) | before |
+//! | ties at the top-k boundary | kept | kept | exactly k | kept |
+//! | min-p before or after top-p | after | after | after | before |
+//! | typical-p boundary | reaching p, plus ties | reaching p, plus ties | first exceeding p | — |
+//! | tokens the repetition penalty sees | prompt + output | prompt + output | last-n of prompt + output | prompt + output |
+//! | tokens the frequency/presence penalties see | prompt + output | not a `generate()` processor (applied as lesson) | last-n of prompt + output | output only |
+//! | bounds beyond the page's | — | — | — | logit bias ±100, penalties ±2 |
+//!
+//! The repetition penalty sees the prompt and the output in every peer (HF's
+//! `RepetitionPenaltyLogitsProcessor` gathers over `input_ids`; llama.cpp's penalties sampler
+//! is fed the prompt's tokens too; vLLM masks `prompt_mask | output_mask`), so it is one rule,
+//! not a per-profile one; only the window (`penalty_window`, llama.cpp's `last_n`) differs.
 
+use super::knobs::Knob;
 use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Profile {
+    /// The lesson's chain: temperature → top-k → top-p → min-p → typical after the penalties,
+    /// and nothing applied that the user did not set. The page's and the CLI's default.
+    #[serde(rename = "lesson")]
+    Lesson,
     /// Hugging Face transformers `generate()`.
     #[serde(rename = "hf")]
     Hf,
@@ -46,7 +59,7 @@ pub enum TypicalBoundary {
     Exceeding,
 }
 
-/// Which part of the history a penalty looks at.
+/// Which part of the history the frequency and presence penalties look at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scope {
     PromptAndOutput,
@@ -58,15 +71,24 @@ pub enum Scope {
 pub struct Rules {
     pub top_k_ties: TopKTies,
     pub typical: TypicalBoundary,
-    pub repetition_scope: Scope,
     pub frequency_presence_scope: Scope,
 }
 
+/// The largest |logit bias| and |frequency/presence penalty| the OpenAI API accepts
+/// (its API reference: `logit_bias` values in [−100, 100], penalties in [−2.0, 2.0]).
+pub const OPENAI_BOUNDS: (f64, f64) = (100.0, 2.0);
+
 impl Profile {
-    pub const ALL: [Profile; 3] = [Profile::Hf, Profile::LlamaCpp, Profile::OpenAi];
+    pub const ALL: [Profile; 4] = [
+        Profile::Lesson,
+        Profile::Hf,
+        Profile::LlamaCpp,
+        Profile::OpenAi,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
+            Profile::Lesson => "lesson",
             Profile::Hf => "hf",
             Profile::LlamaCpp => "llama.cpp",
             Profile::OpenAi => "openai",
@@ -75,6 +97,7 @@ impl Profile {
 
     pub fn parse(s: &str) -> Option<Profile> {
         match s.trim().to_ascii_lowercase().as_str() {
+            "lesson" => Some(Profile::Lesson),
             "hf" | "huggingface" | "transformers" => Some(Profile::Hf),
             "llama.cpp" | "llamacpp" | "llama-cpp" | "llama_cpp" => Some(Profile::LlamaCpp),
             "openai" | "vllm" => Some(Profile::OpenAi),
@@ -86,6 +109,20 @@ impl Profile {
     pub fn default_order(self) -> [Stage; 10] {
         use Stage::*;
         match self {
+            // Lesson 10, section 2: the penalties "subtract from logits of recently used
+            // tokens", then "temperature → top-p/top-k → sample"; min-p and typical-p last.
+            Profile::Lesson => [
+                LogitBias,
+                RepetitionPenalty,
+                FrequencyPenalty,
+                PresencePenalty,
+                NoRepeatNgram,
+                Temperature,
+                TopK,
+                TopP,
+                MinP,
+                TypicalP,
+            ],
             // transformers `GenerationMixin._get_logits_processor`: SequenceBias first, then
             // RepetitionPenalty, NoRepeatNGram, …; the warpers come last in the order
             // Temperature, TopK, TopP, MinP, Typical. (Frequency/presence penalties are not
@@ -139,15 +176,21 @@ impl Profile {
 
     pub fn rules(self) -> Rules {
         match self {
+            // The lesson's definitions: top-k keeps every token as likely as the k-th, top-p
+            // is the smallest set whose mass reaches p (≥), the penalties see what was read.
+            Profile::Lesson => Rules {
+                top_k_ties: TopKTies::Keep,
+                typical: TypicalBoundary::Reaching,
+                frequency_presence_scope: Scope::PromptAndOutput,
+            },
             // TopKLogitsWarper: `scores < torch.topk(scores, k)[0][..., -1, None]` are removed,
             // so ties with the k-th are kept. TypicalLogitsWarper: `last_ind =
             // (cumulative_probs < mass).sum()`, then everything scoring ≤ the score at
-            // last_ind is kept. RepetitionPenaltyLogitsProcessor gathers over `input_ids`
-            // (prompt + output).
+            // last_ind is kept. `generate()` has no frequency or presence processor; this
+            // profile applies them as the lesson does (prompt + output).
             Profile::Hf => Rules {
                 top_k_ties: TopKTies::Keep,
                 typical: TypicalBoundary::Reaching,
-                repetition_scope: Scope::PromptAndOutput,
                 frequency_presence_scope: Scope::PromptAndOutput,
             },
             // llama_sampler_top_k: partial sort, keep exactly k. llama_sampler_typical:
@@ -156,7 +199,6 @@ impl Profile {
             Profile::LlamaCpp => Rules {
                 top_k_ties: TopKTies::Exact,
                 typical: TypicalBoundary::Exceeding,
-                repetition_scope: Scope::PromptAndOutput,
                 frequency_presence_scope: Scope::PromptAndOutput,
             },
             // vLLM apply_top_k_top_p: `logits_sort < logits_sort.gather(…, vocab − k)` masked,
@@ -166,9 +208,33 @@ impl Profile {
             Profile::OpenAi => Rules {
                 top_k_ties: TopKTies::Keep,
                 typical: TypicalBoundary::Reaching,
-                repetition_scope: Scope::PromptAndOutput,
                 frequency_presence_scope: Scope::OutputOnly,
             },
+        }
+    }
+
+    /// What the peer applies to a knob the user left unset, as raw text (validated like a
+    /// value the user typed). `sampling` is whether the strategy draws from the
+    /// distribution (HF's `do_sample=True`).
+    pub fn defaults(self, sampling: bool) -> &'static [(Knob, &'static str)] {
+        match self {
+            Profile::Lesson | Profile::OpenAi => &[],
+            // transformers `GenerationConfig`: `top_k = 50`, and `generate()` with
+            // `do_sample=True` adds `TopKLogitsWarper(50)` (5.23: the processors are
+            // repetition penalty, temperature, top-k 50, top-p). Greedy and beam search
+            // (`do_sample=False`) add no warper.
+            Profile::Hf if sampling => &[(Knob::TopK, "50")],
+            Profile::Hf => &[],
+            // llama.cpp `common/common.h`, `struct common_params_sampling`: `top_k = 40`,
+            // `top_p = 0.95f`, `min_p = 0.05f`, `temp = 0.80f`, `penalty_last_n = 64`
+            // (`penalty_repeat = 1.00f`, `typ_p = 1.00f`: off).
+            Profile::LlamaCpp => &[
+                (Knob::Temperature, "0.8"),
+                (Knob::TopK, "40"),
+                (Knob::TopP, "0.95"),
+                (Knob::MinP, "0.05"),
+                (Knob::PenaltyWindow, "64"),
+            ],
         }
     }
 }

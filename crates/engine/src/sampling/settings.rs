@@ -4,7 +4,7 @@
 //! numbers are errors.
 
 use super::knobs::{Knob, KNOBS};
-use super::profile::Profile;
+use super::profile::{Profile, OPENAI_BOUNDS};
 pub use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -80,6 +80,10 @@ pub struct Settings {
     /// The chain's order: every stage exactly once.
     pub order: Vec<Stage>,
     pub strategy: Strategy,
+    /// The knobs the user left unset that hold the profile's own default (llama.cpp's
+    /// top-k 40, HF's top-k 50 when sampling): shown as "default of <peer>", and left out
+    /// of links so that another profile brings its own.
+    pub defaulted: Vec<Knob>,
 }
 
 impl Default for Settings {
@@ -99,14 +103,20 @@ impl Default for Settings {
             max_tokens: 256,
             stop: Vec::new(),
             seed: 0,
-            profile: Profile::Hf,
-            order: Profile::Hf.default_order().to_vec(),
+            profile: Profile::Lesson,
+            order: Profile::Lesson.default_order().to_vec(),
             strategy: Strategy::Sample,
+            defaulted: Vec::new(),
         }
     }
 }
 
 impl Settings {
+    /// The peer whose default a knob holds, when the user left it unset.
+    pub fn default_of(&self, knob: Knob) -> Option<Profile> {
+        self.defaulted.contains(&knob).then_some(self.profile)
+    }
+
     /// Whether a stage's knob is at its neutral value (the stage is the identity).
     pub fn is_neutral(&self, stage: Stage) -> bool {
         match stage {
@@ -145,11 +155,27 @@ impl Settings {
     }
 
     /// A knob's value as text, the way `RawSettings` takes it (one entry per value for list
-    /// knobs), and whether it differs from the default. The beam knobs differ exactly when
-    /// the strategy is beam search (they mean nothing otherwise).
+    /// knobs), and whether the user set it away from the default. The beam knobs differ
+    /// exactly when the strategy is beam search (they mean nothing otherwise). A knob the
+    /// profile gives a default is set exactly when the user gave it (even to off: top-k 0
+    /// under llama.cpp), and unset when it holds the profile's default.
     pub fn knob_value(&self, knob: Knob) -> (bool, Vec<String>) {
         let d = Settings::default();
         let one = |changed: bool, text: String| (changed, vec![text]);
+        let sampling = matches!(self.strategy, Strategy::Sample);
+        if self
+            .profile
+            .defaults(sampling)
+            .iter()
+            .any(|(k, _)| *k == knob)
+        {
+            let text = match knob.spec().stage {
+                Some(stage) => self.describe(stage),
+                None if knob == Knob::PenaltyWindow => self.penalty_window.to_string(),
+                None => String::new(),
+            };
+            return one(!self.defaulted.contains(&knob), text);
+        }
         let (beam, b) = match self.strategy {
             Strategy::Beam {
                 width,
@@ -326,8 +352,29 @@ impl RawSettings {
         raw
     }
 
-    /// Validates every value against its rule. `vocab_size` bounds logit-bias ids.
+    /// Validates every value against its rule. `vocab_size` bounds logit-bias ids. A knob
+    /// left unset takes the profile's default (`Profile::defaults`), if it has one.
     pub fn validate(&self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
+        let profile = self.get(Knob::Profile).and_then(Profile::parse);
+        let sampling = matches!(
+            self.get(Knob::Strategy).map(str::trim),
+            None | Some("sample") | Some("sampling")
+        );
+        let mut filled = self.clone();
+        let mut defaulted = Vec::new();
+        for &(knob, value) in profile.map_or(&[][..], |p| p.defaults(sampling)) {
+            if self.get(knob).is_none() {
+                filled.put(knob, value);
+                defaulted.push(knob);
+            }
+        }
+        let mut settings = filled.validate_given(vocab_size)?;
+        settings.defaulted = defaulted;
+        Ok(settings)
+    }
+
+    /// Validates the values given, with no profile defaults.
+    fn validate_given(&self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
         let mut v = Validator {
             raw: self,
             errors: Vec::new(),
@@ -385,12 +432,16 @@ impl RawSettings {
             profile: v.profile(d.profile),
             order: Vec::new(),
             strategy: Strategy::Sample,
+            defaulted: Vec::new(),
         };
         settings.order = match self.get(Knob::Order) {
             Some(order) => v.order(order, &settings),
             None => settings.profile.default_order().to_vec(),
         };
         settings.strategy = v.strategy();
+        if settings.profile == Profile::OpenAi {
+            v.openai_bounds(&settings);
+        }
         if v.errors.is_empty() {
             Ok(settings)
         } else {
@@ -478,12 +529,29 @@ impl Validator<'_> {
         n as usize
     }
 
+    /// The OpenAI API's narrower ranges, under the openai profile (`OPENAI_BOUNDS`).
+    fn openai_bounds(&mut self, s: &Settings) {
+        let (bias, penalty) = OPENAI_BOUNDS;
+        if let Some((id, x)) = s.logit_bias.iter().find(|(_, x)| x.abs() > bias) {
+            let msg = format!("the openai profile takes a bias in [-100, 100] (got {id}:{x})");
+            self.fail(Knob::LogitBias, msg);
+        }
+        for (knob, x) in [
+            (Knob::FrequencyPenalty, s.frequency_penalty),
+            (Knob::PresencePenalty, s.presence_penalty),
+        ] {
+            if x.abs() > penalty {
+                self.fail(knob, format!("the openai profile takes [-2, 2] (got {x})"));
+            }
+        }
+    }
+
     fn profile(&mut self, default: Profile) -> Profile {
         let Some(s) = self.raw.get(Knob::Profile) else {
             return default;
         };
         Profile::parse(s).unwrap_or_else(|| {
-            let msg = format!("{s:?} is not a profile (hf, llama.cpp or openai)");
+            let msg = format!("{s:?} is not a profile (lesson, hf, llama.cpp or openai)");
             self.fail(Knob::Profile, msg);
             default
         })

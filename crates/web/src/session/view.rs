@@ -42,6 +42,7 @@ pub fn trace_view(t: &Trace, step: Option<usize>) -> TraceView {
                 stage: st.stage,
                 active: st.active,
                 setting: st.setting.clone(),
+                default_of: st.default_of,
                 kept: st.kept,
                 removed: st.removed.len(),
                 before: chart.iter().map(|&i| before[i as usize] as f32).collect(),
