@@ -270,15 +270,30 @@ fn switching_backends_rebuilds_the_cache_from_the_tokens() {
     let mut b = CpuBackend::new(m.transformer.clone());
     let s = settings(&[("seed", "3")]);
     let prompt = m.encode_prompt("Once upon a time").unwrap();
-    let mut g = block_on(Generation::start(&mut a, prompt, ends(&m))).unwrap();
+    let mut g = block_on(Generation::start(&mut a, prompt.clone(), ends(&m))).unwrap();
     for _ in 0..6 {
         block_on(g.step(&mut a, &s, &m.tokenizer)).unwrap();
     }
     let mut g2 = block_on(g.rebuild(&mut b)).unwrap();
-    assert_eq!(g2.generated_ids(), g.generated_ids());
+    // b ran the prompt and the tokens itself: its cache holds them (the sixth token is
+    // forwarded at the next step), and every distribution it computed (the tokens in one
+    // batch) equals the one `a` computed a token at a time.
+    assert_eq!(b.seq_len(g2.sequence()).unwrap(), prompt.len() + 5);
+    for i in 0..6 {
+        assert_eq!(g2.logits_at(i), g.logits_at(i), "distribution {i}");
+    }
+    // And b goes on as if nothing had happened: the same 12 tokens as an uninterrupted run
+    // on a third backend.
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let mut reference = block_on(Generation::start(&mut c, prompt, ends(&m))).unwrap();
+    for _ in 0..12 {
+        block_on(reference.step(&mut c, &s, &m.tokenizer)).unwrap();
+    }
     for _ in 0..6 {
-        block_on(g.step(&mut a, &s, &m.tokenizer)).unwrap();
         block_on(g2.step(&mut b, &s, &m.tokenizer)).unwrap();
     }
-    assert_eq!(g2.generated_ids(), g.generated_ids());
+    assert_eq!(g2.generated_ids(), reference.generated_ids());
+    for i in 0..12 {
+        assert_eq!(g2.logits_at(i), reference.logits_at(i), "distribution {i}");
+    }
 }

@@ -4,7 +4,8 @@
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::coin::sample_from;
 use decoding_engine::sampling::profile::TopKTies;
-use decoding_engine::sampling::{stages, step_coin, History, RawSettings, Settings, Stage};
+use decoding_engine::sampling::settings::MAX_COUNT;
+use decoding_engine::sampling::{stages, step_coin, History, RawSettings, Settings, Stage, KNOBS};
 use proptest::prelude::*;
 
 fn logits_strategy() -> impl Strategy<Value = Vec<f64>> {
@@ -12,6 +13,38 @@ fn logits_strategy() -> impl Strategy<Value = Vec<f64>> {
     prop_oneof![
         proptest::collection::vec((-4i32..4).prop_map(|v| v as f64), 2..40),
         proptest::collection::vec(-12.0f64..12.0, 2..80),
+    ]
+}
+
+/// Any number as text, over the whole range, and some text that is not one.
+fn any_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<f64>().prop_map(|x| x.to_string()),
+        any::<f64>().prop_map(|x| format!("{x:e}")),
+        any::<u64>().prop_map(|n| n.to_string()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<u128>().prop_map(|n| n.to_string()),
+        (0u32..8, any::<f64>()).prop_map(|(i, x)| format!("{i}:{x}")),
+        (0.0001f64..2.0).prop_map(|x| x.to_string()),
+        (-2e4f64..2e4).prop_map(|x| x.to_string()),
+        (0u64..1 << 21).prop_map(|n| n.to_string()),
+        (0u32..8, -2e4f64..2e4).prop_map(|(i, x)| format!("{i}:{x}")),
+        Just("NaN".to_string()),
+        Just("-inf".to_string()),
+        "[a-z:,. ]{0,8}",
+    ]
+}
+
+/// Finite logits of any magnitude, some at the extremes.
+fn wide_logits() -> impl Strategy<Value = Vec<f64>> {
+    let finite = any::<f64>().prop_filter("finite", |x| x.is_finite());
+    prop_oneof![
+        proptest::collection::vec(finite, 1..12),
+        proptest::collection::vec(
+            prop_oneof![Just(f64::MAX), Just(-f64::MAX), -1e4f64..1e4],
+            1..12
+        ),
+        logits_strategy(),
     ]
 }
 
@@ -39,14 +72,14 @@ fn settings_strategy() -> impl Strategy<Value = Settings> {
             0usize..4,
         ),
         (
-            0usize..3,
+            0usize..4,
             proptest::sample::subsequence(Stage::ALL.to_vec(), 10),
         ),
         any::<u64>(),
     )
         .prop_map(
             |((t, k, p, m, ty), (rep, freq, pres, win, ngram), (profile, order), seed)| {
-                let profile = ["hf", "llama.cpp", "openai"][profile];
+                let profile = ["lesson", "hf", "llama.cpp", "openai"][profile];
                 let mut s = RawSettings::from_pairs([("profile", profile)])
                     .validate(2)
                     .unwrap();
@@ -171,23 +204,43 @@ proptest! {
         }
     }
 
-    /// Random raw values never panic: they validate or give errors, and valid settings run.
+}
+
+proptest! {
+    // Many cases: most random values break a rule, and the property is about those that pass.
+    #![proptest_config(ProptestConfig::with_cases(5000))]
+
+    /// Raw values over the whole f64/u64 range (NaN, ±∞, subnormals, 1e308, u64::MAX,
+    /// negative and 128-bit integers, id:value pairs) for any knob: they validate inside
+    /// the documented bounds or give errors, and valid settings on finite logits of any
+    /// magnitude give a distribution or a typed error, never a panic or a non-finite number.
     #[test]
-    fn random_raw_settings_never_panic(
-        values in proptest::collection::vec(("[a-z_]{3,20}", prop_oneof!["-?[0-9]{1,4}(\\.[0-9]{1,3})?", "[a-zA-Z:,.]{0,8}", Just("NaN".to_string()), Just("inf".to_string())]), 0..8),
-        z in logits_strategy(),
+    fn raw_settings_over_the_whole_number_range_stay_bounded(
+        values in proptest::collection::vec((0..KNOBS.len(), any_value()), 0..4),
+        z in wide_logits(),
+        generated in proptest::collection::vec(0u32..4, 0..12),
     ) {
         let mut raw = RawSettings::default();
         for (k, v) in &values {
-            let key = decoding_engine::sampling::KNOBS
-                .iter()
-                .map(|s| s.name)
-                .find(|f| k.starts_with(&f[..3.min(f.len())]))
-                .unwrap_or(k.as_str());
-            raw.set(key, v);
+            raw.set(KNOBS[*k].name, v);
         }
-        if let Ok(s) = raw.validate(z.len()) {
-            let _ = process_f64(&s, &z, History::default(), 0.5, true);
+        let Ok(s) = raw.validate(z.len()) else { return Ok(()) };
+        prop_assert!(s.temperature == 0.0 || (1e-4..=1e4).contains(&s.temperature), "T {}", s.temperature);
+        prop_assert!((1e-4..=1e4).contains(&s.repetition_penalty));
+        prop_assert!(s.frequency_penalty.abs() <= 1e4 && s.presence_penalty.abs() <= 1e4);
+        prop_assert!(s.logit_bias.iter().all(|(id, b)| (*id as usize) < z.len() && b.abs() <= 1e4));
+        for n in [s.top_k, s.penalty_window, s.no_repeat_ngram, s.max_tokens] {
+            prop_assert!(n <= MAX_COUNT);
+        }
+        let h = History { prompt: &[], generated: &generated };
+        if let Ok(t) = process_f64(&s, &z, h, step_coin(s.seed, 0), true) {
+            let total: f64 = t.probs.iter().sum();
+            prop_assert!(t.probs.iter().all(|p| p.is_finite() && *p >= 0.0));
+            prop_assert!((total - 1.0).abs() <= 1e-6, "sum {}", total);
+            prop_assert!(t.probs[t.token as usize] > 0.0 && t.entropy.is_finite());
+            for st in &t.stages {
+                prop_assert!(st.probs.iter().all(|p| p.is_finite()), "{}", st.stage);
+            }
         }
     }
 }

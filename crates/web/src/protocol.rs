@@ -272,8 +272,10 @@ pub fn coalesce<T>(
     }
 }
 
-/// A message as the text `postMessage` carries.
+/// A message as the text `postMessage` carries. A message holding a non-finite number is
+/// refused (JSON would carry it as `null`, which the other side cannot read as a number).
 pub fn encode<T: Serialize>(msg: &T) -> Result<String, String> {
+    crate::finite::check(msg).map_err(|e| format!("cannot encode a message: {e}"))?;
     serde_json::to_string(msg).map_err(|e| format!("cannot encode a message: {e}"))
 }
 
