@@ -213,6 +213,33 @@ test('keyboard only: step, rewind, visible focus, help overlay', async () => {
   await page.getByTestId('help').waitFor({ state: 'detached' });
 });
 
+test('the page runs under its Content-Security-Policy, on its own origin only', async () => {
+  const { page, problems } = await ready('backend=cpu');
+  const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+  assert.match(csp, /default-src 'self'/);
+  assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+  assert.doesNotMatch(csp, /unsafe-inline|\*|https?:/);
+  // The page works under it with no violation so far (every test also checks that).
+  assert.deepEqual(problems, []);
+  // The policy is in force: an injected inline script does not run and a fetch to another
+  // origin is refused, each reported as a violation.
+  const ran = await page.evaluate(async () => {
+    const s = document.createElement('script');
+    s.textContent = 'window.__inline = true';
+    document.head.append(s);
+    const fetched = await fetch('http://localhost:9/elsewhere').then(() => true, () => false);
+    return { inline: window.__inline === true, fetched };
+  });
+  assert.deepEqual(ran, { inline: false, fetched: false });
+  const want = [/CSP violation: script-src-elem blocked inline/, /CSP violation: connect-src blocked http:\/\/localhost:9/];
+  for (let i = 0; i < 50 && !want.every((re) => problems.some((p) => re.test(p))); i++) {
+    await page.waitForTimeout(100);
+  }
+  const seen = problems.splice(0);
+  assert.ok(seen.some((p) => /CSP violation: script-src-elem blocked inline/.test(p)), seen.join('\n'));
+  assert.ok(seen.some((p) => /CSP violation: connect-src blocked http:\/\/localhost:9/.test(p)), seen.join('\n'));
+});
+
 test('toy logits: the lesson example at T = 0.5', async () => {
   const { page } = await ready('backend=cpu&panels=toy,chain&temperature=0.5');
   await page.getByTestId('toy-probs').waitFor();

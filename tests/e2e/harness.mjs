@@ -93,7 +93,11 @@ export function assertNoPageProblems(allow = []) {
   assert.deepEqual(found, [], 'console errors or page errors');
 }
 
-/** Opens the page; collects console errors and uncaught exceptions into `problems`. */
+/**
+ * Opens the page; collects into `problems` console errors and uncaught exceptions of the page
+ * and its workers, Content-Security-Policy violations, and any request that leaves the
+ * page's origin.
+ */
 export async function open(context, url) {
   const page = await context.newPage();
   const problems = [];
@@ -101,6 +105,20 @@ export async function open(context, url) {
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('worker', (w) => w.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`worker console: ${m.text()}`);
+  }));
+  const origin = new URL(url).origin;
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(`${origin}/`)) problems.push(`request outside the page's origin: ${u}`);
+  });
+  // Injected by the browser's debugging protocol (not an inline script of the page).
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      console.error(`CSP violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'inline'}`);
+    });
   });
   await page.goto(url);
   return { page, problems };

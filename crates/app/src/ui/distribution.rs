@@ -149,7 +149,7 @@ fn DistributionView(
                                 data-testid="dist-row" data-id=id.to_string()>
                                 <span class="rank">{rank + 1}</span>
                                 <span class="piece">{piece_text(&ui.piece(id), true, None)}</span>
-                                <span class="barcell"><span class="bar" style=format!("width:{:.1}%", height(shown, sc) * 100.0)></span></span>
+                                <span class="barcell"><span class="bar" style:width=format!("{:.1}%", height(shown, sc) * 100.0)></span></span>
                                 <span class="v" data-testid="dist-value">{value}</span>
                                 <span class="by">{by}</span>
                             </li>

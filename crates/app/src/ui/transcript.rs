@@ -130,7 +130,7 @@ fn ChipPopover(hovered: RwSignal<Option<usize>>) -> impl IntoView {
                     view! {
                         <li class:chosen=chosen>
                             <span class="piece">{piece_text(&ui.piece(id), false, None)}</span>
-                            <span class="bar" style=format!("width:{:.1}%", p * 100.0)></span>
+                            <span class="bar" style:width=format!("{:.1}%", p * 100.0)></span>
                             <span class="v">{format!("{p:.3}")}</span>
                         </li>
                     }
