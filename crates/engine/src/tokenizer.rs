@@ -46,6 +46,12 @@ pub enum TokenizerError {
     VocabMismatch { tokenizer: usize, model: usize },
     #[error("tokenizer.json could not be read: {0}")]
     Json(String),
+    #[error("the tokenizer file is {} bytes; the limit is {} ({} bytes)", crate::units::thousands(*bytes as u64), crate::units::human_bytes(*limit as u64), crate::units::thousands(*limit as u64))]
+    FileTooLarge { bytes: usize, limit: usize },
+    #[error("tokenizer.json has {0} tokens; the limit is {max}", max = crate::sampling::settings::MAX_COUNT)]
+    TooManyTokens(usize),
+    #[error("tokenizer.json token {id} is {len} bytes, longer than {MAX_PIECE_BYTES}")]
+    TokenTooLong { id: u32, len: usize },
     #[error("the tokenizer has no {0} token")]
     MissingSpecial(&'static str),
     #[error("encoding failed: {0}")]
@@ -57,6 +63,10 @@ pub enum TokenizerError {
 /// The longest piece a `tokenizer.bin` may declare (llama2.c's 32,000-token vocabulary has
 /// 27; byte-fallback pieces are 6).
 pub const MAX_PIECE_BYTES: usize = 1024;
+
+/// The largest tokenizer file read (`tokenizer.json` of Llama 3 is 9 MB, of Gemma 3 about
+/// 33 MB): checked before parsing.
+pub const MAX_TOKENIZER_BYTES: usize = 64 << 20;
 
 /// A llama2.c vocabulary: the pieces (UTF-8, spaces as ' ') and their merge scores.
 #[derive(Debug, Clone, PartialEq)]
@@ -314,6 +324,17 @@ fn byte_level_inverse() -> HashMap<char, u8> {
         .collect()
 }
 
+/// A tokenizer file no larger than `MAX_TOKENIZER_BYTES`.
+pub fn check_size(bytes: &[u8]) -> Result<(), TokenizerError> {
+    match bytes.len() {
+        n if n > MAX_TOKENIZER_BYTES => Err(TokenizerError::FileTooLarge {
+            bytes: n,
+            limit: MAX_TOKENIZER_BYTES,
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Tokenizer {
     /// From a llama2.c `tokenizer.bin`. BOS = 1 and EOS = 2 as in llama2.c.
     pub fn from_llama2c_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
@@ -337,11 +358,23 @@ impl Tokenizer {
         })
     }
 
-    /// From a Hugging Face `tokenizer.json`. BOS/EOS are found by their usual names.
+    /// From a Hugging Face `tokenizer.json`. BOS/EOS are found by their usual names. The
+    /// file's size is checked before it is parsed; its token count and each token's length
+    /// before anything is built from them.
     pub fn from_hf_json(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
+        check_size(bytes)?;
         let hf = tokenizers::Tokenizer::from_bytes(bytes)
             .map_err(|e| TokenizerError::Json(e.to_string()))?;
         let n = hf.get_vocab_size(true);
+        if n > crate::sampling::settings::MAX_COUNT {
+            return Err(TokenizerError::TooManyTokens(n));
+        }
+        for id in 0..n as u32 {
+            let len = hf.id_to_token(id).map_or(0, |t| t.len());
+            if len > MAX_PIECE_BYTES {
+                return Err(TokenizerError::TokenTooLong { id, len });
+            }
+        }
         let byte_level = serde_json::from_slice::<serde_json::Value>(bytes)
             .ok()
             .and_then(|v| {
@@ -397,6 +430,7 @@ impl Tokenizer {
 
     /// Detects the format: JSON if the bytes start with `{`, llama2.c otherwise.
     pub fn from_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
+        check_size(bytes)?;
         match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
             Some(b'{') => Tokenizer::from_hf_json(bytes),
             _ => Tokenizer::from_llama2c_bytes(bytes),

@@ -217,3 +217,32 @@ fn a_million_position_context_is_refused_before_allocating() {
     }
     Checkpoint::from_bytes_within(&bytes, Budget(3 << 29)).unwrap();
 }
+
+/// A minimal WordLevel tokenizer.json with the given extra token.
+fn word_level_json(extra: &str) -> Vec<u8> {
+    let vocab = serde_json::json!({ "<s>": 0, "</s>": 1, extra: 2 });
+    serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": null, "post_processor": null, "decoder": null,
+        "model": { "type": "WordLevel", "vocab": vocab, "unk_token": "<s>" }
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn tokenizer_json_bounds_its_size_and_its_tokens() {
+    let ok = Tokenizer::from_bytes(&word_level_json("hello")).unwrap();
+    assert_eq!(ok.vocab_size(), 3);
+    let long = "x".repeat(2000);
+    assert_eq!(
+        Tokenizer::from_bytes(&word_level_json(&long)).unwrap_err(),
+        TokenizerError::TokenTooLong { id: 2, len: 2000 }
+    );
+    // A file over the limit is refused before it is parsed.
+    let mut huge = word_level_json("hello");
+    huge.resize(decoding_engine::tokenizer::MAX_TOKENIZER_BYTES + 1, b' ');
+    let e = Tokenizer::from_bytes(&huge).unwrap_err();
+    assert!(matches!(e, TokenizerError::FileTooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("67,108,865 bytes; the limit is 64 MiB"), "{e}");
+}
