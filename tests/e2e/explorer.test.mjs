@@ -313,3 +313,84 @@ test('the cache comparison measures both ways of decoding', async () => {
   await page.getByTestId('cache-compare-table').scrollIntoViewIfNeeded();
   await screenshot(page, 'explorer-cache-compare');
 });
+
+test('a peer profile shows its hidden defaults, each settable to off; the default profile has none', async () => {
+  const plain = await ready('backend=cpu');
+  assert.equal(await plain.page.getByTestId('profile').inputValue(), 'lesson');
+  assert.equal(await plain.page.locator('.default-of').count(), 0);
+  const { page } = await ready('backend=cpu&profile=llama.cpp');
+  assert.equal(await page.getByTestId('default-of-top_k').innerText(), 'default of llama.cpp');
+  assert.equal(await page.getByTestId('knob-top_k-value').inputValue(), '40');
+  assert.equal(await page.getByTestId('knob-temperature-value').inputValue(), '0.8');
+  assert.equal(await page.getByTestId('stage-min_p').locator('.setting').innerText(), '0.05 (default of llama.cpp)');
+  // The link names the profile, not its defaults; top-k 0 turns llama.cpp's 40 off, and
+  // the off stays in the link.
+  assert.doesNotMatch(page.url(), /top_k/);
+  await setKnob(page, 'top_k', 0);
+  await page.getByTestId('default-of-top_k').waitFor({ state: 'detached' });
+  await page.waitForFunction(() => /top_k=0/.test(location.search));
+  assert.equal(await page.getByTestId('stage-top_k').locator('.setting').innerText(), 'off');
+  // Another profile keeps what the user set (top-k 0) and drops llama.cpp's defaults
+  // (temperature back to 1); hf's own top-k 50 would apply only to an unset top-k.
+  await page.getByTestId('profile').selectOption('hf');
+  await page.waitForFunction(() => document.querySelector('[data-testid=knob-temperature-value]').value === '1');
+  assert.equal(await page.getByTestId('knob-top_k-value').inputValue(), '0');
+  assert.equal(await page.locator('.default-of').count(), 0);
+  const hf = await ready('backend=cpu&profile=hf');
+  assert.equal(await hf.page.getByTestId('default-of-top_k').innerText(), 'default of hf');
+  assert.equal(await hf.page.getByTestId('knob-top_k-value').inputValue(), '50');
+});
+
+/** Puts files in the model picker's two inputs, built in the page (a Blob made of
+ * references to one 1 MiB blob costs no memory), and presses Load. */
+async function pickFiles(page, header, mib) {
+  await page.getByTestId('load-model').click();
+  await page.evaluate(({ header, mib }) => {
+    const chunk = new Blob([new Uint8Array(1 << 20)]);
+    const model = new File([new Int32Array(header), ...Array(mib).fill(chunk)], 'hostile.bin');
+    const put = (testid, file) => {
+      const dt = new DataTransfer();
+      dt.items.add(file);
+      const input = document.querySelector(`[data-testid=${testid}]`);
+      input.files = dt.files;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    };
+    put('model-file', model);
+    put('tokenizer-file', new File([new Uint8Array(16)], 'tok.bin'));
+  }, { header, mib });
+  await page.getByTestId('load-files').click();
+}
+
+test('hostile model files are refused from their size and header, before they are read', async () => {
+  const { page } = await ready('backend=cpu');
+  // A header asking for a 32 GiB KV cache (seq_len 1,048,576 with tiny dims).
+  await pickFiles(page, [64, 1, 64, 32, 32, 3, 1 << 20], 12);
+  await page.getByTestId('error').waitFor();
+  assert.match(await page.getByTestId('error').innerText(), /KV cache would need 32 GiB at seq_len 1,048,576; the limit is 1.50 GiB/);
+  // stories260K's header on a 3 GiB file: refused by its size, not read into memory.
+  await pickFiles(page, [64, 172, 5, 8, 4, 512, 512], 3072);
+  await page.waitForFunction(() => /3,221,225,500/.test(document.querySelector('[data-testid=error]')?.textContent ?? ''));
+  // The current model still works.
+  await page.getByTestId('step').click();
+  await waitChips(page, 1);
+});
+
+test('a worker crash is a message with a Reload that restores the link', async () => {
+  const { page, problems } = await ready('backend=cpu&seed=3&temperature=0.8');
+  for (let i = 1; i <= 3; i++) {
+    await page.keyboard.press('n');
+    await waitChips(page, i);
+  }
+  const text = await page.getByTestId('transcript-text').innerText();
+  const [worker] = page.workers();
+  await worker.evaluate(() => setTimeout(() => { throw new Error('simulated engine crash'); }));
+  await page.getByTestId('crashed').waitFor();
+  assert.match(await page.getByTestId('crashed').innerText(), /simulated engine crash.*Nothing you set is lost/s);
+  await page.getByTestId('reload').click();
+  await page.getByTestId('crashed').waitFor({ state: 'detached' });
+  await waitChips(page, 3);
+  assert.equal(await page.getByTestId('transcript-text').innerText(), text);
+  // The crash was provoked: its report is expected, nothing else.
+  const rest = problems.splice(0).filter((p) => !/simulated engine crash/.test(p));
+  assert.deepEqual(rest, []);
+});

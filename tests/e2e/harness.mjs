@@ -23,8 +23,11 @@ const TYPES = {
   '.bin': 'application/octet-stream',
 };
 
-/** Serves `dir` on 127.0.0.1 at a free port; resolves to { url, close }. */
-export function serve(dir = DIST) {
+/**
+ * Serves `dir` on 127.0.0.1 at a free port; resolves to { url, close }. `patch` maps a path
+ * to a function of the file's text (a test's instrumentation, e.g. of the worker's loader).
+ */
+export function serve(dir = DIST, { patch = {} } = {}) {
   if (!fs.existsSync(path.join(dir, 'index.html'))) {
     throw new Error(`${dir}/index.html is missing: build the page first (trunk build)`);
   }
@@ -41,6 +44,7 @@ export function serve(dir = DIST) {
         res.writeHead(404).end('not found');
         return;
       }
+      if (patch[url.pathname]) data = Buffer.from(patch[url.pathname](data.toString('utf8')));
       res.writeHead(200, {
         'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'Content-Length': data.length,

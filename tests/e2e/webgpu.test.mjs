@@ -4,9 +4,22 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, open, screenshot, assertNoPageProblems } from './harness.mjs';
 
+// Instrumentation of the worker's loader, for the device-loss test only: every GPUDevice the
+// engine opens is kept on the worker's global, so that the test can destroy it.
+const KEEP_DEVICES = `self.__devices = [];
+if (self.GPUAdapter) {
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = async function (...args) {
+    const device = await requestDevice.apply(this, args);
+    self.__devices.push(device);
+    return device;
+  };
+}
+`;
+
 let server, browser;
 before(async () => {
-  server = await serve();
+  server = await serve(undefined, { patch: { '/worker_loader.js': (text) => KEEP_DEVICES + text } });
   browser = await launch({ webgpu: true });
 });
 // Every test fails on a console error or an uncaught exception in a page it opened.
@@ -37,4 +50,29 @@ test('WebGPU: "," first, and 10 greedy steps give the CPU text', async () => {
   assert.equal(await page.getByTestId('transcript-text').innerText(), text);
   assert.equal(await page.getByTestId('chip').count(), 10);
   assert.deepEqual(problems, []);
+});
+
+test('WebGPU: the device destroyed mid-run, the transcript goes on on the CPU and the badge says why', async () => {
+  const { page, problems } = await open(browser.context, server.url + '?backend=gpu&temperature=0&max_tokens=24');
+  await page.getByTestId('dist-row').first().waitFor({ timeout: 90_000 });
+  assert.equal(await page.getByTestId('backend-badge').innerText(), 'WebGPU');
+  await page.getByTestId('run').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length >= 3, null, { timeout: 60_000 });
+  const [worker] = page.workers();
+  const destroyed = await worker.evaluate(() => {
+    self.__devices.forEach((d) => d.destroy());
+    return self.__devices.length;
+  });
+  assert.ok(destroyed >= 1, 'the engine opened a device');
+  await page.waitForFunction(() => document.querySelector('[data-testid=backend-badge]').textContent === 'CPU', null, { timeout: 60_000 });
+  assert.match(await page.getByTestId('backend-reason').innerText(), /lost|destroyed/i);
+  // The run finishes on the CPU: 24 greedy tokens, the CPU's greedy text (nothing lost or
+  // repeated at the switch).
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 24, null, { timeout: 60_000 });
+  const text = await page.getByTestId('transcript-text').innerText();
+  assert.ok(text.startsWith('Once upon a time, there was a little girl named Lily. She loved to play'), text);
+  await screenshot(page, 'explorer-device-lost');
+  // What the browser reports about the destroyed device is expected here; nothing else.
+  const rest = problems.splice(0).filter((p) => !/destroy|lost|Device/i.test(p));
+  assert.deepEqual(rest, []);
 });

@@ -319,6 +319,39 @@ impl TensorReader<'_> {
 }
 
 impl Checkpoint {
+    /// What can be known of a checkpoint from its first 28 bytes and its length, before the
+    /// rest is read (the page checks a dropped file this way): the header's values, the
+    /// memory the model would take against `budget`, and the file's size against the one
+    /// the header implies. `head` may be the whole file or just its start.
+    pub fn check_header(
+        head: &[u8],
+        file_len: u64,
+        budget: Budget,
+    ) -> Result<Config, CheckpointError> {
+        if file_len == 0 {
+            return Err(CheckpointError::Empty);
+        }
+        let Some(head) = head.get(..HEADER_BYTES) else {
+            return Err(CheckpointError::TooShortForHeader { len: head.len() });
+        };
+        let mut header = [0i32; 7];
+        for (h, b) in header.iter_mut().zip(head.chunks_exact(4)) {
+            *h = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        let config = Config::from_header(header)?;
+        // A model whose weights, cache or run state would not fit is refused with the
+        // figure, whatever the file's size.
+        Footprint::of(&config)?.check(&config, budget)?;
+        let expected = config.expected_file_bytes();
+        if expected != Some(file_len) {
+            return Err(CheckpointError::WrongSize {
+                actual: thousands(file_len),
+                expected: expected.map_or_else(|| "more than 2^64".into(), thousands),
+            });
+        }
+        Ok(config)
+    }
+
     /// Parses and validates a llama2.c checkpoint. The header is checked and the file size
     /// compared with what it implies *before* any tensor is allocated, so a hostile header
     /// cannot cause a huge allocation; then every weight is checked to be finite.
@@ -329,28 +362,7 @@ impl Checkpoint {
     /// `from_bytes` with the memory the model may take (weights, one sequence's KV cache,
     /// run state), checked from the header before anything is allocated.
     pub fn from_bytes_within(bytes: &[u8], budget: Budget) -> Result<Checkpoint, CheckpointError> {
-        if bytes.is_empty() {
-            return Err(CheckpointError::Empty);
-        }
-        if bytes.len() < HEADER_BYTES {
-            return Err(CheckpointError::TooShortForHeader { len: bytes.len() });
-        }
-        let mut header = [0i32; 7];
-        for (i, h) in header.iter_mut().enumerate() {
-            let b = &bytes[i * 4..i * 4 + 4];
-            *h = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
-        let config = Config::from_header(header)?;
-        let expected = config.expected_file_bytes();
-        if expected != Some(bytes.len() as u64) {
-            return Err(CheckpointError::WrongSize {
-                actual: thousands(bytes.len() as u64),
-                expected: expected.map_or_else(|| "more than 2^64".into(), thousands),
-            });
-        }
-        // A file of the right size can still describe a model whose cache or run state
-        // would not fit: refused before anything is allocated.
-        Footprint::of(&config)?.check(&config, budget)?;
+        let config = Checkpoint::check_header(bytes, bytes.len() as u64, budget)?;
         // The size matched, so every count below fits in memory we already hold.
         let mut r = TensorReader {
             bytes,
@@ -561,15 +573,21 @@ mod tests {
             CheckpointError::OutOfRange { field, .. } => assert_eq!(field, "dim"),
             e => panic!("unexpected {e}"),
         }
-        // In range individually but the product is huge: caught by the size check.
+        // In range individually but the product is huge: caught by the budget, with the
+        // figure, before the file's size is even looked at.
         let mut bytes = Vec::new();
         for h in [32768i32, 131072, 1024, 8, 8, 1 << 20, 1 << 20] {
             bytes.extend_from_slice(&h.to_le_bytes());
         }
-        assert!(matches!(
-            Checkpoint::from_bytes(&bytes).unwrap_err(),
-            CheckpointError::WrongSize { .. }
-        ));
+        let e = Checkpoint::from_bytes(&bytes).unwrap_err();
+        assert!(matches!(e, CheckpointError::Budget(_)), "{e}");
+        // Within the budget but not the size the header implies: the size check.
+        let mut bytes = Vec::new();
+        for h in [64i32, 172, 5, 8, 4, 512, 512] {
+            bytes.extend_from_slice(&h.to_le_bytes());
+        }
+        let e = Checkpoint::check_header(&bytes, 28, Budget::default()).unwrap_err();
+        assert!(matches!(e, CheckpointError::WrongSize { .. }), "{e}");
     }
 
     #[test]

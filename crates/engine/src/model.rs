@@ -30,6 +30,26 @@ impl Model {
         Model::from_bytes_within(checkpoint, tokenizer, Budget::default())
     }
 
+    /// What can be checked of a checkpoint and a tokenizer before reading them (the page,
+    /// given two dropped files): the checkpoint's 28-byte header against `budget` and its
+    /// file's length against the header, the tokenizer's length against its limit.
+    pub fn check_files(
+        checkpoint_head: &[u8],
+        checkpoint_len: u64,
+        tokenizer_len: u64,
+        budget: Budget,
+    ) -> Result<Config, ModelError> {
+        let config = Checkpoint::check_header(checkpoint_head, checkpoint_len, budget)?;
+        if tokenizer_len > crate::tokenizer::MAX_TOKENIZER_BYTES as u64 {
+            return Err(TokenizerError::FileTooLarge {
+                bytes: tokenizer_len,
+                limit: crate::tokenizer::MAX_TOKENIZER_BYTES,
+            }
+            .into());
+        }
+        Ok(config)
+    }
+
     /// `from_bytes` under a memory budget other than the target's default.
     pub fn from_bytes_within(
         checkpoint: &[u8],

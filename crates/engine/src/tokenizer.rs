@@ -46,8 +46,8 @@ pub enum TokenizerError {
     VocabMismatch { tokenizer: usize, model: usize },
     #[error("tokenizer.json could not be read: {0}")]
     Json(String),
-    #[error("the tokenizer file is {} bytes; the limit is {} ({} bytes)", crate::units::thousands(*bytes as u64), crate::units::human_bytes(*limit as u64), crate::units::thousands(*limit as u64))]
-    FileTooLarge { bytes: usize, limit: usize },
+    #[error("the tokenizer file is {} bytes; the limit is {} ({} bytes)", crate::units::thousands(*bytes), crate::units::human_bytes(*limit as u64), crate::units::thousands(*limit as u64))]
+    FileTooLarge { bytes: u64, limit: usize },
     #[error("tokenizer.json has {0} tokens; the limit is {max}", max = crate::sampling::settings::MAX_COUNT)]
     TooManyTokens(usize),
     #[error("tokenizer.json token {id} is {len} bytes, longer than {MAX_PIECE_BYTES}")]
@@ -328,7 +328,7 @@ fn byte_level_inverse() -> HashMap<char, u8> {
 pub fn check_size(bytes: &[u8]) -> Result<(), TokenizerError> {
     match bytes.len() {
         n if n > MAX_TOKENIZER_BYTES => Err(TokenizerError::FileTooLarge {
-            bytes: n,
+            bytes: n as u64,
             limit: MAX_TOKENIZER_BYTES,
         }),
         _ => Ok(()),

@@ -244,5 +244,49 @@ fn tokenizer_json_bounds_its_size_and_its_tokens() {
     huge.resize(decoding_engine::tokenizer::MAX_TOKENIZER_BYTES + 1, b' ');
     let e = Tokenizer::from_bytes(&huge).unwrap_err();
     assert!(matches!(e, TokenizerError::FileTooLarge { .. }), "{e}");
-    assert!(e.to_string().contains("67,108,865 bytes; the limit is 64 MiB"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("67,108,865 bytes; the limit is 64 MiB"),
+        "{e}"
+    );
+}
+
+#[test]
+fn files_are_checked_from_their_size_and_header_before_they_are_read() {
+    use decoding_engine::budget::Budget;
+    let header = |h: [i32; 7]| -> Vec<u8> { h.iter().flat_map(|v| v.to_le_bytes()).collect() };
+    let page = Budget(3 << 29); // the page's 1.5 GiB
+                                // The hostile header of issue 9: a 32 GiB KV cache, refused with the figure.
+    let e = Model::check_files(
+        &header([64, 1, 64, 32, 32, 3, 1 << 20]),
+        12_700_000,
+        6227,
+        page,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("32 GiB") && e.contains("1,048,576") && e.contains("1.50 GiB"),
+        "{e}"
+    );
+    // stories260K's header with a 3 GB file: the size does not match (nothing read).
+    let h = header([64, 172, 5, 8, 4, 512, 512]);
+    let e = Model::check_files(&h, 3 << 30, 6227, page)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("3,221,225,472"), "{e}");
+    assert_eq!(
+        Model::check_files(&h, 1_056_540, 6227, page).unwrap().dim,
+        64
+    );
+    // A tokenizer file over its limit.
+    let e = Model::check_files(&h, 1_056_540, 5 << 30, page)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("5,368,709,120 bytes; the limit is 64 MiB"),
+        "{e}"
+    );
+    // Fewer than 28 bytes.
+    assert!(Model::check_files(&h[..10], 10, 1, page).is_err());
 }

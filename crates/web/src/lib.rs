@@ -4,6 +4,7 @@
 //! natively. `worker_glue` is the worker's browser glue (wasm only).
 
 pub mod finite;
+pub mod fuzz;
 pub mod protocol;
 pub mod session;
 pub mod state;

@@ -120,9 +120,8 @@ impl Worker {
                         .unwrap_or(&model_url)
                         .trim_end_matches(".bin")
                         .to_string();
-                    let mut events = session.load(&name, &model, &tok);
-                    if session.model().is_some() {
-                        events.extend(session.set_backend(backend).await);
+                    let mut events = session.load(&name, &model, &tok, backend).await;
+                    if matches!(events.first(), Some(Event::Loaded { .. })) {
                         for e in &events {
                             self.post(e);
                         }
@@ -143,10 +142,8 @@ impl Worker {
     async fn load_files(&self, name: &str, model: &[u8], tokenizer: &[u8]) {
         let mut session = self.session.take();
         let choice = session.backend_choice();
-        let mut events = session.load(name, model, tokenizer);
-        let loaded = matches!(events.first(), Some(Event::Loaded { .. }));
-        if loaded {
-            events.extend(session.set_backend(choice).await);
+        let mut events = session.load(name, model, tokenizer, choice).await;
+        if matches!(events.first(), Some(Event::Loaded { .. })) {
             for e in &events {
                 self.post(e);
             }

@@ -79,6 +79,9 @@ pub struct ShellState {
     pub error: RwSignal<Option<String>>,
     /// What the link had wrong when the page opened.
     pub url_problems: RwSignal<Vec<SettingError>>,
+    /// Set when the engine worker failed (it is stopped): the page offers a reload, which
+    /// restores everything from the link.
+    pub crashed: RwSignal<Option<String>>,
 }
 
 /// The page's state, one group of signals per part of the page, fed by the worker's events
@@ -124,6 +127,7 @@ impl Ui {
                 help: RwSignal::new(false),
                 error: RwSignal::new(None),
                 url_problems: RwSignal::new(restored.problems.clone()),
+                crashed: RwSignal::new(None),
             },
             restored: RwSignal::new(false),
             link: StoredValue::new_local(worker.clone()),
@@ -145,11 +149,14 @@ impl Ui {
         });
         worker.set_onmessage(Some(on_event.as_ref().unchecked_ref()));
         on_event.forget();
+        // An error that escapes the worker (a panic traps its wasm) leaves it in no state to
+        // answer: it is stopped, and the page says so instead of waiting forever.
         let on_error =
             Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
-                ui.shell
-                    .error
-                    .set(Some(format!("the engine worker failed: {}", e.message())));
+                e.prevent_default();
+                ui.link.with_value(|w| w.terminate());
+                ui.gen.running.set(false);
+                ui.shell.crashed.set(Some(e.message()));
             });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
@@ -523,15 +530,31 @@ fn Header() -> impl IntoView {
     }
 }
 
-/// Reads the chosen files and hands their bytes to the worker, which validates them before
-/// they replace the current model.
+/// Checks the chosen files from their sizes and the checkpoint's 28-byte header (nothing
+/// else is read: a multi-GB file or a header asking for a huge cache is refused with the
+/// figure), then reads them and hands their bytes to the worker, which validates them
+/// before they replace the current model.
 fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
+    use decoding_engine::{budget::Budget, Model};
+    let fail = move |m: String| ui.shell.error.set(Some(m));
     wasm_bindgen_futures::spawn_local(async move {
-        let read = |f: web_sys::File| async move {
-            wasm_bindgen_futures::JsFuture::from(f.array_buffer()).await
+        let read = |b: web_sys::Blob| async move {
+            wasm_bindgen_futures::JsFuture::from(b.array_buffer()).await
         };
+        let head = match model.slice_with_f64_and_f64(0.0, 28.0) {
+            Ok(blob) => read(blob).await,
+            Err(e) => Err(e),
+        };
+        let Ok(head) = head else {
+            return fail(format!("{} could not be read", model.name()));
+        };
+        let head = js_sys::Uint8Array::new(&head).to_vec();
+        let (m_len, t_len) = (model.size() as u64, tokenizer.size() as u64);
+        if let Err(e) = Model::check_files(&head, m_len, t_len, Budget::default()) {
+            return fail(format!("{}: {e}", model.name()));
+        }
         let name = model.name().trim_end_matches(".bin").to_string();
-        match (read(model).await, read(tokenizer).await) {
+        match (read(model.into()).await, read(tokenizer.into()).await) {
             (Ok(m), Ok(t)) => {
                 let msg = js_sys::Object::new();
                 let _ = js_sys::Reflect::set(&msg, &"name".into(), &name.into());
@@ -544,10 +567,7 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
                     }
                 });
             }
-            _ => ui
-                .shell
-                .error
-                .set(Some("the chosen files could not be read".into())),
+            _ => fail("the chosen files could not be read".into()),
         }
     });
 }
@@ -630,6 +650,12 @@ fn ModelPicker() -> impl IntoView {
 fn Problems() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
+        {move || ui.shell.crashed.get().map(|why| view! {
+            <div class="error crashed" role="alert" data-testid="crashed">
+                <span>{format!("The engine stopped ({why}). Nothing you set is lost: the address bar holds the prompt, the knobs and the tokens. ")}</span>
+                <button data-testid="reload" on:click=move |_| { let _ = window().location().reload(); }>"Reload"</button>
+            </div>
+        })}
         {move || ui.shell.error.get().map(|e| view! {
             <div class="error" role="alert" data-testid="error">
                 <span>{e}</span>

@@ -1,32 +1,63 @@
-//! Loading a model from bytes and opening (or switching) the backend that runs it; the
-//! transcript is rebuilt on the new backend.
+//! Loading a model from bytes with its backend, as one swap that keeps the old model on any
+//! failure, and switching the backend that runs it (the transcript is rebuilt there).
 
 use super::{err, Session};
 use crate::protocol::*;
-use decoding_engine::Model;
-use decoding_gpu::{open_backend, BackendChoice, Engine};
+use decoding_engine::{Backend, Model};
+use decoding_gpu::{open_backend, BackendChoice, BackendReport, Engine, GpuError};
 
 impl Session {
-    /// Loads a model from bytes; on failure the previous model (if any) is kept.
-    pub fn load(&mut self, name: &str, model: &[u8], tokenizer: &[u8]) -> Vec<Event> {
-        match Model::from_bytes(model, tokenizer) {
-            Ok(m) => {
-                let info = ModelInfo {
-                    name: name.to_string(),
-                    config: *m.config(),
-                    params: m.config().n_params(),
-                    pieces: (0..m.tokenizer.vocab_size() as u32)
-                        .map(|i| m.tokenizer.piece(i).unwrap_or("?").to_string())
-                        .collect(),
+    /// Loads a model and opens its backend aside (`choice`; `Auto` falls back to the CPU),
+    /// then swaps: the current model, its backend and its transcript are replaced only when
+    /// both worked. On any failure the old model keeps working, on the backend it had.
+    pub async fn load(
+        &mut self,
+        name: &str,
+        model: &[u8],
+        tokenizer: &[u8],
+        choice: BackendChoice,
+    ) -> Vec<Event> {
+        let m = match Model::from_bytes(model, tokenizer) {
+            Ok(m) => m,
+            Err(e) => return vec![err(e)],
+        };
+        let opened = open_backend(choice, &m.transformer).await;
+        self.install(name, m, opened)
+    }
+
+    /// The swap: a model and what opening its backend gave.
+    pub(super) fn install(
+        &mut self,
+        name: &str,
+        m: Model,
+        opened: Result<(Box<dyn Backend>, BackendReport), GpuError>,
+    ) -> Vec<Event> {
+        let (backend, report) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                let kept = if self.model.is_some() {
+                    "; the current model is kept"
+                } else {
+                    ""
                 };
-                self.model = Some(m);
-                self.engine = None;
-                self.gen = None;
-                self.beam = None;
-                vec![Event::Loaded { info }]
+                return vec![err(format!("{name} could not be opened: {e}{kept}"))];
             }
-            Err(e) => vec![err(e)],
+        };
+        let info = ModelInfo {
+            name: name.to_string(),
+            config: *m.config(),
+            params: m.config().n_params(),
+            pieces: (0..m.tokenizer.vocab_size() as u32)
+                .map(|i| m.tokenizer.piece(i).unwrap_or("?").to_string())
+                .collect(),
+        };
+        if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
+            old.release(engine);
         }
+        self.beam = None;
+        self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
+        self.model = Some(m);
+        vec![Event::Loaded { info }, Event::Backend { report }]
     }
 
     pub fn model(&self) -> Option<&Model> {

@@ -36,13 +36,16 @@ fn loaded() -> (Session, TestHost) {
         start: std::time::Instant::now(),
     };
     let mut s = Session::default();
-    s.load(
+    let ev = pollster::block_on(s.load(
         "stories260K",
         &asset("stories260K.bin"),
         &asset("tok512.bin"),
+        BackendChoice::Cpu,
+    ));
+    assert!(
+        matches!(ev[..], [Event::Loaded { .. }, Event::Backend { .. }]),
+        "{ev:?}"
     );
-    let ev = pollster::block_on(s.set_backend(BackendChoice::Cpu));
-    assert!(matches!(ev[0], Event::Backend { .. }), "{ev:?}");
     (s, host)
 }
 
@@ -214,12 +217,57 @@ fn toy_logits_reproduce_the_lesson() {
 #[test]
 fn bad_model_is_an_error_event_and_keeps_the_old_one() {
     let (mut s, host) = loaded();
-    match &s.load("bad", &[1, 2, 3], &asset("tok512.bin"))[0] {
+    match &pollster::block_on(s.load("bad", &[1, 2, 3], &asset("tok512.bin"), BackendChoice::Cpu))
+        [0]
+    {
         Event::Error { message } => assert!(message.contains("shorter than"), "{message}"),
         e => panic!("{e:?}"),
     }
     let ev = pollster::block_on(s.set_prompt("Once".into(), &host));
     assert!(matches!(ev[0], Event::Transcript { .. }));
+}
+
+#[test]
+fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    pollster::block_on(s.step(3, &host));
+    let before = last_transcript(&[s.transcript()]).clone();
+    // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
+    let c = decoding_engine::checkpoint::Config {
+        dim: 8,
+        hidden_dim: 16,
+        n_layers: 1,
+        n_heads: 2,
+        n_kv_heads: 1,
+        vocab_size: 512,
+        seq_len: 8,
+        shared_classifier: true,
+    };
+    let ck = decoding_engine::checkpoint::Checkpoint::random(c, 5).unwrap();
+    let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
+    let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
+    let opened = decoding_gpu::select::select(BackendChoice::Gpu, &other.transformer, lost);
+    let ev = s.install("other", other, opened);
+    assert!(
+        matches!(&ev[..], [Event::Error { message }] if message.contains("the current model is kept")),
+        "{ev:?}"
+    );
+    // The old model, its backend and its transcript are untouched, and it goes on.
+    assert_eq!(s.model().unwrap().config().dim, 64);
+    assert_eq!(last_transcript(&[s.transcript()]), &before);
+    let ev = pollster::block_on(s.step(1, &host));
+    assert_eq!(last_transcript(&ev).steps.len(), before.steps.len() + 1);
+    // With Auto, the same failure falls back to the CPU and the new model replaces the old.
+    let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
+    let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
+    let opened = decoding_gpu::select::select(BackendChoice::Auto, &other.transformer, lost);
+    let ev = s.install("other", other, opened);
+    assert!(
+        matches!(&ev[..], [Event::Loaded { .. }, Event::Backend { .. }]),
+        "{ev:?}"
+    );
+    assert_eq!(s.model().unwrap().config().dim, 8);
 }
 
 #[test]

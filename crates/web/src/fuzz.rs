@@ -1,0 +1,111 @@
+//! Every parser of outside data, as a function of arbitrary bytes: the fuzz targets
+//! (`fuzz/fuzz_targets/*.rs`, run with cargo-fuzz) and the corpus replay
+//! (`tests/fuzz_corpus.rs`, run on every CI run) call these same functions. Each must return,
+//! whatever the bytes: no panic, no hang, no allocation beyond [`BUDGET`]. Whatever parses
+//! is also used the way the page uses it (a model runs a token, a tokenizer encodes and
+//! decodes, settings run the chain), so that a value that passes a parser but breaks a
+//! later rule is found too.
+
+use crate::protocol::{decode, encode, Request};
+use crate::session::Session;
+use crate::state::{from_query, parse_toy, to_query};
+use decoding_engine::backend::CpuBackend;
+use decoding_engine::budget::Budget;
+use decoding_engine::checkpoint::Checkpoint;
+use decoding_engine::sampling::{process, History};
+use decoding_engine::tokenizer::Tokenizer;
+use decoding_engine::Backend;
+
+/// The memory budget the targets load under (the fuzzer's allocation limit is set above it).
+pub const BUDGET: Budget = Budget(64 << 20);
+
+/// A target: arbitrary bytes in, nothing out (it must simply return).
+pub type Target = fn(&[u8]);
+
+/// The targets by name, as `fuzz/fuzz_targets/` and `fuzz/corpus/` name them.
+pub const TARGETS: [(&str, Target); 6] = [
+    ("checkpoint", checkpoint),
+    ("tokenizer_bin", tokenizer_bin),
+    ("tokenizer_json", tokenizer_json),
+    ("url_query", url_query),
+    ("request_json", request_json),
+    ("toy_logits", toy_logits),
+];
+
+/// A llama2.c checkpoint: parsed under the budget; one that parses runs a token through
+/// the CPU backend.
+pub fn checkpoint(data: &[u8]) {
+    let Ok(ck) = Checkpoint::from_bytes_within(data, BUDGET) else {
+        return;
+    };
+    let vocab = ck.config.vocab_size;
+    let model = decoding_engine::Transformer::new(ck);
+    let mut be = CpuBackend::new(std::sync::Arc::new(model));
+    if let Ok(seq) = be.new_sequence() {
+        let token = (data.len() % vocab) as u32;
+        let out = pollster::block_on(be.forward(seq, &[token], false));
+        if let Ok(logits) = out {
+            assert_eq!(logits.len(), vocab);
+        }
+    }
+}
+
+/// Encodes and decodes a little text with a tokenizer that parsed.
+fn exercise(t: &Tokenizer) {
+    if let Ok(ids) = t.encode("Once upon a time, ünïcode\n", true) {
+        let _ = t.decode(&ids);
+    }
+    for id in 0..t.vocab_size().min(64) as u32 {
+        let _ = t.decode_piece(id.checked_sub(1), id);
+    }
+}
+
+/// A llama2.c `tokenizer.bin`.
+pub fn tokenizer_bin(data: &[u8]) {
+    if let Ok(t) = Tokenizer::from_llama2c_bytes(data) {
+        exercise(&t);
+    }
+}
+
+/// A Hugging Face `tokenizer.json` (any bytes: JSON or not).
+pub fn tokenizer_json(data: &[u8]) {
+    if let Ok(t) = Tokenizer::from_hf_json(data) {
+        exercise(&t);
+    }
+}
+
+/// The page's URL query: restored, written back, restored again to the same settings; the
+/// settings run the chain on a small distribution.
+pub fn url_query(data: &[u8]) {
+    let Ok(q) = std::str::from_utf8(data) else {
+        return;
+    };
+    let r = from_query(q, 512);
+    let again = from_query(&to_query(&r.page, &r.settings), 512);
+    assert_eq!(again.settings, r.settings, "{q:?}");
+    let logits: Vec<f32> = (0..512).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();
+    let _ = process(&r.settings, &logits, History::default(), 0.5, true);
+}
+
+/// A request from the UI, as the worker reads it; one that reads is written again.
+pub fn request_json(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(req) = decode::<Request>(text) {
+        let text = encode(&req).expect("a request that was read can be written");
+        let back: Request = decode(&text).expect("and read again");
+        assert_eq!(back, req);
+    }
+}
+
+/// The toy panel's logits text, run through the chain as the worker does.
+pub fn toy_logits(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(logits) = parse_toy(text) {
+        let history: Vec<u32> = (0..logits.len() as u32).rev().collect();
+        let _ = Session::default().toy(&logits, &history);
+    }
+}
