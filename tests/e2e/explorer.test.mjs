@@ -394,3 +394,73 @@ test('a worker crash is a message with a Reload that restores the link', async (
   const rest = problems.splice(0).filter((p) => !/simulated engine crash/.test(p));
   assert.deepEqual(rest, []);
 });
+
+/** A llama2.c checkpoint with random weights (shared classifier) and a tokenizer.bin with
+ * `vocab` distinct pieces (ids 1 and 2 are BOS and EOS, then the 256 byte pieces). */
+function randomModel({ dim, hidden, layers, heads, kvHeads, vocab, seq }) {
+  const hs = dim / heads;
+  const kv = (dim * kvHeads) / heads;
+  const floats = vocab * dim + layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * hidden * dim) + dim + seq * hs;
+  const model = Buffer.alloc(28 + 4 * floats);
+  [dim, hidden, layers, heads, kvHeads, vocab, seq].forEach((v, i) => model.writeInt32LE(v, 4 * i));
+  let x = 12345;
+  for (let i = 0; i < floats; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    model.writeFloatLE((x / 2147483648 - 0.5) * 0.2, 28 + 4 * i);
+  }
+  const pieces = ['<unk>', '\n<s>\n', '\n</s>\n'];
+  for (let b = 0; b < 256; b++) pieces.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+  for (let i = pieces.length; i < vocab; i++) pieces.push(`t${i}`);
+  const parts = [Buffer.from(Int32Array.of(16).buffer)];
+  pieces.forEach((p, i) => {
+    const bytes = Buffer.from(p, 'utf8');
+    const head = Buffer.alloc(8);
+    head.writeFloatLE(-i, 0);
+    head.writeInt32LE(bytes.length, 4);
+    parts.push(head, bytes);
+  });
+  return { model, tokenizer: Buffer.concat(parts) };
+}
+
+test('a 32,000-token model with every token shown keeps ~60 rows in the page while sliders move', async () => {
+  const { page } = await ready('backend=cpu');
+  const { model, tokenizer } = randomModel({ dim: 16, hidden: 16, layers: 1, heads: 2, kvHeads: 2, vocab: 32000, seq: 64 });
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles({ name: 'wide.bin', mimeType: 'application/octet-stream', buffer: model });
+  await page.getByTestId('tokenizer-file').setInputFiles({ name: 'wide-tok.bin', mimeType: 'application/octet-stream', buffer: tokenizer });
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction(() => /of 32000 tokens kept/.test(document.querySelector('[data-testid=entropy]')?.textContent ?? ''), null, { timeout: 60_000 });
+  await page.getByTestId('dist-show-all').click();
+  const rows = () => page.locator('[data-testid=dist-rows] [data-testid=dist-row]').count();
+  assert.ok(await rows() <= 60, `${await rows()} rows`);
+  // The list scrolls through all 32,000: at the bottom, the last rank is there.
+  await page.getByTestId('dist-rows').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=dist-row] .rank')].some((r) => r.textContent === '32000'));
+  assert.ok(await rows() <= 60, `${await rows()} rows`);
+  // Twenty slider moves, each one traced: still a window of rows.
+  const slider = page.getByTestId('knob-temperature');
+  for (let i = 1; i <= 20; i++) {
+    const t = (0.5 + i * 0.05).toFixed(2);
+    await slider.evaluate((el, v) => { el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); }, t);
+  }
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid=knob-temperature-value]').value) === 1.5);
+  assert.ok(await rows() <= 60, `${await rows()} rows`);
+  await screenshot(page, 'explorer-32k-vocab');
+});
+
+test('beam search is capped at 16 beams; 16 beams over 500 tokens stays a bounded drawing', async () => {
+  const capped = await ready('backend=cpu&strategy=beam&beams=64');
+  assert.match(await capped.page.getByTestId('url-problems').innerText(), /beams: must be in 1\.\.=16 \(each beam is a KV cache/);
+  const { page } = await ready('backend=cpu&strategy=beam&beams=16&max_tokens=500&panels=beam');
+  await page.getByTestId('run').click();
+  await page.waitForFunction(() => /search finished/.test(document.querySelector('[data-testid=beam-count]')?.textContent ?? ''), null, { timeout: 120_000 });
+  const count = Number((await page.getByTestId('beam-count').innerText()).split(' ')[0]);
+  const drawn = await page.getByTestId('beam-node').count();
+  const depth = Number((await page.getByTestId('beam-compare').innerText()).match(/After (\d+) tokens/)[1]);
+  // At most ten levels of 2 × 16 candidates are drawn, however deep the search went.
+  assert.ok(drawn <= 10 * 32 + 1, `${drawn} nodes drawn of ${count}`);
+  if (depth > 10) {
+    assert.ok(count > drawn, `${count} nodes, ${drawn} drawn`);
+    assert.match(await page.getByTestId('beam-collapsed').textContent(), new RegExp(`… ${depth - 9} earlier levels`));
+  }
+});

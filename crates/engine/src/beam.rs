@@ -167,9 +167,10 @@ impl BeamSearch {
         &self.finished
     }
 
-    /// Steps taken (generated length of the live beams).
+    /// Steps taken: the deepest level of the tree (nodes are added level by level), which is
+    /// the live beams' length while the search runs and stays the last level once it is done.
     pub fn depth(&self) -> usize {
-        self.live.first().map_or(0, |l| l.tokens.len())
+        self.nodes.last().map_or(0, |n| n.depth)
     }
 
     /// The best prefix at the current depth: the live beam or hypothesis finished there

@@ -56,6 +56,14 @@ fn beam_width_one_is_greedy() {
     let search = run_beam(&m, &mut be, &prompt, config(1, 30));
     let best = &search.results()[0];
     assert_eq!(best.tokens, g);
+    // A finished search still says how deep it went, and its best prefix there (the page
+    // showed "after 0 tokens" once it was done).
+    assert!(search.is_done());
+    assert_eq!(search.depth(), g.len());
+    let at_end = search
+        .best_at_depth()
+        .expect("a best prefix at the last level");
+    assert_eq!(search.path(at_end.id), g);
     assert!(
         (best.sum_logprob - g_lp).abs() < 1e-4,
         "{} vs {g_lp}",

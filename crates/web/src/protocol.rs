@@ -111,6 +111,8 @@ pub struct TranscriptView {
     pub cache_len: usize,
     pub cache: CacheBytes,
     pub timings: Timings,
+    /// The worker's wasm memory (its peak: it never shrinks); None natively.
+    pub memory_bytes: Option<u64>,
     /// Set when the end of the generated text repeats itself (a degenerate loop).
     pub loop_warning: Option<String>,
 }
@@ -186,7 +188,14 @@ pub struct HypothesisView {
 /// The beam tree so far, and greedy's path over the same depth.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BeamView {
-    pub nodes: Vec<BeamNode>,
+    /// The tree starts over (a new search): the page drops the nodes it holds.
+    pub reset: bool,
+    /// How many nodes the page holds before applying `changed`, and after.
+    pub base: usize,
+    pub node_count: usize,
+    /// The nodes that are new since the last view or whose status changed (a beam pruned or
+    /// finished): the tree travels as its changes, never whole.
+    pub changed: Vec<BeamNode>,
     pub finished: Vec<HypothesisView>,
     pub depth: usize,
     pub done: bool,
@@ -321,7 +330,7 @@ mod tests {
         let e = decode::<Request>(&msg("{\"temperature\":[\"-1\"]}")).unwrap_err();
         assert!(e.contains("temperature: must be ≥ 0"), "{e}");
         let e = decode::<Request>(&msg("{\"strategy\":[\"beam\"],\"beams\":[\"0\"]}")).unwrap_err();
-        assert!(e.contains("beams: must be in 1..=64"), "{e}");
+        assert!(e.contains("beams: must be in 1..=16"), "{e}");
         let e = decode::<Request>(&msg("{\"top_k\":[\"4294967299x\"]}")).unwrap_err();
         assert!(e.contains("top_k"), "{e}");
         let Request::SetSettings { settings } =

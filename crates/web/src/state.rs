@@ -223,6 +223,19 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     q.finish()
 }
 
+/// This wasm module's linear memory in bytes (None natively). It only ever grows, so it is
+/// also the peak: the page shows the worker's and its own.
+pub fn wasm_memory_bytes() -> Option<u64> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        Some(core::arch::wasm32::memory_size(0) as u64 * 65536)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        None
+    }
+}
+
 /// Parses the toy logits text ("2, 1, 0.1").
 pub fn parse_toy(text: &str) -> Result<Vec<f64>, String> {
     let mut out = Vec::new();

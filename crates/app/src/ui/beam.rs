@@ -4,7 +4,7 @@
 //! best beam's: locally greedy is not globally optimal.
 
 use super::Ui;
-use decoding_engine::beam::NodeStatus;
+use decoding_engine::beam::{BeamNode, NodeStatus};
 use decoding_engine::sampling::Knob;
 use decoding_web::protocol::{BeamView, Request};
 use decoding_web::state::piece_text;
@@ -13,42 +13,66 @@ use leptos::prelude::*;
 const COL: f32 = 120.0;
 const ROW: f32 = 24.0;
 
-fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
+/// Levels of the tree drawn: older levels are collapsed into one line (their best path is in
+/// "Best beam"), so the drawing stays the same size however long the search runs.
+const WINDOW: usize = 10;
+
+fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
+    // Nodes are in depth order: the window is a suffix of them.
+    let first_depth = v.depth.saturating_sub(WINDOW - 1);
+    let start = all.partition_point(|n| n.depth < first_depth);
+    let shown = &all[start..];
+    let hidden_levels = first_depth;
     // Rows per depth, in node order.
-    let mut row_of = vec![0usize; v.nodes.len()];
+    let mut row_of = vec![0usize; shown.len()];
     let mut per_depth: Vec<usize> = Vec::new();
-    for n in &v.nodes {
-        if per_depth.len() <= n.depth {
-            per_depth.resize(n.depth + 1, 0);
+    for (i, n) in shown.iter().enumerate() {
+        let d = n.depth - first_depth;
+        if per_depth.len() <= d {
+            per_depth.resize(d + 1, 0);
         }
-        row_of[n.id] = per_depth[n.depth];
-        per_depth[n.depth] += 1;
+        row_of[i] = per_depth[d];
+        per_depth[d] += 1;
     }
     let rows = per_depth.iter().copied().max().unwrap_or(1);
-    let pos = |id: usize| {
-        let n = &v.nodes[id];
-        (20.0 + n.depth as f32 * COL, 16.0 + row_of[id] as f32 * ROW)
+    let left = if hidden_levels > 0 { 90.0 } else { 20.0 };
+    let pos = |i: usize| {
+        let n = &shown[i];
+        (
+            left + (n.depth - first_depth) as f32 * COL,
+            16.0 + row_of[i] as f32 * ROW,
+        )
     };
-    let width = 60.0 + per_depth.len() as f32 * COL;
+    let width = left + 40.0 + per_depth.len() as f32 * COL;
     let height = 24.0 + rows as f32 * ROW;
-    let edges = v
-        .nodes
+    let collapsed = (hidden_levels > 0).then(|| {
+        view! {
+            <text class="collapsed" data-testid="beam-collapsed" x="4" y="20">
+                {format!("… {hidden_levels} earlier levels")}
+            </text>
+        }
+    });
+    let edges = shown
         .iter()
-        .filter_map(|n| n.parent.map(|p| (p, n)))
-        .map(|(p, n)| {
+        .enumerate()
+        .filter_map(|(i, n)| {
+            let p = n.parent?.checked_sub(start)?;
+            Some((p, i, n))
+        })
+        .map(|(p, i, n)| {
             let (x1, y1) = pos(p);
-            let (x2, y2) = pos(n.id);
+            let (x2, y2) = pos(i);
             view! {
                 <line class="edge" class:pruned=n.status == NodeStatus::Pruned
                     x1=x1 y1=y1 x2=x2 y2=y2></line>
             }
         })
         .collect_view();
-    let nodes = v
-        .nodes
+    let nodes = shown
         .iter()
-        .map(|n| {
-            let (x, y) = pos(n.id);
+        .enumerate()
+        .map(|(i, n)| {
+            let (x, y) = pos(i);
             let class = match n.status {
                 NodeStatus::Root => "root",
                 NodeStatus::Beam => "beam",
@@ -82,7 +106,7 @@ fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
         .collect_view();
     let summary = format!(
         "Beam tree: {} nodes over {} steps; {} finished hypotheses",
-        v.nodes.len(),
+        all.len(),
         v.depth,
         v.finished.iter().filter(|h| h.ended).count()
     );
@@ -92,6 +116,7 @@ fn tree(ui: Ui, v: &BeamView) -> impl IntoView {
             <svg class="tree" data-testid="beam-tree" width=width height=height
                 viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
                 <title>{summary}</title>
+                {collapsed}
                 {edges}
                 {nodes}
             </svg>
@@ -159,8 +184,8 @@ pub fn BeamPanel() -> impl IntoView {
                         </p>
                         <p class="hint">{format!("Greedy: {}", v.greedy_text)}</p>
                         <p class="hint">{format!("Best beam: {}", v.best_text)}</p>
-                        <p data-testid="beam-count">{format!("{} nodes{}", v.nodes.len(), if v.done { ", search finished" } else { "" })}</p>
-                        {tree(ui, v)}
+                        <p data-testid="beam-count">{format!("{} nodes{}", v.node_count, if v.done { ", search finished" } else { "" })}</p>
+                        {ui.views.beam_nodes.with(|all| tree(ui, v, all))}
                         <ol class="hyps">{finished}</ol>
                     }
                 }))}

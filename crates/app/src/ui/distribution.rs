@@ -13,6 +13,26 @@ use wasm_bindgen::JsCast;
 /// Rows listed under the chart before "show all".
 const ROWS: usize = 40;
 
+/// With "show all", only the rows in view (and a margin) exist in the page: a 32,000-token
+/// vocabulary is 32,000 rows, rebuilt on every trace. Each row is `ROW_PX` high
+/// (`.rows.virtual .row` in style.css), so the rows in view follow from the scroll offset.
+const ROW_PX: f64 = 26.0;
+const VIRTUAL_ROWS: usize = 60;
+
+/// The slice of `0..len` drawn at a scroll offset, with the spacers' heights above and below.
+fn virtual_window(len: usize, scroll_top: f64) -> (usize, usize, f64, f64) {
+    let first = ((scroll_top / ROW_PX) as usize)
+        .saturating_sub(VIRTUAL_ROWS / 4)
+        .min(len);
+    let end = (first + VIRTUAL_ROWS).min(len);
+    (
+        first,
+        end,
+        first as f64 * ROW_PX,
+        (len - end) as f64 * ROW_PX,
+    )
+}
+
 /// Bar height (0..1) of a probability on the chosen scale (log scale down to 1e-8).
 fn height(p: f32, scale: Scale) -> f32 {
     match scale {
@@ -27,8 +47,11 @@ fn height(p: f32, scale: Scale) -> f32 {
     }
 }
 
-/// Bars in the chart unless every token is asked for.
+/// Bars in the chart unless every token is asked for, and at most with "show all" (the
+/// chart is 1,000 units wide: more bars than that are narrower than a pixel; the list below
+/// has every token).
 const CHART_BARS: usize = 64;
+const CHART_ALL: usize = 1000;
 
 /// One SVG path per class (kept, removed, chosen): three nodes for any vocabulary size.
 fn bars_svg(t: &TraceView, scale: Scale, limit: usize) -> (String, String, String) {
@@ -70,6 +93,7 @@ fn DistributionView(
 ) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let show_all = RwSignal::new(false);
+    let scroll_top = RwSignal::new(0.0f64);
     let scale = move || ui.shell.page.with(|p| p.scale);
     let summary = move || {
         trace.with(|t| {
@@ -112,14 +136,14 @@ fn DistributionView(
                 </p>
             }))}
             <p class="small">{move || trace.with(|t| t.as_ref().map(|t| {
-                let n = if show_all.get() { t.order.len() } else { CHART_BARS.min(t.order.len()) };
+                let n = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
                 format!("The {n} most likely of {} tokens, sorted; grey: removed by a stage (their probability before removal).", t.order.len())
             }))}</p>
             <svg class="bars" data-testid=testid_chart viewBox="0 0 1000 100" preserveAspectRatio="none"
                 role="img" aria-label=move || summary().unwrap_or_default()>
                 <title>{move || summary().unwrap_or_default()}</title>
                 {move || trace.with(|t| t.as_ref().map(|t| {
-                    let limit = if show_all.get() { t.order.len() } else { CHART_BARS.min(t.order.len()) };
+                    let limit = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
                     let (kept, ghost, chosen) = bars_svg(t, scale(), limit);
                     view! {
                         <path class="ghost" d=ghost></path>
@@ -128,12 +152,24 @@ fn DistributionView(
                     }
                 }))}
             </svg>
-            <ol class="rows" data-testid=testid_rows>
+            <ol class="rows" class:virtual=move || show_all.get() data-testid=testid_rows
+                on:scroll=move |ev| {
+                    if show_all.get_untracked() {
+                        let el: web_sys::Element = event_target(&ev);
+                        scroll_top.set(el.scroll_top() as f64);
+                    }
+                }>
                 {move || trace.with(|t| t.as_ref().map(|t| {
-                    let limit = if show_all.get() { t.order.len() } else { ROWS.min(t.order.len()) };
+                    let (first, end, above, below) = if show_all.get() {
+                        virtual_window(t.order.len(), scroll_top.get())
+                    } else {
+                        (0, ROWS.min(t.order.len()), 0.0, 0.0)
+                    };
                     let sc = scale();
                     let names: Vec<String> = t.stages.iter().map(|s| s.stage.name().to_string()).collect();
-                    t.order[..limit].iter().enumerate().map(|(rank, &id)| {
+                    let spacer = |h: f64| (h > 0.0).then(|| view! { <li class="spacer" aria-hidden="true" style:height=format!("{h}px")></li> });
+                    let rows = t.order[first..end].iter().enumerate().map(|(offset, &id)| {
+                        let rank = first + offset;
                         let i = id as usize;
                         let p = t.probs[i];
                         let removed = p <= 0.0;
@@ -154,7 +190,8 @@ fn DistributionView(
                                 <span class="by">{by}</span>
                             </li>
                         }
-                    }).collect_view()
+                    }).collect_view();
+                    view! { {spacer(above)} {rows} {spacer(below)} }
                 }))}
             </ol>
             <button class="ghost" data-testid=format!("{testid}-show-all") on:click=move |_| show_all.update(|s| *s = !*s)>

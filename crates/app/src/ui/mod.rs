@@ -66,6 +66,8 @@ pub struct KnobState {
 pub struct ViewState {
     pub toy_trace: RwSignal<Option<TraceView>>,
     pub beam: RwSignal<Option<BeamView>>,
+    /// The beam tree, kept here and updated from each view's changed nodes.
+    pub beam_nodes: RwSignal<Vec<decoding_engine::beam::BeamNode>>,
     /// The last cached-against-naive measurement.
     pub compare: RwSignal<Option<Vec<CompareRow>>>,
 }
@@ -120,6 +122,7 @@ impl Ui {
             views: ViewState {
                 toy_trace: RwSignal::new(None),
                 beam: RwSignal::new(None),
+                beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
             },
             shell: ShellState {
@@ -360,8 +363,28 @@ impl Ui {
                     self.gen.trace.set(Some(view));
                 }
             }
-            Event::Beam { view } => {
+            Event::Beam { mut view } => {
                 let done = view.done;
+                let changed = std::mem::take(&mut view.changed);
+                self.views.beam_nodes.update(|nodes| {
+                    if view.reset {
+                        nodes.clear();
+                    }
+                    for n in changed {
+                        let id = n.id;
+                        if id < nodes.len() {
+                            nodes[id] = n;
+                        } else if id == nodes.len() {
+                            nodes.push(n);
+                        }
+                    }
+                });
+                if self.views.beam_nodes.with_untracked(Vec::len) != view.node_count {
+                    self.shell.error.set(Some(
+                        "the beam tree arrived out of order: press Restart in the beam panel"
+                            .into(),
+                    ));
+                }
                 self.views.beam.set(Some(view));
                 if self.is_beam() {
                     self.continue_run(done);
@@ -551,7 +574,7 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
         let head = js_sys::Uint8Array::new(&head).to_vec();
         let (m_len, t_len) = (model.size() as u64, tokenizer.size() as u64);
         if let Err(e) = Model::check_files(&head, m_len, t_len, Budget::default()) {
-            return fail(format!("{}: {e}", model.name()));
+            return fail(e.to_string());
         }
         let name = model.name().trim_end_matches(".bin").to_string();
         match (read(model.into()).await, read(tokenizer.into()).await) {

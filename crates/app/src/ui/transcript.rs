@@ -4,6 +4,7 @@
 
 use super::Ui;
 use decoding_engine::generation::StopReason;
+use decoding_engine::units::human_bytes;
 use decoding_web::protocol::Request;
 use decoding_web::state::piece_text;
 use leptos::prelude::*;
@@ -169,6 +170,17 @@ fn Timings() -> impl IntoView {
                     format!("; last run: {n} tokens in {ms:.0} ms = {:.0} tokens/s", n as f64 * 1000.0 / ms.max(1e-6))
                 });
                 format!("{prefill}{decode}{run}")
+            }))}
+        </p>
+        <p class="timings" data-testid="memory">
+            {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.memory_bytes).map(|engine| {
+                let page = decoding_web::state::wasm_memory_bytes().unwrap_or(0);
+                view! {
+                    "Memory (wasm, peak): engine "
+                    <span data-testid="memory-engine" data-bytes=engine.to_string()>{human_bytes(engine)}</span>
+                    ", page "
+                    <span data-testid="memory-page" data-bytes=page.to_string()>{human_bytes(page)}</span>
+                }
             }))}
         </p>
     }

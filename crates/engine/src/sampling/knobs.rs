@@ -198,7 +198,7 @@ pub const KNOBS: [KnobSpec; 21] = [
         ..knob(K::Strategy, "strategy", "Strategy", "sample, greedy or beam", "greedy",
             Control::Choice(&["sample", "greedy", "beam"]), None)
     },
-    beam_knob(knob(K::Beams, "beams", "Beam width k", "hypotheses kept at each step, 1..=64", "3",
+    beam_knob(knob(K::Beams, "beams", "Beam width k", "hypotheses kept at each step, 1..=16", "3",
         slider(1.0, 8.0, 1.0), None)),
     beam_knob(knob(K::LengthPenalty, "length_penalty", "Length penalty",
         "Hugging Face's: score = sum_logprobs / length^length_penalty", "0.5",

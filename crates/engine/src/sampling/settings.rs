@@ -37,6 +37,10 @@ pub const MAX_COUNT: usize = 1 << 20;
 /// token), narrow enough that no stage can overflow to ±∞ from finite logits.
 pub const MAX_MAGNITUDE: f64 = 1e4;
 
+/// The widest beam search: each beam holds its own KV cache and is a row of every step's
+/// batch, and the tree grows by 2 × width nodes a step.
+pub const MAX_BEAMS: usize = 16;
+
 /// Beam search's width, length penalty, early stopping and sequences returned when a knob
 /// is not given (Hugging Face's `generate()` defaults, with a width of 4).
 pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
@@ -668,10 +672,10 @@ impl Validator<'_> {
             "greedy" => Strategy::Greedy,
             "beam" => {
                 let width = self.int(Knob::Beams, BEAM_DEFAULTS.0 as u64, |n| {
-                    (1..=64)
-                        .contains(&n)
-                        .then_some(())
-                        .ok_or("must be in 1..=64")
+                    (1..=MAX_BEAMS as u64).contains(&n).then_some(()).ok_or(
+                        "must be in 1..=16 (each beam is a KV cache and a row of every step; \
+                         wider trees are unreadable)",
+                    )
                 }) as usize;
                 // Beyond ±10 the score's length^penalty under- or overflows.
                 let length_penalty = self.float(Knob::LengthPenalty, BEAM_DEFAULTS.1, |x| {

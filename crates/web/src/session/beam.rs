@@ -4,8 +4,9 @@
 use super::Beam;
 use super::{err, Session};
 use crate::protocol::*;
-use decoding_engine::beam::{score_continuation, BeamConfig, BeamSearch};
+use decoding_engine::beam::{BeamConfig, BeamNode, BeamSearch};
 use decoding_engine::generation::{Generation, GenerationError};
+use decoding_engine::sampling::stages::log_softmax;
 use decoding_engine::sampling::Settings;
 use decoding_engine::Backend;
 
@@ -44,7 +45,12 @@ impl Session {
                         GenerationError::Backend(b) => b,
                         other => decoding_engine::BackendError::Gpu(other.to_string()),
                     })?;
-            Ok::<_, decoding_engine::BackendError>(Beam { search, greedy })
+            Ok::<_, decoding_engine::BackendError>(Beam {
+                search,
+                greedy,
+                greedy_logprob: 0.0,
+                sent: Vec::new(),
+            })
         }
         .await;
         match started {
@@ -57,10 +63,12 @@ impl Session {
     }
 
     pub async fn beam_step(&mut self) -> Vec<Event> {
+        // A search started here sends its first view (the root) before the step's changes.
+        let mut events = Vec::new();
         if self.beam.is_none() {
-            let started = self.beam_start().await;
-            if started.iter().any(|e| matches!(e, Event::Error { .. })) {
-                return started;
+            events = self.beam_start().await;
+            if events.iter().any(|e| matches!(e, Event::Error { .. })) {
+                return events;
             }
         }
         let (Some(m), Some(engine), Some(b)) = (&self.model, &mut self.engine, &mut self.beam)
@@ -77,6 +85,7 @@ impl Session {
             ..Settings::default()
         };
         if b.greedy.steps().len() < b.search.depth() {
+            let i = b.greedy.steps().len();
             if let Err(e) = b
                 .greedy
                 .step(&mut *engine, &greedy_settings, &m.tokenizer)
@@ -84,12 +93,20 @@ impl Session {
             {
                 return vec![err(e)];
             }
+            // The token's raw log-probability, added to the running total.
+            if let (Some(z), Some(step)) = (b.greedy.logits_at(i), b.greedy.steps().get(i)) {
+                b.greedy_logprob += log_softmax(z)[step.token as usize];
+            }
         }
-        self.beam_view().await
+        events.extend(self.beam_view().await);
+        events
     }
 
+    /// What changed in the search since the last view: the nodes that are new or whose
+    /// status changed (the page keeps the tree), the best prefix and greedy's running total.
     async fn beam_view(&mut self) -> Vec<Event> {
-        let (Some(m), Some(engine), Some(b)) = (&self.model, &mut self.engine, &self.beam) else {
+        let width = self.beam_config().width;
+        let (Some(m), Some(b)) = (&self.model, &mut self.beam) else {
             return vec![];
         };
         let prompt = b.greedy.prompt().to_vec();
@@ -99,11 +116,15 @@ impl Session {
             m.tokenizer.decode(&all).unwrap_or_default()
         };
         let greedy_tokens = b.greedy.generated_ids();
-        let greedy_logprob = match score_continuation(&mut *engine, &prompt, &greedy_tokens).await {
-            Ok((_, lp)) => lp,
-            Err(e) => return vec![err(e)],
-        };
-        let nodes = b.search.nodes().to_vec();
+        let nodes = b.search.nodes();
+        let reset = b.sent.is_empty();
+        let base = b.sent.len();
+        let changed: Vec<BeamNode> = nodes
+            .iter()
+            .filter(|n| b.sent.get(n.id) != Some(&n.status))
+            .cloned()
+            .collect();
+        b.sent = nodes.iter().map(|n| n.status).collect();
         let depth = b.search.depth();
         let (best_logprob, best_text) =
             b.search.best_at_depth().map_or((0.0, String::new()), |n| {
@@ -124,14 +145,17 @@ impl Session {
             .collect();
         vec![Event::Beam {
             view: BeamView {
-                width: self.beam_config().width,
+                width,
                 done: b.search.is_done(),
                 depth,
-                nodes,
+                reset,
+                base,
+                node_count: nodes.len(),
+                changed,
                 finished,
                 greedy_text: text(&greedy_tokens),
                 greedy_tokens,
-                greedy_logprob,
+                greedy_logprob: b.greedy_logprob,
                 best_logprob,
                 best_text,
             },

@@ -87,6 +87,7 @@ impl Session {
                         allocated: 0,
                     }),
                 timings: self.timings.clone(),
+                memory_bytes: crate::state::wasm_memory_bytes(),
                 loop_warning: {
                     let ids = g.generated_ids();
                     decoding_engine::generation::detect_loop(&ids, 3).map(|(p, r)| {

@@ -16,7 +16,7 @@ mod view;
 pub use view::trace_view;
 
 use crate::protocol::*;
-use decoding_engine::beam::BeamSearch;
+use decoding_engine::beam::{BeamSearch, NodeStatus};
 use decoding_engine::generation::Generation;
 use decoding_engine::sampling::Settings;
 use decoding_engine::Model;
@@ -45,6 +45,11 @@ pub trait Host {
 struct Beam {
     search: BeamSearch,
     greedy: Generation,
+    /// Σ log p of greedy's tokens so far, kept as it grows (never re-scored).
+    greedy_logprob: f64,
+    /// Each node's status as last sent to the page: the next view sends only the nodes
+    /// that are new or changed.
+    sent: Vec<NodeStatus>,
 }
 
 #[derive(Default)]

@@ -134,24 +134,71 @@ fn settings_rerun_the_chain_and_grey_removed_tokens() {
 }
 
 #[test]
-fn beam_tree_grows_by_2k_nodes_a_step() {
+fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     let (mut s, host) = loaded();
     let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
     pollster::block_on(s.set_settings(beam));
     pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    // The page's copy of the tree, built from the changes alone.
+    let mut tree: Vec<decoding_engine::beam::BeamNode> = Vec::new();
     let mut view = None;
+    let mut sent = 0;
     for _ in 0..5 {
         let ev = pollster::block_on(s.beam_step());
-        view = ev.into_iter().find_map(|e| match e {
-            Event::Beam { view } => Some(view),
-            _ => None,
-        });
+        let views: Vec<BeamView> = ev
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Beam { view } => Some(view),
+                _ => None,
+            })
+            .collect();
+        // The first step starts the search: its root comes first.
+        assert_eq!(views.len(), if tree.is_empty() { 2 } else { 1 });
+        for v in views {
+            assert_eq!(v.reset, tree.is_empty());
+            assert_eq!(v.base, tree.len());
+            // After the root, a step sends its 2k new nodes and the k beams it closed, never
+            // the whole tree.
+            assert!(v.changed.len() <= 2 * 3 + 3, "{}", v.changed.len());
+            sent += v.changed.len();
+            for n in &v.changed {
+                match tree.get_mut(n.id) {
+                    Some(old) => *old = n.clone(),
+                    None => {
+                        assert_eq!(n.id, tree.len());
+                        tree.push(n.clone());
+                    }
+                }
+            }
+            assert_eq!(tree.len(), v.node_count);
+            view = Some(v);
+        }
     }
     let v = view.unwrap();
     assert_eq!(v.depth, 5);
-    assert_eq!(v.nodes.len(), 1 + 2 * 3 * 5);
+    assert_eq!(tree.len(), 1 + 2 * 3 * 5);
+    assert_eq!(tree, s.beam.as_ref().unwrap().search.nodes());
+    assert!(
+        sent < 2 * tree.len(),
+        "{sent} nodes sent for a tree of {}",
+        tree.len()
+    );
     assert_eq!(v.greedy_tokens.len(), 5);
     assert!(v.best_logprob >= v.greedy_logprob - 1e-6);
+    // The running greedy total equals greedy's path scored again from scratch.
+    let prompt = s.gen.as_ref().unwrap().prompt().to_vec();
+    let engine = s.engine.as_mut().unwrap();
+    let (_, again) = pollster::block_on(decoding_engine::beam::score_continuation(
+        engine,
+        &prompt,
+        &v.greedy_tokens,
+    ))
+    .unwrap();
+    assert!(
+        (again - v.greedy_logprob).abs() < 1e-9,
+        "{again} vs {}",
+        v.greedy_logprob
+    );
 }
 
 #[test]
@@ -358,7 +405,7 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
             last_transcript(&want_steps).generated_text
         );
         let (got, want) = (last_beam(&beams), last_beam(&want_beams));
-        assert_eq!((got.depth, got.nodes.len()), (want.depth, want.nodes.len()));
+        assert_eq!((got.depth, got.node_count), (want.depth, want.node_count));
         assert_eq!(got.best_text, want.best_text, "device lost after {healthy}");
     }
 }
