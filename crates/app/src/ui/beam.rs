@@ -127,7 +127,7 @@ fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
 #[component]
 pub fn BeamPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = move || ui.shell.page.with(|p| p.panels.contains("beam"));
+    let open = ui.panel_open("beam");
     let knob = move |k: Knob| {
         let field = k.name();
         view! {
@@ -144,10 +144,10 @@ pub fn BeamPanel() -> impl IntoView {
         <section class="panel" aria-labelledby="beam-h">
             <div class="panel-head">
                 <h2 id="beam-h">"Beam search"</h2>
-                <button data-testid="toggle-beam" aria-expanded=move || open().to_string()
-                    on:click=move |_| ui.toggle_panel("beam")>{move || if open() { "Hide" } else { "Show" }}</button>
+                <button data-testid="toggle-beam" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("beam")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open().then(|| view! {
+            {move || open.get().then(|| view! {
                 <div class="knob-row">
                     {knob(Knob::Beams)}
                     {knob(Knob::LengthPenalty)}

@@ -58,7 +58,7 @@ fn mini_chart(v: &StageView) -> impl IntoView {
 pub fn Chain() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let dragging = RwSignal::new(None::<usize>);
-    let open = move || ui.shell.page.with(|p| p.panels.contains("chain"));
+    let open = ui.panel_open("chain");
     let stage_view = move |st: Stage| {
         ui.gen.trace.with(|t| {
             t.as_ref()
@@ -69,20 +69,25 @@ pub fn Chain() -> impl IntoView {
         <section class="panel" aria-labelledby="chain-h">
             <div class="panel-head">
                 <h2 id="chain-h">"Sampling chain"</h2>
-                <button data-testid="toggle-chain" aria-expanded=move || open().to_string()
-                    on:click=move |_| ui.toggle_panel("chain")>{move || if open() { "Hide" } else { "Show" }}</button>
+                <button data-testid="toggle-chain" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("chain")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open().then(|| view! {
+            {move || open.get().then(|| view! {
                 <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules."</p>
                 <ol class="chain" data-testid="chain">
                     {move || {
                         let order = ui.knobs.settings.get().order;
+                        // Read here, not in each row: a row's own closure would subscribe to
+                        // this long-lived signal at every redraw (every trace) and, as
+                        // `dragging` rarely changes, the stale subscriptions would pile up
+                        // (found by tests/e2e/soak.test.mjs).
+                        let dragged = dragging.get();
                         let len = order.len();
                         order.into_iter().enumerate().map(|(i, st)| {
                             let v = stage_view(st);
                             let active = v.as_ref().is_some_and(|v| v.active);
                             view! {
-                                <li class="stage" class:active=active class:dragging=move || dragging.get() == Some(i)
+                                <li class="stage" class:active=active class:dragging=dragged == Some(i)
                                     data-testid=format!("stage-{}", st.name()) draggable="true"
                                     on:dragstart=move |ev: leptos::ev::DragEvent| {
                                         dragging.set(Some(i));

@@ -94,7 +94,7 @@ fn DistributionView(
     let ui = expect_context::<Ui>();
     let show_all = RwSignal::new(false);
     let scroll_top = RwSignal::new(0.0f64);
-    let scale = move || ui.shell.page.with(|p| p.scale);
+    let scale = Memo::new(move |_| ui.shell.page.with(|p| p.scale));
     let summary = move || {
         trace.with(|t| {
             t.as_ref().map(|t| {
@@ -144,7 +144,7 @@ fn DistributionView(
                 <title>{move || summary().unwrap_or_default()}</title>
                 {move || trace.with(|t| t.as_ref().map(|t| {
                     let limit = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
-                    let (kept, ghost, chosen) = bars_svg(t, scale(), limit);
+                    let (kept, ghost, chosen) = bars_svg(t, scale.get(), limit);
                     view! {
                         <path class="ghost" d=ghost></path>
                         <path class="kept" d=kept></path>
@@ -165,7 +165,7 @@ fn DistributionView(
                     } else {
                         (0, ROWS.min(t.order.len()), 0.0, 0.0)
                     };
-                    let sc = scale();
+                    let sc = scale.get();
                     let names: Vec<String> = t.stages.iter().map(|s| s.stage.name().to_string()).collect();
                     let spacer = |h: f64| (h > 0.0).then(|| view! { <li class="spacer" aria-hidden="true" style:height=format!("{h}px")></li> });
                     let rows = t.order[first..end].iter().enumerate().map(|(offset, &id)| {
@@ -229,7 +229,7 @@ pub fn Distribution() -> impl IntoView {
 #[component]
 pub fn ToyPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = move || ui.shell.page.with(|p| p.panels.contains("toy"));
+    let open = ui.panel_open("toy");
     let trace = Signal::derive(move || ui.views.toy_trace.get());
     let text = move || {
         ui.shell.page.with(|p| {
@@ -242,10 +242,10 @@ pub fn ToyPanel() -> impl IntoView {
         <section class="panel" aria-labelledby="toy-h">
             <div class="panel-head">
                 <h2 id="toy-h">"Toy logits"</h2>
-                <button data-testid="toggle-toy" aria-expanded=move || open().to_string()
-                    on:click=move |_| ui.toggle_panel("toy")>{move || if open() { "Hide" } else { "Show" }}</button>
+                <button data-testid="toggle-toy" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("toy")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open().then(|| view! {
+            {move || open.get().then(|| view! {
                 <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's."</p>
                 <label>"Logits z = "
                     <input data-testid="toy-logits" type="text" prop:value=text

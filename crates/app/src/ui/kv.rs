@@ -12,15 +12,15 @@ use leptos::prelude::*;
 #[component]
 pub fn KvPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = move || ui.shell.page.with(|p| p.panels.contains("kv"));
+    let open = ui.panel_open("kv");
     view! {
         <section class="panel" aria-labelledby="kv-h">
             <div class="panel-head">
                 <h2 id="kv-h">"KV cache " <span class="tag">"[STATE]"</span></h2>
-                <button data-testid="toggle-kv" aria-expanded=move || open().to_string()
-                    on:click=move |_| ui.toggle_panel("kv")>{move || if open() { "Hide" } else { "Show" }}</button>
+                <button data-testid="toggle-kv" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("kv")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open().then(|| view! { <Cache /> <Compare /> <Calculator /> })}
+            {move || open.get().then(|| view! { <Cache /> <Compare /> <Calculator /> })}
         </section>
     }
 }

@@ -165,6 +165,16 @@ impl Ui {
         on_error.forget();
     }
 
+    /// Whether a panel is open, as a memo: views built under it are rebuilt when it opens or
+    /// closes, not whenever any part of the page state changes (every step changes the
+    /// link's step count). Rebuilding a panel at each token left stale subscriptions in the
+    /// long-lived signals its views read: the page's memory grew with every run
+    /// (tests/e2e/soak.test.mjs).
+    pub fn panel_open(&self, name: &'static str) -> Memo<bool> {
+        let page = self.shell.page;
+        Memo::new(move |_| page.with(|p| p.panels.contains(name)))
+    }
+
     pub fn send(&self, req: &Request) {
         self.link
             .with_value(|w| match decoding_web::protocol::encode(req) {

@@ -8,6 +8,7 @@ use decoding_engine::units::human_bytes;
 use decoding_web::protocol::Request;
 use decoding_web::state::piece_text;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[component]
 pub fn Transcript() -> impl IntoView {
@@ -86,36 +87,101 @@ pub fn Transcript() -> impl IntoView {
     }
 }
 
+/// The chip under an event's target: its position in the transcript.
+fn chip_at(ev: &web_sys::Event) -> Option<usize> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.closest(".chip")
+        .ok()??
+        .get_attribute("data-i")?
+        .parse()
+        .ok()
+}
+
+/// Text made safe inside HTML text and attribute values.
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One chip's markup: the piece, its probability and rank.
+fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
+    let label = format!(
+        "token {} {:?}: probability {:.3}, rank {}",
+        i + 1,
+        s.piece,
+        s.prob,
+        s.rank
+    );
+    format!(
+        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p">{:.2} #{}</span></button>"#,
+        if s.rank > 1 { " unlikely" } else { "" },
+        escape_html(&label),
+        escape_html(&piece_text(&s.piece, false, None)),
+        s.prob,
+        s.rank
+    )
+}
+
 /// The generated tokens as chips with probability and rank; hovering or focusing one sets
-/// `hovered`.
+/// `hovered`. A step appends one chip and leaves the others (and the focus) alone; a rewind
+/// or a new transcript redraws the list. The chips are plain markup served by one set of
+/// listeners on the list: a reactive view per chip cost about 80 bytes of the page's memory
+/// per token, never returned (tests/e2e/soak.test.mjs).
 #[component]
 fn Chips(hovered: RwSignal<Option<usize>>) -> impl IntoView {
     let ui = expect_context::<Ui>();
+    let list = NodeRef::<leptos::html::Span>::new();
+    // What the list shows: each chip's (token, rank, probability bits).
+    let shown = StoredValue::new(Vec::<(u32, usize, u64)>::new());
+    Effect::new(move |_| {
+        let Some(el) = list.get() else { return };
+        ui.gen.transcript.with(|t| {
+            let steps = t.as_ref().map_or(&[][..], |t| &t.steps[..]);
+            let keys: Vec<(u32, usize, u64)> = steps
+                .iter()
+                .map(|s| (s.token, s.rank, s.prob.to_bits()))
+                .collect();
+            shown.update_value(|old| {
+                let extends = old.len() <= keys.len() && old[..] == keys[..old.len()];
+                let from = if extends {
+                    old.len()
+                } else {
+                    el.set_inner_html("");
+                    0
+                };
+                let html: String = steps[from..]
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| chip_html(from + j, s))
+                    .collect();
+                if !html.is_empty() {
+                    let _ = el.insert_adjacent_html("beforeend", &html);
+                }
+                *old = keys;
+            });
+        });
+    });
+    let enter = move |ev: &web_sys::Event| {
+        if let Some(i) = chip_at(ev) {
+            hovered.set(Some(i));
+        }
+    };
     view! {
-                {move || {
-            let steps = ui.gen.transcript.with(|t| t.as_ref().map(|t| t.steps.clone()).unwrap_or_default());
-            steps
-                .into_iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let label = format!(
-                        "token {} {:?}: probability {:.3}, rank {}",
-                        i + 1, s.piece, s.prob, s.rank
-                    );
-                    view! {
-                        <button class="chip" class:unlikely={s.rank > 1} data-testid="chip"
-                            aria-label=label
-                            on:mouseenter=move |_| hovered.set(Some(i))
-                            on:mouseleave=move |_| hovered.set(None)
-                            on:focus=move |_| hovered.set(Some(i))
-                            on:blur=move |_| hovered.set(None)>
-                            <span class="piece">{piece_text(&s.piece, false, None)}</span>
-                            <span class="p">{format!("{:.2} #{}", s.prob, s.rank)}</span>
-                        </button>
-                    }
-                })
-                .collect_view()
-        }}
+        <span class="chip-list" node_ref=list
+            on:mouseover=move |ev: web_sys::MouseEvent| enter(&ev)
+            on:focusin=move |ev: web_sys::FocusEvent| enter(&ev)
+            on:mouseleave=move |_| hovered.set(None)
+            on:focusout=move |_| hovered.set(None)></span>
     }
 }
 

@@ -1,0 +1,86 @@
+// Soak test (issue 9): 10,000 slider moves and 2,000 generated tokens in one page, with the
+// page's JS heap (after a forced garbage collection) and the wasm memory of the page and of
+// the engine worker measured after a warm-up and at the end: each must stay within 10 %.
+// The figures go to tests/e2e/results/soak.json and stdout; BENCHMARKS.md records them.
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, launch, open, ROOT, assertNoPageProblems } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serve();
+  browser = await launch();
+});
+afterEach(() => assertNoPageProblems());
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** `moves` slider moves, in batches of 100 each waited for until the engine has traced it. */
+async function moveSliders(page, moves) {
+  for (let done = 0; done < moves; done += 100) {
+    const last = await page.evaluate((n) => {
+      const el = document.querySelector('[data-testid=knob-temperature]');
+      let v = '';
+      for (let i = 0; i < n; i++) {
+        v = (0.2 + ((i * 37) % 150) / 100).toFixed(2);
+        el.value = v;
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+      return el.value;
+    }, Math.min(100, moves - done));
+    await page.waitForFunction((v) => document.querySelector('[data-testid=knob-temperature-value]').value === v, last);
+  }
+}
+
+/** `tokens` steps (the Step key, n, pressed that many times: Run is paced for a class at
+ * 120 ms a token), then back to the prompt. */
+async function generate(page, tokens) {
+  await page.locator('body').focus();
+  for (let i = 0; i < tokens; i++) await page.keyboard.press('n');
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length === n, tokens, { timeout: 240_000 });
+  await page.getByTestId('reset').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 0);
+}
+
+async function memory(page, cdp) {
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const jsHeap = metrics.find((m) => m.name === 'JSHeapUsedSize').value;
+  // One step so that the transcript (and its memory line) is fresh.
+  await page.getByTestId('step').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 1);
+  const bytes = (id) => page.getByTestId(id).getAttribute('data-bytes').then(Number);
+  const m = { js_heap: jsHeap, page_wasm: await bytes('memory-page'), engine_wasm: await bytes('memory-engine') };
+  await page.getByTestId('reset').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 0);
+  return m;
+}
+
+test('10,000 slider moves and 2,000 tokens: memory flat within 10 %', async () => {
+  // max_tokens 500 fits the 512-token context after the prompt; no end token stops a run.
+  const { page } = await open(browser.context, `${server.url}?backend=cpu&max_tokens=500&logit_bias=1:-10000,2:-10000&seed=5`);
+  await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const t0 = Date.now();
+  // Warm-up: caches, JIT tiers and the allocator reach their working size.
+  await moveSliders(page, 1000);
+  await generate(page, 500);
+  const start = await memory(page, cdp);
+  await moveSliders(page, 10_000);
+  for (let i = 0; i < 4; i++) await generate(page, 500);
+  const end = await memory(page, cdp);
+  const growth = Object.fromEntries(Object.keys(start).map((k) => [k, Math.round((end[k] / start[k] - 1) * 1000) / 10]));
+  const results = { slider_moves: 10_000, tokens: 2000, seconds: Math.round((Date.now() - t0) / 1000), start, end, growth_percent: growth };
+  const dir = path.join(ROOT, 'tests/e2e/results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'soak.json'), JSON.stringify(results, null, 2));
+  console.log('SOAK ' + JSON.stringify(results));
+  for (const k of Object.keys(start)) {
+    assert.ok(end[k] <= start[k] * 1.1, `${k} grew from ${start[k]} to ${end[k]} bytes`);
+  }
+});
