@@ -363,6 +363,11 @@ impl Tokenizer {
     /// before anything is built from them.
     pub fn from_hf_json(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
         check_size(bytes)?;
+        // The syntax first: tokenizers 0.23 panics (`expect("Helper")` in its decoder's
+        // Deserialize) on a file that is not JSON at the decoder (found by fuzzing), and a
+        // panic kills the page's worker. Any well-formed value there is an error, not a panic.
+        serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+            .map_err(|e| TokenizerError::Json(e.to_string()))?;
         let hf = tokenizers::Tokenizer::from_bytes(bytes)
             .map_err(|e| TokenizerError::Json(e.to_string()))?;
         let n = hf.get_vocab_size(true);
