@@ -111,34 +111,12 @@ impl Profile {
         match self {
             // Lesson 10, section 2: the penalties "subtract from logits of recently used
             // tokens", then "temperature → top-p/top-k → sample"; min-p and typical-p last.
-            Profile::Lesson => [
-                LogitBias,
-                RepetitionPenalty,
-                FrequencyPenalty,
-                PresencePenalty,
-                NoRepeatNgram,
-                Temperature,
-                TopK,
-                TopP,
-                MinP,
-                TypicalP,
-            ],
-            // transformers `GenerationMixin._get_logits_processor`: SequenceBias first, then
-            // RepetitionPenalty, NoRepeatNGram, …; the warpers come last in the order
-            // Temperature, TopK, TopP, MinP, Typical. (Frequency/presence penalties are not
-            // HF processors; they sit with the other penalties.)
-            Profile::Hf => [
-                LogitBias,
-                RepetitionPenalty,
-                FrequencyPenalty,
-                PresencePenalty,
-                NoRepeatNgram,
-                Temperature,
-                TopK,
-                TopP,
-                MinP,
-                TypicalP,
-            ],
+            // transformers `GenerationMixin._get_logits_processor` agrees: SequenceBias
+            // first, then RepetitionPenalty, NoRepeatNGram, …; the warpers come last in the
+            // order Temperature, TopK, TopP, MinP, Typical. (Frequency/presence penalties are
+            // not HF processors; they sit with the other penalties.) Both are the stages'
+            // declaration order.
+            Profile::Lesson | Profile::Hf => Stage::ALL,
             // llama.cpp `common_sampler_init`: logit-bias sampler, then the default chain
             // penalties → (dry) → top_k → typ_p → top_p → min_p → (xtc) → temperature, then
             // dist. Its penalties sampler applies repeat, then frequency and presence.
