@@ -363,13 +363,17 @@ impl Tokenizer {
     /// before anything is built from them.
     pub fn from_hf_json(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
         check_size(bytes)?;
-        // The syntax first: tokenizers 0.23 panics (`expect("Helper")` in its decoder's
-        // Deserialize) on a file that is not JSON at the decoder (found by fuzzing), and a
-        // panic kills the page's worker. Any well-formed value there is an error, not a panic.
-        serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
-            .map_err(|e| TokenizerError::Json(e.to_string()))?;
-        let hf = tokenizers::Tokenizer::from_bytes(bytes)
-            .map_err(|e| TokenizerError::Json(e.to_string()))?;
+        // Read as a JSON value first, then build the tokenizer from the value: tokenizers
+        // 0.23 panics (`expect("Helper")` in its decoder's Deserialize) when the text at the
+        // decoder is not valid JSON (a syntax error, a lone surrogate \ud800; found by
+        // fuzzing), and a panic kills the page's worker. From a value it can only fail.
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| TokenizerError::Json(e.to_string()))?;
+        let byte_level = value
+            .get("decoder")
+            .is_some_and(|dec| dec.to_string().contains("\"ByteLevel\""));
+        let hf: tokenizers::Tokenizer =
+            serde_json::from_value(value).map_err(|e| TokenizerError::Json(e.to_string()))?;
         let n = hf.get_vocab_size(true);
         if n > crate::sampling::settings::MAX_COUNT {
             return Err(TokenizerError::TooManyTokens(n));
@@ -380,13 +384,6 @@ impl Tokenizer {
                 return Err(TokenizerError::TokenTooLong { id, len });
             }
         }
-        let byte_level = serde_json::from_slice::<serde_json::Value>(bytes)
-            .ok()
-            .and_then(|v| {
-                let dec = v.get("decoder")?;
-                Some(dec.to_string().contains("\"ByteLevel\""))
-            })
-            .unwrap_or(false);
         let inverse = byte_level_inverse();
         let mut piece_bytes = Vec::with_capacity(n);
         let mut display = Vec::with_capacity(n);
