@@ -464,3 +464,16 @@ test('beam search is capped at 16 beams; 16 beams over 500 tokens stays a bounde
     assert.match(await page.getByTestId('beam-collapsed').textContent(), new RegExp(`… ${depth - 9} earlier levels`));
   }
 });
+
+test('a GPU link in a browser without WebGPU opens on the CPU with the reason and keeps its tokens', async () => {
+  // This browser was started without WebGPU.
+  const { page } = await open(browser.context, `${server.url}?backend=gpu&seed=4&steps=3`);
+  await waitChips(page, 3);
+  assert.equal(await page.getByTestId('backend-badge').innerText(), 'CPU');
+  assert.match(await page.getByTestId('backend-reason').innerText(), /GPU asked for is not available .*running on the CPU/);
+  assert.equal(await page.getByTestId('error').count(), 0);
+  assert.match(page.url(), /steps=3/);
+  // The same three tokens as the CLI with the link's seed.
+  const out = cli('generate', '--prompt', 'Once upon a time', '--seed', '4', '--max-tokens', '3');
+  assert.equal(await page.getByTestId('transcript-text').innerText(), out.trimEnd());
+});

@@ -34,6 +34,23 @@ impl Session {
     ) -> Vec<Event> {
         let (backend, report) = match opened {
             Ok(x) => x,
+            // With no model yet (a link being opened), the backend asked for is a preference:
+            // the CPU runs the model and the report says why (issue 10: a GPU link opened
+            // without WebGPU stranded the student on "no model is loaded yet").
+            Err(e) if self.model.is_none() => {
+                match decoding_gpu::select::select(
+                    BackendChoice::Cpu,
+                    &m.transformer,
+                    Err(e.clone()),
+                ) {
+                    Ok((cpu, mut report)) => {
+                        report.reason =
+                            format!("the GPU asked for is not available ({e}); running on the CPU");
+                        (cpu, report)
+                    }
+                    Err(e) => return vec![err(format!("{name} could not be opened: {e}"))],
+                }
+            }
             Err(e) => {
                 let kept = if self.model.is_some() {
                     "; the current model is kept"

@@ -318,6 +318,34 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
 }
 
 #[test]
+fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
+    let host = TestHost {
+        cancel: Cell::new(false),
+        start: std::time::Instant::now(),
+    };
+    let mut s = Session::default();
+    let m = decoding_engine::Model::from_bytes(&asset("stories260K.bin"), &asset("tok512.bin"))
+        .unwrap();
+    let none = Err(decoding_gpu::GpuError::Gpu("no WebGPU adapter".into()));
+    let opened = decoding_gpu::select::select(BackendChoice::Gpu, &m.transformer, none);
+    assert!(opened.is_err(), "asked for by name, the GPU alone fails");
+    let ev = s.install("stories260K", m, opened);
+    let [Event::Loaded { .. }, Event::Backend { report }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(report.kind, decoding_engine::BackendKind::Cpu);
+    assert!(
+        report.reason.contains("no WebGPU adapter"),
+        "{}",
+        report.reason
+    );
+    // The rest of the link still applies: its three tokens are replayed.
+    let ev =
+        pollster::block_on(s.restore("Once upon a time".into(), Settings::default(), 3, &host));
+    assert_eq!(last_transcript(&ev).steps.len(), 3);
+}
+
+#[test]
 fn settings_naming_tokens_outside_the_model_are_refused() {
     let (mut s, host) = loaded();
     pollster::block_on(s.set_prompt("Once".into(), &host));
