@@ -250,8 +250,25 @@ test('toy logits: the lesson example at T = 0.5', async () => {
   const e = z.map((v) => Math.exp(v - m));
   const sum = e.reduce((a, b) => a + b, 0);
   const expected = `softmax → [${e.map((v) => (v / sum).toFixed(3)).join(', ')}]`;
+  // The rows are the lesson's z₁, z₂, z₃, and the table has its three temperatures.
+  const pieces = await page.locator('[data-testid=toy-rows] .piece').allInnerTexts();
+  assert.deepEqual(pieces, ['z₁ = 2', 'z₂ = 1', 'z₃ = 0.1']);
+  assert.deepEqual(await page.locator('[data-testid=toy-table] tbody tr td:first-of-type').allInnerTexts(), ['0.864', '0.659', '0.502']);
+  assert.match(await page.getByTestId('toy-note').innerText(), /0\.864 at T = 0\.5 to "≈ 0\.84"/);
   await page.getByTestId('toy-logits').fill('2, 1, 0.1, 3');
   await page.waitForFunction((t) => document.querySelector('[data-testid=toy-probs]').textContent === t, expected);
+  // Bad input is an error beside the box, and the old answer goes away.
+  await page.getByTestId('toy-logits').fill('2, 1, abc');
+  assert.match(await page.getByTestId('toy-error').innerText(), /"abc" is not a finite number/);
+  assert.equal(await page.getByTestId('toy-probs').count(), 0);
+  // A history the penalties see: z₁ "generated" twice, repetition penalty 2 at T = 0.5:
+  // z₁'s logit 2 becomes 1 (positive logits are divided), so p(z₁) falls from 0.864.
+  await page.getByTestId('toy-logits').fill('2, 1, 0.1');
+  await page.getByTestId('toy-history').fill('0, 0');
+  await setKnob(page, 'repetition_penalty', 2);
+  const w = [1, 1, 0.1].map((v) => Math.exp(v / 0.5));
+  const p1 = (w[0] / (w[0] + w[1] + w[2])).toFixed(3);
+  await page.waitForFunction((p) => document.querySelector('[data-testid=toy-probs]')?.textContent.startsWith(`softmax → [${p},`), p1);
   await screenshot(page, 'explorer-toy');
 });
 

@@ -90,8 +90,15 @@ fn bars_svg(t: &TraceView, scale: Scale, limit: usize) -> (String, String, Strin
 fn DistributionView(
     trace: Signal<Option<TraceView>>,
     #[prop(into)] testid: String,
+    /// Row labels by id (the toy logits' "z₁ = 2"), instead of the model's token pieces.
+    #[prop(optional)]
+    labels: Option<Signal<Vec<String>>>,
 ) -> impl IntoView {
     let ui = expect_context::<Ui>();
+    let label = move |id: u32| match labels {
+        Some(l) => l.with_untracked(|l| l.get(id as usize).cloned().unwrap_or_default()),
+        None => piece_text(&ui.piece(id), true, None),
+    };
     let show_all = RwSignal::new(false);
     let scroll_top = RwSignal::new(0.0f64);
     let scale = Memo::new(move |_| ui.shell.page.with(|p| p.scale));
@@ -103,20 +110,14 @@ fn DistributionView(
                     .iter()
                     .take(5)
                     .filter(|&&id| t.probs[id as usize] > 0.0)
-                    .map(|&id| {
-                        format!(
-                            "{} {:.1}%",
-                            piece_text(&ui.piece(id), true, None),
-                            t.probs[id as usize] * 100.0
-                        )
-                    })
+                    .map(|&id| format!("{} {:.1}%", label(id), t.probs[id as usize] * 100.0))
                     .collect();
                 format!(
                     "{} of {} tokens kept. Most likely: {}. Chosen with this seed: {} (rank {}).",
                     t.kept,
                     t.order.len(),
                     top.join(", "),
-                    piece_text(&ui.piece(t.token), true, None),
+                    label(t.token),
                     t.rank
                 )
             })
@@ -184,7 +185,7 @@ fn DistributionView(
                             <li class="row" class:removed=removed class:chosen=id == t.token
                                 data-testid="dist-row" data-id=id.to_string()>
                                 <span class="rank">{rank + 1}</span>
-                                <span class="piece">{piece_text(&ui.piece(id), true, None)}</span>
+                                <span class="piece">{label(id)}</span>
                                 <span class="barcell"><span class="bar" style:width=format!("{:.1}%", height(shown, sc) * 100.0)></span></span>
                                 <span class="v" data-testid="dist-value">{value}</span>
                                 <span class="by">{by}</span>
@@ -231,6 +232,14 @@ pub fn ToyPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = ui.panel_open("toy");
     let trace = Signal::derive(move || ui.views.toy_trace.get());
+    let labels = Signal::derive(move || {
+        ui.shell.page.with(|p| {
+            let text = p.toy.as_deref().unwrap_or(state::DEFAULT_TOY);
+            state::parse_toy(text)
+                .map(|z| state::toy_labels(&z))
+                .unwrap_or_default()
+        })
+    });
     let text = move || {
         ui.shell.page.with(|p| {
             p.toy
@@ -246,20 +255,50 @@ pub fn ToyPanel() -> impl IntoView {
                     on:click=move |_| ui.toggle_panel("toy")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
             {move || open.get().then(|| view! {
-                <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's."</p>
-                <label>"Logits z = "
-                    <input data-testid="toy-logits" type="text" prop:value=text
-                        on:input=move |ev| {
-                            let v = event_target_value(&ev);
-                            ui.shell.page.update(|p| p.toy = Some(v));
-                            ui.send_toy();
-                        } />
-                </label>
+                <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
+                <div class="knob-row">
+                    <label>"Logits z = "
+                        <input data-testid="toy-logits" type="text" prop:value=text
+                            aria-invalid=move || ui.views.toy_error.with(|e| e.is_some()).to_string()
+                            on:input=move |ev| {
+                                let v = event_target_value(&ev);
+                                ui.shell.page.update(|p| p.toy = Some(v));
+                                ui.send_toy();
+                            } />
+                    </label>
+                    <label>"History (rows) "
+                        <input data-testid="toy-history" type="text" class="num" placeholder="e.g. 0, 0"
+                            prop:value=move || ui.views.toy_history.get()
+                            on:input=move |ev| {
+                                ui.views.toy_history.set(event_target_value(&ev));
+                                ui.send_toy();
+                            } />
+                    </label>
+                </div>
+                {move || ui.views.toy_error.get().map(|e| view! {
+                    <p class="field-error" role="alert" data-testid="toy-error">{e}</p>
+                })}
                 {move || ui.views.toy_trace.with(|t| t.as_ref().map(|t| {
                     let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
                     view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
                 }))}
-                <DistributionView trace=trace testid="toy" />
+                {move || ui.views.toy_error.with(|e| e.is_none()).then(|| state::parse_toy(&text()).ok()).flatten().map(|z| {
+                    let lesson = z == [2.0, 1.0, 0.1];
+                    let rows = state::toy_temperature_table(&z).into_iter().map(|(t, p)| {
+                        let cells = p.iter().map(|x| view! { <td>{format!("{x:.3}")}</td> }).collect_view();
+                        view! { <tr><th>{format!("T = {t}")}</th>{cells}</tr> }
+                    }).collect_view();
+                    let heads = state::toy_labels(&z).into_iter().map(|l| view! { <th>{l}</th> }).collect_view();
+                    view! {
+                        <table class="calc" data-testid="toy-table">
+                            <caption>"softmax(z / T) at the lesson's three temperatures (no other knob)"</caption>
+                            <thead><tr><th></th>{heads}</tr></thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                        {lesson.then(|| view! { <p class="small" data-testid="toy-note">"The lesson rounds the top token's 0.864 at T = 0.5 to \"≈ 0.84\"; 0.659 at T = 1 and 0.502 at T = 2 are as printed."</p> })}
+                    }
+                })}
+                <DistributionView trace=trace testid="toy" labels=labels />
             })}
         </section>
     }

@@ -65,6 +65,10 @@ pub struct KnobState {
 #[derive(Clone, Copy)]
 pub struct ViewState {
     pub toy_trace: RwSignal<Option<TraceView>>,
+    /// What is wrong with the toy logits or history text (then no toy result is shown).
+    pub toy_error: RwSignal<Option<String>>,
+    /// The toy history: rows "already generated", which the penalties see.
+    pub toy_history: RwSignal<String>,
     pub beam: RwSignal<Option<BeamView>>,
     /// The beam tree, kept here and updated from each view's changed nodes.
     pub beam_nodes: RwSignal<Vec<decoding_engine::beam::BeamNode>>,
@@ -121,6 +125,8 @@ impl Ui {
             },
             views: ViewState {
                 toy_trace: RwSignal::new(None),
+                toy_error: RwSignal::new(None),
+                toy_history: RwSignal::new(String::new()),
                 beam: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
@@ -244,12 +250,22 @@ impl Ui {
         let page = self.shell.page.get_untracked();
         if page.panels.contains("toy") {
             let text = page.toy.unwrap_or_else(|| state::DEFAULT_TOY.to_string());
-            match state::parse_toy(&text) {
-                Ok(logits) => self.send(&Request::Toy {
-                    logits,
-                    history: Vec::new(),
-                }),
-                Err(e) => self.shell.error.set(Some(format!("toy logits: {e}"))),
+            let parsed = state::parse_toy(&text).and_then(|logits| {
+                let history = self.views.toy_history.with_untracked(|h| {
+                    state::parse_toy_history(h, logits.len()).map_err(|e| format!("history: {e}"))
+                })?;
+                Ok((logits, history))
+            });
+            match parsed {
+                Ok((logits, history)) => {
+                    self.views.toy_error.set(None);
+                    self.send(&Request::Toy { logits, history });
+                }
+                // The old result would read as the answer to the new text: it goes.
+                Err(e) => {
+                    self.views.toy_trace.set(None);
+                    self.views.toy_error.set(Some(e));
+                }
             }
         }
     }
