@@ -80,6 +80,13 @@ test('temperature 0 and 30 steps give the README greedy text', async () => {
   const text = await page.getByTestId('transcript-text').innerText();
   assert.ok(text.length > 100, text);
   assert.ok(GREEDY.startsWith(text), `not a prefix of the greedy text:\n${text}`);
+  // Step times are a mean (a worker's clock ticks in 0.1 ms: "0.0 ms" never shows), and the
+  // KV panel says why the cache holds one position fewer than prompt + generated.
+  const timings = await page.getByTestId('timings').innerText();
+  assert.match(timings, /decode (\d+\.\d\d ms\/token \(mean of the last \d+ steps|under the browser clock's 0\.1 ms)/);
+  assert.doesNotMatch(timings, /\b0\.0 ms|, 0\.0,/);
+  assert.match(await page.getByTestId('kv-positions').innerText(),
+    /^34 of 512 positions: the prompt's 5 tokens and 29 of the 30 generated \(the newest token enters the cache when the next one is computed/);
   await screenshot(page, 'explorer-greedy-30');
   assert.deepEqual(problems, []);
 });

@@ -74,7 +74,19 @@ fn Cache() -> impl IntoView {
                 <title>{summary}</title>
                 {rows}
             </svg>
-            <p data-testid="kv-positions">{format!("{n} of {seq} positions (prompt {} + generated {})", t.prompt.len(), t.steps.len())}</p>
+            <p data-testid="kv-positions">{
+                let (p, g) = (t.prompt.len(), t.steps.len());
+                let waiting = (p + g) as u64 - n;
+                format!(
+                    "{n} of {seq} positions: the prompt's {p} tokens and {} of the {g} generated{}",
+                    g as u64 - waiting,
+                    if waiting > 0 {
+                        " (the newest token enters the cache when the next one is computed: its K and V come from the step that reads it)"
+                    } else {
+                        ""
+                    }
+                )
+            }</p>
             <p>{format!(
                 "Grouped-query attention: {} query heads share {} K/V heads ({}× fewer keys and values than one per head). ",
                 c.n_heads, c.n_kv_heads, kv_mul

@@ -225,12 +225,17 @@ fn Timings() -> impl IntoView {
                 let prefill = tm.prefill_ms.map_or(String::new(), |ms| {
                     format!("prefill {} tokens in {:.1} ms", tm.prefill_tokens, ms)
                 });
+                // The mean over the last steps: a worker's clock ticks in 0.1 ms, so single
+                // steps of a small model read 0.0 or 0.1; their mean is the step's time.
                 let decode = if tm.decode_ms.is_empty() {
                     String::new()
                 } else {
-                    let last: Vec<String> = tm.decode_ms.iter().rev().take(5).map(|ms| format!("{ms:.1}")).collect();
                     let mean = tm.decode_ms.iter().sum::<f64>() / tm.decode_ms.len() as f64;
-                    format!("; decode (last steps, ms): {} — {:.0} tokens/s", last.join(", "), 1000.0 / mean.max(1e-6))
+                    if mean > 0.0 {
+                        format!("; decode {mean:.2} ms/token (mean of the last {} steps, {:.0} tokens/s)", tm.decode_ms.len(), 1000.0 / mean)
+                    } else {
+                        format!("; decode under the browser clock's 0.1 ms per token (last {} steps)", tm.decode_ms.len())
+                    }
                 };
                 let run = tm.last_run.map_or(String::new(), |(n, ms)| {
                     format!("; last run: {n} tokens in {ms:.0} ms = {:.0} tokens/s", n as f64 * 1000.0 / ms.max(1e-6))
