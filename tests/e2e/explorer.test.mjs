@@ -189,9 +189,13 @@ test('the KV panel shows the formula\'s figures; the calculator gives 2 GiB for 
   await page.getByTestId('calc-positions').fill('4096');
   await page.getByTestId('calc-bytes').selectOption('2');
   assert.equal(await page.getByTestId('calc-gqa').innerText(), '2 GiB');
+  // An MHA model is the MHA row, marked: not listed a second time as "this model".
+  const rows = () => page.locator('table.calc tbody tr td:first-child').allInnerTexts();
+  assert.deepEqual(await rows(), ['MHA (one K/V per query head; this model)', 'MQA (one K/V for all)']);
   await page.getByTestId('calc-model').selectOption({ label: 'Llama-3-8B (GQA)' });
   assert.equal(await page.getByTestId('calc-gqa').innerText(), '512 MiB');
   assert.equal(await page.getByTestId('calc-mha').innerText(), '2 GiB');
+  assert.deepEqual(await rows(), ['MHA (one K/V per query head)', 'GQA (this model)', 'MQA (one K/V for all)']);
   await page.getByTestId('kv-grid').scrollIntoViewIfNeeded();
   await screenshot(page, 'explorer-kv');
 });
@@ -287,6 +291,29 @@ test('the chain can be reordered with the keyboard buttons', async () => {
     return names.indexOf('temperature') === 4;
   });
   assert.match(page.url(), /order=/);
+  // Enter twice on the focused ↓ of top_k moves top_k two rows down (the focus follows the
+  // stage; it used to stay on the row, whose button then moved another stage back).
+  const position = () => page.evaluate(() => [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent).indexOf('top_k'));
+  const start = await position();
+  await page.getByTestId('down-top_k').focus();
+  for (const n of [1, 2]) {
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(([s, n]) => [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent).indexOf('top_k') === s + n, [start, n]);
+    await page.waitForFunction(() => document.activeElement?.dataset.testid === 'down-top_k');
+  }
+  assert.equal(await position(), start + 2);
+});
+
+test('an invalid temperature leaves the slider at the value in effect', async () => {
+  const { page } = await ready('backend=cpu');
+  await setKnob(page, 'temperature', 1.02);
+  await page.waitForFunction(() => document.querySelector('[data-testid=knob-temperature]').value === '1.02');
+  await setKnob(page, 'temperature', 'banana');
+  await page.getByTestId('error-temperature').waitFor();
+  assert.equal(await page.getByTestId('knob-temperature').inputValue(), '1.02');
+  await setKnob(page, 'temperature', -3);
+  await page.waitForFunction(() => /must be ≥ 0/.test(document.querySelector('[data-testid=error-temperature]')?.textContent ?? ''));
+  assert.equal(await page.getByTestId('knob-temperature').inputValue(), '1.02');
 });
 
 test('a bad model file gives a clear message and the current model keeps working', async () => {

@@ -7,6 +7,14 @@ use decoding_engine::sampling::Stage;
 use decoding_web::protocol::StageView;
 use leptos::prelude::*;
 
+/// Moves a stage with its ↑/↓ button and keeps the focus on that stage's button in its new
+/// row (the row's old button now belongs to another stage: a second Enter undid the move).
+fn move_with_button(ui: Ui, stage: Stage, from: usize, to: usize, button: &'static str) {
+    reorder(ui, from, to);
+    let testid = format!("{button}-{}", stage.name());
+    request_animation_frame(move || super::help::focus(&testid));
+}
+
 /// Moves stage `from` to position `to` and sends the new order.
 fn reorder(ui: Ui, from: usize, to: usize) {
     let mut order = ui.knobs.settings.get_untracked().order;
@@ -117,10 +125,10 @@ pub fn Chain() -> impl IntoView {
                                     <span class="moves">
                                         <button class="ghost" aria-label=format!("Move {} earlier", st.name())
                                             data-testid=format!("up-{}", st.name())
-                                            disabled=i == 0 on:click=move |_| reorder(ui, i, i.saturating_sub(1))>"↑"</button>
+                                            disabled=i == 0 on:click=move |_| move_with_button(ui, st, i, i.saturating_sub(1), "up")>"↑"</button>
                                         <button class="ghost" aria-label=format!("Move {} later", st.name())
                                             data-testid=format!("down-{}", st.name())
-                                            disabled=i + 1 == len on:click=move |_| reorder(ui, i, i + 1)>"↓"</button>
+                                            disabled=i + 1 == len on:click=move |_| move_with_button(ui, st, i, i + 1, "down")>"↓"</button>
                                     </span>
                                 </li>
                             }

@@ -19,7 +19,8 @@ const SHORTCUTS: [(&str, &str); 10] = [
     ("Esc", "close this help"),
 ];
 
-fn focus(testid: &str) {
+/// Focuses the element with this `data-testid`, if there is one.
+pub fn focus(testid: &str) {
     if let Some(el) = window()
         .document()
         .and_then(|d| {

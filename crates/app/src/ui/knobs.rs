@@ -62,8 +62,24 @@ fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
         return view! { <TextKnob spec=spec /> }.into_any();
     };
     let text = move || shown_text(&ui, spec.knob);
-    let slider_value = move || text().parse::<f64>().unwrap_or(min);
+    // The thumb shows the value in effect: typed text that breaks a rule leaves the last
+    // valid value running (the box keeps the text and shows the error).
     let err = field_error(ui, field);
+    let slider_value = move || {
+        text()
+            .parse::<f64>()
+            .ok()
+            .filter(|_| err.get().is_none())
+            .unwrap_or_else(|| {
+                ui.knobs.settings.with(|s| {
+                    s.knob_value(spec.knob)
+                        .1
+                        .first()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(min)
+                })
+            })
+    };
     let id = format!("knob-{field}");
     view! {
         <div class="knob" class:invalid=move || err.get().is_some()>

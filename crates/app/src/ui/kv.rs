@@ -194,16 +194,20 @@ fn Calculator() -> impl IntoView {
                 let d_kv = p.n_kv_heads * p.head_dim;
                 view! {
                     <p data-testid="calc-formula">{format!(
-                        "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = {}",
+                        "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = ",
                         p.name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes.get(),
-                        thousands(gqa), human_bytes(gqa)
-                    )}</p>
+                        thousands(gqa)
+                    )}<strong data-testid="calc-gqa">{human_bytes(gqa)}</strong></p>
                     <table class="calc">
                         <thead><tr><th>"sharing"</th><th>"K/V heads"</th><th>"cache"</th></tr></thead>
                         <tbody>
-                            <tr><td>"MHA (one K/V per query head)"</td><td>{p.n_heads}</td><td data-testid="calc-mha">{human_bytes(mha)}</td></tr>
-                            <tr class="this"><td>{format!("{} (this model)", p.kind)}</td><td>{p.n_kv_heads}</td><td data-testid="calc-gqa">{human_bytes(gqa)}</td></tr>
-                            <tr><td>"MQA (one K/V for all)"</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
+                            // An MHA or MQA model is itself one of the reference rows: it is
+                            // marked there instead of being listed twice.
+                            <tr class:this=p.n_kv_heads == p.n_heads><td>{if p.n_kv_heads == p.n_heads { "MHA (one K/V per query head; this model)" } else { "MHA (one K/V per query head)" }}</td><td>{p.n_heads}</td><td data-testid="calc-mha">{human_bytes(mha)}</td></tr>
+                            {(p.n_kv_heads != p.n_heads && p.n_kv_heads != 1).then(|| view! {
+                                <tr class="this"><td>{format!("{} (this model)", p.kind)}</td><td>{p.n_kv_heads}</td><td>{human_bytes(gqa)}</td></tr>
+                            })}
+                            <tr class:this=p.n_kv_heads == 1><td>{if p.n_kv_heads == 1 { "MQA (one K/V for all; this model)" } else { "MQA (one K/V for all)" }}</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
                         </tbody>
                     </table>
                 }
