@@ -220,8 +220,18 @@ test('keyboard only: step, rewind, visible focus, help overlay', async () => {
   await page.keyboard.press('?');
   await page.getByTestId('help').waitFor();
   await screenshot(page, 'explorer-help');
+  // A modal dialog: the focus is in it and stays there under Tab, and the page's shortcuts
+  // do not reach the page behind it.
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === 'help-close');
+  for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'help-close');
+  await page.keyboard.press('n');
+  await page.waitForTimeout(300);
+  assert.equal(await page.getByTestId('chip').count(), 2);
+  // Escape closes it and gives the focus back.
   await page.keyboard.press('Escape');
   await page.getByTestId('help').waitFor({ state: 'detached' });
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === 'step');
 });
 
 test('the page runs under its Content-Security-Policy, on its own origin only', async () => {

@@ -56,6 +56,17 @@ pub fn install_shortcuts(ui: Ui) {
             ui.shell.help.set(false);
             return;
         }
+        // The help is a modal dialog: it holds the focus (its one control is Close), and no
+        // shortcut reaches the page behind it.
+        if ui.shell.help.get_untracked() {
+            if key == "Tab" {
+                focus("help-close");
+            }
+            if key != "Enter" && key != " " {
+                ev.prevent_default();
+            }
+            return;
+        }
         if typing {
             return;
         }
@@ -86,6 +97,21 @@ pub fn install_shortcuts(ui: Ui) {
 #[component]
 pub fn HelpOverlay() -> impl IntoView {
     let ui = expect_context::<Ui>();
+    // Opening moves the focus into the dialog; closing gives it back where it was.
+    let before = StoredValue::new_local(None::<web_sys::HtmlElement>);
+    Effect::new(move |_| {
+        if ui.shell.help.get() {
+            before.set_value(
+                window()
+                    .document()
+                    .and_then(|d| d.active_element())
+                    .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()),
+            );
+            request_animation_frame(|| focus("help-close"));
+        } else if let Some(el) = before.try_update_value(|b| b.take()).flatten() {
+            let _ = el.focus();
+        }
+    });
     move || {
         ui.shell.help.get().then(|| {
             let rows = SHORTCUTS
