@@ -538,3 +538,29 @@ test('a GPU link in a browser without WebGPU opens on the CPU with the reason an
   const out = cli('generate', '--prompt', 'Once upon a time', '--seed', '4', '--max-tokens', '3');
   assert.equal(await page.getByTestId('transcript-text').innerText(), out.trimEnd());
 });
+
+test('labels are readable and targets tappable: KV grid labels ≥ 11 px, chain charts ≥ 150 × 36, phone targets ≥ 24 × 24 (chain moves 44 × 44)', async () => {
+  const { page } = await ready('backend=cpu&steps=2');
+  await waitChips(page, 2);
+  const sizes = () => page.evaluate(() => {
+    const box = (e) => e.getBoundingClientRect();
+    return {
+      label: Math.min(...[...document.querySelectorAll('svg.kv-grid text')].map((t) => box(t).height)),
+      chart: [...document.querySelectorAll('svg.mini')].map((s) => [box(s).width, box(s).height])[0] ?? null,
+      small: [...document.querySelectorAll('button, select, input, a')]
+        .filter((e) => e.offsetParent && !e.classList.contains('skip'))
+        .map((e) => [e.dataset.testid || e.tagName, Math.round(box(e).width), Math.round(box(e).height)])
+        .filter(([, w, h]) => w < 24 || h < 24),
+      moves: [...document.querySelectorAll('.stage .moves button')].map((b) => [box(b).width, box(b).height]),
+    };
+  });
+  const desktop = await sizes();
+  assert.ok(desktop.label >= 11, `KV labels ${desktop.label} px`);
+  assert.ok(desktop.chart[0] >= 150 && desktop.chart[1] >= 36, `chain chart ${desktop.chart}`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const phone = await sizes();
+  assert.ok(phone.label >= 11, `KV labels on a phone ${phone.label} px`);
+  assert.deepEqual(phone.small, []);
+  assert.ok(phone.moves.every(([w, h]) => w >= 44 && h >= 44), JSON.stringify(phone.moves.slice(0, 2)));
+  await screenshot(page, 'explorer-phone-targets');
+});

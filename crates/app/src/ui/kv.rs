@@ -40,18 +40,20 @@ fn Cache() -> impl IntoView {
         let allocated = kv_bytes(seq, layers, kv_dim, 4);
         let mha = kv_bytes(seq, layers, c.dim as u64, 4);
         // One bar per layer for K and one for V: the filled positions out of the context.
-        let bar_w = 600.0;
+        // In viewBox units; the SVG is at most 480 px wide, so a 15-unit label stays
+        // at least 11 px on a phone (it was 5–6 px).
+        let bar_w = 400.0;
         let rows = (0..c.n_layers)
             .flat_map(|l| {
                 ["K", "V"].into_iter().enumerate().map(move |(kv, name)| (l, kv, name))
             })
             .map(|(l, kv, name)| {
-                let y = (l * 2 + kv) as f32 * 14.0;
+                let y = (l * 2 + kv) as f32 * 20.0;
                 let filled = bar_w * n as f32 / seq as f32;
                 view! {
-                    <text x="0" y=y + 10.0 class="lbl">{format!("L{l} {name}")}</text>
-                    <rect class="slot" x="50" y=y width=bar_w height="11"></rect>
-                    <rect class=if kv == 0 { "fill-k" } else { "fill-v" } x="50" y=y width=filled height="11"></rect>
+                    <text x="0" y=y + 14.0 class="lbl">{format!("L{l} {name}")}</text>
+                    <rect class="slot" x="60" y=y width=bar_w height="16"></rect>
+                    <rect class=if kv == 0 { "fill-k" } else { "fill-v" } x="60" y=y width=filled height="16"></rect>
                 }
             })
             .collect_view();
@@ -64,13 +66,13 @@ fn Cache() -> impl IntoView {
                 format!("K/V head {h} ← query heads {}", q.join(", "))
             })
             .collect();
-        let grid_h = c.n_layers as f32 * 28.0;
+        let grid_h = c.n_layers as f32 * 40.0;
         let summary = format!(
             "{n} of {seq} positions filled in each of {layers} layers, for keys and values"
         );
         let aria = summary.clone();
         view! {
-            <svg class="kv-grid" data-testid="kv-grid" viewBox=format!("0 0 660 {grid_h}") role="img" aria-label=aria>
+            <svg class="kv-grid" data-testid="kv-grid" viewBox=format!("0 0 470 {grid_h}") role="img" aria-label=aria>
                 <title>{summary}</title>
                 {rows}
             </svg>
