@@ -324,24 +324,49 @@ impl Generation {
 
 // Repetition loops (lesson 10, section 2: greedy "tends to degenerate loops").
 
-/// The shortest period p (≤ 16 tokens) such that the last `min_repeats` × p tokens are one
-/// p-token phrase repeated; returns (p, how many times it repeats at the end).
-pub fn detect_loop(ids: &[u32], min_repeats: usize) -> Option<(usize, usize)> {
+/// A phrase of `period` tokens repeated `repeats` times in a row, from `start` (an index into
+/// the ids given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loop {
+    pub period: usize,
+    pub repeats: usize,
+    pub start: usize,
+}
+
+/// How far back a loop is looked for: a loop stays flagged while it is among the last
+/// `LOOP_WINDOW` tokens, not only while the text still ends on it.
+pub const LOOP_WINDOW: usize = 64;
+
+/// The shortest phrase (≤ 16 tokens) repeated at least `min_repeats` times in a row anywhere
+/// in the last `LOOP_WINDOW` tokens (a single token needs two repeats more); among those,
+/// the longest run, then the most recent.
+pub fn detect_loop(ids: &[u32], min_repeats: usize) -> Option<Loop> {
+    let w0 = ids.len().saturating_sub(LOOP_WINDOW);
+    let w = &ids[w0..];
     for p in 1..=16usize {
-        if ids.len() < p * min_repeats {
+        let needed = if p == 1 { min_repeats + 2 } else { min_repeats };
+        if w.len() < p * needed {
             break;
         }
-        let tail = &ids[ids.len() - p..];
-        let mut repeats = 1;
-        while ids.len() >= (repeats + 1) * p
-            && &ids[ids.len() - (repeats + 1) * p..ids.len() - repeats * p] == tail
-        {
-            repeats += 1;
+        let mut best: Option<Loop> = None;
+        for i in 0..=w.len() - p * needed {
+            let phrase = &w[i..i + p];
+            let mut repeats = 1;
+            while i + (repeats + 1) * p <= w.len()
+                && &w[i + repeats * p..i + (repeats + 1) * p] == phrase
+            {
+                repeats += 1;
+            }
+            if repeats >= needed && best.is_none_or(|b| repeats >= b.repeats) {
+                best = Some(Loop {
+                    period: p,
+                    repeats,
+                    start: w0 + i,
+                });
+            }
         }
-        // A single token repeated needs more evidence than a phrase.
-        let needed = if p == 1 { min_repeats + 2 } else { min_repeats };
-        if repeats >= needed {
-            return Some((p, repeats));
+        if best.is_some() {
+            return best;
         }
     }
     None
@@ -353,13 +378,19 @@ mod tests {
 
     #[test]
     fn loops_are_detected() {
-        assert_eq!(detect_loop(&[1, 2, 3, 4, 5], 3), None);
-        assert_eq!(
-            detect_loop(&[9, 5, 6, 7, 5, 6, 7, 5, 6, 7], 3),
-            Some((3, 3))
-        );
-        assert_eq!(detect_loop(&[1, 7, 7, 7], 3), None);
-        assert_eq!(detect_loop(&[1, 7, 7, 7, 7, 7], 3), Some((1, 5)));
-        assert_eq!(detect_loop(&[4, 2, 4, 2, 4, 2, 4, 2], 3), Some((2, 4)));
+        let found = |ids: &[u32]| detect_loop(ids, 3).map(|l| (l.period, l.repeats, l.start));
+        assert_eq!(found(&[1, 2, 3, 4, 5]), None);
+        assert_eq!(found(&[9, 5, 6, 7, 5, 6, 7, 5, 6, 7]), Some((3, 3, 1)));
+        assert_eq!(found(&[1, 7, 7, 7]), None);
+        assert_eq!(found(&[1, 7, 7, 7, 7, 7]), Some((1, 5, 1)));
+        assert_eq!(found(&[4, 2, 4, 2, 4, 2, 4, 2]), Some((2, 4, 0)));
+        // The loop stays flagged after the text moves on, while it is in the window (issue
+        // 10: the flag vanished one token later with the same repeats on screen)…
+        let mut ids = vec![9, 5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 7];
+        ids.extend([11, 12]);
+        assert_eq!(found(&ids), Some((3, 4, 1)));
+        // …and goes once it has left the window.
+        ids.extend((100..100 + LOOP_WINDOW as u32).collect::<Vec<_>>());
+        assert_eq!(found(&ids), None);
     }
 }

@@ -90,12 +90,16 @@ impl Session {
                 memory_bytes: crate::state::wasm_memory_bytes(),
                 loop_warning: {
                     let ids = g.generated_ids();
-                    decoding_engine::generation::detect_loop(&ids, 3).map(|(p, r)| {
-                        let phrase = m.tokenizer.decode(&ids[ids.len() - p..]).unwrap_or_default();
+                    decoding_engine::generation::detect_loop(&ids, 3).map(|l| {
+                        let phrase = &ids[l.start..l.start + l.period];
+                        let phrase = m.tokenizer.decode(phrase).unwrap_or_default();
                         format!(
-                            "Repetition loop: the last {p}-token phrase {phrase:?} repeats {r} times. \
-                             Greedy decoding tends to loop; try sampling, a repetition penalty or \
-                             no-repeat-n-gram."
+                            "Repetition loop: the {}-token phrase {phrase:?} repeats {} times in a \
+                             row in the last {} tokens. Greedy decoding tends to loop; try \
+                             sampling, a repetition penalty or no-repeat-n-gram.",
+                            l.period,
+                            l.repeats,
+                            decoding_engine::generation::LOOP_WINDOW
                         )
                     })
                 },

@@ -346,6 +346,26 @@ fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
 }
 
 #[test]
+fn the_loop_flag_stays_while_the_loop_is_on_screen() {
+    // Issue 10: `?prompt=The+dog&temperature=0` flagged a loop at step 49 and dropped the
+    // flag at step 50 with the same four repeats on screen.
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_settings(settings(&[("temperature", "0")])));
+    pollster::block_on(s.set_prompt("The dog".into(), &host));
+    let mut flagged = Vec::new();
+    for _ in 0..60 {
+        let ev = pollster::block_on(s.step(1, &host));
+        flagged.push(last_transcript(&ev).loop_warning.is_some());
+    }
+    let first = flagged
+        .iter()
+        .position(|&f| f)
+        .expect("greedy loops on \"The dog\"");
+    assert!(first < 49, "first flagged at step {}", first + 1);
+    assert!(flagged[first..].iter().all(|&f| f), "{flagged:?}");
+}
+
+#[test]
 fn settings_naming_tokens_outside_the_model_are_refused() {
     let (mut s, host) = loaded();
     pollster::block_on(s.set_prompt("Once".into(), &host));
