@@ -1,12 +1,12 @@
 // The explorer page in headless Chromium, used as a user uses it: loading, stepping, sliders,
 // top-k greying, links, beam tree, KV panel, keyboard, on the CPU backend and on WebGPU
 // (Chromium's SwiftShader). Expected numbers come from the model README and from the CLI.
-import { test, before, after, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, open, screenshot, ROOT, assertNoPageProblems } from './harness.mjs';
+import { open, screenshot, ROOT, serveAndLaunch } from './harness.mjs';
 
 const GREEDY =
   'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\n' +
@@ -18,23 +18,13 @@ function cli(...args) {
   return execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
 // Every test fails on a console error or an uncaught exception in a page it opened.
-afterEach(() => assertNoPageProblems());
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = serveAndLaunch();
 
 /** Opens the page and waits for the first distribution. */
 async function ready(query = '') {
   const sep = query ? (query.startsWith('?') ? '' : '?') : '';
-  const { page, problems } = await open(browser.context, server.url + sep + query);
+  const { page, problems } = await open(env.browser.context, env.server.url + sep + query);
   await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
   return { page, problems };
 }
@@ -153,7 +143,7 @@ test('a link with settings and 10 steps reproduces the transcript', async () => 
   const link = page.url();
   assert.match(link, /steps=10/);
   assert.match(link, /seed=11/);
-  const again = await ready(link.slice(server.url.length));
+  const again = await ready(link.slice(env.server.url.length));
   await waitChips(again.page, 10);
   assert.equal(await again.page.getByTestId('transcript-text').innerText(), text);
   // The same tokens as the CLI with the same seed and settings.
@@ -528,7 +518,7 @@ test('beam search is capped at 16 beams; 16 beams over 500 tokens stays a bounde
 
 test('a GPU link in a browser without WebGPU opens on the CPU with the reason and keeps its tokens', async () => {
   // This browser was started without WebGPU.
-  const { page } = await open(browser.context, `${server.url}?backend=gpu&seed=4&steps=3`);
+  const { page } = await open(env.browser.context, `${env.server.url}?backend=gpu&seed=4&steps=3`);
   await waitChips(page, 3);
   assert.equal(await page.getByTestId('backend-badge').innerText(), 'CPU');
   assert.match(await page.getByTestId('backend-reason').innerText(), /GPU asked for is not available .*running on the CPU/);

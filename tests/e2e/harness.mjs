@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
+import { before, after, afterEach } from 'node:test';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 export const DIST = path.join(ROOT, 'dist');
@@ -133,4 +134,23 @@ export async function screenshot(page, name) {
   const file = path.join(SHOTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * One server and one browser for a test file: started before its tests, closed after them,
+ * and every test failing on a problem in a page it opened. `env.server` and `env.browser`
+ * are set once the file's tests run.
+ */
+export function serveAndLaunch({ patch, webgpu = false } = {}) {
+  const env = {};
+  before(async () => {
+    env.server = await serve(DIST, { patch });
+    env.browser = await launch({ webgpu });
+  });
+  afterEach(() => assertNoPageProblems());
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
 }

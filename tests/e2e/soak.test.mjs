@@ -2,22 +2,13 @@
 // page's JS heap (after a forced garbage collection) and the wasm memory of the page and of
 // the engine worker measured after a warm-up and at the end: each must stay within 10 %.
 // The figures go to tests/e2e/results/soak.json and stdout; BENCHMARKS.md records them.
-import { test, before, after, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, open, ROOT, assertNoPageProblems } from './harness.mjs';
+import { open, ROOT, serveAndLaunch } from './harness.mjs';
 
-let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-afterEach(() => assertNoPageProblems());
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = serveAndLaunch();
 
 /** `moves` slider moves, in batches of 100 each waited for until the engine has traced it. */
 async function moveSliders(page, moves) {
@@ -62,7 +53,7 @@ async function memory(page, cdp) {
 
 test('10,000 slider moves and 2,000 tokens: memory flat within 10 %', async () => {
   // max_tokens 500 fits the 512-token context after the prompt; no end token stops a run.
-  const { page } = await open(browser.context, `${server.url}?backend=cpu&max_tokens=500&logit_bias=1:-10000,2:-10000&seed=5`);
+  const { page } = await open(env.browser.context, `${env.server.url}?backend=cpu&max_tokens=500&logit_bias=1:-10000,2:-10000&seed=5`);
   await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');

@@ -1,8 +1,8 @@
 // The page on WebGPU (headless Chromium's SwiftShader adapter, --enable-unsafe-webgpu): the
 // backend badge says so, the first distribution matches the CPU's, and the greedy text too.
-import { test, before, after, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, open, screenshot, assertNoPageProblems } from './harness.mjs';
+import { open, screenshot, serveAndLaunch } from './harness.mjs';
 
 // Instrumentation of the worker's loader, for the device-loss test only: every GPUDevice the
 // engine opens is kept on the worker's global, so that the test can destroy it.
@@ -17,21 +17,11 @@ if (self.GPUAdapter) {
 }
 `;
 
-let server, browser;
-before(async () => {
-  server = await serve(undefined, { patch: { '/worker_loader.js': (text) => KEEP_DEVICES + text } });
-  browser = await launch({ webgpu: true });
-});
 // Every test fails on a console error or an uncaught exception in a page it opened.
-afterEach(() => assertNoPageProblems());
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = serveAndLaunch({ webgpu: true, patch: { '/worker_loader.js': (text) => KEEP_DEVICES + text } });
 
 test('WebGPU: "," first, and 10 greedy steps give the CPU text', async () => {
-  const { page, problems } = await open(browser.context, server.url + '?backend=gpu&temperature=0');
+  const { page, problems } = await open(env.browser.context, env.server.url + '?backend=gpu&temperature=0');
   await page.getByTestId('dist-row').first().waitFor({ timeout: 90_000 });
   assert.equal(await page.getByTestId('backend-badge').innerText(), 'WebGPU');
   assert.equal(await page.getByTestId('dist-row').first().locator('.piece').innerText(), '","');
@@ -53,7 +43,7 @@ test('WebGPU: "," first, and 10 greedy steps give the CPU text', async () => {
 });
 
 test('WebGPU: the device destroyed mid-run, the transcript goes on on the CPU and the badge says why', async () => {
-  const { page, problems } = await open(browser.context, server.url + '?backend=gpu&temperature=0&max_tokens=24');
+  const { page, problems } = await open(env.browser.context, env.server.url + '?backend=gpu&temperature=0&max_tokens=24');
   await page.getByTestId('dist-row').first().waitFor({ timeout: 90_000 });
   assert.equal(await page.getByTestId('backend-badge').innerText(), 'WebGPU');
   await page.getByTestId('run').click();
