@@ -554,3 +554,25 @@ test('labels are readable and targets tappable: KV grid labels ≥ 11 px, chain 
   assert.ok(phone.moves.every(([w, h]) => w >= 44 && h >= 44), JSON.stringify(phone.moves.slice(0, 2)));
   await screenshot(page, 'explorer-phone-targets');
 });
+
+test('a chip\'s popover floats over the page; choosing beam search opens its panel', async () => {
+  const { page } = await ready('backend=cpu&steps=3');
+  await waitChips(page, 3);
+  const below = async () => (await page.locator('section[aria-labelledby=dist-h]').boundingBox()).y;
+  const y0 = await below();
+  await page.getByTestId('chip').nth(1).hover();
+  await page.getByTestId('chip-popover').waitFor();
+  assert.match(await page.getByTestId('chip-popover').innerText(), /Token 2 was drawn from/);
+  assert.equal(await below(), y0, 'the page did not move');
+  const chip = await page.getByTestId('chip').nth(1).boundingBox();
+  const pop = await page.getByTestId('chip-popover').boundingBox();
+  assert.ok(pop.y >= chip.y + chip.height && pop.y < chip.y + chip.height + 20, `popover at ${pop.y}, chip ends at ${chip.y + chip.height}`);
+  await page.mouse.move(0, 0);
+  await page.getByTestId('chip-popover').waitFor({ state: 'detached' });
+  // The Strategy menu's beam search opens the beam panel and starts the tree.
+  assert.equal(await page.getByTestId('beam-step').count(), 0);
+  await page.getByTestId('strategy').selectOption('beam');
+  await page.getByTestId('beam-step').waitFor();
+  await page.waitForFunction(() => /panels=[^&]*beam/.test(decodeURIComponent(location.search)));
+  await page.getByTestId('beam-tree').waitFor();
+});

@@ -237,6 +237,10 @@ impl Ui {
                 self.knobs.settings.set(s.clone());
                 self.send(&Request::SetSettings { settings: s });
                 if strategy_changed && self.is_beam() {
+                    // Choosing beam search shows it (issue 10: the panel stayed closed).
+                    self.shell.page.update(|p| {
+                        p.panels.insert("beam".to_string());
+                    });
                     self.send(&Request::BeamStart);
                 }
                 self.send_toy();

@@ -14,6 +14,8 @@ use wasm_bindgen::JsCast;
 pub fn Transcript() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let hovered = RwSignal::new(None::<usize>);
+    // Where the hovered chip is (viewport px): the popover floats below it.
+    let anchor = RwSignal::new((0.0f64, 0.0f64));
     let prompt_text = RwSignal::new(ui.shell.page.get_untracked().prompt);
     let apply_prompt = move || {
         let p = prompt_text.get_untracked();
@@ -73,7 +75,7 @@ pub fn Transcript() -> impl IntoView {
                 <span class="prompt-text" data-testid="prompt-text">
                     {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
                 </span>
-                <Chips hovered=hovered />
+                <Chips hovered=hovered anchor=anchor />
             </div>
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
                 <p class="warning" role="status" data-testid="loop-warning">{w}</p>
@@ -81,20 +83,18 @@ pub fn Transcript() -> impl IntoView {
             <p class="text-out" data-testid="transcript-text">
                 {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
             </p>
-            <ChipPopover hovered=hovered />
+            <ChipPopover hovered=hovered anchor=anchor />
             <Timings />
         </section>
     }
 }
 
-/// The chip under an event's target: its position in the transcript.
-fn chip_at(ev: &web_sys::Event) -> Option<usize> {
+/// The chip under an event's target: its position in the transcript, and where it is.
+fn chip_at(ev: &web_sys::Event) -> Option<(usize, web_sys::DomRect)> {
     let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
-    el.closest(".chip")
-        .ok()??
-        .get_attribute("data-i")?
-        .parse()
-        .ok()
+    let chip = el.closest(".chip").ok()??;
+    let i = chip.get_attribute("data-i")?.parse().ok()?;
+    Some((i, chip.get_bounding_client_rect()))
 }
 
 /// Text made safe inside HTML text and attribute values.
@@ -138,7 +138,7 @@ fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
 /// listeners on the list: a reactive view per chip cost about 80 bytes of the page's memory
 /// per token, never returned (tests/e2e/soak.test.mjs).
 #[component]
-fn Chips(hovered: RwSignal<Option<usize>>) -> impl IntoView {
+fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let list = NodeRef::<leptos::html::Span>::new();
     // What the list shows: each chip's (token, rank, probability bits).
@@ -172,7 +172,13 @@ fn Chips(hovered: RwSignal<Option<usize>>) -> impl IntoView {
         });
     });
     let enter = move |ev: &web_sys::Event| {
-        if let Some(i) = chip_at(ev) {
+        if let Some((i, rect)) = chip_at(ev) {
+            let width = window()
+                .inner_width()
+                .ok()
+                .and_then(|w| w.as_f64())
+                .unwrap_or(1280.0);
+            anchor.set((rect.left().min(width - 360.0).max(4.0), rect.bottom() + 6.0));
             hovered.set(Some(i));
         }
     };
@@ -187,7 +193,8 @@ fn Chips(hovered: RwSignal<Option<usize>>) -> impl IntoView {
 
 /// The distribution the hovered chip was drawn from.
 #[component]
-fn ChipPopover(hovered: RwSignal<Option<usize>>) -> impl IntoView {
+/// An overlay below the chip: it covers the page instead of pushing it down.
+fn ChipPopover(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
             {move || hovered.get().and_then(|i| {
@@ -203,7 +210,9 @@ fn ChipPopover(hovered: RwSignal<Option<usize>>) -> impl IntoView {
                     }
                 }).collect_view();
                 view! {
-                    <div class="popover" data-testid="chip-popover" role="tooltip">
+                    <div class="popover" data-testid="chip-popover" role="tooltip"
+                        style:left=move || format!("{}px", anchor.get().0)
+                        style:top=move || format!("{}px", anchor.get().1)>
                         <strong>{format!("Token {} was drawn from:", i + 1)}</strong>
                         {s.coin.map(|c| view! { <span class="coin">{format!(" coin {c:.4}")}</span> })}
                         <ol>{rows}</ol>
