@@ -576,3 +576,26 @@ test('a chip\'s popover floats over the page; choosing beam search opens its pan
   await page.waitForFunction(() => /panels=[^&]*beam/.test(decodeURIComponent(location.search)));
   await page.getByTestId('beam-tree').waitFor();
 });
+
+test('chips show the model\'s probability: the same under T = 0 and greedy, with the drawn one beside it', async () => {
+  const chipsOf = async (query) => {
+    const { page } = await ready(`backend=cpu&${query}&steps=3`);
+    await waitChips(page, 3);
+    const texts = await page.locator('[data-testid=chip] .p').allInnerTexts();
+    await page.close();
+    return texts;
+  };
+  const t0 = await chipsOf('temperature=0');
+  const greedy = await chipsOf('strategy=greedy');
+  // ", there was": the model's p from the CLI's raw distribution, step by step.
+  const model = [];
+  let prompt = 'Once upon a time';
+  for (const piece of [',', ' there', ' was']) {
+    const v = JSON.parse(cli('next', '--prompt', prompt, '--json'));
+    model.push(v.input_probs[v.top.find((t) => t.piece === piece).id].toFixed(2));
+    prompt += piece;
+  }
+  assert.deepEqual(greedy, model.map((p) => `${p} #1`));
+  // At T = 0 the token was drawn with p = 1: shown beside the model's.
+  assert.deepEqual(t0, model.map((p) => (p === '1.00' ? `${p} #1` : `${p}→1.00 #1`)));
+});

@@ -64,6 +64,9 @@ pub struct Step {
     pub piece: String,
     /// Probability in the final (processed) distribution it was drawn from.
     pub prob: f64,
+    /// The model's own probability of the token (softmax of the raw logits, T = 1): what
+    /// greedy and T = 0 share, while `prob` is 1 at T = 0.
+    pub model_prob: f64,
     /// 1 = the most likely token.
     pub rank: usize,
     pub coin: Option<f64>,
@@ -281,10 +284,14 @@ impl Generation {
             .collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(TOP_KEPT);
+        let model_prob = self.current_logits().map_or(0.0, |z| {
+            crate::sampling::stages::log_softmax(z)[trace.token as usize].exp()
+        });
         self.generated.push(Step {
             token: trace.token,
             piece: tokenizer.piece(trace.token).unwrap_or("?").to_string(),
             prob: trace.prob,
+            model_prob,
             rank: trace.rank,
             coin: trace.coin,
             top,

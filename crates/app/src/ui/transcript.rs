@@ -115,19 +115,32 @@ fn escape_html(s: &str) -> String {
 
 /// One chip's markup: the piece, its probability and rank.
 fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
+    // The model's probability first (the same under greedy and T = 0), then the one the
+    // token was drawn from when the knobs changed it.
+    let drawn = (s.prob - s.model_prob).abs() >= 0.005;
     let label = format!(
-        "token {} {:?}: probability {:.3}, rank {}",
+        "token {} {:?}: model probability {:.3}{}, rank {}",
         i + 1,
         s.piece,
-        s.prob,
+        s.model_prob,
+        if drawn {
+            format!(", drawn with probability {:.3}", s.prob)
+        } else {
+            String::new()
+        },
         s.rank
     );
     format!(
-        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p">{:.2} #{}</span></button>"#,
+        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p" title="model p (→ drawn p) and rank">{:.2}{} #{}</span></button>"#,
         if s.rank > 1 { " unlikely" } else { "" },
         escape_html(&label),
         escape_html(&piece_text(&s.piece, false, None)),
-        s.prob,
+        s.model_prob,
+        if drawn {
+            format!("→{:.2}", s.prob)
+        } else {
+            String::new()
+        },
         s.rank
     )
 }
