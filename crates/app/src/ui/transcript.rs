@@ -117,17 +117,15 @@ fn escape_html(s: &str) -> String {
 fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
     // The model's probability first (the same under greedy and T = 0), then the one the
     // token was drawn from when the knobs changed it.
-    let drawn = (s.prob - s.model_prob).abs() >= 0.005;
+    let drawn = ((s.prob - s.model_prob).abs() >= 0.005).then_some(s.prob);
     let label = format!(
         "token {} {:?}: model probability {:.3}{}, rank {}",
         i + 1,
         s.piece,
         s.model_prob,
-        if drawn {
-            format!(", drawn with probability {:.3}", s.prob)
-        } else {
-            String::new()
-        },
+        drawn.map_or(String::new(), |p| format!(
+            ", drawn with probability {p:.3}"
+        )),
         s.rank
     );
     format!(
@@ -136,11 +134,7 @@ fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
         escape_html(&label),
         escape_html(&piece_text(&s.piece, false, None)),
         s.model_prob,
-        if drawn {
-            format!("→{:.2}", s.prob)
-        } else {
-            String::new()
-        },
+        drawn.map_or(String::new(), |p| format!("→{p:.2}")),
         s.rank
     )
 }
