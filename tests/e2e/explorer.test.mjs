@@ -523,6 +523,9 @@ test('a GPU link in a browser without WebGPU opens on the CPU with the reason an
   assert.equal(await page.getByTestId('backend-badge').innerText(), 'CPU');
   assert.match(await page.getByTestId('backend-reason').innerText(), /GPU asked for is not available .*running on the CPU/);
   assert.equal(await page.getByTestId('error').count(), 0);
+  // The menu keeps the link's preference and says it could not be had.
+  assert.equal(await page.getByTestId('backend-select').inputValue(), 'gpu');
+  assert.match(await page.locator('[data-testid=backend-select] option[value=gpu]').innerText(), /unavailable: running on the CPU/);
   assert.match(page.url(), /steps=3/);
   // The same three tokens as the CLI with the link's seed.
   const out = cli('generate', '--prompt', 'Once upon a time', '--seed', '4', '--max-tokens', '3');
@@ -598,4 +601,120 @@ test('chips show the model\'s probability: the same under T = 0 and greedy, with
   assert.deepEqual(greedy, model.map((p) => `${p} #1`));
   // At T = 0 the token was drawn with p = 1: shown beside the model's.
   assert.deepEqual(t0, model.map((p) => (p === '1.00' ? `${p} #1` : `${p}→1.00 #1`)));
+});
+
+test('presenter mode fits one screen: at 1280×720 the temperature control and the top row are both in view', async () => {
+  const { page } = await ready('backend=cpu&presenter=1&steps=20&top_p=0.9');
+  await waitChips(page, 20);
+  for (const [w, h] of [[1280, 720], [1920, 1080]]) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const inView = async (loc) => {
+      const b = await loc.boundingBox();
+      return b && b.y >= 0 && b.y + b.height <= h && b.x >= 0 && b.x + b.width <= w;
+    };
+    assert.ok(await inView(page.getByTestId('knob-temperature')), `temperature slider in view at ${w}×${h}`);
+    assert.ok(await inView(page.getByTestId('dist-row').first()), `top row in view at ${w}×${h}`);
+    assert.ok(await inView(page.getByTestId('strategy')), `strategy in view at ${w}×${h}`);
+    // The chips stay in view: the transcript scrolls to its newest chip.
+    assert.ok(await inView(page.getByTestId('chip').last()), `newest chip in view at ${w}×${h}`);
+    await page.screenshot({ path: path.join(ROOT, `tests/e2e/screenshots/explorer-presenter-${w}x${h}.png`) });
+  }
+  // Sizes readable from the back row: chips ≥ 18 px, rows ≥ 20 px, tags as dark badges.
+  const px = (sel, prop) => page.evaluate(([s, p]) => parseFloat(getComputedStyle(document.querySelector(s))[p]), [sel, prop]);
+  assert.ok(await px('[data-testid=chip] .piece', 'fontSize') >= 18);
+  assert.ok(await px('[data-testid=dist-row]', 'fontSize') >= 20);
+  assert.ok(await px('[data-testid=dist-row]', 'height') >= 20);
+  assert.ok(await px('.tag', 'fontSize') >= 14);
+  assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.tag')).color), 'rgb(255, 255, 255)');
+  // Scrolling the page keeps the lesson's knobs on screen beside what is below.
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.getByTestId('toggle-kv').scrollIntoViewIfNeeded();
+  const knobs = await page.getByTestId('lesson-knobs').boundingBox();
+  assert.ok(knobs.y >= 0 && knobs.y < 40, `lesson knobs stuck at the top: ${knobs.y}`);
+});
+
+test('beam search first-class: menu, 20 steps on "The dog", paths highlighted, newest level in view, the link restores the tree', async () => {
+  const { page } = await ready('backend=cpu&prompt=The+dog');
+  await page.getByTestId('strategy').selectOption('beam');
+  await page.getByTestId('beam-tree').waitFor();
+  for (let i = 0; i < 20; i++) {
+    await page.getByTestId('step').click();
+    await page.waitForFunction((n) => /After (\d+) tokens/.exec(document.querySelector('[data-testid=beam-compare]')?.innerText ?? '')?.[1] == n, i + 1);
+  }
+  // The transcript mirrors the best beam: 20 chips, and the best beam's text.
+  await waitChips(page, 20);
+  const best = (await page.locator('.path-line').nth(1).innerText()).replace(/^Best beam \(in the transcript\): /, '');
+  assert.equal(await page.getByTestId('transcript-text').innerText(), best);
+  // Both paths drawn; the newest level inside the tree's visible area.
+  assert.ok(await page.locator('[data-testid=beam-node].best').count() >= 10);
+  // Greedy left the tree early on this prompt: its path goes on in its own dashed row.
+  assert.ok(await page.locator('[data-testid=greedy-node]').count() >= 9);
+  assert.match(await page.getByTestId('beam-greedy').innerText(), /then beam search pruned it/);
+  assert.ok(await page.locator('svg.tree .edge.best').count() >= 9);
+  await page.waitForFunction(() => {
+    const wrap = document.querySelector('[data-testid=beam-tree-wrap]').getBoundingClientRect();
+    const xs = [...document.querySelectorAll('[data-testid=beam-node].best circle')].map((c) => c.getBoundingClientRect());
+    const last = xs.reduce((a, b) => (b.x > a.x ? b : a));
+    return last.x >= wrap.x && last.x + last.width <= wrap.x + wrap.width;
+  });
+  const labels = await page.evaluate(() => Math.min(...[...document.querySelectorAll('svg.tree .node text')].map((t) => parseFloat(getComputedStyle(t).fontSize))));
+  assert.ok(labels >= 12, `tree labels ${labels}px`);
+  await screenshot(page, 'explorer-beam-20');
+  // Rewind works in beam search: one level back.
+  await page.getByTestId('rewind').click();
+  await page.waitForFunction(() => /After 19 tokens/.test(document.querySelector('[data-testid=beam-compare]').innerText));
+  await waitChips(page, 19);
+  await page.getByTestId('step').click();
+  await page.waitForFunction(() => /After 20 tokens/.test(document.querySelector('[data-testid=beam-compare]').innerText));
+  // The link holds the beam steps: a reload shows the same tree.
+  await page.waitForFunction(() => /steps=20/.test(location.search));
+  const tree = async (p) => [await p.getByTestId('beam-compare').innerText(), await p.getByTestId('beam-count').innerText(),
+    await p.locator('[data-testid=beam-node]').count()];
+  const before = await tree(page);
+  const again = await ready(page.url().split('?')[1]);
+  await again.page.waitForFunction(() => /After 20 tokens/.test(document.querySelector('[data-testid=beam-compare]')?.innerText ?? ''));
+  assert.deepEqual(await tree(again.page), before);
+  // The example is one click away, and its figures are the CLI's.
+  await again.page.getByTestId('beam-example').click();
+  await again.page.waitForFunction(() => /After 10 tokens/.test(document.querySelector('[data-testid=beam-compare]')?.innerText ?? ''));
+  const engine = JSON.parse(cli('beam', '--prompt', 'The dog', '--max-tokens', '10', '--json'));
+  const text = await again.page.getByTestId('beam-compare').innerText();
+  assert.match(text, new RegExp(`best beam log p = ${engine.sequences[0].sum_logprob.toFixed(3)}; greedy path log p = ${engine.greedy.sum_logprob.toFixed(3)}`));
+  // The issue's figures, to their two decimals.
+  const [, b, g] = /best beam log p = (-[\d.]+); greedy path log p = (-[\d.]+)/.exec(text).map(Number);
+  assert.ok(Math.abs(b - -4.35) < 0.005 && Math.abs(g - -10.10) < 0.005, text);
+});
+
+test('top-p\'s adaptivity: the kept-set strip, the running sum against p, the tail removed, the coin on the CDF', async () => {
+  const { page } = await ready('backend=cpu&top_k=3&steps=12');
+  await waitChips(page, 12);
+  const sizes = async () => (await page.getByTestId('kept-strip').getAttribute('data-sizes')).split(',').map(Number);
+  assert.deepEqual(await sizes(), Array(12).fill(3), 'top-k is flat at k');
+  assert.equal(await page.getByTestId('cut-line').count(), 0);
+  // The prompt as its tokens, BOS first.
+  assert.deepEqual(await page.getByTestId('prompt-token').allInnerTexts(), ['<s>', '␣Once', '␣upon', '␣a', '␣time']);
+  const p = (await ready('backend=cpu&top_p=0.9&steps=12')).page;
+  await waitChips(p, 12);
+  await p.getByTestId('kept-strip').waitFor();
+  const s = (await p.getByTestId('kept-strip').getAttribute('data-sizes')).split(',').map(Number);
+  assert.ok(Math.min(...s) < Math.max(...s), `top-p adapts: ${s}`);
+  // The first two sizes are the CLI's kept counts for those prefixes.
+  const chipText = await p.locator('[data-testid=chip] .piece').first().innerText();
+  const kept0 = JSON.parse(cli('next', '--prompt', 'Once upon a time', '--top-p', '0.9', '--json')).kept;
+  const kept1 = JSON.parse(cli('next', '--prompt', `Once upon a time${chipText.replace('␣', ' ')}`, '--top-p', '0.9', '--json')).kept;
+  assert.deepEqual(s.slice(0, 2), [kept0, kept1]);
+  await p.getByTestId('cut-line').waitFor({ state: 'attached' });
+  const entropy = await p.getByTestId('entropy').innerText();
+  const m = /top-p \(p = 0\.9\) kept (\d+) and removed a tail of mass (\d\.\d+)/.exec(entropy);
+  assert.ok(m, entropy);
+  const kept = Number(m[1]);
+  assert.equal(await p.locator('[data-testid=dist-row]:not(.removed)').count(), kept);
+  // The running sum passes 0.9 at the last kept row and not before.
+  const sums = (await p.getByTestId('dist-cum').allInnerTexts()).slice(0, kept + 1).map((t) => Number(t.replace('Σ ', '')));
+  assert.ok(sums[kept - 1] >= 0.9 && (kept === 1 || sums[kept - 2] < 0.9), `${sums}`);
+  assert.ok(Math.abs(Number(m[2]) - (1 - sums[kept - 1])) < 2e-3, `${m[2]} vs ${sums[kept - 1]}`);
+  // The coin: a point on the cumulative distribution, at the token the chart marks as chosen.
+  const chosen = await p.locator('[data-testid=dist-row].chosen').getAttribute('data-id');
+  assert.equal(await p.getByTestId('coin-point').getAttribute('data-token'), chosen);
 });

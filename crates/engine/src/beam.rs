@@ -154,6 +154,11 @@ impl BeamSearch {
         }
     }
 
+    /// The parameters it runs with.
+    pub fn config(&self) -> BeamConfig {
+        self.config
+    }
+
     pub fn nodes(&self) -> &[BeamNode] {
         &self.nodes
     }

@@ -69,6 +69,9 @@ pub struct Step {
     pub model_prob: f64,
     /// 1 = the most likely token.
     pub rank: usize,
+    /// How many tokens the chain left to draw from (top-k holds it at k; top-p's set
+    /// grows and shrinks with the model's confidence).
+    pub kept: usize,
     pub coin: Option<f64>,
     /// The most likely tokens of that distribution, (id, prob), for hovering.
     pub top: Vec<(u32, f64)>,
@@ -275,6 +278,36 @@ impl Generation {
         // Choosing needs the final distribution only; a page asks for the stages separately
         // (`preview`) when it draws them.
         let trace = self.run_chain(backend, settings, false).await?;
+        self.push_step(&trace, trace.token, tokenizer);
+        let stop = self.stop_reason(settings, tokenizer);
+        Ok(StepOutcome::Token {
+            trace: Box::new(trace),
+            stop,
+        })
+    }
+
+    /// Appends `token` as the next step whatever the knobs would have chosen (teacher
+    /// forcing): the page mirrors the best beam into the transcript this way. Its
+    /// probability and rank are those of the chain's distribution, as for a chosen token.
+    pub async fn force(
+        &mut self,
+        backend: &mut dyn Backend,
+        settings: &Settings,
+        tokenizer: &Tokenizer,
+        token: u32,
+    ) -> Result<(), GenerationError> {
+        let vocab = backend.config().vocab_size;
+        if token as usize >= vocab {
+            let e = crate::ForwardError::TokenOutOfRange { id: token, vocab };
+            return Err(BackendError::from(e).into());
+        }
+        let trace = self.run_chain(backend, settings, false).await?;
+        self.push_step(&trace, token, tokenizer);
+        Ok(())
+    }
+
+    /// Records `token` as chosen from `trace`'s distribution.
+    fn push_step(&mut self, trace: &Trace, token: u32, tokenizer: &Tokenizer) {
         let mut top: Vec<(u32, f64)> = trace
             .probs
             .iter()
@@ -285,22 +318,18 @@ impl Generation {
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(TOP_KEPT);
         let model_prob = self.current_logits().map_or(0.0, |z| {
-            crate::sampling::stages::log_softmax(z)[trace.token as usize].exp()
+            crate::sampling::stages::log_softmax(z)[token as usize].exp()
         });
         self.generated.push(Step {
-            token: trace.token,
-            piece: tokenizer.piece(trace.token).unwrap_or("?").to_string(),
-            prob: trace.prob,
+            token,
+            piece: tokenizer.piece(token).unwrap_or("?").to_string(),
+            prob: trace.probs[token as usize],
             model_prob,
-            rank: trace.rank,
+            rank: crate::sampling::chain::rank_of(&trace.probs, token as usize),
+            kept: trace.kept,
             coin: trace.coin,
             top,
         });
-        let stop = self.stop_reason(settings, tokenizer);
-        Ok(StepOutcome::Token {
-            trace: Box::new(trace),
-            stop,
-        })
     }
 
     /// Removes the last generated token; the cache is truncated, nothing is recomputed.

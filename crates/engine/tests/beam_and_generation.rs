@@ -305,3 +305,44 @@ fn switching_backends_rebuilds_the_cache_from_the_tokens() {
         assert_eq!(g2.logits_at(i), reference.logits_at(i), "distribution {i}");
     }
 }
+
+/// Teacher forcing (the page mirrors the best beam this way): a forced token is recorded
+/// as if chosen, with the chain's probability and rank and the model's probability.
+#[test]
+fn forced_tokens_are_recorded_like_chosen_ones() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let prompt = m.encode_prompt("The dog").unwrap();
+    let s = settings(&[("temperature", "0")]);
+    let mut chosen = block_on(Generation::start(&mut be, prompt.clone(), ends(&m))).unwrap();
+    for _ in 0..5 {
+        block_on(chosen.step(&mut be, &s, &m.tokenizer)).unwrap();
+    }
+    let mut forced = block_on(Generation::start(&mut be, prompt.clone(), ends(&m))).unwrap();
+    for t in chosen.generated_ids() {
+        block_on(forced.force(&mut be, &s, &m.tokenizer, t)).unwrap();
+    }
+    assert_eq!(forced.steps(), chosen.steps());
+
+    // A token greedy would not choose: the second most likely one, then the argmax after it.
+    let sample = settings(&[]);
+    let mut g = block_on(Generation::start(&mut be, prompt.clone(), ends(&m))).unwrap();
+    let second = block_on(g.preview(&mut be, &sample)).unwrap();
+    let mut order: Vec<usize> = (0..second.probs.len()).collect();
+    order.sort_by(|&a, &b| second.probs[b].total_cmp(&second.probs[a]));
+    let t1 = order[1] as u32;
+    block_on(g.force(&mut be, &sample, &m.tokenizer, t1)).unwrap();
+    let step = &g.steps()[0];
+    assert_eq!((step.token, step.rank), (t1, 2));
+    assert_eq!(step.prob, second.probs[t1 as usize]);
+    // The model's probabilities multiply to the continuation's own score.
+    let t2 = block_on(g.preview(&mut be, &sample)).unwrap().token;
+    block_on(g.force(&mut be, &sample, &m.tokenizer, t2)).unwrap();
+    let (_, lp) = block_on(score_continuation(&mut be, &prompt, &[t1, t2])).unwrap();
+    let sum: f64 = g.steps().iter().map(|s| s.model_prob.ln()).sum();
+    assert!((sum - lp).abs() < 1e-6, "{sum} vs {lp}");
+
+    // A token outside the vocabulary is refused and nothing is recorded.
+    assert!(block_on(g.force(&mut be, &sample, &m.tokenizer, 512)).is_err());
+    assert_eq!(g.steps().len(), 2);
+}

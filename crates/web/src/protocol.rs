@@ -54,6 +54,10 @@ pub enum Request {
     BeamStart,
     /// Grow the beam tree by one token.
     BeamStep,
+    /// A new beam search grown to `depth` levels, sent whole (a link's beam steps).
+    BeamTo {
+        depth: u32,
+    },
     /// The toy-logits mode: the chain on hand-typed logits.
     Toy {
         logits: Vec<f64>,
@@ -142,6 +146,8 @@ pub struct StageView {
     /// Tokens in play after the stage, and how many it removed.
     pub kept: usize,
     pub removed: usize,
+    /// The probability mass those removed tokens had entering the stage (top-p's tail).
+    pub mass_removed: f64,
     /// Probabilities of `TraceView::chart_ids` entering and leaving the stage.
     pub before: Vec<f32>,
     pub after: Vec<f32>,
@@ -172,6 +178,19 @@ pub struct TraceView {
     pub prob: f64,
     /// Which generation step this distribution is for (None in toy mode).
     pub step: Option<usize>,
+    /// Where an active top-p stage cut, drawn on the chart and listed by the rows.
+    pub cut: Option<CutView>,
+}
+
+/// The top-p stage's view of its input: tokens most likely first with the running sum of
+/// their probability (the first `CUT_ROWS`), and the threshold p.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CutView {
+    /// The stage's index in `TraceView::stages`.
+    pub stage: usize,
+    pub p: f64,
+    pub ids: Vec<u32>,
+    pub cumulative: Vec<f32>,
 }
 
 /// A finished (or cut) beam hypothesis.
@@ -204,9 +223,13 @@ pub struct BeamView {
     pub greedy_tokens: Vec<u32>,
     pub greedy_text: String,
     pub greedy_logprob: f64,
+    /// Greedy's total log-probability after each of its tokens (its path off the tree).
+    pub greedy_cum: Vec<f64>,
     /// The best live or finished prefix at this depth (its total log-probability).
     pub best_logprob: f64,
     pub best_text: String,
+    /// The node ending that prefix (its path is highlighted; the transcript mirrors it).
+    pub best_node: Option<usize>,
 }
 
 /// Worker → UI.

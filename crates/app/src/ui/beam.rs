@@ -10,14 +10,60 @@ use decoding_web::protocol::{BeamView, Request};
 use decoding_web::state::piece_text;
 use leptos::prelude::*;
 
-const COL: f32 = 120.0;
-const ROW: f32 = 24.0;
+/// Level and row spacing: labels of 14 px (cumulative log p 12 px) stay apart.
+const COL: f32 = 132.0;
+const ROW: f32 = 32.0;
 
 /// Levels of the tree drawn: older levels are collapsed into one line (their best path is in
 /// "Best beam"), so the drawing stays the same size however long the search runs.
 const WINDOW: usize = 10;
 
-fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
+/// The nodes on the best beam's path (from its last node up to the root) and on greedy's
+/// (from the root down, as far as the tree holds greedy's prefix: once a greedy token is
+/// pruned, greedy leaves the tree).
+struct Paths {
+    best: Vec<bool>,
+    greedy: Vec<bool>,
+    /// Greedy's nodes in the tree by depth (the root first), as far as it stays in it.
+    greedy_ids: Vec<usize>,
+}
+
+fn paths(v: &BeamView, all: &[BeamNode]) -> Paths {
+    let mut best = vec![false; all.len()];
+    let mut at = v.best_node;
+    while let Some(i) = at.filter(|&i| i < all.len()) {
+        best[i] = true;
+        at = all[i].parent;
+    }
+    let mut greedy = vec![false; all.len()];
+    let mut greedy_ids = Vec::new();
+    let mut node = all.first().map(|n| n.id);
+    for &t in &v.greedy_tokens {
+        let Some(p) = node else { break };
+        greedy[p] = true;
+        greedy_ids.push(p);
+        node = all
+            .iter()
+            .find(|n| n.parent == Some(p) && n.token == Some(t))
+            .map(|n| n.id);
+    }
+    if let Some(p) = node {
+        greedy[p] = true;
+        greedy_ids.push(p);
+    }
+    Paths {
+        best,
+        greedy,
+        greedy_ids,
+    }
+}
+
+fn tree(ui: Ui, v: &BeamView, all: &[BeamNode], wrap: NodeRef<leptos::html::Div>) -> impl IntoView {
+    let Paths {
+        best: on_best,
+        greedy: on_greedy,
+        greedy_ids,
+    } = paths(v, all);
     // Nodes are in depth order: the window is a suffix of them.
     let first_depth = v.depth.saturating_sub(WINDOW - 1);
     let start = all.partition_point(|n| n.depth < first_depth);
@@ -35,20 +81,59 @@ fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
         per_depth[d] += 1;
     }
     let rows = per_depth.iter().copied().max().unwrap_or(1);
-    let left = if hidden_levels > 0 { 90.0 } else { 20.0 };
+    let left = 20.0;
+    // A band above the nodes says how many older levels are not drawn.
+    let top = if hidden_levels > 0 { 44.0 } else { 20.0 };
     let pos = |i: usize| {
         let n = &shown[i];
         (
             left + (n.depth - first_depth) as f32 * COL,
-            16.0 + row_of[i] as f32 * ROW,
+            top + row_of[i] as f32 * ROW,
         )
     };
     let width = left + 40.0 + per_depth.len() as f32 * COL;
-    let height = 24.0 + rows as f32 * ROW;
+    // Greedy's path once beam search pruned it: its own row under the tree, dashed.
+    let off_y = top + 8.0 + rows as f32 * ROW;
+    let off_tree: Vec<usize> = (greedy_ids.len()..=v.greedy_tokens.len())
+        .filter(|&d| d >= 1 && d >= first_depth && d <= v.depth)
+        .collect();
+    let x_of = |d: usize| left + (d - first_depth) as f32 * COL;
+    let greedy_track = off_tree
+        .iter()
+        .map(|&d| {
+            let (x, y) = (x_of(d), off_y);
+            // From greedy's previous point: its last node in the tree, or the row itself.
+            let from = if d == greedy_ids.len() {
+                greedy_ids
+                    .last()
+                    .and_then(|&id| id.checked_sub(start))
+                    .map(&pos)
+            } else if d > first_depth {
+                Some((x_of(d - 1), off_y))
+            } else {
+                None
+            };
+            let edge = from.map(|(x1, y1)| {
+                view! { <line class="edge greedy off-tree" x1=x1 y1=y1 x2=x y2=y></line> }
+            });
+            let t = v.greedy_tokens[d - 1];
+            let cum = v.greedy_cum.get(d - 1).copied().unwrap_or(f64::NAN);
+            view! {
+                {edge}
+                <g class="node greedy off-tree" data-testid="greedy-node">
+                    <title>{format!("greedy's token {d}: {} — cumulative log p {cum:.3} (pruned from the beam)", piece_text(&ui.piece(t), true, None))}</title>
+                    <circle cx=x cy=y r="6"></circle>
+                    <text x=x + 9.0 y=y - 4.0>{piece_text(&ui.piece(t), false, Some(10))}</text>
+                    <text class="lp" x=x + 9.0 y=y + 12.0>{format!("{cum:.2}")}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let height = top + 12.0 + rows as f32 * ROW + if off_tree.is_empty() { 0.0 } else { ROW + 8.0 };
     let collapsed = (hidden_levels > 0).then(|| {
         view! {
-            <text class="collapsed" data-testid="beam-collapsed" x="4" y="20">
-                {format!("… {hidden_levels} earlier levels")}
+            <text class="collapsed" data-testid="beam-collapsed" x="4" y="18">
+                {format!("… {hidden_levels} earlier levels (their best path is the transcript's start)")}
             </text>
         }
     });
@@ -62,8 +147,11 @@ fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
         .map(|(p, i, n)| {
             let (x1, y1) = pos(p);
             let (x2, y2) = pos(i);
+            let id = n.id;
             view! {
                 <line class="edge" class:pruned=n.status == NodeStatus::Pruned
+                    class:best=on_best[id] class:greedy=on_greedy[id] && !on_best[id]
+                    class:both=on_greedy[id] && on_best[id]
                     x1=x1 y1=y1 x2=x2 y2=y2></line>
             }
         })
@@ -94,12 +182,18 @@ fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
                 n.cum_logprob,
                 class
             );
+            let path = match (on_best[n.id], on_greedy[n.id]) {
+                (true, true) => " best greedy",
+                (true, false) => " best",
+                (false, true) => " greedy",
+                _ => "",
+            };
             view! {
-                <g class=format!("node {class}") data-testid="beam-node" data-status=class>
+                <g class=format!("node {class}{path}") data-testid="beam-node" data-status=class>
                     <title>{title}</title>
-                    <circle cx=x cy=y r="5"></circle>
-                    <text x=x + 8.0 y=y - 3.0>{label}</text>
-                    <text class="lp" x=x + 8.0 y=y + 9.0>{format!("{:.2}", n.cum_logprob)}</text>
+                    <circle cx=x cy=y r="6"></circle>
+                    <text x=x + 9.0 y=y - 4.0>{label}</text>
+                    <text class="lp" x=x + 9.0 y=y + 12.0>{format!("{:.2}", n.cum_logprob)}</text>
                 </g>
             }
         })
@@ -112,13 +206,14 @@ fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
     );
     let aria = summary.clone();
     view! {
-        <div class="tree-wrap">
+        <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap">
             <svg class="tree" data-testid="beam-tree" width=width height=height
                 viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
                 <title>{summary}</title>
                 {collapsed}
                 {edges}
                 {nodes}
+                {greedy_track}
             </svg>
         </div>
     }
@@ -128,6 +223,14 @@ fn tree(ui: Ui, v: &BeamView, all: &[BeamNode]) -> impl IntoView {
 pub fn BeamPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = ui.panel_open("beam");
+    // The tree follows its newest level: scrolled to its right end whenever it is redrawn
+    // (after layout, when the new width is known).
+    let wrap = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        if let Some(el) = wrap.get() {
+            request_animation_frame(move || el.set_scroll_left(el.scroll_width()));
+        }
+    });
     let knob = move |k: Knob| {
         let field = k.name();
         view! {
@@ -166,6 +269,11 @@ pub fn BeamPanel() -> impl IntoView {
                         <button data-testid="beam-step" on:click=move |_| ui.send(&Request::BeamStep)>"Step the beams"</button>
                         <button data-testid="beam-restart" on:click=move |_| ui.send(&Request::BeamStart)>"Restart"</button>
                     })}
+                    // A prompt where the beam beats greedy by far (log p −4.35 against −10.10
+                    // after 10 tokens), as a link: one click, and the address says what it is.
+                    <a class="button" data-testid="beam-example"
+                        href=move || format!("?prompt=The+dog&strategy=beam&steps=10&panels=beam{}",
+                            if ui.shell.page.with(|p| p.presenter) { "&presenter=1" } else { "" })>"Example: \"The dog\", 10 steps"</a>
                 </div>
                 {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
                     let finished = v.finished.iter().map(|h| view! {
@@ -182,10 +290,16 @@ pub fn BeamPanel() -> impl IntoView {
                                 } else { "" }
                             )}
                         </p>
-                        <p class="hint">{format!("Greedy: {}", v.greedy_text)}</p>
-                        <p class="hint">{format!("Best beam: {}", v.best_text)}</p>
-                        <p data-testid="beam-count">{format!("{} nodes{}", v.node_count, if v.done { ", search finished" } else { "" })}</p>
-                        {ui.views.beam_nodes.with(|all| tree(ui, v, all))}
+                        <p class="path-line" data-testid="beam-greedy"><span class="key greedy"></span>{
+                            let in_tree = ui.views.beam_nodes.with(|all| paths(v, all).greedy_ids.len().saturating_sub(1));
+                            let left = if in_tree < v.greedy_tokens.len() {
+                                format!(" (its first {in_tree} tokens are in the tree; then beam search pruned it: the dashed row under the tree)")
+                            } else { String::new() };
+                            format!("Greedy{left}: {}", v.greedy_text)
+                        }</p>
+                        <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
+                        <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
+                        {ui.views.beam_nodes.with(|all| tree(ui, v, all, wrap))}
                         <ol class="hyps">{finished}</ol>
                     }
                 }))}

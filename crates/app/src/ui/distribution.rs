@@ -85,6 +85,43 @@ fn bars_svg(t: &TraceView, scale: Scale, limit: usize) -> (String, String, Strin
     (kept, ghost, chosen)
 }
 
+/// Top-p's running sum over what it saw (most likely first), as a line over the chart's
+/// first `limit` bars, and its threshold p: the bars left of the crossing are the kept set.
+fn cut_svg(t: &TraceView, limit: usize) -> Option<(String, f32)> {
+    let cut = t.cut.as_ref()?;
+    let w = 1000.0 / limit.max(1) as f32;
+    let mut d = String::from("M0 100");
+    for (x, c) in cut.cumulative.iter().take(limit).enumerate() {
+        d.push_str(&format!(
+            "L{:.2} {:.2}",
+            (x as f32 + 0.9) * w,
+            100.0 - c * 100.0
+        ));
+    }
+    Some((d, 100.0 - cut.p as f32 * 100.0))
+}
+
+/// Points of the cumulative distribution in id order (the order the sampler walks it,
+/// `sample_from`), at most 1,000 across the vocabulary, on a 1000 × 100 box.
+fn cdf_path(probs: &[f32]) -> String {
+    let n = probs.len().max(1);
+    let buckets = n.min(1000);
+    let mut d = String::from("M0 100");
+    let mut sum = 0.0f64;
+    let mut next = 0;
+    for b in 0..buckets {
+        let end = (b + 1) * n / buckets;
+        sum += probs[next..end].iter().map(|&p| p as f64).sum::<f64>();
+        next = end;
+        d.push_str(&format!(
+            "L{:.1} {:.2}",
+            (b + 1) as f64 * 1000.0 / buckets as f64,
+            100.0 - sum.min(1.0) * 100.0
+        ));
+    }
+    d
+}
+
 /// The chart and the rows for one trace (the model's or the toy logits').
 #[component]
 fn DistributionView(
@@ -134,11 +171,18 @@ fn DistributionView(
                         t.entropy, t.effective_tokens, t.kept, t.order.len()
                     )}
                     {t.coin.map(|c| format!("; coin {c:.4}"))}
+                    {t.cut.as_ref().map(|c| {
+                        let st = &t.stages[c.stage];
+                        format!("; top-p (p = {}) kept {} and removed a tail of mass {:.4}", c.p, st.kept, st.mass_removed)
+                    })}
                 </p>
             }))}
             <p class="small">{move || trace.with(|t| t.as_ref().map(|t| {
                 let n = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
-                format!("The {n} most likely of {} tokens, sorted; grey: removed by a stage (their probability before removal).", t.order.len())
+                let cut = if t.cut.is_some() {
+                    " Line: top-p's running sum of the probabilities it saw, most likely first (0 at the bottom, 1 at the top); dashed: p. Tokens past the crossing are removed."
+                } else { "" };
+                format!("The {n} most likely of {} tokens, sorted; grey: removed by a stage (their probability before removal).{cut}", t.order.len())
             }))}</p>
             <svg class="bars" data-testid=testid_chart viewBox="0 0 1000 100" preserveAspectRatio="none"
                 role="img" aria-label=move || summary().unwrap_or_default()>
@@ -146,10 +190,15 @@ fn DistributionView(
                 {move || trace.with(|t| t.as_ref().map(|t| {
                     let limit = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
                     let (kept, ghost, chosen) = bars_svg(t, scale.get(), limit);
+                    let cut = cut_svg(t, limit).map(|(d, y)| view! {
+                        <path class="cumulative" data-testid="cut-curve" d=d></path>
+                        <line class="threshold" data-testid="cut-line" x1="0" x2="1000" y1=y y2=y></line>
+                    });
                     view! {
                         <path class="ghost" d=ghost></path>
                         <path class="kept" d=kept></path>
                         <path class="chosen" d=chosen></path>
+                        {cut}
                     }
                 }))}
             </svg>
@@ -168,6 +217,11 @@ fn DistributionView(
                     };
                     let sc = scale.get();
                     let names: Vec<String> = t.stages.iter().map(|s| s.stage.name().to_string()).collect();
+                    // Top-p's running sum by token, for the rows' Σp column.
+                    let cum: std::collections::HashMap<u32, f32> = t.cut.as_ref()
+                        .map(|c| c.ids.iter().copied().zip(c.cumulative.iter().copied()).collect())
+                        .unwrap_or_default();
+                    let p_cut = t.cut.as_ref().map(|c| c.p);
                     let spacer = |h: f64| (h > 0.0).then(|| view! { <li class="spacer" aria-hidden="true" style:height=format!("{h}px")></li> });
                     let rows = t.order[first..end].iter().enumerate().map(|(offset, &id)| {
                         let rank = first + offset;
@@ -181,6 +235,7 @@ fn DistributionView(
                         };
                         let by = (removed && t.removed_by[i] >= 0)
                             .then(|| format!("removed by {}", names[t.removed_by[i] as usize]));
+                        let sum = p_cut.and_then(|_| cum.get(&id)).map(|c| format!("Σ {c:.3}"));
                         view! {
                             <li class="row" class:removed=removed class:chosen=id == t.token
                                 data-testid="dist-row" data-id=id.to_string()>
@@ -188,6 +243,7 @@ fn DistributionView(
                                 <span class="piece">{label(id)}</span>
                                 <span class="barcell"><span class="bar" style:width=format!("{:.1}%", height(shown, sc) * 100.0)></span></span>
                                 <span class="v" data-testid="dist-value">{value}</span>
+                                <span class="cum" data-testid="dist-cum" title="top-p's running sum of the probabilities it saw, down to this token">{sum}</span>
                                 <span class="by">{by}</span>
                             </li>
                         }
@@ -195,6 +251,29 @@ fn DistributionView(
                     view! { {spacer(above)} {rows} {spacer(below)} }
                 }))}
             </ol>
+            {move || trace.with(|t| t.as_ref().and_then(|t| t.coin.map(|coin| {
+                let v = t.probs.len().max(1);
+                let x = (t.token as f64 + 1.0) * 1000.0 / v as f64;
+                let y = 100.0 - coin * 100.0;
+                let label = format!(
+                    "The coin {coin:.4} on the cumulative distribution: the sampler walks the tokens in id order adding their probability, and the first token at which the sum passes the coin is drawn: {} (id {}).",
+                    label(t.token), t.token);
+                view! {
+                    <figure class="coin-cdf">
+                        <div class="cdf-box">
+                        <svg class="cdf" data-testid="coin-cdf" viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label=label.clone()>
+                            <path class="cdf-line" d=cdf_path(&t.probs)></path>
+                            <line class="coin-line" x1="0" x2="1000" y1=y y2=y></line>
+                        </svg>
+                        // The point where the coin's level meets the sum: a round dot over the
+                        // stretched chart.
+                        <span class="coin-point" data-testid="coin-point" data-token=t.token.to_string()
+                            style:left=format!("{:.2}%", x / 10.0) style:top=format!("{:.2}%", y)></span>
+                        </div>
+                        <figcaption class="small">{label}</figcaption>
+                    </figure>
+                }
+            })))}
             <button class="ghost" data-testid=format!("{testid}-show-all") on:click=move |_| show_all.update(|s| *s = !*s)>
                 {move || if show_all.get() { "Show the top 40" } else { "Show every token" }}
             </button>

@@ -7,12 +7,17 @@ use super::Ui;
 use decoding_engine::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
 use leptos::prelude::*;
 
-/// The knobs of the grid, in the table's order: all but the selects (profile, strategy),
-/// the beam panel's and the chain's order (the chain panel reorders it).
+/// The knobs lesson 10 teaches first (section 2): they sit together at the top, and in
+/// presenter mode in a column that stays on screen beside the chart.
+pub const LESSON: [Knob; 4] = [Knob::Temperature, Knob::TopK, Knob::TopP, Knob::MinP];
+
+/// The other knobs of the grid, in the table's order: all but the lesson's, the selects
+/// (profile, strategy), the beam panel's and the chain's order (the chain panel reorders it).
 fn grid() -> impl Iterator<Item = &'static KnobSpec> {
     KNOBS.iter().filter(|s| {
         !s.with_strategy
             && s.knob != Knob::Order
+            && !LESSON.contains(&s.knob)
             && !matches!(s.control, Control::Choice(_) | Control::Check)
     })
 }
@@ -132,10 +137,10 @@ fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
     }
 }
 
+/// The strategy and the lesson's four knobs (temperature, top-k, top-p, min-p).
 #[component]
-pub fn Knobs() -> impl IntoView {
+pub fn LessonKnobs() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let profile = move || ui.knobs.settings.with(|s| s.profile.name().to_string());
     let strategy = move || {
         ui.knobs.settings.with(|s| match s.strategy {
             decoding_engine::sampling::Strategy::Sample => "sample",
@@ -144,8 +149,33 @@ pub fn Knobs() -> impl IntoView {
         })
     };
     view! {
-        <section class="panel" aria-labelledby="knobs-h">
-            <h2 id="knobs-h">"Decoding knobs " <span class="tag">"[CONFIG]"</span></h2>
+        <section class="panel lesson-knobs" aria-labelledby="lesson-knobs-h" data-testid="lesson-knobs">
+            <h2 id="lesson-knobs-h">"Decoding knobs " <span class="tag">"[CONFIG]"</span></h2>
+            <div class="knob-row">
+                <label>"Strategy "
+                    <select data-testid="strategy" prop:value=strategy
+                        on:change=move |ev| ui.set_field("strategy", event_target_value(&ev))>
+                        <option value="sample">"sampling"</option>
+                        <option value="greedy">"greedy"</option>
+                        <option value="beam">"beam search"</option>
+                    </select>
+                </label>
+            </div>
+            <div class="knob-grid">
+                {LESSON.iter().map(|k| view! { <NumberKnob spec=k.spec() /> }).collect_view()}
+            </div>
+        </section>
+    }
+}
+
+/// The profile and every other knob.
+#[component]
+pub fn Knobs() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let profile = move || ui.knobs.settings.with(|s| s.profile.name().to_string());
+    view! {
+        <section class="panel more-knobs" aria-labelledby="knobs-h">
+            <h2 id="knobs-h">"More knobs " <span class="tag">"[CONFIG]"</span></h2>
             <div class="knob-row">
                 <label>"Profile "
                     <select data-testid="profile" prop:value=profile
@@ -159,14 +189,6 @@ pub fn Knobs() -> impl IntoView {
                         <option value="hf">"hf (transformers generate())"</option>
                         <option value="llama.cpp">"llama.cpp (default chain)"</option>
                         <option value="openai">"openai (vLLM)"</option>
-                    </select>
-                </label>
-                <label>"Strategy "
-                    <select data-testid="strategy" prop:value=strategy
-                        on:change=move |ev| ui.set_field("strategy", event_target_value(&ev))>
-                        <option value="sample">"sampling"</option>
-                        <option value="greedy">"greedy"</option>
-                        <option value="beam">"beam search"</option>
                     </select>
                 </label>
             </div>

@@ -299,10 +299,9 @@ impl Ui {
         }
     }
 
+    /// One token back; in beam search, the tree one level back.
     pub fn rewind(&self) {
-        if !self.is_beam() {
-            self.send(&Request::Rewind);
-        }
+        self.send(&Request::Rewind);
     }
 
     pub fn reset(&self) {
@@ -370,10 +369,8 @@ impl Ui {
                 self.model.backend.set(Some(report));
                 if !self.restored.get_untracked() {
                     // First backend: the views that live beside the transcript.
+                    // (A beam link's tree is grown by the worker as part of the restore.)
                     self.restored.set(true);
-                    if self.is_beam() {
-                        self.send(&Request::BeamStart);
-                    }
                     self.send_toy();
                 }
             }
@@ -490,6 +487,7 @@ fn App() -> impl IntoView {
                     <distribution::Distribution />
                 </section>
                 <section class="right" aria-label="Decoding knobs" id="knobs">
+                    <knobs::LessonKnobs />
                     <knobs::Knobs />
                     <chain::Chain />
                 </section>
@@ -518,9 +516,11 @@ fn Header() -> impl IntoView {
             ui.shell.page.update(|p| p.backend = choice);
             ui.gen.running.set(false);
             ui.send(&Request::SetBackend { backend: choice });
-            // The beam tree's caches lived on the old backend: grow it again on the new one.
+            // The beam tree's caches lived on the old backend: grow it again on the new one,
+            // to the depth it had.
             if ui.is_beam() {
-                ui.send(&Request::BeamStart);
+                let depth = ui.shell.page.with_untracked(|p| p.steps);
+                ui.send(&Request::BeamTo { depth });
             }
         }
     };
@@ -560,7 +560,13 @@ fn Header() -> impl IntoView {
                         BackendChoice::Cpu => "cpu",
                     }>
                     <option value="auto">"auto"</option>
-                    <option value="gpu">"WebGPU"</option>
+                    // The link's preference stays chosen; when the GPU could not be had, the
+                    // option says so (the badge and its reason say what runs).
+                    <option value="gpu">{move || {
+                        let fell_back = ui.model.backend.with(|r| r.as_ref().is_some_and(|r| r.kind == decoding_engine::BackendKind::Cpu))
+                            && ui.shell.page.with(|p| p.backend == BackendChoice::Gpu);
+                        if fell_back { "WebGPU (unavailable: running on the CPU)" } else { "WebGPU" }
+                    }}</option>
                     <option value="cpu">"CPU"</option>
                 </select>
             </label>

@@ -29,6 +29,12 @@ pub fn Transcript() -> impl IntoView {
             ui.send(&Request::BeamStart);
         }
     };
+    // Redrawn when the prompt changes, not at every step.
+    let prompt_tokens = Memo::new(move |_| {
+        ui.gen
+            .transcript
+            .with(|t| t.as_ref().map(|t| t.prompt.clone()))
+    });
     let stop_text = move || {
         ui.gen.transcript.with(|t| {
             t.as_ref().and_then(|t| t.stop.clone()).map(|r| match r {
@@ -66,11 +72,29 @@ pub fn Transcript() -> impl IntoView {
                     aria-pressed=move || ui.gen.running.get().to_string()>
                     {move || if ui.gen.running.get() { "Pause" } else { "Run" }}
                 </button>
-                <button data-testid="rewind" on:click=move |_| ui.rewind() title="Rewind one token (b)"
-                    disabled=move || ui.is_beam_tracked()>"Rewind"</button>
+                <button data-testid="rewind" on:click=move |_| ui.rewind() title="Rewind one token (b)">"Rewind"</button>
                 <button data-testid="reset" on:click=move |_| ui.reset() title="Reset to the prompt (x)">"Reset"</button>
                 <span class="stop" data-testid="stop-reason" role="status">{stop_text}</span>
             </div>
+            {move || ui.is_beam_tracked().then(|| view! {
+                <p class="hint" data-testid="beam-mirror">"Beam search: the chips are the best beam so far (the tree is in the beam panel). Step grows every beam by one token; Rewind takes the tree one level back."</p>
+            })}
+            <p class="prompt-tokens" data-testid="prompt-tokens">
+                {move || prompt_tokens.with(|t| t.as_ref().map(|prompt| {
+                    let n = prompt.len();
+                    let toks = prompt.iter().map(|p| {
+                        // BOS and EOS read as <s> and </s> (llama2.c's pieces wrap them in newlines).
+                        let trimmed = p.piece.trim();
+                        let shown = if trimmed.starts_with('<') && trimmed.ends_with('>') {
+                            trimmed.to_string()
+                        } else {
+                            piece_text(&p.piece, false, None)
+                        };
+                        view! { <span class="ptok" data-testid="prompt-token" title=format!("token {}", p.id)>{shown}</span> }
+                    }).collect_view();
+                    view! { <span class="small">{format!("The prompt as the model reads it, {n} tokens (BOS first): ")}</span>{toks} }
+                }))}
+            </p>
             <div class="transcript" data-testid="transcript" aria-live="polite">
                 <span class="prompt-text" data-testid="prompt-text">
                     {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
@@ -83,6 +107,7 @@ pub fn Transcript() -> impl IntoView {
             <p class="text-out" data-testid="transcript-text">
                 {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
             </p>
+            <KeptStrip />
             <ChipPopover hovered=hovered anchor=anchor />
             <Timings />
         </section>
@@ -173,6 +198,10 @@ fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl
                     .collect();
                 if !html.is_empty() {
                     let _ = el.insert_adjacent_html("beforeend", &html);
+                    // The newest chip in view where the transcript scrolls (presenter mode).
+                    if let Some(box_) = el.parent_element() {
+                        box_.set_scroll_top(box_.scroll_height());
+                    }
                 }
                 *old = keys;
             });
@@ -227,6 +256,54 @@ fn ChipPopover(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -
                 }
             })
         })}
+    }
+}
+
+/// Steps the strip draws (the newest).
+const STRIP_STEPS: usize = 200;
+
+/// How many tokens each step was drawn from, one bar per step: top-k is flat at k, top-p
+/// grows where the model hesitates and shrinks where it is sure (lesson 10, section 2).
+#[component]
+fn KeptStrip() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let sizes = Memo::new(move |_| {
+        ui.gen.transcript.with(|t| {
+            t.as_ref()
+                .map(|t| t.steps.iter().map(|s| s.kept).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+    });
+    move || {
+        sizes.with(|all| {
+            let shown = &all[all.len().saturating_sub(STRIP_STEPS)..];
+            let (&min, &max) = (shown.iter().min()?, shown.iter().max()?);
+            // At least 40 slots, so a few steps read as bars, not as a wall.
+            let w = 1000.0 / shown.len().max(40) as f64;
+            let d: String = shown
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| {
+                    let h = (k as f64 / max as f64 * 100.0).max(2.0);
+                    format!("M{:.1} 100V{:.1}h{:.1}V100Z", i as f64 * w, 100.0 - h, w * 0.8)
+                })
+                .collect();
+            let last = *shown.last()?;
+            let csv = shown.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+            let text = format!(
+                "Tokens kept at each step (the set each token was drawn from): now {last}; between {min} and {max} over the last {} steps.",
+                shown.len()
+            );
+            Some(view! {
+                <figure class="kept-fig">
+                    <svg class="kept-strip" data-testid="kept-strip" data-sizes=csv
+                        viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label=text.clone()>
+                        <path d=d></path>
+                    </svg>
+                    <figcaption class="small">{text}</figcaption>
+                </figure>
+            })
+        })
     }
 }
 

@@ -263,11 +263,7 @@ fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
         sample_from(&probs, coin) as usize
     };
     let prob = probs[token];
-    let rank = 1 + probs
-        .iter()
-        .enumerate()
-        .filter(|&(i, &p)| p > prob || (p == prob && i < token))
-        .count();
+    let rank = rank_of(&probs, token);
     Trace {
         input_probs: Vec::new(),
         input_logits: Vec::new(),
@@ -281,6 +277,17 @@ fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
         prob,
         probs,
     }
+}
+
+/// 1 + the tokens more likely than `token` (ties: the lower id first), as the rows are
+/// sorted.
+pub fn rank_of(probs: &[f64], token: usize) -> usize {
+    let prob = probs[token];
+    1 + probs
+        .iter()
+        .enumerate()
+        .filter(|&(i, &p)| p > prob || (p == prob && i < token))
+        .count()
 }
 
 fn first_max(p: &[f64]) -> usize {

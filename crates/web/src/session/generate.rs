@@ -115,7 +115,7 @@ impl Session {
         let step = g.steps().len();
         match g.preview(&mut *engine, &self.settings).await {
             Ok(t) => vec![Event::Trace {
-                view: trace_view(&t, Some(step)),
+                view: trace_view(&t, Some(step), self.settings.top_p),
                 toy: false,
             }],
             // At the context limit there is no next distribution: not an error to show.
@@ -133,6 +133,11 @@ impl Session {
         };
         let stop_before = self.stop_reason();
         self.settings = settings;
+        // New beam parameters: the search again, to the depth it had.
+        if self.is_beam() && self.beam_outdated() {
+            let depth = self.beam.as_ref().map_or(0, |b| b.search.depth());
+            return self.beam_to(depth).await;
+        }
         let mut events = Vec::new();
         // The transcript changes only if the stop condition does (max tokens, stop
         // sequences); a slider move then costs just the chain and its trace.
@@ -196,6 +201,9 @@ impl Session {
     }
 
     pub async fn rewind(&mut self) -> Vec<Event> {
+        if self.beam.is_some() && self.is_beam() {
+            return self.beam_rewind().await;
+        }
         let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
             return vec![err("no prompt has been run yet")];
         };
@@ -206,7 +214,7 @@ impl Session {
     }
 
     /// The transcript and the next distribution, as they are now.
-    async fn shown(&mut self) -> Vec<Event> {
+    pub(super) async fn shown(&mut self) -> Vec<Event> {
         let mut events = vec![self.transcript()];
         events.extend(self.preview().await);
         events
@@ -240,9 +248,20 @@ impl Session {
         if events.iter().any(|e| matches!(e, Event::Error { .. })) {
             return events;
         }
-        if steps > 0 {
+        // A beam link's steps are the tree's levels (the transcript mirrors the best beam).
+        if self.is_beam() {
+            events.extend(self.beam_to(steps as usize).await);
+        } else if steps > 0 {
             events = self.step(steps, host).await;
         }
         events
+    }
+
+    /// Whether the settings choose beam search.
+    pub(super) fn is_beam(&self) -> bool {
+        matches!(
+            self.settings.strategy,
+            decoding_engine::sampling::Strategy::Beam { .. }
+        )
     }
 }

@@ -45,8 +45,8 @@ pub trait Host {
 struct Beam {
     search: BeamSearch,
     greedy: Generation,
-    /// Σ log p of greedy's tokens so far, kept as it grows (never re-scored).
-    greedy_logprob: f64,
+    /// Σ log p of greedy's tokens after each of them, kept as it grows (never re-scored).
+    greedy_cum: Vec<f64>,
     /// Each node's status as last sent to the page: the next view sends only the nodes
     /// that are new or changed.
     sent: Vec<NodeStatus>,
@@ -102,6 +102,7 @@ impl Session {
             } => self.restore(prompt, settings, steps, host).await,
             Request::BeamStart => self.beam_start().await,
             Request::BeamStep => self.beam_step().await,
+            Request::BeamTo { depth } => self.beam_to(depth as usize).await,
             Request::Toy { logits, history } => self.toy(&logits, &history),
             Request::CacheCompare { positions } => self.cache_compare(&positions, host).await,
             Request::Cancel => vec![],

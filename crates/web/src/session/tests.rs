@@ -457,3 +457,112 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
         assert_eq!(got.best_text, want.best_text, "device lost after {healthy}");
     }
 }
+
+/// Issue 10: beam search is first-class. A link's steps are the tree's levels, the
+/// transcript mirrors the best beam, rewind takes the tree one level back, and new beam
+/// parameters keep the depth.
+#[test]
+fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
+    let (mut s, host) = loaded();
+    let beam = settings(&[("strategy", "beam")]);
+    let ev = pollster::block_on(s.restore("The dog".into(), beam.clone(), 10, &host));
+    let v = last_beam(&ev).clone();
+    assert!(v.reset, "a restored tree is sent whole");
+    assert_eq!(v.depth, 10);
+    assert_eq!(v.changed.len(), v.node_count);
+    // The figures the issue measured on this prompt.
+    assert!((v.best_logprob - -4.35).abs() < 0.005, "{}", v.best_logprob);
+    assert!(
+        (v.greedy_logprob - -10.10).abs() < 0.005,
+        "{}",
+        v.greedy_logprob
+    );
+    // The transcript is the best beam: its tokens, and their model log-probabilities add
+    // up to the beam's.
+    let best = v.best_node.expect("a best node");
+    let path = s.beam.as_ref().unwrap().search.path(best);
+    let t = last_transcript(&ev);
+    let ids: Vec<u32> = t.steps.iter().map(|s| s.token).collect();
+    assert_eq!(ids, path);
+    let sum: f64 = t.steps.iter().map(|s| s.model_prob.ln()).sum();
+    assert!((sum - v.best_logprob).abs() < 1e-6, "{sum}");
+
+    // The same tree as stepping ten times from the start.
+    let (mut fresh, host2) = loaded();
+    pollster::block_on(fresh.set_settings(beam));
+    pollster::block_on(fresh.set_prompt("The dog".into(), &host2));
+    for _ in 0..10 {
+        pollster::block_on(fresh.beam_step());
+    }
+    let nodes = |s: &Session| s.beam.as_ref().unwrap().search.nodes().to_vec();
+    assert_eq!(nodes(&s), nodes(&fresh));
+
+    // Rewind: the tree of nine steps, and the transcript its best beam.
+    let ev = pollster::block_on(s.handle(Request::Rewind, &host));
+    let v9 = last_beam(&ev);
+    assert_eq!((v9.depth, v9.reset), (9, true));
+    let (mut nine, host3) = loaded();
+    pollster::block_on(nine.restore(
+        "The dog".into(),
+        settings(&[("strategy", "beam")]),
+        9,
+        &host3,
+    ));
+    assert_eq!(nodes(&s), nodes(&nine));
+    let path9 = s.beam.as_ref().unwrap().search.path(v9.best_node.unwrap());
+    let ids: Vec<u32> = last_transcript(&ev).steps.iter().map(|s| s.token).collect();
+    assert_eq!(ids, path9);
+
+    // A wider beam: the search again, at the same depth.
+    let wider = settings(&[("strategy", "beam"), ("beams", "5")]);
+    let ev = pollster::block_on(s.handle(Request::SetSettings { settings: wider }, &host));
+    let v = last_beam(&ev);
+    assert_eq!((v.depth, v.width, v.reset), (9, 5, true));
+    // Each step expands 2k candidates (Hugging Face's rule).
+    assert_eq!(v.node_count, 1 + 2 * 5 * 9);
+}
+
+/// Issue 10: top-p's cut as the page draws it. The running sum of what top-p saw crosses p
+/// exactly where the stage stopped keeping tokens, and the tail it removed is the rest of
+/// the mass; each step records how many tokens it was drawn from.
+#[test]
+fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    // The first distribution has "," at 0.97: a p above it keeps more than one token.
+    let ev = pollster::block_on(s.set_settings(settings(&[("top_p", "0.99")])));
+    let t = last_trace(&ev);
+    let cut = t.cut.as_ref().expect("an active top-p stage is cut");
+    assert_eq!(cut.p, 0.99);
+    let stage = &t.stages[cut.stage];
+    assert_eq!(stage.stage, decoding_engine::sampling::Stage::TopP);
+    // The smallest most-likely set whose mass reaches p.
+    let n = 1 + cut
+        .cumulative
+        .iter()
+        .position(|&c| c as f64 >= 0.99)
+        .unwrap();
+    assert_eq!(stage.kept, n);
+    assert!(n > 1 && n < 512, "{n}");
+    assert!((stage.mass_removed - (1.0 - cut.cumulative[n - 1] as f64)).abs() < 1e-5);
+    // The kept rows are exactly the first n of that order.
+    let mut kept: Vec<u32> = (0..512u32).filter(|&i| t.probs[i as usize] > 0.0).collect();
+    let mut first: Vec<u32> = cut.ids[..n].to_vec();
+    kept.sort();
+    first.sort();
+    assert_eq!(kept, first);
+    // No top-p, no cut.
+    let ev = pollster::block_on(s.set_settings(settings(&[("top_k", "5")])));
+    assert!(last_trace(&ev).cut.is_none());
+    // Each step says how many tokens it was drawn from: top-k holds it at k.
+    let ev = pollster::block_on(s.step(6, &host));
+    assert!(last_transcript(&ev).steps.iter().all(|s| s.kept == 5));
+    pollster::block_on(s.reset());
+    pollster::block_on(s.set_settings(settings(&[("top_p", "0.9")])));
+    let ev = pollster::block_on(s.step(20, &host));
+    let sizes: Vec<usize> = last_transcript(&ev).steps.iter().map(|s| s.kept).collect();
+    assert!(
+        sizes.iter().min() < sizes.iter().max(),
+        "top-p adapts: {sizes:?}"
+    );
+}

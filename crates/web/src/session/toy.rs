@@ -23,7 +23,7 @@ impl Session {
         let coin = decoding_engine::sampling::step_coin(settings.seed, 0);
         match process_f64(&settings, logits, h, coin, true) {
             Ok(t) => vec![Event::Trace {
-                view: trace_view(&t, None),
+                view: trace_view(&t, None, settings.top_p),
                 toy: true,
             }],
             Err(e) => vec![err(e)],

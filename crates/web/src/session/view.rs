@@ -2,11 +2,15 @@
 
 use super::CHART_TOKENS;
 use crate::protocol::*;
-use decoding_engine::sampling::Trace;
+use decoding_engine::sampling::{Stage, Trace};
+
+/// How far down the order the top-p cut's running sum is sent (the page lists at most
+/// this many rows with a cumulative value; "show every token" lists the rest without).
+const CUT_ROWS: usize = 1000;
 
 /// Shapes an engine trace for drawing: sorted order, ghosts of removed tokens and which stage
 /// removed them, small before/after charts per stage.
-pub fn trace_view(t: &Trace, step: Option<usize>) -> TraceView {
+pub fn trace_view(t: &Trace, step: Option<usize>, top_p: f64) -> TraceView {
     let v = t.probs.len();
     let mut ghost = vec![0.0f32; v];
     let mut removed_by = vec![-1i8; v];
@@ -34,11 +38,39 @@ pub fn trace_view(t: &Trace, step: Option<usize>) -> TraceView {
     });
     chart.truncate(CHART_TOKENS);
     let mut before = t.input_probs.clone();
+    let mut cut = None;
     let stages = t
         .stages
         .iter()
-        .map(|st| {
+        .enumerate()
+        .map(|(si, st)| {
+            // Top-p keeps the smallest most-likely set whose mass reaches p: the running sum
+            // of what it saw, most likely first, shows where the line falls.
+            if st.stage == Stage::TopP && st.active && !before.is_empty() {
+                let mut ids: Vec<u32> = (0..before.len() as u32).collect();
+                ids.sort_by(|&a, &b| {
+                    before[b as usize]
+                        .total_cmp(&before[a as usize])
+                        .then(a.cmp(&b))
+                });
+                ids.truncate(CUT_ROWS);
+                let mut sum = 0.0f64;
+                let cumulative = ids
+                    .iter()
+                    .map(|&i| {
+                        sum += before[i as usize];
+                        sum as f32
+                    })
+                    .collect();
+                cut = Some(CutView {
+                    stage: si,
+                    p: top_p,
+                    ids,
+                    cumulative,
+                });
+            }
             let view = StageView {
+                mass_removed: st.removed.iter().map(|&i| before[i as usize]).sum(),
                 stage: st.stage,
                 active: st.active,
                 setting: st.setting.clone(),
@@ -67,5 +99,6 @@ pub fn trace_view(t: &Trace, step: Option<usize>) -> TraceView {
         rank: t.rank,
         prob: t.prob,
         step,
+        cut,
     }
 }
