@@ -21,6 +21,11 @@ pub struct BenchArgs {
     /// dim,hidden,layers,heads,kv_heads,vocab,seq_len (e.g. 288,768,6,6,6,32000,256)
     #[arg(long, value_name = "SHAPE")]
     random_weights: Option<String>,
+    /// With --random-weights: write that checkpoint to DIR/model.bin and a tokenizer of its
+    /// vocabulary size to DIR/tokenizer.bin (for llama2.c's run.c, the page, or --model),
+    /// then stop without measuring
+    #[arg(long, value_name = "DIR", requires = "random_weights")]
+    write: Option<std::path::PathBuf>,
     /// Runs of each measurement; the median and best are reported
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -166,7 +171,61 @@ fn measure(
     Ok(runs)
 }
 
+/// A llama2.c vocabulary of `n` pieces (n ≥ 260): `<unk>`, BOS, EOS, the 256 byte pieces
+/// `<0x00>`…`<0xFF>`, " " (run.c's encoder looks it up as the dummy prefix), then distinct
+/// made-up pieces; every piece scored below the previous.
+fn synthetic_vocab(n: usize) -> decoding_engine::tokenizer::Llama2cVocab {
+    let mut pieces: Vec<String> = vec!["<unk>".into(), "\n<s>\n".into(), "\n</s>\n".into()];
+    pieces.extend((0..=255u8).map(|b| format!("<0x{b:02X}>")));
+    pieces.push(" ".into());
+    let mut i = 0;
+    while pieces.len() < n {
+        pieces.push(format!(" t{i}"));
+        i += 1;
+    }
+    pieces.truncate(n);
+    let scores = (0..pieces.len()).map(|i| -(i as f32)).collect();
+    let max_token_length = pieces.iter().map(String::len).max().unwrap_or(1) as u32;
+    decoding_engine::tokenizer::Llama2cVocab {
+        max_token_length,
+        pieces,
+        scores,
+    }
+}
+
+/// `--write DIR`: the seeded random checkpoint of `--random-weights` and its tokenizer.
+fn write_random(shape: &str, dir: &std::path::Path) -> Result<(), CliError> {
+    let config = parse_shape(shape)?;
+    if config.vocab_size < 260 {
+        return Err(CliError::Usage(format!(
+            "--write needs a vocabulary of at least 260 pieces (3 special, 256 bytes, \" \"); {shape:?} has {}",
+            config.vocab_size
+        )));
+    }
+    let ck = Checkpoint::random(config, 1234).map_err(|e| CliError::Usage(e.to_string()))?;
+    let write = |name: &str, bytes: Vec<u8>| {
+        let path = dir.join(name);
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&path, bytes))
+            .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display())))
+    };
+    write("model.bin", ck.to_bytes())?;
+    write(
+        "tokenizer.bin",
+        synthetic_vocab(config.vocab_size).to_bytes(),
+    )?;
+    println!(
+        "wrote {} and {}",
+        dir.join("model.bin").display(),
+        dir.join("tokenizer.bin").display()
+    );
+    Ok(())
+}
+
 pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<(), CliError> {
+    if let (Some(shape), Some(dir)) = (&a.random_weights, &a.write) {
+        return write_random(shape, dir);
+    }
     if a.repeat == 0 {
         return Err(CliError::Usage("--repeat must be at least 1".into()));
     }

@@ -235,9 +235,16 @@ impl ModelFiles {
     pub fn load(&self) -> Result<Model, CliError> {
         let mp = Self::resolve(&self.model, DEFAULT_MODEL);
         let tp = Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER);
-        let model = Self::read(&mp)?;
+        let io = |path: &Path, e: std::io::Error| CliError::Io {
+            path: path.to_path_buf(),
+            error: e.to_string(),
+        };
+        // The checkpoint is read tensor by tensor from the file (one copy of the weights in
+        // memory, not the file and the weights); the tokenizer, small, whole.
+        let mut file = std::fs::File::open(&mp).map_err(|e| io(&mp, e))?;
+        let len = file.metadata().map_err(|e| io(&mp, e))?.len();
         let tok = Self::read(&tp)?;
-        Model::from_bytes_within(&model, &tok, self.budget)
+        Model::read_within(&mut file, len, &tok, self.budget)
             .map_err(|e| CliError::Model { path: mp, error: e })
     }
 

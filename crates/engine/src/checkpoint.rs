@@ -44,6 +44,8 @@ pub enum CheckpointError {
     WrongSize { actual: String, expected: String },
     #[error(transparent)]
     Budget(#[from] BudgetError),
+    #[error("reading the checkpoint failed at byte {offset}: {error}")]
+    Read { offset: u64, error: String },
     #[error("tensor {tensor} has a non-finite value ({value}) at element {index}")]
     NonFinite {
         tensor: &'static str,
@@ -293,29 +295,70 @@ pub struct Checkpoint {
 }
 
 /// Reads consecutive float32 tensors, rejecting NaN and infinities.
-struct TensorReader<'a> {
-    bytes: &'a [u8],
-    offset: usize,
+/// Reads the tensors of a checkpoint one after another, each straight into its own
+/// buffer: the file is never held whole beside the weights (one copy of the weights).
+struct TensorReader<'r, R: std::io::Read> {
+    reader: &'r mut R,
+    offset: u64,
 }
 
-impl TensorReader<'_> {
+impl<R: std::io::Read> TensorReader<'_, R> {
+    fn fill(&mut self, bytes: &mut [u8]) -> Result<(), CheckpointError> {
+        self.reader
+            .read_exact(bytes)
+            .map_err(|e| CheckpointError::Read {
+                offset: self.offset,
+                error: e.to_string(),
+            })?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
     fn take(&mut self, name: &'static str, n: usize) -> Result<Vec<f32>, CheckpointError> {
-        let raw = &self.bytes[self.offset..self.offset + n * 4];
-        self.offset += n * 4;
-        let mut out = Vec::with_capacity(n);
-        for (index, c) in raw.chunks_exact(4).enumerate() {
-            let value = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            if !value.is_finite() {
-                return Err(CheckpointError::NonFinite {
-                    tensor: name,
-                    index,
-                    value,
-                });
+        let mut out = vec![0.0f32; n];
+        // The file's little-endian floats land in place; on a big-endian target each is
+        // turned around below (a no-op on x86 and wasm).
+        let mut chunk = [0u8; 1 << 16];
+        for piece in out.chunks_mut(chunk.len() / 4) {
+            let bytes = &mut chunk[..piece.len() * 4];
+            self.fill(bytes)?;
+            for (v, c) in piece.iter_mut().zip(bytes.chunks_exact(4)) {
+                *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             }
-            out.push(value);
+        }
+        if let Some(index) = out.iter().position(|v| !v.is_finite()) {
+            return Err(CheckpointError::NonFinite {
+                tensor: name,
+                index,
+                value: out[index],
+            });
         }
         Ok(out)
     }
+
+    fn skip(&mut self, mut n: u64) -> Result<(), CheckpointError> {
+        let mut chunk = [0u8; 1 << 16];
+        while n > 0 {
+            let k = n.min(chunk.len() as u64) as usize;
+            self.fill(&mut chunk[..k])?;
+            n -= k as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Reads until `buf` is full or the reader ends; how many bytes it got.
+fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 impl Checkpoint {
@@ -362,11 +405,31 @@ impl Checkpoint {
     /// `from_bytes` with the memory the model may take (weights, one sequence's KV cache,
     /// run state), checked from the header before anything is allocated.
     pub fn from_bytes_within(bytes: &[u8], budget: Budget) -> Result<Checkpoint, CheckpointError> {
-        let config = Checkpoint::check_header(bytes, bytes.len() as u64, budget)?;
-        // The size matched, so every count below fits in memory we already hold.
+        Checkpoint::read_within(&mut &bytes[..], bytes.len() as u64, budget)
+    }
+
+    /// Reads a checkpoint of `file_len` bytes from `reader` (a file, natively): the header
+    /// is checked against `budget` and `file_len` first, then each tensor is read straight
+    /// into its buffer, so the peak is the weights themselves plus 64 KiB, not the file and
+    /// the weights (issue 11).
+    pub fn read_within(
+        reader: &mut impl std::io::Read,
+        file_len: u64,
+        budget: Budget,
+    ) -> Result<Checkpoint, CheckpointError> {
+        if file_len == 0 {
+            return Err(CheckpointError::Empty);
+        }
+        let mut head = [0u8; HEADER_BYTES];
+        let got = read_up_to(reader, &mut head).map_err(|e| CheckpointError::Read {
+            offset: 0,
+            error: e.to_string(),
+        })?;
+        let config = Checkpoint::check_header(&head[..got], file_len, budget)?;
+        // The size matched the header, and the budget allowed it: every tensor below fits.
         let mut r = TensorReader {
-            bytes,
-            offset: HEADER_BYTES,
+            reader,
+            offset: HEADER_BYTES as u64,
         };
         let c = &config;
         let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
@@ -383,7 +446,7 @@ impl Checkpoint {
         let rms_final = r.take("rms_final", d)?;
         // freq_cis_real and freq_cis_imag: unused (RoPE is computed), skipped unchecked as
         // llama2.c does.
-        r.offset += 2 * c.seq_len * (c.head_size() / 2) * 4;
+        r.skip((2 * c.seq_len * (c.head_size() / 2) * 4) as u64)?;
         let wcls = if c.shared_classifier {
             None
         } else {
@@ -635,6 +698,25 @@ mod tests {
                 assert_eq!((tensor, index), ("wq", 0))
             }
             e => panic!("unexpected {e}"),
+        }
+    }
+
+    /// A file read as a stream gives the same checkpoint as its bytes; a stream that ends
+    /// before the length it was said to have (a file cut while being read) is an error
+    /// naming the byte, not a short model.
+    #[test]
+    fn a_checkpoint_read_from_a_stream_is_the_same_and_a_cut_stream_is_an_error() {
+        let ck = Checkpoint::random(tiny_config(false), 3).unwrap();
+        let bytes = ck.to_bytes();
+        let len = bytes.len() as u64;
+        let read = Checkpoint::read_within(&mut &bytes[..], len, Budget::default()).unwrap();
+        assert_eq!(read.weights.wcls, ck.weights.wcls);
+        assert_eq!(read.weights.w2, ck.weights.w2);
+        assert_eq!(read.to_bytes(), bytes);
+        let cut = &bytes[..bytes.len() - 10];
+        match Checkpoint::read_within(&mut &cut[..], len, Budget::default()) {
+            Err(CheckpointError::Read { offset, .. }) => assert!(offset > HEADER_BYTES as u64),
+            other => panic!("{other:?}"),
         }
     }
 }

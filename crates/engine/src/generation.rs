@@ -224,13 +224,25 @@ impl Generation {
 
     /// Runs the last generated token if its logits are not known yet.
     async fn ensure_logits(&mut self, backend: &mut dyn Backend) -> Result<(), GenerationError> {
+        self.run_pending(backend).await.map(|_| ())
+    }
+
+    /// Runs the forward pass of every chosen token not yet run (the newest, after a step):
+    /// what the next distribution needs. Returns how many ran, so a caller can time the
+    /// forward pass apart from the chain.
+    pub async fn run_pending(
+        &mut self,
+        backend: &mut dyn Backend,
+    ) -> Result<usize, GenerationError> {
+        let mut ran = 0;
         while self.logits.len() <= self.generated.len() {
             let i = self.logits.len() - 1;
             let token = [self.generated[i].token];
             let l = backend.forward(self.seq, &token, false).await?;
             self.logits.push(l);
+            ran += 1;
         }
-        Ok(())
+        Ok(ran)
     }
 
     fn history(&self) -> (Vec<u32>, Vec<u32>) {

@@ -61,6 +61,19 @@ impl Model {
         Model::new(checkpoint, tokenizer)
     }
 
+    /// `from_bytes_within` with the checkpoint read from `reader` (`len` bytes, a file):
+    /// its tensors go straight into their buffers, never the whole file beside them.
+    pub fn read_within(
+        checkpoint: &mut impl std::io::Read,
+        len: u64,
+        tokenizer: &[u8],
+        budget: Budget,
+    ) -> Result<Model, ModelError> {
+        let checkpoint = Checkpoint::read_within(checkpoint, len, budget)?;
+        let tokenizer = Tokenizer::from_bytes(tokenizer)?;
+        Model::new(checkpoint, tokenizer)
+    }
+
     pub fn new(checkpoint: Checkpoint, tokenizer: Tokenizer) -> Result<Model, ModelError> {
         tokenizer.check_vocab(checkpoint.config.vocab_size)?;
         Ok(Model {

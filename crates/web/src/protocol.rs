@@ -94,9 +94,12 @@ pub struct Timings {
     /// The prompt's batched prefill.
     pub prefill_ms: Option<f64>,
     pub prefill_tokens: usize,
-    /// The last decode steps (oldest first). Browsers round worker clocks to 0.1 ms or so,
-    /// so single steps of a small model read coarsely; `last_run` is the reliable rate.
-    pub decode_ms: Vec<f64>,
+    /// The last decode steps (oldest first), in two parts: the forward pass of each new
+    /// token (what the next distribution waits for) and the sampling chain that chose it.
+    /// Browsers round worker clocks to 0.1 ms or so, so single steps of a small model read
+    /// coarsely; `last_run` is the reliable rate.
+    pub forward_ms: Vec<f64>,
+    pub chain_ms: Vec<f64>,
     /// The last multi-token step request: tokens generated and its wall time (ms).
     pub last_run: Option<(usize, f64)>,
 }

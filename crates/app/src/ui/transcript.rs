@@ -312,23 +312,26 @@ fn KeptStrip() -> impl IntoView {
 fn Timings() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
-        <p class="timings" data-testid="timings">
+        <p class="timings" data-testid="timings"
+            data-forward-ms=move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| {
+                let f = &t.timings.forward_ms;
+                (!f.is_empty()).then(|| (f.iter().sum::<f64>() / f.len() as f64).to_string())
+            }))>
             {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| {
                 let tm = &t.timings;
                 let prefill = tm.prefill_ms.map_or(String::new(), |ms| {
                     format!("prefill {} tokens in {:.1} ms", tm.prefill_tokens, ms)
                 });
-                // The mean over the last steps: a worker's clock ticks in 0.1 ms, so single
-                // steps of a small model read 0.0 or 0.1; their mean is the step's time.
-                let decode = if tm.decode_ms.is_empty() {
-                    String::new()
-                } else {
-                    let mean = tm.decode_ms.iter().sum::<f64>() / tm.decode_ms.len() as f64;
-                    if mean > 0.0 {
-                        format!("; decode {mean:.2} ms/token (mean of the last {} steps, {:.0} tokens/s)", tm.decode_ms.len(), 1000.0 / mean)
-                    } else {
-                        format!("; decode under the browser clock's 0.1 ms per token (last {} steps)", tm.decode_ms.len())
-                    }
+                // Means over the last steps (a worker's clock ticks in 0.1 ms, so single steps
+                // of a small model read 0.0 or 0.1; their mean is the step's time). The forward
+                // pass of each new token is what a step waits for; the chain chose it.
+                let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+                let decode = match (mean(&tm.forward_ms), mean(&tm.chain_ms)) {
+                    (Some(f), Some(c)) if f + c > 0.0 => format!(
+                        "; decode {:.2} ms/token = forward pass {f:.2} ms + sampling chain {c:.2} ms (means of the last {} steps, {:.0} tokens/s)",
+                        f + c, tm.chain_ms.len(), 1000.0 / (f + c)),
+                    (Some(_), Some(_)) => format!("; decode under the browser clock's 0.1 ms per token (last {} steps)", tm.chain_ms.len()),
+                    _ => String::new(),
                 };
                 let run = tm.last_run.map_or(String::new(), |(n, ms)| {
                     format!("; last run: {n} tokens in {ms:.0} ms = {:.0} tokens/s", n as f64 * 1000.0 / ms.max(1e-6))

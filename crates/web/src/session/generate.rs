@@ -32,7 +32,8 @@ impl Session {
         self.timings = Timings {
             prefill_ms: Some(host.now() - t0),
             prefill_tokens: ids.len(),
-            decode_ms: Vec::new(),
+            forward_ms: Vec::new(),
+            chain_ms: Vec::new(),
             last_run: None,
         };
         self.gen = Some(g);
@@ -171,14 +172,21 @@ impl Session {
             let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
                 return vec![err("no prompt has been run yet")];
             };
+            // The forward pass of the token chosen last (unless it already ran), then the
+            // chain on its logits: timed apart.
             let t0 = host.now();
+            match g.run_pending(&mut *engine).await {
+                Ok(ran) if ran > 0 => push_kept(&mut self.timings.forward_ms, host.now() - t0),
+                Ok(_) => {}
+                Err(e) => {
+                    error = Some(err(e));
+                    break;
+                }
+            }
+            let t1 = host.now();
             match g.step(&mut *engine, &self.settings, &m.tokenizer).await {
                 Ok(StepOutcome::Token { stop, .. }) => {
-                    self.timings.decode_ms.push(host.now() - t0);
-                    let n = self.timings.decode_ms.len();
-                    if n > TIMINGS_KEPT {
-                        self.timings.decode_ms.drain(..n - TIMINGS_KEPT);
-                    }
+                    push_kept(&mut self.timings.chain_ms, host.now() - t1);
                     if stop.is_some() {
                         break;
                     }
@@ -187,6 +195,22 @@ impl Session {
                 Err(e) => {
                     error = Some(err(e));
                     break;
+                }
+            }
+        }
+        // The newest token's forward pass belongs to this request: the page waits for it
+        // (its distribution is what the next step draws from).
+        if error.is_none() {
+            if let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) {
+                let t0 = host.now();
+                match g.run_pending(&mut *engine).await {
+                    Ok(ran) if ran > 0 => push_kept(&mut self.timings.forward_ms, host.now() - t0),
+                    Ok(_) => {}
+                    // At the context limit the last token has no next position to run.
+                    Err(GenerationError::Backend(decoding_engine::BackendError::Forward(
+                        decoding_engine::ForwardError::ContextFull { .. },
+                    ))) => {}
+                    Err(e) => error = Some(err(e)),
                 }
             }
         }
@@ -227,7 +251,8 @@ impl Session {
         if let Err(e) = g.reset(&mut *engine) {
             return vec![err(e)];
         }
-        self.timings.decode_ms.clear();
+        self.timings.forward_ms.clear();
+        self.timings.chain_ms.clear();
         self.shown().await
     }
 
@@ -263,5 +288,13 @@ impl Session {
             self.settings.strategy,
             decoding_engine::sampling::Strategy::Beam { .. }
         )
+    }
+}
+
+/// Appends a time, keeping the last `TIMINGS_KEPT`.
+fn push_kept(times: &mut Vec<f64>, ms: f64) {
+    times.push(ms);
+    if times.len() > TIMINGS_KEPT {
+        times.drain(..times.len() - TIMINGS_KEPT);
     }
 }

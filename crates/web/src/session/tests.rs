@@ -566,3 +566,21 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
         "top-p adapts: {sizes:?}"
     );
 }
+
+/// Issue 11: a step's time is its forward pass and its chain, timed apart, and the forward
+/// pass of the newest token (what the next distribution needs) is part of the request that
+/// chose it (it was run untimed by the preview before).
+#[test]
+fn each_step_times_its_forward_pass_and_its_chain() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.step(3, &host));
+    let tm = &last_transcript(&ev).timings;
+    // The first token is drawn from the prefill's logits; each chosen token is run once.
+    assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (3, 3));
+    let ev = pollster::block_on(s.step(1, &host));
+    let tm = &last_transcript(&ev).timings;
+    assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (4, 4));
+    // The next distribution needs no forward pass now: a slider move runs none.
+    assert!(s.gen.as_ref().unwrap().current_logits().is_some());
+}

@@ -1,0 +1,36 @@
+//! The matrix-vector product of decode where its weights come from memory (issue 11): the
+//! kernel against the machine's streaming read rate.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+
+/// Decode's matrix-vector product on one core where it reads from memory: the 110M shape's
+/// classifier (32,000 × 768 floats, 98 MB, three times this machine's L3). Bytes per second
+/// against the machine's streaming read rate says whether the kernel keeps up with memory.
+fn matvec_from_memory(c: &mut Criterion) {
+    let (d, n) = (32_000usize, 768usize);
+    let w: Vec<f32> = (0..d * n)
+        .map(|i| ((i % 97) as f32 - 48.0) * 1e-3)
+        .collect();
+    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 1e-2).collect();
+    let mut out = vec![0.0f32; d];
+    let mut g = c.benchmark_group("matvec from memory");
+    g.throughput(criterion::Throughput::Bytes((d * n * 4) as u64));
+    g.sample_size(20);
+    for threads in [1, 2] {
+        let name = format!("32000 x 768, {threads} thread(s)");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                pool.install(|| decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[&w]))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, matvec_from_memory);
+criterion_main!(benches);
