@@ -750,5 +750,10 @@ test('the per-step time includes the forward pass: a model where it dominates sh
   // Timing only the chain showed a small fraction of it.
   assert.ok(fwd >= 0.7 * cachedMs, `shown forward ${fwd} ms per token, a cached step measures ${cachedMs} ms: ${text}`);
   assert.ok(fwd >= 0.5 * total, text);
+  // One copy of the weights in wasm memory: the file is read from JavaScript tensor by
+  // tensor, never copied whole into wasm beside the weights (wasm memory never shrinks).
+  const file = fs.statSync(path.join(dir, 'model.bin')).size;
+  const engine = Number(await page.getByTestId('memory-engine').getAttribute('data-bytes'));
+  assert.ok(engine < 1.4 * file, `engine memory ${engine} bytes for a ${file}-byte model`);
   fs.rmSync(dir, { recursive: true, force: true });
 });

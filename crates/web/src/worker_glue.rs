@@ -20,9 +20,63 @@ enum Job {
     Request(Request),
     Files {
         name: String,
-        model: Vec<u8>,
+        model: JsBytes,
         tokenizer: Vec<u8>,
     },
+}
+
+/// A file held in JavaScript memory (the fetched chunks, or a picked file's ArrayBuffer),
+/// read into wasm a piece at a time: the checkpoint parser copies each tensor straight into
+/// its buffer, so the file itself never takes wasm memory (which never shrinks), and the
+/// JavaScript copy is garbage once the model is built.
+struct JsBytes {
+    chunks: Vec<Uint8Array>,
+    /// The chunk being read and the offset in it.
+    at: (usize, u32),
+    len: u64,
+}
+
+impl JsBytes {
+    fn new(chunks: Vec<Uint8Array>) -> JsBytes {
+        let len = chunks.iter().map(|c| c.length() as u64).sum();
+        JsBytes {
+            chunks,
+            at: (0, 0),
+            len,
+        }
+    }
+
+    /// The whole file in wasm memory (the small tokenizer).
+    fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len as usize);
+        for c in &self.chunks {
+            out.extend_from_slice(&c.to_vec());
+        }
+        out
+    }
+}
+
+impl std::io::Read for JsBytes {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let (mut i, mut off) = self.at;
+        let mut n = 0;
+        while n < buf.len() && i < self.chunks.len() {
+            let chunk = &self.chunks[i];
+            let left = chunk.length() - off;
+            let k = left.min((buf.len() - n) as u32);
+            chunk
+                .subarray(off, off + k)
+                .copy_to(&mut buf[n..n + k as usize]);
+            n += k as usize;
+            off += k;
+            if off == chunk.length() {
+                i += 1;
+                off = 0;
+            }
+        }
+        self.at = (i, off);
+        Ok(n)
+    }
 }
 
 struct Worker {
@@ -93,7 +147,7 @@ impl Worker {
                     name,
                     model,
                     tokenizer,
-                } => self.load_files(&name, &model, &tokenizer).await,
+                } => self.load_files(&name, model, &tokenizer).await,
             }
         }
         self.busy.set(false);
@@ -120,7 +174,12 @@ impl Worker {
                         .unwrap_or(&model_url)
                         .trim_end_matches(".bin")
                         .to_string();
-                    let mut events = session.load(&name, &model, &tok, backend).await;
+                    let (len, tok) = (model.len, tok.to_vec());
+                    let mut model = model;
+                    let mut events = session
+                        .load_from(&name, &mut model, len, &tok, backend)
+                        .await;
+                    drop(model);
                     if matches!(events.first(), Some(Event::Loaded { .. })) {
                         for e in &events {
                             self.post(e);
@@ -139,10 +198,14 @@ impl Worker {
     }
 
     /// A model the user chose: validated, and only then replacing the current one.
-    async fn load_files(&self, name: &str, model: &[u8], tokenizer: &[u8]) {
+    async fn load_files(&self, name: &str, mut model: JsBytes, tokenizer: &[u8]) {
         let mut session = self.session.take();
         let choice = session.backend_choice();
-        let mut events = session.load(name, model, tokenizer, choice).await;
+        let len = model.len;
+        let mut events = session
+            .load_from(name, &mut model, len, tokenizer, choice)
+            .await;
+        drop(model);
         if matches!(events.first(), Some(Event::Loaded { .. })) {
             for e in &events {
                 self.post(e);
@@ -156,12 +219,13 @@ impl Worker {
         }
     }
 
-    async fn fetch_both(&self, model: &str, tokenizer: &str) -> Result<(Vec<u8>, Vec<u8>), String> {
+    async fn fetch_both(&self, model: &str, tokenizer: &str) -> Result<(JsBytes, JsBytes), String> {
         Ok((self.fetch(model).await?, self.fetch(tokenizer).await?))
     }
 
-    /// GETs `url` from the page's own server, posting progress as bytes arrive.
-    async fn fetch(&self, url: &str) -> Result<Vec<u8>, String> {
+    /// GETs `url` from the page's own server, posting progress as bytes arrive. The body
+    /// stays in JavaScript memory as the chunks it arrived in.
+    async fn fetch(&self, url: &str) -> Result<JsBytes, String> {
         let js_err = |e: JsValue| {
             format!(
                 "{url}: {}",
@@ -190,7 +254,8 @@ impl Worker {
             .body()
             .ok_or_else(|| format!("{url}: empty response"))?;
         let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-        let mut out: Vec<u8> = Vec::with_capacity(total.unwrap_or(0).min(1 << 30) as usize);
+        let mut chunks = Vec::new();
+        let mut loaded = 0u64;
         loop {
             let chunk = JsFuture::from(reader.read()).await.map_err(js_err)?;
             let done = Reflect::get(&chunk, &"done".into())
@@ -203,16 +268,15 @@ impl Worker {
             let value: Uint8Array = Reflect::get(&chunk, &"value".into())
                 .map_err(js_err)?
                 .unchecked_into();
-            let start = out.len();
-            out.resize(start + value.length() as usize, 0);
-            value.copy_to(&mut out[start..]);
+            loaded += value.length() as u64;
+            chunks.push(value);
             self.post(&Event::Progress {
                 file: url.to_string(),
-                loaded: out.len() as u64,
+                loaded,
                 total,
             });
         }
-        Ok(out)
+        Ok(JsBytes::new(chunks))
     }
 }
 
@@ -250,9 +314,9 @@ pub fn start() {
                     Reflect::get(&data, &key.into())
                         .ok()
                         .filter(|v| v.is_instance_of::<js_sys::ArrayBuffer>())
-                        .map(|v| Uint8Array::new(&v).to_vec())
+                        .map(|v| JsBytes::new(vec![Uint8Array::new(&v)]))
                 };
-                match (bytes("model"), bytes("tokenizer")) {
+                match (bytes("model"), bytes("tokenizer").map(|t| t.to_vec())) {
                     (Some(model), Some(tokenizer)) => Job::Files {
                         name: Reflect::get(&data, &"name".into())
                             .ok()

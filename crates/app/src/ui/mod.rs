@@ -620,8 +620,10 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
                 let _ = js_sys::Reflect::set(&msg, &"model".into(), &m);
                 let _ = js_sys::Reflect::set(&msg, &"tokenizer".into(), &t);
                 ui.gen.running.set(false);
+                // Moved to the worker, not copied: the page keeps no second copy of the file.
+                let moved = js_sys::Array::of2(&m, &t);
                 ui.link.with_value(|w| {
-                    if let Err(e) = w.post_message(&msg) {
+                    if let Err(e) = w.post_message_with_transfer(&msg, &moved) {
                         web_sys::console::error_2(&"postMessage failed".into(), &e);
                     }
                 });

@@ -17,7 +17,24 @@ impl Session {
         tokenizer: &[u8],
         choice: BackendChoice,
     ) -> Vec<Event> {
-        let m = match Model::from_bytes(model, tokenizer) {
+        let len = model.len() as u64;
+        self.load_from(name, &mut &model[..], len, tokenizer, choice)
+            .await
+    }
+
+    /// `load` with the checkpoint read from `model` (`len` bytes): the page's worker reads
+    /// the fetched or picked file from JavaScript memory this way, tensor by tensor, so
+    /// wasm memory holds the weights once, not the file and the weights (issue 11).
+    pub async fn load_from(
+        &mut self,
+        name: &str,
+        model: &mut impl std::io::Read,
+        len: u64,
+        tokenizer: &[u8],
+        choice: BackendChoice,
+    ) -> Vec<Event> {
+        let budget = decoding_engine::budget::Budget::default();
+        let m = match Model::read_within(model, len, tokenizer, budget) {
             Ok(m) => m,
             Err(e) => return vec![err(e)],
         };
