@@ -443,17 +443,8 @@ mod tests {
 
     #[test]
     fn dot_kernel_gives_the_portable_bits() {
-        // Lengths around each boundary: the 32-wide bulk, the 8-wide chunks, the tail.
-        let mut seed = 1u32;
-        let mut next = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
-        };
-        for n in [
-            0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100, 172, 288, 768, 2049,
-        ] {
-            let a: Vec<f32> = (0..n).map(|_| next()).collect();
-            let b: Vec<f32> = (0..n + 3).map(|_| next()).collect();
+        for (a, b) in crate::testing::dot_cases() {
+            let n = a.len();
             assert_eq!(
                 dot(&a, &b).to_bits(),
                 dot_portable(&a, &b).to_bits(),

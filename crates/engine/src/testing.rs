@@ -68,3 +68,24 @@ impl Backend for LosesDevice {
         self.inner.forward_batch(batch)
     }
 }
+
+/// Pairs of vectors for checking a dot-product kernel against `cpu::dot_portable`: lengths
+/// around each boundary of its order (the 32-wide bulk, the 8-wide chunks, the tail), the
+/// second vector longer (only the common length counts), values in ±4 from a fixed LCG.
+pub fn dot_cases() -> Vec<(Vec<f32>, Vec<f32>)> {
+    let mut seed = 1u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    [
+        0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100, 172, 288, 768, 2049,
+    ]
+    .into_iter()
+    .map(|n| {
+        let a: Vec<f32> = (0..n).map(|_| next()).collect();
+        let b: Vec<f32> = (0..n + 3).map(|_| next()).collect();
+        (a, b)
+    })
+    .collect()
+}

@@ -48,15 +48,17 @@ async fn seed_7_top_p_0_9_matches_the_native_golden_text() {
 #[wasm_bindgen_test]
 fn the_simd_dot_gives_the_portable_bits() {
     use decoding_engine::cpu::{dot, dot_portable};
-    let mut seed = 1u32;
-    let mut next = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
-    };
-    for n in [0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100, 172, 288, 768, 2049] {
-        let a: Vec<f32> = (0..n).map(|_| next()).collect();
-        let b: Vec<f32> = (0..n + 3).map(|_| next()).collect();
-        assert_eq!(dot(&a, &b).to_bits(), dot_portable(&a, &b).to_bits(), "n = {n}");
-        assert_eq!(dot(&b, &a).to_bits(), dot_portable(&b, &a).to_bits(), "n = {n}");
+    for (a, b) in decoding_engine::testing::dot_cases() {
+        let n = a.len();
+        assert_eq!(
+            dot(&a, &b).to_bits(),
+            dot_portable(&a, &b).to_bits(),
+            "n = {n}"
+        );
+        assert_eq!(
+            dot(&b, &a).to_bits(),
+            dot_portable(&b, &a).to_bits(),
+            "n = {n}"
+        );
     }
 }
