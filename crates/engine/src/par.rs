@@ -13,8 +13,9 @@ fn units_per_task(units: usize, work_per_unit: usize) -> Option<usize> {
     if threads < 2 || total < 2 * MIN_WORK_PER_TASK {
         return None;
     }
-    // A few tasks per thread balance uneven progress; none smaller than the minimum.
-    let by_balance = units.div_ceil(threads * 2);
+    // One run of units per thread (the team's members take contiguous runs; rows cost the
+    // same); none smaller than the minimum.
+    let by_balance = units.div_ceil(threads);
     let by_minimum = MIN_WORK_PER_TASK.div_ceil(work_per_unit.max(1));
     Some(by_balance.max(by_minimum).max(1))
 }
@@ -119,15 +120,199 @@ pub fn zip_units<F>(
     }
 }
 
+/// A raw pointer shared by the team's members, each writing its own disjoint part.
+#[cfg(not(target_arch = "wasm32"))]
+struct Parts(*mut f32);
+// SAFETY: members write disjoint chunks of the buffer (see `split`).
+#[cfg(not(target_arch = "wasm32"))]
+unsafe impl Sync for Parts {}
+
 #[cfg(not(target_arch = "wasm32"))]
 fn split<F>(out: &mut [f32], chunk_len: usize, per_task: usize, f: F)
 where
     F: Fn(usize, &mut [f32]) + Sync + Send,
 {
-    use rayon::prelude::*;
-    out.par_chunks_mut(chunk_len)
-        .enumerate()
-        .for_each(|(i, c)| f(i * per_task, c));
+    // The chunks in contiguous runs, one run per member of the team (the caller first).
+    let size = threads();
+    let len = out.len();
+    let n_chunks = len.div_ceil(chunk_len.max(1));
+    let base = Parts(out.as_mut_ptr());
+    let job = |member: usize| {
+        let base = &base;
+        for c in n_chunks * member / size..n_chunks * (member + 1) / size {
+            let start = c * chunk_len;
+            let end = (start + chunk_len).min(len);
+            // SAFETY: chunk c is [start, end) of `out`, borrowed mutably for this call;
+            // runs of different members never overlap.
+            let chunk = unsafe { std::slice::from_raw_parts_mut(base.0.add(start), end - start) };
+            f(c * per_task, chunk);
+        }
+    };
+    if !team::run(size, &job) {
+        // No team (or it is busy: tests on several threads): rayon's pool.
+        use rayon::prelude::*;
+        out.par_chunks_mut(chunk_len)
+            .enumerate()
+            .for_each(|(i, c)| f(i * per_task, c));
+    }
+}
+
+/// A team of worker threads that wait for work by spinning, as OpenMP's do, so the dozens of
+/// parallel loops of one forward pass (every matrix product, the attention heads) cost a
+/// store and a few cache-line transfers each instead of a sleep and a wake-up: with
+/// rayon's pool the 15M shape spent 8 % of its two-core decode in the scheduler
+/// (`__schedule`, `sched_yield`; perf). A member that finds no work for `SPIN` rounds goes
+/// to sleep on a condition variable and is woken by the next loop.
+#[cfg(not(target_arch = "wasm32"))]
+mod team {
+    use std::cell::{Cell, UnsafeCell};
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex, OnceLock};
+
+    /// Rounds of `spin_loop` an idle member waits before sleeping (tens of microseconds:
+    /// longer than the gap between two loops of a forward pass, shorter than a pause).
+    const SPIN: u32 = 1 << 15;
+
+    type Job = dyn Fn(usize) + Sync;
+
+    struct Shared {
+        /// Members besides the caller.
+        members: usize,
+        /// Bumped for each job; a member runs the job once per new value.
+        epoch: AtomicU64,
+        /// The current job, written by the caller before the epoch moves and read by the
+        /// members after they see it move; valid until `pending` is back to 0.
+        job: UnsafeCell<Option<*const Job>>,
+        pending: AtomicUsize,
+        panicked: AtomicBool,
+        sleeping: AtomicUsize,
+        lock: Mutex<()>,
+        wake: Condvar,
+        /// One caller at a time; others (tests on several threads) run alone.
+        busy: Mutex<()>,
+    }
+
+    // SAFETY: `job` is written only by the caller holding `busy`, before the Release bump of
+    // `epoch`, and read by members after an Acquire load that saw the bump; the caller
+    // waits for every member (`pending`) before the job's borrow ends.
+    unsafe impl Sync for Shared {}
+    unsafe impl Send for Shared {}
+
+    thread_local! {
+        /// Set on team members and on a caller inside a job: a loop nested in a job runs
+        /// alone instead of waiting for itself.
+        static INSIDE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    static TEAM: OnceLock<Option<&'static Shared>> = OnceLock::new();
+
+    fn team(size: usize) -> Option<&'static Shared> {
+        *TEAM.get_or_init(|| {
+            let members = size.saturating_sub(1);
+            if members == 0 {
+                return None;
+            }
+            let shared: &'static Shared = Box::leak(Box::new(Shared {
+                members,
+                epoch: AtomicU64::new(0),
+                job: UnsafeCell::new(None),
+                pending: AtomicUsize::new(0),
+                panicked: AtomicBool::new(false),
+                sleeping: AtomicUsize::new(0),
+                lock: Mutex::new(()),
+                wake: Condvar::new(),
+                busy: Mutex::new(()),
+            }));
+            for idx in 1..=members {
+                let spawned = std::thread::Builder::new()
+                    .name(format!("engine-team-{idx}"))
+                    .spawn(move || member(shared, idx));
+                if spawned.is_err() {
+                    return None;
+                }
+            }
+            Some(shared)
+        })
+    }
+
+    fn member(s: &'static Shared, idx: usize) {
+        INSIDE.with(|i| i.set(true));
+        let mut seen = 0u64;
+        loop {
+            let mut spins = 0;
+            seen = loop {
+                let e = s.epoch.load(Ordering::Acquire);
+                if e != seen {
+                    break e;
+                }
+                if spins < SPIN {
+                    spins += 1;
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let guard = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+                s.sleeping.fetch_add(1, Ordering::SeqCst);
+                let guard = s
+                    .wake
+                    .wait_while(guard, |_| s.epoch.load(Ordering::SeqCst) == seen)
+                    .unwrap_or_else(|p| p.into_inner());
+                s.sleeping.fetch_sub(1, Ordering::SeqCst);
+                drop(guard);
+                spins = 0;
+            };
+            // SAFETY: see `Shared`; the caller keeps the job alive until `pending` is 0.
+            let job = unsafe { *s.job.get() };
+            if let Some(job) = job {
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+                    (*job)(idx)
+                }));
+                if ran.is_err() {
+                    s.panicked.store(true, Ordering::SeqCst);
+                }
+            }
+            s.pending.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// Runs `job(i)` for every i in 0..size, the caller taking 0, and returns once all are
+    /// done; `false` (nothing run) when there is no team, it is busy, or the caller is
+    /// already inside a job.
+    pub fn run(size: usize, job: &(dyn Fn(usize) + Sync + '_)) -> bool {
+        if INSIDE.with(Cell::get) {
+            return false;
+        }
+        let Some(s) = team(size) else { return false };
+        if s.members + 1 != size {
+            return false;
+        }
+        let Ok(_busy) = s.busy.try_lock() else {
+            return false;
+        };
+        // SAFETY: the borrow of `job` outlives its use: we wait below for every member.
+        let erased: *const Job =
+            unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const Job>(job) };
+        unsafe { *s.job.get() = Some(erased) };
+        s.pending.store(s.members, Ordering::Relaxed);
+        s.epoch.fetch_add(1, Ordering::SeqCst);
+        if s.sleeping.load(Ordering::SeqCst) > 0 {
+            let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+            s.wake.notify_all();
+        }
+        INSIDE.with(|i| i.set(true));
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
+        INSIDE.with(|i| i.set(false));
+        while s.pending.load(Ordering::Acquire) != 0 {
+            std::hint::spin_loop();
+        }
+        unsafe { *s.job.get() = None };
+        if let Err(p) = mine {
+            std::panic::resume_unwind(p);
+        }
+        if s.panicked.swap(false, Ordering::SeqCst) {
+            panic!("a member of the engine's thread team panicked");
+        }
+        true
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -149,4 +334,51 @@ pub fn set_threads(n: Option<usize>) -> Result<(), String> {
 /// Worker threads the engine uses (1 in wasm).
 pub fn thread_count() -> usize {
     threads()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every unit is handed out exactly once, at its index, whichever way the work is run:
+    /// by the spinning team, by rayon when the team is busy (three threads calling at once),
+    /// or alone when a loop is nested in another's job.
+    #[test]
+    fn each_unit_is_run_once_from_any_thread_and_nested() {
+        let fill = |out: &mut [f32]| {
+            // 4,096 units of 4 elements, each costing enough to be split.
+            chunks(out, 4, MIN_WORK_PER_TASK, |first, chunk| {
+                for (k, unit) in chunk.chunks_mut(4).enumerate() {
+                    for v in unit.iter_mut() {
+                        *v += (first + k) as f32;
+                    }
+                }
+            });
+        };
+        let check = |out: &[f32]| {
+            for (i, v) in out.iter().enumerate() {
+                assert_eq!(*v, (i / 4) as f32, "element {i}");
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for _ in 0..200 {
+                        let mut out = vec![0.0f32; 4 * 4096];
+                        fill(&mut out);
+                        check(&out);
+                    }
+                });
+            }
+        });
+        // A loop inside a loop's job runs on its caller alone.
+        let mut outer = vec![0.0f32; 2 * 4096];
+        chunks(&mut outer, 4096, MIN_WORK_PER_TASK * 4096, |_, part| {
+            let mut inner = vec![0.0f32; 4 * 4096];
+            fill(&mut inner);
+            check(&inner);
+            part.fill(1.0);
+        });
+        assert!(outer.iter().all(|&v| v == 1.0));
+    }
 }
