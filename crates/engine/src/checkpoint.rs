@@ -297,6 +297,8 @@ pub struct Checkpoint {
 /// Reads consecutive float32 tensors, rejecting NaN and infinities.
 /// Reads the tensors of a checkpoint one after another, each straight into its own
 /// buffer: the file is never held whole beside the weights (one copy of the weights).
+/// A reader hands the bytes over in pieces of its own size (a file: the whole tensor in
+/// one `read_exact`; the page's JavaScript chunks: 64 KiB at a time).
 struct TensorReader<'r, R: std::io::Read> {
     reader: &'r mut R,
     offset: u64,
@@ -316,14 +318,12 @@ impl<R: std::io::Read> TensorReader<'_, R> {
 
     fn take(&mut self, name: &'static str, n: usize) -> Result<Vec<f32>, CheckpointError> {
         let mut out = vec![0.0f32; n];
-        // The file's little-endian floats land in place; on a big-endian target each is
-        // turned around below (a no-op on x86 and wasm).
-        let mut chunk = [0u8; 1 << 16];
-        for piece in out.chunks_mut(chunk.len() / 4) {
-            let bytes = &mut chunk[..piece.len() * 4];
-            self.fill(bytes)?;
-            for (v, c) in piece.iter_mut().zip(bytes.chunks_exact(4)) {
-                *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        // The file's little-endian floats are read straight into the tensor (x86, wasm);
+        // a big-endian target turns each around after reading.
+        self.fill(bytemuck::cast_slice_mut::<f32, u8>(&mut out))?;
+        if cfg!(target_endian = "big") {
+            for v in out.iter_mut() {
+                *v = f32::from_bits(u32::from_le(v.to_bits()));
             }
         }
         if let Some(index) = out.iter().position(|v| !v.is_finite()) {
@@ -410,8 +410,8 @@ impl Checkpoint {
 
     /// Reads a checkpoint of `file_len` bytes from `reader` (a file, natively): the header
     /// is checked against `budget` and `file_len` first, then each tensor is read straight
-    /// into its buffer, so the peak is the weights themselves plus 64 KiB, not the file and
-    /// the weights (issue 11).
+    /// into its buffer, so the peak is the weights themselves, not the file and the weights
+    /// (issue 11).
     pub fn read_within(
         reader: &mut impl std::io::Read,
         file_len: u64,
