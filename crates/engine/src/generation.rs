@@ -2,9 +2,12 @@
 //! rewind one token / reset, with the stop conditions (end token, max tokens, a stop sequence
 //! matched on the text across token boundaries, context full). [STATE].
 //!
-//! The logits each token was drawn from are kept, so rewinding only truncates the cache
-//! (nothing is recomputed) and a moved slider re-runs the chain on the current logits
-//! ([`Generation::preview`]) without a forward pass. Each step draws its own coin
+//! The logits of the last [`LOGITS_KEPT`] tokens are kept, so rewinding that far only
+//! truncates the cache (nothing is recomputed; further back, one token's forward pass runs
+//! again) and a moved slider re-runs the chain on the current logits
+//! ([`Generation::preview`]) without a forward pass. Keeping every step's logits cost
+//! 128 KB a token at a 32,000-token vocabulary (issue 11: a third of the CLI's peak over
+//! 253 tokens, and unbounded in a long page session). Each step draws its own coin
 //! ([`step_coin`]), so rewind-and-step with unchanged settings gives the same token.
 
 use crate::backend::{Backend, BackendError, SeqId};
@@ -88,6 +91,9 @@ pub enum StepOutcome {
     Stopped(StopReason),
 }
 
+/// Steps whose logits are kept for rewinding without a forward pass.
+pub const LOGITS_KEPT: usize = 64;
+
 /// How many of a step's most likely tokens are kept for hovering.
 const TOP_KEPT: usize = 20;
 
@@ -95,8 +101,11 @@ pub struct Generation {
     seq: SeqId,
     prompt: Vec<u32>,
     generated: Vec<Step>,
-    /// logits[i]: next-token logits after prompt + generated[..i].
+    /// logits[i]: next-token logits after prompt + generated[..i]; emptied (freed) for all
+    /// but the prefill's and the last `LOGITS_KEPT + 1`.
     logits: Vec<Vec<f32>>,
+    /// logits[1..freed_to] are freed.
+    freed_to: usize,
     end_tokens: Vec<u32>,
     seq_len: usize,
 }
@@ -124,6 +133,7 @@ impl Generation {
             prompt,
             generated: Vec::new(),
             logits: vec![logits],
+            freed_to: 1,
             end_tokens,
             seq_len: backend.config().seq_len,
         })
@@ -145,6 +155,7 @@ impl Generation {
             for row in all.chunks(v) {
                 g.logits.push(row.to_vec());
             }
+            g.forget_old_logits();
         }
         g.generated = self.generated.clone();
         Ok(g)
@@ -171,9 +182,13 @@ impl Generation {
         self.logits.get(self.generated.len()).map(Vec::as_slice)
     }
 
-    /// The logits generated token `i` was drawn from.
+    /// The logits generated token `i` was drawn from, while they are kept (the last
+    /// `LOGITS_KEPT`).
     pub fn logits_at(&self, i: usize) -> Option<&[f32]> {
-        self.logits.get(i).map(Vec::as_slice)
+        self.logits
+            .get(i)
+            .filter(|l| !l.is_empty())
+            .map(Vec::as_slice)
     }
 
     /// Generated text (the prompt excluded), invalid UTF-8 replaced. Without `flush`, bytes
@@ -240,9 +255,25 @@ impl Generation {
             let token = [self.generated[i].token];
             let l = backend.forward(self.seq, &token, false).await?;
             self.logits.push(l);
+            self.forget_old_logits();
             ran += 1;
         }
         Ok(ran)
+    }
+
+    /// Frees the logits older than the last `LOGITS_KEPT + 1` (the prefill's stay: a rewind
+    /// to the prompt needs no forward pass).
+    fn forget_old_logits(&mut self) {
+        let keep_from = self.logits.len().saturating_sub(LOGITS_KEPT + 1).max(1);
+        while self.freed_to < keep_from {
+            self.logits[self.freed_to] = Vec::new();
+            self.freed_to += 1;
+        }
+    }
+
+    /// How many steps' logits are held (the prefill's included).
+    pub fn logits_held(&self) -> usize {
+        self.logits.iter().filter(|l| !l.is_empty()).count()
     }
 
     fn history(&self) -> (Vec<u32>, Vec<u32>) {
@@ -350,8 +381,15 @@ impl Generation {
             .generated
             .pop()
             .ok_or(GenerationError::NothingToRewind)?;
-        let forwarded = (self.logits.len() - 1).min(self.generated.len());
+        let mut forwarded = (self.logits.len() - 1).min(self.generated.len());
         self.logits.truncate(forwarded + 1);
+        if forwarded > 0 && self.logits[forwarded].is_empty() {
+            // Freed: the last token is "chosen, not yet run" again; its forward pass runs
+            // when its distribution is next needed (`run_pending`).
+            self.logits.truncate(forwarded);
+            forwarded -= 1;
+        }
+        self.freed_to = self.freed_to.min(self.logits.len());
         backend.truncate(self.seq, self.prompt.len() + forwarded)?;
         Ok(step)
     }
@@ -360,6 +398,7 @@ impl Generation {
     pub fn reset(&mut self, backend: &mut dyn Backend) -> Result<(), GenerationError> {
         self.generated.clear();
         self.logits.truncate(1);
+        self.freed_to = 1;
         backend.truncate(self.seq, self.prompt.len())?;
         Ok(())
     }

@@ -346,3 +346,57 @@ fn forced_tokens_are_recorded_like_chosen_ones() {
     assert!(block_on(g.force(&mut be, &sample, &m.tokenizer, 512)).is_err());
     assert_eq!(g.steps().len(), 2);
 }
+
+/// Only the last `LOGITS_KEPT` steps' logits are held; rewinding further back runs one
+/// forward pass per step beyond them and gives the same distributions and tokens again.
+#[test]
+fn old_logits_are_freed_and_a_deep_rewind_recomputes_them_exactly() {
+    use decoding_engine::generation::LOGITS_KEPT;
+    let m = common::stories260k();
+    let mut be = LosesDevice::after(CpuBackend::new(m.transformer.clone()), usize::MAX);
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let s = settings(&[("seed", "5"), ("top_p", "0.9"), ("max_tokens", "1000")]);
+    let run = |be: &mut LosesDevice, n: usize| {
+        let mut g = block_on(Generation::start(be, prompt.clone(), ends(&m))).unwrap();
+        for _ in 0..n {
+            block_on(g.step(be, &s, &m.tokenizer)).unwrap();
+        }
+        g
+    };
+    let mut g = run(&mut be, 150);
+    block_on(g.run_pending(&mut be)).unwrap();
+    assert_eq!(
+        g.logits_held(),
+        LOGITS_KEPT + 2,
+        "the prefill's and the last 65"
+    );
+    let original = g.generated_ids();
+    // Back to 20 tokens: the distribution there is the one a fresh run reaches.
+    for _ in 0..130 {
+        g.rewind(&mut be).unwrap();
+    }
+    let n = be.forwards;
+    let deep = block_on(g.preview(&mut be, &s)).unwrap();
+    assert_eq!(
+        be.forwards,
+        n + 1,
+        "one forward pass to recompute the freed logits"
+    );
+    let mut fresh = run(&mut be, 20);
+    let want = block_on(fresh.preview(&mut be, &s)).unwrap();
+    assert_eq!(deep.probs, want.probs);
+    // Stepping on from there gives the same tokens as the first time.
+    let first = g.generated_ids();
+    for _ in 0..30 {
+        block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
+        block_on(fresh.step(&mut be, &s, &m.tokenizer)).unwrap();
+    }
+    assert_eq!(g.generated_ids(), fresh.generated_ids());
+    assert_eq!(first[..], original[..20]);
+    assert_eq!(g.generated_ids()[..], original[..50]);
+    // A short rewind still recomputes nothing.
+    let n = be.forwards;
+    g.rewind(&mut be).unwrap();
+    block_on(g.preview(&mut be, &s)).unwrap();
+    assert_eq!(be.forwards, n);
+}
