@@ -358,8 +358,14 @@ impl Generation {
             .filter(|(_, &p)| p > 0.0)
             .map(|(i, &p)| (i as u32, p))
             .collect();
-        top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        top.truncate(TOP_KEPT);
+        // The most likely first, ties by id: the top few picked in linear time, then sorted
+        // (sorting all 32,000 of a large vocabulary took a millisecond a step in the page).
+        let order = |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if top.len() > TOP_KEPT {
+            top.select_nth_unstable_by(TOP_KEPT - 1, order);
+            top.truncate(TOP_KEPT);
+        }
+        top.sort_by(order);
         let model_prob = self.current_logits().map_or(0.0, |z| {
             crate::sampling::stages::log_softmax(z)[token as usize].exp()
         });
