@@ -58,9 +58,14 @@ test('10,000 slider moves and 2,000 tokens: memory flat within 10 %', async () =
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
   const t0 = Date.now();
-  // Warm-up: caches, JIT tiers and the allocator reach their working size.
-  await moveSliders(page, 1000);
-  await generate(page, 500);
+  // Warm-up: caches, JIT tiers and the allocator reach their working size. Wasm memory
+  // only grows, so what is measured is its high-water mark: after a short warm-up the page's
+  // reached its plateau (3.9 MB) in some runs and not in others (3.5–3.9 MB at the start,
+  // 3.9–4.0 at the end, 0–10.9 % "growth" with no trend), hence two rounds.
+  for (let i = 0; i < 2; i++) {
+    await moveSliders(page, 1000);
+    await generate(page, 500);
+  }
   const start = await memory(page, cdp);
   await moveSliders(page, 10_000);
   for (let i = 0; i < 4; i++) await generate(page, 500);
