@@ -367,7 +367,7 @@ impl Generation {
         }
         top.sort_by(order);
         let model_prob = self.current_logits().map_or(0.0, |z| {
-            crate::sampling::stages::log_softmax(z)[token as usize].exp()
+            crate::sampling::stages::log_softmax_at(z, token as usize).exp()
         });
         self.generated.push(Step {
             token,

@@ -6,7 +6,7 @@ use super::{err, Session};
 use crate::protocol::*;
 use decoding_engine::beam::{BeamConfig, BeamNode, BeamSearch};
 use decoding_engine::generation::{Generation, GenerationError};
-use decoding_engine::sampling::stages::log_softmax;
+use decoding_engine::sampling::stages::log_softmax_at;
 use decoding_engine::sampling::Settings;
 use decoding_engine::Backend;
 
@@ -80,7 +80,7 @@ impl Session {
             if let (Some(z), Some(step)) = (b.greedy.logits_at(i), b.greedy.steps().get(i)) {
                 let before = b.greedy_cum.last().copied().unwrap_or(0.0);
                 b.greedy_cum
-                    .push(before + log_softmax(z)[step.token as usize]);
+                    .push(before + log_softmax_at(z, step.token as usize));
             }
         }
         Ok(())
