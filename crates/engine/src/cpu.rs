@@ -443,24 +443,8 @@ mod tests {
 
     #[test]
     fn dot_kernel_gives_the_portable_bits() {
-        for (a, b) in crate::testing::dot_cases() {
-            let n = a.len();
-            assert_eq!(
-                dot(&a, &b).to_bits(),
-                dot_portable(&a, &b).to_bits(),
-                "n = {n}"
-            );
-            assert_eq!(
-                dot(&b, &a).to_bits(),
-                dot_portable(&b, &a).to_bits(),
-                "n = {n}"
-            );
-            assert_eq!(
-                dot_streamed(&a, &b).to_bits(),
-                dot_portable(&a, &b).to_bits(),
-                "n = {n}"
-            );
-        }
+        crate::testing::assert_dot_kernel_bits(dot);
+        crate::testing::assert_dot_kernel_bits(dot_streamed);
     }
 
     #[test]

@@ -89,3 +89,22 @@ pub fn dot_cases() -> Vec<(Vec<f32>, Vec<f32>)> {
     })
     .collect()
 }
+
+/// Asserts that `kernel` gives `cpu::dot_portable`'s bits on every `dot_cases()` pair, both
+/// ways round.
+pub fn assert_dot_kernel_bits(kernel: impl Fn(&[f32], &[f32]) -> f32) {
+    use crate::cpu::dot_portable;
+    for (a, b) in dot_cases() {
+        let n = a.len();
+        assert_eq!(
+            kernel(&a, &b).to_bits(),
+            dot_portable(&a, &b).to_bits(),
+            "n = {n}"
+        );
+        assert_eq!(
+            kernel(&b, &a).to_bits(),
+            dot_portable(&b, &a).to_bits(),
+            "n = {n}"
+        );
+    }
+}

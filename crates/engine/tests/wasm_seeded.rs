@@ -47,18 +47,5 @@ async fn seed_7_top_p_0_9_matches_the_native_golden_text() {
 /// (the 32-wide bulk, the 8-wide chunks, the tail).
 #[wasm_bindgen_test]
 fn the_simd_dot_gives_the_portable_bits() {
-    use decoding_engine::cpu::{dot, dot_portable};
-    for (a, b) in decoding_engine::testing::dot_cases() {
-        let n = a.len();
-        assert_eq!(
-            dot(&a, &b).to_bits(),
-            dot_portable(&a, &b).to_bits(),
-            "n = {n}"
-        );
-        assert_eq!(
-            dot(&b, &a).to_bits(),
-            dot_portable(&b, &a).to_bits(),
-            "n = {n}"
-        );
-    }
+    decoding_engine::testing::assert_dot_kernel_bits(decoding_engine::cpu::dot);
 }
