@@ -294,11 +294,9 @@ pub struct Checkpoint {
     pub weights: TransformerWeights,
 }
 
-/// Reads consecutive float32 tensors, rejecting NaN and infinities.
-/// Reads the tensors of a checkpoint one after another, each straight into its own
-/// buffer: the file is never held whole beside the weights (one copy of the weights).
-/// A reader hands the bytes over in pieces of its own size (a file: the whole tensor in
-/// one `read_exact`; the page's JavaScript chunks: 64 KiB at a time).
+/// Reads consecutive float32 tensors, rejecting NaN and infinities, each straight into its
+/// own buffer (one `read_exact` per tensor): the file is never held whole beside the
+/// weights.
 struct TensorReader<'r, R: std::io::Read> {
     reader: &'r mut R,
     offset: u64,

@@ -27,7 +27,8 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         unsafe { x86::dot_avx512::<false>(a, b) }
     }
     // And in wasm's 4-lane registers where the page's build has SIMD (all current
-    // browsers): the loop below, left to LLVM, ran 4× slower in the page than natively.
+    // browsers): left to LLVM, the loop below made stories260K's forward pass in the page
+    // take 0.27 ms a token against 0.14 ms with the kernel.
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         // SAFETY: the build enables simd128; the kernel reads within both slices.

@@ -150,7 +150,15 @@ impl Generation {
                 .iter()
                 .map(|s| s.token)
                 .collect();
-            let all = backend.forward(g.seq, &toks, true).await?;
+            // Logits only for the steps that keep them: 4,096 tokens at a 32,000-token
+            // vocabulary would be 512 MB of rows to throw away.
+            let head = forwarded.saturating_sub(LOGITS_KEPT + 1);
+            if head > 0 {
+                backend.forward(g.seq, &toks[..head], false).await?;
+                g.logits.resize(head + 1, Vec::new());
+                g.freed_to = head + 1;
+            }
+            let all = backend.forward(g.seq, &toks[head..], true).await?;
             let v = backend.config().vocab_size;
             for row in all.chunks(v) {
                 g.logits.push(row.to_vec());
@@ -374,14 +382,21 @@ impl Generation {
             piece: tokenizer.piece(token).unwrap_or("?").to_string(),
             prob: trace.probs[token as usize],
             model_prob,
-            rank: crate::sampling::chain::rank_of(&trace.probs, token as usize),
+            // The chain ranked its own choice; a forced token is ranked here.
+            rank: if token == trace.token {
+                trace.rank
+            } else {
+                crate::sampling::chain::rank_of(&trace.probs, token as usize)
+            },
             kept: trace.kept,
             coin: trace.coin,
             top,
         });
     }
 
-    /// Removes the last generated token; the cache is truncated, nothing is recomputed.
+    /// Removes the last generated token; the cache is truncated. Within the last
+    /// `LOGITS_KEPT` steps nothing is recomputed; further back the previous token's forward
+    /// pass runs again when its distribution is next needed.
     pub fn rewind(&mut self, backend: &mut dyn Backend) -> Result<Step, GenerationError> {
         let step = self
             .generated

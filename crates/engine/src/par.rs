@@ -148,7 +148,12 @@ where
             f(c * per_task, chunk);
         }
     };
-    if !team::run(size, &job) {
+    if team::inside() {
+        // A loop nested in a team job runs on its caller alone (the team is at work).
+        for (i, c) in out.chunks_mut(chunk_len).enumerate() {
+            f(i * per_task, c);
+        }
+    } else if !team::run(size, &job) {
         // No team (or it is busy: tests on several threads): rayon's pool.
         use rayon::prelude::*;
         out.par_chunks_mut(chunk_len)
@@ -200,7 +205,7 @@ mod team {
 
     thread_local! {
         /// Set on team members and on a caller inside a job: a loop nested in a job runs
-        /// alone instead of waiting for itself.
+        /// on its thread alone instead of waiting for the team it is part of.
         static INSIDE: Cell<bool> = const { Cell::new(false) };
     }
 
@@ -272,6 +277,11 @@ mod team {
             }
             s.pending.fetch_sub(1, Ordering::Release);
         }
+    }
+
+    /// Whether this thread is running a team job (a member, or a caller inside `run`).
+    pub fn inside() -> bool {
+        INSIDE.with(Cell::get)
     }
 
     /// Runs `job(i)` for every i in 0..size, the caller taking 0, and returns once all are

@@ -58,12 +58,18 @@ fn paths(v: &BeamView, all: &[BeamNode]) -> Paths {
     }
 }
 
-fn tree(ui: Ui, v: &BeamView, all: &[BeamNode], wrap: NodeRef<leptos::html::Div>) -> impl IntoView {
+fn tree(
+    ui: Ui,
+    v: &BeamView,
+    all: &[BeamNode],
+    paths: Paths,
+    wrap: NodeRef<leptos::html::Div>,
+) -> impl IntoView {
     let Paths {
         best: on_best,
         greedy: on_greedy,
         greedy_ids,
-    } = paths(v, all);
+    } = paths;
     // Nodes are in depth order: the window is a suffix of them.
     let first_depth = v.depth.saturating_sub(WINDOW - 1);
     let start = all.partition_point(|n| n.depth < first_depth);
@@ -276,6 +282,8 @@ pub fn BeamPanel() -> impl IntoView {
                             if ui.shell.page.with(|p| p.presenter) { "&presenter=1" } else { "" })>"Example: \"The dog\", 10 steps"</a>
                 </div>
                 {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
+                    // The best beam's and greedy's paths, found once for the legend and the tree.
+                    let found = ui.views.beam_nodes.with(|all| paths(v, all));
                     let finished = v.finished.iter().map(|h| view! {
                         <li>{format!("score {:.3} (log p {:.3}{}): {}", h.score, h.sum_logprob,
                             if h.ended { ", ended" } else { "" }, h.text)}</li>
@@ -291,7 +299,7 @@ pub fn BeamPanel() -> impl IntoView {
                             )}
                         </p>
                         <p class="path-line" data-testid="beam-greedy"><span class="key greedy"></span>{
-                            let in_tree = ui.views.beam_nodes.with(|all| paths(v, all).greedy_ids.len().saturating_sub(1));
+                            let in_tree = found.greedy_ids.len().saturating_sub(1);
                             let left = if in_tree < v.greedy_tokens.len() {
                                 format!(" (its first {in_tree} tokens are in the tree; then beam search pruned it: the dashed row under the tree)")
                             } else { String::new() };
@@ -299,7 +307,7 @@ pub fn BeamPanel() -> impl IntoView {
                         }</p>
                         <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
                         <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
-                        {ui.views.beam_nodes.with(|all| tree(ui, v, all, wrap))}
+                        {ui.views.beam_nodes.with(|all| tree(ui, v, all, found, wrap))}
                         <ol class="hyps">{finished}</ol>
                     }
                 }))}
