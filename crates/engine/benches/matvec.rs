@@ -25,7 +25,9 @@ fn matvec_from_memory(c: &mut Criterion) {
             .unwrap();
         g.bench_function(name, |b| {
             b.iter(|| {
-                pool.install(|| decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[&w]))
+                pool.install(|| {
+                    decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[(&w).into()])
+                })
             })
         });
     }

@@ -7,11 +7,15 @@
 //! a `fetch` or a dropped file in the browser).
 
 use crate::budget::{Budget, BudgetError, Footprint};
+use crate::quant::{self, MatRef, Precision, Tensor};
 use crate::units::thousands;
 use thiserror::Error;
 
 /// Bytes of the header: seven little-endian i32.
 pub const HEADER_BYTES: usize = 7 * 4;
+/// Bytes of a file's start that tell its format and its header (a version-2 file's header is
+/// 256 bytes): what the page reads of a dropped file before the rest.
+pub const HEAD_BYTES: usize = crate::checkpoint_v2::V2_HEADER_BYTES;
 
 /// Upper bounds that keep a hostile header from asking for absurd work before the size check.
 /// They are far above any llama2.c checkpoint (Llama-2-70B has dim 8192, hidden 28672).
@@ -46,6 +50,20 @@ pub enum CheckpointError {
     Budget(#[from] BudgetError),
     #[error("reading the checkpoint failed at byte {offset}: {error}")]
     Read { offset: u64, error: String },
+    #[error("magic {magic:#010x} is not llama2.c's 0x616b3432 (\"ak42\"), and the file is not a legacy header either")]
+    UnknownMagic { magic: u32 },
+    #[error("llama2.c checkpoint version {version} is not supported (legacy float32 files have no version; version 2 is Q8_0)")]
+    UnsupportedVersion { version: i32 },
+    #[error("shared_classifier byte is {value} (must be 0 or 1)")]
+    BadSharedFlag { value: u8 },
+    #[error("group size {group} must be at least 1")]
+    GroupSize { group: i64 },
+    #[error("group size {group} does not divide tensor {tensor} ({len} weights a layer)")]
+    GroupDoesNotDivide {
+        tensor: &'static str,
+        len: usize,
+        group: usize,
+    },
     #[error("tensor {tensor} has a non-finite value ({value}) at element {index}")]
     NonFinite {
         tensor: &'static str,
@@ -230,60 +248,105 @@ impl Config {
     }
 }
 
-/// The learned parameters, laid out exactly as in the file. Shapes follow llama2.c.
+/// The learned parameters, laid out exactly as in the file. Shapes follow llama2.c. The
+/// matrices are float32 or quantized (`quant`); the norms are always float32.
 #[derive(Debug, Clone)]
 pub struct TransformerWeights {
     /// (vocab_size, dim)
-    pub token_embedding: Vec<f32>,
+    pub token_embedding: Tensor,
     /// (layer, dim) RMSNorm weights before attention
     pub rms_att: Vec<f32>,
     /// (layer, dim, dim) rows are output features: q = wq · x
-    pub wq: Vec<f32>,
+    pub wq: Tensor,
     /// (layer, kv_dim, dim)
-    pub wk: Vec<f32>,
+    pub wk: Tensor,
     /// (layer, kv_dim, dim)
-    pub wv: Vec<f32>,
+    pub wv: Tensor,
     /// (layer, dim, dim)
-    pub wo: Vec<f32>,
+    pub wo: Tensor,
     /// (layer, dim) RMSNorm weights before the MLP
     pub rms_ffn: Vec<f32>,
     /// (layer, hidden_dim, dim) gate projection
-    pub w1: Vec<f32>,
+    pub w1: Tensor,
     /// (layer, dim, hidden_dim) down projection
-    pub w2: Vec<f32>,
+    pub w2: Tensor,
     /// (layer, hidden_dim, dim) up projection
-    pub w3: Vec<f32>,
+    pub w3: Tensor,
     /// (dim,)
     pub rms_final: Vec<f32>,
     /// (vocab_size, dim); `None` when the classifier shares `token_embedding`.
-    pub wcls: Option<Vec<f32>>,
+    pub wcls: Option<Tensor>,
 }
 
 impl TransformerWeights {
     /// The classifier matrix (vocab_size, dim).
-    pub fn classifier(&self) -> &[f32] {
-        self.wcls.as_deref().unwrap_or(&self.token_embedding)
+    pub fn classifier(&self) -> MatRef<'_> {
+        self.wcls
+            .as_ref()
+            .unwrap_or(&self.token_embedding)
+            .block(0, 1)
     }
 
-    /// Every learned tensor with its name, in file order.
-    pub fn tensors(&self) -> Vec<(&'static str, &[f32])> {
-        let mut t: Vec<(&'static str, &[f32])> = vec![
-            ("token_embedding", &self.token_embedding),
-            ("rms_att", &self.rms_att),
-            ("wq", &self.wq),
-            ("wk", &self.wk),
-            ("wv", &self.wv),
-            ("wo", &self.wo),
-            ("rms_ffn", &self.rms_ffn),
-            ("w1", &self.w1),
-            ("w2", &self.w2),
-            ("w3", &self.w3),
-            ("rms_final", &self.rms_final),
+    /// The precision of the matrices.
+    pub fn precision(&self) -> Precision {
+        self.wq.precision()
+    }
+
+    /// Every matrix with its name and its number of blocks (layers), in file order.
+    pub fn matrices(&self, c: &Config) -> Vec<(&'static str, &Tensor, usize)> {
+        let l = c.n_layers;
+        let mut t = vec![
+            ("token_embedding", &self.token_embedding, 1),
+            ("wq", &self.wq, l),
+            ("wk", &self.wk, l),
+            ("wv", &self.wv, l),
+            ("wo", &self.wo, l),
+            ("w1", &self.w1, l),
+            ("w2", &self.w2, l),
+            ("w3", &self.w3, l),
         ];
         if let Some(w) = &self.wcls {
-            t.push(("wcls", w));
+            t.push(("wcls", w, 1));
         }
         t
+    }
+
+    /// The norms with their names, in file order.
+    pub fn norms(&self) -> [(&'static str, &[f32]); 3] {
+        [
+            ("rms_att", &self.rms_att),
+            ("rms_ffn", &self.rms_ffn),
+            ("rms_final", &self.rms_final),
+        ]
+    }
+
+    /// Bytes the weights take in memory (the matrices at their precision, the norms).
+    pub fn bytes(&self, c: &Config) -> u64 {
+        let m: u64 = self.matrices(c).iter().map(|(_, t, _)| t.bytes()).sum();
+        let n: u64 = self.norms().iter().map(|(_, v)| 4 * v.len() as u64).sum();
+        m + n
+    }
+
+    /// The same parameters with every matrix at `precision` (quantized from the float32
+    /// values, or from the dequantized ones when already quantized; the norms unchanged).
+    /// Q8's group follows llama2.c's `export.py` (64, halved until it divides `dim`).
+    pub fn at(&self, c: &Config, precision: Precision) -> TransformerWeights {
+        let g = quant::q8_group_for(c.dim);
+        let l = c.n_layers;
+        TransformerWeights {
+            token_embedding: self.token_embedding.at(precision, 1, g),
+            rms_att: self.rms_att.clone(),
+            wq: self.wq.at(precision, l, g),
+            wk: self.wk.at(precision, l, g),
+            wv: self.wv.at(precision, l, g),
+            wo: self.wo.at(precision, l, g),
+            rms_ffn: self.rms_ffn.clone(),
+            w1: self.w1.at(precision, l, g),
+            w2: self.w2.at(precision, l, g),
+            w3: self.w3.at(precision, l, g),
+            rms_final: self.rms_final.clone(),
+            wcls: self.wcls.as_ref().map(|w| w.at(precision, 1, g)),
+        }
     }
 }
 
@@ -297,13 +360,13 @@ pub struct Checkpoint {
 /// Reads consecutive float32 tensors, rejecting NaN and infinities, each straight into its
 /// own buffer (one `read_exact` per tensor): the file is never held whole beside the
 /// weights.
-struct TensorReader<'r, R: std::io::Read> {
-    reader: &'r mut R,
-    offset: u64,
+pub(crate) struct TensorReader<'r, R: std::io::Read> {
+    pub(crate) reader: &'r mut R,
+    pub(crate) offset: u64,
 }
 
 impl<R: std::io::Read> TensorReader<'_, R> {
-    fn fill(&mut self, bytes: &mut [u8]) -> Result<(), CheckpointError> {
+    pub(crate) fn fill(&mut self, bytes: &mut [u8]) -> Result<(), CheckpointError> {
         self.reader
             .read_exact(bytes)
             .map_err(|e| CheckpointError::Read {
@@ -314,7 +377,11 @@ impl<R: std::io::Read> TensorReader<'_, R> {
         Ok(())
     }
 
-    fn take(&mut self, name: &'static str, n: usize) -> Result<Vec<f32>, CheckpointError> {
+    pub(crate) fn take(
+        &mut self,
+        name: &'static str,
+        n: usize,
+    ) -> Result<Vec<f32>, CheckpointError> {
         let mut out = vec![0.0f32; n];
         // The file's little-endian floats are read straight into the tensor (x86, wasm);
         // a big-endian target turns each around after reading.
@@ -346,7 +413,10 @@ impl<R: std::io::Read> TensorReader<'_, R> {
 }
 
 /// Reads until `buf` is full or the reader ends; how many bytes it got.
-fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+pub(crate) fn read_up_to(
+    reader: &mut impl std::io::Read,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match reader.read(&mut buf[got..]) {
@@ -372,9 +442,19 @@ impl Checkpoint {
         if file_len == 0 {
             return Err(CheckpointError::Empty);
         }
+        if crate::checkpoint_v2::is_v2(head) {
+            return crate::checkpoint_v2::check_v2_header(head, file_len, budget).map(|h| h.config);
+        }
         let Some(head) = head.get(..HEADER_BYTES) else {
             return Err(CheckpointError::TooShortForHeader { len: head.len() });
         };
+        // A legacy header starts with dim (< 2^15: its top bytes are zeros); a u32 whose
+        // top bytes are "ak" is a versioned llama2.c magic gone wrong.
+        if head[2..4] == *b"ka" {
+            return Err(CheckpointError::UnknownMagic {
+                magic: u32::from_le_bytes([head[0], head[1], head[2], head[3]]),
+            });
+        }
         let mut header = [0i32; 7];
         for (h, b) in header.iter_mut().zip(head.chunks_exact(4)) {
             *h = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
@@ -423,6 +503,9 @@ impl Checkpoint {
             offset: 0,
             error: e.to_string(),
         })?;
+        if crate::checkpoint_v2::is_v2(&head[..got]) {
+            return Checkpoint::read_v2(reader, &head[..got], file_len, budget);
+        }
         let config = Checkpoint::check_header(&head[..got], file_len, budget)?;
         // The size matched the header, and the budget allowed it: every tensor below fits.
         let mut r = TensorReader {
@@ -431,16 +514,16 @@ impl Checkpoint {
         };
         let c = &config;
         let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
-        let token_embedding = r.take("token_embedding", v * d)?;
+        let token_embedding = Tensor::F32(r.take("token_embedding", v * d)?);
         let rms_att = r.take("rms_att", l * d)?;
-        let wq = r.take("wq", l * d * d)?;
-        let wk = r.take("wk", l * kv * d)?;
-        let wv = r.take("wv", l * kv * d)?;
-        let wo = r.take("wo", l * d * d)?;
+        let wq = Tensor::F32(r.take("wq", l * d * d)?);
+        let wk = Tensor::F32(r.take("wk", l * kv * d)?);
+        let wv = Tensor::F32(r.take("wv", l * kv * d)?);
+        let wo = Tensor::F32(r.take("wo", l * d * d)?);
         let rms_ffn = r.take("rms_ffn", l * d)?;
-        let w1 = r.take("w1", l * h * d)?;
-        let w2 = r.take("w2", l * d * h)?;
-        let w3 = r.take("w3", l * h * d)?;
+        let w1 = Tensor::F32(r.take("w1", l * h * d)?);
+        let w2 = Tensor::F32(r.take("w2", l * d * h)?);
+        let w3 = Tensor::F32(r.take("w3", l * h * d)?);
         let rms_final = r.take("rms_final", d)?;
         // freq_cis_real and freq_cis_imag: unused (RoPE is computed), skipped unchecked as
         // llama2.c does.
@@ -448,7 +531,7 @@ impl Checkpoint {
         let wcls = if c.shared_classifier {
             None
         } else {
-            Some(r.take("wcls", v * d)?)
+            Some(Tensor::F32(r.take("wcls", v * d)?))
         };
         Ok(Checkpoint {
             config,
@@ -470,7 +553,8 @@ impl Checkpoint {
     }
 
     /// Serialises back to the llama2.c format (the RoPE tables are written as llama2.c's
-    /// export does). Used by tests and to hand a random-weight model to other tools.
+    /// export does; quantized matrices as their dequantized values). Used by tests and to
+    /// hand a random-weight model to other tools.
     pub fn to_bytes(&self) -> Vec<u8> {
         let c = &self.config;
         let mut out = Vec::with_capacity(c.expected_file_bytes().unwrap_or(0) as usize);
@@ -484,16 +568,16 @@ impl Checkpoint {
         };
         let w = &self.weights;
         for t in [
-            &w.token_embedding,
+            &*w.token_embedding.to_f32(),
             &w.rms_att,
-            &w.wq,
-            &w.wk,
-            &w.wv,
-            &w.wo,
+            &w.wq.to_f32(),
+            &w.wk.to_f32(),
+            &w.wv.to_f32(),
+            &w.wo.to_f32(),
             &w.rms_ffn,
-            &w.w1,
-            &w.w2,
-            &w.w3,
+            &w.w1.to_f32(),
+            &w.w2.to_f32(),
+            &w.w3.to_f32(),
             &w.rms_final,
         ] {
             put(t);
@@ -512,7 +596,7 @@ impl Checkpoint {
         put(&real);
         put(&imag);
         if let Some(wcls) = &w.wcls {
-            put(wcls);
+            put(&wcls.to_f32());
         }
         out
     }
@@ -537,21 +621,21 @@ impl Checkpoint {
         let c = &config;
         let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
         let weights = TransformerWeights {
-            token_embedding: uniform(v * d, 1),
+            token_embedding: Tensor::F32(uniform(v * d, 1)),
             rms_att: vec![1.0; l * d],
-            wq: uniform(l * d * d, d),
-            wk: uniform(l * kv * d, d),
-            wv: uniform(l * kv * d, d),
-            wo: uniform(l * d * d, d),
+            wq: Tensor::F32(uniform(l * d * d, d)),
+            wk: Tensor::F32(uniform(l * kv * d, d)),
+            wv: Tensor::F32(uniform(l * kv * d, d)),
+            wo: Tensor::F32(uniform(l * d * d, d)),
             rms_ffn: vec![1.0; l * d],
-            w1: uniform(l * h * d, d),
-            w2: uniform(l * d * h, h),
-            w3: uniform(l * h * d, d),
+            w1: Tensor::F32(uniform(l * h * d, d)),
+            w2: Tensor::F32(uniform(l * d * h, h)),
+            w3: Tensor::F32(uniform(l * h * d, d)),
             rms_final: vec![1.0; d],
             wcls: if c.shared_classifier {
                 None
             } else {
-                Some(uniform(v * d, d))
+                Some(Tensor::F32(uniform(v * d, d)))
             },
         };
         Ok(Checkpoint { config, weights })
@@ -591,7 +675,8 @@ mod tests {
             assert_eq!(bytes.len() as u64, ck.config.expected_file_bytes().unwrap());
             let back = Checkpoint::from_bytes(&bytes).unwrap();
             assert_eq!(back.config, ck.config);
-            assert_eq!(back.weights.classifier(), ck.weights.classifier());
+            assert_eq!(back.weights.wcls, ck.weights.wcls);
+            assert_eq!(back.weights.token_embedding, ck.weights.token_embedding);
             assert_eq!(back.weights.w2, ck.weights.w2);
             assert_eq!(back.weights.wcls.is_some(), !shared);
         }

@@ -8,6 +8,7 @@
 //! same reason (the platform `expf` differs between glibc and wasm).
 
 use crate::par;
+use crate::quant::{MatRef, QRef};
 
 /// Independent partial sums in `dot`'s main loop: enough to fill the vector units (4×8
 /// lanes on AVX2, 8×4 on wasm SIMD) and hide the adder latency.
@@ -271,7 +272,7 @@ pub fn softmax(x: &mut [f32]) {
 /// rows inside: each weight row is read from memory once for all t rows, which is what
 /// batching buys (lesson 10, section 5). Weight rows run in parallel natively when the work
 /// pays for it.
-pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[&[f32]]) {
+pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
     let t = x.len() / n.max(1);
     let d: usize = ws.iter().map(|w| w.len() / n.max(1)).sum();
     debug_assert_eq!(out.len(), t * d);
@@ -298,39 +299,70 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[&[f32]]) {
 }
 
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
-fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[&[f32]]) {
+fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
     par::chunks(out_t, t, t * n, |first, chunk| {
-        let rows = stacked_rows(ws, n, first);
+        let rows = StackedRows {
+            ws,
+            n,
+            m: 0,
+            row: first,
+        };
         if t == 1 {
             // Decode: one input row, one output per weight row.
             for (o, w_i) in chunk.iter_mut().zip(rows) {
-                *o = dot_streamed(w_i, x);
+                *o = match w_i {
+                    RowRef::F32(w) => dot_streamed(w, x),
+                    RowRef::Quant(q, start) => q.dot(start, x),
+                };
             }
         } else {
             for (o, w_i) in chunk.chunks_exact_mut(t).zip(rows) {
                 for (o, x_r) in o.iter_mut().zip(x.chunks_exact(n)) {
-                    *o = dot(w_i, x_r);
+                    *o = match w_i {
+                        RowRef::F32(w) => dot(w, x_r),
+                        RowRef::Quant(q, start) => q.dot(start, x_r),
+                    };
                 }
             }
         }
     });
 }
 
-/// The rows (n wide) of the matrices `ws` one after another, from row `first` on.
-fn stacked_rows<'a, 'w>(
-    ws: &'w [&'a [f32]],
+/// One weight row: float32, or a quantized matrix and the index of the row's first weight.
+#[derive(Clone, Copy)]
+enum RowRef<'a> {
+    F32(&'a [f32]),
+    Quant(QRef<'a>, usize),
+}
+
+/// The rows (n wide) of the matrices `ws` one after another, from row `row` of matrix `m`.
+struct StackedRows<'a, 'w> {
+    ws: &'w [MatRef<'a>],
     n: usize,
-    first: usize,
-) -> impl Iterator<Item = &'a [f32]> + use<'a, 'w> {
-    let (mut m, mut row) = (0, first);
-    while m < ws.len() && row * n >= ws[m].len() {
-        row -= ws[m].len() / n;
-        m += 1;
+    m: usize,
+    row: usize,
+}
+
+impl<'a> Iterator for StackedRows<'a, '_> {
+    type Item = RowRef<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<RowRef<'a>> {
+        let n = self.n.max(1);
+        while let Some(w) = self.ws.get(self.m) {
+            let r = self.row;
+            if r < w.len() / n {
+                self.row += 1;
+                return Some(match *w {
+                    MatRef::F32(v) => RowRef::F32(&v[r * n..(r + 1) * n]),
+                    MatRef::Quant(q) => RowRef::Quant(q, r * n),
+                });
+            }
+            self.row -= w.len() / n;
+            self.m += 1;
+        }
+        None
     }
-    let head = ws.get(m).map_or(&[][..], |w| &w[row * n..]);
-    let rest = ws.get(m + 1..).unwrap_or(&[]);
-    head.chunks_exact(n)
-        .chain(rest.iter().flat_map(move |w| w.chunks_exact(n)))
 }
 
 /// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = 10000^(−2j/head_size),
@@ -503,10 +535,10 @@ mod tests {
             .map(|i| ((i * 104729) % 97) as f32 / 48.0 - 1.0)
             .collect();
         let mut batch = vec![0.0; t * d];
-        matmul(&mut batch, &x, n, &[&w]);
+        matmul(&mut batch, &x, n, &[(&w).into()]);
         for tok in 0..t {
             let mut row = vec![0.0; d];
-            matmul(&mut row, &x[tok * n..(tok + 1) * n], n, &[&w]);
+            matmul(&mut row, &x[tok * n..(tok + 1) * n], n, &[(&w).into()]);
             assert_eq!(row, batch[tok * d..(tok + 1) * d]);
             // Against a plain f64 sum, so the batched layout is checked independently.
             for (i, &got) in row.iter().enumerate() {
@@ -519,9 +551,9 @@ mod tests {
         // Two matrices: their (t, d) products one after the other.
         let w2: Vec<f32> = w.iter().map(|v| v * 0.5 - 0.25).collect();
         let mut both = vec![0.0; 2 * t * d];
-        matmul(&mut both, &x, n, &[&w, &w2]);
+        matmul(&mut both, &x, n, &[(&w).into(), (&w2).into()]);
         let mut second = vec![0.0; t * d];
-        matmul(&mut second, &x, n, &[&w2]);
+        matmul(&mut second, &x, n, &[(&w2).into()]);
         assert_eq!(both[..t * d], batch[..]);
         assert_eq!(both[t * d..], second[..]);
     }

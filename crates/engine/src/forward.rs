@@ -19,6 +19,7 @@ use crate::checkpoint::{Checkpoint, Config, TransformerWeights};
 use crate::cpu::{add_in_place, attend_head, matmul, rmsnorm, rope, swiglu, RopeTable};
 use crate::kv_cache::{Caches, KvCache};
 use crate::par;
+use crate::quant::{MatRef, Precision};
 
 pub use crate::batch::ForwardError;
 
@@ -73,31 +74,32 @@ struct Layer<'a> {
     rms_att: &'a [f32],
     rms_ffn: &'a [f32],
     /// (dim, dim), (kv_dim, dim), (kv_dim, dim), (dim, dim)
-    wq: &'a [f32],
-    wk: &'a [f32],
-    wv: &'a [f32],
-    wo: &'a [f32],
+    wq: MatRef<'a>,
+    wk: MatRef<'a>,
+    wv: MatRef<'a>,
+    wo: MatRef<'a>,
     /// (hidden, dim), (dim, hidden), (hidden, dim)
-    w1: &'a [f32],
-    w2: &'a [f32],
-    w3: &'a [f32],
+    w1: MatRef<'a>,
+    w2: MatRef<'a>,
+    w3: MatRef<'a>,
 }
 
 impl<'a> Layer<'a> {
     fn of(w: &'a TransformerWeights, c: &Config, l: usize) -> Layer<'a> {
-        let (dim, hidden, kv_dim) = (c.dim, c.hidden_dim, c.kv_dim());
-        // Layer l's block of a tensor holding every layer's (size,) parameters in turn.
-        let cut = |t: &'a [f32], size: usize| &t[l * size..(l + 1) * size];
+        let (dim, layers) = (c.dim, c.n_layers);
+        // Layer l's norm out of a tensor holding every layer's (dim,) in turn; its matrix out
+        // of a tensor of `layers` matrices (quantized ones each with their own groups).
+        let cut = |t: &'a [f32]| &t[l * dim..(l + 1) * dim];
         Layer {
-            rms_att: cut(&w.rms_att, dim),
-            rms_ffn: cut(&w.rms_ffn, dim),
-            wq: cut(&w.wq, dim * dim),
-            wk: cut(&w.wk, kv_dim * dim),
-            wv: cut(&w.wv, kv_dim * dim),
-            wo: cut(&w.wo, dim * dim),
-            w1: cut(&w.w1, hidden * dim),
-            w2: cut(&w.w2, dim * hidden),
-            w3: cut(&w.w3, hidden * dim),
+            rms_att: cut(&w.rms_att),
+            rms_ffn: cut(&w.rms_ffn),
+            wq: w.wq.block(l, layers),
+            wk: w.wk.block(l, layers),
+            wv: w.wv.block(l, layers),
+            wo: w.wo.block(l, layers),
+            w1: w.w1.block(l, layers),
+            w2: w.w2.block(l, layers),
+            w3: w.w3.block(l, layers),
         }
     }
 }
@@ -117,6 +119,16 @@ impl Transformer {
             rope: RopeTable::new(c.head_size(), c.seq_len),
             config: c,
             weights: checkpoint.weights,
+        }
+    }
+
+    /// The same model with its matrices at `precision` (the norms and the RoPE table
+    /// unchanged): quantized from the float32 weights, or from the dequantized ones.
+    pub fn at(&self, precision: Precision) -> Transformer {
+        Transformer {
+            config: self.config,
+            weights: self.weights.at(&self.config, precision),
+            rope: self.rope.clone(),
         }
     }
 
@@ -141,9 +153,9 @@ impl Transformer {
 
         // Each row's token embedding starts its residual stream.
         let dim = c.dim;
+        let table = self.weights.token_embedding.block(0, 1);
         for (x, r) in s.x.chunks_mut(dim).zip(rows) {
-            let t = r.token as usize;
-            x.copy_from_slice(&self.weights.token_embedding[t * dim..(t + 1) * dim]);
+            table.row_into(r.token as usize, x);
         }
         for l in 0..c.n_layers {
             let layer = Layer::of(&self.weights, c, l);
@@ -290,9 +302,14 @@ impl Transformer {
         Batch::tokens(SeqId(0), 0, tokens, Logits::Last)
             .check(c.vocab_size, c.seq_len, |_| Ok::<_, ForwardError>(0))?;
         let dim = c.dim;
+        let table = self.weights.token_embedding.block(0, 1);
         let mut x: Vec<Vec<f32>> = tokens
             .iter()
-            .map(|&t| self.weights.token_embedding[t as usize * dim..][..dim].to_vec())
+            .map(|&t| {
+                let mut row = vec![0.0f32; dim];
+                table.row_into(t as usize, &mut row);
+                row
+            })
             .collect();
         for l in 0..c.n_layers {
             self.naive_layer(&Layer::of(&self.weights, c, l), &mut x);

@@ -16,6 +16,7 @@ use crate::kernels::*;
 use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
 use decoding_engine::cpu::RopeTable;
 use decoding_engine::kv_cache::CacheBytes;
+use decoding_engine::quant::Tensor;
 use decoding_engine::{Batch, Config, Row, Transformer};
 use std::rc::Rc;
 use wgpu::util::DeviceExt;
@@ -357,8 +358,8 @@ fn check_limits(ctx: &GpuContext, model: &Transformer) -> Result<(), GpuError> {
             limit,
         })
     };
-    for (name, t) in model.weights.tensors() {
-        if let Some(e) = too_large(name, (t.len() * 4) as u64) {
+    for (name, t, _) in model.weights.matrices(&model.config) {
+        if let Some(e) = too_large(name, t.bytes()) {
             return Err(e);
         }
     }
@@ -370,13 +371,16 @@ fn check_limits(ctx: &GpuContext, model: &Transformer) -> Result<(), GpuError> {
 impl Weights {
     fn upload(d: &wgpu::Device, model: &Transformer) -> Weights {
         let (c, w) = (&model.config, &model.weights);
-        let upload = |label: &str, data: &[f32]| {
+        let bytes = |label: &str, contents: &[u8]| {
             d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
-                contents: bytemuck::cast_slice(data),
+                contents,
                 usage: wgpu::BufferUsages::STORAGE,
             })
         };
+        let upload = |label: &str, data: &[f32]| bytes(label, bytemuck::cast_slice(data));
+        // Matrices in their own format (quantized ones stay quantized on the GPU).
+        let matrix = |label: &str, t: &Tensor| bytes(label, &packed(t));
         let table = RopeTable::new(c.head_size(), c.seq_len);
         let mut rope = Vec::with_capacity(c.seq_len * c.head_size());
         for pos in 0..c.seq_len {
@@ -386,18 +390,18 @@ impl Weights {
             }
         }
         Weights {
-            token_embedding: upload("token_embedding", &w.token_embedding),
+            token_embedding: matrix("token_embedding", &w.token_embedding),
             rms_att: upload("rms_att", &w.rms_att),
-            wq: upload("wq", &w.wq),
-            wk: upload("wk", &w.wk),
-            wv: upload("wv", &w.wv),
-            wo: upload("wo", &w.wo),
+            wq: matrix("wq", &w.wq),
+            wk: matrix("wk", &w.wk),
+            wv: matrix("wv", &w.wv),
+            wo: matrix("wo", &w.wo),
             rms_ffn: upload("rms_ffn", &w.rms_ffn),
-            w1: upload("w1", &w.w1),
-            w2: upload("w2", &w.w2),
-            w3: upload("w3", &w.w3),
+            w1: matrix("w1", &w.w1),
+            w2: matrix("w2", &w.w2),
+            w3: matrix("w3", &w.w3),
             rms_final: upload("rms_final", &w.rms_final),
-            wcls: w.wcls.as_ref().map(|t| upload("wcls", t)),
+            wcls: w.wcls.as_ref().map(|t| matrix("wcls", t)),
             rope: upload("rope table", &rope),
         }
     }
@@ -446,13 +450,14 @@ impl GpuBackend {
         let d = &ctx.device;
         let weights = Weights::upload(d, model);
         let act = Activations::new(d, &c);
+        let w = &model.weights;
+        let kernels = Kernels::for_weights(d, w.precision(), group_of(&w.wq));
         let params = buffer(
             d,
             "kernel parameters",
             (final_slot(&c) + 2) * PARAM_SLOT,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
-        let kernels = Kernels::new(d);
         let shared = Self::shared_groups(d, &kernels, &weights, &act, &params);
         let backend = GpuBackend {
             config: c,
@@ -536,6 +541,7 @@ impl GpuBackend {
         };
         let embed = EmbedParams {
             dim: c.dim as u32,
+            table_len: (c.vocab_size * c.dim) as u32,
             ..Default::default()
         };
         write(0, bytemuck::bytes_of(&embed));

@@ -3,6 +3,7 @@
 //! `decoding_engine::cpu` and a `<op>_matches_cpu_reference` test.
 
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::quant::{Precision, Tensor};
 
 /// Threads per workgroup in every kernel.
 pub const WORKGROUP: u32 = 64;
@@ -15,7 +16,9 @@ pub const PARAM_SLOT: u64 = 256;
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct EmbedParams {
     pub dim: u32,
-    pub _pad: [u32; 3],
+    /// vocab_size · dim: the table is one block of the weights' format
+    pub table_len: u32,
+    pub _pad: [u32; 2],
 }
 
 /// `select` ≠ 0: output row i normalises input row `table[select_offset + i]`.
@@ -207,14 +210,63 @@ pub struct Kernels {
     pub swiglu: Kernel,
 }
 
+/// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`), put
+/// before the kernels that read matrices (matmul, embed).
+pub fn weight_reader(precision: Precision, group: u32) -> String {
+    match precision {
+        Precision::F32 => include_str!("shaders/weights_f32.wgsl").to_string(),
+        Precision::Q8 => {
+            include_str!("shaders/weights_q8.wgsl").replace("{GROUP}", &group.max(1).to_string())
+        }
+        Precision::Q4 => include_str!("shaders/weights_q4.wgsl").to_string(),
+    }
+}
+
+/// A matrix as the GPU holds it: float32 as is; quantized, each block (layer) its values
+/// (`QTensor::values`, already a whole number of words) then its scales, the layout
+/// `weights_q8.wgsl` / `weights_q4.wgsl` read. The bytes stay quantized.
+pub fn packed(t: &Tensor) -> Vec<u8> {
+    match t {
+        Tensor::F32(v) => bytemuck::cast_slice(v).to_vec(),
+        Tensor::Quant(q) => {
+            let (vb, ng) = (q.block_value_bytes(), q.groups_per_block());
+            let mut out = Vec::with_capacity(q.bytes() as usize);
+            for b in 0..q.blocks {
+                out.extend_from_slice(&q.values[b * vb..(b + 1) * vb]);
+                for s in &q.scales[b * ng..(b + 1) * ng] {
+                    out.extend_from_slice(&s.to_le_bytes());
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The Q8 group of a tensor (what `weights_q8.wgsl` is built with), 0 otherwise.
+pub fn group_of(t: &Tensor) -> u32 {
+    match t {
+        Tensor::Quant(q) => q.group as u32,
+        Tensor::F32(_) => 0,
+    }
+}
+
 impl Kernels {
+    /// The kernels for a float32 model.
     pub fn new(device: &wgpu::Device) -> Kernels {
+        Kernels::for_weights(device, Precision::F32, 0)
+    }
+
+    /// The kernels for a model whose matrices are `precision` (Q8 with groups of `group`):
+    /// matmul and embed read the weights through that format's `weight`.
+    pub fn for_weights(device: &wgpu::Device, precision: Precision, group: u32) -> Kernels {
         use Slot::*;
+        let reader = weight_reader(precision, group);
+        let with_weights = |body: &str| format!("{reader}\n{body}");
         Kernels {
             embed: Kernel::new(
                 device,
                 "embed",
-                include_str!("shaders/embed.wgsl"),
+                &with_weights(include_str!("shaders/embed.wgsl")),
                 &[Read, Read, ReadWrite, Params],
             ),
             rmsnorm: Kernel::new(
@@ -226,7 +278,7 @@ impl Kernels {
             matmul: Kernel::new(
                 device,
                 "matmul",
-                include_str!("shaders/matmul.wgsl"),
+                &with_weights(include_str!("shaders/matmul.wgsl")),
                 &[Read, Read, ReadWrite, Params, Step, Read],
             ),
             rope: Kernel::new(

@@ -3,6 +3,7 @@
 
 use crate::context::GpuContext;
 use crate::kernels::*;
+use decoding_engine::quant::Tensor;
 use wgpu::util::DeviceExt;
 
 /// A buffer the test fills and may read back.
@@ -105,20 +106,20 @@ fn positions(ctx: &GpuContext, pos0: u32, n: u32) -> wgpu::Buffer {
     buffer(ctx, bytemuck::cast_slice(&table), false)
 }
 
-/// x[t] = emb[tokens[t]].
+/// x[t] = emb[tokens[t]], the table float32 or quantized (dequantized row by row).
 pub async fn embed(
     ctx: &GpuContext,
-    emb: &[f32],
+    emb: &Tensor,
     tokens: &[u32],
     dim: usize,
 ) -> Result<Vec<f32>, String> {
-    let k = Kernels::new(&ctx.device);
+    let k = Kernels::for_weights(&ctx.device, emb.precision(), group_of(emb));
     let out = vec![0.0f32; tokens.len() * dim];
     run(
         ctx,
         &k.embed,
         vec![
-            (buffer(ctx, f32s(emb), false), Slot::Read),
+            (buffer(ctx, &packed(emb), false), Slot::Read),
             (buffer(ctx, bytemuck::cast_slice(tokens), false), Slot::Read),
             (buffer(ctx, f32s(&out), false), Slot::ReadWrite),
             (
@@ -126,7 +127,8 @@ pub async fn embed(
                     ctx,
                     &EmbedParams {
                         dim: dim as u32,
-                        _pad: [0; 3],
+                        table_len: emb.len() as u32,
+                        _pad: [0; 2],
                     },
                 ),
                 Slot::Params,
@@ -171,16 +173,18 @@ pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32]) -> Result<Vec<f32>,
     .await
 }
 
-/// out (tokens × rows) = x (tokens × n) · Wᵀ, W (rows × n); added to `acc` when given.
+/// out (tokens × rows) = x (tokens × n) · Wᵀ, W (rows × n) matrix `block` of the `blocks`
+/// in `w` (float32 or quantized, packed as the backend packs it); added to `acc` when given.
 pub async fn matmul(
     ctx: &GpuContext,
-    w: &[f32],
+    w: &Tensor,
+    (blocks, block): (usize, usize),
     x: &[f32],
     n: usize,
     acc: Option<&[f32]>,
 ) -> Result<Vec<f32>, String> {
-    let k = Kernels::new(&ctx.device);
-    let rows = w.len() / n;
+    let k = Kernels::for_weights(&ctx.device, w.precision(), group_of(w));
+    let rows = w.len() / blocks / n;
     let t = x.len() / n;
     let init = acc
         .map(<[f32]>::to_vec)
@@ -188,7 +192,7 @@ pub async fn matmul(
     let p = MatmulParams {
         n: n as u32,
         rows: rows as u32,
-        w_offset: 0,
+        w_offset: (block * rows * n) as u32,
         x_offset: 0,
         x_stride: n as u32,
         out_offset: 0,
@@ -200,7 +204,7 @@ pub async fn matmul(
         ctx,
         &k.matmul,
         vec![
-            (buffer(ctx, f32s(w), false), Slot::Read),
+            (buffer(ctx, &packed(w), false), Slot::Read),
             (buffer(ctx, f32s(x), false), Slot::Read),
             (buffer(ctx, f32s(&init), false), Slot::ReadWrite),
             (params_buffer(ctx, &p), Slot::Params),

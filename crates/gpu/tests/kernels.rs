@@ -8,6 +8,7 @@ mod common;
 
 use common::{assert_all_close, floats, gpu};
 use decoding_engine::cpu;
+use decoding_engine::quant::Tensor;
 use decoding_gpu::ops;
 use pollster::block_on;
 use proptest::prelude::*;
@@ -27,7 +28,7 @@ fn cases() -> ProptestConfig {
 fn check_embed(vocab: usize, dim: usize, tokens: &[u32]) {
     let Some(ctx) = gpu() else { return };
     let emb = floats(vocab * dim, 1, 1.0);
-    let got = block_on(ops::embed(ctx, &emb, tokens, dim)).unwrap();
+    let got = block_on(ops::embed(ctx, &Tensor::F32(emb.clone()), tokens, dim)).unwrap();
     let want: Vec<f32> = tokens
         .iter()
         .flat_map(|&t| emb[t as usize * dim..(t as usize + 1) * dim].to_vec())
@@ -62,9 +63,10 @@ fn check_matmul(rows: usize, n: usize, tokens: usize, accumulate: bool, seed: u6
     let w = floats(rows * n, seed, 0.5);
     let x = floats(tokens * n, seed + 1, 1.0);
     let acc = accumulate.then(|| floats(tokens * rows, seed + 2, 1.0));
-    let got = block_on(ops::matmul(ctx, &w, &x, n, acc.as_deref())).unwrap();
+    let w = Tensor::F32(w);
+    let got = block_on(ops::matmul(ctx, &w, (1, 0), &x, n, acc.as_deref())).unwrap();
     let mut want = vec![0.0; tokens * rows];
-    cpu::matmul(&mut want, &x, n, &[&w]);
+    cpu::matmul(&mut want, &x, n, &[w.block(0, 1)]);
     if let Some(a) = &acc {
         cpu::add_in_place(&mut want, a);
     }

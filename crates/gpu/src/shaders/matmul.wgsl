@@ -1,11 +1,13 @@
 // Matrix-vector (decode, one batch row) and matrix-matrix (several rows) product over the
 // batch rows r = row0 .. row0 + n_rows of the step block:
 //   out[output row of r] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + r·x_stride + j]
+// W is read through `weight` (weights_f32/q8/q4.wgsl, prepended): w_offset is always a whole
+// matrix (block = w_offset / (rows·n): a layer), so a quantized layer's groups are its own.
 // Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & 1: accumulate into
 // out, as x += wo·xb and x += w2·hb).
 // flags & 2: the output row is the batch row's position (K and V written into the KV cache
 // of the row's sequence); otherwise it is r.
-// Bindings: 0 W (read), 1 x (read), 2 out (read_write), 3 params (uniform, dynamic offset),
+// Bindings: 0 W (read; f32, or packed u32 words for q8/q4), 1 x (read), 2 out (read_write), 3 params (uniform, dynamic offset),
 //           4 step (uniform, dynamic offset: row0, n_rows), 5 rows (read: positions).
 // Workgroup: 64 threads per (weight row, batch row): coalesced strided dot product, tree
 //            reduction.
@@ -24,7 +26,6 @@ struct Params {
 
 struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
 
-@group(0) @binding(0) var<storage, read> w: array<f32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
@@ -44,11 +45,13 @@ fn main(
     if (row >= p.rows) {
         return;
     }
-    let wbase = p.w_offset + row * p.n;
+    let block_len = p.rows * p.n;
+    let block = p.w_offset / block_len;
+    let wbase = row * p.n;
     let xbase = p.x_offset + t * p.x_stride;
     var acc = 0.0;
     for (var j = lid.x; j < p.n; j += 64u) {
-        acc += w[wbase + j] * x[xbase + j];
+        acc += weight(block, block_len, wbase + j) * x[xbase + j];
     }
     partial[lid.x] = acc;
     workgroupBarrier();
