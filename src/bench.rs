@@ -62,6 +62,9 @@ struct Report {
     model: String,
     config: Config,
     params: u64,
+    precision: decoding_engine::Precision,
+    /// Bytes of the weights in memory at that precision
+    weight_bytes: u64,
     backend: String,
     backend_detail: String,
     /// Compute dispatches per decoded token (GPU backend).
@@ -106,10 +109,12 @@ fn load(files: &ModelFiles, a: &BenchArgs) -> Result<(String, Arc<Transformer>),
             let config = parse_shape(shape)?;
             let ck =
                 Checkpoint::random(config, 1234).map_err(|e| CliError::Usage(e.to_string()))?;
-            Ok((
-                format!("random weights {shape}"),
-                Arc::new(Transformer::new(ck)),
-            ))
+            let t = Transformer::new(ck);
+            let t = match files.precision {
+                Some(p) if p != decoding_engine::Precision::F32 => t.at(p),
+                _ => t,
+            };
+            Ok((format!("random weights {shape}"), Arc::new(t)))
         }
         None => {
             let name = if files.is_default() {
@@ -255,6 +260,8 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         model: name,
         config: c,
         params: c.n_params(),
+        precision: transformer.weights.precision(),
+        weight_bytes: transformer.weights.bytes(&c),
         backend: engine.report.kind.to_string(),
         backend_detail: engine.report.reason,
         dispatches_per_token: engine.report.dispatches_per_token,
@@ -288,6 +295,11 @@ fn print_report(r: &Report) {
         c.vocab_size,
         c.seq_len,
         r.params as f64 / 1e6
+    );
+    println!(
+        "weights {} ({} bytes)",
+        r.precision,
+        decoding_engine::units::thousands(r.weight_bytes)
     );
     match r.dispatches_per_token {
         Some(d) => println!(

@@ -10,12 +10,15 @@ mod knobs;
 use clap::{Parser, Subcommand};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
 use decoding_engine::budget::Budget;
+use decoding_engine::checkpoint::Checkpoint;
 use decoding_engine::generation::{Generation, StepOutcome, StopReason};
+use decoding_engine::quality::{compare, Quality, EVAL_TEXT};
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::settings::BEAM_DEFAULTS;
 use decoding_engine::sampling::Knob;
 use decoding_engine::sampling::{process, step_coin, History, Settings, Strategy, Trace};
-use decoding_engine::{Backend, Model};
+use decoding_engine::units::{human_bytes, thousands};
+use decoding_engine::{Backend, Model, Precision};
 use decoding_gpu::{open_backend, BackendChoice, Engine};
 use error::CliError;
 use knobs::{BeamKnobArgs, KnobArgs};
@@ -49,6 +52,11 @@ struct Cli {
     /// cpu, gpu (WebGPU through wgpu: Vulkan natively) or auto (the GPU when there is one)
     #[arg(long, global = true, default_value = "cpu")]
     backend: String,
+    /// Weights as f32, q8 (int8, a scale per group of 64, llama2.c's Q8_0) or q4 (4 bits,
+    /// a scale per 32, GGML's Q4_0), quantized in memory (default: the file's own: f32 for
+    /// a legacy file, q8 for a version-2 one)
+    #[arg(long, global = true, value_name = "f32|q8|q4")]
+    precision: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -67,6 +75,27 @@ enum Command {
     Tokenize(TokenizeArgs),
     /// Measure prefill and decode speed
     Bench(bench::BenchArgs),
+    /// Write the model as a llama2.c version-2 (Q8_0) file, as export.py --version 2 does
+    Quantize(QuantizeArgs),
+    /// What quantization costs: weight bytes, and over a fixed text the KL divergence from
+    /// f32, the same top token and perplexity of q8 and q4
+    Quality(QualityArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct QuantizeArgs {
+    /// Where to write the version-2 file
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+struct QualityArgs {
+    /// Text to evaluate on (default: the stories kept in the repository for this)
+    #[arg(long, value_name = "FILE")]
+    text: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -170,10 +199,17 @@ fn parse_budget(gib: Option<&str>) -> Result<Budget, CliError> {
 }
 
 fn dispatch(cli: Cli) -> Result<(), CliError> {
+    let precision = cli
+        .precision
+        .as_deref()
+        .map(Precision::parse)
+        .transpose()
+        .map_err(|e| CliError::Usage(format!("--precision: {e}")))?;
     let files = ModelFiles {
         model: cli.model,
         tokenizer: cli.tokenizer,
         budget: parse_budget(cli.memory_limit.as_deref())?,
+        precision,
     };
     let choice = BackendChoice::parse(&cli.backend).ok_or_else(|| {
         CliError::Usage(format!(
@@ -188,6 +224,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Beam(a) => beam(&files.load()?, choice, a),
         Command::Tokenize(a) => tokenize(&files.load()?, a),
         Command::Bench(a) => bench::run(&files, choice, a),
+        Command::Quantize(a) => quantize(&files.load()?, a),
+        Command::Quality(a) => quality(&files.load()?, a),
     }
 }
 
@@ -210,6 +248,8 @@ pub struct ModelFiles {
     model: Option<PathBuf>,
     tokenizer: Option<PathBuf>,
     budget: Budget,
+    /// `--precision`: the matrices requantized after loading
+    pub precision: Option<Precision>,
 }
 
 impl ModelFiles {
@@ -244,8 +284,20 @@ impl ModelFiles {
         let mut file = std::fs::File::open(&mp).map_err(|e| io(&mp, e))?;
         let len = file.metadata().map_err(|e| io(&mp, e))?.len();
         let tok = Self::read(&tp)?;
-        Model::read_within(&mut file, len, &tok, self.budget)
-            .map_err(|e| CliError::Model { path: mp, error: e })
+        let model = Model::read_within(&mut file, len, &tok, self.budget)
+            .map_err(|e| CliError::Model { path: mp, error: e })?;
+        Ok(self.at_precision(model))
+    }
+
+    /// The model with its matrices at `--precision` (the loaded weights dropped).
+    pub fn at_precision(&self, model: Model) -> Model {
+        match self.precision {
+            Some(p) if p != model.transformer.weights.precision() => Model {
+                transformer: std::sync::Arc::new(model.transformer.at(p)),
+                tokenizer: model.tokenizer,
+            },
+            _ => model,
+        }
     }
 
     pub fn is_default(&self) -> bool {
@@ -617,6 +669,100 @@ fn tokenize(model: &Model, a: TokenizeArgs) -> Result<(), CliError> {
         for (id, piece) in ids.iter().zip(pieces) {
             println!("{id}\t{piece:?}");
         }
+    }
+    Ok(())
+}
+
+/// `quantize --out FILE`: the model as a llama2.c version-2 file (quantized to Q8 with
+/// export.py's group size unless it already is Q8).
+fn quantize(model: &Model, a: QuantizeArgs) -> Result<(), CliError> {
+    let t = &model.transformer;
+    let ck = Checkpoint {
+        config: t.config,
+        weights: t.weights.clone(),
+    };
+    let io = |e: std::io::Error| CliError::Usage(format!("cannot write {}: {e}", a.out.display()));
+    let file = std::fs::File::create(&a.out).map_err(io)?;
+    let mut out = std::io::BufWriter::new(file);
+    ck.write_v2(&mut out).map_err(io)?;
+    out.flush().map_err(io)?;
+    let bytes = std::fs::metadata(&a.out).map_err(io)?.len();
+    println!(
+        "wrote {} ({} bytes, llama2.c version 2: Q8_0, groups of {})",
+        a.out.display(),
+        thousands(bytes),
+        decoding_engine::quant::q8_group_for(t.config.dim)
+    );
+    Ok(())
+}
+
+#[derive(serde::Serialize)]
+struct QualityRow {
+    precision: Precision,
+    weight_bytes: u64,
+    #[serde(flatten)]
+    quality: Quality,
+}
+
+/// `quality`: f32, q8 and q4 of the model over the evaluation text, against f32 (the
+/// loaded weights dequantized when the file is quantized).
+fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
+    let text = match &a.text {
+        Some(p) => String::from_utf8(ModelFiles::read(p)?).map_err(|e| CliError::Io {
+            path: p.clone(),
+            error: e.to_string(),
+        })?,
+        None => EVAL_TEXT.to_string(),
+    };
+    let tokens = model.tokenizer.encode(&text, true)?;
+    let t = &model.transformer;
+    let reference = t.at(Precision::F32);
+    let mut rows = Vec::new();
+    for p in Precision::ALL {
+        let other = t.at(p);
+        let q = compare(&reference, &other, &tokens)
+            .map_err(|e| CliError::Usage(format!("evaluating {p}: {e}")))?;
+        rows.push(QualityRow {
+            precision: p,
+            weight_bytes: other.weights.bytes(&t.config),
+            quality: q,
+        });
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "{} tokens of text, {} positions; against f32{}",
+        tokens.len(),
+        rows[0].quality.positions,
+        if t.weights.precision() == Precision::F32 {
+            ""
+        } else {
+            " (the file's weights dequantized)"
+        }
+    );
+    println!(
+        "{:<9} {:>26} {:>10} {:>12} {:>10} {:>10}",
+        "precision", "weight bytes", "mean KL", "max KL", "same top", "perplexity"
+    );
+    for r in &rows {
+        println!(
+            "{:<9} {:>26} {:>10.6} {:>12.6} {:>9.1}% {:>10.3}",
+            r.precision.name(),
+            format!(
+                "{} ({})",
+                thousands(r.weight_bytes),
+                human_bytes(r.weight_bytes)
+            ),
+            r.quality.mean_kl,
+            r.quality.max_kl,
+            100.0 * r.quality.same_top,
+            r.quality.perplexity
+        );
     }
     Ok(())
 }

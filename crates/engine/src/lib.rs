@@ -16,6 +16,7 @@ pub mod generation;
 pub mod kv_cache;
 pub mod model;
 pub mod par;
+pub mod quality;
 pub mod quant;
 pub mod sampling;
 pub mod testing;

@@ -50,6 +50,8 @@ struct Weights {
     wcls: Option<wgpu::Buffer>,
     /// RoPE cos/sin, interleaved (seq_len, head_size/2, 2): the CPU's table.
     rope: wgpu::Buffer,
+    /// Bytes of the matrices' buffers (quantized ones stay quantized).
+    matrix_bytes: u64,
 }
 
 /// Activations for up to MAX_ROWS rows, shared by all sequences.
@@ -403,6 +405,11 @@ impl Weights {
             rms_final: upload("rms_final", &w.rms_final),
             wcls: w.wcls.as_ref().map(|t| matrix("wcls", t)),
             rope: upload("rope table", &rope),
+            matrix_bytes: w
+                .matrices(c)
+                .iter()
+                .map(|(_, t, _)| packed(t).len() as u64)
+                .sum(),
         }
     }
 }
@@ -611,6 +618,11 @@ impl GpuBackend {
             value,
             len: 0,
         }
+    }
+
+    /// Bytes of the weight matrices on the GPU (at the model's precision).
+    pub fn weight_bytes(&self) -> u64 {
+        self.weights.matrix_bytes
     }
 
     pub fn context(&self) -> &Rc<GpuContext> {

@@ -6,7 +6,7 @@
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::generation::{Generation, StepOutcome};
 use decoding_engine::sampling::RawSettings;
-use decoding_engine::Model;
+use decoding_engine::{Model, Precision};
 use decoding_gpu::{GpuBackend, GpuContext};
 use std::rc::Rc;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -43,6 +43,56 @@ async fn webgpu_in_chromium_generates_the_cpu_greedy_text() {
         text.starts_with(", there was a little girl named Lily."),
         "{text}"
     );
+}
+
+/// The quantized kernels in Chromium's WebGPU against their CPU twins (stories260K's w2:
+/// rows straddling groups), and q8/q4 greedy text equal to the CPU's.
+#[wasm_bindgen_test]
+async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
+    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    let ctx = GpuContext::new().await.expect("WebGPU");
+    let c = m.transformer.config;
+    let x: Vec<f32> = (0..3 * c.hidden_dim)
+        .map(|i| ((i * 37 % 101) as f32 / 50.0) - 1.0)
+        .collect();
+    for p in [Precision::Q8, Precision::Q4] {
+        let q = m.transformer.at(p);
+        for layer in [0, c.n_layers - 1] {
+            let got = decoding_gpu::ops::matmul(
+                &ctx,
+                &q.weights.w2,
+                (c.n_layers, layer),
+                &x,
+                c.hidden_dim,
+                None,
+            )
+            .await
+            .unwrap();
+            let mut want = vec![0.0; 3 * c.dim];
+            decoding_engine::cpu::matmul(
+                &mut want,
+                &x,
+                c.hidden_dim,
+                &[q.weights.w2.block(layer, c.n_layers)],
+            );
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                    "{p} layer {layer} [{i}]: {a} vs {b}"
+                );
+            }
+        }
+        let qm = Model {
+            transformer: std::sync::Arc::new(q),
+            tokenizer: m.tokenizer.clone(),
+        };
+        let ctx = GpuContext::new().await.expect("WebGPU");
+        let mut gpu = GpuBackend::new(Rc::new(ctx), &qm.transformer).unwrap();
+        let mut cpu = CpuBackend::new(qm.transformer.clone());
+        let on_gpu = greedy(&mut gpu, &qm, 40).await;
+        let on_cpu = greedy(&mut cpu, &qm, 40).await;
+        assert_eq!(on_gpu, on_cpu, "{p}");
+    }
 }
 
 fn web_sys_log(s: &str) {

@@ -11,7 +11,7 @@ use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::beam::{beam_search, BeamConfig};
 use decoding_engine::generation::{Generation, StepOutcome};
 use decoding_engine::sampling::{RawSettings, Settings};
-use decoding_engine::{BackendError, BackendKind, Model};
+use decoding_engine::{BackendError, BackendKind, Model, Precision};
 use decoding_gpu::select::select;
 use decoding_gpu::{BackendChoice, Engine, GpuBackend, GpuContext, GpuError};
 use pollster::block_on;
@@ -78,6 +78,39 @@ fn greedy_200_tokens_are_identical_to_the_cpu() {
         text.starts_with(", there was a little girl named Lily."),
         "{text}"
     );
+}
+
+/// Quantized weights stay quantized on the GPU (its weights buffers are the quantized
+/// bytes) and give the CPU's greedy text for 100 tokens.
+#[test]
+fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
+    let m = model();
+    if gpu().is_none() {
+        return;
+    }
+    let s = settings(&[
+        ("temperature", "0"),
+        ("max_tokens", "100"),
+        ("logit_bias", "1:-100,2:-100"),
+    ]);
+    for p in [Precision::Q8, Precision::Q4] {
+        let q = Model {
+            transformer: std::sync::Arc::new(m.transformer.at(p)),
+            tokenizer: m.tokenizer.clone(),
+        };
+        let ctx = block_on(GpuContext::new()).unwrap();
+        let mut g = GpuBackend::new(Rc::new(ctx), &q.transformer).unwrap();
+        assert_eq!(
+            g.weight_bytes(),
+            q.transformer.weights.bytes(&q.config()) - 4 * 11 * 64,
+            "{p}: the matrices' quantized bytes (norms apart)"
+        );
+        let mut c = CpuBackend::new(q.transformer.clone());
+        let on_gpu = generate(&mut g, &q, "Once upon a time", &s);
+        let on_cpu = generate(&mut c, &q, "Once upon a time", &s);
+        assert_eq!(on_cpu.len(), 100, "{p}");
+        assert_eq!(on_gpu, on_cpu, "{p}");
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 
 use common::{assert_all_close, floats, gpu};
 use decoding_engine::cpu;
-use decoding_engine::quant::Tensor;
+use decoding_engine::quant::{Precision, QTensor, Tensor};
 use decoding_gpu::ops;
 use pollster::block_on;
 use proptest::prelude::*;
@@ -84,6 +84,68 @@ fn matmul_matches_cpu_reference() {
     // stories260K's classifier shape (decode) and a prefill of 5 tokens with accumulation.
     check_matmul(512, 64, 1, false, 3);
     check_matmul(172, 64, 5, true, 4);
+}
+
+/// A quantized matrix (`blocks` layers of rows × n) on the GPU against the CPU's quantized
+/// row products (`quant::QRef::dot`, its CPU twin), layer `block`, rows straddling groups
+/// where n is not a multiple of the group.
+fn check_quantized_matmul(p: Precision, rows: usize, n: usize, tokens: usize, blocks: usize) {
+    let Some(ctx) = gpu() else { return };
+    let w = Tensor::Quant(QTensor::quantize(
+        &floats(blocks * rows * n, 5, 0.5),
+        blocks,
+        p,
+        64,
+    ));
+    let x = floats(tokens * n, 6, 1.0);
+    for block in [0, blocks - 1] {
+        let got = block_on(ops::matmul(ctx, &w, (blocks, block), &x, n, None)).unwrap();
+        let mut want = vec![0.0; tokens * rows];
+        cpu::matmul(&mut want, &x, n, &[w.block(block, blocks)]);
+        assert_all_close(
+            &format!("{p} matmul {rows}x{n} block {block}"),
+            &got,
+            &want,
+            MATMUL_TOL.0,
+            MATMUL_TOL.1 * (n as f32).sqrt(),
+        );
+    }
+}
+
+#[test]
+fn matmul_q8_matches_cpu_reference() {
+    // stories260K's w2 (64 × 172, groups of 64 straddle its rows), 5 layers, decode and a
+    // prefill of 3; its wq (64 × 64); a padded-word shape (7 × 9, 63 weights a layer).
+    check_quantized_matmul(Precision::Q8, 64, 172, 1, 5);
+    check_quantized_matmul(Precision::Q8, 64, 172, 3, 5);
+    check_quantized_matmul(Precision::Q8, 64, 64, 2, 2);
+    check_quantized_matmul(Precision::Q8, 7, 9, 2, 3);
+}
+
+#[test]
+fn matmul_q4_matches_cpu_reference() {
+    check_quantized_matmul(Precision::Q4, 64, 172, 1, 5);
+    check_quantized_matmul(Precision::Q4, 64, 172, 3, 5);
+    check_quantized_matmul(Precision::Q4, 512, 64, 1, 1);
+    check_quantized_matmul(Precision::Q4, 7, 9, 2, 3);
+}
+
+/// A quantized embedding table's rows, dequantized on the GPU, are the CPU's exactly (one
+/// product q·d each).
+#[test]
+fn embed_quantized_matches_cpu_reference() {
+    let Some(ctx) = gpu() else { return };
+    let (vocab, dim) = (512, 64);
+    for p in [Precision::Q8, Precision::Q4] {
+        let emb = Tensor::Quant(QTensor::quantize(&floats(vocab * dim, 1, 1.0), 1, p, 64));
+        let tokens = [1u32, 403, 407, 261, 511];
+        let got = block_on(ops::embed(ctx, &emb, &tokens, dim)).unwrap();
+        let mut want = vec![0.0; tokens.len() * dim];
+        for (o, &t) in want.chunks_mut(dim).zip(&tokens) {
+            emb.block(0, 1).row_into(t as usize, o);
+        }
+        assert_eq!(got, want, "{p}");
+    }
 }
 
 fn check_rope(n_heads: usize, n_kv_heads: usize, head_size: usize, tokens: usize, pos0: usize) {

@@ -65,7 +65,8 @@ pub fn log_softmax_at(logits: &[f32], token: usize) -> f64 {
 }
 
 /// ln Σ e^z, shifted by the maximum.
-fn log_sum_exp(logits: &[f32]) -> f64 {
+/// ln Σ e^z, shifted by the maximum (the normaliser of [`log_softmax_at`]).
+pub fn log_sum_exp(logits: &[f32]) -> f64 {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let sum: f64 = logits.iter().map(|&z| (z as f64 - max).exp()).sum();
     max + sum.ln()
