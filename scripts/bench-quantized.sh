@@ -48,10 +48,10 @@ for s in "${SHAPES[@]}"; do
   "$OURS" bench --random-weights "$shape" --write "$dir" >/dev/null
   "$OURS" --model "$dir/model.bin" --tokenizer "$dir/tokenizer.bin" quantize --out "$dir/q80.bin" >/dev/null
   for t in 1 2; do
-    for f in runq f32 q8 q4 pf32 pq8 pq4; do : >"$WORK/$f"; done
+    for f in runq.rate f32 q8 q4 pf32 pq8 pq4; do : >"$WORK/$f"; done
     for _ in $(seq "$ROUNDS"); do
       OMP_NUM_THREADS=$t "$WORK/runq" "$dir/q80.bin" -z "$dir/tokenizer.bin" -n "$n" -t 0 -i x \
-        2>&1 >/dev/null | sed -n 's/^achieved tok\/s: //p' >>"$WORK/runq"
+        2>&1 >/dev/null | sed -n 's/^achieved tok\/s: //p' >>"$WORK/runq.rate"
       for p in f32 q8 q4; do
         file="$dir/model.bin"; [ "$p" = q8 ] && file="$dir/q80.bin"
         "$OURS" --threads "$t" --precision "$p" bench --model "$file" --tokenizer "$dir/tokenizer.bin" \
@@ -61,7 +61,7 @@ for s in "${SHAPES[@]}"; do
         sed -n 's/.*"weight_bytes": \([0-9]*\).*/\1/p' "$WORK/json" >"$WORK/bytes_$p"
       done
     done
-    r=$(median <"$WORK/runq"); a=$(median <"$WORK/f32"); b=$(median <"$WORK/q8"); c=$(median <"$WORK/q4")
+    r=$(median <"$WORK/runq.rate"); a=$(median <"$WORK/f32"); b=$(median <"$WORK/q8"); c=$(median <"$WORK/q4")
     mb() { echo "$(cat "$WORK/bytes_$1") / 1000000" | bc -l; }
     printf '| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f | %.0f / %.0f / %.0f | %.1f / %.1f / %.1f |\n' \
       "$name" "$t" "$a" "$b" "$c" "$(echo "$b / $a" | bc -l)" "$(echo "$c / $a" | bc -l)" "$r" \

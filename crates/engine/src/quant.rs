@@ -33,10 +33,11 @@
 //! whose weights are the dequantized ones (tested to 1e-4 on the distribution). The cost is
 //! one int→float conversion and a float multiply per weight instead of an integer one.
 //!
-//! Float order is fixed by the code (as in `cpu::dot`): each product goes into lane
-//! (index in its group) mod 16, a group's 16 lanes are scaled and added into 16 row totals,
-//! which are reduced pairwise at the end. The loops vectorise natively and under wasm
-//! `simd128` and give the same bits on both, alone or in a batch.
+//! Float order is fixed by the code (as in `cpu::dot`; `QRef::dot` says it in full): each
+//! product goes into lane (index in its group) mod 16, a group's 16 lanes are scaled and
+//! added into 16 row totals, reduced pairwise; a row's partial groups at either end are
+//! reduced on their own. AVX-512 natively and simd128 in the page give the same bits, alone
+//! or in a batch.
 
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +96,7 @@ const QL: usize = 16;
 /// `export.py`'s rule: 64, halved while `dim` is not a multiple of it.
 pub fn q8_group_for(dim: usize) -> usize {
     let mut g = Q8_GROUP;
-    while g > 1 && dim % g != 0 {
+    while g > 1 && !dim.is_multiple_of(g) {
         g /= 2;
     }
     g
@@ -266,43 +267,99 @@ impl QRef<'_> {
         }
     }
 
-    /// Σ w[start + i]·x[i] over i < x.len(): the row starting at weight `start`. Each product
-    /// goes into lane (index in its group) mod 16; a group's lanes are scaled and added into
-    /// the row's 16 totals; the totals are reduced pairwise.
+    /// Σ w[start + i]·x[i] over i < x.len(): the row starting at weight `start`.
+    ///
+    /// The order of the float operations, the same on every target: within a group each
+    /// product goes into lane (index in the group) mod 16, and the lanes are scaled by the
+    /// group's scale. A row is cut at its group boundaries into a partial group at its start
+    /// (a row that starts inside a group: stories260K's w2), its whole groups, and a partial
+    /// group at its end. The whole groups run in the SIMD kernels (their scaled lanes summed
+    /// into 16 totals, reduced pairwise); each partial group is reduced on its own; the row is
+    /// (head + whole groups) + tail. Groups not a multiple of 16 wide take one lane loop.
     #[inline(always)]
     pub fn dot(&self, start: usize, x: &[f32]) -> f32 {
         let g = self.group;
-        // A row of whole groups (every matrix whose row length the group divides): the
-        // SIMD kernels. They give the bits of the general loop below.
-        if g % QL == 0 && start % g == 0 && x.len() % g == 0 {
-            let (g0, ng) = (start / g, x.len() / g);
-            let scales = &self.scales[g0..g0 + ng];
-            return match self.precision {
-                Precision::Q4 => simd::q4_row(&self.values[g0 * 16..(g0 + ng) * 16], scales, x),
-                _ => simd::q8_row(&self.values[start..start + x.len()], scales, g, x),
-            };
+        if !g.is_multiple_of(QL) {
+            return self.dot_lanes(start, x);
         }
-        self.dot_general(start, x)
+        let end = start + x.len();
+        let a = start.next_multiple_of(g).min(end);
+        let b = (end / g * g).max(a);
+        let head = if a > start {
+            self.partial(start, &x[..a - start])
+        } else {
+            0.0
+        };
+        let tail = if end > b {
+            self.partial(b, &x[b - start..])
+        } else {
+            0.0
+        };
+        let whole = if b > a {
+            let (g0, g1) = (a / g, b / g);
+            let (scales, xs) = (&self.scales[g0..g1], &x[a - start..b - start]);
+            match self.precision {
+                Precision::Q4 => simd::q4_row(&self.values[g0 * 16..g1 * 16], scales, xs),
+                _ => simd::q8_row(&self.values[a..b], scales, g, xs),
+            }
+        } else {
+            0.0
+        };
+        (head + whole) + tail
     }
 
-    /// [`QRef::dot`] for any row, groups straddling its ends included (stories260K's w2).
-    pub fn dot_general(&self, start: usize, x: &[f32]) -> f32 {
+    /// The weights k..k + x.len() of one group times x: lanes (index in the group) mod 16,
+    /// scaled, reduced pairwise.
+    fn partial(&self, k: usize, x: &[f32]) -> f32 {
+        let gi = k / self.group;
+        let g0 = gi * self.group;
+        let mut acc = [0.0f32; QL];
+        for (i, &xv) in x.iter().enumerate() {
+            acc[(k + i - g0) % QL] += self.int_at(k + i) as f32 * xv;
+        }
+        let s = self.scales[gi];
+        reduce16(acc.map(|a| s * a))
+    }
+
+    /// [`QRef::dot`]'s arithmetic in plain loops, group by group: the reference its kernels
+    /// are tested against, and the path for groups not a multiple of 16 wide.
+    pub fn dot_lanes(&self, start: usize, x: &[f32]) -> f32 {
         let g = self.group;
         let end = start + x.len();
+        if g.is_multiple_of(QL) {
+            // head, whole groups (16 totals), tail, as `dot` cuts them
+            let a = start.next_multiple_of(g).min(end);
+            let b = (end / g * g).max(a);
+            let head = if a > start {
+                self.partial(start, &x[..a - start])
+            } else {
+                0.0
+            };
+            let tail = if end > b {
+                self.partial(b, &x[b - start..])
+            } else {
+                0.0
+            };
+            let mut total = [0.0f32; QL];
+            for gi in a / g..b / g {
+                let mut acc = [0.0f32; QL];
+                self.full_group(gi, &x[gi * g - start..(gi + 1) * g - start], &mut acc);
+                for j in 0..QL {
+                    total[j] += self.scales[gi] * acc[j];
+                }
+            }
+            let whole = if b > a { reduce16(total) } else { 0.0 };
+            return (head + whole) + tail;
+        }
         let mut total = [0.0f32; QL];
         let mut k = start;
         while k < end {
             let gi = k / g;
             let (g0, g1) = (gi * g, ((gi + 1) * g).min(end));
             let mut acc = [0.0f32; QL];
-            let xs = &x[k - start..g1 - start];
-            if k == g0 && g1 - g0 == g && g % QL == 0 {
-                self.full_group(gi, xs, &mut acc);
-            } else {
-                for (i, &xv) in xs.iter().enumerate() {
-                    let e = k + i;
-                    acc[(e - g0) % QL] += self.int_at(e) as f32 * xv;
-                }
+            for (i, &xv) in x[k - start..g1 - start].iter().enumerate() {
+                let e = k + i;
+                acc[(e - g0) % QL] += self.int_at(e) as f32 * xv;
             }
             let s = self.scales[gi];
             for j in 0..QL {
@@ -353,7 +410,7 @@ fn reduce16(mut a: [f32; QL]) -> f32 {
 
 /// The row kernels over whole groups: AVX-512 natively (the build targets its CPU), simd128
 /// in the page, portable loops elsewhere; all three the same arithmetic lane for lane as
-/// `QRef::dot_general` (16 lanes: one 512-bit register, four 128-bit ones), multiply then
+/// `QRef::dot_lanes` (16 lanes: one 512-bit register, four 128-bit ones), multiply then
 /// add (no FMA), so the bits agree on every target.
 mod simd {
     #[cfg(not(any(
@@ -365,7 +422,7 @@ mod simd {
     /// Q8: `q` the row's int8 values (whole groups of `g`), `s` their scales.
     #[inline(always)]
     pub fn q8_row(q: &[u8], s: &[f32], g: usize, x: &[f32]) -> f32 {
-        debug_assert!(q.len() == x.len() && q.len() == s.len() * g && g % 16 == 0);
+        debug_assert!(q.len() == x.len() && q.len() == s.len() * g && g.is_multiple_of(16));
         #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
         // SAFETY: the build enables AVX-512F; the lengths are checked by the caller (whole
         // groups of a multiple of 16, as many values as inputs).
@@ -721,7 +778,7 @@ mod tests {
         assert_eq!(q.scales, vec![0.25]);
         // -2/0.25 = -8 → trunc(0.5) = 0 → int -8; 1/0.25 = 4 → trunc(12.5)=12 → 4;
         // 0.3/0.25 = 1.2 → trunc(9.7)=9 → 1; 1.9/0.25 = 7.6 → trunc(16.1)=16 → min 15 → 7.
-        assert_eq!(q.values[0], 0 | (9 << 4));
+        assert_eq!(q.values[0], 9 << 4, "0 low, 9 high");
         assert_eq!(q.values[1], 12 | (8 << 4));
         assert_eq!(q.values[15], 8 | (15 << 4));
         let b = q.block(0);
@@ -764,27 +821,11 @@ mod tests {
         }
     }
 
-    /// The SIMD row kernels give the bits of the general loop, rows of whole groups.
+    /// The SIMD row kernels give the bits of the plain loops, for rows of whole groups and
+    /// rows straddling them (the wasm test runs the same check on simd128).
     #[test]
-    fn row_kernels_give_the_general_loops_bits() {
-        for (rows, n, p, g) in [
-            (8, 64, Precision::Q8, 64),
-            (8, 256, Precision::Q8, 64),
-            (8, 96, Precision::Q8, 32),
-            (8, 64, Precision::Q4, 32),
-            (8, 288, Precision::Q4, 32),
-        ] {
-            let q = QTensor::quantize(&values(rows * n, 11), 1, p, g);
-            let x = values(n, 12);
-            for r in 0..rows {
-                let b = q.block(0);
-                assert_eq!(
-                    b.dot(r * n, &x).to_bits(),
-                    b.dot_general(r * n, &x).to_bits(),
-                    "{p} {n} row {r}"
-                );
-            }
-        }
+    fn row_kernels_give_the_plain_loops_bits() {
+        crate::testing::assert_quant_kernel_bits();
     }
 
     /// Quantization error is within half a step of each group's scale, and the sizes are

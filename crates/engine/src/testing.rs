@@ -108,3 +108,39 @@ pub fn assert_dot_kernel_bits(kernel: impl Fn(&[f32], &[f32]) -> f32) {
         );
     }
 }
+
+/// Asserts that the quantized row product (`QRef::dot`: AVX-512 natively, simd128 in wasm)
+/// gives the plain loops' bits (`QRef::dot_lanes`, the same code on every target) for Q8
+/// and Q4 rows aligned with their groups and straddling them (stories260K's w2 shape).
+pub fn assert_quant_kernel_bits() {
+    use crate::quant::{Precision, QTensor};
+    let cases = [
+        (Precision::Q8, 64, 8, 64),
+        (Precision::Q8, 64, 8, 256),
+        (Precision::Q8, 32, 8, 96),
+        (Precision::Q8, 64, 8, 172),
+        (Precision::Q8, 64, 8, 20),
+        (Precision::Q8, 8, 4, 24),
+        (Precision::Q4, 32, 8, 64),
+        (Precision::Q4, 32, 8, 288),
+        (Precision::Q4, 32, 8, 172),
+    ];
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    for (p, g, rows, n) in cases {
+        let w: Vec<f32> = (0..rows * n).map(|_| next()).collect();
+        let x: Vec<f32> = (0..n).map(|_| next()).collect();
+        let q = QTensor::quantize(&w, 1, p, g);
+        for r in 0..rows {
+            let b = q.block(0);
+            assert_eq!(
+                b.dot(r * n, &x).to_bits(),
+                b.dot_lanes(r * n, &x).to_bits(),
+                "{p} groups of {g}, {n} wide, row {r}"
+            );
+        }
+    }
+}

@@ -105,7 +105,7 @@ fn stories260k_w2_every_row_is_the_product_of_its_dequantized_weights() {
         let t = model.transformer.weights.w2.at(p, c.n_layers, 64);
         let Tensor::Quant(q) = &t else { panic!() };
         assert!(
-            c.hidden_dim % q.group != 0,
+            !c.hidden_dim.is_multiple_of(q.group),
             "the trap: rows straddle groups"
         );
         let deq = q.dequantize();

@@ -49,3 +49,10 @@ async fn seed_7_top_p_0_9_matches_the_native_golden_text() {
 fn the_simd_dot_gives_the_portable_bits() {
     decoding_engine::testing::assert_dot_kernel_bits(decoding_engine::cpu::dot);
 }
+
+/// The page's quantized row kernels (simd128) give the plain loops' bits, which are the
+/// same code natively, where the AVX-512 kernels are held to them too.
+#[wasm_bindgen_test]
+fn the_simd_quantized_rows_give_the_plain_loops_bits() {
+    decoding_engine::testing::assert_quant_kernel_bits();
+}

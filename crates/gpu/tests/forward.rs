@@ -102,7 +102,7 @@ fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
         let mut g = GpuBackend::new(Rc::new(ctx), &q.transformer).unwrap();
         assert_eq!(
             g.weight_bytes(),
-            q.transformer.weights.bytes(&q.config()) - 4 * 11 * 64,
+            q.transformer.weights.bytes(q.config()) - 4 * 11 * 64,
             "{p}: the matrices' quantized bytes (norms apart)"
         );
         let mut c = CpuBackend::new(q.transformer.clone());

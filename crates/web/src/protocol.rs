@@ -8,7 +8,7 @@ use decoding_engine::beam::BeamNode;
 use decoding_engine::generation::{Step, StopReason};
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::sampling::{Profile, Settings, Stage};
-use decoding_engine::Config;
+use decoding_engine::{Config, Precision};
 use decoding_gpu::{BackendChoice, BackendReport};
 use serde::{Deserialize, Serialize};
 
@@ -25,10 +25,23 @@ pub enum Request {
         prompt: String,
         settings: Settings,
         steps: u32,
+        /// The weights' precision (none: the file's own), applied before the steps replay.
+        #[serde(default)]
+        precision: Option<Precision>,
     },
     /// Switch backend; the transcript is rebuilt from its tokens on the new one.
     SetBackend {
         backend: BackendChoice,
+    },
+    /// Requantize the loaded weights (f32 / q8 / q4) in the worker; the transcript keeps its
+    /// tokens and is rebuilt under the new weights.
+    SetPrecision {
+        precision: Precision,
+    },
+    /// The quantization panel opened (the worker then sends a `Quant` view after every
+    /// change of the transcript) or closed (none, and the two other precisions are freed).
+    Quantization {
+        open: bool,
     },
     /// A new prompt: prefill it (the transcript starts over).
     SetPrompt {
@@ -102,6 +115,61 @@ pub struct Timings {
     pub chain_ms: Vec<f64>,
     /// The last multi-token step request: tokens generated and its wall time (ms).
     pub last_run: Option<(usize, f64)>,
+}
+
+/// One precision of the same weights at the current position (measured on the CPU in the
+/// worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionView {
+    pub precision: Precision,
+    pub weight_bytes: u64,
+    /// One decode step (the current position's token) on the CPU, ms: the median of a few.
+    pub decode_ms: f64,
+    /// KL(p_f32 ‖ p) of the next-token distribution, nats (0 for f32 itself).
+    pub kl: f64,
+    /// The most likely next token, and whether it is f32's.
+    pub top: u32,
+    pub same_top: bool,
+}
+
+/// A token's probability under each precision (f32, q8, q4), softmax of the logits (the
+/// model's own distribution, before the sampling chain).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantToken {
+    pub id: u32,
+    pub piece: String,
+    pub p: [f64; 3],
+}
+
+/// One weight row before and after quantization.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightRowView {
+    /// e.g. "w2, layer 0, row 1"
+    pub label: String,
+    /// index in the row of the first weight shown
+    pub from: usize,
+    /// f32, q8, q4 values of the weights shown
+    pub values: [Vec<f32>; 3],
+    /// the largest |w_q − w_f32| over the whole row, for q8 and q4
+    pub max_error: [f32; 2],
+    /// each row's groups: how many groups the row touches, and whether its first one
+    /// starts before the row (a straddling group)
+    pub groups: [usize; 2],
+    pub straddles: bool,
+}
+
+/// The quantization panel's view: the three precisions at the current position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantView {
+    /// tokens of context the distributions follow
+    pub position: usize,
+    /// f32, q8, q4
+    pub precisions: Vec<PrecisionView>,
+    /// the top tokens of any precision, by f32 probability
+    pub tokens: Vec<QuantToken>,
+    pub row: WeightRowView,
+    /// true when the file itself was quantized (its "f32" is the dequantized weights)
+    pub f32_is_dequantized: bool,
 }
 
 /// The generation's state: what the transcript, the controls and the KV panel show.
@@ -267,6 +335,15 @@ pub enum Event {
     /// Cached against cache-less decoding, by sequence length.
     CacheCompare {
         rows: Vec<CompareRow>,
+    },
+    /// The precision the model's weights run at, and what they take.
+    Precision {
+        precision: Precision,
+        weight_bytes: u64,
+    },
+    /// f32, q8 and q4 side by side at the current position.
+    Quant {
+        view: QuantView,
     },
     /// Something failed; the message is for the user. Nothing was lost.
     Error {

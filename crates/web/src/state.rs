@@ -3,6 +3,7 @@
 
 use decoding_engine::kv_cache::cache_bytes_formula;
 use decoding_engine::sampling::{Knob, RawSettings, SettingError, Settings};
+use decoding_engine::Precision;
 use decoding_gpu::BackendChoice;
 use std::collections::BTreeSet;
 
@@ -70,6 +71,8 @@ pub struct PageState {
     /// The toy-logits text when toy mode is on.
     pub toy: Option<String>,
     pub backend: BackendChoice,
+    /// The weights' precision asked for (None: the file's own).
+    pub precision: Option<Precision>,
     pub presenter: bool,
 }
 
@@ -84,6 +87,7 @@ impl Default for PageState {
             scale: Scale::Probability,
             toy: None,
             backend: BackendChoice::Auto,
+            precision: None,
             presenter: false,
         }
     }
@@ -125,7 +129,7 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
                 page.panels = v
                     .split(',')
                     .map(str::trim)
-                    .filter(|p| ["chain", "beam", "kv", "toy"].contains(p))
+                    .filter(|p| ["chain", "beam", "kv", "toy", "quant"].contains(p))
                     .map(String::from)
                     .collect()
             }
@@ -138,6 +142,10 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
             "backend" => match BackendChoice::parse(&v) {
                 Some(b) => page.backend = b,
                 None => bad("backend", format!("{v:?} is not auto, gpu or cpu")),
+            },
+            "precision" => match Precision::parse(&v) {
+                Ok(p) => page.precision = Some(p),
+                Err(e) => bad("precision", e),
             },
             "presenter" => page.presenter = v == "1" || v == "true",
             key => {
@@ -216,6 +224,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
                 BackendChoice::Cpu => "cpu",
             },
         );
+    }
+    if let Some(p) = page.precision {
+        q.append_pair("precision", p.name());
     }
     if page.presenter {
         q.append_pair("presenter", "1");

@@ -165,6 +165,7 @@ impl Worker {
                 prompt,
                 settings,
                 steps,
+                precision,
             } => match self.fetch_both(&model_url, &tokenizer_url).await {
                 Err(message) => vec![Event::Error { message }],
                 Ok((model, tok)) => {
@@ -181,6 +182,9 @@ impl Worker {
                         .await;
                     drop(model);
                     if matches!(events.first(), Some(Event::Loaded { .. })) {
+                        if let Some(p) = precision {
+                            events.extend(session.set_precision(p).await);
+                        }
                         for e in &events {
                             self.post(e);
                         }

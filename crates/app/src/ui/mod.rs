@@ -9,10 +9,12 @@ mod distribution;
 mod help;
 mod knobs;
 mod kv;
+mod quant;
 mod transcript;
 
 use decoding_engine::sampling::knobs::{Control, Knob};
 use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
+use decoding_engine::Precision;
 use decoding_gpu::{BackendChoice, BackendReport};
 use decoding_web::protocol::*;
 use decoding_web::state::{self, PageState};
@@ -40,6 +42,8 @@ pub struct ModelState {
     pub load: RwSignal<LoadState>,
     pub info: RwSignal<Option<ModelInfo>>,
     pub backend: RwSignal<Option<BackendReport>>,
+    /// The precision the weights run at and their bytes.
+    pub precision: RwSignal<Option<(Precision, u64)>>,
 }
 
 /// The transcript, its next-token distribution, and whether it is running.
@@ -74,6 +78,8 @@ pub struct ViewState {
     pub beam_nodes: RwSignal<Vec<decoding_engine::beam::BeamNode>>,
     /// The last cached-against-naive measurement.
     pub compare: RwSignal<Option<Vec<CompareRow>>>,
+    /// f32, q8 and q4 at the current position (while the quantization panel is open).
+    pub quant: RwSignal<Option<QuantView>>,
 }
 
 /// The page around them: the link's view, the help overlay, errors.
@@ -112,6 +118,7 @@ impl Ui {
                 load: RwSignal::new(LoadState::Starting),
                 info: RwSignal::new(None),
                 backend: RwSignal::new(None),
+                precision: RwSignal::new(None),
             },
             gen: GenState {
                 transcript: RwSignal::new(None),
@@ -128,6 +135,7 @@ impl Ui {
                 toy_error: RwSignal::new(None),
                 toy_history: RwSignal::new(String::new()),
                 beam: RwSignal::new(None),
+                quant: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
             },
@@ -280,6 +288,16 @@ impl Ui {
                 p.panels.insert(name.to_string());
             }
         });
+        if name == "quant" {
+            let open = self
+                .shell
+                .page
+                .with_untracked(|p| p.panels.contains("quant"));
+            if !open {
+                self.views.quant.set(None);
+            }
+            self.send(&Request::Quantization { open });
+        }
         if name == "toy" {
             self.shell.page.update(|p| {
                 if p.toy.is_none() {
@@ -356,6 +374,7 @@ impl Ui {
                     prompt: page.prompt.clone(),
                     settings: self.knobs.settings.get_untracked(),
                     steps: page.steps,
+                    precision: page.precision,
                 });
             }
             Event::Progress { loaded, total, .. } => {
@@ -372,6 +391,13 @@ impl Ui {
                     // (A beam link's tree is grown by the worker as part of the restore.)
                     self.restored.set(true);
                     self.send_toy();
+                    if self
+                        .shell
+                        .page
+                        .with_untracked(|p| p.panels.contains("quant"))
+                    {
+                        self.send(&Request::Quantization { open: true });
+                    }
                 }
             }
             Event::Transcript { view } => {
@@ -418,6 +444,11 @@ impl Ui {
                 }
             }
             Event::CacheCompare { rows } => self.views.compare.set(Some(rows)),
+            Event::Precision {
+                precision,
+                weight_bytes,
+            } => self.model.precision.set(Some((precision, weight_bytes))),
+            Event::Quant { view } => self.views.quant.set(Some(view)),
             Event::Error { message } => {
                 self.gen.running.set(false);
                 self.shell.error.set(Some(message));
@@ -493,6 +524,7 @@ fn App() -> impl IntoView {
                 </section>
                 <section class="wide" aria-label="More views">
                     <beam::BeamPanel />
+                    <quant::QuantPanel />
                     <kv::KvPanel />
                     <distribution::ToyPanel />
                 </section>
@@ -518,6 +550,17 @@ fn Header() -> impl IntoView {
             ui.send(&Request::SetBackend { backend: choice });
             // The beam tree's caches lived on the old backend: grow it again on the new one,
             // to the depth it had.
+            if ui.is_beam() {
+                let depth = ui.shell.page.with_untracked(|p| p.steps);
+                ui.send(&Request::BeamTo { depth });
+            }
+        }
+    };
+    let on_precision = move |ev| {
+        if let Ok(p) = Precision::parse(&event_target_value(&ev)) {
+            ui.shell.page.update(|page| page.precision = Some(p));
+            ui.gen.running.set(false);
+            ui.send(&Request::SetPrecision { precision: p });
             if ui.is_beam() {
                 let depth = ui.shell.page.with_untracked(|p| p.steps);
                 ui.send(&Request::BeamTo { depth });
@@ -570,6 +613,13 @@ fn Header() -> impl IntoView {
                     <option value="cpu">"CPU"</option>
                 </select>
             </label>
+            <label class="inline" title="How the weight matrices are stored: quantization changes the representation of θ, not its learned values (the norms stay f32)">
+                "Weights "
+                <select data-testid="precision-select" on:change=on_precision
+                    prop:value=move || ui.model.precision.get().map_or("f32", |(p, _)| p.name())>
+                    {Precision::ALL.map(|p| view! { <option value=p.name()>{p.label()}</option> }).collect_view()}
+                </select>
+            </label>
             {move || ui.model.info.get().map(|i| view! {
                 <span class="summary" data-testid="model-summary">
                     {format!(
@@ -577,6 +627,10 @@ fn Header() -> impl IntoView {
                         i.name, decoding_engine::units::thousands(i.params), i.config.n_layers, i.config.dim,
                         i.config.n_heads, i.config.n_kv_heads, i.config.vocab_size, i.config.seq_len
                     )}
+                    {move || ui.model.precision.get().map(|(p, b)| format!(
+                        "; weights {p}: {} bytes ({})", decoding_engine::units::thousands(b),
+                        decoding_engine::units::human_bytes(b)
+                    ))}
                 </span>
             })}
             <ModelPicker />

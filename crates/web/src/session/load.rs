@@ -90,8 +90,15 @@ impl Session {
         }
         self.beam = None;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
+        self.original = Some(m.transformer.clone());
+        self.precision = m.transformer.weights.precision();
+        self.lab = None;
         self.model = Some(m);
-        vec![Event::Loaded { info }, Event::Backend { report }]
+        vec![
+            Event::Loaded { info },
+            self.precision_event(),
+            Event::Backend { report },
+        ]
     }
 
     pub fn model(&self) -> Option<&Model> {

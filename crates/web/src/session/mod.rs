@@ -8,6 +8,7 @@ mod beam;
 mod cache_compare;
 mod generate;
 mod load;
+mod quant;
 #[cfg(test)]
 mod tests;
 mod toy;
@@ -61,6 +62,13 @@ pub struct Session {
     settings: Settings,
     beam: Option<Beam>,
     timings: Timings,
+    /// The weights as loaded (f32, or the file's q8): what every precision is made from.
+    original: Option<std::sync::Arc<decoding_engine::Transformer>>,
+    /// The precision the transcript runs at.
+    precision: decoding_engine::Precision,
+    /// The quantization panel: open, and its three models when it is.
+    quant_open: bool,
+    lab: Option<quant::Lab>,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -77,6 +85,10 @@ impl Session {
         let before = self.engine.as_ref().map(|e| e.report.clone());
         let mut events = self.route(req, host).await;
         let after = self.engine.as_ref().map(|e| e.report.clone());
+        // The quantization panel follows the transcript.
+        if self.quant_open && events.iter().any(|e| matches!(e, Event::Transcript { .. })) {
+            events.extend(self.quant_view(host));
+        }
         let announced = events.iter().any(|e| matches!(e, Event::Backend { .. }));
         if let (Some(b), Some(report)) = (before, after) {
             if b != report && !announced {
@@ -90,6 +102,8 @@ impl Session {
         match req {
             Request::Load { .. } => vec![err("the worker glue loads files")],
             Request::SetBackend { backend } => self.set_backend(backend).await,
+            Request::SetPrecision { precision } => self.set_precision(precision).await,
+            Request::Quantization { open } => self.set_quantization(open, host),
             Request::SetPrompt { prompt } => self.set_prompt(prompt, host).await,
             Request::SetSettings { settings } => self.set_settings(settings).await,
             Request::Step { count } => self.step(count, host).await,

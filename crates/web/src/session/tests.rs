@@ -43,7 +43,14 @@ fn loaded() -> (Session, TestHost) {
         BackendChoice::Cpu,
     ));
     assert!(
-        matches!(ev[..], [Event::Loaded { .. }, Event::Backend { .. }]),
+        matches!(
+            ev[..],
+            [
+                Event::Loaded { .. },
+                Event::Precision { .. },
+                Event::Backend { .. }
+            ]
+        ),
         "{ev:?}"
     );
     (s, host)
@@ -311,7 +318,14 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     let opened = decoding_gpu::select::select(BackendChoice::Auto, &other.transformer, lost);
     let ev = s.install("other", other, opened);
     assert!(
-        matches!(&ev[..], [Event::Loaded { .. }, Event::Backend { .. }]),
+        matches!(
+            &ev[..],
+            [
+                Event::Loaded { .. },
+                Event::Precision { .. },
+                Event::Backend { .. }
+            ]
+        ),
         "{ev:?}"
     );
     assert_eq!(s.model().unwrap().config().dim, 8);
@@ -330,7 +344,7 @@ fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
     let opened = decoding_gpu::select::select(BackendChoice::Gpu, &m.transformer, none);
     assert!(opened.is_err(), "asked for by name, the GPU alone fails");
     let ev = s.install("stories260K", m, opened);
-    let [Event::Loaded { .. }, Event::Backend { report }] = &ev[..] else {
+    let [Event::Loaded { .. }, Event::Precision { .. }, Event::Backend { report }] = &ev[..] else {
         panic!("{ev:?}")
     };
     assert_eq!(report.kind, decoding_engine::BackendKind::Cpu);
@@ -583,4 +597,114 @@ fn each_step_times_its_forward_pass_and_its_chain() {
     assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (4, 4));
     // The next distribution needs no forward pass now: a slider move runs none.
     assert!(s.gen.as_ref().unwrap().current_logits().is_some());
+}
+
+/// The next-token probabilities after `tokens` under `t` (softmax of the logits, f64).
+fn model_probs(t: &decoding_engine::Transformer, tokens: &[u32]) -> Vec<f64> {
+    let mut cache = decoding_engine::KvCache::new(&t.config);
+    let logits = t.prefill(&mut cache, tokens, false).unwrap();
+    let z: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
+    decoding_engine::sampling::stages::softmax(&z)
+}
+
+/// Switching to q8 keeps the transcript's tokens and gives the q8 model's distribution
+/// (computed here apart, from the engine's own quantization); back to f32 gives f32's again.
+#[test]
+fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
+    use decoding_engine::Precision;
+    let (mut s, host) = loaded();
+    // Default settings: the final distribution is the softmax of the logits.
+    pollster::block_on(s.set_settings(settings(&[("seed", "7")])));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.step(12, &host));
+    let before = last_transcript(&ev).clone();
+    let f32_probs = last_trace(&ev).probs.clone();
+    let original = s.model().unwrap().transformer.clone();
+    let context: Vec<u32> = before
+        .prompt
+        .iter()
+        .map(|t| t.id)
+        .chain(before.steps.iter().map(|st| st.token))
+        .collect();
+    for (p, bytes) in [
+        (Precision::Q8, 278_352u64),
+        (Precision::Q4, 164_896),
+        (Precision::F32, 1_040_128),
+    ] {
+        let ev = pollster::block_on(s.handle(Request::SetPrecision { precision: p }, &host));
+        assert!(
+            ev.iter()
+                .any(|e| matches!(e, Event::Precision { precision, weight_bytes }
+                if *precision == p && *weight_bytes == bytes)),
+            "{p}: {ev:?}"
+        );
+        let after = last_transcript(&ev);
+        assert_eq!(after.steps, before.steps, "{p}: the transcript is kept");
+        let want = model_probs(&original.at(p), &context);
+        let got = &last_trace(&ev).probs;
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(&a, b)| (a as f64 - b).abs())
+            .fold(0.0, f64::max);
+        // The trace's probabilities are f32.
+        assert!(worst < 1e-6, "{p}: {worst}");
+    }
+    assert_eq!(
+        last_trace(&pollster::block_on(s.step(0, &host))).probs,
+        f32_probs,
+        "back at f32, f32's distribution exactly"
+    );
+}
+
+/// The quantization panel: three precisions with their bytes, KL from f32 (0 for f32, the
+/// KL of the two distributions computed here for q8), the same top token, the tokens' three
+/// probabilities, stories260K's straddling w2 row; and a new view after each step.
+#[test]
+fn the_quantization_panel_compares_three_precisions_and_follows_the_transcript() {
+    use decoding_engine::Precision;
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_settings(settings(&[("temperature", "0")])));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.handle(Request::Quantization { open: true }, &host));
+    let [Event::Quant { view }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(view.position, 5);
+    let bytes: Vec<u64> = view.precisions.iter().map(|p| p.weight_bytes).collect();
+    assert_eq!(bytes, [1_040_128, 278_352, 164_896]);
+    assert_eq!(view.precisions[0].kl, 0.0);
+    let original = s.model().unwrap().transformer.clone();
+    let context = [1, 403, 407, 261, 378];
+    let (pf, pq) = (
+        model_probs(&original, &context),
+        model_probs(&original.at(Precision::Q8), &context),
+    );
+    let kl: f64 = pf.iter().zip(&pq).map(|(a, b)| a * (a / b).ln()).sum();
+    assert!(
+        (view.precisions[1].kl - kl).abs() < 1e-9,
+        "{} vs {kl}",
+        view.precisions[1].kl
+    );
+    assert!(view.precisions[2].kl > view.precisions[1].kl);
+    assert!(view.precisions.iter().all(|p| p.decode_ms > 0.0));
+    assert_eq!(view.precisions[1].top, 432);
+    assert!(view.precisions[1].same_top);
+    let t = &view.tokens[0];
+    assert_eq!(t.id, 432);
+    assert!((t.p[0] - pf[432]).abs() < 1e-12 && (t.p[1] - pq[432]).abs() < 1e-12);
+    // w2 row 1 spans weights 172..344: q8 groups 2–5, q4 groups 5–10.
+    assert!(view.row.straddles);
+    assert_eq!(view.row.groups, [4, 6]);
+    assert!(view.row.max_error[0] > 0.0 && view.row.max_error[1] > view.row.max_error[0]);
+    // A step: the transcript and then the panel's view at the new position.
+    let ev = pollster::block_on(s.handle(Request::Step { count: 1 }, &host));
+    match ev.last() {
+        Some(Event::Quant { view }) => assert_eq!(view.position, 6),
+        e => panic!("{e:?}"),
+    }
+    // Closed: no more views.
+    pollster::block_on(s.handle(Request::Quantization { open: false }, &host));
+    let ev = pollster::block_on(s.handle(Request::Step { count: 1 }, &host));
+    assert!(!ev.iter().any(|e| matches!(e, Event::Quant { .. })));
 }

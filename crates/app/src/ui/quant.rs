@@ -1,0 +1,165 @@
+//! Quantization (lesson 10, section 5): the same learned weights stored as f32, q8 and q4,
+//! side by side at the current position: each precision's next-token distribution (bars
+//! aligned by token), KL from f32 and whether the top token agrees, the weight bytes and a
+//! measured decode step, and one weight row before and after quantization with its error.
+
+use super::Ui;
+use decoding_engine::units::{human_bytes, thousands};
+use decoding_engine::Precision;
+use decoding_web::protocol::QuantView;
+use decoding_web::state::piece_text;
+use leptos::prelude::*;
+
+#[component]
+pub fn QuantPanel() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = ui.panel_open("quant");
+    view! {
+        <section class="panel" aria-labelledby="quant-h" data-testid="quant-panel">
+            <div class="panel-head">
+                <h2 id="quant-h">"Quantization " <span class="tag">"[LEARNED], re-represented"</span></h2>
+                <button data-testid="toggle-quant" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("quant")>{move || if open.get() { "Hide" } else { "Show" }}</button>
+            </div>
+            {move || open.get().then(|| view! { <Body /> })}
+        </section>
+    }
+}
+
+#[component]
+fn Body() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        let Some(v) = ui.views.quant.get() else {
+            return view! { <p>"Running the three precisions…"</p> }.into_any();
+        };
+        let running = ui.model.precision.get().map(|(p, _)| p);
+        view! {
+            <p class="note">
+                "The same weights θ stored three ways: the representation changes, not the learned values. "
+                {format!("After the transcript's {} tokens, each precision's next-token distribution ", v.position)}
+                "(softmax of its logits, before the sampling chain), on the CPU in this page's worker, "
+                "each with its own KV cache. Activations stay f32; norms stay f32."
+                {v.f32_is_dequantized.then_some(" This file is itself q8: its \"f32\" is the dequantized weights.")}
+            </p>
+            <Summary view=v.clone() running=running />
+            <Bars view=v.clone() />
+            <Row view=v />
+        }
+        .into_any()
+    }
+}
+
+#[component]
+fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
+    let f32_bytes = view.precisions.first().map_or(1, |p| p.weight_bytes.max(1));
+    let rows = view
+        .precisions
+        .iter()
+        .map(|p| {
+            let current = running == Some(p.precision);
+            let smaller = f32_bytes as f64 / p.weight_bytes.max(1) as f64;
+            view! {
+                <tr class:current=current>
+                    <th scope="row">{p.precision.name()}{current.then_some(" (the transcript's)")}</th>
+                    <td data-testid="quant-bytes">{thousands(p.weight_bytes)}</td>
+                    <td>{human_bytes(p.weight_bytes)}</td>
+                    <td>{format!("{smaller:.1}×")}</td>
+                    <td data-testid="quant-decode">{format!("{:.3} ms ({:.0} tokens/s)", p.decode_ms, 1000.0 / p.decode_ms.max(1e-6))}</td>
+                    <td data-testid="quant-kl">{format!("{:.5}", p.kl)}</td>
+                    <td data-testid="quant-top">{if p.same_top { "same".to_string() } else { format!("differs (id {})", p.top) }}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="compare quant-table" data-testid="quant-table">
+            <caption>"Weight bytes, one measured decode step, and the distribution against f32's"</caption>
+            <thead><tr>
+                <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
+                <th scope="col">"smaller"</th><th scope="col">"decode step (CPU)"</th>
+                <th scope="col">"KL(p_f32 ‖ p), nats"</th><th scope="col">"top token vs f32"</th>
+            </tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+#[component]
+fn Bars(view: QuantView) -> impl IntoView {
+    let max = view
+        .tokens
+        .iter()
+        .flat_map(|t| t.p)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let rows = view
+        .tokens
+        .iter()
+        .map(|t| {
+            let bars = (0..3)
+                .map(|i| {
+                    let p = t.p[i];
+                    let name = Precision::ALL[i].name();
+                    view! {
+                        <div class=format!("qbar q-{name}")>
+                            <span class="qfill" style:width=format!("{:.2}%", 100.0 * p / max)></span>
+                            <span class="qval">{format!("{name} {:.1}%", 100.0 * p)}</span>
+                        </div>
+                    }
+                })
+                .collect_view();
+            view! {
+                <div class="qrow" data-testid="quant-token">
+                    <span class="qpiece">{piece_text(&t.piece, true, Some(14))}</span>
+                    <div class="qbars">{bars}</div>
+                </div>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="quant-bars" data-testid="quant-chart" role="img"
+            aria-label="Next-token probabilities under f32, q8 and q4, aligned by token">
+            {rows}
+        </div>
+    }
+}
+
+#[component]
+fn Row(view: QuantView) -> impl IntoView {
+    let r = view.row;
+    let head = (0..r.values[0].len())
+        .map(|i| view! { <th scope="col">{format!("w[{}]", r.from + i)}</th> })
+        .collect_view();
+    let line = |i: usize| {
+        let cells = r.values[i]
+            .iter()
+            .zip(&r.values[0])
+            .map(|(v, f)| {
+                let e = v - f;
+                view! {
+                    <td>{format!("{v:+.5}")}{(i > 0).then(|| view! { <small class="err">{format!(" ({e:+.1e})")}</small> })}</td>
+                }
+            })
+            .collect_view();
+        view! { <tr><th scope="row">{Precision::ALL[i].name()}</th>{cells}</tr> }
+    };
+    view! {
+        <div class="quant-row" data-testid="quant-row">
+            <table class="compare">
+                <caption>{format!("{}: its first weights, before and after", r.label)}</caption>
+                <thead><tr><th scope="col">""</th>{head}</tr></thead>
+                <tbody>{line(0)}{line(1)}{line(2)}</tbody>
+            </table>
+            <p class="note">
+                {format!(
+                    "Largest error over the whole row: q8 {:.2e}, q4 {:.2e}. The row touches {} q8 groups and {} q4 groups{}",
+                    r.max_error[0], r.max_error[1], r.groups[0], r.groups[1],
+                    if r.straddles {
+                        ": it starts inside a group (groups run over the flattened matrix, as llama2.c's export writes them), and every one of its weights counts with its own group's scale."
+                    } else { "." }
+                )}
+            </p>
+        </div>
+    }
+}

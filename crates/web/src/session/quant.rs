@@ -1,0 +1,275 @@
+//! Precision (lesson 10, section 5: quantization "changes the representation of θ, not its
+//! learned values"): requantizing the loaded weights in the worker with the transcript kept,
+//! and the quantization panel's view, f32, q8 and q4 side by side at the current position.
+//!
+//! The panel's three models run on the CPU beside the transcript's backend, each with its
+//! own KV cache kept in step with the transcript (only new tokens are run), and are freed
+//! when the panel closes.
+
+use super::{err, Host, Session};
+use crate::protocol::*;
+use decoding_engine::forward::RunState;
+use decoding_engine::quant::{Precision, Tensor};
+use decoding_engine::sampling::stages::log_sum_exp;
+use decoding_engine::{KvCache, Model, Transformer};
+use decoding_gpu::{open_backend, Engine};
+use std::sync::Arc;
+
+/// Least wall time of each decode measurement (browsers round worker clocks to ~0.1 ms).
+const DECODE_MEASURE_MS: f64 = 4.0;
+/// Tokens listed in the panel's chart.
+const TOKENS_SHOWN: usize = 12;
+/// Weights of the example row shown.
+const ROW_SHOWN: usize = 8;
+
+/// The three precisions of the loaded weights with their caches.
+pub(super) struct Lab {
+    models: [Arc<Transformer>; 3],
+    caches: [KvCache; 3],
+    /// what each cache holds
+    held: [Vec<u32>; 3],
+}
+
+impl Lab {
+    fn new(original: &Arc<Transformer>) -> Lab {
+        let at = |p: Precision| {
+            if original.weights.precision() == p {
+                original.clone()
+            } else {
+                Arc::new(original.at(p))
+            }
+        };
+        let models = Precision::ALL.map(at);
+        Lab {
+            caches: [0, 1, 2].map(|i| KvCache::new(&models[i].config)),
+            models,
+            held: Default::default(),
+        }
+    }
+}
+
+fn log_probs(logits: &[f32]) -> Vec<f64> {
+    let norm = log_sum_exp(logits);
+    logits.iter().map(|&z| z as f64 - norm).collect()
+}
+
+fn argmax(v: &[f64]) -> u32 {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+impl Session {
+    /// The precision event: what the page's selector and summary show.
+    pub(super) fn precision_event(&self) -> Event {
+        let bytes = self
+            .model
+            .as_ref()
+            .map_or(0, |m| m.transformer.weights.bytes(m.config()));
+        Event::Precision {
+            precision: self.precision,
+            weight_bytes: bytes,
+        }
+    }
+
+    /// Requantizes the loaded weights to `p` and rebuilds the transcript under them on the
+    /// backend that runs now (its tokens kept; the next distribution is the new weights').
+    /// On any failure the current weights keep running.
+    pub async fn set_precision(&mut self, p: Precision) -> Vec<Event> {
+        let (Some(m), Some(original)) = (&self.model, &self.original) else {
+            return vec![err("no model is loaded yet")];
+        };
+        if p == self.precision {
+            return vec![self.precision_event()];
+        }
+        let transformer = if original.weights.precision() == p {
+            original.clone()
+        } else {
+            Arc::new(original.at(p))
+        };
+        let new = Model {
+            transformer,
+            tokenizer: m.tokenizer.clone(),
+        };
+        let (backend, report) = match open_backend(self.backend_choice(), &new.transformer).await {
+            Ok(x) => x,
+            Err(e) => {
+                return vec![err(format!(
+                    "the {p} weights could not be opened: {e}; still running {}",
+                    self.precision
+                ))]
+            }
+        };
+        let mut engine = Engine::new(new.transformer.clone(), backend, report.clone());
+        if let Some(old) = &self.gen {
+            match old.rebuild(&mut engine).await {
+                Ok(g) => {
+                    if let (Some(old_engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
+                        old.release(&mut *old_engine);
+                    }
+                    self.gen = Some(g);
+                }
+                Err(e) => return vec![err(format!("could not move the transcript: {e}"))],
+            }
+        }
+        self.beam = None;
+        self.engine = Some(engine);
+        self.model = Some(new);
+        self.precision = p;
+        let mut events = vec![self.precision_event(), Event::Backend { report }];
+        if self.gen.is_some() {
+            events.push(self.transcript());
+            events.extend(self.preview().await);
+        }
+        events
+    }
+
+    /// The panel opened or closed.
+    pub(super) fn set_quantization(&mut self, open: bool, host: &dyn Host) -> Vec<Event> {
+        self.quant_open = open;
+        if !open {
+            self.lab = None;
+            return vec![];
+        }
+        self.quant_view(host).into_iter().collect()
+    }
+
+    /// f32, q8 and q4 after the transcript's tokens: each model's distribution, KL from f32,
+    /// top token, weight bytes and a measured decode step; one weight row before and after.
+    pub(super) fn quant_view(&mut self, host: &dyn Host) -> Option<Event> {
+        let gen = self.gen.as_ref()?;
+        let original = self.original.clone()?;
+        let model = self.model.as_ref()?;
+        let context: Vec<u32> = gen
+            .prompt()
+            .iter()
+            .copied()
+            .chain(gen.generated_ids())
+            .collect();
+        let (&last, before) = context.split_last()?;
+        let lab = self.lab.get_or_insert_with(|| Lab::new(&original));
+        let mut lps = Vec::with_capacity(3);
+        let mut times = Vec::with_capacity(3);
+        for i in 0..3 {
+            let (t, cache, held) = (&lab.models[i], &mut lab.caches[i], &mut lab.held[i]);
+            let common = held.iter().zip(before).take_while(|(a, b)| a == b).count();
+            cache.truncate(common);
+            held.truncate(common);
+            if before.len() > common {
+                if let Err(e) = t.prefill(cache, &before[common..], false) {
+                    return Some(err(e));
+                }
+                held.extend_from_slice(&before[common..]);
+            }
+            // The current token's decode step, repeated until the clock can measure it.
+            let mut s = RunState::new(&t.config);
+            let mut logits = vec![0.0f32; t.config.vocab_size];
+            let (t0, mut n) = (host.now(), 0u32);
+            loop {
+                if let Err(e) = t.decode(&mut s, cache, last, &mut logits) {
+                    return Some(err(e));
+                }
+                cache.truncate(before.len());
+                n += 1;
+                if host.now() - t0 >= DECODE_MEASURE_MS || n >= 200 {
+                    break;
+                }
+            }
+            times.push((host.now() - t0) / n as f64);
+            lps.push(log_probs(&logits));
+        }
+        let tops: Vec<u32> = lps.iter().map(|l| argmax(l)).collect();
+        let precisions = Precision::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| PrecisionView {
+                precision: p,
+                weight_bytes: lab.models[i].weights.bytes(&lab.models[i].config),
+                decode_ms: times[i],
+                kl: lps[0]
+                    .iter()
+                    .zip(&lps[i])
+                    .map(|(&a, &b)| a.exp() * (a - b))
+                    .sum::<f64>()
+                    .max(0.0),
+                top: tops[i],
+                same_top: tops[i] == tops[0],
+            })
+            .collect();
+        // The tokens any precision puts in its top few, ordered by f32's probability.
+        let mut ids: Vec<u32> = Vec::new();
+        for l in &lps {
+            let mut order: Vec<u32> = (0..l.len() as u32).collect();
+            order.sort_by(|&a, &b| l[b as usize].total_cmp(&l[a as usize]));
+            for &id in order.iter().take(TOKENS_SHOWN / 2) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        ids.sort_by(|&a, &b| lps[0][b as usize].total_cmp(&lps[0][a as usize]));
+        ids.truncate(TOKENS_SHOWN);
+        let tokens = ids
+            .iter()
+            .map(|&id| QuantToken {
+                id,
+                piece: model.tokenizer.piece(id).unwrap_or("?").to_string(),
+                p: [0, 1, 2].map(|i| lps[i][id as usize].exp()),
+            })
+            .collect();
+        Some(Event::Quant {
+            view: QuantView {
+                position: context.len(),
+                precisions,
+                tokens,
+                row: weight_row(lab),
+                f32_is_dequantized: original.weights.precision() != Precision::F32,
+            },
+        })
+    }
+}
+
+/// w2 (the MLP's down projection), layer 0, row 1: the row that starts inside a group when
+/// hidden_dim is not a multiple of the group (stories260K's 172).
+fn weight_row(lab: &Lab) -> WeightRowView {
+    let c = lab.models[0].config;
+    let (n, r) = (c.hidden_dim, 1.min(c.dim - 1));
+    let row = |i: usize| -> Vec<f32> {
+        let mut out = vec![0.0f32; n];
+        lab.models[i]
+            .weights
+            .w2
+            .block(0, c.n_layers)
+            .row_into(r, &mut out);
+        out
+    };
+    let rows = [row(0), row(1), row(2)];
+    let max_error = [1, 2].map(|i| {
+        rows[0]
+            .iter()
+            .zip(&rows[i])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max)
+    });
+    let group = |i: usize| match &lab.models[i].weights.w2 {
+        Tensor::Quant(q) => q.group,
+        Tensor::F32(_) => 1,
+    };
+    let start = r * n;
+    let groups = [1, 2].map(|i| {
+        let g = group(i);
+        (start % g + n).div_ceil(g)
+    });
+    WeightRowView {
+        label: format!("w2 (the MLP's down projection), layer 0, row {r}"),
+        from: 0,
+        values: rows.map(|v| v[..ROW_SHOWN.min(n)].to_vec()),
+        max_error,
+        groups,
+        straddles: start % group(1) != 0,
+    }
+}
