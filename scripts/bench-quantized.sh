@@ -11,6 +11,11 @@
 # quantized in memory), `rounds` times (default 3), and prints medians and ratios as a
 # Markdown table. Run it on an idle machine. On the stories260K shape runq.c computes w2 with
 # 128 of its 172 inputs (llama2.c PRs #532/#533): its figure there is for less work.
+#
+# With LLAMA_CPP_PY set to a Python that has llama-cpp-python and gguf (PyPI; e.g. a venv:
+# `pip install gguf numpy llama-cpp-python==0.3.36`, which builds llama.cpp here), the same
+# weights are also written as GGUF f32 and Q8_0 (scripts/llama2c-to-gguf.py) and llama.cpp's
+# decode is timed beside them (scripts/llama-cpp-decode.py), in the same rounds.
 set -euo pipefail
 RUNQ_C=${1:?usage: scripts/bench-quantized.sh /path/to/runq.c [rounds]}
 ROUNDS=${2:-3}
@@ -40,18 +45,35 @@ echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs;" \
 echo "runq.c: gcc -Ofast -march=native -fopenmp ($(gcc -dumpversion)); ours: $("$OURS" --version)"
 echo "Date: $(date -u +%Y-%m-%d), $ROUNDS alternating rounds, medians (tokens/s)"
 echo
-echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+LCPP=${LLAMA_CPP_PY:-}
+if [ -n "$LCPP" ]; then
+  echo "llama.cpp: llama-cpp-python $("$LCPP" -c 'import llama_cpp; print(llama_cpp.__version__)') through Python, GGUF from scripts/llama2c-to-gguf.py"
+  echo
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+else
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+fi
 for s in "${SHAPES[@]}"; do
   read -r name shape n <<<"$s"
   dir="$WORK/$name"
   "$OURS" bench --random-weights "$shape" --write "$dir" >/dev/null
   "$OURS" --model "$dir/model.bin" --tokenizer "$dir/tokenizer.bin" quantize --out "$dir/q80.bin" >/dev/null
+  if [ -n "$LCPP" ]; then
+    for k in f32 q8_0; do
+      "$LCPP" "$ROOT/scripts/llama2c-to-gguf.py" "$dir/model.bin" "$dir/tokenizer.bin" "$dir/$k.gguf" "$k"
+    done
+  fi
   for t in 1 2; do
-    for f in runq.rate f32 q8 q4 pf32 pq8 pq4; do : >"$WORK/$f"; done
+    for f in runq.rate f32 q8 q4 pf32 pq8 pq4 lf32 lq8; do : >"$WORK/$f"; done
     for _ in $(seq "$ROUNDS"); do
       OMP_NUM_THREADS=$t "$WORK/runq" "$dir/q80.bin" -z "$dir/tokenizer.bin" -n "$n" -t 0 -i x \
         2>&1 >/dev/null | sed -n 's/^achieved tok\/s: //p' >>"$WORK/runq.rate"
+      if [ -n "$LCPP" ]; then
+        "$LCPP" "$ROOT/scripts/llama-cpp-decode.py" "$dir/f32.gguf" "$t" "$n" >>"$WORK/lf32"
+        "$LCPP" "$ROOT/scripts/llama-cpp-decode.py" "$dir/q8_0.gguf" "$t" "$n" >>"$WORK/lq8"
+      fi
       for p in f32 q8 q4; do
         file="$dir/model.bin"; [ "$p" = q8 ] && file="$dir/q80.bin"
         "$OURS" --threads "$t" --precision "$p" bench --model "$file" --tokenizer "$dir/tokenizer.bin" \
@@ -63,9 +85,15 @@ for s in "${SHAPES[@]}"; do
     done
     r=$(median <"$WORK/runq.rate"); a=$(median <"$WORK/f32"); b=$(median <"$WORK/q8"); c=$(median <"$WORK/q4")
     mb() { echo "$(cat "$WORK/bytes_$1") / 1000000" | bc -l; }
-    printf '| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f | %.0f / %.0f / %.0f | %.1f / %.1f / %.1f |\n' \
+    prefill=$(printf '%.0f / %.0f / %.0f' "$(median <"$WORK/pf32")" "$(median <"$WORK/pq8")" "$(median <"$WORK/pq4")")
+    bytes=$(printf '%.1f / %.1f / %.1f' "$(mb f32)" "$(mb q8)" "$(mb q4)")
+    row=$(printf '| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f |' \
       "$name" "$t" "$a" "$b" "$c" "$(echo "$b / $a" | bc -l)" "$(echo "$c / $a" | bc -l)" "$r" \
-      "$(echo "$b / $r" | bc -l)" "$(median <"$WORK/pf32")" "$(median <"$WORK/pq8")" "$(median <"$WORK/pq4")" \
-      "$(mb f32)" "$(mb q8)" "$(mb q4)"
+      "$(echo "$b / $r" | bc -l)")
+    if [ -n "$LCPP" ]; then
+      lf=$(median <"$WORK/lf32"); lq=$(median <"$WORK/lq8")
+      row="$row $(printf ' %.1f / %.1f | %.2f |' "$lf" "$lq" "$(echo "$b / $lq" | bc -l)")"
+    fi
+    echo "$row $prefill | $bytes |"
   done
 done

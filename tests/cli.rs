@@ -634,3 +634,68 @@ fn the_memory_limit_is_checked_from_the_header_and_validated() {
         assert_user_error(&cli(&["--memory-limit", bad, "next"]), "--memory-limit");
     }
 }
+
+/// `quantize --out` writes llama2.c's version-2 file (magic, version, size); that file loads
+/// as q8 and gives the same distribution as `--precision q8` on the float32 file (the same
+/// quantization), within 1e-4 of the float32 model of its dequantized weights; bad
+/// `--precision` values are refused.
+#[test]
+fn quantize_writes_a_v2_file_that_runs_as_q8() {
+    let out = std::env::temp_dir().join(format!("de-cli-q80-{}.bin", std::process::id()));
+    let o = cli(&["quantize", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("278,608 bytes"), "{}", stdout(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len(), 278_608);
+    assert_eq!(&bytes[..8], &[0x32, 0x34, 0x6b, 0x61, 2, 0, 0, 0]);
+    let probs = |args: &[&str]| -> Vec<f64> {
+        let mut a = args.to_vec();
+        a.extend(["next", "--prompt", "Once upon a time, there was", "--json"]);
+        let o = cli(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["probs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_f64().unwrap())
+            .collect()
+    };
+    let file = probs(&["--model", out.to_str().unwrap()]);
+    let in_memory = probs(&["--precision", "q8"]);
+    assert_eq!(file, in_memory);
+    let f32 = probs(&[]);
+    assert!(file.iter().zip(&f32).any(|(a, b)| a != b), "q8 is not f32");
+    // The file's own dequantized weights as f32: the same distribution within 1e-4.
+    let deq = probs(&["--model", out.to_str().unwrap(), "--precision", "f32"]);
+    let worst = file
+        .iter()
+        .zip(&deq)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-4, "{worst}");
+    assert_user_error(
+        &cli(&["--precision", "q5", "next"]),
+        "precision must be f32, q8 or q4",
+    );
+    let _ = std::fs::remove_file(&out);
+}
+
+/// `quality` over the kept evaluation text: f32 against itself is exact; q8's mean KL is
+/// below q4's; the weight bytes are the formats'.
+#[test]
+fn quality_reports_kl_agreement_and_perplexity_per_precision() {
+    let o = cli(&["quality", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v.as_array().unwrap();
+    let get = |i: usize, k: &str| rows[i][k].as_f64().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!((get(0, "mean_kl"), get(0, "same_top")), (0.0, 1.0));
+    assert!(get(1, "mean_kl") > 0.0 && get(1, "mean_kl") < get(2, "mean_kl"));
+    assert!(get(1, "same_top") > get(2, "same_top"));
+    assert_eq!(get(0, "perplexity"), get(0, "perplexity_ref"));
+    let bytes: Vec<f64> = (0..3).map(|i| get(i, "weight_bytes")).collect();
+    assert_eq!(bytes, [1_040_128.0, 278_352.0, 164_896.0]);
+    assert!(get(0, "positions") > 500.0);
+}

@@ -757,3 +757,52 @@ test('the per-step time includes the forward pass: a model where it dominates sh
   assert.ok(engine < 1.4 * file, `engine memory ${engine} bytes for a ${file}-byte model`);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('quantization: q8 and back keeps the transcript; the panel shows three distributions, their KL and agreement, and the weight bytes', async () => {
+  const { page } = await ready('backend=cpu&seed=5');
+  const summary = page.getByTestId('model-summary');
+  await page.waitForFunction(() => /weights f32: 1,040,128 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
+  // q8 at the prompt: the CLI's q8 distribution (quantized in memory the same way).
+  await page.getByTestId('precision-select').selectOption('q8');
+  await page.waitForFunction(() => /weights q8: 278,352 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
+  const cliTop = cli('--precision', 'q8', 'next', '--prompt', 'Once upon a time', '--top', '1').split('\n')[1];
+  const q8Top = Number(cliTop.trim().split(/\s+/)[2]);
+  assert.equal(q8Top, 0.9684);
+  await page.waitForFunction((v) => Number(document.querySelector('[data-testid=dist-value]').innerText) === v, q8Top);
+  assert.match(page.url(), /precision=q8/);
+  // The KV panel: the weights at q8 beside the (float32) cache; the calculator in 8 bits.
+  assert.match(await page.getByTestId('kv-weights').innerText(), /^278,352 bytes; with the allocated cache 933,712 bytes/);
+  assert.equal(await page.getByTestId('calc-bytes').inputValue(), '1');
+  for (let i = 1; i <= 8; i++) {
+    await page.keyboard.press('n');
+    await waitChips(page, i);
+  }
+  const text = await page.getByTestId('transcript-text').innerText();
+  // Back to f32: the same tokens, f32's numbers.
+  await page.getByTestId('precision-select').selectOption('f32');
+  await page.waitForFunction(() => /weights f32: 1,040,128 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
+  await waitChips(page, 8);
+  assert.equal(await page.getByTestId('transcript-text').innerText(), text);
+  // The panel: three precisions side by side at the current position.
+  await page.getByTestId('toggle-quant').click();
+  const table = page.getByTestId('quant-table');
+  await table.waitFor({ timeout: 30_000 });
+  assert.deepEqual(await page.getByTestId('quant-bytes').allInnerTexts(), ['1,040,128', '278,352', '164,896']);
+  const kl = (await page.getByTestId('quant-kl').allInnerTexts()).map(Number);
+  assert.equal(kl[0], 0);
+  assert.ok(kl[1] > 0 && kl[2] > kl[1], `KL f32/q8/q4: ${kl}`);
+  assert.equal((await page.getByTestId('quant-top').allInnerTexts())[0], 'same');
+  assert.ok((await page.getByTestId('quant-decode').allInnerTexts()).every((t) => /ms\s+\d+ tokens\/s/.test(t)));
+  const tokens = page.getByTestId('quant-token');
+  assert.ok(await tokens.count() >= 3);
+  assert.equal(await tokens.first().locator('.qbar').count(), 3);
+  assert.match(await page.getByTestId('quant-row').innerText(), /starts inside a group/);
+  assert.match(await page.getByTestId('quant-panel').innerText(), /After the transcript's 13 tokens/);
+  // A step with the panel open: it follows.
+  await page.keyboard.press('n');
+  await waitChips(page, 9);
+  await page.waitForFunction(() => /After the transcript's 14 tokens/.test(document.querySelector('[data-testid=quant-panel]').innerText));
+  await page.getByTestId('quant-panel').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-quantization');
+  assert.ok(summary);
+});

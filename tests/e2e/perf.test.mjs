@@ -5,6 +5,7 @@
 import { test, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
@@ -126,4 +127,75 @@ test('WebGPU backend: first distribution and decode speed', async () => {
     await browser.close();
     await server.close();
   }
+});
+
+/**
+ * Decode speed of each precision in the page against native, same run (issue 12): the
+ * quantization panel's measured decode step (the forward pass of one token in the worker,
+ * wasm simd128, one thread) on stories260K and on a 15M-shape checkpoint (random weights,
+ * 32,000-token vocabulary) loaded as its llama2.c version-2 (Q8_0) file, against the native
+ * CLI's decode on one thread (`bench --tokens 16`).
+ */
+/** The quantization panel's decode step of f32, q8, q4 (ms; the worker's own clock). */
+async function panelDecodeMs(page) {
+  return (await page.getByTestId('quant-decode').allInnerTexts()).map((t) => Number(/([\d.]+) ms/.exec(t)[1]));
+}
+
+const compare = (pageTps, nativeTps) => ({
+  page_tokens_per_s: round(pageTps),
+  native_tokens_per_s: round(nativeTps),
+  native_over_page: round(nativeTps / pageTps, 2),
+});
+
+test('decode per precision in the page against native (CPU backend)', async () => {
+  const release = path.join(ROOT, 'target/release/decoding-explorer');
+  const bin = fs.existsSync(release) ? release : path.join(ROOT, 'target/debug/decoding-explorer');
+  const cli = (...args) => execFileSync(bin, args, { cwd: ROOT, encoding: 'utf8' });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'de-quant-perf-'));
+  cli('bench', '--random-weights', '288,768,6,6,6,32000,256', '--write', dir);
+  cli('--model', path.join(dir, 'model.bin'), '--tokenizer', path.join(dir, 'tokenizer.bin'), 'quantize', '--out', path.join(dir, 'q80.bin'));
+  const server = await serve();
+  const browser = await launch();
+  const out = { build: path.basename(path.dirname(bin)), stories260K: {}, '15M': {} };
+  try {
+    // stories260K: a link with 10 steps and the panel open.
+    {
+      const { page } = await open(browser.context, `${server.url}?backend=cpu&temperature=0&steps=10&panels=quant`);
+      await page.waitForFunction(() => /After the transcript's 15 tokens/.test(document.querySelector('[data-testid=quant-panel]')?.textContent ?? ''), null, { timeout: 60_000 });
+      const ms = await panelDecodeMs(page);
+      await page.close();
+      ['f32', 'q8', 'q4'].forEach((p, i) => {
+        const native = JSON.parse(cli('--threads', '1', '--precision', p, 'bench', '--tokens', '16', '--repeat', '5', '--json'));
+        out.stories260K[p] = compare(1000 / ms[i], native.decode.median_tokens_per_s);
+      });
+    }
+    // The 15M shape from files: the q8 file itself, then f32 and q4 from the f32 file.
+    const { page } = await open(browser.context, `${server.url}?backend=cpu&panels=quant`);
+    await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+    await page.getByTestId('load-model').click();
+    await page.getByTestId('model-file').setInputFiles(path.join(dir, 'q80.bin'));
+    await page.getByTestId('tokenizer-file').setInputFiles(path.join(dir, 'tokenizer.bin'));
+    await page.getByTestId('load-files').click();
+    await page.waitForFunction(() => /dim 288.*weights q8: 17,101,440 bytes/.test(document.querySelector('[data-testid=model-summary]')?.textContent ?? ''), null, { timeout: 120_000 });
+    for (let i = 1; i <= 4; i++) {
+      await page.getByTestId('step').click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length === n, i, { timeout: 60_000 });
+    }
+    await page.waitForFunction(() => /After the transcript's \d+ tokens/.test(document.querySelector('[data-testid=quant-panel]')?.textContent ?? ''), null, { timeout: 60_000 });
+    const ms = await panelDecodeMs(page);
+    const memory = Number(await page.getByTestId('memory-engine').getAttribute('data-bytes'));
+    await page.close();
+    ['f32', 'q8', 'q4'].forEach((p, i) => {
+      const file = path.join(dir, p === 'q8' ? 'q80.bin' : 'model.bin');
+      const native = JSON.parse(cli('--threads', '1', '--precision', p, '--model', file, '--tokenizer', path.join(dir, 'tokenizer.bin'), 'bench', '--tokens', '16', '--repeat', '5', '--json'));
+      out['15M'][p] = compare(1000 / ms[i], native.decode.median_tokens_per_s);
+    });
+    out['15M'].page_engine_memory_bytes = memory;
+  } finally {
+    await browser.close();
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  results.decode_by_precision = out;
+  assert.ok(out['15M'].q8.page_tokens_per_s > 0);
 });

@@ -34,5 +34,40 @@ fn matvec_from_memory(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, matvec_from_memory);
+/// The same product with the matrix quantized (issue 12): Q8 (groups of 64) and Q4 (groups
+/// of 32), 4× and 6.4× fewer bytes. Throughput is counted in weights (elements), so the three
+/// compare as multiply-adds per second; the engine's team runs the rows on 1 or 2 threads.
+fn quantized_matvec_from_memory(c: &mut Criterion) {
+    use decoding_engine::quant::{Precision, Tensor};
+    let (d, n) = (32_000usize, 768usize);
+    let w: Vec<f32> = (0..d * n)
+        .map(|i| ((i % 97) as f32 - 48.0) * 1e-3)
+        .collect();
+    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 1e-2).collect();
+    let mut out = vec![0.0f32; d];
+    let f32s = Tensor::F32(w);
+    let mut g = c.benchmark_group("matvec by precision");
+    g.throughput(criterion::Throughput::Elements((d * n) as u64));
+    g.sample_size(20);
+    for p in Precision::ALL {
+        let t = f32s.at(p, 1, 64);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let name = format!("{p} 32000 x 768, {threads} thread(s)");
+            g.bench_function(name, |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[t.block(0, 1)])
+                    })
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, matvec_from_memory, quantized_matvec_from_memory);
 criterion_main!(benches);

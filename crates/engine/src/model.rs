@@ -31,8 +31,9 @@ impl Model {
     }
 
     /// What can be checked of a checkpoint and a tokenizer before reading them (the page,
-    /// given two dropped files): the checkpoint's 28-byte header against `budget` and its
-    /// file's length against the header, the tokenizer's length against its limit.
+    /// given two dropped files): the checkpoint's header (28 bytes, or 256 for a version-2
+    /// file) against `budget` and its file's length against the header, the tokenizer's
+    /// length against its limit.
     pub fn check_files(
         checkpoint_head: &[u8],
         checkpoint_len: u64,

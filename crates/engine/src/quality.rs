@@ -72,7 +72,7 @@ pub fn compare(
         let (p, q) = (run(reference)?, run(other)?);
         for i in 0..window.len() - 1 {
             let (lp, lq) = (&p[i], &q[i]);
-            let kl: f64 = lp
+            let kl = lp
                 .iter()
                 .zip(lq)
                 .map(|(&a, &b)| {

@@ -312,10 +312,23 @@ impl QRef<'_> {
     /// scaled, reduced pairwise.
     fn partial(&self, k: usize, x: &[f32]) -> f32 {
         let gi = k / self.group;
-        let g0 = gi * self.group;
+        let s0 = k - gi * self.group;
         let mut acc = [0.0f32; QL];
-        for (i, &xv) in x.iter().enumerate() {
-            acc[(k + i - g0) % QL] += self.int_at(k + i) as f32 * xv;
+        match self.precision {
+            Precision::Q4 => {
+                let qs = &self.values[gi * 16..gi * 16 + 16];
+                for (i, &xv) in x.iter().enumerate() {
+                    let e = s0 + i;
+                    let b = qs[e % 16];
+                    let v = if e < 16 { b & 15 } else { b >> 4 };
+                    acc[e % QL] += (v as i32 - 8) as f32 * xv;
+                }
+            }
+            _ => {
+                for ((i, &q), &xv) in self.values[k..k + x.len()].iter().enumerate().zip(x) {
+                    acc[(s0 + i) % QL] += (q as i8) as f32 * xv;
+                }
+            }
         }
         let s = self.scales[gi];
         reduce16(acc.map(|a| s * a))
@@ -524,15 +537,21 @@ mod simd {
             reduce16(total)
         }
 
+        /// Each nibble becomes the float q − 8 through a 16-entry table (`permutexvar` reads
+        /// the index's low 4 bits: no mask, subtract or conversion), exactly the value the
+        /// plain loop converts.
         #[inline(always)]
         pub unsafe fn q4_row(qs: &[u8], s: &[f32], x: &[f32]) -> f32 {
             let (qp, xp) = (qs.as_ptr(), x.as_ptr());
-            let (low, eight) = (_mm512_set1_epi32(15), _mm512_set1_epi32(8));
+            let table = _mm512_setr_ps(
+                -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0,
+                7.0,
+            );
             let mut total = _mm512_setzero_ps();
             for (gi, &sc) in s.iter().enumerate() {
                 let b = _mm512_cvtepu8_epi32(_mm_loadu_si128(qp.add(16 * gi) as *const __m128i));
-                let lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(b, low), eight));
-                let hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32::<4>(b), eight));
+                let lo = _mm512_permutexvar_ps(b, table);
+                let hi = _mm512_permutexvar_ps(_mm512_srli_epi32::<4>(b), table);
                 let xg = xp.add(32 * gi);
                 let acc =
                     _mm512_add_ps(_mm512_setzero_ps(), _mm512_mul_ps(lo, _mm512_loadu_ps(xg)));

@@ -82,6 +82,19 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
                 );
             }
         }
+        // The quantized embedding table, dequantized on the GPU row by row: the CPU's values.
+        let tokens = [1u32, 403, 407, 261, 511];
+        let got = decoding_gpu::ops::embed(&ctx, &q.weights.token_embedding, &tokens, c.dim)
+            .await
+            .unwrap();
+        let mut want = vec![0.0; tokens.len() * c.dim];
+        for (o, &t) in want.chunks_mut(c.dim).zip(&tokens) {
+            q.weights
+                .token_embedding
+                .block(0, 1)
+                .row_into(t as usize, o);
+        }
+        assert_eq!(got, want, "{p} embedding");
         let qm = Model {
             transformer: std::sync::Arc::new(q),
             tokenizer: m.tokenizer.clone(),

@@ -105,6 +105,16 @@ fn Cache() -> impl IntoView {
                         <strong data-testid="kv-allocated">{format!("{} bytes", thousands(allocated))}</strong>
                         {format!(" (engine: {} bytes)", thousands(t.cache.allocated))}</td></tr>
                     <tr><th>"without GQA"</th><td>{format!("2 × {seq} × {layers} × {} × 4 = {} bytes", c.dim, thousands(mha))}</td></tr>
+                    {ui.model.precision.get().map(|(p, w)| view! {
+                        <tr><th>{format!("weights ({p})")}</th><td data-testid="kv-weights">
+                            {format!("{} bytes; with the allocated cache {} bytes. ", thousands(w), thousands(w + allocated))}
+                            <span class="small">{if p == decoding_engine::Precision::F32 {
+                                "The cache is float32 like the weights."
+                            } else {
+                                "Quantization here changes the weights only: K and V stay float32, so at long contexts the cache, not the weights, dominates (llama.cpp can also store it in 8 bits: --cache-type-k q8_0)."
+                            }}</span>
+                        </td></tr>
+                    })}
                 </tbody>
             </table>
         }
@@ -152,9 +162,21 @@ fn Compare() -> impl IntoView {
 
 #[component]
 fn Calculator() -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let preset = RwSignal::new(2usize); // Llama-2-7B
     let positions = RwSignal::new("4096".to_string());
     let bytes = RwSignal::new(2u64);
+    // The page's precision sets the calculator's element size when it changes: an 8-bit
+    // model's cache in 8 bits (as llama.cpp's --cache-type-k/v q8_0 stores it); the user
+    // can still pick another.
+    Effect::new(move |_| {
+        if let Some((p, _)) = ui.model.precision.get() {
+            bytes.set(match p {
+                decoding_engine::Precision::F32 => 4,
+                _ => 1,
+            });
+        }
+    });
     let result = move || {
         let p = PRESETS[preset.get()];
         match positions.get().trim().parse::<u64>() {

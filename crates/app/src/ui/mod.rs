@@ -643,7 +643,7 @@ fn Header() -> impl IntoView {
     }
 }
 
-/// Checks the chosen files from their sizes and the checkpoint's 28-byte header (nothing
+/// Checks the chosen files from their sizes and the checkpoint's header (nothing
 /// else is read: a multi-GB file or a header asking for a huge cache is refused with the
 /// figure), then reads them and hands their bytes to the worker, which validates them
 /// before they replace the current model.
@@ -654,7 +654,9 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
         let read = |b: web_sys::Blob| async move {
             wasm_bindgen_futures::JsFuture::from(b.array_buffer()).await
         };
-        let head = match model.slice_with_f64_and_f64(0.0, 28.0) {
+        // The legacy header is 28 bytes; a version-2 (Q8_0) file's is 256.
+        let head_len = decoding_engine::checkpoint::HEAD_BYTES as f64;
+        let head = match model.slice_with_f64_and_f64(0.0, head_len) {
             Ok(blob) => read(blob).await,
             Err(e) => Err(e),
         };

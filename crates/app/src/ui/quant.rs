@@ -63,9 +63,9 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
                 <tr class:current=current>
                     <th scope="row">{p.precision.name()}{current.then_some(" (the transcript's)")}</th>
                     <td data-testid="quant-bytes">{thousands(p.weight_bytes)}</td>
-                    <td>{human_bytes(p.weight_bytes)}</td>
+                    <td class="nowrap">{human_bytes(p.weight_bytes)}</td>
                     <td>{format!("{smaller:.1}×")}</td>
-                    <td data-testid="quant-decode">{format!("{:.3} ms ({:.0} tokens/s)", p.decode_ms, 1000.0 / p.decode_ms.max(1e-6))}</td>
+                    <td data-testid="quant-decode">{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s", 1000.0 / p.decode_ms.max(1e-6))}</small></td>
                     <td data-testid="quant-kl">{format!("{:.5}", p.kl)}</td>
                     <td data-testid="quant-top">{if p.same_top { "same".to_string() } else { format!("differs (id {})", p.top) }}</td>
                 </tr>
@@ -73,7 +73,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <table class="compare quant-table" data-testid="quant-table">
+        <div class="scroll-x"><table class="compare quant-table" data-testid="quant-table">
             <caption>"Weight bytes, one measured decode step, and the distribution against f32's"</caption>
             <thead><tr>
                 <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
@@ -81,7 +81,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
                 <th scope="col">"KL(p_f32 ‖ p), nats"</th><th scope="col">"top token vs f32"</th>
             </tr></thead>
             <tbody>{rows}</tbody>
-        </table>
+        </table></div>
     }
 }
 
