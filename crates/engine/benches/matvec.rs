@@ -4,15 +4,21 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
-/// Decode's matrix-vector product on one core where it reads from memory: the 110M shape's
-/// classifier (32,000 × 768 floats, 98 MB, three times this machine's L3). Bytes per second
-/// against the machine's streaming read rate says whether the kernel keeps up with memory.
-fn matvec_from_memory(c: &mut Criterion) {
+/// The 110M shape's classifier (32,000 × 768) and an input row.
+fn classifier() -> (usize, usize, Vec<f32>, Vec<f32>) {
     let (d, n) = (32_000usize, 768usize);
     let w: Vec<f32> = (0..d * n)
         .map(|i| ((i % 97) as f32 - 48.0) * 1e-3)
         .collect();
     let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 1e-2).collect();
+    (d, n, w, x)
+}
+
+/// Decode's matrix-vector product on one core where it reads from memory: the 110M shape's
+/// classifier (32,000 × 768 floats, 98 MB, three times this machine's L3). Bytes per second
+/// against the machine's streaming read rate says whether the kernel keeps up with memory.
+fn matvec_from_memory(c: &mut Criterion) {
+    let (d, n, w, x) = classifier();
     let mut out = vec![0.0f32; d];
     let mut g = c.benchmark_group("matvec from memory");
     g.throughput(criterion::Throughput::Bytes((d * n * 4) as u64));
@@ -39,11 +45,7 @@ fn matvec_from_memory(c: &mut Criterion) {
 /// compare as multiply-adds per second; the engine's team runs the rows on 1 or 2 threads.
 fn quantized_matvec_from_memory(c: &mut Criterion) {
     use decoding_engine::quant::{Precision, Tensor};
-    let (d, n) = (32_000usize, 768usize);
-    let w: Vec<f32> = (0..d * n)
-        .map(|i| ((i % 97) as f32 - 48.0) * 1e-3)
-        .collect();
-    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 1e-2).collect();
+    let (d, n, w, x) = classifier();
     let mut out = vec![0.0f32; d];
     let f32s = Tensor::F32(w);
     let mut g = c.benchmark_group("matvec by precision");

@@ -28,18 +28,26 @@ pub struct Quality {
     pub perplexity: f64,
 }
 
-/// Log-probabilities (f64) of every row of `logits` (rows × vocab).
-fn log_probs(logits: &[f32], vocab: usize) -> Vec<Vec<f64>> {
-    logits
-        .chunks(vocab)
-        .map(|row| {
-            let norm = log_sum_exp(row);
-            row.iter().map(|&z| z as f64 - norm).collect()
-        })
-        .collect()
+/// Log-probabilities (f64) of one row of logits: z − ln Σ e^z, finite for finite logits
+/// (no probability underflows to a log of 0).
+pub fn log_probs(logits: &[f32]) -> Vec<f64> {
+    let norm = log_sum_exp(logits);
+    logits.iter().map(|&z| z as f64 - norm).collect()
 }
 
-fn argmax(v: &[f64]) -> usize {
+/// KL(p ‖ q) in nats from the two log-probability rows: Σ p (ln p − ln q), ≥ 0 (two
+/// near-identical rows can sum to −1e-18 in floats: clamped).
+pub fn kl(log_p: &[f64], log_q: &[f64]) -> f64 {
+    log_p
+        .iter()
+        .zip(log_q)
+        .map(|(&a, &b)| a.exp() * (a - b))
+        .sum::<f64>()
+        .max(0.0)
+}
+
+/// The index of the largest value (the first of equals).
+pub fn argmax(v: &[f64]) -> usize {
     let mut best = 0;
     for (i, &x) in v.iter().enumerate() {
         if x > v[best] {
@@ -67,7 +75,8 @@ pub fn compare(
         }
         let run = |t: &Transformer| -> Result<Vec<Vec<f64>>, ForwardError> {
             let mut cache = KvCache::new(&t.config);
-            Ok(log_probs(&t.prefill(&mut cache, window, true)?, vocab))
+            let logits = t.prefill(&mut cache, window, true)?;
+            Ok(logits.chunks(vocab).map(log_probs).collect())
         };
         let (p, q) = (run(reference)?, run(other)?);
         for i in 0..window.len() - 1 {
@@ -138,9 +147,8 @@ mod tests {
         assert!(q4.mean_kl > 0.0 && q4.max_kl >= q4.mean_kl, "{q4:?}");
         assert_eq!(q4.perplexity_ref, q.perplexity_ref);
         // KL([0.5, 0.5] ‖ [0.25, 0.75]) = 0.5 ln 2 + 0.5 ln(2/3) = 0.1438…
-        let p = log_probs(&[0.0, 0.0], 2);
-        let r = log_probs(&[0.0, 3f32.ln()], 2);
-        let kl: f64 = p[0].iter().zip(&r[0]).map(|(a, b)| a.exp() * (a - b)).sum();
-        assert!((kl - 0.143_841_036).abs() < 1e-6, "{kl}");
+        let (p, r) = (log_probs(&[0.0, 0.0]), log_probs(&[0.0, 3f32.ln()]));
+        let k = kl(&p, &r);
+        assert!((k - 0.143_841_036).abs() < 1e-6, "{k}");
     }
 }

@@ -282,7 +282,24 @@ impl QRef<'_> {
         if !g.is_multiple_of(QL) {
             return self.dot_lanes(start, x);
         }
-        let end = start + x.len();
+        let (a, b, head, tail) = self.ends(start, x);
+        let whole = if b > a {
+            let (g0, g1) = (a / g, b / g);
+            let (scales, xs) = (&self.scales[g0..g1], &x[a - start..b - start]);
+            match self.precision {
+                Precision::Q4 => simd::q4_row(&self.values[g0 * 16..g1 * 16], scales, xs),
+                _ => simd::q8_row(&self.values[a..b], scales, g, xs),
+            }
+        } else {
+            0.0
+        };
+        (head + whole) + tail
+    }
+
+    /// A row cut at its group boundaries: its whole groups are weights a..b; the partial
+    /// groups before a and after b give `head` and `tail`.
+    fn ends(&self, start: usize, x: &[f32]) -> (usize, usize, f32, f32) {
+        let (g, end) = (self.group, start + x.len());
         let a = start.next_multiple_of(g).min(end);
         let b = (end / g * g).max(a);
         let head = if a > start {
@@ -295,17 +312,7 @@ impl QRef<'_> {
         } else {
             0.0
         };
-        let whole = if b > a {
-            let (g0, g1) = (a / g, b / g);
-            let (scales, xs) = (&self.scales[g0..g1], &x[a - start..b - start]);
-            match self.precision {
-                Precision::Q4 => simd::q4_row(&self.values[g0 * 16..g1 * 16], scales, xs),
-                _ => simd::q8_row(&self.values[a..b], scales, g, xs),
-            }
-        } else {
-            0.0
-        };
-        (head + whole) + tail
+        (a, b, head, tail)
     }
 
     /// The weights k..k + x.len() of one group times x: lanes (index in the group) mod 16,
@@ -341,18 +348,7 @@ impl QRef<'_> {
         let end = start + x.len();
         if g.is_multiple_of(QL) {
             // head, whole groups (16 totals), tail, as `dot` cuts them
-            let a = start.next_multiple_of(g).min(end);
-            let b = (end / g * g).max(a);
-            let head = if a > start {
-                self.partial(start, &x[..a - start])
-            } else {
-                0.0
-            };
-            let tail = if end > b {
-                self.partial(b, &x[b - start..])
-            } else {
-                0.0
-            };
+            let (a, b, head, tail) = self.ends(start, x);
             let mut total = [0.0f32; QL];
             for gi in a / g..b / g {
                 let mut acc = [0.0f32; QL];

@@ -128,23 +128,35 @@ impl Session {
             Ok(x) => x,
             Err(e) => return vec![err(e)],
         };
-        let mut engine = Engine::new(m.transformer.clone(), backend, report.clone());
-        let mut events = vec![Event::Backend { report }];
-        // Carry the transcript over: rebuild its cache on the new backend.
+        let engine = Engine::new(m.transformer.clone(), backend, report.clone());
+        match self.adopt(engine).await {
+            Ok(_) => [vec![Event::Backend { report }], self.shown_again().await].concat(),
+            Err(e) => vec![e],
+        }
+    }
+
+    /// Runs the transcript on `engine` from now on: its cache rebuilt there from its tokens
+    /// (backend switch, new weights); the beam search is dropped. On failure nothing
+    /// changed.
+    pub(super) async fn adopt(&mut self, mut engine: Engine) -> Result<(), Event> {
         if let Some(old) = &self.gen {
-            match old.rebuild(&mut engine).await {
-                Ok(g) => {
-                    if let (Some(old_engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
-                        old.release(&mut *old_engine);
-                    }
-                    self.gen = Some(g);
-                }
-                Err(e) => return vec![err(format!("could not move the transcript: {e}"))],
+            let g = old
+                .rebuild(&mut engine)
+                .await
+                .map_err(|e| err(format!("could not move the transcript: {e}")))?;
+            if let (Some(old_engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
+                old.release(&mut *old_engine);
             }
+            self.gen = Some(g);
         }
         self.beam = None;
         self.engine = Some(engine);
-        // A transcript that was moved is shown again; with none, the caller runs a prompt.
+        Ok(())
+    }
+
+    /// The transcript and its distribution, shown again after `adopt` (none without one).
+    pub(super) async fn shown_again(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
         if self.gen.is_some() {
             events.push(self.transcript());
             events.extend(self.preview().await);

@@ -9,8 +9,8 @@
 use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::forward::RunState;
+use decoding_engine::quality::{argmax, kl, log_probs};
 use decoding_engine::quant::{Precision, Tensor};
-use decoding_engine::sampling::stages::log_sum_exp;
 use decoding_engine::{KvCache, Model, Transformer};
 use decoding_gpu::{open_backend, Engine};
 use std::sync::Arc;
@@ -46,21 +46,6 @@ impl Lab {
             held: Default::default(),
         }
     }
-}
-
-fn log_probs(logits: &[f32]) -> Vec<f64> {
-    let norm = log_sum_exp(logits);
-    logits.iter().map(|&z| z as f64 - norm).collect()
-}
-
-fn argmax(v: &[f64]) -> u32 {
-    let mut best = 0;
-    for (i, &x) in v.iter().enumerate() {
-        if x > v[best] {
-            best = i;
-        }
-    }
-    best as u32
 }
 
 impl Session {
@@ -104,27 +89,14 @@ impl Session {
                 ))]
             }
         };
-        let mut engine = Engine::new(new.transformer.clone(), backend, report.clone());
-        if let Some(old) = &self.gen {
-            match old.rebuild(&mut engine).await {
-                Ok(g) => {
-                    if let (Some(old_engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
-                        old.release(&mut *old_engine);
-                    }
-                    self.gen = Some(g);
-                }
-                Err(e) => return vec![err(format!("could not move the transcript: {e}"))],
-            }
+        let engine = Engine::new(new.transformer.clone(), backend, report.clone());
+        if let Err(e) = self.adopt(engine).await {
+            return vec![e];
         }
-        self.beam = None;
-        self.engine = Some(engine);
         self.model = Some(new);
         self.precision = p;
         let mut events = vec![self.precision_event(), Event::Backend { report }];
-        if self.gen.is_some() {
-            events.push(self.transcript());
-            events.extend(self.preview().await);
-        }
+        events.extend(self.shown_again().await);
         events
     }
 
@@ -182,7 +154,7 @@ impl Session {
             times.push((host.now() - t0) / n as f64);
             lps.push(log_probs(&logits));
         }
-        let tops: Vec<u32> = lps.iter().map(|l| argmax(l)).collect();
+        let tops: Vec<u32> = lps.iter().map(|l| argmax(l) as u32).collect();
         let precisions = Precision::ALL
             .iter()
             .enumerate()
@@ -190,12 +162,7 @@ impl Session {
                 precision: p,
                 weight_bytes: lab.models[i].weights.bytes(&lab.models[i].config),
                 decode_ms: times[i],
-                kl: lps[0]
-                    .iter()
-                    .zip(&lps[i])
-                    .map(|(&a, &b)| a.exp() * (a - b))
-                    .sum::<f64>()
-                    .max(0.0),
+                kl: kl(&lps[0], &lps[i]),
                 top: tops[i],
                 same_top: tops[i] == tops[0],
             })
