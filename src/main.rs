@@ -77,9 +77,32 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Write the model as a llama2.c version-2 (Q8_0) file, as export.py --version 2 does
     Quantize(QuantizeArgs),
+    /// Speculative decoding: a draft proposes tokens, the model verifies them in one pass
+    Speculate(SpeculateArgs),
     /// What quantization costs: weight bytes, and over a fixed text the KL divergence from
     /// f32, the same top token and perplexity of q8 and q4
     Quality(QualityArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct SpeculateArgs {
+    #[arg(long, default_value = "")]
+    prompt: String,
+    /// quant:q8, quant:q4 (the model's weights quantized), exit:K (its first K layers) or
+    /// ngram:N (prompt lookup on the last N tokens)
+    #[arg(long, default_value = "quant:q8")]
+    draft: String,
+    /// Tokens drafted a cycle (1–16)
+    #[arg(long, default_value_t = 4)]
+    gamma: usize,
+    /// rejection (accept with min(1, p/q), resample the residual) or match (keep drafts
+    /// equal to the model's own seeded token: plain decoding's text)
+    #[arg(long, default_value = "rejection")]
+    rule: String,
+    #[command(flatten)]
+    knobs: KnobArgs,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -225,6 +248,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Tokenize(a) => tokenize(&files.load()?, a),
         Command::Bench(a) => bench::run(&files, choice, a),
         Command::Quantize(a) => quantize(&files.load()?, a),
+        Command::Speculate(a) => speculate(&files.load()?, choice, a),
         Command::Quality(a) => quality(&files.load()?, a),
     }
 }
@@ -764,5 +788,92 @@ fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
             r.quality.perplexity
         );
     }
+    Ok(())
+}
+
+/// `speculate`: the text on stdout (the statistics on stderr), or with `--json` the emitted
+/// ids, every cycle and the totals.
+fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(), CliError> {
+    use decoding_engine::speculative::{expected_tokens_per_cycle, Draft, Rule, Speculator};
+    let usage = |e: decoding_engine::speculative::SpecError| CliError::Usage(e.to_string());
+    let draft = Draft::parse(&a.draft, model.config().n_layers).map_err(usage)?;
+    let rule = Rule::parse(&a.rule).map_err(usage)?;
+    let settings = a.knobs.raw.validate(model.config().vocab_size)?;
+    if let Strategy::Beam { .. } = settings.strategy {
+        return Err(CliError::Usage(
+            "speculative decoding samples or decodes greedily, not beam search".into(),
+        ));
+    }
+    let ids = model.encode_prompt(&a.prompt)?;
+    let mut engine = open(&model.transformer, choice)?;
+    let t0 = std::time::Instant::now();
+    let mut sp = pollster::block_on(Speculator::start(
+        &mut engine,
+        &model.transformer,
+        ids.clone(),
+        draft,
+        a.gamma,
+        rule,
+    ))
+    .map_err(usage)?;
+    let cycles = pollster::block_on(sp.run(
+        &mut engine,
+        &settings,
+        settings.max_tokens,
+        &end_tokens(model),
+    ))
+    .map_err(usage)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let st = sp.stats.clone();
+    let alpha = {
+        let o: Vec<f64> = cycles
+            .iter()
+            .flat_map(|c| c.checked.iter().map(|k| k.overlap))
+            .collect();
+        o.iter().sum::<f64>() / o.len().max(1) as f64
+    };
+    let emitted = sp.emitted().to_vec();
+    if a.json {
+        let v = serde_json::json!({
+            "draft": draft.name(),
+            "gamma": a.gamma,
+            "rule": rule,
+            "tokens": emitted,
+            "cycles": cycles,
+            "totals": {
+                "cycles": st.cycles,
+                "target_calls": st.target_calls,
+                "drafted": st.drafted,
+                "accepted": st.accepted,
+                "emitted": st.emitted,
+                "acceptance_rate": st.acceptance_rate(),
+                "tokens_per_cycle": st.tokens_per_cycle(),
+                "mean_overlap": alpha,
+                "formula_tokens_per_cycle": expected_tokens_per_cycle(alpha, a.gamma),
+                "seconds": secs,
+            },
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(());
+    }
+    let all: Vec<u32> = ids.iter().chain(&emitted).copied().collect();
+    println!("{}", decode(model, &all)?);
+    eprintln!(
+        "{}: {} cycles, {} of {} drafts accepted ({:.1} %), {:.2} tokens a target pass \
+         (formula at α = {:.3}: {:.2}), {:.1} tokens/s",
+        draft.name(),
+        st.cycles,
+        st.accepted,
+        st.drafted,
+        100.0 * st.acceptance_rate(),
+        st.tokens_per_cycle(),
+        alpha,
+        expected_tokens_per_cycle(alpha, a.gamma),
+        emitted.len() as f64 / secs
+    );
+    sp.release(&mut engine);
     Ok(())
 }

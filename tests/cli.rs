@@ -699,3 +699,66 @@ fn quality_reports_kl_agreement_and_perplexity_per_precision() {
     assert_eq!(bytes, [1_040_128.0, 278_352.0, 164_896.0]);
     assert!(get(0, "positions") > 500.0);
 }
+
+/// `speculate --json`: under greedy settings the emitted ids are `generate`'s, for a
+/// quantized, an early-exit and an n-gram draft; the cycles add up to the totals; a bad
+/// draft is refused with the rule.
+#[test]
+fn speculate_emits_the_greedy_text_and_accounts_for_its_cycles() {
+    let o = cli(&[
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--temperature",
+        "0",
+        "--max-tokens",
+        "40",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = stdout(&o);
+    for draft in ["quant:q8", "exit:3", "ngram:2"] {
+        let o = cli(&[
+            "speculate",
+            "--prompt",
+            "Once upon a time",
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "40",
+            "--draft",
+            draft,
+            "--gamma",
+            "3",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let tokens = v["tokens"].as_array().unwrap();
+        assert_eq!(tokens.len(), 40, "{draft}");
+        let cycles = v["cycles"].as_array().unwrap();
+        let emitted: u64 = cycles
+            .iter()
+            .map(|c| c["accepted"].as_u64().unwrap() + 1)
+            .sum();
+        assert_eq!(emitted, v["totals"]["emitted"].as_u64().unwrap(), "{draft}");
+        assert_eq!(cycles.len() as u64, v["totals"]["cycles"].as_u64().unwrap());
+        let text = cli(&[
+            "speculate",
+            "--prompt",
+            "Once upon a time",
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "40",
+            "--draft",
+            draft,
+            "--gamma",
+            "3",
+        ]);
+        assert_eq!(stdout(&text), want, "{draft}");
+    }
+    assert_user_error(
+        &cli(&["speculate", "--draft", "exit:9"]),
+        "K must be a whole number of layers from 1 to 4",
+    );
+}

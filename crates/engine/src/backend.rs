@@ -43,6 +43,8 @@ pub enum BackendError {
     DeviceLost(String),
     #[error("GPU error: {0}")]
     Gpu(String),
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// What the generation loop needs from a backend.
@@ -86,6 +88,23 @@ pub trait Backend {
             Ok(pos0) => self.forward_batch(Batch::tokens(seq, pos0, tokens, logits)),
             Err(e) => Box::pin(std::future::ready(Err(e))),
         }
+    }
+
+    /// `tokens` at the sequence's next positions through the first `layers` layers only,
+    /// then the final norm and classifier: the logits after the last token (an early-exit
+    /// draft, `Transformer::forward_layers`). Those layers' K/V are appended; truncate before
+    /// a full pass over the same positions. Backends without it say so.
+    fn forward_exit<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &[u32],
+        layers: usize,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        let _ = (seq, tokens, layers);
+        Box::pin(std::future::ready(Err(BackendError::Unsupported(format!(
+            "early-exit drafts run on the CPU backend, not the {} one",
+            self.kind()
+        )))))
     }
 }
 
@@ -181,6 +200,20 @@ impl CpuBackend {
 impl Backend for CpuBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Cpu
+    }
+
+    fn forward_exit<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &[u32],
+        layers: usize,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        let out = self.seq_len(seq).and_then(|pos0| {
+            let batch = Batch::tokens(seq, pos0, tokens, Logits::Last);
+            let CpuBackend { model, state, seqs } = self;
+            crate::par::install(|| Ok(model.forward_layers(state, seqs, &batch, layers)?))
+        });
+        Box::pin(std::future::ready(out))
     }
 
     fn config(&self) -> &Config {

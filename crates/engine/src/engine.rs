@@ -195,6 +195,21 @@ impl Backend for Engine {
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
         Box::pin(self.forward_impl(batch))
     }
+
+    fn forward_exit<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &[u32],
+        layers: usize,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        let tokens = tokens.to_vec();
+        Box::pin(async move {
+            let inner = Self::inner(&self.seqs, seq)?;
+            let out = self.backend.forward_exit(inner, &tokens, layers).await?;
+            self.seqs.get_mut(seq)?.tokens.extend_from_slice(&tokens);
+            Ok(out)
+        })
+    }
 }
 
 #[cfg(test)]

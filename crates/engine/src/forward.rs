@@ -141,6 +141,20 @@ impl Transformer {
         caches: &mut impl Caches,
         batch: &Batch,
     ) -> Result<Vec<f32>, ForwardError> {
+        self.forward_layers(s, caches, batch, self.config.n_layers)
+    }
+
+    /// [`Transformer::forward`] through the first `layers` layers only, then the final norm
+    /// and the classifier: an early-exit draft (speculative decoding's `exit:K`). Its first
+    /// layers are this model's, so it writes their K/V into the same caches; the deeper
+    /// layers' entries at those positions stay stale until a full pass rewrites them.
+    pub fn forward_layers(
+        &self,
+        s: &mut RunState,
+        caches: &mut impl Caches,
+        batch: &Batch,
+        layers: usize,
+    ) -> Result<Vec<f32>, ForwardError> {
         let c = &self.config;
         let spans = batch.check(c.vocab_size, c.seq_len, |seq| {
             caches
@@ -157,7 +171,7 @@ impl Transformer {
         for (x, r) in s.x.chunks_mut(dim).zip(rows) {
             table.row_into(r.token as usize, x);
         }
-        for l in 0..c.n_layers {
+        for l in 0..layers.min(c.n_layers) {
             let layer = Layer::of(&self.weights, c, l);
             self.attention_block(l, &layer, s, caches, rows);
             self.mlp_block(&layer, s);

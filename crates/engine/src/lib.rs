@@ -19,6 +19,7 @@ pub mod par;
 pub mod quality;
 pub mod quant;
 pub mod sampling;
+pub mod speculative;
 pub mod testing;
 pub mod tokenizer;
 pub mod units;

@@ -14,6 +14,15 @@ pub fn step_coin(seed: u64, step: u64) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
+/// The first four draws of step `step`'s stream: draw 0 is [`step_coin`] (plain decoding's
+/// coin); speculative decoding takes the others for the draft, the acceptance test and the
+/// residual (`speculative`).
+pub fn step_coins(seed: u64, step: u64) -> [f64; 4] {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(step);
+    [0; 4].map(|_| (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64))
+}
+
 /// Index of the largest logit (the lowest index on a tie), as llama2.c's `sample_argmax`.
 pub fn argmax(x: &[f32]) -> u32 {
     let mut best = 0;

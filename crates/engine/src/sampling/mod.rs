@@ -19,7 +19,7 @@ pub mod stage;
 pub mod stages;
 
 pub use chain::{process, History, SamplingError, StageTrace, Trace};
-pub use coin::{argmax, step_coin};
+pub use coin::{argmax, sample_from, step_coin, step_coins};
 pub use knobs::{Category, Knob, KnobSpec, KNOBS};
 pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
 pub use settings::{RawSettings, SettingError, Settings, SettingsErrors, Stage, Strategy};
