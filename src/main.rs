@@ -806,7 +806,6 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
     }
     let ids = model.encode_prompt(&a.prompt)?;
     let mut engine = open(&model.transformer, choice)?;
-    let t0 = std::time::Instant::now();
     let mut sp = pollster::block_on(Speculator::start(
         &mut engine,
         &model.transformer,
@@ -816,6 +815,8 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
         rule,
     ))
     .map_err(usage)?;
+    // The draft is built; time the cycles from here.
+    let t0 = std::time::Instant::now();
     let cycles = pollster::block_on(sp.run(
         &mut engine,
         &settings,
@@ -824,7 +825,20 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
     ))
     .map_err(usage)?;
     let secs = t0.elapsed().as_secs_f64();
+    let emitted = sp.emitted().to_vec();
     let st = sp.stats.clone();
+    sp.release(&mut engine);
+    // Plain decoding of as many tokens on the same backend, for the wall-clock comparison.
+    let t1 = std::time::Instant::now();
+    let mut g = pollster::block_on(Generation::start(&mut engine, ids.clone(), vec![]))?;
+    for _ in 0..emitted.len() {
+        if let StepOutcome::Stopped(_) =
+            pollster::block_on(g.step(&mut engine, &settings, &model.tokenizer))?
+        {
+            break;
+        }
+    }
+    let plain_secs = t1.elapsed().as_secs_f64();
     let alpha = {
         let o: Vec<f64> = cycles
             .iter()
@@ -832,7 +846,6 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
             .collect();
         o.iter().sum::<f64>() / o.len().max(1) as f64
     };
-    let emitted = sp.emitted().to_vec();
     if a.json {
         let v = serde_json::json!({
             "draft": draft.name(),
@@ -851,6 +864,10 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
                 "mean_overlap": alpha,
                 "formula_tokens_per_cycle": expected_tokens_per_cycle(alpha, a.gamma),
                 "seconds": secs,
+                "plain_seconds": plain_secs,
+                "tokens_per_second": emitted.len() as f64 / secs,
+                "plain_tokens_per_second": emitted.len() as f64 / plain_secs,
+                "speedup": plain_secs / secs,
             },
         });
         println!(
@@ -863,7 +880,7 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
     println!("{}", decode(model, &all)?);
     eprintln!(
         "{}: {} cycles, {} of {} drafts accepted ({:.1} %), {:.2} tokens a target pass \
-         (formula at α = {:.3}: {:.2}), {:.1} tokens/s",
+         (formula at α = {:.3}: {:.2}), {:.1} tokens/s against {:.1} plain",
         draft.name(),
         st.cycles,
         st.accepted,
@@ -872,8 +889,8 @@ fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Result<(
         st.tokens_per_cycle(),
         alpha,
         expected_tokens_per_cycle(alpha, a.gamma),
-        emitted.len() as f64 / secs
+        emitted.len() as f64 / secs,
+        emitted.len() as f64 / plain_secs
     );
-    sp.release(&mut engine);
     Ok(())
 }

@@ -806,3 +806,32 @@ test('quantization: q8 and back keeps the transcript; the panel shows three dist
   await screenshot(page, 'explorer-quantization');
   assert.ok(summary);
 });
+
+test('speculative decoding: cycles with drafted, accepted and resampled chips and their Σ min(p, q); the CLI\'s run; a link reproduces it', async () => {
+  const { page } = await ready('backend=cpu&seed=4&panels=chain,kv,spec');
+  await page.getByTestId('spec-draft').selectOption('exit:2');
+  await page.getByTestId('spec-gamma').fill('3');
+  await page.getByTestId('spec-gamma').press('Tab');
+  await page.getByTestId('spec-run').click();
+  const stats = page.getByTestId('spec-stats');
+  await stats.waitFor({ timeout: 60_000 });
+  await page.waitForFunction(() => /^10$/.test(document.querySelector('[data-testid=spec-stats] td')?.textContent ?? ''));
+  const kinds = await page.getByTestId('spec-token').evaluateAll((els) => els.map((e) => e.dataset.kind));
+  assert.ok(kinds.includes('spec-accepted') && kinds.includes('spec-resampled'), kinds.join(' '));
+  await page.getByTestId('spec-cycle').waitFor();
+  assert.ok(await page.getByTestId('spec-drafted').count() >= 1);
+  for (const t of await page.getByTestId('spec-overlap').allInnerTexts()) assert.match(t, /^Σ min\(p, q\) = [01]\.\d{3}$/);
+  assert.match(await page.getByTestId('spec-per-call').innerText(), /^\d\.\d\d measured; \(1 − α\^\(γ\+1\)\) \/ \(1 − α\) = \d\.\d\d/);
+  assert.match(await page.getByTestId('spec-speed').innerText(), /ms a token speculative, [\d.]+ ms plain/);
+  // The CLI's run with the same seed, draft, γ and rule begins with the page's tokens.
+  const ids = (await page.getByTestId('spec-token').evaluateAll((els) => els.map((e) => Number(e.dataset.id))));
+  const out = JSON.parse(cli('speculate', '--prompt', 'Once upon a time', '--seed', '4', '--draft', 'exit:2', '--gamma', '3', '--rule', 'rejection', '--json'));
+  assert.deepEqual(out.tokens.slice(0, ids.length), ids);
+  const link = page.url();
+  assert.match(link, /spec=exit%3A2%2C3%2Crejection%2C10/);
+  const text = await page.getByTestId('spec-text').innerText();
+  await page.getByTestId('spec-panel').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-speculative');
+  const again = await ready(link.slice(env.server.url.length));
+  await again.page.waitForFunction((t) => document.querySelector('[data-testid=spec-text]')?.innerText === t, text, { timeout: 60_000 });
+});

@@ -400,6 +400,9 @@ pub struct Speculator {
     emitted: Vec<u32>,
     state: DraftState,
     pub stats: SpecStats,
+    /// The last cycle's distributions at its checked positions: p, and q (None without one).
+    pub last_p: Vec<Vec<f64>>,
+    pub last_q: Vec<Option<Vec<f64>>>,
 }
 
 impl Speculator {
@@ -450,11 +453,17 @@ impl Speculator {
             emitted: Vec::new(),
             state,
             stats,
+            last_p: Vec::new(),
+            last_q: Vec::new(),
         })
     }
 
     pub fn emitted(&self) -> &[u32] {
         &self.emitted
+    }
+
+    pub fn prompt(&self) -> &[u32] {
+        &self.prompt
     }
 
     pub fn release(self, target: &mut dyn Backend) {
@@ -488,7 +497,9 @@ impl Speculator {
                     held,
                     state,
                 } = &mut **d;
-                // Keep its cache in step with the context (all but the last token).
+                // Bring its cache up to the context in one batch (the tokens it has not
+                // seen, the last one included: after a cycle that is the last accepted draft
+                // and the new token), whose last row gives the first draft's logits.
                 let common = held
                     .iter()
                     .zip(&context[..n - 1])
@@ -496,24 +507,22 @@ impl Speculator {
                     .count();
                 cache.truncate(common);
                 held.truncate(common);
-                if n - 1 > common {
-                    model
-                        .prefill(cache, &context[common..n - 1], false)
-                        .map_err(BackendError::from)?;
-                    held.extend_from_slice(&context[common..n - 1]);
-                }
-                let mut logits = vec![0.0f32; model.config.vocab_size];
-                let mut last = context[n - 1];
-                for _ in 0..gamma {
-                    model
-                        .decode(state, cache, last, &mut logits)
-                        .map_err(BackendError::from)?;
-                    held.push(last);
+                let mut logits = model
+                    .prefill(cache, &context[common..n], false)
+                    .map_err(BackendError::from)?;
+                held.extend_from_slice(&context[common..n]);
+                for i in 0..gamma {
+                    if i > 0 {
+                        let last = drafted[i - 1];
+                        model
+                            .decode(state, cache, last, &mut logits)
+                            .map_err(BackendError::from)?;
+                        held.push(last);
+                    }
                     let at = (&self.prompt[..], &self.emitted[..], &drafted[..]);
                     let t = chain(settings, at, &logits, 1)?;
                     drafted.push(t.token);
                     qs.push(Some(t.p));
-                    last = t.token;
                 }
             }
             DraftState::Exit(k) => {
@@ -568,6 +577,9 @@ impl Speculator {
             step_coins(seed, s + i as u64)
         });
         target.truncate(self.seq, n + cycle.accepted)?;
+        let checked = cycle.checked.len();
+        self.last_p = targets.into_iter().take(checked).map(|t| t.p).collect();
+        self.last_q = qs.into_iter().take(checked).collect();
         self.emitted.extend(cycle.emitted());
         self.stats.cycles += 1;
         self.stats.target_calls += 1;

@@ -73,6 +73,8 @@ pub struct PageState {
     pub backend: BackendChoice,
     /// The weights' precision asked for (None: the file's own).
     pub precision: Option<Precision>,
+    /// A speculative run: draft, γ, rule and the cycles run (replayed when the link opens).
+    pub spec: Option<SpecLink>,
     pub presenter: bool,
 }
 
@@ -88,8 +90,51 @@ impl Default for PageState {
             toy: None,
             backend: BackendChoice::Auto,
             precision: None,
+            spec: None,
             presenter: false,
         }
+    }
+}
+
+/// A speculative run as a link holds it: `spec=quant:q8,4,rejection,5`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecLink {
+    pub draft: String,
+    pub gamma: u32,
+    pub rule: String,
+    pub cycles: u32,
+}
+
+impl SpecLink {
+    fn parse(v: &str) -> Result<SpecLink, String> {
+        let parts: Vec<&str> = v.split(',').collect();
+        let [draft, gamma, rule, cycles] = parts[..] else {
+            return Err(format!("{v:?} is not draft,gamma,rule,cycles"));
+        };
+        let ok_draft = ["quant:", "exit:", "ngram:"]
+            .iter()
+            .any(|k| draft.starts_with(k))
+            && draft.len() <= 16;
+        let gamma = gamma.parse::<u32>().ok().filter(|g| (1..=16).contains(g));
+        let cycles = cycles.parse::<u32>().ok().filter(|c| *c <= 10_000);
+        match (ok_draft, gamma, ["rejection", "match"].contains(&rule), cycles) {
+            (true, Some(gamma), true, Some(cycles)) => Ok(SpecLink {
+                draft: draft.to_string(),
+                gamma,
+                rule: rule.to_string(),
+                cycles,
+            }),
+            _ => Err(format!(
+                "{v:?}: draft quant:q8|quant:q4|exit:K|ngram:N, gamma 1–16, rule rejection|match, cycles ≤ 10,000"
+            )),
+        }
+    }
+
+    fn to_query(&self) -> String {
+        format!(
+            "{},{},{},{}",
+            self.draft, self.gamma, self.rule, self.cycles
+        )
     }
 }
 
@@ -129,7 +174,7 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
                 page.panels = v
                     .split(',')
                     .map(str::trim)
-                    .filter(|p| ["chain", "beam", "kv", "toy", "quant"].contains(p))
+                    .filter(|p| ["chain", "beam", "kv", "toy", "quant", "spec"].contains(p))
                     .map(String::from)
                     .collect()
             }
@@ -142,6 +187,10 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
             "backend" => match BackendChoice::parse(&v) {
                 Some(b) => page.backend = b,
                 None => bad("backend", format!("{v:?} is not auto, gpu or cpu")),
+            },
+            "spec" => match SpecLink::parse(&v) {
+                Ok(l) => page.spec = Some(l),
+                Err(e) => bad("spec", e),
             },
             "precision" => match Precision::parse(&v) {
                 Ok(p) => page.precision = Some(p),
@@ -227,6 +276,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     }
     if let Some(p) = page.precision {
         q.append_pair("precision", p.name());
+    }
+    if let Some(s) = &page.spec {
+        q.append_pair("spec", &s.to_query());
     }
     if page.presenter {
         q.append_pair("presenter", "1");
@@ -497,13 +549,23 @@ mod tests {
     #[test]
     fn query_round_trips() {
         let r = from_query(
-            "?prompt=The+cat&temperature=0.7&top_k=5&steps=10&panels=beam,kv&scale=logprob&seed=3&profile=llama.cpp",
+            "?prompt=The+cat&temperature=0.7&top_k=5&steps=10&panels=beam,kv,quant,spec&scale=logprob&seed=3&profile=llama.cpp&precision=q4&spec=exit:2,3,match,7",
             512,
         );
         assert!(r.problems.is_empty(), "{:?}", r.problems);
         assert_eq!(r.page.prompt, "The cat");
         assert_eq!(r.page.steps, 10);
         assert_eq!(r.settings.top_k, 5);
+        assert_eq!(r.page.precision, Some(Precision::Q4));
+        assert_eq!(
+            r.page.spec,
+            Some(SpecLink {
+                draft: "exit:2".into(),
+                gamma: 3,
+                rule: "match".into(),
+                cycles: 7
+            })
+        );
         let q = to_query(&r.page, &r.settings);
         let again = from_query(&q, 512);
         assert_eq!(again.page, r.page);
@@ -513,11 +575,19 @@ mod tests {
     #[test]
     fn nonsense_is_reported_and_replaced_by_defaults() {
         let r = from_query(
-            "temperature=banana&top_k=3&steps=-2&scale=huge&zzz=1&top_p=7",
+            "temperature=banana&top_k=3&steps=-2&scale=huge&zzz=1&top_p=7&precision=q5&spec=quant:q8,17,rejection,1",
             512,
         );
         let fields: Vec<&str> = r.problems.iter().map(|p| p.field.as_str()).collect();
-        for f in ["temperature", "steps", "scale", "zzz", "top_p"] {
+        for f in [
+            "temperature",
+            "steps",
+            "scale",
+            "zzz",
+            "top_p",
+            "precision",
+            "spec",
+        ] {
             assert!(fields.contains(&f), "{f} not reported in {fields:?}");
         }
         assert_eq!(r.settings.temperature, 1.0);

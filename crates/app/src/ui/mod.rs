@@ -10,6 +10,7 @@ mod help;
 mod knobs;
 mod kv;
 mod quant;
+mod speculative;
 mod transcript;
 
 use decoding_engine::sampling::knobs::{Control, Knob};
@@ -80,6 +81,8 @@ pub struct ViewState {
     pub compare: RwSignal<Option<Vec<CompareRow>>>,
     /// f32, q8 and q4 at the current position (while the quantization panel is open).
     pub quant: RwSignal<Option<QuantView>>,
+    /// The speculative run.
+    pub spec: RwSignal<Option<SpecView>>,
 }
 
 /// The page around them: the link's view, the help overlay, errors.
@@ -136,6 +139,7 @@ impl Ui {
                 toy_history: RwSignal::new(String::new()),
                 beam: RwSignal::new(None),
                 quant: RwSignal::new(None),
+                spec: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
             },
@@ -282,6 +286,21 @@ impl Ui {
         }
     }
 
+    /// The page's speculative run replayed from its link state: the same seed gives the
+    /// same run.
+    fn replay_spec(&self) {
+        if let Some(l) = self.shell.page.with_untracked(|p| p.spec.clone()) {
+            self.send(&Request::SpecStart {
+                draft: l.draft,
+                gamma: l.gamma,
+                rule: l.rule,
+            });
+            if l.cycles > 0 {
+                self.send(&Request::SpecCycle { count: l.cycles });
+            }
+        }
+    }
+
     pub fn toggle_panel(&self, name: &str) {
         self.shell.page.update(|p| {
             if !p.panels.remove(name) {
@@ -399,6 +418,9 @@ impl Ui {
                         self.send(&Request::Quantization { open: true });
                     }
                 }
+                // A link's speculative run, or one whose backend or weights changed, grown
+                // (again) on this backend.
+                self.replay_spec();
             }
             Event::Transcript { view } => {
                 let n = view.steps.len() as u32;
@@ -449,6 +471,7 @@ impl Ui {
                 weight_bytes,
             } => self.model.precision.set(Some((precision, weight_bytes))),
             Event::Quant { view } => self.views.quant.set(Some(view)),
+            Event::Spec { view } => self.views.spec.set(Some(view)),
             Event::Error { message } => {
                 self.gen.running.set(false);
                 self.shell.error.set(Some(message));
@@ -524,6 +547,7 @@ fn App() -> impl IntoView {
                 </section>
                 <section class="wide" aria-label="More views">
                     <beam::BeamPanel />
+                    <speculative::SpecPanel />
                     <quant::QuantPanel />
                     <kv::KvPanel />
                     <distribution::ToyPanel />

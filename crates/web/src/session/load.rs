@@ -89,6 +89,7 @@ impl Session {
             old.release(engine);
         }
         self.beam = None;
+        self.spec = None;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
         self.original = Some(m.transformer.clone());
         self.precision = m.transformer.weights.precision();
@@ -150,6 +151,8 @@ impl Session {
             self.gen = Some(g);
         }
         self.beam = None;
+        // The speculative run lived on the old engine (the page starts it again).
+        self.spec = None;
         self.engine = Some(engine);
         Ok(())
     }

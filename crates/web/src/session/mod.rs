@@ -9,6 +9,7 @@ mod cache_compare;
 mod generate;
 mod load;
 mod quant;
+mod speculative;
 #[cfg(test)]
 mod tests;
 mod toy;
@@ -69,6 +70,8 @@ pub struct Session {
     /// The quantization panel: open, and its three models when it is.
     quant_open: bool,
     lab: Option<quant::Lab>,
+    /// The speculative run, on its own sequence of the engine.
+    spec: Option<speculative::SpecRun>,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -104,6 +107,10 @@ impl Session {
             Request::SetBackend { backend } => self.set_backend(backend).await,
             Request::SetPrecision { precision } => self.set_precision(precision).await,
             Request::Quantization { open } => self.set_quantization(open, host),
+            Request::SpecStart { draft, gamma, rule } => {
+                self.spec_start(&draft, gamma, &rule, host).await
+            }
+            Request::SpecCycle { count } => self.spec_cycle(count, host).await,
             Request::SetPrompt { prompt } => self.set_prompt(prompt, host).await,
             Request::SetSettings { settings } => self.set_settings(settings).await,
             Request::Step { count } => self.step(count, host).await,

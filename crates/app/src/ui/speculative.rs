@@ -1,0 +1,296 @@
+//! Speculative decoding (lesson 10, section 5): a draft proposes γ tokens, the model verifies
+//! them in one pass of γ + 1 rows and keeps the longest accepted prefix. The text drawn with
+//! every token's origin (accepted draft, resampled after a rejection with the rejected draft
+//! struck through, the model's own token, the bonus), the last cycle's p and q at each drafted
+//! position (min(p, q) shaded, the residual max(0, p − q) drawn), and the running statistics
+//! against (1 − α^(γ+1)) / (1 − α) and the wall clock of plain decoding.
+
+use super::Ui;
+use decoding_web::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
+use decoding_web::state::{piece_text, SpecLink};
+use leptos::prelude::*;
+
+fn kind_class(k: SpecTokenKind) -> &'static str {
+    match k {
+        SpecTokenKind::Accepted => "spec-accepted",
+        SpecTokenKind::Resampled => "spec-resampled",
+        SpecTokenKind::Target => "spec-target",
+        SpecTokenKind::Bonus => "spec-bonus",
+    }
+}
+
+fn kind_name(k: SpecTokenKind) -> &'static str {
+    match k {
+        SpecTokenKind::Accepted => "accepted draft",
+        SpecTokenKind::Resampled => "resampled from max(0, p − q)",
+        SpecTokenKind::Target => "the model's own token",
+        SpecTokenKind::Bonus => "bonus token from p",
+    }
+}
+
+#[component]
+pub fn SpecPanel() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = ui.panel_open("spec");
+    view! {
+        <section class="panel" aria-labelledby="spec-h" data-testid="spec-panel">
+            <div class="panel-head">
+                <h2 id="spec-h">"Speculative decoding " <span class="tag">"[INFERENCE]"</span></h2>
+                <button data-testid="toggle-spec" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("spec")>{move || if open.get() { "Hide" } else { "Show" }}</button>
+            </div>
+            {move || open.get().then(|| view! { <Controls /> <Body /> })}
+        </section>
+    }
+}
+
+#[component]
+fn Controls() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let link = ui.shell.page.with_untracked(|p| p.spec.clone());
+    let draft = RwSignal::new(
+        link.as_ref()
+            .map_or("quant:q8".to_string(), |l| l.draft.clone()),
+    );
+    let gamma = RwSignal::new(link.as_ref().map_or(4, |l| l.gamma));
+    let rule = RwSignal::new(
+        link.as_ref()
+            .map_or("rejection".to_string(), |l| l.rule.clone()),
+    );
+    let layers = move || {
+        ui.model
+            .info
+            .with(|i| i.as_ref().map_or(5, |i| i.config.n_layers))
+    };
+    let start = move || {
+        let (d, g, r) = (
+            draft.get_untracked(),
+            gamma.get_untracked(),
+            rule.get_untracked(),
+        );
+        ui.shell.page.update(|p| {
+            p.spec = Some(SpecLink {
+                draft: d.clone(),
+                gamma: g,
+                rule: r.clone(),
+                cycles: 0,
+            })
+        });
+        ui.send(&Request::SpecStart {
+            draft: d,
+            gamma: g,
+            rule: r,
+        });
+    };
+    let cycle = move |n: u32| {
+        if ui.shell.page.with_untracked(|p| p.spec.is_none()) {
+            start();
+        }
+        ui.shell.page.update(|p| {
+            if let Some(s) = p.spec.as_mut() {
+                s.cycles += n;
+            }
+        });
+        ui.send(&Request::SpecCycle { count: n });
+    };
+    view! {
+        <div class="spec-controls">
+            <label>"Draft "
+                <select data-testid="spec-draft" prop:value=move || draft.get()
+                    on:change=move |ev| draft.set(event_target_value(&ev))>
+                    <option value="quant:q8">"quant:q8 — the same weights in 8 bits"</option>
+                    <option value="quant:q4">"quant:q4 — the same weights in 4 bits"</option>
+                    {move || (1..layers()).map(|k| view! {
+                        <option value=format!("exit:{k}")>{format!("exit:{k} — the first {k} of {} layers", layers())}</option>
+                    }).collect_view()}
+                    <option value="ngram:1">"ngram:1 — prompt lookup, last token"</option>
+                    <option value="ngram:2">"ngram:2 — prompt lookup, last 2 tokens"</option>
+                    <option value="ngram:3">"ngram:3 — prompt lookup, last 3 tokens"</option>
+                </select>
+            </label>
+            <label>"γ (drafted a cycle) "
+                <input type="number" min="1" max="16" data-testid="spec-gamma" prop:value=move || gamma.get().to_string()
+                    on:change=move |ev| {
+                        if let Ok(g) = event_target_value(&ev).trim().parse::<u32>() {
+                            if (1..=16).contains(&g) { gamma.set(g); }
+                        }
+                    } />
+            </label>
+            <label>"Rule "
+                <select data-testid="spec-rule" prop:value=move || rule.get()
+                    on:change=move |ev| rule.set(event_target_value(&ev))>
+                    <option value="rejection">"rejection: accept with min(1, p/q)"</option>
+                    <option value="match">"match: keep drafts equal to the model's own token"</option>
+                </select>
+            </label>
+            <button data-testid="spec-start" on:click=move |_| start()>"Start from the prompt"</button>
+            <button data-testid="spec-one" on:click=move |_| cycle(1)>"One cycle"</button>
+            <button data-testid="spec-run" on:click=move |_| cycle(10)>"10 cycles"</button>
+        </div>
+    }
+}
+
+#[component]
+fn Body() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        let Some(v) = ui.views.spec.get() else {
+            return view! { <p class="note">"Start a run: the draft proposes γ tokens, the model checks them all in one forward pass of γ + 1 rows."</p> }.into_any();
+        };
+        view! {
+            <p class="note">{draft_note(&v)}</p>
+            <Text view=v.clone() />
+            {v.last.clone().map(|c| view! { <LastCycle cycle=c rule=v.rule.clone() greedy=v.greedy /> })}
+            <Stats view=v />
+        }
+        .into_any()
+    }
+}
+
+fn draft_note(v: &SpecView) -> String {
+    let d = &v.draft;
+    let what = if d.starts_with("exit:") {
+        "Its first layers are the model's own, so it writes into the model's KV cache: no second cache, no prefill of its own (the verify pass then runs those positions through every layer)."
+    } else if d.starts_with("quant:") {
+        "The same learned weights, quantized: its own KV cache on the CPU, kept in step with the accepted text."
+    } else {
+        "Prompt lookup proposes the tokens that followed the last occurrence of the context's last tokens; it has no distribution, so q is one-hot on its token."
+    };
+    format!(
+        "{d}, γ = {}, rule {}{}. {what} The knobs as they were at Start apply to p and q.",
+        v.gamma,
+        v.rule,
+        if v.greedy {
+            " (greedy: a draft is kept while it is the model's argmax)"
+        } else {
+            ""
+        }
+    )
+}
+
+#[component]
+fn Text(view: SpecView) -> impl IntoView {
+    // The prompt as text (BOS, id 1, is not text).
+    let prompt: String = view
+        .prompt
+        .iter()
+        .filter(|t| t.id != 1)
+        .map(|t| t.piece.clone())
+        .collect();
+    let chips = view
+        .tokens
+        .iter()
+        .map(|t| {
+            let title = format!("cycle {}: {}", t.cycle + 1, kind_name(t.kind));
+            view! {
+                {t.rejected.clone().map(|r| view! { <s class="spec-rejected" title="the rejected draft">{piece_text(&r, false, Some(12))}</s> })}
+                <span class=format!("spec-chip {}", kind_class(t.kind)) data-testid="spec-token"
+                    data-kind=kind_class(t.kind) data-id=t.id.to_string() title=title>{piece_text(&t.piece, false, Some(12))}</span>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="spec-text" data-testid="spec-text">
+            <span class="spec-prompt">{prompt}</span>{chips}
+        </div>
+        <p class="legend small">
+            <span class="spec-chip spec-accepted">"accepted"</span>" "
+            <s class="spec-rejected">"rejected"</s>" "
+            <span class="spec-chip spec-resampled">"resampled"</span>" "
+            <span class="spec-chip spec-target">"model's token"</span>" "
+            <span class="spec-chip spec-bonus">"bonus"</span>
+        </p>
+    }
+}
+
+#[component]
+fn LastCycle(cycle: SpecCycleView, rule: String, greedy: bool) -> impl IntoView {
+    let positions = cycle
+        .positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let max = p
+                .bars
+                .iter()
+                .map(|b| b.p.max(b.q.unwrap_or(0.0)))
+                .fold(1e-12, f64::max);
+            let bars = p
+                .bars
+                .iter()
+                .map(|b| {
+                    let q = b.q.unwrap_or(if b.id == p.token { 1.0 } else { 0.0 });
+                    let w = |x: f64| format!("{:.2}%", 100.0 * x / max.max(q));
+                    let common = b.p.min(q);
+                    view! {
+                        <div class="spec-bar-row" class:drafted=b.id == p.token>
+                            <span class="spec-piece">{piece_text(&b.piece, true, Some(12))}</span>
+                            <div class="spec-bars">
+                                <div class="sbar"><span class="sbar-p" style:width=w(b.p)></span><span class="sbar-min" style:width=w(common)></span></div>
+                                <div class="sbar"><span class="sbar-q" style:width=w(q)></span><span class="sbar-min" style:width=w(common)></span></div>
+                            </div>
+                            <span class="small">{format!("p {:.3} · q {:.3}{}", b.p, q, if b.p > q { format!(" · residual {:.3}", b.p - q) } else { String::new() })}</span>
+                        </div>
+                    }
+                })
+                .collect_view();
+            let verdict = if p.accepted { "accepted" } else { "rejected" };
+            let how = if greedy || rule == "match" {
+                format!("{verdict}: the model's token is {}", if p.accepted { "the same" } else { "another" })
+            } else {
+                format!("{verdict}: P(accept) = min(1, p/q) = min(1, {:.3}/{:.3}) = {:.3}", p.p, p.q, p.accept_probability)
+            };
+            view! {
+                <div class="spec-position" data-testid="spec-position">
+                    <h4>{format!("Draft {}: {}", i + 1, piece_text(&p.piece, true, Some(16)))}</h4>
+                    <p class="small">{how}" · "<span data-testid="spec-overlap">{format!("Σ min(p, q) = {:.3}", p.overlap)}</span>
+                        " (the chance a draft from q is accepted here)"</p>
+                    {bars}
+                </div>
+            }
+        })
+        .collect_view();
+    let drafted = cycle
+        .drafted
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let cls = if i < cycle.accepted { "spec-chip spec-accepted" } else if i == cycle.accepted { "spec-chip spec-struck" } else { "spec-chip spec-unchecked" };
+            view! { <span class=cls data-testid="spec-drafted">{piece_text(&t.piece, false, Some(12))}</span> }
+        })
+        .collect_view();
+    view! {
+        <div class="spec-cycle" data-testid="spec-cycle">
+            <h3>{format!("Cycle {}: {} drafted, {} accepted, then {}", cycle.index + 1, cycle.drafted.len(), cycle.accepted, kind_name(cycle.next_kind))}</h3>
+            <p>"Drafted: "{drafted}" → "<span class=format!("spec-chip {}", kind_class(cycle.next_kind)) data-testid="spec-next">{piece_text(&cycle.next.piece, false, Some(12))}</span></p>
+            <p class="small">"Bars: p (the model) above, q (the draft) below; the dark part is min(p, q); where p is longer, the rest is the residual max(0, p − q) a rejection resamples from."</p>
+            <div class="spec-positions">{positions}</div>
+        </div>
+    }
+}
+
+#[component]
+fn Stats(view: SpecView) -> impl IntoView {
+    let v = view;
+    let emitted = v.tokens.len();
+    let saved = emitted.saturating_sub(v.cycles);
+    let speed = v.plain_ms_per_token / v.spec_ms_per_token.max(1e-9);
+    let verdict = if speed >= 1.0 {
+        format!("{speed:.2}× plain decoding's speed")
+    } else {
+        format!("{speed:.2}× plain decoding's speed: slower here (the draft and the wider verify pass cost more than the passes saved on a model this small)")
+    };
+    view! {
+        <table class="compare" data-testid="spec-stats">
+            <caption>"Running statistics"</caption>
+            <tbody>
+                <tr><th scope="row">"cycles (verify passes)"</th><td>{v.cycles}</td></tr>
+                <tr><th scope="row">"drafts accepted"</th><td data-testid="spec-acceptance">{format!("{} of {} ({:.1} %)", v.accepted, v.drafted, 100.0 * v.accepted as f64 / v.drafted.max(1) as f64)}</td></tr>
+                <tr><th scope="row">"α = mean Σ min(p, q)"</th><td>{format!("{:.3}", v.alpha)}</td></tr>
+                <tr><th scope="row">"tokens per verify pass"</th><td data-testid="spec-per-call">{format!("{:.2} measured; (1 − α^(γ+1)) / (1 − α) = {:.2} (positions taken as independent)", v.tokens_per_call, v.formula)}</td></tr>
+                <tr><th scope="row">"model passes saved"</th><td>{format!("{saved} of {emitted} tokens needed no pass of their own")}</td></tr>
+                <tr><th scope="row">"wall clock on this backend"</th><td data-testid="spec-speed">{format!("{:.3} ms a token speculative, {:.3} ms plain: {verdict}", v.spec_ms_per_token, v.plain_ms_per_token)}</td></tr>
+            </tbody>
+        </table>
+    }
+}
