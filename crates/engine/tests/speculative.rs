@@ -240,6 +240,7 @@ fn critical(df: usize) -> f64 {
 /// target's processed distributions after the prompt + `ctx`.
 #[allow(clippy::too_many_arguments)]
 fn simulate(
+    rule: Rule,
     n: u64,
     tokens: usize,
     gamma: usize,
@@ -295,7 +296,8 @@ fn simulate(
 }
 
 /// The emitted distribution is the target's, tested on 100,000 seeded outcomes of the first
-/// token for every draft (and of the first two tokens for q8 and exit:2), under plain T = 1
+/// token for every draft and both rules (and of the first two tokens, 100,000 too, for q8 and
+/// exit:2 under `rejection`), under plain T = 1
 /// and under top-k + top-p + a repetition penalty; the same test fails when the residual is
 /// replaced by p (the classic mistake), for drafts far enough from the target to reject often.
 #[test]
@@ -361,23 +363,27 @@ fn rejection_sampling_leaves_the_distribution_unchanged_and_the_test_catches_the
                     .or_insert_with(|| processed(t, &s, &prompt, c))
                     .clone()
             };
-            let counts = simulate(
-                n,
-                1,
-                1,
-                &mut q_memo,
-                ngram_token,
-                &mut p_memo,
-                Residual::Correct,
-            );
-            let (stat, df) = chi_square(&counts, &expected, n);
-            assert!(
-                stat < critical(df),
-                "{name}: chi-square {stat:.1} with {df} df ≥ {:.1}",
-                critical(df)
-            );
+            for rule in [Rule::Rejection, Rule::Match] {
+                let counts = simulate(
+                    rule,
+                    n,
+                    1,
+                    1,
+                    &mut q_memo,
+                    ngram_token,
+                    &mut p_memo,
+                    Residual::Correct,
+                );
+                let (stat, df) = chi_square(&counts, &expected, n);
+                assert!(
+                    stat < critical(df),
+                    "{name} {rule:?}: chi-square {stat:.1} with {df} df ≥ {:.1}",
+                    critical(df)
+                );
+            }
             if far {
                 let wrong = simulate(
+                    Rule::Rejection,
                     n,
                     1,
                     1,
@@ -393,9 +399,11 @@ fn rejection_sampling_leaves_the_distribution_unchanged_and_the_test_catches_the
                 );
             }
             if name == "quant:q8" || name == "exit:2" {
-                // Two tokens: p0(a) · p(b | a), over the pairs a, b.
+                // Two tokens: p0(a) · p(b | a), over the pairs a, b (cells under 5
+                // expected draws pooled).
                 let counts = simulate(
-                    20_000,
+                    Rule::Rejection,
+                    n,
                     2,
                     2,
                     &mut q_memo,
@@ -405,7 +413,7 @@ fn rejection_sampling_leaves_the_distribution_unchanged_and_the_test_catches_the
                 );
                 let mut expected2 = Vec::new();
                 for (a, &pa) in p0.iter().enumerate() {
-                    if pa * 20_000.0 < 0.5 {
+                    if pa * (n as f64) < 0.5 {
                         continue;
                     }
                     let pb = p_memo(&[a as u32]);
@@ -413,7 +421,7 @@ fn rejection_sampling_leaves_the_distribution_unchanged_and_the_test_catches_the
                         expected2.push((vec![a as u32, b as u32], pa * x));
                     }
                 }
-                let (stat, df) = chi_square(&counts, &expected2, 20_000);
+                let (stat, df) = chi_square(&counts, &expected2, n);
                 assert!(
                     stat < critical(df),
                     "{name}, two tokens: {stat:.1} with {df} df"

@@ -653,6 +653,7 @@ impl GpuBackend {
         encoder: &mut wgpu::CommandEncoder,
         chunk: &Chunk,
         logit_rows: u32,
+        layers: usize,
     ) -> Result<(), BackendError> {
         let c = &self.config;
         let (k, g) = (&self.kernels, &self.shared);
@@ -686,7 +687,7 @@ impl GpuBackend {
             0,
             [(c.dim as u32).div_ceil(WORKGROUP), n, 1],
         );
-        for l in 0..c.n_layers {
+        for l in 0..layers.min(c.n_layers) {
             for (i, op) in LAYER.iter().enumerate() {
                 let kernel = (op.kernel)(k);
                 if op.per_seq {
@@ -749,7 +750,11 @@ impl GpuBackend {
     }
 
     /// Runs one chunk; returns (batch index, logits) for its rows that want logits.
-    async fn run_chunk(&mut self, chunk: &Chunk) -> Result<Vec<(usize, Vec<f32>)>, BackendError> {
+    async fn run_chunk(
+        &mut self,
+        chunk: &Chunk,
+        layers: usize,
+    ) -> Result<Vec<(usize, Vec<f32>)>, BackendError> {
         let vocab = self.config.vocab_size;
         let logit_rows = chunk.logit_rows();
         self.write_tables(chunk, &logit_rows);
@@ -759,7 +764,7 @@ impl GpuBackend {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("step"),
             });
-        self.encode(&mut encoder, chunk, logit_rows.len() as u32)?;
+        self.encode(&mut encoder, chunk, logit_rows.len() as u32, layers)?;
         let bytes = (logit_rows.len() * vocab * 4) as u64;
         if bytes > 0 {
             encoder.copy_buffer_to_buffer(&self.act.logits, 0, &self.act.staging, 0, bytes);
@@ -812,10 +817,14 @@ impl GpuBackend {
         Ok(out)
     }
 
-    /// Runs a checked batch chunk by chunk; the rows' logits come back in batch order. If
-    /// a submission fails, every sequence is rewound to where it was (its positions are not
-    /// in the cache).
-    async fn forward_impl(&mut self, batch: Batch) -> Result<Vec<f32>, BackendError> {
+    /// Runs a checked batch chunk by chunk through the first `layers` layers (all of them but
+    /// for an early-exit draft); the rows' logits come back in batch order. If a submission
+    /// fails, every sequence is rewound to where it was (its positions are not in the cache).
+    async fn forward_impl(
+        &mut self,
+        batch: Batch,
+        layers: usize,
+    ) -> Result<Vec<f32>, BackendError> {
         let c = self.config;
         let spans = batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
         if self.ctx.is_lost() {
@@ -823,7 +832,7 @@ impl GpuBackend {
         }
         let mut out: Vec<(usize, Vec<f32>)> = Vec::with_capacity(batch.logits_rows());
         for chunk in Chunk::plan(batch.rows()) {
-            match self.run_chunk(&chunk).await {
+            match self.run_chunk(&chunk, layers).await {
                 Ok(rows) => out.extend(rows),
                 Err(e) => {
                     for s in &spans {
@@ -905,6 +914,24 @@ impl Backend for GpuBackend {
         &'a mut self,
         batch: Batch,
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
-        Box::pin(self.forward_impl(batch))
+        let layers = self.config.n_layers;
+        Box::pin(self.forward_impl(batch, layers))
+    }
+
+    /// The early-exit draft on the GPU: the same dispatches for the first `layers` layers
+    /// (their K/V into the sequence's cache), then the final norm and the classifier.
+    fn forward_exit<'a>(
+        &'a mut self,
+        seq: SeqId,
+        tokens: &[u32],
+        layers: usize,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        match self.seq_len(seq) {
+            Ok(pos0) => {
+                let batch = Batch::tokens(seq, pos0, tokens, decoding_engine::Logits::Last);
+                Box::pin(self.forward_impl(batch, layers))
+            }
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }
