@@ -279,7 +279,7 @@ fn simulate(
                 })
                 .collect();
             let c = verify_with(
-                Rule::Rejection,
+                rule,
                 false,
                 &drafted,
                 &qs,
