@@ -104,7 +104,15 @@ fn time<T>(f: impl FnOnce() -> T) -> (f64, T) {
 
 /// The model to measure: random weights of a shape, or the files given.
 fn load(files: &ModelFiles, a: &BenchArgs) -> Result<(String, Arc<Transformer>), CliError> {
-    match &a.random_weights {
+    load_model(files, a.random_weights.as_deref())
+}
+
+/// The model to measure: seeded random weights of a shape ("dim,hidden,…"), or the files.
+pub fn load_model(
+    files: &ModelFiles,
+    random_weights: Option<&str>,
+) -> Result<(String, Arc<Transformer>), CliError> {
+    match random_weights {
         Some(shape) => {
             let config = parse_shape(shape)?;
             let ck =

@@ -3,6 +3,7 @@
 //! logits, run beam search, tokenize, benchmark. Errors go to stderr with a non-zero exit code
 //! and no backtrace.
 
+mod batched;
 mod bench;
 mod error;
 mod knobs;
@@ -79,6 +80,10 @@ enum Command {
     Quantize(QuantizeArgs),
     /// Speculative decoding: a draft proposes tokens, the model verifies them in one pass
     Speculate(SpeculateArgs),
+    /// Prefill and decode throughput per batch size, with FLOPs and bytes per pass
+    BatchedBench(batched::BatchedArgs),
+    /// A seeded trace of requests through B slots: continuous or static batching
+    ServeSim(batched::ServeArgs),
     /// What quantization costs: weight bytes, and over a fixed text the KL divergence from
     /// f32, the same top token and perplexity of q8 and q4
     Quality(QualityArgs),
@@ -249,6 +254,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Bench(a) => bench::run(&files, choice, a),
         Command::Quantize(a) => quantize(&files.load()?, a),
         Command::Speculate(a) => speculate(&files.load()?, choice, a),
+        Command::BatchedBench(a) => batched::batched_bench(&files, choice, a),
+        Command::ServeSim(a) => batched::serve_sim(&files.load()?, choice, a),
         Command::Quality(a) => quality(&files.load()?, a),
     }
 }

@@ -762,3 +762,61 @@ fn speculate_emits_the_greedy_text_and_accounts_for_its_cycles() {
         "K must be a whole number of layers from 1 to 4",
     );
 }
+
+/// `batched-bench --json`: a row per batch size with positive rates and the counts' intensity
+/// rising with B for decode; `serve-sim`: the same tokens under both policies, continuous in
+/// fewer passes; bad sizes refused.
+#[test]
+fn batched_bench_and_serve_sim_report_per_batch_and_per_request() {
+    let o = cli(&[
+        "batched-bench",
+        "--batch",
+        "1,4",
+        "--prompt-tokens",
+        "8",
+        "--gen-tokens",
+        "4",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows
+        .iter()
+        .all(|r| r["decode_tokens_per_s"].as_f64().unwrap() > 0.0));
+    assert!(
+        rows[1]["decode_intensity"].as_f64().unwrap()
+            > 3.0 * rows[0]["decode_intensity"].as_f64().unwrap()
+    );
+    let sim = |policy: &str| -> serde_json::Value {
+        let o = cli(&[
+            "serve-sim",
+            "--policy",
+            policy,
+            "--slots",
+            "3",
+            "--requests",
+            "10",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let (c, s) = (sim("continuous"), sim("static"));
+    let tokens = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        v["served"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["tokens"].clone())
+            .collect()
+    };
+    assert_eq!(tokens(&c), tokens(&s));
+    assert!(c["passes"].as_u64() < s["passes"].as_u64());
+    assert_user_error(&cli(&["batched-bench", "--batch", "0,2"]), "sizes 1 to 256");
+    assert_user_error(
+        &cli(&["serve-sim", "--policy", "fifo"]),
+        "continuous or static",
+    );
+}

@@ -43,6 +43,41 @@ impl StepMacs {
     }
 }
 
+/// What one forward pass over a batch does (lesson 10, sections 4–5: prefill is
+/// compute-bound, decode memory-bound): floating-point operations (2 per multiply-add) and
+/// the bytes it must move at least — every weight read once for all rows, each row's KV
+/// cache read up to its position, its new K and V written.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PassCost {
+    pub flops: u64,
+    pub bytes: u64,
+}
+
+impl PassCost {
+    /// A pass of rows at `positions` (0-based), `logits` of them through the classifier,
+    /// with `weight_bytes` of weights (at their precision); K/V are float32.
+    pub fn of(c: &Config, positions: &[u64], logits: u64, weight_bytes: u64) -> PassCost {
+        let rows = positions.len() as u64;
+        let macs = rows * layer_matmul_macs(c)
+            + logits * classifier_macs(c)
+            + positions
+                .iter()
+                .map(|&p| attention_macs(c, p + 1))
+                .sum::<u64>();
+        let kv_row = 2 * (c.n_layers * c.kv_dim()) as u64 * 4;
+        let kv_read: u64 = positions.iter().map(|&p| (p + 1) * kv_row).sum();
+        PassCost {
+            flops: 2 * macs,
+            bytes: weight_bytes + kv_read + rows * kv_row,
+        }
+    }
+
+    /// FLOPs per byte.
+    pub fn intensity(&self) -> f64 {
+        self.flops as f64 / self.bytes.max(1) as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +95,23 @@ mod tests {
         // n = 3: naive = 3·226560 + 32768 + 640·(1 + 2 + 3).
         assert_eq!(StepMacs::at(&c, 3).naive, 3 * 226_560 + 32_768 + 640 * 6);
         assert_eq!(StepMacs::at(&c, 3).cached, 226_560 + 32_768 + 640 * 3);
+    }
+
+    /// A decode step of 4 sequences at position 9 against a prefill of one 10-token prompt,
+    /// stories260K at f32 (1,040,128 weight bytes), by hand: per row 226,560 MACs of the
+    /// layers, 32,768 of the classifier for a row with logits, 640 × (pos + 1) of attention;
+    /// each row's K/V is 2 × 5 × 32 × 4 = 1,280 bytes a position.
+    #[test]
+    fn pass_costs_by_hand() {
+        let c = Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
+        let decode = PassCost::of(&c, &[9, 9, 9, 9], 4, 1_040_128);
+        assert_eq!(decode.flops, 2 * (4 * 226_560 + 4 * 32_768 + 4 * 640 * 10));
+        assert_eq!(decode.bytes, 1_040_128 + 4 * 10 * 1_280 + 4 * 1_280);
+        let positions: Vec<u64> = (0..10).collect();
+        let prefill = PassCost::of(&c, &positions, 1, 1_040_128);
+        assert_eq!(prefill.flops, 2 * (10 * 226_560 + 32_768 + 640 * 55));
+        assert_eq!(prefill.bytes, 1_040_128 + 55 * 1_280 + 10 * 1_280);
+        // Ten rows a weight read against four: prefill does more arithmetic per byte.
+        assert!(prefill.intensity() > decode.intensity());
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod batch;
+pub mod batching;
 pub mod beam;
 pub mod budget;
 pub mod checkpoint;

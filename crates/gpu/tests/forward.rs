@@ -432,3 +432,26 @@ fn speculative_greedy_on_the_gpu_is_plain_greedy_for_every_draft_and_rule() {
         }
     }
 }
+
+/// Batching on the GPU (one submission a pass for every active request): a seeded trace
+/// through 4 slots gives every request the CPU's tokens under both policies.
+#[test]
+fn continuous_and_static_batching_on_the_gpu_give_the_cpu_tokens() {
+    use decoding_engine::batching::{simulate, trace, Policy};
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let s = settings(&[("temperature", "0"), ("max_tokens", "1000")]);
+    let reqs = trace(3, 8, 512, 10, 16, 1.0);
+    let ends = [m.tokenizer.eos, m.tokenizer.bos];
+    let clock = || 0.0;
+    for policy in [Policy::Continuous, Policy::Static] {
+        let mut cpu = CpuBackend::new(m.transformer.clone());
+        let want = block_on(simulate(&mut cpu, &s, &reqs, 4, policy, &ends, &clock)).unwrap();
+        let got = block_on(simulate(&mut g, &s, &reqs, 4, policy, &ends, &clock)).unwrap();
+        let tokens = |r: &decoding_engine::batching::SimResult| -> Vec<Vec<u32>> {
+            r.served.iter().map(|x| x.tokens.clone()).collect()
+        };
+        assert_eq!(tokens(&got), tokens(&want), "{policy:?}");
+        assert_eq!(got.passes, want.passes);
+    }
+}

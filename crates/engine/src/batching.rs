@@ -1,0 +1,272 @@
+//! Serving many requests together (lesson 10, section 5: "Batching/continuous batching:
+//! serve many requests together to amortize the memory-bandwidth cost of loading weights,
+//! raising throughput"), on the real engine.
+//!
+//! A scheduler with B slots runs one forward pass a step over every active request's rows:
+//! a request in prefill brings its whole prompt (its prefill joins the step), one in decode
+//! its newest token. Two policies:
+//! - **continuous** (Orca's iteration-level scheduling, as vLLM does it): at every step,
+//!   finished requests leave and waiting ones that have arrived take the free slots;
+//! - **static**: a batch is admitted only when the previous one has wholly finished.
+//!
+//! Each request samples with its own seed (its own coin stream, `sampling::step_coin`) and
+//! its own history, so it gets exactly the tokens it would get alone (tested). Requests
+//! come from a seeded arrival trace with different prompt and output lengths.
+
+use crate::backend::{Backend, BackendError, SeqId};
+use crate::batch::{Batch, Logits};
+use crate::sampling::{process, step_coin, History, SamplingError, Settings};
+use rand_core::{RngCore, SeedableRng};
+
+/// One request of a trace.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Request {
+    pub id: usize,
+    /// the step at which it arrives
+    pub arrival: usize,
+    pub prompt: Vec<u32>,
+    /// tokens to generate (fewer if it emits an end token)
+    pub max_new: usize,
+    /// its sampling seed
+    pub seed: u64,
+}
+
+/// A seeded trace of `n` requests: arrivals a geometric number of steps apart (mean
+/// `mean_gap`), prompts of 2–`max_prompt` tokens (BOS first, the rest drawn from the
+/// vocabulary), outputs of 1–`max_new` tokens; both lengths uniform, so they mix.
+pub fn trace(
+    seed: u64,
+    n: usize,
+    vocab: usize,
+    max_prompt: usize,
+    max_new: usize,
+    mean_gap: f64,
+) -> Vec<Request> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut at = 0usize;
+    (0..n)
+        .map(|id| {
+            if id > 0 {
+                // geometric gap with mean `mean_gap` (0 allowed: requests arrive together)
+                let p = 1.0 / (1.0 + mean_gap.max(0.0));
+                let u: f64 = uniform().max(1e-12);
+                at += (u.ln() / (1.0 - p).max(1e-12).ln()).floor() as usize;
+            }
+            let len = 2 + (uniform() * (max_prompt.max(2) - 1) as f64) as usize;
+            let len = len.min(max_prompt.max(2));
+            let mut prompt = vec![1u32];
+            prompt.extend((1..len).map(|_| 3 + (uniform() * (vocab - 3) as f64) as u32));
+            Request {
+                id,
+                arrival: at,
+                prompt,
+                max_new: 1 + (uniform() * max_new.max(1) as f64) as usize % max_new.max(1),
+                seed: seed.wrapping_mul(1000).wrapping_add(id as u64),
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    Continuous,
+    Static,
+}
+
+impl Policy {
+    pub fn parse(s: &str) -> Option<Policy> {
+        match s {
+            "continuous" => Some(Policy::Continuous),
+            "static" => Some(Policy::Static),
+            _ => None,
+        }
+    }
+}
+
+/// What happened to one request.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Served {
+    pub id: usize,
+    pub tokens: Vec<u32>,
+    pub arrival: usize,
+    /// the step whose pass ran its prefill
+    pub admitted: usize,
+    /// the step that produced its first token (the prefill's), and its last
+    pub first_token: usize,
+    pub finished: usize,
+    /// wall clock from its arrival step's start to its first token and to its end, ms
+    pub first_token_ms: f64,
+    pub total_ms: f64,
+}
+
+/// A whole simulation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SimResult {
+    pub policy: Policy,
+    pub slots: usize,
+    /// forward passes run (steps with no active request are not passes)
+    pub passes: usize,
+    /// steps elapsed, idle ones included
+    pub steps: usize,
+    pub tokens: usize,
+    /// mean active slots over the passes, out of `slots`
+    pub occupancy: f64,
+    pub wall_ms: f64,
+    pub served: Vec<Served>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BatchingError {
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(transparent)]
+    Sampling(#[from] SamplingError),
+    #[error("request {id} does not fit the context ({tokens} tokens, context {seq_len})")]
+    TooLong {
+        id: usize,
+        tokens: usize,
+        seq_len: usize,
+    },
+}
+
+struct Active {
+    req: usize,
+    seq: SeqId,
+    generated: Vec<u32>,
+    prefilled: bool,
+    admitted: usize,
+    first_token: usize,
+    first_ms: f64,
+}
+
+/// Runs `requests` through `slots` slots under `policy` on `backend`; `settings` (with each
+/// request's own seed) choose the tokens; `end_tokens` end a request early; `now` is a clock
+/// in ms.
+pub async fn simulate(
+    backend: &mut dyn Backend,
+    settings: &Settings,
+    requests: &[Request],
+    slots: usize,
+    policy: Policy,
+    end_tokens: &[u32],
+    now: &dyn Fn() -> f64,
+) -> Result<SimResult, BatchingError> {
+    let seq_len = backend.config().seq_len;
+    let vocab = backend.config().vocab_size;
+    for r in requests {
+        if r.prompt.len() + r.max_new > seq_len {
+            return Err(BatchingError::TooLong {
+                id: r.id,
+                tokens: r.prompt.len() + r.max_new,
+                seq_len,
+            });
+        }
+    }
+    let slots = slots.max(1);
+    let t0 = now();
+    // Wall clock at the start of each step (arrival times are step starts).
+    let mut step_start: Vec<f64> = Vec::new();
+    let mut waiting: std::collections::VecDeque<usize> = (0..requests.len()).collect();
+    let mut active: Vec<Active> = Vec::new();
+    let mut served: Vec<Option<Served>> = vec![None; requests.len()];
+    let (mut step, mut passes, mut occupied, mut tokens) = (0usize, 0usize, 0usize, 0usize);
+    while served.iter().any(Option::is_none) {
+        step_start.push(now() - t0);
+        // Admit.
+        let may_admit = match policy {
+            Policy::Continuous => true,
+            Policy::Static => active.is_empty(),
+        };
+        if may_admit {
+            while active.len() < slots {
+                match waiting.front() {
+                    Some(&i) if requests[i].arrival <= step => {
+                        waiting.pop_front();
+                        active.push(Active {
+                            req: i,
+                            seq: backend.new_sequence()?,
+                            generated: Vec::new(),
+                            prefilled: false,
+                            admitted: step,
+                            first_token: 0,
+                            first_ms: 0.0,
+                        });
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if active.is_empty() {
+            step += 1;
+            continue;
+        }
+        // One pass: every prefilling request's prompt, every decoding one's newest token.
+        let mut batch = Batch::new();
+        for a in &active {
+            let r = &requests[a.req];
+            if a.prefilled {
+                let pos = r.prompt.len() + a.generated.len() - 1;
+                batch.extend(
+                    a.seq,
+                    pos,
+                    &a.generated[a.generated.len() - 1..],
+                    Logits::Last,
+                );
+            } else {
+                batch.extend(a.seq, 0, &r.prompt, Logits::Last);
+            }
+        }
+        let logits = backend.forward_batch(batch).await?;
+        passes += 1;
+        occupied += active.len();
+        let mut finished = Vec::new();
+        for (k, (a, l)) in active.iter_mut().zip(logits.chunks(vocab)).enumerate() {
+            let r = &requests[a.req];
+            let mut s = settings.clone();
+            s.seed = r.seed;
+            let h = History {
+                prompt: &r.prompt,
+                generated: &a.generated,
+            };
+            let t = process(&s, l, h, step_coin(r.seed, a.generated.len() as u64), false)?;
+            a.generated.push(t.token);
+            tokens += 1;
+            if !a.prefilled {
+                a.prefilled = true;
+                a.first_token = step;
+                a.first_ms = now() - t0 - step_start[r.arrival.min(step)];
+            }
+            if a.generated.len() >= r.max_new || end_tokens.contains(&t.token) {
+                finished.push(k);
+            }
+        }
+        for &k in finished.iter().rev() {
+            let a = active.remove(k);
+            backend.release(a.seq);
+            let r = &requests[a.req];
+            served[a.req] = Some(Served {
+                id: r.id,
+                tokens: a.generated,
+                arrival: r.arrival,
+                admitted: a.admitted,
+                first_token: a.first_token,
+                finished: step,
+                first_token_ms: a.first_ms,
+                total_ms: now() - t0 - step_start[r.arrival.min(step)],
+            });
+        }
+        step += 1;
+    }
+    Ok(SimResult {
+        policy,
+        slots,
+        passes,
+        steps: step,
+        tokens,
+        occupancy: occupied as f64 / (passes.max(1) * slots) as f64,
+        wall_ms: now() - t0,
+        served: served.into_iter().flatten().collect(),
+    })
+}

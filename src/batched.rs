@@ -1,0 +1,262 @@
+//! `batched-bench` (llama.cpp's `batched-bench` table: prefill and decode throughput per
+//! batch size, with the FLOPs and bytes each pass needs and what that achieves) and
+//! `serve-sim` (a seeded trace of requests through B slots, continuous or static batching).
+
+use crate::error::CliError;
+use crate::ModelFiles;
+use decoding_engine::batch::{Batch, Logits};
+use decoding_engine::batching::{simulate, trace, Policy};
+use decoding_engine::cost::PassCost;
+use decoding_engine::Backend;
+use decoding_gpu::BackendChoice;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct BatchedArgs {
+    /// Batch sizes: sequences run together
+    #[arg(long, default_value = "1,2,4,8,16")]
+    batch: String,
+    /// Prompt tokens of each sequence (its prefill)
+    #[arg(long, default_value_t = 64)]
+    prompt_tokens: usize,
+    /// Tokens each sequence then decodes, one a pass for all
+    #[arg(long, default_value_t = 32)]
+    gen_tokens: usize,
+    /// Seeded random weights of this shape instead of the model files
+    #[arg(long, value_name = "SHAPE")]
+    random_weights: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Row {
+    batch: usize,
+    prompt_tokens: usize,
+    gen_tokens: usize,
+    prefill_s: f64,
+    prefill_tokens_per_s: f64,
+    decode_s: f64,
+    decode_tokens_per_s: f64,
+    /// achieved over the whole prefill / decode, from the shapes' counts
+    prefill_gflops: f64,
+    prefill_gbytes_per_s: f64,
+    prefill_intensity: f64,
+    decode_gflops: f64,
+    decode_gbytes_per_s: f64,
+    decode_intensity: f64,
+}
+
+fn sizes(s: &str) -> Result<Vec<usize>, CliError> {
+    s.split(',')
+        .map(|p| match p.trim().parse::<usize>() {
+            Ok(b) if (1..=256).contains(&b) => Ok(b),
+            _ => Err(CliError::Usage(format!(
+                "--batch {s:?}: sizes 1 to 256, comma-separated"
+            ))),
+        })
+        .collect()
+}
+
+pub fn batched_bench(
+    files: &ModelFiles,
+    choice: BackendChoice,
+    a: BatchedArgs,
+) -> Result<(), CliError> {
+    let (name, t) = crate::bench::load_model(files, a.random_weights.as_deref())?;
+    let c = t.config;
+    let (p, g) = (a.prompt_tokens, a.gen_tokens);
+    if p == 0 || g == 0 || p + g > c.seq_len {
+        return Err(CliError::Usage(format!(
+            "--prompt-tokens and --gen-tokens must be at least 1 and fit the context of {} together",
+            c.seq_len
+        )));
+    }
+    let weight_bytes = t.weights.bytes(&c);
+    let mut engine = crate::open(&t, choice)?;
+    let mut rows = Vec::new();
+    for b in sizes(&a.batch)? {
+        let seqs: Vec<_> = (0..b)
+            .map(|_| engine.new_sequence())
+            .collect::<Result<_, _>>()?;
+        let tok = |s: usize, i: usize| ((i * 7919 + s * 104_729 + 3) % c.vocab_size) as u32;
+        // Prefill: every sequence's prompt in one batch.
+        let mut batch = Batch::new();
+        for (s, &seq) in seqs.iter().enumerate() {
+            let prompt: Vec<u32> = (0..p).map(|i| tok(s, i)).collect();
+            batch.extend(seq, 0, &prompt, Logits::Last);
+        }
+        let t0 = Instant::now();
+        pollster::block_on(engine.forward_batch(batch))?;
+        let prefill_s = t0.elapsed().as_secs_f64();
+        let positions: Vec<u64> = (0..b).flat_map(|_| 0..p as u64).collect();
+        let pc = PassCost::of(&c, &positions, b as u64, weight_bytes);
+        // Decode: g passes of one row per sequence.
+        let (mut flops, mut bytes) = (0u64, 0u64);
+        let t0 = Instant::now();
+        for i in 0..g {
+            let mut batch = Batch::new();
+            for (s, &seq) in seqs.iter().enumerate() {
+                batch.extend(seq, p + i, &[tok(s, p + i)], Logits::Last);
+            }
+            pollster::block_on(engine.forward_batch(batch))?;
+            let dc = PassCost::of(&c, &vec![(p + i) as u64; b], b as u64, weight_bytes);
+            flops += dc.flops;
+            bytes += dc.bytes;
+        }
+        let decode_s = t0.elapsed().as_secs_f64();
+        for seq in seqs {
+            engine.release(seq);
+        }
+        rows.push(Row {
+            batch: b,
+            prompt_tokens: p,
+            gen_tokens: g,
+            prefill_s,
+            prefill_tokens_per_s: (b * p) as f64 / prefill_s,
+            decode_s,
+            decode_tokens_per_s: (b * g) as f64 / decode_s,
+            prefill_gflops: pc.flops as f64 / prefill_s / 1e9,
+            prefill_gbytes_per_s: pc.bytes as f64 / prefill_s / 1e9,
+            prefill_intensity: pc.intensity(),
+            decode_gflops: flops as f64 / decode_s / 1e9,
+            decode_gbytes_per_s: bytes as f64 / decode_s / 1e9,
+            decode_intensity: flops as f64 / bytes.max(1) as f64,
+        });
+    }
+    if a.json {
+        let v = serde_json::json!({ "model": name, "config": c, "backend": engine.report.kind.to_string(), "rows": rows });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "model {name}, backend {}, {} thread(s)",
+        engine.report.kind,
+        decoding_engine::par::thread_count()
+    );
+    println!(
+        "|    B |   PP |   TG | prefill tok/s | decode tok/s | prefill GFLOP/s | GB/s | FLOP/B | decode GFLOP/s | GB/s | FLOP/B |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {:>4} | {:>4} | {:>4} | {:>13.1} | {:>12.1} | {:>15.2} | {:>4.1} | {:>6.1} | {:>14.2} | {:>4.1} | {:>6.2} |",
+            r.batch, r.prompt_tokens, r.gen_tokens, r.prefill_tokens_per_s, r.decode_tokens_per_s,
+            r.prefill_gflops, r.prefill_gbytes_per_s, r.prefill_intensity, r.decode_gflops,
+            r.decode_gbytes_per_s, r.decode_intensity
+        );
+    }
+    Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// The trace's seed (arrivals, prompt and output lengths, each request's sampling seed)
+    #[arg(long, default_value_t = 1)]
+    trace: u64,
+    /// Requests in the trace
+    #[arg(long, default_value_t = 24)]
+    requests: usize,
+    /// Slots: requests run together
+    #[arg(long, default_value_t = 4)]
+    slots: usize,
+    /// continuous (admit into free slots at every step) or static (a new batch when the
+    /// last one has finished)
+    #[arg(long, default_value = "continuous")]
+    policy: String,
+    /// Longest prompt and longest output of a request
+    #[arg(long, default_value_t = 24)]
+    max_prompt: usize,
+    #[arg(long, default_value_t = 48)]
+    max_new: usize,
+    /// Mean steps between arrivals
+    #[arg(long, default_value_t = 2.0)]
+    mean_gap: f64,
+    #[command(flatten)]
+    knobs: crate::knobs::KnobArgs,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn serve_sim(
+    model: &decoding_engine::Model,
+    choice: BackendChoice,
+    a: ServeArgs,
+) -> Result<(), CliError> {
+    let policy = Policy::parse(&a.policy)
+        .ok_or_else(|| CliError::Usage(format!("--policy {:?}: continuous or static", a.policy)))?;
+    if a.requests == 0 || a.requests > 10_000 || a.slots == 0 || a.slots > 256 {
+        return Err(CliError::Usage(
+            "--requests 1–10,000 and --slots 1–256".into(),
+        ));
+    }
+    if !a.mean_gap.is_finite() || a.mean_gap < 0.0 || a.mean_gap > 1e6 {
+        return Err(CliError::Usage(
+            "--mean-gap: a number of steps from 0 to 1,000,000".into(),
+        ));
+    }
+    let c = *model.config();
+    if a.max_prompt < 2 || a.max_new < 1 || a.max_prompt + a.max_new > c.seq_len {
+        return Err(CliError::Usage(format!(
+            "--max-prompt (≥ 2) and --max-new (≥ 1) must fit the context of {} together",
+            c.seq_len
+        )));
+    }
+    let settings = a.knobs.raw.validate(c.vocab_size)?;
+    let reqs = trace(
+        a.trace,
+        a.requests,
+        c.vocab_size,
+        a.max_prompt,
+        a.max_new,
+        a.mean_gap,
+    );
+    let mut engine = crate::open(&model.transformer, choice)?;
+    let start = Instant::now();
+    let clock = move || start.elapsed().as_secs_f64() * 1000.0;
+    let ends = [model.tokenizer.eos, model.tokenizer.bos];
+    let r = pollster::block_on(simulate(
+        &mut engine,
+        &settings,
+        &reqs,
+        a.slots,
+        policy,
+        &ends,
+        &clock,
+    ))
+    .map_err(|e| CliError::Usage(e.to_string()))?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!("| request | arrival | prompt | tokens | admitted | first token (step) | finished (step) | time to first token ms | total ms |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for s in &r.served {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} |",
+            s.id,
+            s.arrival,
+            reqs[s.id].prompt.len(),
+            s.tokens.len(),
+            s.admitted,
+            s.first_token,
+            s.finished,
+            s.first_token_ms,
+            s.total_ms
+        );
+    }
+    let secs = r.wall_ms / 1000.0;
+    println!(
+        "{:?}, {} slots: {} tokens in {} passes over {} steps, {:.1} tokens a pass, occupancy {:.0} %, {:.1} tokens/s; mean time to first token {:.2} ms",
+        r.policy, r.slots, r.tokens, r.passes, r.steps, r.tokens as f64 / r.passes.max(1) as f64,
+        100.0 * r.occupancy, r.tokens as f64 / secs.max(1e-9),
+        r.served.iter().map(|s| s.first_token_ms).sum::<f64>() / r.served.len().max(1) as f64
+    );
+    Ok(())
+}
