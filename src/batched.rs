@@ -4,10 +4,9 @@
 
 use crate::error::CliError;
 use crate::ModelFiles;
-use decoding_engine::batch::{Batch, Logits};
-use decoding_engine::batching::{simulate, trace, Policy};
-use decoding_engine::cost::PassCost;
-use decoding_engine::Backend;
+use decoding_engine::batching::{simulate, throughput, trace, Policy, Throughput};
+use decoding_engine::roofline::{self, Bound};
+use decoding_engine::units::human_bytes;
 use decoding_gpu::BackendChoice;
 use std::time::Instant;
 
@@ -25,26 +24,11 @@ pub struct BatchedArgs {
     /// Seeded random weights of this shape instead of the model files
     #[arg(long, value_name = "SHAPE")]
     random_weights: Option<String>,
+    /// The read-bandwidth loop's buffer (larger than the last-level cache)
+    #[arg(long, default_value_t = 256)]
+    peak_buffer_mib: usize,
     #[arg(long)]
     json: bool,
-}
-
-#[derive(serde::Serialize)]
-struct Row {
-    batch: usize,
-    prompt_tokens: usize,
-    gen_tokens: usize,
-    prefill_s: f64,
-    prefill_tokens_per_s: f64,
-    decode_s: f64,
-    decode_tokens_per_s: f64,
-    /// achieved over the whole prefill / decode, from the shapes' counts
-    prefill_gflops: f64,
-    prefill_gbytes_per_s: f64,
-    prefill_intensity: f64,
-    decode_gflops: f64,
-    decode_gbytes_per_s: f64,
-    decode_intensity: f64,
 }
 
 fn sizes(s: &str) -> Result<Vec<usize>, CliError> {
@@ -56,6 +40,24 @@ fn sizes(s: &str) -> Result<Vec<usize>, CliError> {
             ))),
         })
         .collect()
+}
+
+/// A row of the table with where it lands on the machine's roofline.
+#[derive(serde::Serialize)]
+struct Row {
+    #[serde(flatten)]
+    t: Throughput,
+    prefill_gflops: f64,
+    prefill_gbytes_per_s: f64,
+    prefill_intensity: f64,
+    /// achieved / the roof at this intensity
+    prefill_of_roof: f64,
+    prefill_bound: Bound,
+    decode_gflops: f64,
+    decode_gbytes_per_s: f64,
+    decode_intensity: f64,
+    decode_of_roof: f64,
+    decode_bound: Bound,
 }
 
 pub fn batched_bench(
@@ -72,60 +74,43 @@ pub fn batched_bench(
             c.seq_len
         )));
     }
+    if !(1..=4096).contains(&a.peak_buffer_mib) {
+        return Err(CliError::Usage(
+            "--peak-buffer-mib: 1 to 4,096 (MiB)".into(),
+        ));
+    }
+    let batches = sizes(&a.batch)?;
     let weight_bytes = t.weights.bytes(&c);
+    let start = Instant::now();
+    let now = move || start.elapsed().as_secs_f64() * 1000.0;
+    // The machine's ceilings, measured by this program before the runs.
+    let peaks = roofline::measure(a.peak_buffer_mib << 20, 3, &now);
+    let roof = peaks.roof;
     let mut engine = crate::open(&t, choice)?;
     let mut rows = Vec::new();
-    for b in sizes(&a.batch)? {
-        let seqs: Vec<_> = (0..b)
-            .map(|_| engine.new_sequence())
-            .collect::<Result<_, _>>()?;
-        let tok = |s: usize, i: usize| ((i * 7919 + s * 104_729 + 3) % c.vocab_size) as u32;
-        // Prefill: every sequence's prompt in one batch.
-        let mut batch = Batch::new();
-        for (s, &seq) in seqs.iter().enumerate() {
-            let prompt: Vec<u32> = (0..p).map(|i| tok(s, i)).collect();
-            batch.extend(seq, 0, &prompt, Logits::Last);
-        }
-        let t0 = Instant::now();
-        pollster::block_on(engine.forward_batch(batch))?;
-        let prefill_s = t0.elapsed().as_secs_f64();
-        let positions: Vec<u64> = (0..b).flat_map(|_| 0..p as u64).collect();
-        let pc = PassCost::of(&c, &positions, b as u64, weight_bytes);
-        // Decode: g passes of one row per sequence.
-        let (mut flops, mut bytes) = (0u64, 0u64);
-        let t0 = Instant::now();
-        for i in 0..g {
-            let mut batch = Batch::new();
-            for (s, &seq) in seqs.iter().enumerate() {
-                batch.extend(seq, p + i, &[tok(s, p + i)], Logits::Last);
-            }
-            pollster::block_on(engine.forward_batch(batch))?;
-            let dc = PassCost::of(&c, &vec![(p + i) as u64; b], b as u64, weight_bytes);
-            flops += dc.flops;
-            bytes += dc.bytes;
-        }
-        let decode_s = t0.elapsed().as_secs_f64();
-        for seq in seqs {
-            engine.release(seq);
-        }
+    for b in batches {
+        let t = pollster::block_on(throughput(&mut engine, b, p, g, weight_bytes, &now))
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        let (pf, pb) = t.prefill_rates();
+        let (df, db) = t.decode_rates();
+        let (pi, di) = (t.prefill.intensity(), t.decode.intensity());
         rows.push(Row {
-            batch: b,
-            prompt_tokens: p,
-            gen_tokens: g,
-            prefill_s,
-            prefill_tokens_per_s: (b * p) as f64 / prefill_s,
-            decode_s,
-            decode_tokens_per_s: (b * g) as f64 / decode_s,
-            prefill_gflops: pc.flops as f64 / prefill_s / 1e9,
-            prefill_gbytes_per_s: pc.bytes as f64 / prefill_s / 1e9,
-            prefill_intensity: pc.intensity(),
-            decode_gflops: flops as f64 / decode_s / 1e9,
-            decode_gbytes_per_s: bytes as f64 / decode_s / 1e9,
-            decode_intensity: flops as f64 / bytes.max(1) as f64,
+            prefill_gflops: pf / 1e9,
+            prefill_gbytes_per_s: pb / 1e9,
+            prefill_intensity: pi,
+            prefill_of_roof: pf / roof.attainable(pi),
+            prefill_bound: roof.bound(pi),
+            decode_gflops: df / 1e9,
+            decode_gbytes_per_s: db / 1e9,
+            decode_intensity: di,
+            decode_of_roof: df / roof.attainable(di),
+            decode_bound: roof.bound(di),
+            t,
         });
     }
+    let backend = engine.report.kind.to_string();
     if a.json {
-        let v = serde_json::json!({ "model": name, "config": c, "backend": engine.report.kind.to_string(), "rows": rows });
+        let v = serde_json::json!({ "model": name, "config": c, "backend": backend, "peaks": peaks, "ridge": roof.ridge(), "rows": rows });
         println!(
             "{}",
             serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
@@ -133,20 +118,29 @@ pub fn batched_bench(
         return Ok(());
     }
     println!(
-        "model {name}, backend {}, {} thread(s)",
-        engine.report.kind,
-        decoding_engine::par::thread_count()
+        "model {name}, backend {backend}, {} thread(s); weights {}",
+        decoding_engine::par::thread_count(),
+        human_bytes(weight_bytes)
     );
     println!(
-        "|    B |   PP |   TG | prefill tok/s | decode tok/s | prefill GFLOP/s | GB/s | FLOP/B | decode GFLOP/s | GB/s | FLOP/B |"
+        "machine peaks (measured by this program, {} thread(s)): read {:.1} GB/s over {}, multiply-add {:.1} GFLOP/s; ridge {:.1} FLOP/byte",
+        peaks.threads,
+        roof.bytes_per_s / 1e9,
+        human_bytes(peaks.buffer_bytes),
+        roof.flops / 1e9,
+        roof.ridge()
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "|    B |   PP |   TG | prefill tok/s | decode tok/s | prefill GFLOP/s | GB/s | FLOP/B | of roof | decode GFLOP/s | GB/s | FLOP/B | of roof | decode bound |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {:>4} | {:>4} | {:>4} | {:>13.1} | {:>12.1} | {:>15.2} | {:>4.1} | {:>6.1} | {:>14.2} | {:>4.1} | {:>6.2} |",
-            r.batch, r.prompt_tokens, r.gen_tokens, r.prefill_tokens_per_s, r.decode_tokens_per_s,
-            r.prefill_gflops, r.prefill_gbytes_per_s, r.prefill_intensity, r.decode_gflops,
-            r.decode_gbytes_per_s, r.decode_intensity
+            "| {:>4} | {:>4} | {:>4} | {:>13.1} | {:>12.1} | {:>15.2} | {:>4.1} | {:>6.1} | {:>6.0} % | {:>14.2} | {:>4.1} | {:>6.2} | {:>6.0} % | {:?} |",
+            r.t.batch, r.t.prompt_tokens, r.t.gen_tokens, r.t.prefill_tokens_per_s, r.t.decode_tokens_per_s,
+            r.prefill_gflops, r.prefill_gbytes_per_s, r.prefill_intensity, 100.0 * r.prefill_of_roof,
+            r.decode_gflops, r.decode_gbytes_per_s, r.decode_intensity, 100.0 * r.decode_of_roof,
+            r.decode_bound
         );
     }
     Ok(())

@@ -776,12 +776,32 @@ fn batched_bench_and_serve_sim_report_per_batch_and_per_request() {
         "8",
         "--gen-tokens",
         "4",
+        "--peak-buffer-mib",
+        "8",
         "--json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
+    // The machine's peaks, measured by the program, and each row's place under them.
+    let roof = &v["peaks"]["roof"];
+    let (flops, bw) = (
+        roof["flops"].as_f64().unwrap(),
+        roof["bytes_per_s"].as_f64().unwrap(),
+    );
+    assert!(flops > 0.0 && bw > 0.0);
+    assert!((v["ridge"].as_f64().unwrap() - flops / bw).abs() < 1e-9 * flops / bw);
+    assert_eq!(v["peaks"]["buffer_bytes"].as_u64(), Some(8 << 20));
+    for r in rows {
+        let bound = if r["decode_intensity"].as_f64().unwrap() < flops / bw {
+            "memory"
+        } else {
+            "compute"
+        };
+        assert_eq!(r["decode_bound"], bound);
+        assert!(r["prefill_of_roof"].as_f64().unwrap() > 0.0);
+    }
     assert!(rows
         .iter()
         .all(|r| r["decode_tokens_per_s"].as_f64().unwrap() > 0.0));
@@ -815,6 +835,10 @@ fn batched_bench_and_serve_sim_report_per_batch_and_per_request() {
     assert_eq!(tokens(&c), tokens(&s));
     assert!(c["passes"].as_u64() < s["passes"].as_u64());
     assert_user_error(&cli(&["batched-bench", "--batch", "0,2"]), "sizes 1 to 256");
+    assert_user_error(
+        &cli(&["batched-bench", "--peak-buffer-mib", "0"]),
+        "--peak-buffer-mib: 1 to 4,096",
+    );
     assert_user_error(
         &cli(&["serve-sim", "--policy", "fifo"]),
         "continuous or static",

@@ -835,3 +835,61 @@ test('speculative decoding: cycles with drafted, accepted and resampled chips an
   const again = await ready(link.slice(env.server.url.length));
   await again.page.waitForFunction((t) => document.querySelector('[data-testid=spec-text]')?.innerText === t, text, { timeout: 60_000 });
 });
+
+test('batching: four lanes step together (lane 0 is the transcript\'s text), throughput per B, prefill right of decode on the roofline, continuous against static, the calculator\'s batch', async () => {
+  const { page } = await ready('backend=cpu&seed=5&panels=batch');
+  for (let i = 1; i <= 8; i++) {
+    await page.keyboard.press('n');
+    await waitChips(page, i);
+  }
+  const transcript = await page.getByTestId('transcript-text').innerText();
+  await page.getByTestId('batch-size').selectOption('4');
+  await page.getByTestId('batch-tokens').fill('8');
+  await page.getByTestId('batch-tokens').press('Tab');
+  await page.getByTestId('batch-run').click();
+  await page.getByTestId('lane').nth(3).waitFor({ timeout: 60_000 });
+  assert.equal(await page.getByTestId('lane').count(), 4);
+  const lanes = await page.getByTestId('lane-text').allInnerTexts();
+  assert.ok(transcript.endsWith(lanes[0]), `lane 0 ${JSON.stringify(lanes[0])} against the transcript ${JSON.stringify(transcript)}`);
+  assert.equal(new Set(lanes).size, 4, 'four seeds, four texts');
+  assert.match(await page.getByTestId('lanes-summary').innerText(), /^4 lanes: prefill of 4 × \d+ prompt rows in one pass .*, then 8 passes of ≤ 4 rows/);
+  await page.getByTestId('batch-step').click();
+  await page.waitForFunction(() => /then 9 passes/.test(document.querySelector('[data-testid=lanes-summary]').innerText));
+  // Throughput against B, measured in the worker, and the roofline with the machine's peaks.
+  await page.getByTestId('batch-measure').click();
+  await page.getByTestId('tp-chart').waitFor({ timeout: 120_000 });
+  assert.equal(await page.getByTestId('tp-decode-point').count(), 5);
+  assert.equal(await page.getByTestId('tp-prefill-point').count(), 5);
+  assert.match(await page.getByTestId('tp-why').innerText(), /sit in the CPU's caches/);
+  assert.match(await page.getByTestId('roof-peaks').innerText(), /read [\d.]+ GB\/s over 64 MiB, multiply-add [\d.]+ GFLOP\/s; ridge [\d.]+ FLOP\/byte/);
+  const xs = async (id) => (await page.getByTestId('roofline').getByTestId(id).evaluateAll((els) => els.map((e) => Number(e.dataset.x))));
+  const [px, dx] = [await xs('roof-prefill'), await xs('roof-decode')];
+  assert.equal(px.length, 5);
+  assert.equal(dx.length, 5);
+  px.forEach((x, i) => assert.ok(x > dx[i], `prefill x ${x} right of decode x ${dx[i]} at the ${i}-th B`));
+  assert.ok(dx[4] > dx[0], 'decode moves right as B grows');
+  assert.match(await page.getByTestId('roof-h100').innerText(), /ridge 295 FLOP\/byte\) one sequence does 0\.98 FLOP per byte/);
+  // Continuous against static on one seeded trace.
+  await page.getByTestId('serve-run').click();
+  await page.getByTestId('serve-static').waitFor({ timeout: 60_000 });
+  assert.equal(await page.getByTestId('serve-continuous').getByTestId('tl-request').count(), 12);
+  assert.equal(await page.getByTestId('serve-static').getByTestId('tl-request').count(), 12);
+  const passes = async (id) => Number((await page.getByTestId(id).innerText()).match(/tokens in (\d+) passes/)[1]);
+  const tokens = async (id) => Number((await page.getByTestId(id).innerText()).match(/^(\d+) tokens/)[1]);
+  assert.equal(await tokens('serve-continuous-stats'), await tokens('serve-static-stats'));
+  assert.ok(await passes('serve-continuous-stats') < await passes('serve-static-stats'));
+  assert.match(await page.getByTestId('serve-verdict').innerText(), /^The same \d+ tokens \(each request's own, as alone\): continuous batching needed \d+ passes where static needed \d+/);
+  await page.getByTestId('batch-panel').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-batching');
+  // The KV calculator: Llama-2-7B's weights against 8 sequences' caches.
+  await page.getByTestId('toggle-kv').click();
+  await page.getByTestId('calc-batch').fill('8');
+  await page.waitForFunction(() => /With B = 8 the caches outweigh the weights from n = 3,214 on/.test(document.querySelector('[data-testid=calc-crossover]')?.innerText ?? ''));
+  assert.equal(await page.getByTestId('calc-weights').innerText(), '25.10 GiB', 'at float32, the page\'s precision');
+  await page.getByTestId('calc-bytes').selectOption('2');
+  await page.waitForFunction(() => document.querySelector('[data-testid=calc-weights]').innerText === '12.55 GiB');
+  // 8 × 2 × 4,096 × 32 × 4,096 × 2 bytes = 16 GiB of caches at the default n = 4,096.
+  assert.equal(await page.getByTestId('calc-kv-batch').innerText(), '16 GiB');
+  await page.getByTestId('calc-batch').fill('0');
+  await page.getByTestId('calc-error').waitFor();
+});

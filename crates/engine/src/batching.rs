@@ -15,11 +15,12 @@
 
 use crate::backend::{Backend, BackendError, SeqId};
 use crate::batch::{Batch, Logits};
+use crate::cost::PassCost;
 use crate::sampling::{process, step_coin, History, SamplingError, Settings};
 use rand_core::{RngCore, SeedableRng};
 
 /// One request of a trace.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     pub id: usize,
     /// the step at which it arrives
@@ -68,7 +69,7 @@ pub fn trace(
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
     Continuous,
@@ -86,7 +87,7 @@ impl Policy {
 }
 
 /// What happened to one request.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Served {
     pub id: usize,
     pub tokens: Vec<u32>,
@@ -102,7 +103,7 @@ pub struct Served {
 }
 
 /// A whole simulation.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimResult {
     pub policy: Policy,
     pub slots: usize,
@@ -269,4 +270,239 @@ pub async fn simulate(
         wall_ms: now() - t0,
         served: served.into_iter().flatten().collect(),
     })
+}
+
+/// Prefill and decode throughput at batch size `b` (llama.cpp's `batched-bench`): `b`
+/// sequences of `prompt` tokens prefilled as one batch of b × prompt rows, then `gen`
+/// passes of `b` rows (one token of each sequence), timed with `now` (ms); each pass's
+/// FLOPs and bytes from the shapes (`PassCost`). The tokens are a fixed pattern (the
+/// throughput does not depend on them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Throughput {
+    pub batch: usize,
+    pub prompt_tokens: usize,
+    pub gen_tokens: usize,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+    pub prefill_tokens_per_s: f64,
+    pub decode_tokens_per_s: f64,
+    /// the prefill pass's cost, and the decode passes' together
+    pub prefill: PassCost,
+    pub decode: PassCost,
+}
+
+impl Throughput {
+    /// Achieved FLOP/s and bytes/s.
+    pub fn prefill_rates(&self) -> (f64, f64) {
+        rates(self.prefill, self.prefill_ms)
+    }
+    pub fn decode_rates(&self) -> (f64, f64) {
+        rates(self.decode, self.decode_ms)
+    }
+}
+
+fn rates(c: PassCost, ms: f64) -> (f64, f64) {
+    let s = (ms / 1000.0).max(1e-12);
+    (c.flops as f64 / s, c.bytes as f64 / s)
+}
+
+pub async fn throughput(
+    backend: &mut dyn Backend,
+    b: usize,
+    prompt: usize,
+    gen: usize,
+    weight_bytes: u64,
+    now: &dyn Fn() -> f64,
+) -> Result<Throughput, BatchingError> {
+    let c = *backend.config();
+    if b == 0 || prompt == 0 || gen == 0 || prompt + gen > c.seq_len {
+        return Err(BatchingError::TooLong {
+            id: 0,
+            tokens: prompt + gen,
+            seq_len: c.seq_len,
+        });
+    }
+    let mut seqs = Vec::with_capacity(b);
+    for _ in 0..b {
+        seqs.push(backend.new_sequence()?);
+    }
+    let tok = |s: usize, i: usize| ((i * 7919 + s * 104_729 + 3) % c.vocab_size) as u32;
+    let result = async {
+        let mut batch = Batch::new();
+        for (s, &seq) in seqs.iter().enumerate() {
+            let p: Vec<u32> = (0..prompt).map(|i| tok(s, i)).collect();
+            batch.extend(seq, 0, &p, Logits::Last);
+        }
+        let t0 = now();
+        backend.forward_batch(batch).await?;
+        let prefill_ms = now() - t0;
+        let prefill = PassCost::of(&c, &vec![(0, prompt as u64); b], b as u64, weight_bytes);
+        let mut decode = PassCost { flops: 0, bytes: 0 };
+        let t0 = now();
+        for i in 0..gen {
+            let mut batch = Batch::new();
+            for (s, &seq) in seqs.iter().enumerate() {
+                batch.extend(seq, prompt + i, &[tok(s, prompt + i)], Logits::Last);
+            }
+            backend.forward_batch(batch).await?;
+            let pc = PassCost::of(
+                &c,
+                &vec![((prompt + i) as u64, 1); b],
+                b as u64,
+                weight_bytes,
+            );
+            decode.flops += pc.flops;
+            decode.bytes += pc.bytes;
+        }
+        let decode_ms = now() - t0;
+        Ok::<_, BatchingError>(Throughput {
+            batch: b,
+            prompt_tokens: prompt,
+            gen_tokens: gen,
+            prefill_ms,
+            decode_ms,
+            prefill_tokens_per_s: (b * prompt) as f64 / (prefill_ms / 1000.0).max(1e-12),
+            decode_tokens_per_s: (b * gen) as f64 / (decode_ms / 1000.0).max(1e-12),
+            prefill,
+            decode,
+        })
+    }
+    .await;
+    for seq in seqs {
+        backend.release(seq);
+    }
+    result
+}
+
+/// B sequences from one prompt stepping together: one pass of B rows a step (every lane's
+/// newest token), each lane sampling with its own seed, so each lane's text is exactly the
+/// text a plain run with that seed gives (tested). A lane that emits an end token, or
+/// fills the context, stops; the others go on.
+pub struct Lanes {
+    seqs: Vec<SeqId>,
+    prompt: Vec<u32>,
+    seeds: Vec<u64>,
+    generated: Vec<Vec<u32>>,
+    /// each lane's logits for its next token (empty once it has stopped)
+    logits: Vec<Vec<f32>>,
+    /// wall time of each pass, ms (the prefill first)
+    pub pass_ms: Vec<f64>,
+    /// rows of each pass
+    pub pass_rows: Vec<usize>,
+}
+
+impl Lanes {
+    /// Prefills every lane's copy of `prompt` in one pass.
+    pub async fn start(
+        backend: &mut dyn Backend,
+        prompt: &[u32],
+        seeds: &[u64],
+        now: &dyn Fn() -> f64,
+    ) -> Result<Lanes, BatchingError> {
+        let seq_len = backend.config().seq_len;
+        if prompt.is_empty() || prompt.len() >= seq_len {
+            return Err(BatchingError::TooLong {
+                id: 0,
+                tokens: prompt.len() + 1,
+                seq_len,
+            });
+        }
+        let mut seqs = Vec::with_capacity(seeds.len());
+        for _ in seeds {
+            seqs.push(backend.new_sequence()?);
+        }
+        let mut batch = Batch::new();
+        for &seq in &seqs {
+            batch.extend(seq, 0, prompt, Logits::Last);
+        }
+        let t0 = now();
+        let logits = match backend.forward_batch(batch).await {
+            Ok(l) => l,
+            Err(e) => {
+                for seq in seqs {
+                    backend.release(seq);
+                }
+                return Err(e.into());
+            }
+        };
+        let ms = now() - t0;
+        let vocab = backend.config().vocab_size;
+        Ok(Lanes {
+            prompt: prompt.to_vec(),
+            seeds: seeds.to_vec(),
+            generated: vec![Vec::new(); seqs.len()],
+            logits: logits.chunks(vocab).map(<[f32]>::to_vec).collect(),
+            pass_rows: vec![seqs.len() * prompt.len()],
+            seqs,
+            pass_ms: vec![ms],
+        })
+    }
+
+    /// Each running lane samples its next token (its own seed, its own history) and one
+    /// pass of their rows computes the next logits. Returns the number of lanes that
+    /// produced a token (0 once all have stopped).
+    pub async fn step(
+        &mut self,
+        backend: &mut dyn Backend,
+        settings: &Settings,
+        end_tokens: &[u32],
+        now: &dyn Fn() -> f64,
+    ) -> Result<usize, BatchingError> {
+        let seq_len = backend.config().seq_len;
+        let vocab = backend.config().vocab_size;
+        let mut batch = Batch::new();
+        let mut rows = Vec::new();
+        let mut produced = 0;
+        for k in 0..self.seqs.len() {
+            if self.logits[k].is_empty() {
+                continue;
+            }
+            let mut s = settings.clone();
+            s.seed = self.seeds[k];
+            let h = History {
+                prompt: &self.prompt,
+                generated: &self.generated[k],
+            };
+            let coin = step_coin(s.seed, self.generated[k].len() as u64);
+            let t = process(&s, &self.logits[k], h, coin, false)?;
+            self.generated[k].push(t.token);
+            produced += 1;
+            let pos = self.prompt.len() + self.generated[k].len() - 1;
+            if end_tokens.contains(&t.token) || pos + 1 >= seq_len {
+                self.logits[k].clear();
+            } else {
+                batch.extend(self.seqs[k], pos, &[t.token], Logits::Last);
+                rows.push(k);
+            }
+        }
+        if !rows.is_empty() {
+            let t0 = now();
+            let logits = backend.forward_batch(batch).await?;
+            self.pass_ms.push(now() - t0);
+            self.pass_rows.push(rows.len());
+            for (&k, l) in rows.iter().zip(logits.chunks(vocab)) {
+                self.logits[k].clear();
+                self.logits[k].extend_from_slice(l);
+            }
+        }
+        Ok(produced)
+    }
+
+    pub fn generated(&self) -> &[Vec<u32>] {
+        &self.generated
+    }
+
+    pub fn seeds(&self) -> &[u64] {
+        &self.seeds
+    }
+
+    pub fn prompt(&self) -> &[u32] {
+        &self.prompt
+    }
+
+    pub fn release(self, backend: &mut dyn Backend) {
+        for seq in self.seqs {
+            backend.release(seq);
+        }
+    }
 }

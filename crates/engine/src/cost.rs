@@ -7,20 +7,23 @@ use crate::checkpoint::Config;
 
 /// Multiply-adds of the weight matrices for one token (Q, K, V, O and the three MLP
 /// matrices in every layer), without the classifier.
+///
+/// All counts are u64 from the first product: in wasm `usize` is 32 bits, and Llama-2-7B's
+/// 6.5 billion multiply-adds a token would wrap.
 pub fn layer_matmul_macs(c: &Config) -> u64 {
-    let per_layer = 2 * c.dim * c.dim + 2 * c.kv_dim() * c.dim + 3 * c.dim * c.hidden_dim;
-    (c.n_layers * per_layer) as u64
+    let [d, kv, h, l] = [c.dim, c.kv_dim(), c.hidden_dim, c.n_layers].map(|v| v as u64);
+    l * (2 * d * d + 2 * kv * d + 3 * d * h)
 }
 
 /// Multiply-adds of the classifier for one token (vocab_size × dim).
 pub fn classifier_macs(c: &Config) -> u64 {
-    (c.vocab_size * c.dim) as u64
+    c.vocab_size as u64 * c.dim as u64
 }
 
 /// Multiply-adds of attention for a token that sees `positions` positions: q·k and the
 /// weighted sum of v, for every head of every layer.
 pub fn attention_macs(c: &Config, positions: u64) -> u64 {
-    2 * positions * (c.dim * c.n_layers) as u64
+    2 * positions * c.dim as u64 * c.n_layers as u64
 }
 
 /// The multiply-adds for the logits after n tokens.
@@ -45,27 +48,44 @@ impl StepMacs {
 
 /// What one forward pass over a batch does (lesson 10, sections 4–5: prefill is
 /// compute-bound, decode memory-bound): floating-point operations (2 per multiply-add) and
-/// the bytes it must move at least — every weight read once for all rows, each row's KV
-/// cache read up to its position, its new K and V written.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+/// the bytes it must move at least — every weight read once for all rows, each sequence's
+/// K/V cache read once up to its last row (its rows share the read, as a tiled attention
+/// does), every row's new K and V written.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PassCost {
     pub flops: u64,
     pub bytes: u64,
 }
 
 impl PassCost {
-    /// A pass of rows at `positions` (0-based), `logits` of them through the classifier,
+    /// A pass over sequences given as `(first position, rows)` spans (0-based; a decode
+    /// row is `(n, 1)`, a prompt `(0, len)`), `logits` of the rows through the classifier,
     /// with `weight_bytes` of weights (at their precision); K/V are float32.
-    pub fn of(c: &Config, positions: &[u64], logits: u64, weight_bytes: u64) -> PassCost {
-        let rows = positions.len() as u64;
-        let macs = rows * layer_matmul_macs(c)
-            + logits * classifier_macs(c)
-            + positions
-                .iter()
-                .map(|&p| attention_macs(c, p + 1))
-                .sum::<u64>();
-        let kv_row = 2 * (c.n_layers * c.kv_dim()) as u64 * 4;
-        let kv_read: u64 = positions.iter().map(|&p| (p + 1) * kv_row).sum();
+    pub fn of(c: &Config, spans: &[(u64, u64)], logits: u64, weight_bytes: u64) -> PassCost {
+        PassCost::of_elem(c, spans, logits, weight_bytes, 4)
+    }
+
+    /// [`PassCost::of`] with K/V elements of `kv_elem_bytes` bytes (2 for an fp16 cache).
+    pub fn of_elem(
+        c: &Config,
+        spans: &[(u64, u64)],
+        logits: u64,
+        weight_bytes: u64,
+        kv_elem_bytes: u64,
+    ) -> PassCost {
+        let rows: u64 = spans.iter().map(|&(_, n)| n).sum();
+        // Row at position p attends over p + 1 positions.
+        let attention: u64 = spans
+            .iter()
+            .map(|&(p0, n)| {
+                (p0 + 1..=p0 + n)
+                    .map(|seen| attention_macs(c, seen))
+                    .sum::<u64>()
+            })
+            .sum();
+        let macs = rows * layer_matmul_macs(c) + logits * classifier_macs(c) + attention;
+        let kv_row = 2 * c.n_layers as u64 * c.kv_dim() as u64 * kv_elem_bytes;
+        let kv_read: u64 = spans.iter().map(|&(p0, n)| (p0 + n) * kv_row).sum();
         PassCost {
             flops: 2 * macs,
             bytes: weight_bytes + kv_read + rows * kv_row,
@@ -100,17 +120,24 @@ mod tests {
     /// A decode step of 4 sequences at position 9 against a prefill of one 10-token prompt,
     /// stories260K at f32 (1,040,128 weight bytes), by hand: per row 226,560 MACs of the
     /// layers, 32,768 of the classifier for a row with logits, 640 × (pos + 1) of attention;
-    /// each row's K/V is 2 × 5 × 32 × 4 = 1,280 bytes a position.
+    /// K/V is 2 × 5 × 32 × 4 = 1,280 bytes a position, each sequence's read once.
     #[test]
     fn pass_costs_by_hand() {
         let c = Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
-        let decode = PassCost::of(&c, &[9, 9, 9, 9], 4, 1_040_128);
+        let decode = PassCost::of(&c, &[(9, 1); 4], 4, 1_040_128);
         assert_eq!(decode.flops, 2 * (4 * 226_560 + 4 * 32_768 + 4 * 640 * 10));
         assert_eq!(decode.bytes, 1_040_128 + 4 * 10 * 1_280 + 4 * 1_280);
-        let positions: Vec<u64> = (0..10).collect();
-        let prefill = PassCost::of(&c, &positions, 1, 1_040_128);
+        let prefill = PassCost::of(&c, &[(0, 10)], 1, 1_040_128);
         assert_eq!(prefill.flops, 2 * (10 * 226_560 + 32_768 + 640 * 55));
-        assert_eq!(prefill.bytes, 1_040_128 + 55 * 1_280 + 10 * 1_280);
+        // The prompt's 10 positions read once (its rows share them) and written once.
+        assert_eq!(prefill.bytes, 1_040_128 + 10 * 1_280 + 10 * 1_280);
+        // Two sequences, one decoding at 4 and one prefilling 3 tokens from 0, in one pass.
+        let mixed = PassCost::of(&c, &[(4, 1), (0, 3)], 2, 1_040_128);
+        assert_eq!(
+            mixed.flops,
+            2 * (4 * 226_560 + 2 * 32_768 + 640 * (5 + 1 + 2 + 3))
+        );
+        assert_eq!(mixed.bytes, 1_040_128 + (5 + 3) * 1_280 + 4 * 1_280);
         // Ten rows a weight read against four: prefill does more arithmetic per byte.
         assert!(prefill.intensity() > decode.intensity());
     }

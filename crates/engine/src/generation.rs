@@ -12,7 +12,7 @@
 
 use crate::backend::{Backend, BackendError, SeqId};
 use crate::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
-use crate::tokenizer::{TextDecoder, Tokenizer};
+use crate::tokenizer::Tokenizer;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -202,21 +202,8 @@ impl Generation {
     /// Generated text (the prompt excluded), invalid UTF-8 replaced. Without `flush`, bytes
     /// of a character not yet complete are left out (a later token may complete them).
     pub fn generated_text(&self, tokenizer: &Tokenizer, flush: bool) -> String {
-        let mut dec = TextDecoder::default();
-        let mut out = String::new();
-        let mut prev = self.prompt.last().copied();
-        for s in &self.generated {
-            if !self.end_tokens.contains(&s.token) {
-                if let Ok(b) = tokenizer.decode_piece(prev, s.token) {
-                    out.push_str(&dec.push(b));
-                }
-            }
-            prev = Some(s.token);
-        }
-        if flush {
-            out.push_str(&dec.finish());
-        }
-        out
+        let ids: Vec<u32> = self.generated.iter().map(|s| s.token).collect();
+        tokenizer.text_after(self.prompt.last().copied(), &ids, &self.end_tokens, flush)
     }
 
     /// Whether (and why) generation cannot go on under `settings`.

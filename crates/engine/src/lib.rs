@@ -19,6 +19,7 @@ pub mod model;
 pub mod par;
 pub mod quality;
 pub mod quant;
+pub mod roofline;
 pub mod sampling;
 pub mod speculative;
 pub mod testing;

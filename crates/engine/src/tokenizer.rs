@@ -519,6 +519,29 @@ impl Tokenizer {
     }
 }
 
+impl Tokenizer {
+    /// The text of `ids` following the token `prev` (each piece decoded in its context,
+    /// streamed through a `TextDecoder`), leaving out the `skip` tokens (end tokens); with
+    /// `flush`, an incomplete character at the end is written as U+FFFD instead of held back.
+    pub fn text_after(&self, prev: Option<u32>, ids: &[u32], skip: &[u32], flush: bool) -> String {
+        let mut dec = TextDecoder::default();
+        let mut out = String::new();
+        let mut prev = prev;
+        for &t in ids {
+            if !skip.contains(&t) {
+                if let Ok(b) = self.decode_piece(prev, t) {
+                    out.push_str(&dec.push(b));
+                }
+            }
+            prev = Some(t);
+        }
+        if flush {
+            out.push_str(&dec.finish());
+        }
+        out
+    }
+}
+
 /// Streaming UTF-8 decoding of token bytes: holds back an incomplete character until the
 /// next piece completes it, and replaces invalid bytes by U+FFFD. Never panics.
 #[derive(Debug, Default, Clone)]

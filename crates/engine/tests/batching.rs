@@ -6,9 +6,10 @@ mod common;
 
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::batch::{Batch, Logits};
-use decoding_engine::batching::{simulate, trace, Policy};
+use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy};
 use decoding_engine::generation::{Generation, StepOutcome};
 use decoding_engine::sampling::RawSettings;
+use decoding_engine::testing::LosesDevice;
 use pollster::block_on;
 
 /// Up to 16 sequences of different lengths in one pass — some decoding, some prefilling
@@ -112,4 +113,85 @@ fn every_request_gets_its_own_tokens_and_continuous_needs_fewer_passes() {
         stat.passes
     );
     assert!(cont.occupancy > stat.occupancy);
+}
+
+/// Four lanes from one prompt, stepping together (one pass of their rows a step): each
+/// lane's text is the text a plain run with its seed gives alone, and after the prefill
+/// (4 × the prompt's rows) every pass has one row per running lane.
+#[test]
+fn lanes_stepping_together_each_get_the_text_of_their_seed() {
+    let m = common::stories260k();
+    let settings = RawSettings::from_pairs([("top_p", "0.9"), ("max_tokens", "1000")])
+        .validate(512)
+        .unwrap();
+    let prompt = m.tokenizer.encode("Once upon a time", true).unwrap();
+    let seeds = [7u64, 8, 9, 10];
+    let ends = [m.tokenizer.eos, m.tokenizer.bos];
+    let clock = || 0.0;
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let mut lanes = block_on(Lanes::start(&mut be, &prompt, &seeds, &clock)).unwrap();
+    for _ in 0..30 {
+        block_on(lanes.step(&mut be, &settings, &ends, &clock)).unwrap();
+    }
+    assert_eq!(lanes.pass_rows[0], 4 * prompt.len());
+    assert!(lanes.pass_rows[1..].iter().all(|&r| (1..=4).contains(&r)));
+    assert_eq!(lanes.pass_rows[1], 4);
+    for (k, &seed) in seeds.iter().enumerate() {
+        let mut alone_settings = settings.clone();
+        alone_settings.seed = seed;
+        let mut one = CpuBackend::new(m.transformer.clone());
+        let mut g = block_on(Generation::start(&mut one, prompt.clone(), ends.to_vec())).unwrap();
+        while g.generated_ids().len() < 30 {
+            match block_on(g.step(&mut one, &alone_settings, &m.tokenizer)).unwrap() {
+                StepOutcome::Token { stop: None, .. } => {}
+                _ => break,
+            }
+        }
+        assert_eq!(
+            lanes.generated()[k],
+            g.generated_ids(),
+            "lane {k}, seed {seed}"
+        );
+    }
+    // Different seeds give different texts (the lanes are not one text four times).
+    assert_ne!(lanes.generated()[0], lanes.generated()[1]);
+    lanes.release(&mut be);
+}
+
+/// `throughput` runs one prefill pass of B × PP rows and TG decode passes of B rows, and
+/// counts them by hand for stories260K (per row: 226,560 multiply-adds in the layers,
+/// 32,768 in the classifier, 640 × (position + 1) in attention; K/V 1,280 bytes a position,
+/// each sequence's cache read once a pass).
+#[test]
+fn throughput_counts_its_passes_by_hand() {
+    let m = common::stories260k();
+    let w = m.transformer.weights.bytes(m.config());
+    let clock = {
+        let t = std::cell::Cell::new(0.0);
+        move || {
+            t.set(t.get() + 1.0);
+            t.get()
+        }
+    };
+    let mut be = LosesDevice::after(CpuBackend::new(m.transformer.clone()), usize::MAX);
+    let t = block_on(throughput(&mut be, 2, 3, 2, w, &clock)).unwrap();
+    assert_eq!(be.forwards, 3, "one prefill pass and two decode passes");
+    let attn = |p: u64| 640 * (p + 1);
+    assert_eq!(
+        t.prefill.flops,
+        2 * (6 * 226_560 + 2 * 32_768 + 2 * (attn(0) + attn(1) + attn(2)))
+    );
+    // each prompt's 3 positions read once and written once
+    assert_eq!(t.prefill.bytes, w + 6 * 1_280 + 6 * 1_280);
+    assert_eq!(
+        t.decode.flops,
+        2 * 2 * (2 * (226_560 + 32_768) + attn(3) + attn(4))
+    );
+    assert_eq!(t.decode.bytes, 2 * w + 2 * (4 + 5) * 1_280 + 4 * 1_280);
+    // Each timed span is one tick of the clock: B × PP tokens in 1 ms, B × TG in 1 ms.
+    assert_eq!(t.prefill_tokens_per_s, 6_000.0);
+    assert_eq!(t.decode_tokens_per_s, 4_000.0);
+    // Nonsense sizes are refused, not clamped.
+    assert!(block_on(throughput(&mut be, 0, 3, 2, w, &clock)).is_err());
+    assert!(block_on(throughput(&mut be, 1, 500, 100, w, &clock)).is_err());
 }

@@ -92,8 +92,75 @@ pub enum Request {
     SpecCycle {
         count: u32,
     },
+    /// B lanes from the transcript's prompt stepping together (one pass of B rows a step,
+    /// lane k with seed + k), grown to `tokens` tokens each; a run with the same B, prompt
+    /// and knobs is extended, anything else starts a new one.
+    BatchLanes {
+        batch: u32,
+        tokens: u32,
+    },
+    /// Prefill and decode throughput at each batch size on the running backend, and the
+    /// machine's peaks (a read loop and a multiply-add loop in the worker).
+    BatchSweep {
+        batches: Vec<u32>,
+        prompt_tokens: u32,
+        gen_tokens: u32,
+    },
+    /// A seeded trace of requests through `slots` slots, continuous and static.
+    ServeSim {
+        slots: u32,
+        requests: u32,
+        seed: u64,
+    },
     /// Stop a running multi-token step at the next token.
     Cancel,
+}
+
+/// One lane of the batching panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaneView {
+    pub seed: u64,
+    pub tokens: Vec<PromptToken>,
+    /// the tokens as text after the prompt (end tokens left out)
+    pub text: String,
+    /// an end token or the context stopped it
+    pub stopped: bool,
+}
+
+/// B lanes stepping together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanesView {
+    pub batch: usize,
+    pub prompt: Vec<PromptToken>,
+    pub prompt_text: String,
+    pub lanes: Vec<LaneView>,
+    /// decode passes run (one row per running lane each), their mean wall time, and the
+    /// prefill pass's (B × the prompt's rows)
+    pub passes: usize,
+    pub decode_ms_per_pass: f64,
+    pub prefill_ms: f64,
+    /// tokens of all lanes per second of decode passes
+    pub tokens_per_s: f64,
+}
+
+/// Throughput against batch size on the running backend, and where it lands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepView {
+    pub backend: String,
+    pub weight_bytes: u64,
+    pub peaks: decoding_engine::roofline::Peaks,
+    pub rows: Vec<decoding_engine::batching::Throughput>,
+}
+
+/// One request of the serving simulation, as both policies ran it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServeView {
+    pub slots: usize,
+    pub seed: u64,
+    /// (prompt tokens, tokens asked for) of each request
+    pub requests: Vec<(usize, usize)>,
+    pub continuous: decoding_engine::batching::SimResult,
+    pub static_: decoding_engine::batching::SimResult,
 }
 
 /// What the page needs to know about the model.
@@ -445,6 +512,15 @@ pub enum Event {
     /// The speculative run.
     Spec {
         view: SpecView,
+    },
+    Lanes {
+        view: LanesView,
+    },
+    Sweep {
+        view: SweepView,
+    },
+    Serve {
+        view: ServeView,
     },
     /// Something failed; the message is for the user. Nothing was lost.
     Error {

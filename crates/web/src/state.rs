@@ -174,7 +174,9 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
                 page.panels = v
                     .split(',')
                     .map(str::trim)
-                    .filter(|p| ["chain", "beam", "kv", "toy", "quant", "spec"].contains(p))
+                    .filter(|p| {
+                        ["chain", "beam", "kv", "toy", "quant", "spec", "batch"].contains(p)
+                    })
                     .map(String::from)
                     .collect()
             }
@@ -404,6 +406,9 @@ pub struct Preset {
     pub head_dim: u64,
     /// What the model's K/V sharing is called.
     pub kind: &'static str,
+    /// Learned parameters (embedding, layers, norms, the output matrix when it has its
+    /// own): the weights the cache is compared with.
+    pub params: u64,
 }
 
 /// Published configurations (each model's config.json on the Hugging Face hub).
@@ -415,6 +420,7 @@ pub const PRESETS: [Preset; 6] = [
         n_kv_heads: 4,
         head_dim: 8,
         kind: "GQA",
+        params: 260_032,
     },
     Preset {
         name: "GPT-2 small",
@@ -423,6 +429,7 @@ pub const PRESETS: [Preset; 6] = [
         n_kv_heads: 12,
         head_dim: 64,
         kind: "MHA",
+        params: 124_439_808,
     },
     Preset {
         name: "Llama-2-7B",
@@ -431,6 +438,7 @@ pub const PRESETS: [Preset; 6] = [
         n_kv_heads: 32,
         head_dim: 128,
         kind: "MHA",
+        params: 6_738_415_616,
     },
     Preset {
         name: "Llama-3-8B",
@@ -439,6 +447,7 @@ pub const PRESETS: [Preset; 6] = [
         n_kv_heads: 8,
         head_dim: 128,
         kind: "GQA",
+        params: 8_030_261_248,
     },
     Preset {
         name: "Mistral-7B",
@@ -447,6 +456,7 @@ pub const PRESETS: [Preset; 6] = [
         n_kv_heads: 8,
         head_dim: 128,
         kind: "GQA",
+        params: 7_241_732_096,
     },
     Preset {
         name: "Falcon-7B",
@@ -455,8 +465,32 @@ pub const PRESETS: [Preset; 6] = [
         n_kv_heads: 1,
         head_dim: 64,
         kind: "MQA",
+        params: 6_921_720_704,
     },
 ];
+
+/// Weights against the KV cache of a batch (lesson 10, section 4: "at long n it dominates
+/// total inference memory"): the weights' bytes, the cache of `batch` sequences at
+/// `positions` (each its own cache, `cache_bytes_formula` × batch), and the context length
+/// from which the caches together outweigh the weights — the smallest n with
+/// batch × 2 × n × N_layers × d_kv > params (the element size cancels).
+pub fn weights_and_kv(
+    p: &Preset,
+    positions: u64,
+    bytes_per_elem: u64,
+    batch: u64,
+) -> (u64, u64, u64) {
+    let weights = p.params * bytes_per_elem;
+    let kv = batch
+        * cache_bytes_formula(
+            positions,
+            p.layers,
+            p.n_kv_heads * p.head_dim,
+            bytes_per_elem,
+        );
+    let per_position = batch * 2 * p.layers * p.n_kv_heads * p.head_dim;
+    (weights, kv, p.params / per_position.max(1) + 1)
+}
 
 /// The cache of `p` at `positions` if every query head had its own K/V (MHA), with the model's
 /// sharing, and with one K/V head for all (MQA).
@@ -470,6 +504,30 @@ pub fn mha_gqa_mqa(p: &Preset, positions: u64, bytes_per_elem: u64) -> (u64, u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The presets' parameter counts against the shapes: Llama-2-7B's equals the count
+    /// from its config (`roofline::llama2_7b`, the engine's own tensor list), and the
+    /// crossover by hand: 2 × 32 layers × 4,096 = 262,144 elements a position, so one
+    /// sequence's cache outweighs the weights from 6,738,415,616 / 262,144 = 25,705.4 → n =
+    /// 25,706, eight sequences' from 3,214.
+    #[test]
+    fn weights_against_the_cache_of_a_batch() {
+        let l2 = PRESETS[2];
+        assert_eq!(l2.name, "Llama-2-7B");
+        assert_eq!(l2.params, decoding_engine::roofline::llama2_7b().n_params());
+        let (w, kv, n1) = weights_and_kv(&l2, 4096, 2, 1);
+        assert_eq!(w, 2 * 6_738_415_616);
+        assert_eq!(kv, 2 * 4096 * 32 * 4096 * 2);
+        assert_eq!(n1, 25_706);
+        let (_, kv8, n8) = weights_and_kv(&l2, 4096, 2, 8);
+        assert_eq!(kv8, 8 * kv);
+        assert_eq!(n8, 3_214);
+        // At the crossover the caches outweigh the weights; one position before, not.
+        for (b, n) in [(1, n1), (8, n8)] {
+            assert!(weights_and_kv(&l2, n, 2, b).1 > w);
+            assert!(weights_and_kv(&l2, n - 1, 2, b).1 <= w);
+        }
+    }
 
     #[test]
     fn toy_labels_table_and_history_follow_the_lesson() {

@@ -6,7 +6,7 @@
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
-use decoding_web::state::{mha_gqa_mqa, PRESETS};
+use decoding_web::state::{mha_gqa_mqa, weights_and_kv, PRESETS};
 use leptos::prelude::*;
 
 #[component]
@@ -166,6 +166,7 @@ fn Calculator() -> impl IntoView {
     let preset = RwSignal::new(2usize); // Llama-2-7B
     let positions = RwSignal::new("4096".to_string());
     let bytes = RwSignal::new(2u64);
+    let batch = RwSignal::new("1".to_string());
     // The page's precision sets the calculator's element size when it changes: an 8-bit
     // model's cache in 8 bits (as llama.cpp's --cache-type-k/v q8_0 stores it); the user
     // can still pick another.
@@ -179,8 +180,19 @@ fn Calculator() -> impl IntoView {
     });
     let result = move || {
         let p = PRESETS[preset.get()];
+        let b = match batch.get().trim().parse::<u64>() {
+            Ok(b) if (1..=4096).contains(&b) => b,
+            _ => {
+                return Err(format!(
+                    "{:?} is not a batch size (1 to 4,096)",
+                    batch.get()
+                ))
+            }
+        };
         match positions.get().trim().parse::<u64>() {
-            Ok(n) if (1..=10_000_000).contains(&n) => Ok((p, n, mha_gqa_mqa(&p, n, bytes.get()))),
+            Ok(n) if (1..=10_000_000).contains(&n) => {
+                Ok((p, n, b, mha_gqa_mqa(&p, n, bytes.get())))
+            }
             _ => Err(format!(
                 "{:?} is not a context length (1 to 10,000,000)",
                 positions.get()
@@ -203,6 +215,10 @@ fn Calculator() -> impl IntoView {
                 <input type="text" class="num" data-testid="calc-positions" prop:value=move || positions.get()
                     on:input=move |ev| positions.set(event_target_value(&ev)) />
             </label>
+            <label>"Batch size B "
+                <input type="text" class="num" data-testid="calc-batch" prop:value=move || batch.get()
+                    on:input=move |ev| batch.set(event_target_value(&ev)) />
+            </label>
             <label>"Precision "
                 <select data-testid="calc-bytes" prop:value=move || bytes.get().to_string()
                     on:change=move |ev| bytes.set(event_target_value(&ev).parse().unwrap_or(2))>
@@ -214,8 +230,11 @@ fn Calculator() -> impl IntoView {
         </div>
         {move || match result() {
             Err(e) => view! { <p class="field-error" role="alert" data-testid="calc-error">{e}</p> }.into_any(),
-            Ok((p, n, (mha, gqa, mqa))) => {
+            Ok((p, n, b, (mha, gqa, mqa))) => {
                 let d_kv = p.n_kv_heads * p.head_dim;
+                let (weights, kv, cross) = weights_and_kv(&p, n, bytes.get(), b);
+                let share = 100.0 * kv as f64 / (kv + weights) as f64;
+                let bar = |v: u64| format!("{:.1}%", 100.0 * v as f64 / kv.max(weights) as f64);
                 view! {
                     <p data-testid="calc-formula">{format!(
                         "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = ",
@@ -234,6 +253,19 @@ fn Calculator() -> impl IntoView {
                             <tr class:this=p.n_kv_heads == 1><td>{if p.n_kv_heads == 1 { "MQA (one K/V for all; this model)" } else { "MQA (one K/V for all)" }}</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
                         </tbody>
                     </table>
+                    <h4>"Weights against the cache of a batch"</h4>
+                    <div class="wkv">
+                        <div class="wkv-row"><span>{format!("weights ({} parameters × {})", thousands(p.params), bytes.get())}</span>
+                            <span class="wkv-bar"><span class="wkv-w" style:width=bar(weights)></span></span>
+                            <strong data-testid="calc-weights">{human_bytes(weights)}</strong></div>
+                        <div class="wkv-row"><span>{format!("KV cache × B = {b}")}</span>
+                            <span class="wkv-bar"><span class="wkv-kv" style:width=bar(kv)></span></span>
+                            <strong data-testid="calc-kv-batch">{human_bytes(kv)}</strong></div>
+                    </div>
+                    <p data-testid="calc-crossover">{format!(
+                        "The cache is {share:.0} % of weights + cache here. With B = {b} the caches outweigh the weights from n = {} on (B × 2 × n × N_layers × d_kv elements > {} parameters): at long n, and more so with many sequences, the cache dominates inference memory.",
+                        thousands(cross), thousands(p.params)
+                    )}</p>
                 }
                 .into_any()
             }

@@ -3,6 +3,7 @@
 //! `session.rs`) tested natively. The engine runs in the web worker, reached only through
 //! [`protocol`](decoding_web::protocol) messages, so the UI thread never blocks.
 
+mod batching;
 mod beam;
 mod chain;
 mod distribution;
@@ -83,6 +84,10 @@ pub struct ViewState {
     pub quant: RwSignal<Option<QuantView>>,
     /// The speculative run.
     pub spec: RwSignal<Option<SpecView>>,
+    /// The batching panel: its lanes, the throughput sweep, the serving simulation.
+    pub lanes: RwSignal<Option<LanesView>>,
+    pub sweep: RwSignal<Option<SweepView>>,
+    pub serve: RwSignal<Option<ServeView>>,
 }
 
 /// The page around them: the link's view, the help overlay, errors.
@@ -140,6 +145,9 @@ impl Ui {
                 beam: RwSignal::new(None),
                 quant: RwSignal::new(None),
                 spec: RwSignal::new(None),
+                lanes: RwSignal::new(None),
+                sweep: RwSignal::new(None),
+                serve: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
             },
@@ -472,6 +480,9 @@ impl Ui {
             } => self.model.precision.set(Some((precision, weight_bytes))),
             Event::Quant { view } => self.views.quant.set(Some(view)),
             Event::Spec { view } => self.views.spec.set(Some(view)),
+            Event::Lanes { view } => self.views.lanes.set(Some(view)),
+            Event::Sweep { view } => self.views.sweep.set(Some(view)),
+            Event::Serve { view } => self.views.serve.set(Some(view)),
             Event::Error { message } => {
                 self.gen.running.set(false);
                 self.shell.error.set(Some(message));
@@ -548,6 +559,7 @@ fn App() -> impl IntoView {
                 <section class="wide" aria-label="More views">
                     <beam::BeamPanel />
                     <speculative::SpecPanel />
+                    <batching::BatchPanel />
                     <quant::QuantPanel />
                     <kv::KvPanel />
                     <distribution::ToyPanel />

@@ -90,6 +90,7 @@ impl Session {
         }
         self.beam = None;
         self.spec = None;
+        self.lanes = None;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
         self.original = Some(m.transformer.clone());
         self.precision = m.transformer.weights.precision();
@@ -153,6 +154,8 @@ impl Session {
         self.beam = None;
         // The speculative run lived on the old engine (the page starts it again).
         self.spec = None;
+        // So did the batching panel's lanes.
+        self.lanes = None;
         self.engine = Some(engine);
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! `load` (model and backend), `generate` (the transcript), `beam`, `cache_compare`, `toy`,
 //! `view` (traces shaped for drawing); this file holds the state and routes requests.
 
+mod batching;
 mod beam;
 mod cache_compare;
 mod generate;
@@ -72,6 +73,8 @@ pub struct Session {
     lab: Option<quant::Lab>,
     /// The speculative run, on its own sequence of the engine.
     spec: Option<speculative::SpecRun>,
+    /// The batching panel's lanes, on their own sequences of the engine.
+    lanes: Option<batching::LanesRun>,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -126,6 +129,20 @@ impl Session {
             Request::BeamTo { depth } => self.beam_to(depth as usize).await,
             Request::Toy { logits, history } => self.toy(&logits, &history),
             Request::CacheCompare { positions } => self.cache_compare(&positions, host).await,
+            Request::BatchLanes { batch, tokens } => self.batch_lanes(batch, tokens, host).await,
+            Request::BatchSweep {
+                batches,
+                prompt_tokens,
+                gen_tokens,
+            } => {
+                self.batch_sweep(&batches, prompt_tokens, gen_tokens, host)
+                    .await
+            }
+            Request::ServeSim {
+                slots,
+                requests,
+                seed,
+            } => self.serve_sim(slots, requests, seed, host).await,
             Request::Cancel => vec![],
         }
     }

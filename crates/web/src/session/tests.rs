@@ -789,3 +789,139 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
         "{e:?}"
     );
 }
+
+/// The batching panel: four lanes stepping together, lane 0 (the page's seed) the
+/// transcript's own sampled text and the others their seeds' texts; "Step all lanes"
+/// extends the same run by one pass; nonsense sizes are refused; the sweep has a row per
+/// batch size with positive rates and the machine's peaks; the serving simulation runs both
+/// policies on one trace with the same tokens, continuous in fewer passes.
+#[test]
+fn the_batching_panel_runs_lanes_a_sweep_and_both_policies() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_settings(settings(&[("seed", "5"), ("max_tokens", "1000")])));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let plain = last_transcript(&pollster::block_on(s.step(12, &host))).clone();
+    let want: Vec<u32> = plain.steps.iter().map(|st| st.token).collect();
+    let lanes = |ev: &[Event]| match ev {
+        [Event::Lanes { view }] => view.clone(),
+        _ => panic!("{ev:?}"),
+    };
+    let ev = pollster::block_on(s.handle(
+        Request::BatchLanes {
+            batch: 4,
+            tokens: 12,
+        },
+        &host,
+    ));
+    let v = lanes(&ev);
+    assert_eq!(v.batch, 4);
+    assert_eq!(v.lanes.len(), 4);
+    let ids = |l: &LaneView| l.tokens.iter().map(|t| t.id).collect::<Vec<u32>>();
+    assert_eq!(ids(&v.lanes[0]), want, "lane 0 is the transcript's text");
+    assert_eq!(
+        v.lanes.iter().map(|l| l.seed).collect::<Vec<_>>(),
+        [5, 6, 7, 8]
+    );
+    assert_ne!(ids(&v.lanes[1]), want);
+    assert_eq!(
+        v.passes, 12,
+        "after the prefill, each token's pass (its K/V and the next logits)"
+    );
+    // One more token each: the same run, one more pass.
+    let v2 = lanes(&pollster::block_on(s.handle(
+        Request::BatchLanes {
+            batch: 4,
+            tokens: 13,
+        },
+        &host,
+    )));
+    assert_eq!(v2.passes, 13);
+    assert_eq!(ids(&v2.lanes[2])[..12], ids(&v.lanes[2])[..]);
+    for bad in [
+        Request::BatchLanes {
+            batch: 0,
+            tokens: 4,
+        },
+        Request::BatchLanes {
+            batch: 17,
+            tokens: 4,
+        },
+        Request::BatchLanes {
+            batch: 2,
+            tokens: 100_000,
+        },
+        Request::BatchSweep {
+            batches: vec![64],
+            prompt_tokens: 8,
+            gen_tokens: 4,
+        },
+        Request::BatchSweep {
+            batches: vec![1],
+            prompt_tokens: 500,
+            gen_tokens: 100,
+        },
+        Request::ServeSim {
+            slots: 0,
+            requests: 4,
+            seed: 1,
+        },
+        Request::ServeSim {
+            slots: 4,
+            requests: 1000,
+            seed: 1,
+        },
+    ] {
+        let ev = pollster::block_on(s.handle(bad.clone(), &host));
+        assert!(
+            matches!(ev[..], [Event::Error { .. }]),
+            "{bad:?} gave {ev:?}"
+        );
+    }
+    let ev = pollster::block_on(s.handle(
+        Request::BatchSweep {
+            batches: vec![1, 2, 4],
+            prompt_tokens: 8,
+            gen_tokens: 4,
+        },
+        &host,
+    ));
+    let [Event::Sweep { view }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        view.rows.iter().map(|r| r.batch).collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
+    assert!(view.peaks.roof.flops > 0.0 && view.peaks.roof.bytes_per_s > 0.0);
+    assert!(view.peaks.buffer_bytes >= 64 << 20);
+    for r in &view.rows {
+        assert!(r.decode_tokens_per_s > 0.0 && r.prefill_tokens_per_s > 0.0);
+        // Prefill's one pass of B × 8 rows does more arithmetic per byte than decode's.
+        assert!(r.prefill.intensity() > r.decode.intensity());
+    }
+    assert_eq!(view.weight_bytes, 1_040_128, "stories260K at f32");
+    let ev = pollster::block_on(s.handle(
+        Request::ServeSim {
+            slots: 4,
+            requests: 12,
+            seed: 3,
+        },
+        &host,
+    ));
+    let [Event::Serve { view }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(view.requests.len(), 12);
+    assert_eq!(view.continuous.served.len(), 12);
+    assert_eq!(view.static_.served.len(), 12);
+    assert_eq!(view.continuous.tokens, view.static_.tokens);
+    for (a, b) in view.continuous.served.iter().zip(&view.static_.served) {
+        assert_eq!(a.tokens, b.tokens, "request {}", a.id);
+    }
+    assert!(view.continuous.passes <= view.static_.passes);
+    // The transcript is untouched by all of it.
+    assert_eq!(s.gen.as_ref().unwrap().generated_ids(), want);
+    // The KV calculator's stories260K preset has the model's own parameter count.
+    let m = s.model.as_ref().unwrap();
+    assert_eq!(crate::state::PRESETS[0].params, m.config().n_params());
+}

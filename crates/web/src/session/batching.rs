@@ -1,0 +1,298 @@
+//! The batching panel's work in the worker (lesson 10, section 5: "serve many requests
+//! together to amortize the memory-bandwidth cost of loading weights"): B lanes of the
+//! transcript's prompt stepping together, throughput against B with the machine's peaks
+//! measured here for the roofline, and a seeded trace served continuous and static — all
+//! on the running backend, with the engine's own code (`decoding_engine::batching`).
+
+use super::{err, Host, Session};
+use crate::protocol::*;
+use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy};
+use decoding_engine::roofline;
+use decoding_engine::Backend;
+
+/// Largest batch the panel runs (each lane is a KV cache).
+pub const MAX_BATCH: u32 = 16;
+/// Most tokens a lane grows to in the panel.
+pub const MAX_LANE_TOKENS: u32 = 256;
+/// The read loop's buffer in the worker: larger than the caches of the machines we run on
+/// (32 MiB of L3 here), allocated for the measurement and freed after.
+const PEAK_BUFFER: usize = 64 << 20;
+/// Least time and most runs of each batch size in the sweep.
+const SWEEP_MS: f64 = 40.0;
+const SWEEP_REPS: usize = 5;
+
+pub(super) struct LanesRun {
+    lanes: Lanes,
+    settings: decoding_engine::sampling::Settings,
+}
+
+impl Session {
+    pub(super) async fn batch_lanes(
+        &mut self,
+        batch: u32,
+        tokens: u32,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        if !(1..=MAX_BATCH).contains(&batch) {
+            return vec![err(format!(
+                "a batch of {batch} lanes: choose 1 to {MAX_BATCH} (each lane is its own KV cache)"
+            ))];
+        }
+        if tokens > MAX_LANE_TOKENS {
+            return vec![err(format!(
+                "{tokens} tokens a lane: the panel grows lanes to at most {MAX_LANE_TOKENS}"
+            ))];
+        }
+        let (Some(m), Some(g), Some(engine)) = (&self.model, &self.gen, self.engine.as_mut())
+        else {
+            return vec![err("no prompt has been run yet")];
+        };
+        let prompt = g.prompt().to_vec();
+        let ends = [m.tokenizer.eos, m.tokenizer.bos];
+        let clock = || host.now();
+        // The same B, prompt and knobs: extend; anything else: a new run.
+        let same = self.lanes.as_ref().is_some_and(|r| {
+            r.lanes.seeds().len() == batch as usize
+                && r.lanes.prompt() == prompt.as_slice()
+                && r.settings == self.settings
+        });
+        if !same {
+            if let Some(old) = self.lanes.take() {
+                old.lanes.release(engine);
+            }
+            let seeds: Vec<u64> = (0..batch as u64)
+                .map(|k| self.settings.seed.wrapping_add(k))
+                .collect();
+            match Lanes::start(engine, &prompt, &seeds, &clock).await {
+                Ok(lanes) => {
+                    self.lanes = Some(LanesRun {
+                        lanes,
+                        settings: self.settings.clone(),
+                    })
+                }
+                Err(e) => return vec![err(e)],
+            }
+        }
+        let Some(run) = self.lanes.as_mut() else {
+            return vec![err("no lanes")];
+        };
+        while run
+            .lanes
+            .generated()
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            < tokens as usize
+        {
+            match run.lanes.step(engine, &run.settings, &ends, &clock).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => return vec![err(e)],
+            }
+            if host.cancelled() {
+                break;
+            }
+        }
+        self.lanes_view().into_iter().collect()
+    }
+
+    fn lanes_view(&self) -> Option<Event> {
+        let (run, m) = (self.lanes.as_ref()?, self.model.as_ref()?);
+        let tok = |id: u32| PromptToken {
+            id,
+            piece: m.tokenizer.piece(id).unwrap_or("?").to_string(),
+        };
+        let seq_len = m.config().seq_len;
+        let l = &run.lanes;
+        let ends = [m.tokenizer.eos, m.tokenizer.bos];
+        let decode_ms: f64 = l.pass_ms[1..].iter().sum();
+        let decode_tokens: usize = l.pass_rows[1..].iter().sum();
+        Some(Event::Lanes {
+            view: LanesView {
+                batch: l.seeds().len(),
+                prompt: l.prompt().iter().map(|&t| tok(t)).collect(),
+                prompt_text: m.tokenizer.decode(l.prompt()).unwrap_or_default(),
+                lanes: l
+                    .seeds()
+                    .iter()
+                    .zip(l.generated())
+                    .map(|(&seed, g)| LaneView {
+                        seed,
+                        tokens: g.iter().map(|&t| tok(t)).collect(),
+                        text: m
+                            .tokenizer
+                            .text_after(l.prompt().last().copied(), g, &ends, true),
+                        stopped: g.last().is_some_and(|t| ends.contains(t))
+                            || l.prompt().len() + g.len() >= seq_len,
+                    })
+                    .collect(),
+                passes: l.pass_ms.len() - 1,
+                decode_ms_per_pass: decode_ms / (l.pass_ms.len() - 1).max(1) as f64,
+                prefill_ms: l.pass_ms[0],
+                tokens_per_s: decode_tokens as f64 / (decode_ms / 1000.0).max(1e-9),
+            },
+        })
+    }
+
+    pub(super) async fn batch_sweep(
+        &mut self,
+        batches: &[u32],
+        prompt_tokens: u32,
+        gen_tokens: u32,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        let Some(engine) = self.engine.as_mut() else {
+            return vec![err("no model is loaded yet")];
+        };
+        let c = *engine.config();
+        if batches.is_empty() || batches.len() > 8 {
+            return vec![err("give 1 to 8 batch sizes")];
+        }
+        if let Some(b) = batches.iter().find(|b| !(1..=MAX_BATCH).contains(b)) {
+            return vec![err(format!("a batch of {b}: choose 1 to {MAX_BATCH}"))];
+        }
+        let (p, g) = (prompt_tokens as usize, gen_tokens as usize);
+        if p == 0 || g == 0 || p + g > c.seq_len {
+            return vec![err(format!(
+                "{p} prompt and {g} generated tokens: at least 1 each, {} together at most",
+                c.seq_len
+            ))];
+        }
+        let clock = || host.now();
+        let peaks = roofline::measure(PEAK_BUFFER, 3, &clock);
+        let weight_bytes = self
+            .model
+            .as_ref()
+            .map_or(0, |m| m.transformer.weights.bytes(&c));
+        // A warm-up pass first (the browser compiles hot wasm code again after a while).
+        if let Err(e) = throughput(engine, 1, p.min(8), 2, weight_bytes, &clock).await {
+            return vec![err(e)];
+        }
+        let mut rows = Vec::new();
+        for &b in batches {
+            // The worker's clock ticks in about 0.1 ms and a small model's pass takes less:
+            // each batch size runs again until SWEEP_MS have passed (at most SWEEP_REPS
+            // times) and keeps its fastest prefill and fastest decode.
+            let t0 = host.now();
+            let mut best: Option<decoding_engine::batching::Throughput> = None;
+            for _ in 0..SWEEP_REPS {
+                let t = match throughput(engine, b as usize, p, g, weight_bytes, &clock).await {
+                    Ok(t) => t,
+                    Err(e) => return vec![err(e)],
+                };
+                best = Some(match best {
+                    None => t,
+                    Some(mut k) => {
+                        if t.prefill_ms < k.prefill_ms {
+                            k.prefill_ms = t.prefill_ms;
+                            k.prefill_tokens_per_s = t.prefill_tokens_per_s;
+                        }
+                        if t.decode_ms < k.decode_ms {
+                            k.decode_ms = t.decode_ms;
+                            k.decode_tokens_per_s = t.decode_tokens_per_s;
+                        }
+                        k
+                    }
+                });
+                if host.now() - t0 > SWEEP_MS {
+                    break;
+                }
+            }
+            rows.extend(best);
+            host.yield_now().await;
+            if host.cancelled() {
+                break;
+            }
+        }
+        vec![Event::Sweep {
+            view: SweepView {
+                backend: engine.report.kind.to_string(),
+                weight_bytes,
+                peaks,
+                rows,
+            },
+        }]
+    }
+
+    pub(super) async fn serve_sim(
+        &mut self,
+        slots: u32,
+        requests: u32,
+        seed: u64,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        if !(1..=MAX_BATCH).contains(&slots) || !(1..=64).contains(&requests) {
+            return vec![err(format!(
+                "{slots} slots and {requests} requests: 1 to {MAX_BATCH} slots, 1 to 64 requests"
+            ))];
+        }
+        let (Some(m), Some(engine)) = (&self.model, self.engine.as_mut()) else {
+            return vec![err("no model is loaded yet")];
+        };
+        let c = *m.config();
+        let (max_prompt, max_new) = (16.min(c.seq_len / 2), 32.min(c.seq_len / 2));
+        if max_prompt < 2 {
+            return vec![err(
+                "the model's context is too short for the serving trace",
+            )];
+        }
+        let reqs = trace(
+            seed,
+            requests as usize,
+            c.vocab_size,
+            max_prompt,
+            max_new,
+            2.0,
+        );
+        let ends = [m.tokenizer.eos, m.tokenizer.bos];
+        let clock = || host.now();
+        // A warm-up on the trace's first requests first: the browser compiles hot wasm code
+        // again, faster, after a while, and the first policy timed would pay for it.
+        let warm = &reqs[..reqs.len().min(slots as usize)];
+        if let Err(e) = simulate(
+            &mut *engine,
+            &self.settings,
+            warm,
+            slots as usize,
+            Policy::Continuous,
+            &ends,
+            &clock,
+        )
+        .await
+        {
+            return vec![err(e)];
+        }
+        let mut run = async |policy| {
+            let r = simulate(
+                &mut *engine,
+                &self.settings,
+                &reqs,
+                slots as usize,
+                policy,
+                &ends,
+                &clock,
+            )
+            .await;
+            host.yield_now().await;
+            r
+        };
+        let continuous = match run(Policy::Continuous).await {
+            Ok(r) => r,
+            Err(e) => return vec![err(e)],
+        };
+        let static_ = match run(Policy::Static).await {
+            Ok(r) => r,
+            Err(e) => return vec![err(e)],
+        };
+        vec![Event::Serve {
+            view: ServeView {
+                slots: slots as usize,
+                seed,
+                requests: reqs.iter().map(|r| (r.prompt.len(), r.max_new)).collect(),
+                continuous,
+                static_,
+            },
+        }]
+    }
+}
