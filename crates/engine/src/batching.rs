@@ -124,6 +124,8 @@ pub enum BatchingError {
     Backend(#[from] BackendError),
     #[error(transparent)]
     Sampling(#[from] SamplingError),
+    #[error("{0}")]
+    Sizes(String),
     #[error("request {id} does not fit the context ({tokens} tokens, context {seq_len})")]
     TooLong {
         id: usize,
@@ -316,11 +318,11 @@ pub async fn throughput(
 ) -> Result<Throughput, BatchingError> {
     let c = *backend.config();
     if b == 0 || prompt == 0 || gen == 0 || prompt + gen > c.seq_len {
-        return Err(BatchingError::TooLong {
-            id: 0,
-            tokens: prompt + gen,
-            seq_len: c.seq_len,
-        });
+        return Err(BatchingError::Sizes(format!(
+            "a batch of {b} with {prompt} prompt and {gen} generated tokens: each at least 1, \
+             the two together at most the context of {}",
+            c.seq_len
+        )));
     }
     let mut seqs = Vec::with_capacity(b);
     for _ in 0..b {
@@ -400,12 +402,13 @@ impl Lanes {
         now: &dyn Fn() -> f64,
     ) -> Result<Lanes, BatchingError> {
         let seq_len = backend.config().seq_len;
-        if prompt.is_empty() || prompt.len() >= seq_len {
-            return Err(BatchingError::TooLong {
-                id: 0,
-                tokens: prompt.len() + 1,
-                seq_len,
-            });
+        if seeds.is_empty() || prompt.is_empty() || prompt.len() >= seq_len {
+            return Err(BatchingError::Sizes(format!(
+                "{} lanes of a {}-token prompt: at least one lane, and a prompt of 1 to {} tokens",
+                seeds.len(),
+                prompt.len(),
+                seq_len - 1
+            )));
         }
         let mut seqs = Vec::with_capacity(seeds.len());
         for _ in seeds {

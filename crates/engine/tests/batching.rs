@@ -192,6 +192,13 @@ fn throughput_counts_its_passes_by_hand() {
     assert_eq!(t.prefill_tokens_per_s, 6_000.0);
     assert_eq!(t.decode_tokens_per_s, 4_000.0);
     // Nonsense sizes are refused, not clamped.
-    assert!(block_on(throughput(&mut be, 0, 3, 2, w, &clock)).is_err());
-    assert!(block_on(throughput(&mut be, 1, 500, 100, w, &clock)).is_err());
+    for (b, p, g) in [(0, 3, 2), (1, 500, 100), (1, 0, 2)] {
+        let e = block_on(throughput(&mut be, b, p, g, w, &clock)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("a batch of {b} with {p} prompt")),
+            "{e}"
+        );
+    }
+    assert_eq!(be.forwards, 3, "a refused size runs nothing");
 }

@@ -13,6 +13,9 @@ use leptos::prelude::*;
 
 /// The batch sizes the throughput chart measures.
 const SWEEP: [u32; 5] = [1, 2, 4, 8, 16];
+/// Each sweep run's prompt and decode passes.
+const SWEEP_PROMPT: u32 = 32;
+const SWEEP_GEN: u32 = 16;
 /// Below this the weights sit in the CPU's caches (the machines we run on have 32 MiB of
 /// L3 shared by two cores; `REFERENCES.md`: stories260K's 1 MB "sit in cache").
 const CACHE_BYTES: u64 = 16 << 20;
@@ -112,13 +115,13 @@ fn ThroughputPart() -> impl IntoView {
         ui.views.sweep.set(None);
         ui.send(&Request::BatchSweep {
             batches: SWEEP.to_vec(),
-            prompt_tokens: 32,
-            gen_tokens: 16,
+            prompt_tokens: SWEEP_PROMPT,
+            gen_tokens: SWEEP_GEN,
         })
     };
     view! {
         <h3>"Throughput against batch size, and the roofline"</h3>
-        <p class="note">"Measured here, now, on the running backend: B prompts of 32 tokens prefilled as one pass, then 16 decode passes of B rows. The worker also measures this machine's ceilings: a read loop over 64 MiB (more than the caches) and a multiply-add loop."</p>
+        <p class="note">{format!("Measured here, now, on the running backend: B prompts of {SWEEP_PROMPT} tokens prefilled as one pass, then {SWEEP_GEN} decode passes of B rows. The worker also measures this machine's ceilings: a read loop over a buffer larger than the caches and a multiply-add loop.")}</p>
         <button data-testid="batch-measure" on:click=measure>"Measure B = 1, 2, 4, 8, 16"</button>
         {move || ui.views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v /> })}
         <RealScale />

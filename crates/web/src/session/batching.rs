@@ -7,6 +7,7 @@
 use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy};
+use decoding_engine::budget::{Budget, Footprint};
 use decoding_engine::roofline;
 use decoding_engine::Backend;
 
@@ -20,6 +21,19 @@ const PEAK_BUFFER: usize = 64 << 20;
 /// Least time and most runs of each batch size in the sweep.
 const SWEEP_MS: f64 = 40.0;
 const SWEEP_REPS: usize = 5;
+
+/// Whether the model, the transcript's sequence and `extra` more sequences' KV caches fit
+/// `budget` (each cache is allocated whole, `seq_len` positions): B lanes of a 110M model
+/// would take 1.2 GB of caches, so they are refused with the figure, not allocated.
+pub(super) fn check_room(
+    c: &decoding_engine::Config,
+    extra: u64,
+    budget: Budget,
+) -> Result<(), String> {
+    Footprint::of(c)
+        .and_then(|f| f.check_sequences(c, extra, budget))
+        .map_err(|e| format!("{extra} more sequences do not fit: {e}"))
+}
 
 pub(super) struct LanesRun {
     lanes: Lanes,
@@ -48,6 +62,9 @@ impl Session {
             return vec![err("no prompt has been run yet")];
         };
         let prompt = g.prompt().to_vec();
+        if let Err(e) = check_room(m.config(), batch as u64, Budget::default()) {
+            return vec![err(e)];
+        }
         let ends = [m.tokenizer.eos, m.tokenizer.bos];
         let clock = || host.now();
         // The same B, prompt and knobs: extend; anything else: a new run.
@@ -159,6 +176,10 @@ impl Session {
                 c.seq_len
             ))];
         }
+        let most = batches.iter().copied().max().unwrap_or(1) as u64;
+        if let Err(e) = check_room(&c, most, Budget::default()) {
+            return vec![err(e)];
+        }
         let clock = || host.now();
         let peaks = roofline::measure(PEAK_BUFFER, 3, &clock);
         let weight_bytes = self
@@ -231,6 +252,9 @@ impl Session {
             return vec![err("no model is loaded yet")];
         };
         let c = *m.config();
+        if let Err(e) = check_room(&c, slots as u64, Budget::default()) {
+            return vec![err(e)];
+        }
         let (max_prompt, max_new) = (16.min(c.seq_len / 2), 32.min(c.seq_len / 2));
         if max_prompt < 2 {
             return vec![err(

@@ -925,3 +925,24 @@ fn the_batching_panel_runs_lanes_a_sweep_and_both_policies() {
     let m = s.model.as_ref().unwrap();
     assert_eq!(crate::state::PRESETS[0].params, m.config().n_params());
 }
+
+/// The batching panel's sequences are checked against the memory budget before any is
+/// allocated: with a budget of exactly the model and five caches, the transcript's and four
+/// more fit, five more do not, and the refusal names the figure.
+#[test]
+fn batching_sequences_are_checked_against_the_budget_first() {
+    use decoding_engine::budget::{Budget, Footprint};
+    let (s, _) = loaded();
+    let c = *s.model.as_ref().unwrap().config();
+    let five = Footprint::of(&c).unwrap().with_sequences(5).unwrap();
+    assert!(super::batching::check_room(&c, 4, Budget(five)).is_ok());
+    match super::batching::check_room(&c, 5, Budget(five)) {
+        Err(message) => {
+            assert!(
+                message.starts_with("5 more sequences do not fit"),
+                "{message}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
