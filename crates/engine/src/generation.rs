@@ -256,6 +256,50 @@ impl Generation {
         Ok(ran)
     }
 
+    /// [`run_pending`](Self::run_pending) for several generations on one backend, their
+    /// newest tokens as one forward pass of one row each (the page's "same θ, different
+    /// config" columns step together like this; lesson 10, section 5's batching). A
+    /// generation with more than one token pending runs its older ones alone first; each
+    /// row's logits are the same bits as alone (`Batch`'s rule, tested in `forward.rs`).
+    /// Returns the rows of the shared pass.
+    pub async fn run_pending_together(
+        gens: &mut [&mut Generation],
+        backend: &mut dyn Backend,
+    ) -> Result<usize, GenerationError> {
+        let mut batch = crate::batch::Batch::new();
+        let mut which = Vec::new();
+        for (k, g) in gens.iter_mut().enumerate() {
+            while g.logits.len() < g.generated.len() {
+                let i = g.logits.len() - 1;
+                let token = [g.generated[i].token];
+                let l = backend.forward(g.seq, &token, false).await?;
+                g.logits.push(l);
+                g.forget_old_logits();
+            }
+            if g.logits.len() == g.generated.len() {
+                let i = g.logits.len() - 1;
+                let pos = g.prompt.len() + i;
+                batch.extend(
+                    g.seq,
+                    pos,
+                    &[g.generated[i].token],
+                    crate::batch::Logits::Last,
+                );
+                which.push(k);
+            }
+        }
+        if which.is_empty() {
+            return Ok(0);
+        }
+        let logits = backend.forward_batch(batch).await?;
+        let vocab = backend.config().vocab_size;
+        for (&k, l) in which.iter().zip(logits.chunks(vocab)) {
+            gens[k].logits.push(l.to_vec());
+            gens[k].forget_old_logits();
+        }
+        Ok(which.len())
+    }
+
     /// Frees the logits older than the last `LOGITS_KEPT + 1` (the prefill's stay: a rewind
     /// to the prompt needs no forward pass).
     fn forget_old_logits(&mut self) {

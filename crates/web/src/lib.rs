@@ -5,9 +5,11 @@
 
 pub mod finite;
 pub mod fuzz;
+pub mod lesson;
 pub mod protocol;
 pub mod session;
 pub mod state;
+pub mod taxonomy;
 
 #[cfg(target_arch = "wasm32")]
 pub mod worker_glue;

@@ -75,6 +75,10 @@ pub struct PageState {
     pub precision: Option<Precision>,
     /// A speculative run: draft, γ, rule and the cycles run (replayed when the link opens).
     pub spec: Option<SpecLink>,
+    /// "Same θ, different config": the columns' settings and the tokens they stepped.
+    pub compare: Option<CompareLink>,
+    /// The lesson track's step (0-based), when the track is open.
+    pub lesson: Option<usize>,
     pub presenter: bool,
 }
 
@@ -91,8 +95,136 @@ impl Default for PageState {
             backend: BackendChoice::Auto,
             precision: None,
             spec: None,
+            compare: None,
+            lesson: None,
             presenter: false,
         }
+    }
+}
+
+/// The panels a link can open, by name.
+pub const PANELS: [&str; 9] = [
+    "chain", "beam", "kv", "toy", "quant", "spec", "batch", "compare", "taxonomy",
+];
+
+/// Most columns side by side (each is a KV cache of the loaded model).
+pub const MAX_COLUMNS: usize = 4;
+
+/// The comparison as a link holds it: `cmp=<column>;<column>` (each column its settings as
+/// a query string, the one the main link uses) and `cmp_steps=N`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareLink {
+    pub columns: Vec<Settings>,
+    pub steps: u32,
+}
+
+/// A prepared comparison: the lesson's and two more (lesson 10, sections 3 and 6).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ComparePreset {
+    pub name: &'static str,
+    pub label: &'static str,
+    /// Each column's settings as a query string.
+    pub columns: &'static [&'static str],
+}
+
+pub const COMPARE_PRESETS: [ComparePreset; 3] = [
+    ComparePreset {
+        name: "terse-wild",
+        label: "terse and deterministic (greedy) against wild and creative (T = 1.5, top-p 0.98)",
+        columns: &["strategy=greedy", "temperature=1.5&top_p=0.98"],
+    },
+    // The same four knobs under two peers' rules: hf applies temperature before the
+    // truncations (its warper order), llama.cpp after them (its default chain).
+    ComparePreset {
+        name: "profiles",
+        label: "hf against llama.cpp with identical knobs (their orders disagree)",
+        columns: &[
+            "profile=hf&temperature=0.8&top_k=40&top_p=0.95&min_p=0.05",
+            "profile=llama.cpp&temperature=0.8&top_k=40&top_p=0.95&min_p=0.05",
+        ],
+    },
+    ComparePreset {
+        name: "k-vs-p",
+        label: "top-k 40 against top-p 0.9 (rigid against adaptive set size)",
+        columns: &["top_k=40", "top_p=0.9"],
+    },
+];
+
+/// One column's settings from its query text (`temperature=1.5&top_p=0.98`): every key a
+/// knob, every value valid for a model of `vocab_size` tokens; else every broken rule.
+pub fn parse_column(text: &str, vocab_size: usize) -> Result<Settings, Vec<SettingError>> {
+    let mut raw = RawSettings::default();
+    let mut errors = Vec::new();
+    for (k, v) in form_urlencoded::parse(text.trim().as_bytes()) {
+        if !raw.set(&k, &v) {
+            errors.push(SettingError {
+                field: k.into_owned(),
+                message: "is not a knob".to_string(),
+            });
+        }
+    }
+    match raw.validate(vocab_size) {
+        Ok(s) if errors.is_empty() => match s.strategy {
+            decoding_engine::sampling::Strategy::Beam { .. } => Err(vec![SettingError {
+                field: "strategy".into(),
+                message: "a column runs greedy or sampling (beam search has its own panel)".into(),
+            }]),
+            _ => Ok(s),
+        },
+        Ok(_) => Err(errors),
+        Err(e) => {
+            errors.extend(e.0);
+            Err(errors)
+        }
+    }
+}
+
+/// A column's settings as its query text (what `parse_column` reads back).
+pub fn column_text(s: &Settings) -> String {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in s.to_pairs() {
+        q.append_pair(k, &v);
+    }
+    q.finish()
+}
+
+/// The knobs (URL keys) whose effective values are not the same in every column.
+pub fn differing(columns: &[Settings]) -> Vec<String> {
+    decoding_engine::sampling::knobs::KNOBS
+        .iter()
+        .filter(|spec| {
+            let mut values = columns.iter().map(|s| s.knob_value(spec.knob).1);
+            let first = values.next();
+            values.any(|v| Some(v) != first)
+        })
+        .map(|spec| spec.name.to_string())
+        .collect()
+}
+
+impl CompareLink {
+    fn parse(v: &str, vocab_size: usize) -> Result<Vec<Settings>, String> {
+        let columns: Vec<&str> = v.split(';').collect();
+        if !(2..=MAX_COLUMNS).contains(&columns.len()) {
+            return Err(format!(
+                "{} columns: compare 2 to {MAX_COLUMNS}",
+                columns.len()
+            ));
+        }
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                parse_column(c, vocab_size).map_err(|e| {
+                    let text: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+                    format!("column {}: {}", i + 1, text.join("; "))
+                })
+            })
+            .collect()
+    }
+
+    fn to_query(&self) -> String {
+        let cols: Vec<String> = self.columns.iter().map(column_text).collect();
+        cols.join(";")
     }
 }
 
@@ -154,6 +286,7 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
     let mut page = PageState::default();
     let mut raw = RawSettings::default();
     let mut problems = Vec::new();
+    let mut cmp_steps = 0;
     let mut bad = |field: &str, message: String| {
         problems.push(SettingError {
             field: field.to_string(),
@@ -174,9 +307,7 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
                 page.panels = v
                     .split(',')
                     .map(str::trim)
-                    .filter(|p| {
-                        ["chain", "beam", "kv", "toy", "quant", "spec", "batch"].contains(p)
-                    })
+                    .filter(|p| PANELS.contains(p))
                     .map(String::from)
                     .collect()
             }
@@ -199,12 +330,39 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
                 Err(e) => bad("precision", e),
             },
             "presenter" => page.presenter = v == "1" || v == "true",
+            "cmp" => match CompareLink::parse(&v, vocab_size) {
+                Ok(columns) => {
+                    let steps = page.compare.as_ref().map_or(0, |c| c.steps);
+                    page.compare = Some(CompareLink { columns, steps })
+                }
+                Err(e) => bad("cmp", e),
+            },
+            "cmp_steps" => match v.parse::<u32>() {
+                Ok(n) if n <= 4096 => cmp_steps = n,
+                _ => bad(
+                    "cmp_steps",
+                    format!("{v:?} is not a number of steps (0..=4096)"),
+                ),
+            },
+            "lesson" => match v.parse::<usize>() {
+                Ok(n) if (1..=crate::lesson::STEPS.len()).contains(&n) => page.lesson = Some(n - 1),
+                _ => bad(
+                    "lesson",
+                    format!(
+                        "{v:?} is not a step of the lesson track (1..={})",
+                        crate::lesson::STEPS.len()
+                    ),
+                ),
+            },
             key => {
                 if !raw.set(key, &v) {
                     bad(key, "is not a setting this page knows".to_string());
                 }
             }
         }
+    }
+    if let Some(c) = page.compare.as_mut() {
+        c.steps = cmp_steps;
     }
     // Validate; every field that breaks a rule is reported and dropped (its default used).
     let settings = match raw.validate(vocab_size) {
@@ -282,10 +440,73 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     if let Some(s) = &page.spec {
         q.append_pair("spec", &s.to_query());
     }
+    if let Some(c) = &page.compare {
+        q.append_pair("cmp", &c.to_query());
+        if c.steps > 0 {
+            q.append_pair("cmp_steps", &c.steps.to_string());
+        }
+    }
+    if let Some(l) = page.lesson {
+        q.append_pair("lesson", &(l + 1).to_string());
+    }
     if page.presenter {
         q.append_pair("presenter", "1");
     }
     q.finish()
+}
+
+/// The requests that open a view in a running page: the transcript (prompt, settings,
+/// steps; a beam link's tree grows with it), then each open panel's own run (toy logits,
+/// quantization, a speculative run, the compared columns). The page sends them when the
+/// lesson track opens a step; the tests drive the worker with them.
+pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protocol::Request> {
+    use crate::protocol::Request;
+    let mut r = vec![Request::Restore {
+        prompt: page.prompt.clone(),
+        settings: settings.clone(),
+        steps: page.steps,
+    }];
+    if page.panels.contains("toy") {
+        let text = page.toy.clone().unwrap_or_else(|| DEFAULT_TOY.to_string());
+        if let Ok(logits) = parse_toy(&text) {
+            r.push(Request::Toy {
+                logits,
+                history: Vec::new(),
+            });
+        }
+    }
+    r.push(Request::Quantization {
+        open: page.panels.contains("quant"),
+    });
+    if let Some(l) = &page.spec {
+        r.push(Request::SpecStart {
+            draft: l.draft.clone(),
+            gamma: l.gamma,
+            rule: l.rule.clone(),
+        });
+        if l.cycles > 0 {
+            r.push(Request::SpecCycle { count: l.cycles });
+        }
+    }
+    r.extend(compare_requests(page));
+    r
+}
+
+/// The compared columns of a view, started and stepped (none without a comparison).
+pub fn compare_requests(page: &PageState) -> Vec<crate::protocol::Request> {
+    use crate::protocol::Request;
+    match &page.compare {
+        Some(c) if page.panels.contains("compare") => {
+            let mut r = vec![Request::ColumnsStart {
+                columns: c.columns.clone(),
+            }];
+            if c.steps > 0 {
+                r.push(Request::ColumnsStep { count: c.steps });
+            }
+            r
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// This wasm module's linear memory in bytes (None natively). It only ever grows, so it is
@@ -668,5 +889,58 @@ mod tests {
         assert_eq!(thousands(655_360), "655,360");
         assert_eq!(human_bytes(1_280), "1.25 KiB");
         assert_eq!(human_bytes(655_360), "640 KiB");
+    }
+}
+
+#[cfg(test)]
+mod compare_link_tests {
+    use super::*;
+
+    /// A comparison and a lesson step survive the link; nonsense in either is reported and
+    /// dropped, never half-read.
+    #[test]
+    fn the_comparison_and_the_lesson_step_travel_in_the_link() {
+        let mut page = PageState::default();
+        let columns: Vec<Settings> = COMPARE_PRESETS[1]
+            .columns
+            .iter()
+            .map(|c| parse_column(c, 512).unwrap())
+            .collect();
+        page.compare = Some(CompareLink {
+            columns: columns.clone(),
+            steps: 20,
+        });
+        page.panels.insert("compare".into());
+        page.lesson = Some(4);
+        let q = to_query(&page, &Settings::default());
+        let r = from_query(&q, 512);
+        assert!(r.problems.is_empty(), "{q}: {:?}", r.problems);
+        assert_eq!(r.page, page, "{q}");
+        // The two profiles differ in their rules, their order and llama.cpp's hidden
+        // penalty window (its last 64 tokens), not in the knobs set.
+        assert_eq!(differing(&columns), ["penalty_window", "profile", "order"]);
+        // A column reads back as it was written.
+        for c in &columns {
+            assert_eq!(&parse_column(&column_text(c), 512).unwrap(), c);
+        }
+        for (bad, field) in [
+            ("cmp=strategy%3Dgreedy", "cmp"),
+            ("cmp=a;b;c;d;e", "cmp"),
+            ("cmp=temperature%3D-1%3Btop_k%3D3", "cmp"),
+            ("cmp=strategy%3Dbeam%3Btop_k%3D3", "cmp"),
+            ("cmp=nonsense%3D1%3Btop_k%3D3", "cmp"),
+            ("cmp_steps=99999", "cmp_steps"),
+            ("lesson=0", "lesson"),
+            ("lesson=99", "lesson"),
+        ] {
+            let r = from_query(bad, 512);
+            assert_eq!(r.problems.len(), 1, "{bad}: {:?}", r.problems);
+            assert_eq!(r.problems[0].field, field, "{bad}");
+            assert_eq!(r.page.compare, None, "{bad}");
+            assert_eq!(r.page.lesson, None, "{bad}");
+        }
+        // A column's own errors say which column and which rule.
+        let e = parse_column("temperature=abc&top_k=-2", 512).unwrap_err();
+        assert_eq!(e.len(), 2, "{e:?}");
     }
 }

@@ -46,7 +46,7 @@ impl Session {
 
     /// Settings checked against the loaded model's vocabulary (a message's logit-bias ids
     /// may name tokens this model does not have).
-    fn for_model(&self, settings: Settings) -> Result<Settings, SettingsErrors> {
+    pub(super) fn for_model(&self, settings: Settings) -> Result<Settings, SettingsErrors> {
         match &self.model {
             Some(m) => settings.for_vocab(m.config().vocab_size),
             None => Ok(settings),

@@ -91,6 +91,7 @@ impl Session {
         self.beam = None;
         self.spec = None;
         self.lanes = None;
+        self.columns = None;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
         self.original = Some(m.transformer.clone());
         self.precision = m.transformer.weights.precision();
@@ -154,8 +155,9 @@ impl Session {
         self.beam = None;
         // The speculative run lived on the old engine (the page starts it again).
         self.spec = None;
-        // So did the batching panel's lanes.
+        // So did the batching panel's lanes and the compared columns.
         self.lanes = None;
+        self.columns = None;
         self.engine = Some(engine);
         Ok(())
     }

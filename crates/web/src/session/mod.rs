@@ -7,6 +7,7 @@
 mod batching;
 mod beam;
 mod cache_compare;
+mod columns;
 mod generate;
 mod load;
 mod quant;
@@ -75,6 +76,8 @@ pub struct Session {
     spec: Option<speculative::SpecRun>,
     /// The batching panel's lanes, on their own sequences of the engine.
     lanes: Option<batching::LanesRun>,
+    /// The "same θ, different config" columns, on their own sequences of the engine.
+    columns: Option<columns::ColumnsRun>,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -143,6 +146,8 @@ impl Session {
                 requests,
                 seed,
             } => self.serve_sim(slots, requests, seed, host).await,
+            Request::ColumnsStart { columns } => self.columns_start(columns).await,
+            Request::ColumnsStep { count } => self.columns_step(count, host).await,
             Request::Cancel => vec![],
         }
     }

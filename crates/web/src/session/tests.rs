@@ -946,3 +946,282 @@ fn batching_sequences_are_checked_against_the_budget_first() {
         other => panic!("{other:?}"),
     }
 }
+
+fn columns_view(ev: &[Event]) -> &ColumnsView {
+    ev.iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Columns { view } => Some(view),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no columns view in {ev:?}"))
+}
+
+/// "Same θ, different config": the lesson's preset stepped 20 times. The greedy column is
+/// the model card's published greedy text; the sampled column is what the transcript's own
+/// loop (one token a request, alone on its sequence) gives with the same knobs and seed; the
+/// columns' newest tokens went through the model as one pass of two rows; the knobs that
+/// differ are named; the transcript is untouched.
+#[test]
+fn compare_columns_step_together_and_each_is_its_plain_run() {
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let preset = crate::state::COMPARE_PRESETS[0];
+    let cols: Vec<Settings> = preset
+        .columns
+        .iter()
+        .map(|c| crate::state::parse_column(c, 512).unwrap())
+        .collect();
+    let ev = pollster::block_on(s.columns_start(cols.clone()));
+    let v = columns_view(&ev);
+    assert_eq!(v.columns.len(), 2);
+    assert!(v.columns.iter().all(|c| c.steps.is_empty() && c.kept > 0));
+    assert_eq!(v.differ, ["temperature", "top_p", "strategy"]);
+    let ev = pollster::block_on(s.columns_step(20, &host));
+    let v = columns_view(&ev).clone();
+    assert!(v.columns.iter().all(|c| c.steps.len() == 20));
+    // The model card's greedy continuation (assets/models/stories260K/README.md).
+    let card = ", there was a little girl named Lily. She loved to play outside in the park.";
+    assert!(
+        v.columns[0].text.len() > 40 && card.starts_with(&v.columns[0].text),
+        "{}",
+        v.columns[0].text
+    );
+    // The greedy column's next token is its distribution's most likely.
+    assert_eq!(v.columns[0].next.unwrap().0, v.columns[0].top[0].0);
+    // The other column against the transcript's loop with its settings.
+    let ev = pollster::block_on(s.restore("Once upon a time".into(), cols[1].clone(), 20, &host));
+    let t = last_transcript(&ev);
+    assert_eq!(t.steps, v.columns[1].steps);
+    assert_ne!(v.columns[0].text, v.columns[1].text);
+    assert!(v.columns[1].kept > 1 && v.columns[1].entropy > 0.0);
+    // Σ log p of the greedy column from its steps' own probabilities.
+    let lp: f64 = v.columns[0].steps.iter().map(|s| s.model_prob.ln()).sum();
+    assert!((lp - v.columns[0].logprob).abs() < 1e-9);
+    // Nonsense is refused and the columns stay as they were.
+    for bad in [
+        Request::ColumnsStart {
+            columns: vec![cols[0].clone()],
+        },
+        Request::ColumnsStart {
+            columns: vec![cols[0].clone(); 5],
+        },
+        Request::ColumnsStart {
+            columns: vec![cols[0].clone(), settings(&[("strategy", "beam")])],
+        },
+        Request::ColumnsStep { count: 100_000 },
+    ] {
+        let ev = pollster::block_on(s.handle(bad.clone(), &host));
+        assert!(matches!(ev[..], [Event::Error { .. }]), "{bad:?}: {ev:?}");
+    }
+    let ev = pollster::block_on(s.columns_step(1, &host));
+    assert!(columns_view(&ev)
+        .columns
+        .iter()
+        .all(|c| c.steps.len() == 21));
+}
+
+/// Two generations stepping together through `run_pending_together` give the bits each
+/// gives alone: the same tokens and the same stored logits as the plain loop.
+#[test]
+fn pending_tokens_of_several_generations_run_as_one_pass() {
+    use decoding_engine::testing::LosesDevice;
+    let (s, _) = loaded();
+    let m = s.model.as_ref().unwrap();
+    let prompt = m.encode_prompt("Once upon a time").unwrap();
+    let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
+    let run = |together: bool| {
+        let mut counting = LosesDevice::after(
+            decoding_engine::CpuBackend::new(m.transformer.clone()),
+            usize::MAX,
+        );
+        let gs = [
+            settings(&[("strategy", "greedy")]),
+            settings(&[("seed", "9")]),
+        ];
+        let mut a = pollster::block_on(Generation::start(
+            &mut counting,
+            prompt.clone(),
+            ends.clone(),
+        ))
+        .unwrap();
+        let mut b = pollster::block_on(Generation::start(
+            &mut counting,
+            prompt.clone(),
+            ends.clone(),
+        ))
+        .unwrap();
+        let before = counting.forwards;
+        for _ in 0..12 {
+            if together {
+                let mut both = [&mut a, &mut b];
+                pollster::block_on(Generation::run_pending_together(&mut both, &mut counting))
+                    .unwrap();
+            }
+            for (g, st) in [(&mut a, &gs[0]), (&mut b, &gs[1])] {
+                pollster::block_on(g.step(&mut counting, st, &m.tokenizer)).unwrap();
+            }
+        }
+        let passes = counting.forwards - before;
+        (
+            a.steps().to_vec(),
+            b.steps().to_vec(),
+            a.current_logits().map(<[f32]>::to_vec),
+            passes,
+        )
+    };
+    let (a1, b1, l1, alone) = run(false);
+    let (a2, b2, l2, together) = run(true);
+    assert_eq!(a1, a2);
+    assert_eq!(b1, b2);
+    assert_eq!(l1, l2);
+    // 11 pending pairs ran as 11 passes, not 22 (the first step's logits came from the prefill).
+    assert_eq!(alone, 22);
+    assert_eq!(together, 11);
+}
+
+/// Every step of the lesson track opens from its link (no problem in it) and its caption's
+/// numbers are the engine's: each view is driven through the worker with the requests the
+/// page sends (`state::view_requests` and the step's action), and the numbers are checked
+/// against figures worked out here by hand or by another path.
+#[test]
+fn every_lesson_step_opens_its_view_and_captions_what_it_shows() {
+    use crate::lesson::{caption, caption_text, number, Live, STEPS};
+    let (mut s, host) = loaded();
+    let info = match &pollster::block_on(s.load(
+        "stories260K",
+        &asset("stories260K.bin"),
+        &asset("tok512.bin"),
+        BackendChoice::Cpu,
+    ))[0]
+    {
+        Event::Loaded { info } => info.clone(),
+        e => panic!("{e:?}"),
+    };
+    for (i, step) in STEPS.iter().enumerate() {
+        let r = crate::state::from_query(step.query, 512);
+        assert!(r.problems.is_empty(), "step {i}: {:?}", r.problems);
+        let mut reqs = crate::state::view_requests(&r.page, &r.settings);
+        reqs.extend(step.action_request());
+        let mut events = Vec::new();
+        for req in reqs {
+            events.extend(pollster::block_on(s.handle(req, &host)));
+        }
+        let errors: Vec<_> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Error { .. }))
+            .collect();
+        assert!(errors.is_empty(), "step {i}: {errors:?}");
+        let last = |f: &dyn Fn(&Event) -> bool| events.iter().rev().find(|e| f(e));
+        macro_rules! pick {
+            ($pat:pat => $v:expr) => {
+                events.iter().rev().find_map(|e| match e {
+                    $pat => Some($v),
+                    _ => None,
+                })
+            };
+        }
+        let _ = last;
+        let toy_logits = r
+            .page
+            .toy
+            .as_deref()
+            .and_then(|t| crate::state::parse_toy(t).ok());
+        let live = Live {
+            info: Some(&info),
+            transcript: pick!(Event::Transcript { view } => view),
+            trace: pick!(Event::Trace { view, toy: false } => view),
+            beam: pick!(Event::Beam { view } => view),
+            toy: pick!(Event::Trace { view, toy: true } => view),
+            toy_logits: toy_logits.as_deref(),
+            cache_rows: pick!(Event::CacheCompare { rows } => rows.as_slice()),
+            columns: pick!(Event::Columns { view } => view),
+            spec: pick!(Event::Spec { view } => view),
+            quant: pick!(Event::Quant { view } => view),
+            lanes: pick!(Event::Lanes { view } => view),
+        };
+        let parts = caption(i, &live).unwrap_or_else(|w| panic!("step {i} waits for {w}"));
+        let text = caption_text(&parts);
+        let n = |k: &str| number(&parts, k).unwrap_or_else(|| panic!("step {i}: no {k} in {text}"));
+        let t = live.transcript.unwrap();
+        match i {
+            0 => {
+                assert_eq!(n("context") as usize, t.prompt.len() + 5);
+                assert_eq!(n("last_prob"), t.steps[4].prob);
+            }
+            1 => {
+                // Greedy's Σ log p by the transcript's own loop, and beam's is no lower.
+                let ev = pollster::block_on(s.restore(
+                    "The dog".into(),
+                    settings(&[("strategy", "greedy")]),
+                    12,
+                    &host,
+                ));
+                let g: f64 = last_transcript(&ev)
+                    .steps
+                    .iter()
+                    .map(|s| s.model_prob.ln())
+                    .sum();
+                assert!((n("greedy_logprob") - g).abs() < 1e-9, "{text}");
+                assert!(n("beam_logprob") > n("greedy_logprob"), "{text}");
+            }
+            2 => assert_eq!(n("tokens") as usize, 40),
+            3 => {
+                let d = live.trace.unwrap();
+                let mut p: Vec<f32> = d.probs.clone();
+                p.sort_by(|a, b| b.total_cmp(a));
+                let tail: f64 = p[10..].iter().map(|&v| v as f64).sum();
+                assert!((n("tail_mass") - tail).abs() < 1e-6, "{text}");
+                assert_eq!(n("tail_tokens"), 502.0);
+            }
+            4 => {
+                // The lesson's 0.659 and the 0.864 and 0.502.
+                for (k, want) in [("t1", 0.659), ("t05", 0.864), ("t2", 0.502)] {
+                    assert!((n(k) - want).abs() < 5e-4, "{k}: {text}");
+                }
+            }
+            5 => {
+                assert_eq!((n("k_min"), n("k_max")), (40.0, 40.0), "{text}");
+                assert!(n("p_min") < n("p_max"), "{text}");
+                assert_eq!(n("steps"), 30.0);
+            }
+            6 => assert!(
+                n("loop_repeats") >= 3.0 && n("penalized_repeats") < n("loop_repeats"),
+                "{text}"
+            ),
+            7 => assert_eq!(n("n"), 128.0),
+            8 => assert_eq!(n("prefill_tokens") as usize, t.prompt.len()),
+            9 => {
+                // stories260K: 5 layers, 4 K/V heads of 64 / 8 = 8 → d = 32, f32.
+                let cache = (t.prompt.len() + 20) as f64;
+                assert_eq!(n("n"), cache);
+                assert_eq!(n("bytes"), 2.0 * cache * 5.0 * 32.0 * 4.0);
+                // Llama-2-7B at 4,096 positions in fp16: 2 × 4,096 × 32 × 4,096 × 2 = 2 GiB.
+                assert_eq!(n("l2_bytes"), 2.0 * 4096.0 * 32.0 * 4096.0 * 2.0);
+            }
+            10 => {
+                let (a, g) = (n("alpha"), n("gamma"));
+                assert_eq!(g, 4.0);
+                assert!((n("formula") - (1.0 - a.powf(g + 1.0)) / (1.0 - a)).abs() < 1e-9);
+            }
+            11 => assert!(n("q8_bytes") * 3.0 < n("f32_bytes") && n("q4_bytes") < n("q8_bytes")),
+            12 => assert_eq!(n("batch"), 4.0),
+            13 => {
+                assert_eq!(n("params") as u64, info.params);
+                assert!(n("surprise_a") * 2.0 < n("surprise_b"), "{text}");
+            }
+            14 => {
+                use decoding_engine::sampling::knobs::KNOBS;
+                let items = crate::taxonomy::ITEMS
+                    .iter()
+                    .filter(|i| !i.id.starts_with("panel-"))
+                    .count();
+                assert_eq!(
+                    (n("learned") + n("config") + n("state")) as usize,
+                    KNOBS.len() + items
+                );
+            }
+            _ => unreachable!(),
+        }
+    }
+}
