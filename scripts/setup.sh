@@ -69,10 +69,11 @@ npm_tools() {
   want_pw=$(node -p "require('./package.json').devDependencies['playwright-core']")
   if [[ -x node_modules/.bin/wasm-opt ]] \
     && [[ "$(node -p "require('./node_modules/playwright-core/package.json').version" 2>/dev/null)" == "$want_pw" ]] \
-    && [[ "$(node_modules/.bin/wasm-opt --version 2>/dev/null)" == *"version 132"* ]]; then
+    && [[ "$(node_modules/.bin/wasm-opt --version 2>/dev/null)" == *"version 132"* ]] \
+    && [[ "$(node -p "require('./node_modules/axe-core/package.json').version" 2>/dev/null)" == "$(node -p "require('./package.json').devDependencies['axe-core']")" ]]; then
     return
   fi
-  say "npm: installing binaryen (wasm-opt) and playwright-core"
+  say "npm: installing binaryen (wasm-opt), playwright-core and axe-core"
   npm ci --no-audit --no-fund
 }
 

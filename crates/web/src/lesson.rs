@@ -72,7 +72,7 @@ pub const STEPS: [Step; 15] = [
         "Beam search is bland on open text",
         "strategy=beam&beams=4&steps=40&panels=beam",
     ),
-    step("2", "Sampling's heavy tail", "steps=3"),
+    step("2", "Sampling's heavy tail", "prompt=She+saw+a"),
     step(
         "3",
         "Temperature on the toy logits [2, 1, 0.1]",
@@ -168,6 +168,15 @@ impl Caption {
     }
     fn int(self, key: &'static str, v: u64) -> Caption {
         self.n(key, v as f64, thousands(v))
+    }
+}
+
+/// A small positive number readably: 5 decimals, or two significant digits below 10⁻³.
+fn small(v: f64) -> String {
+    if v != 0.0 && v.abs() < 1e-3 {
+        format!("{v:.1e}")
+    } else {
+        format!("{v:.5}")
     }
 }
 
@@ -457,9 +466,9 @@ pub fn caption(i: usize, live: &Live) -> Result<Vec<Part>, &'static str> {
                     human_bytes(q4.weight_bytes),
                 )
                 .t(" (4-bit); here KL(p_f32 ‖ p_q8) = ")
-                .n("kl_q8", q8.kl, format!("{:.5}", q8.kl))
+                .n("kl_q8", q8.kl, small(q8.kl))
                 .t(" and KL(p_f32 ‖ p_q4) = ")
-                .n("kl_q4", q4.kl, format!("{:.5}", q4.kl))
+                .n("kl_q4", q4.kl, small(q4.kl))
                 .t(" nats. The representation of θ changes, not its learned values.")
         }
         12 => {

@@ -3,6 +3,7 @@
 //! the worker's logic and [`state`] the page's plain state (links, KV arithmetic), both tested
 //! natively. `worker_glue` is the worker's browser glue (wasm only).
 
+pub mod export;
 pub mod finite;
 pub mod fuzz;
 pub mod lesson;

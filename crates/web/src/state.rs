@@ -38,6 +38,9 @@ pub enum Shortcut {
     FocusTopK,
     ToggleScale,
     Help,
+    /// The lesson track's next / previous step (a presenter's clicker sends PageDown/Up).
+    LessonNext,
+    LessonPrev,
 }
 
 impl Shortcut {
@@ -54,6 +57,8 @@ impl Shortcut {
             "k" => Shortcut::FocusTopK,
             "l" => Shortcut::ToggleScale,
             "?" => Shortcut::Help,
+            "PageDown" | "." => Shortcut::LessonNext,
+            "PageUp" | "," => Shortcut::LessonPrev,
             _ => return None,
         })
     }
@@ -785,6 +790,11 @@ mod tests {
         assert_eq!(Shortcut::for_key("ArrowLeft", true), None);
         assert_eq!(Shortcut::for_key("b", true), Some(Shortcut::Rewind));
         assert_eq!(Shortcut::for_key("q", false), None);
+        assert_eq!(
+            Shortcut::for_key("PageDown", false),
+            Some(Shortcut::LessonNext)
+        );
+        assert_eq!(Shortcut::for_key(",", true), Some(Shortcut::LessonPrev));
         assert_eq!(Scale::Probability.toggled().toggled(), Scale::Probability);
         assert_eq!(Scale::Probability.toggled(), Scale::LogProbability);
     }

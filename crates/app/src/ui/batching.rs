@@ -4,6 +4,8 @@
 //! worker) and, beside it, Llama-2-7B on an H100 at real scale; and a seeded trace served
 //! with continuous and static batching, drawn as a timeline with its latencies.
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::batching::SimResult;
 use decoding_engine::roofline::{self, Roof, H100_SXM};
@@ -27,11 +29,17 @@ pub fn BatchPanel() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="batch-h" data-testid="batch-panel">
             <div class="panel-head">
-                <h2 id="batch-h">"Batching and the two regimes " <span class="tag">"[INFERENCE]"</span></h2>
+                <h2 id="batch-h">"Batching and the two regimes " <Tag of="panel-batch" /></h2>
                 <button data-testid="toggle-batch" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("batch")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open.get().then(|| view! { <LanesPart /> <ThroughputPart /> <ServePart /> })}
+            {move || open.get().then(|| view! {
+                <div class="export-row">
+                    {export::buttons("throughput", "throughput and the roofline", move || ui.views.sweep.with_untracked(|v| v.as_ref().map(decoding_web::export::sweep)))}
+                    {export::buttons("serving", "the serving timelines", move || ui.views.serve.with_untracked(|v| v.as_ref().map(decoding_web::export::serve)))}
+                </div>
+                <LanesPart /> <ThroughputPart /> <ServePart />
+            })}
         </section>
     }
 }
@@ -51,13 +59,13 @@ fn LanesPart() -> impl IntoView {
         <h3>"B sequences, one pass"</h3>
         <p class="note">"Each lane is the prompt with its own seed (lane 0 has the page's seed, so it is the transcript's own text) and its own KV cache; every step is one forward pass over B rows — one token of each lane — reading each weight matrix once for all of them."</p>
         <div class="knob-row">
-            <label>"Batch size B "
+            <label data-tagged>"Batch size B " <Tag of="batch-size" />
                 <select data-testid="batch-size" prop:value=move || batch.get().to_string()
                     on:change=move |ev| { if let Ok(b) = event_target_value(&ev).parse() { batch.set(b) } }>
                     {[1u32, 2, 4, 8, 16].into_iter().map(|b| view! { <option value=b.to_string()>{b.to_string()}</option> }).collect_view()}
                 </select>
             </label>
-            <label>"Tokens a lane "
+            <label data-tagged>"Tokens a lane " <Tag of="batch-tokens" />
                 <input type="number" min="1" max="256" class="num" data-testid="batch-tokens" prop:value=move || tokens.get().to_string()
                     on:change=move |ev| {
                         if let Ok(t) = event_target_value(&ev).trim().parse::<u32>() {
@@ -86,7 +94,7 @@ fn lanes_view(v: &LanesView) -> impl IntoView {
                     <span class="lane-seed">{format!("lane {k} · seed {}", l.seed)}</span>
                     <span class="lane-prompt">{v.prompt_text.clone()}</span>
                     <span class="lane-text" data-testid="lane-text">{l.text.clone()}</span>
-                    {l.stopped.then(|| view! { <span class="tag">"stopped"</span> })}
+                    {l.stopped.then(|| view! { <span class="badge">"stopped"</span> })}
                 </div>
             }
         })
@@ -403,9 +411,9 @@ fn ServePart() -> impl IntoView {
         <h3>"Continuous against static batching"</h3>
         <p class="note">"A seeded trace of requests (different prompt and output lengths, arriving over time) through B slots on the real engine. Static: a new batch only when the whole last one has finished. Continuous (Orca's iteration-level scheduling, as vLLM does it): at every step finished requests leave and waiting ones take the free slots, their prefill joining the step."</p>
         <div class="knob-row">
-            <label>"Slots " <input type="number" min="1" max="16" class="num" data-testid="serve-slots" prop:value=move || slots.get().to_string() on:change=number(slots, 1, 16) /></label>
-            <label>"Requests " <input type="number" min="1" max="64" class="num" data-testid="serve-requests" prop:value=move || requests.get().to_string() on:change=number(requests, 1, 64) /></label>
-            <label>"Trace seed " <input type="number" min="0" class="num" data-testid="serve-seed" prop:value=move || seed.get().to_string()
+            <label data-tagged>"Slots " <Tag of="serve-slots" /> <input type="number" min="1" max="16" class="num" data-testid="serve-slots" prop:value=move || slots.get().to_string() on:change=number(slots, 1, 16) /></label>
+            <label data-tagged>"Requests " <Tag of="serve-requests" /> <input type="number" min="1" max="64" class="num" data-testid="serve-requests" prop:value=move || requests.get().to_string() on:change=number(requests, 1, 64) /></label>
+            <label data-tagged>"Trace seed " <Tag of="serve-seed" /> <input type="number" min="0" class="num" data-testid="serve-seed" prop:value=move || seed.get().to_string()
                 on:change=move |ev| { if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() { seed.set(v) } } /></label>
             <button data-testid="serve-run" on:click=move |_| ui.send(&Request::ServeSim {
                 slots: slots.get_untracked(),

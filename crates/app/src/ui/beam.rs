@@ -3,6 +3,8 @@
 //! step. Beside it, greedy's total log-probability over the same number of tokens against the
 //! best beam's: locally greedy is not globally optimal.
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::beam::{BeamNode, NodeStatus};
 use decoding_engine::sampling::Knob;
@@ -212,7 +214,7 @@ fn tree(
     );
     let aria = summary.clone();
     view! {
-        <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap">
+        <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label="the beam tree, scrollable">
             <svg class="tree" data-testid="beam-tree" width=width height=height
                 viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
                 <title>{summary}</title>
@@ -240,7 +242,7 @@ pub fn BeamPanel() -> impl IntoView {
     let knob = move |k: Knob| {
         let field = k.name();
         view! {
-            <label>{k.spec().label}" "
+            <label data-tagged>{k.spec().label}" " <Tag of=format!("knob-{field}") />" "
                 <input type="text" class="num" data-testid=format!("knob-{field}")
                     title=k.spec().help
                     prop:value=move || ui.knobs.raw.with(|r| r.get(k).map(String::from))
@@ -252,19 +254,25 @@ pub fn BeamPanel() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="beam-h">
             <div class="panel-head">
-                <h2 id="beam-h">"Beam search"</h2>
+                <h2 id="beam-h">"Beam search " <Tag of="panel-beam" /></h2>
                 <button data-testid="toggle-beam" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("beam")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
             {move || open.get().then(|| view! {
+                <div class="export-row">
+                    {export::buttons("beam-tree", "the beam tree", move || {
+                        let best = ui.views.beam.with_untracked(|v| v.as_ref().and_then(|v| v.best_node));
+                        ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| decoding_web::export::beam_tree(n, best, &|id| super::chip_label(&ui, id))))
+                    })}
+                </div>
                 <div class="knob-row">
                     {knob(Knob::Beams)}
                     {knob(Knob::LengthPenalty)}
-                    <label>
+                    <label data-tagged>
                         <input type="checkbox" data-testid="knob-early_stopping"
                             prop:checked=move || ui.knobs.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
                             on:change=move |ev| ui.set_field("early_stopping", event_target_checked(&ev).to_string()) />
-                        " early stopping"
+                        " early stopping " <Tag of="knob-early_stopping" />
                     </label>
                     {move || (!ui.is_beam_tracked()).then(|| view! {
                         <button data-testid="use-beam" on:click=move |_| {

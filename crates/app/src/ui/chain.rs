@@ -2,6 +2,8 @@
 //! (keyboard), each stage with a small before/after chart from the engine's trace (what the
 //! stage removed shows as grey bars that lost their blue).
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::sampling::Stage;
 use decoding_web::protocol::StageView;
@@ -76,12 +78,15 @@ pub fn Chain() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="chain-h">
             <div class="panel-head">
-                <h2 id="chain-h">"Sampling chain"</h2>
+                <h2 id="chain-h">"Sampling chain " <Tag of="panel-chain" /></h2>
                 <button data-testid="toggle-chain" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("chain")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
             {move || open.get().then(|| view! {
-                <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules."</p>
+                <div class="export-row">
+                    {export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::stages(t, &|id| super::chip_label(&ui, id)))))}
+                </div>
+                <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules. Each stage's chart: "<Tag of="chain-charts" /></p>
                 <ol class="chain" data-testid="chain">
                     {move || {
                         let order = ui.knobs.settings.get().order;

@@ -3,12 +3,13 @@
 //! greyed (with the probability they had before), entropy and exp(entropy). Redrawn from the
 //! engine's trace whenever a knob moves; nothing is recomputed here.
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_web::protocol::TraceView;
 use decoding_web::state::piece_text;
 use decoding_web::state::{self, Scale};
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 /// Rows listed under the chart before "show all".
 const ROWS: usize = 40;
@@ -202,7 +203,9 @@ fn DistributionView(
                     }
                 }))}
             </svg>
+            // Scrollable, so reachable by the keyboard (Tab, then the arrow keys scroll it).
             <ol class="rows" class:virtual=move || show_all.get() data-testid=testid_rows
+                tabindex="0" aria-label="tokens by probability"
                 on:scroll=move |ev| {
                     if show_all.get_untracked() {
                         let el: web_sys::Element = event_target(&ev);
@@ -291,14 +294,14 @@ pub fn Distribution() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="dist-h">
             <div class="panel-head">
-                <h2 id="dist-h">"Next-token distribution " <span class="tag">"[STATE]"</span></h2>
+                <h2 id="dist-h">"Next-token distribution " <Tag of="panel-dist" /></h2>
                 <div class="seg" role="group" aria-label="Scale">
                     <button data-testid="scale-prob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::Probability).to_string()
                         on:click=move |_| set_scale(Scale::Probability)>"probability"</button>
                     <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
                         on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
                 </div>
-                <button class="ghost" data-testid="export-svg" on:click=move |_| export_svg("dist-chart")>"Export SVG"</button>
+                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::distribution(t, &|id| super::chip_label(&ui, id), 40))))}
             </div>
             <DistributionView trace=trace testid="dist" />
         </section>
@@ -329,14 +332,20 @@ pub fn ToyPanel() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="toy-h">
             <div class="panel-head">
-                <h2 id="toy-h">"Toy logits"</h2>
+                <h2 id="toy-h">"Toy logits " <Tag of="panel-toy" /></h2>
                 <button data-testid="toggle-toy" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("toy")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
             {move || open.get().then(|| view! {
+                <div class="export-row">
+                    {export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
+                        let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| state::parse_toy(t).ok())).map(|z| state::toy_labels(&z)).unwrap_or_default();
+                        decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), 40)
+                    })))}
+                </div>
                 <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
                 <div class="knob-row">
-                    <label>"Logits z = "
+                    <label data-tagged>"Logits z = " <Tag of="toy-logits" />
                         <input data-testid="toy-logits" type="text" prop:value=text
                             aria-invalid=move || ui.views.toy_error.with(|e| e.is_some()).to_string()
                             on:input=move |ev| {
@@ -345,7 +354,7 @@ pub fn ToyPanel() -> impl IntoView {
                                 ui.send_toy();
                             } />
                     </label>
-                    <label>"History (rows) "
+                    <label data-tagged>"History (rows) " <Tag of="toy-history" />
                         <input data-testid="toy-history" type="text" class="num" placeholder="e.g. 0, 0"
                             prop:value=move || ui.views.toy_history.get()
                             on:input=move |ev| {
@@ -381,37 +390,4 @@ pub fn ToyPanel() -> impl IntoView {
             })}
         </section>
     }
-}
-
-/// Saves an SVG chart (by data-testid) as a file.
-pub fn export_svg(testid: &str) {
-    let Some(doc) = window().document() else {
-        return;
-    };
-    let Ok(Some(el)) = doc.query_selector(&format!("[data-testid={testid}]")) else {
-        return;
-    };
-    let mut xml = el.outer_html();
-    if !xml.contains("xmlns=") {
-        xml = xml.replacen("<svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"", 1);
-    }
-    let style = "<style>.kept{fill:#2f5bd3}.ghost{fill:#c8cad6}.chosen{fill:#e0662f}.before{fill:#c8cad6}.after{fill:#2f5bd3}</style>";
-    xml = xml.replacen('>', &format!(">{style}"), 1);
-    let parts = js_sys::Array::of1(&xml.into());
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type("image/svg+xml");
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
-        return;
-    };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
-        return;
-    };
-    if let Ok(a) = doc.create_element("a") {
-        if let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>() {
-            a.set_href(&url);
-            a.set_download(&format!("{testid}.svg"));
-            a.click();
-        }
-    }
-    let _ = web_sys::Url::revoke_object_url(&url);
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// (keys, action) as shown in the overlay.
-const SHORTCUTS: [(&str, &str); 10] = [
+const SHORTCUTS: [(&str, &str); 11] = [
     ("n  or  →", "step one token (one beam level in beam search)"),
     ("p", "run / pause"),
     ("b  or  ←", "rewind one token"),
@@ -14,6 +14,10 @@ const SHORTCUTS: [(&str, &str); 10] = [
     ("t", "focus the temperature slider (then ← → to move it)"),
     ("k", "focus top-k"),
     ("l", "switch probability / log-probability"),
+    (
+        "PageDown / PageUp  or  . / ,",
+        "the lesson track's next / previous step (opens it)",
+    ),
     ("Tab / Shift+Tab", "move between controls"),
     ("?", "show this help"),
     ("Esc", "close this help"),
@@ -87,6 +91,8 @@ pub fn install_shortcuts(ui: Ui) {
             Shortcut::FocusTopK => focus("knob-top_k"),
             Shortcut::ToggleScale => ui.shell.page.update(|p| p.scale = p.scale.toggled()),
             Shortcut::Help => ui.shell.help.set(true),
+            Shortcut::LessonNext => ui.lesson_move(1),
+            Shortcut::LessonPrev => ui.lesson_move(-1),
         }
         ev.prevent_default();
     });

@@ -3,6 +3,7 @@
 //! logit bias, no-repeat-n-gram, max tokens, stop sequences, seed, the profile and the
 //! strategy. All are [CONFIG].
 
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
 use leptos::prelude::*;
@@ -87,8 +88,8 @@ fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
     };
     let id = format!("knob-{field}");
     view! {
-        <div class="knob" class:invalid=move || err.get().is_some()>
-            <label for=id.clone()>{spec.label} {default_badge(ui, spec.knob)}</label>
+        <div class="knob" data-tagged class:invalid=move || err.get().is_some()>
+            <label for=id.clone()>{spec.label} " " <Tag of=format!("knob-{field}") /> {default_badge(ui, spec.knob)}</label>
             <input type="range" id=id data-testid=format!("knob-{field}")
                 min=min max=max step=step
                 prop:value=slider_value
@@ -128,8 +129,8 @@ fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
         .into_any()
     };
     view! {
-        <div class="knob" class:invalid=move || err.get().is_some()>
-            <label for=id>{label} {default_badge(ui, spec.knob)}</label>
+        <div class="knob" data-tagged class:invalid=move || err.get().is_some()>
+            <label for=id>{label} " " <Tag of=format!("knob-{field}") /> {default_badge(ui, spec.knob)}</label>
             {input}
             <small class="help">{help}</small>
             {move || err.get().map(|m| view! { <p class="field-error" role="alert" data-testid=format!("error-{field}")>{m}</p> })}
@@ -150,9 +151,9 @@ pub fn LessonKnobs() -> impl IntoView {
     };
     view! {
         <section class="panel lesson-knobs" aria-labelledby="lesson-knobs-h" data-testid="lesson-knobs">
-            <h2 id="lesson-knobs-h">"Decoding knobs " <span class="tag">"[CONFIG]"</span></h2>
+            <h2 id="lesson-knobs-h">"Decoding knobs " <Tag of="panel-lesson-knobs" /></h2>
             <div class="knob-row">
-                <label>"Strategy "
+                <label data-tagged>"Strategy " <Tag of="knob-strategy" />
                     <select data-testid="strategy" prop:value=strategy
                         on:change=move |ev| ui.set_field("strategy", event_target_value(&ev))>
                         <option value="sample">"sampling"</option>
@@ -175,9 +176,9 @@ pub fn Knobs() -> impl IntoView {
     let profile = move || ui.knobs.settings.with(|s| s.profile.name().to_string());
     view! {
         <section class="panel more-knobs" aria-labelledby="knobs-h">
-            <h2 id="knobs-h">"More knobs " <span class="tag">"[CONFIG]"</span></h2>
+            <h2 id="knobs-h">"More knobs " <Tag of="panel-knobs" /></h2>
             <div class="knob-row">
-                <label>"Profile "
+                <label data-tagged>"Profile " <Tag of="knob-profile" />
                     <select data-testid="profile" prop:value=profile
                         on:change=move |ev| {
                             let v = event_target_value(&ev);

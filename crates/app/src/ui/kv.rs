@@ -3,6 +3,8 @@
 //! to bytes = 2 × n × N_layers × d_kv × bytes/elem with the numbers substituted, and a
 //! calculator with real models' shapes showing MHA / GQA / MQA side by side.
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
@@ -16,11 +18,19 @@ pub fn KvPanel() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="kv-h">
             <div class="panel-head">
-                <h2 id="kv-h">"KV cache " <span class="tag">"[STATE]"</span></h2>
+                <h2 id="kv-h">"KV cache " <Tag of="panel-kv" /></h2>
                 <button data-testid="toggle-kv" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("kv")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open.get().then(|| view! { <Cache /> <Compare /> <Calculator /> })}
+            {move || open.get().then(|| view! {
+                <div class="export-row">
+                    {export::buttons("kv", "the KV cache", move || {
+                        let n = ui.gen.transcript.with_untracked(|t| t.as_ref().map(|t| t.cache_len));
+                        ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_web::export::kv(&i.config, n)))
+                    })}
+                </div>
+                <Cache /> <Compare /> <Calculator />
+            })}
         </section>
     }
 }
@@ -202,7 +212,7 @@ fn Calculator() -> impl IntoView {
     view! {
         <h3>"Calculator"</h3>
         <div class="knob-row">
-            <label>"Model "
+            <label data-tagged>"Model " <Tag of="calc-model" />
                 <select data-testid="calc-model" on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() { preset.set(i.min(PRESETS.len() - 1)); }
                 } prop:value=move || preset.get().to_string()>
@@ -211,15 +221,15 @@ fn Calculator() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
-            <label>"Context length n "
+            <label data-tagged>"Context length n " <Tag of="calc-positions" />
                 <input type="text" class="num" data-testid="calc-positions" prop:value=move || positions.get()
                     on:input=move |ev| positions.set(event_target_value(&ev)) />
             </label>
-            <label>"Batch size B "
+            <label data-tagged>"Batch size B " <Tag of="calc-batch" />
                 <input type="text" class="num" data-testid="calc-batch" prop:value=move || batch.get()
                     on:input=move |ev| batch.set(event_target_value(&ev)) />
             </label>
-            <label>"Precision "
+            <label data-tagged>"Precision " <Tag of="calc-bytes" />
                 <select data-testid="calc-bytes" prop:value=move || bytes.get().to_string()
                     on:change=move |ev| bytes.set(event_target_value(&ev).parse().unwrap_or(2))>
                     <option value="4">"float32 (4 bytes)"</option>

@@ -6,12 +6,16 @@
 mod batching;
 mod beam;
 mod chain;
+mod compare;
 mod distribution;
+mod export;
 mod help;
 mod knobs;
 mod kv;
+mod lesson;
 mod quant;
 mod speculative;
+mod taxonomy;
 mod transcript;
 
 use decoding_engine::sampling::knobs::{Control, Knob};
@@ -22,6 +26,7 @@ use decoding_web::protocol::*;
 use decoding_web::state::{self, PageState};
 use leptos::prelude::*;
 use std::time::Duration;
+use taxonomy::Tag;
 use wasm_bindgen::prelude::*;
 use web_sys::MessageEvent;
 
@@ -54,6 +59,8 @@ pub struct GenState {
     pub transcript: RwSignal<Option<TranscriptView>>,
     pub trace: RwSignal<Option<TraceView>>,
     pub running: RwSignal<bool>,
+    /// The tokens a loaded transcript file holds, checked against its replay.
+    pub expect_tokens: RwSignal<Option<Vec<u32>>>,
 }
 
 /// The knobs: their text as typed, the last valid settings, the rules broken.
@@ -88,6 +95,8 @@ pub struct ViewState {
     pub lanes: RwSignal<Option<LanesView>>,
     pub sweep: RwSignal<Option<SweepView>>,
     pub serve: RwSignal<Option<ServeView>>,
+    /// "Same θ, different config": the compared columns.
+    pub columns: RwSignal<Option<ColumnsView>>,
 }
 
 /// The page around them: the link's view, the help overlay, errors.
@@ -132,6 +141,7 @@ impl Ui {
                 transcript: RwSignal::new(None),
                 trace: RwSignal::new(None),
                 running: RwSignal::new(false),
+                expect_tokens: RwSignal::new(None),
             },
             knobs: KnobState {
                 raw: RwSignal::new(restored.raw.clone()),
@@ -148,6 +158,7 @@ impl Ui {
                 lanes: RwSignal::new(None),
                 sweep: RwSignal::new(None),
                 serve: RwSignal::new(None),
+                columns: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
             },
@@ -425,13 +436,37 @@ impl Ui {
                     {
                         self.send(&Request::Quantization { open: true });
                     }
+                    // A lesson step's link runs its panel action too.
+                    let at = self.shell.page.with_untracked(|p| p.lesson);
+                    if let Some(req) =
+                        at.and_then(|i| decoding_web::lesson::STEPS[i].action_request())
+                    {
+                        self.send(&req);
+                    }
                 }
                 // A link's speculative run, or one whose backend or weights changed, grown
-                // (again) on this backend.
+                // (again) on this backend; the same for the compared columns.
                 self.replay_spec();
+                let page = self.shell.page.get_untracked();
+                for req in state::compare_requests(&page) {
+                    self.send(&req);
+                }
             }
             Event::Transcript { view } => {
                 let n = view.steps.len() as u32;
+                // A loaded transcript's replay: its tokens must be the file's.
+                if let Some(want) = self.gen.expect_tokens.get_untracked() {
+                    if view.steps.len() >= want.len() || view.stop.is_some() {
+                        self.gen.expect_tokens.set(None);
+                        let got: Vec<u32> = view.steps.iter().map(|s| s.token).collect();
+                        if got != want {
+                            self.shell.error.set(Some(format!(
+                                "the transcript file's {} tokens differ from this model's replay of its prompt and knobs (another model or file?): shown is the replay",
+                                want.len()
+                            )));
+                        }
+                    }
+                }
                 let stopped = view.stop.is_some();
                 self.gen.transcript.set(Some(view));
                 self.shell.page.update(|p| p.steps = n);
@@ -483,12 +518,32 @@ impl Ui {
             Event::Lanes { view } => self.views.lanes.set(Some(view)),
             Event::Sweep { view } => self.views.sweep.set(Some(view)),
             Event::Serve { view } => self.views.serve.set(Some(view)),
+            Event::Columns { view } => {
+                let steps = view
+                    .columns
+                    .iter()
+                    .map(|c| c.steps.len())
+                    .max()
+                    .unwrap_or(0) as u32;
+                self.shell.page.update(|p| {
+                    if let Some(c) = p.compare.as_mut() {
+                        c.steps = steps;
+                    }
+                });
+                self.views.columns.set(Some(view));
+            }
             Event::Error { message } => {
                 self.gen.running.set(false);
                 self.shell.error.set(Some(message));
             }
         }
     }
+}
+
+/// A token as the charts label it: its piece, whitespace visible, quoted, at most 12
+/// characters.
+pub fn chip_label(ui: &Ui, id: u32) -> String {
+    state::piece_text(&ui.piece(id), true, Some(12))
 }
 
 /// Writes the view into the address bar (replaceState: no history spam).
@@ -546,6 +601,7 @@ fn App() -> impl IntoView {
             <a class="skip" href="#controls">"Skip to the controls"</a>
             <Header />
             <Problems />
+            <lesson::LessonTrack />
             <main class="layout">
                 <section class="left" aria-label="Generation">
                     <transcript::Transcript />
@@ -557,12 +613,14 @@ fn App() -> impl IntoView {
                     <chain::Chain />
                 </section>
                 <section class="wide" aria-label="More views">
+                    <compare::ComparePanel />
                     <beam::BeamPanel />
                     <speculative::SpecPanel />
                     <batching::BatchPanel />
                     <quant::QuantPanel />
                     <kv::KvPanel />
                     <distribution::ToyPanel />
+                    <taxonomy::TaxonomyPanel />
                 </section>
             </main>
             <help::HelpOverlay />
@@ -630,8 +688,8 @@ fn Header() -> impl IntoView {
                     <span class="reason" data-testid="backend-reason">{r.reason}</span>
                 }
             })}
-            <label class="inline">
-                "Backend "
+            <label class="inline" data-tagged>
+                "Backend " <Tag of="backend-select" />
                 <select data-testid="backend-select" on:change=on_backend
                     prop:value=move || match ui.shell.page.with(|p| p.backend) {
                         BackendChoice::Auto => "auto",
@@ -649,8 +707,8 @@ fn Header() -> impl IntoView {
                     <option value="cpu">"CPU"</option>
                 </select>
             </label>
-            <label class="inline" title="How the weight matrices are stored: quantization changes the representation of θ, not its learned values (the norms stay f32)">
-                "Weights "
+            <label class="inline" title="How the weight matrices are stored: quantization changes the representation of θ, not its learned values (the norms stay f32)" data-tagged>
+                "Weights " <Tag of="precision-select" />
                 <select data-testid="precision-select" on:change=on_precision
                     prop:value=move || ui.model.precision.get().map_or("f32", |(p, _)| p.name())>
                     {Precision::ALL.map(|p| view! { <option value=p.name()>{p.label()}</option> }).collect_view()}
@@ -658,8 +716,9 @@ fn Header() -> impl IntoView {
             </label>
             {move || ui.model.info.get().map(|i| view! {
                 <span class="summary" data-testid="model-summary">
+                    <Tag of="model-summary" />" "
                     {format!(
-                        "{}: {} parameters [LEARNED], {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}",
+                        "{}: {} parameters, {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}",
                         i.name, decoding_engine::units::thousands(i.params), i.config.n_layers, i.config.dim,
                         i.config.n_heads, i.config.n_kv_heads, i.config.vocab_size, i.config.seq_len
                     )}
@@ -670,6 +729,14 @@ fn Header() -> impl IntoView {
                 </span>
             })}
             <ModelPicker />
+            <button class="ghost" data-testid="lesson-open" aria-pressed=move || ui.shell.page.with(|p| p.lesson.is_some()).to_string()
+                on:click=move |_| {
+                    if ui.shell.page.with_untracked(|p| p.lesson.is_some()) {
+                        ui.shell.page.update(|p| p.lesson = None);
+                    } else {
+                        ui.lesson_move(0);
+                    }
+                }>"Lesson track"</button>
             <button class="ghost" data-testid="presenter" aria-pressed=move || ui.shell.page.with(|p| p.presenter).to_string()
                 on:click=move |_| { ui.shell.page.update(|p| p.presenter = !p.presenter); }>
                 "Presenter mode"
@@ -785,10 +852,10 @@ fn ModelPicker() -> impl IntoView {
             on:click=move |_| open.update(|o| *o = !*o)>"Load a model…"</button>
         {move || open.get().then(|| view! {
             <div class="picker" data-testid="model-picker">
-                <label>"Checkpoint (llama2.c .bin) "
+                <label data-tagged>"Checkpoint (llama2.c .bin) " <Tag of="model-file" />
                     <input type="file" data-testid="model-file" accept=".bin"
                         on:change=move |ev| model.set_value(picked(&ev)) /></label>
-                <label>"Tokenizer (tokenizer.bin or .json) "
+                <label data-tagged>"Tokenizer (tokenizer.bin or .json) " <Tag of="tokenizer-file" />
                     <input type="file" data-testid="tokenizer-file" accept=".bin,.json"
                         on:change=move |ev| tok.set_value(picked(&ev)) /></label>
                 <button data-testid="load-files" on:click=move |_| go()>"Load"</button>

@@ -3,6 +3,8 @@
 //! aligned by token), KL from f32 and whether the top token agrees, the weight bytes and a
 //! measured decode step, and one weight row before and after quantization with its error.
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
@@ -17,11 +19,16 @@ pub fn QuantPanel() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="quant-h" data-testid="quant-panel">
             <div class="panel-head">
-                <h2 id="quant-h">"Quantization " <span class="tag">"[LEARNED], re-represented"</span></h2>
+                <h2 id="quant-h">"Quantization " <Tag of="panel-quant" /></h2>
                 <button data-testid="toggle-quant" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("quant")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open.get().then(|| view! { <Body /> })}
+            {move || open.get().then(|| view! {
+                <div class="export-row">
+                    {export::buttons("quant", "the three precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_web::export::quant)))}
+                </div>
+                <Body />
+            })}
         </section>
     }
 }
@@ -73,7 +80,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="scroll-x"><table class="compare quant-table" data-testid="quant-table">
+        <div class="scroll-x" tabindex="0" role="region" aria-label="the three precisions, scrollable"><table class="compare quant-table" data-testid="quant-table">
             <caption>"Weight bytes, one measured decode step, and the distribution against f32's"</caption>
             <thead><tr>
                 <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
@@ -145,9 +152,9 @@ fn Row(view: QuantView) -> impl IntoView {
         view! { <tr><th scope="row">{Precision::ALL[i].name()}</th>{cells}</tr> }
     };
     view! {
-        <div class="quant-row" data-testid="quant-row">
+        <div class="quant-row" data-testid="quant-row" tabindex="0" role="region" aria-label="a weight row before and after, scrollable">
             <table class="compare">
-                <caption>{format!("{}: its first weights, before and after", r.label)}</caption>
+                <caption>{format!("{}: its first weights, before and after ", r.label)} <Tag of="quant-weights" /></caption>
                 <thead><tr><th scope="col">""</th>{head}</tr></thead>
                 <tbody>{line(0)}{line(1)}{line(2)}</tbody>
             </table>

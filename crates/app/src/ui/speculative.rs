@@ -5,6 +5,8 @@
 //! position (min(p, q) shaded, the residual max(0, p − q) drawn), and the running statistics
 //! against (1 − α^(γ+1)) / (1 − α) and the wall clock of plain decoding.
 
+use super::export;
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_web::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
 use decoding_web::state::{piece_text, SpecLink};
@@ -35,11 +37,16 @@ pub fn SpecPanel() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="spec-h" data-testid="spec-panel">
             <div class="panel-head">
-                <h2 id="spec-h">"Speculative decoding " <span class="tag">"[INFERENCE]"</span></h2>
+                <h2 id="spec-h">"Speculative decoding " <Tag of="panel-spec" /></h2>
                 <button data-testid="toggle-spec" aria-expanded=move || open.get().to_string()
                     on:click=move |_| ui.toggle_panel("spec")>{move || if open.get() { "Hide" } else { "Show" }}</button>
             </div>
-            {move || open.get().then(|| view! { <Controls /> <Body /> })}
+            {move || open.get().then(|| view! {
+                <div class="export-row">
+                    {export::buttons("spec", "the last cycle's p and q", move || ui.views.spec.with_untracked(|s| s.as_ref().and_then(decoding_web::export::spec)))}
+                </div>
+                <Controls /> <Body />
+            })}
         </section>
     }
 }
@@ -95,7 +102,7 @@ fn Controls() -> impl IntoView {
     };
     view! {
         <div class="spec-controls">
-            <label>"Draft "
+            <label data-tagged>"Draft " <Tag of="spec-draft" />
                 <select data-testid="spec-draft" prop:value=move || draft.get()
                     on:change=move |ev| draft.set(event_target_value(&ev))>
                     <option value="quant:q8">"quant:q8 — the same weights in 8 bits"</option>
@@ -108,7 +115,7 @@ fn Controls() -> impl IntoView {
                     <option value="ngram:3">"ngram:3 — prompt lookup, last 3 tokens"</option>
                 </select>
             </label>
-            <label>"γ (drafted a cycle) "
+            <label data-tagged>"γ (drafted a cycle) " <Tag of="spec-gamma" />
                 <input type="number" min="1" max="16" data-testid="spec-gamma" prop:value=move || gamma.get().to_string()
                     on:change=move |ev| {
                         if let Ok(g) = event_target_value(&ev).trim().parse::<u32>() {
@@ -116,7 +123,7 @@ fn Controls() -> impl IntoView {
                         }
                     } />
             </label>
-            <label>"Rule "
+            <label data-tagged>"Rule " <Tag of="spec-rule" />
                 <select data-testid="spec-rule" prop:value=move || rule.get()
                     on:change=move |ev| rule.set(event_target_value(&ev))>
                     <option value="rejection">"rejection: accept with min(1, p/q)"</option>

@@ -2,6 +2,7 @@
 //! their probability and rank; hovering or focusing a chip shows the distribution it was
 //! drawn from.
 
+use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::generation::StopReason;
 use decoding_engine::units::human_bytes;
@@ -37,24 +38,16 @@ pub fn Transcript() -> impl IntoView {
     });
     let stop_text = move || {
         ui.gen.transcript.with(|t| {
-            t.as_ref().and_then(|t| t.stop.clone()).map(|r| match r {
-                StopReason::EndOfSequence { token } => {
-                    format!("Stopped: the model ended the story (token {token}).")
-                }
-                StopReason::MaxTokens { max } => format!("Stopped: max tokens ({max})."),
-                StopReason::StopSequence { stop } => {
-                    format!("Stopped: stop sequence {stop:?} appeared.")
-                }
-                StopReason::ContextFull { seq_len } => {
-                    format!("Stopped: the context is full ({seq_len} tokens).")
-                }
-            })
+            t.as_ref()
+                .and_then(|t| t.stop.clone())
+                .map(|r| stop_words(&r))
         })
     };
     view! {
         <section class="panel" aria-labelledby="prompt-h">
-            <h2 id="prompt-h">"Prompt"</h2>
-            <div class="prompt-row">
+            <h2 id="prompt-h">"Prompt " <Tag of="panel-prompt" /></h2>
+            <div class="prompt-row" data-tagged>
+                <Tag of="prompt" />
                 <textarea data-testid="prompt" aria-label="Prompt" rows="2"
                     prop:value=move || prompt_text.get()
                     on:input=move |ev| prompt_text.set(event_target_value(&ev))
@@ -95,7 +88,7 @@ pub fn Transcript() -> impl IntoView {
                     view! { <span class="small">{format!("The prompt as the model reads it, {n} tokens (BOS first): ")}</span>{toks} }
                 }))}
             </p>
-            <div class="transcript" data-testid="transcript" aria-live="polite">
+            <div class="transcript" data-testid="transcript" aria-live="polite" tabindex="0" aria-label="generated tokens">
                 <span class="prompt-text" data-testid="prompt-text">
                     {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
                 </span>
@@ -104,7 +97,8 @@ pub fn Transcript() -> impl IntoView {
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
                 <p class="warning" role="status" data-testid="loop-warning">{w}</p>
             })}
-            <p class="text-out" data-testid="transcript-text">
+            <TranscriptFiles />
+            <p class="text-out" data-testid="transcript-text" tabindex="0">
                 {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| format!("{}{}", t.prompt_text, t.generated_text)))}
             </p>
             <KeptStrip />
@@ -143,8 +137,17 @@ fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
     // The model's probability first (the same under greedy and T = 0), then the one the
     // token was drawn from when the knobs changed it.
     let drawn = ((s.prob - s.model_prob).abs() >= 0.005).then_some(s.prob);
+    let shown = piece_text(&s.piece, false, None);
+    let p_text = format!(
+        "{:.2}{} #{}",
+        s.model_prob,
+        drawn.map_or(String::new(), |p| format!("→{p:.2}")),
+        s.rank
+    );
+    // The accessible name starts with what the chip shows (WCAG 2.5.3, label in name), then
+    // says it in words.
     let label = format!(
-        "token {} {:?}: model probability {:.3}{}, rank {}",
+        "{shown}{p_text}: token {} {:?}, model probability {:.3}{}, rank {}",
         i + 1,
         s.piece,
         s.model_prob,
@@ -154,13 +157,11 @@ fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
         s.rank
     );
     format!(
-        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p" title="model p (→ drawn p) and rank">{:.2}{} #{}</span></button>"#,
+        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p" title="model p (→ drawn p) and rank">{}</span></button>"#,
         if s.rank > 1 { " unlikely" } else { "" },
         escape_html(&label),
-        escape_html(&piece_text(&s.piece, false, None)),
-        s.model_prob,
-        drawn.map_or(String::new(), |p| format!("→{p:.2}")),
-        s.rank
+        escape_html(&shown),
+        escape_html(&p_text),
     )
 }
 
@@ -317,6 +318,7 @@ fn Timings() -> impl IntoView {
                 let f = &t.timings.forward_ms;
                 (!f.is_empty()).then(|| (f.iter().sum::<f64>() / f.len() as f64).to_string())
             }))>
+            <Tag of="timings" />" "
             {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| {
                 let tm = &t.timings;
                 let prefill = tm.prefill_ms.map_or(String::new(), |ms| {
@@ -340,6 +342,7 @@ fn Timings() -> impl IntoView {
             }))}
         </p>
         <p class="timings" data-testid="memory">
+            <Tag of="memory" />" "
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.memory_bytes).map(|engine| {
                 let page = decoding_web::state::wasm_memory_bytes().unwrap_or(0);
                 view! {
@@ -359,5 +362,105 @@ impl Ui {
         self.knobs
             .settings
             .with(|s| matches!(s.strategy, decoding_engine::sampling::Strategy::Beam { .. }))
+    }
+}
+
+/// A stop reason in words.
+pub fn stop_words(r: &StopReason) -> String {
+    match r {
+        StopReason::EndOfSequence { token } => {
+            format!("Stopped: the model ended the story (token {token}).")
+        }
+        StopReason::MaxTokens { max } => format!("Stopped: max tokens ({max})."),
+        StopReason::StopSequence { stop } => format!("Stopped: stop sequence {stop:?} appeared."),
+        StopReason::ContextFull { seq_len } => {
+            format!("Stopped: the context is full ({seq_len} tokens).")
+        }
+    }
+}
+
+/// The transcript with its settings as a JSON file, and such a file loaded back: its view
+/// replayed (same prompt, knobs and seed) and its tokens checked against the replay.
+#[component]
+fn TranscriptFiles() -> impl IntoView {
+    use decoding_web::export::{TranscriptFile, MAX_TRANSCRIPT_BYTES, TRANSCRIPT_FORMAT};
+    let ui = expect_context::<Ui>();
+    let save = move |_| {
+        let (Some(info), Some(t)) = (
+            ui.model.info.get_untracked(),
+            ui.gen.transcript.get_untracked(),
+        ) else {
+            return;
+        };
+        let page = ui.shell.page.get_untracked();
+        let settings = ui.knobs.settings.get_untracked();
+        let file = TranscriptFile {
+            format: TRANSCRIPT_FORMAT.into(),
+            version: 1,
+            model: info.name.clone(),
+            params: info.params,
+            prompt: page.prompt.clone(),
+            settings: settings
+                .to_pairs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            tokens: t.steps.iter().map(|s| s.token).collect(),
+            text: format!("{}{}", t.prompt_text, t.generated_text),
+            link: decoding_web::state::to_query(&page, &settings),
+        };
+        if let Ok(json) = serde_json::to_string_pretty(&file) {
+            super::export::save_text(&json, "application/json", "transcript.json");
+        }
+    };
+    let load = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        if file.size() > MAX_TRANSCRIPT_BYTES as f64 {
+            ui.shell.error.set(Some(format!(
+                "{}: {} bytes, a transcript file is at most {}",
+                file.name(),
+                file.size(),
+                MAX_TRANSCRIPT_BYTES
+            )));
+            return;
+        }
+        wasm_bindgen_futures::spawn_local(async move {
+            let text = wasm_bindgen_futures::JsFuture::from(file.text())
+                .await
+                .ok()
+                .and_then(|t| t.as_string());
+            let parsed = text
+                .ok_or_else(|| "the file could not be read".to_string())
+                .and_then(|t| TranscriptFile::parse(&t));
+            match parsed {
+                Ok(f) => {
+                    let here = ui
+                        .model
+                        .info
+                        .with_untracked(|i| i.as_ref().map(|i| (i.name.clone(), i.params)));
+                    if here.as_ref().is_some_and(|(_, p)| *p != f.params) {
+                        ui.shell.error.set(Some(format!(
+                            "this transcript was made with {} ({} parameters); the page has {} loaded: load that model first",
+                            f.model, f.params, here.map(|h| h.0).unwrap_or_default())));
+                        return;
+                    }
+                    ui.gen.expect_tokens.set(Some(f.tokens.clone()));
+                    ui.open_view(&f.link, None);
+                }
+                Err(e) => ui.shell.error.set(Some(e)),
+            }
+        });
+    };
+    view! {
+        <div class="knob-row transcript-files">
+            <button class="ghost" data-testid="export-transcript" on:click=save>"Export transcript (JSON)"</button>
+            <label class="file-button" data-tagged>"Load a transcript " <Tag of="transcript" />
+                <input type="file" accept=".json,application/json" data-testid="load-transcript" on:change=load />
+            </label>
+        </div>
     }
 }

@@ -47,6 +47,8 @@ impl Session {
         tokens: u32,
         host: &dyn Host,
     ) -> Vec<Event> {
+        // A cancel that arrived while nothing ran is not for this request.
+        host.clear_cancel();
         if !(1..=MAX_BATCH).contains(&batch) {
             return vec![err(format!(
                 "a batch of {batch} lanes: choose 1 to {MAX_BATCH} (each lane is its own KV cache)"
@@ -159,6 +161,8 @@ impl Session {
         gen_tokens: u32,
         host: &dyn Host,
     ) -> Vec<Event> {
+        // A cancel that arrived while nothing ran is not for this request.
+        host.clear_cancel();
         let Some(engine) = self.engine.as_mut() else {
             return vec![err("no model is loaded yet")];
         };
@@ -243,6 +247,8 @@ impl Session {
         seed: u64,
         host: &dyn Host,
     ) -> Vec<Event> {
+        // A cancel that arrived while nothing ran is not for this request.
+        host.clear_cancel();
         if !(1..=MAX_BATCH).contains(&slots) || !(1..=64).contains(&requests) {
             return vec![err(format!(
                 "{slots} slots and {requests} requests: 1 to {MAX_BATCH} slots, 1 to 64 requests"

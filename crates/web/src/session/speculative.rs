@@ -122,6 +122,7 @@ impl Session {
     }
 
     pub(super) async fn spec_cycle(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
+        host.clear_cancel();
         let (Some(run), Some(engine)) = (self.spec.as_mut(), self.engine.as_mut()) else {
             return vec![err("start a speculative run first")];
         };

@@ -1225,3 +1225,64 @@ fn every_lesson_step_opens_its_view_and_captions_what_it_shows() {
         }
     }
 }
+
+/// The exports of real views: the distribution after "Once upon a time" labels its first bar
+/// with "," (p = 0.9688, the model card's answer), the beam tree draws one node per node of
+/// the search with the best path in the accent colour, and every drawing parses back.
+#[test]
+fn exports_of_real_views_are_their_data() {
+    use crate::export::{self, Shape};
+    let (mut s, host) = loaded();
+    let ev = pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let t = last_trace(&ev).clone();
+    let tok = s.model.as_ref().unwrap().tokenizer.clone();
+    let c = *s.model.as_ref().unwrap().config();
+    let piece = |id: u32| crate::state::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
+    let d = export::distribution(&t, &piece, 10);
+    let texts = d.texts();
+    let first_label = texts
+        .iter()
+        .position(|x| x == "\",\"")
+        .expect("the , bar is labelled");
+    assert!(
+        texts[first_label + 1].starts_with('"'),
+        "the next bar's label follows"
+    );
+    assert!(roxmltree::Document::parse(&d.svg()).is_ok());
+    assert!(d.shapes.len() > 20);
+    let kv = export::kv(&c, 5);
+    assert!(
+        kv.texts()
+            .iter()
+            .any(|x| x.contains("n = 5 holds 6,400 bytes")),
+        "{:?}",
+        kv.texts()
+    );
+    // The beam tree of "The dog", 4 levels of width 3.
+    pollster::block_on(s.set_settings(settings(&[("strategy", "beam"), ("beams", "3")])));
+    pollster::block_on(s.set_prompt("The dog".into(), &host));
+    let ev = pollster::block_on(s.beam_to(4));
+    let v = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::Beam { view } => Some(view.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(v.reset);
+    let tree = export::beam_tree(&v.changed, v.best_node, &piece);
+    let circles = tree
+        .shapes
+        .iter()
+        .filter(|s| matches!(s, Shape::Circle { .. }))
+        .count();
+    assert_eq!(circles, v.changed.len());
+    // The best path: the best node and its ancestors up to the root (depth + 1 nodes).
+    let best = tree
+        .shapes
+        .iter()
+        .filter(|s| matches!(s, Shape::Circle { fill, .. } if *fill == "#2f5bd3"))
+        .count();
+    assert_eq!(best, v.changed[v.best_node.unwrap()].depth + 1);
+    assert!(roxmltree::Document::parse(&tree.svg()).is_ok());
+}

@@ -1,0 +1,195 @@
+//! "Same θ, different config" (lesson 10, section 6): 2 to 4 columns on the one loaded
+//! model, each its own knobs (typed as a link's query: `temperature=1.5&top_p=0.98`), stepping
+//! together from the transcript's prompt; each column's text, its next distribution and
+//! entropy, and the knobs that differ between columns highlighted.
+
+use super::taxonomy::Tag;
+use super::Ui;
+use decoding_web::protocol::{ColumnView, Request};
+use decoding_web::state::{self, CompareLink, COMPARE_PRESETS, MAX_COLUMNS};
+use leptos::prelude::*;
+
+/// The columns' texts: the link's comparison, else the lesson's preset.
+fn initial_texts(ui: &Ui) -> Vec<String> {
+    ui.shell.page.with_untracked(|p| match &p.compare {
+        Some(c) => c.columns.iter().map(state::column_text).collect(),
+        None => COMPARE_PRESETS[0]
+            .columns
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+    })
+}
+
+#[component]
+pub fn ComparePanel() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = ui.panel_open("compare");
+    let texts = RwSignal::new(initial_texts(&ui));
+    let errors = RwSignal::new(Vec::<Option<String>>::new());
+    let start = move || {
+        let vocab = ui.vocab_size();
+        let parsed: Vec<Result<_, _>> = texts
+            .get_untracked()
+            .iter()
+            .map(|t| state::parse_column(t, vocab))
+            .collect();
+        errors.set(
+            parsed
+                .iter()
+                .map(|r| {
+                    r.as_ref().err().map(|e| {
+                        e.iter()
+                            .map(|e| e.to_string())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                })
+                .collect(),
+        );
+        if parsed.iter().all(Result::is_ok) {
+            let columns: Vec<_> = parsed.into_iter().filter_map(Result::ok).collect();
+            ui.views.columns.set(None);
+            ui.shell.page.update(|p| {
+                p.compare = Some(CompareLink {
+                    columns: columns.clone(),
+                    steps: 0,
+                })
+            });
+            ui.send(&Request::ColumnsStart { columns });
+        }
+    };
+    let step = move |count: u32| {
+        if ui.views.columns.with_untracked(Option::is_none) {
+            start();
+        }
+        ui.send(&Request::ColumnsStep { count });
+    };
+    view! {
+        <section class="panel" aria-labelledby="compare-h" data-testid="compare-panel">
+            <div class="panel-head">
+                <h2 id="compare-h">"Same θ, different config " <Tag of="panel-compare" /></h2>
+                <button data-testid="toggle-compare" aria-expanded=move || open.get().to_string()
+                    on:click=move |_| ui.toggle_panel("compare")>{move || if open.get() { "Hide" } else { "Show" }}</button>
+            </div>
+            {move || open.get().then(|| view! {
+                <p class="note">"Identical weights, different configuration: each column is its own sequence and KV cache of the one loaded model, from the transcript's prompt; their newest tokens go through the model as one pass. Parameters are the model; configuration is how you run it."</p>
+                <div class="knob-row">
+                    <label class="cmp-preset-label" data-tagged>"Preset " <Tag of="cmp-columns" />
+                        <select data-testid="cmp-preset" on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            if let Some(p) = COMPARE_PRESETS.iter().find(|p| p.name == v) {
+                                texts.set(p.columns.iter().map(|c| c.to_string()).collect());
+                                start();
+                            }
+                        }>
+                            <option value="">"choose a preset…"</option>
+                            {COMPARE_PRESETS.map(|p| view! { <option value=p.name>{p.label}</option> }).collect_view()}
+                        </select>
+                    </label>
+                    <button data-testid="cmp-start" on:click=move |_| start()>"Start"</button>
+                    <button data-testid="cmp-step" on:click=move |_| step(1)>"Step all"</button>
+                    <button data-testid="cmp-step10" on:click=move |_| step(10)>"Step all ×10"</button>
+                    <button class="ghost" data-testid="cmp-add" disabled=move || texts.with(|t| t.len() >= MAX_COLUMNS)
+                        on:click=move |_| texts.update(|t| t.push("temperature=0.7".into()))>"Add a column"</button>
+                </div>
+                <div class="cmp-editors">
+                    {move || texts.get().into_iter().enumerate().map(|(i, text)| view! {
+                        <div class="cmp-editor" data-tagged>
+                            <label for=format!("cmp-col-{i}")>{format!("Column {} knobs ", i + 1)} <Tag of="cmp-columns" /></label>
+                            <input type="text" id=format!("cmp-col-{i}") data-testid=format!("cmp-col-{i}") prop:value=text
+                                on:change=move |ev| { let v = event_target_value(&ev); texts.update(|t| t[i] = v); } />
+                            {(texts.with_untracked(Vec::len) > 2).then(|| view! {
+                                <button class="ghost" aria-label=format!("Remove column {}", i + 1)
+                                    on:click=move |_| texts.update(|t| { t.remove(i); })>"×"</button>
+                            })}
+                            {move || errors.with(|e| e.get(i).cloned().flatten()).map(|m| view! {
+                                <p class="field-error" role="alert" data-testid=format!("cmp-error-{i}")>{m}</p>
+                            })}
+                        </div>
+                    }).collect_view()}
+                </div>
+                <div class="export-row">
+                    {super::export::buttons("compare", "the compared columns", move || ui.views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_web::export::columns(v, &|id| super::chip_label(&ui, id)))))}
+                </div>
+                <ColumnsGrid />
+            })}
+        </section>
+    }
+}
+
+/// The running comparison.
+#[component]
+fn ColumnsGrid() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        ui.views.columns.get().map(|v| {
+            let differ = v.differ.clone();
+            let n = v.columns.len();
+            let cols = v
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| column(&ui, i, c, &differ))
+                .collect_view();
+            view! {
+                <div class="cmp-view" data-testid="cmp-view">
+                    <p class="small"><Tag of="cmp-view" />" From "
+                        <span class="chip prompt">{state::piece_text(&v.prompt_text, true, Some(60))}</span>
+                        {format!(" — {} columns; knobs that differ: {}", n,
+                            if differ.is_empty() { "none".to_string() } else { differ.join(", ") })}
+                    </p>
+                    <div class=format!("cmp-columns cols-{n}")>{cols}</div>
+                </div>
+            }
+        })
+    }
+}
+
+fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView {
+    use decoding_engine::sampling::knobs::KNOBS;
+    let knobs = KNOBS
+        .iter()
+        .filter_map(|spec| {
+            let (set, text) = c.settings.knob_value(spec.knob);
+            let d = differ.iter().any(|n| n == spec.name);
+            (set || d).then(|| {
+                view! {
+                    <li class:differ=d data-knob=spec.name>
+                        {format!("{} {}", spec.label, if text.is_empty() { "off".to_string() } else { text.join(", ") })}
+                    </li>
+                }
+            })
+        })
+        .collect_view();
+    let top = c
+        .top
+        .iter()
+        .map(|&(id, p)| {
+            let w = (p * 100.0).clamp(0.0, 100.0);
+            view! {
+                <li>
+                    <span class="cmp-piece">{state::piece_text(&ui.piece(id), true, Some(12))}</span>
+                    <svg class="cmp-bar" viewBox="0 0 100 6" preserveAspectRatio="none" aria-hidden="true">
+                        <rect width=format!("{w:.1}") height="6"></rect>
+                    </svg>
+                    <span class="cmp-p">{format!("{p:.3}")}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    let stop = c.stop.as_ref().map(super::transcript::stop_words);
+    view! {
+        <div class="cmp-column" data-testid=format!("cmp-column-{i}")>
+            <h3>{format!("Column {}", i + 1)}</h3>
+            <ul class="cmp-knobs">{knobs}</ul>
+            <p class="cmp-text" data-testid=format!("cmp-text-{i}")>{c.text.clone()}</p>
+            <p class="small" data-testid=format!("cmp-stats-{i}")
+                data-entropy=c.entropy.to_string() data-kept=c.kept.to_string() data-steps=c.steps.len().to_string()>
+                {format!("{} tokens, Σ log p {:.2}; next: entropy {:.3} nats over {} kept tokens", c.steps.len(), c.logprob, c.entropy, c.kept)}
+                {stop.map(|s| format!(" {s}"))}
+            </p>
+            <ol class="cmp-top" aria-label=format!("column {} next-token distribution", i + 1)>{top}</ol>
+        </div>
+    }
+}

@@ -1,0 +1,179 @@
+//! Saving a chart: the view's [`Drawing`] (built from its data in `decoding_web::export`)
+//! written as SVG, or painted shape by shape onto a canvas at twice its size and saved as
+//! PNG; and the transcript with its settings as JSON.
+
+use decoding_web::export::{clean, Anchor, Drawing, Shape};
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Offers `blob` as a download named `name`.
+fn download(blob: &web_sys::Blob, name: &str) {
+    let (Some(doc), Ok(url)) = (
+        window().document(),
+        web_sys::Url::create_object_url_with_blob(blob),
+    ) else {
+        return;
+    };
+    if let Some(a) = doc
+        .create_element("a")
+        .ok()
+        .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+    {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    // Revoked after the click has been handled (revoking at once can cancel the download).
+    set_timeout(
+        move || {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        },
+        std::time::Duration::from_secs(5),
+    );
+}
+
+/// Saves text as a file of type `mime`.
+pub fn save_text(text: &str, mime: &str, name: &str) {
+    let parts = js_sys::Array::of1(&text.into());
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    if let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) {
+        download(&blob, name);
+    }
+}
+
+/// Paints the drawing's shapes onto a 2D canvas context, `scale` pixels per unit.
+fn paint(d: &Drawing, ctx: &web_sys::CanvasRenderingContext2d, scale: f64) {
+    let _ = ctx.scale(scale, scale);
+    for s in &d.shapes {
+        match s {
+            Shape::Rect { x, y, w, h, fill } => {
+                ctx.set_fill_style_str(fill);
+                ctx.fill_rect(*x, *y, *w, *h);
+            }
+            Shape::Line {
+                x1,
+                y1,
+                x2,
+                y2,
+                stroke,
+                width,
+                dashed,
+            } => {
+                let dash = if *dashed {
+                    js_sys::Array::of2(&5.0.into(), &3.0.into())
+                } else {
+                    js_sys::Array::new()
+                };
+                let _ = ctx.set_line_dash(&dash);
+                ctx.set_stroke_style_str(stroke);
+                ctx.set_line_width(*width);
+                ctx.begin_path();
+                ctx.move_to(*x1, *y1);
+                ctx.line_to(*x2, *y2);
+                ctx.stroke();
+            }
+            Shape::Path {
+                points,
+                stroke,
+                width,
+            } => {
+                let _ = ctx.set_line_dash(&js_sys::Array::new());
+                ctx.set_stroke_style_str(stroke);
+                ctx.set_line_width(*width);
+                ctx.begin_path();
+                for (i, (x, y)) in points.iter().enumerate() {
+                    if i == 0 {
+                        ctx.move_to(*x, *y);
+                    } else {
+                        ctx.line_to(*x, *y);
+                    }
+                }
+                ctx.stroke();
+            }
+            Shape::Circle { x, y, r, fill } => {
+                ctx.set_fill_style_str(fill);
+                ctx.begin_path();
+                let _ = ctx.arc(*x, *y, *r, 0.0, std::f64::consts::TAU);
+                ctx.fill();
+            }
+            Shape::Text {
+                x,
+                y,
+                text,
+                size,
+                anchor,
+                fill,
+                vertical,
+            } => {
+                ctx.set_fill_style_str(fill);
+                ctx.set_font(&format!("{size}px sans-serif"));
+                ctx.set_text_align(match anchor {
+                    Anchor::Start => "start",
+                    Anchor::Middle => "center",
+                    Anchor::End => "end",
+                });
+                ctx.save();
+                let _ = ctx.translate(*x, *y);
+                if *vertical {
+                    let _ = ctx.rotate(-std::f64::consts::FRAC_PI_2);
+                }
+                let _ = ctx.fill_text(&clean(text), 0.0, 0.0);
+                ctx.restore();
+            }
+        }
+    }
+}
+
+/// Saves the drawing as a PNG at twice its size.
+pub fn save_png(d: &Drawing, name: &str) {
+    let Some(doc) = window().document() else {
+        return;
+    };
+    let Some(canvas) = doc
+        .create_element("canvas")
+        .ok()
+        .and_then(|c| c.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+    else {
+        return;
+    };
+    let scale = 2.0;
+    canvas.set_width((d.width * scale).ceil() as u32);
+    canvas.set_height((d.height * scale).ceil() as u32);
+    let Some(ctx) = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    paint(d, &ctx, scale);
+    let name = name.to_string();
+    let done = Closure::once_into_js(move |blob: Option<web_sys::Blob>| {
+        if let Some(b) = blob {
+            download(&b, &name);
+        }
+    });
+    let _ = canvas.to_blob_with_type(done.unchecked_ref(), "image/png");
+}
+
+/// "SVG" and "PNG" buttons for a chart; `make` builds its drawing from the view's data
+/// (None while there is nothing to draw: a click then saves nothing).
+pub fn buttons(
+    name: &'static str,
+    what: &'static str,
+    make: impl Fn() -> Option<Drawing> + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <span class="export" role="group" aria-label=format!("Export {what}")>
+            <button class="ghost" data-testid=format!("export-{name}-svg")
+                aria-label=format!("Export SVG of {what}")
+                on:click=move |_| if let Some(d) = make() { save_text(&d.svg(), "image/svg+xml", &format!("{name}.svg")) }>"Export SVG"</button>
+            <button class="ghost" data-testid=format!("export-{name}-png")
+                aria-label=format!("Export PNG of {what}")
+                on:click=move |_| if let Some(d) = make() { save_png(&d, &format!("{name}.png")) }>"PNG"</button>
+        </span>
+    }
+}
