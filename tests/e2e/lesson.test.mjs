@@ -137,7 +137,11 @@ test('the lesson track: every step opens its view, its numbers are the engine\'s
     await page.keyboard.press('PageDown');
     seen.push(await caption(page, i));
     assert.match(page.url(), new RegExp(`lesson=${i + 1}`));
-    if (i === 4 || i === 9) await shot(page, `lesson-step-${i + 1}`, 1280);
+    if (i === 4 || i === 9) {
+      await shot(page, `lesson-step-${i + 1}`, 1280);
+      await shot(page, `lesson-step-${i + 1}`, 390);
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   }
   // Temperature on [2, 1, 0.1]: the issue's figures, to 3 places.
   assert.equal(seen[4].t1.toFixed(3), '0.659');
@@ -170,6 +174,7 @@ test('the lesson track: every step opens its view, its numbers are the engine\'s
   await again.page.getByTestId('presenter').click();
   await shot(again.page, 'lesson-presenter', 1280);
   await again.page.getByTestId('presenter').click();
+  await shot(again.page, 'lesson-step-14', 1280);
   await shot(again.page, 'lesson-step-14', 390);
   const box = await again.page.getByTestId('lesson-track').boundingBox();
   assert.ok(box.width <= 390, `the track is ${box.width} px wide on a phone`);

@@ -1286,3 +1286,86 @@ fn exports_of_real_views_are_their_data() {
     assert_eq!(best, v.changed[v.best_node.unwrap()].depth + 1);
     assert!(roxmltree::Document::parse(&tree.svg()).is_ok());
 }
+
+/// Every other chart's export from its real view: the stages, the compared columns, the three
+/// precisions, the speculative cycle, throughput and the roofline, the serving timelines —
+/// each parses back as SVG and carries its title and the labels of its data.
+#[test]
+fn every_panel_exports_its_chart_from_its_view() {
+    use crate::export;
+    let (mut s, host) = loaded();
+    let mut events = Vec::new();
+    let cols = vec![
+        settings(&[("strategy", "greedy")]),
+        settings(&[("top_p", "0.9")]),
+    ];
+    for req in [
+        Request::SetPrompt {
+            prompt: "Once upon a time".into(),
+        },
+        Request::Quantization { open: true },
+        Request::SpecStart {
+            draft: "quant:q8".into(),
+            gamma: 3,
+            rule: "rejection".into(),
+        },
+        Request::SpecCycle { count: 2 },
+        Request::ColumnsStart { columns: cols },
+        Request::ColumnsStep { count: 3 },
+        Request::BatchSweep {
+            batches: vec![1, 2],
+            prompt_tokens: 4,
+            gen_tokens: 2,
+        },
+        Request::ServeSim {
+            slots: 2,
+            requests: 4,
+            seed: 1,
+        },
+    ] {
+        let ev = pollster::block_on(s.handle(req.clone(), &host));
+        assert!(
+            !ev.iter().any(|e| matches!(e, Event::Error { .. })),
+            "{req:?}: {ev:?}"
+        );
+        events.extend(ev);
+    }
+    let tok = s.model.as_ref().unwrap().tokenizer.clone();
+    let piece = |id: u32| crate::state::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
+    let trace = last_trace(&events);
+    let mut drawings = vec![("stages", export::stages(trace, &piece), "top_k".to_string())];
+    for e in &events {
+        match e {
+            Event::Quant { view } => drawings.push(("quant", export::quant(view), "q4".into())),
+            Event::Spec { view } if view.last.is_some() => {
+                drawings.push(("spec", export::spec(view).unwrap(), "q (draft)".into()))
+            }
+            Event::Columns { view } => drawings.push((
+                "columns",
+                export::columns(view, &piece),
+                format!("{}", piece(view.columns[1].top[0].0)),
+            )),
+            Event::Sweep { view } => drawings.push(("sweep", export::sweep(view), "D2".into())),
+            Event::Serve { view } => {
+                drawings.push(("serve", export::serve(view), "continuous".into()))
+            }
+            _ => {}
+        }
+    }
+    let kinds: std::collections::BTreeSet<&str> = drawings.iter().map(|d| d.0).collect();
+    assert_eq!(kinds.len(), 6, "{kinds:?}");
+    for (name, d, must) in &drawings {
+        let svg = d.svg();
+        let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .collect();
+        assert!(
+            texts.iter().any(|t| t.contains(must.as_str())),
+            "{name}: no {must:?} in {texts:?}"
+        );
+        assert!(texts.contains(&d.title.as_str()), "{name}: its title");
+    }
+}
