@@ -60,6 +60,13 @@ test('every control and panel carries its badge from the one table; the lesson\'
   assert.equal(report.missing, 0);
   assert.ok(report.controls >= 40, `${report.controls} controls walked`);
   assert.ok(report.panels >= 14, `${report.panels} panels walked`);
+  // The quantities inside the panels carry their own badges.
+  await page.getByTestId('quant-table').waitFor({ timeout: 60_000 });
+  for (const [of, want] of [['kv-grid', 'state'], ['cache-compare', 'state'], ['batch-results', 'state'],
+    ['quant-table', 'state'], ['quant-weights', 'learned'], ['cmp-view', 'state'], ['timings', 'state'],
+    ['memory', 'state'], ['chain-charts', 'state'], ['lesson-caption', 'state']]) {
+    assert.equal(await page.locator(`.tag[data-of="${of}"]`).first().getAttribute('data-category'), want, of);
+  }
   // A few by hand: a knob is [CONFIG], the KV grid's panel [STATE], the model card [LEARNED].
   const cat = (of) => page.locator(`.tag[data-of="${of}"]`).first().getAttribute('data-category');
   assert.equal(await cat('knob-temperature'), 'config');

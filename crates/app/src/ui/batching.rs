@@ -56,7 +56,7 @@ fn LanesPart() -> impl IntoView {
         })
     };
     view! {
-        <h3>"B sequences, one pass"</h3>
+        <h3>"B sequences, one pass " <Tag of="batch-results" /></h3>
         <p class="note">"Each lane is the prompt with its own seed (lane 0 has the page's seed, so it is the transcript's own text) and its own KV cache; every step is one forward pass over B rows — one token of each lane — reading each weight matrix once for all of them."</p>
         <div class="knob-row">
             <label data-tagged>"Batch size B " <Tag of="batch-size" />
@@ -128,7 +128,7 @@ fn ThroughputPart() -> impl IntoView {
         })
     };
     view! {
-        <h3>"Throughput against batch size, and the roofline"</h3>
+        <h3>"Throughput against batch size, and the roofline " <Tag of="batch-results" /></h3>
         <p class="note">{format!("Measured here, now, on the running backend: B prompts of {SWEEP_PROMPT} tokens prefilled as one pass, then {SWEEP_GEN} decode passes of B rows. The worker also measures this machine's ceilings: a read loop over a buffer larger than the caches and a multiply-add loop.")}</p>
         <button data-testid="batch-measure" on:click=measure>"Measure B = 1, 2, 4, 8, 16"</button>
         {move || ui.views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v /> })}
@@ -408,7 +408,7 @@ fn ServePart() -> impl IntoView {
         }
     };
     view! {
-        <h3>"Continuous against static batching"</h3>
+        <h3>"Continuous against static batching " <Tag of="batch-results" /></h3>
         <p class="note">"A seeded trace of requests (different prompt and output lengths, arriving over time) through B slots on the real engine. Static: a new batch only when the whole last one has finished. Continuous (Orca's iteration-level scheduling, as vLLM does it): at every step finished requests leave and waiting ones take the free slots, their prefill joining the step."</p>
         <div class="knob-row">
             <label data-tagged>"Slots " <Tag of="serve-slots" /> <input type="number" min="1" max="16" class="num" data-testid="serve-slots" prop:value=move || slots.get().to_string() on:change=number(slots, 1, 16) /></label>

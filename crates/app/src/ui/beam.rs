@@ -214,6 +214,7 @@ fn tree(
     );
     let aria = summary.clone();
     view! {
+        <p class="small"><Tag of="beam-tree" />" the tree: every prefix kept or pruned, Σ log p at each node"</p>
         <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label="the beam tree, scrollable">
             <svg class="tree" data-testid="beam-tree" width=width height=height
                 viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>

@@ -82,6 +82,7 @@ fn Cache() -> impl IntoView {
         );
         let aria = summary.clone();
         view! {
+            <p class="small"><Tag of="kv-grid" />" the cache: one row per layer, one cell per cached position"</p>
             <svg class="kv-grid" data-testid="kv-grid" viewBox=format!("0 0 470 {grid_h}") role="img" aria-label=aria>
                 <title>{summary}</title>
                 {rows}
@@ -143,7 +144,7 @@ fn Compare() -> impl IntoView {
         });
     };
     view! {
-        <h3>"With the cache, and without"</h3>
+        <h3>"With the cache, and without " <Tag of="cache-compare" /></h3>
         <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d). Here \"without\" re-runs the n-token prefix as one batch on a fresh sequence, its keys and values thrown away after the step."</p>
         <button data-testid="cache-compare" on:click=run>"Measure on this backend"</button>
         {move || ui.views.compare.get().map(|rows| {

@@ -80,7 +80,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="scroll-x" tabindex="0" role="region" aria-label="the three precisions, scrollable"><table class="compare quant-table" data-testid="quant-table">
+        <div class="scroll-x" tabindex="0" role="region" aria-label="the three precisions, scrollable"><Tag of="quant-table" /><table class="compare quant-table" data-testid="quant-table">
             <caption>"Weight bytes, one measured decode step, and the distribution against f32's"</caption>
             <thead><tr>
                 <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>

@@ -198,6 +198,7 @@ fn Text(view: SpecView) -> impl IntoView {
         .collect_view();
     view! {
         <div class="spec-text" data-testid="spec-text">
+            <Tag of="spec-run" />" "
             <span class="spec-prompt">{prompt}</span>{chips}
         </div>
         <p class="legend small">
