@@ -1343,7 +1343,7 @@ fn every_panel_exports_its_chart_from_its_view() {
             Event::Columns { view } => drawings.push((
                 "columns",
                 export::columns(view, &piece),
-                format!("{}", piece(view.columns[1].top[0].0)),
+                piece(view.columns[1].top[0].0),
             )),
             Event::Sweep { view } => drawings.push(("sweep", export::sweep(view), "D2".into())),
             Event::Serve { view } => {
