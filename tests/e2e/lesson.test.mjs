@@ -144,6 +144,8 @@ test('the lesson track: every step opens its view, its numbers are the engine\'s
     await page.keyboard.press('PageDown');
     seen.push(await caption(page, i));
     assert.match(page.url(), new RegExp(`lesson=${i + 1}`));
+    // The compare editors show the step's comparison (Start restarts what is shown).
+    if (i === 5) assert.equal(await page.getByTestId('cmp-col-0').inputValue(), 'top_k=40');
     if (i === 4 || i === 9) {
       await shot(page, `lesson-step-${i + 1}`, 1280);
       await shot(page, `lesson-step-${i + 1}`, 390);

@@ -26,6 +26,21 @@ pub fn ComparePanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = ui.panel_open("compare");
     let texts = RwSignal::new(initial_texts(&ui));
+    // The editors follow the comparison the page holds (a lesson step or a loaded
+    // transcript replaces it): Start then restarts what is shown, not an older one.
+    let linked = Memo::new(move |_| {
+        ui.shell
+            .page
+            .with(|p| p.compare.as_ref().map(|c| c.columns.clone()))
+    });
+    Effect::new(move |_| {
+        if let Some(cols) = linked.get() {
+            let t: Vec<String> = cols.iter().map(state::column_text).collect();
+            if texts.with_untracked(|old| *old != t) {
+                texts.set(t);
+            }
+        }
+    });
     let errors = RwSignal::new(Vec::<Option<String>>::new());
     let start = move || {
         let vocab = ui.vocab_size();
