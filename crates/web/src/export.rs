@@ -244,65 +244,16 @@ impl Drawing {
     }
 }
 
-fn shift(s: Shape, dy: f64) -> Shape {
-    match s {
-        Shape::Rect { x, y, w, h, fill } => Shape::Rect {
-            x,
-            y: y + dy,
-            w,
-            h,
-            fill,
-        },
-        Shape::Line {
-            x1,
-            y1,
-            x2,
-            y2,
-            stroke,
-            width,
-            dashed,
-        } => Shape::Line {
-            x1,
-            y1: y1 + dy,
-            x2,
-            y2: y2 + dy,
-            stroke,
-            width,
-            dashed,
-        },
-        Shape::Path {
-            points,
-            stroke,
-            width,
-        } => Shape::Path {
-            points: points.into_iter().map(|(x, y)| (x, y + dy)).collect(),
-            stroke,
-            width,
-        },
-        Shape::Circle { x, y, r, fill } => Shape::Circle {
-            x,
-            y: y + dy,
-            r,
-            fill,
-        },
-        Shape::Text {
-            x,
-            y,
-            text,
-            size,
-            anchor,
-            fill,
-            vertical,
-        } => Shape::Text {
-            x,
-            y: y + dy,
-            text,
-            size,
-            anchor,
-            fill,
-            vertical,
-        },
+fn shift(mut s: Shape, dy: f64) -> Shape {
+    match &mut s {
+        Shape::Rect { y, .. } | Shape::Circle { y, .. } | Shape::Text { y, .. } => *y += dy,
+        Shape::Line { y1, y2, .. } => {
+            *y1 += dy;
+            *y2 += dy;
+        }
+        Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.1 += dy),
     }
+    s
 }
 
 /// A number for a tick label: short, no trailing noise.

@@ -473,8 +473,7 @@ pub fn caption(i: usize, live: &Live) -> Result<Vec<Part>, &'static str> {
         }
         12 => {
             let l = live.lanes.ok_or("the lanes")?;
-            c.t("")
-                .int("batch", l.batch as u64)
+            c.int("batch", l.batch as u64)
                 .t(" requests stepped together: each decode pass read the weights once for ")
                 .int("rows", l.batch as u64)
                 .t(" rows, ")

@@ -1112,7 +1112,6 @@ fn every_lesson_step_opens_its_view_and_captions_what_it_shows() {
             .filter(|e| matches!(e, Event::Error { .. }))
             .collect();
         assert!(errors.is_empty(), "step {i}: {errors:?}");
-        let last = |f: &dyn Fn(&Event) -> bool| events.iter().rev().find(|e| f(e));
         macro_rules! pick {
             ($pat:pat => $v:expr) => {
                 events.iter().rev().find_map(|e| match e {
@@ -1121,7 +1120,6 @@ fn every_lesson_step_opens_its_view_and_captions_what_it_shows() {
                 })
             };
         }
-        let _ = last;
         let toy_logits = r
             .page
             .toy
