@@ -12,6 +12,7 @@ use crate::batch::{Batch, Logits};
 use crate::checkpoint::Config;
 use crate::forward::{ForwardError, RunState, Transformer};
 use crate::kv_cache::{CacheBytes, Caches, KvCache};
+use crate::probe::{ProbeSpec, Probed};
 use std::future::Future;
 use std::pin::Pin;
 use thiserror::Error;
@@ -88,6 +89,20 @@ pub trait Backend {
             Ok(pos0) => self.forward_batch(Batch::tokens(seq, pos0, tokens, logits)),
             Err(e) => Box::pin(std::future::ready(Err(e))),
         }
+    }
+
+    /// A forward pass with the probe ([`crate::probe`]): the logits as `forward_batch`
+    /// gives them (the same cache writes), and what the pass recorded inside.
+    fn forward_probe<'a>(
+        &'a mut self,
+        batch: Batch,
+        spec: ProbeSpec,
+    ) -> LocalFuture<'a, Result<Probed, BackendError>> {
+        let _ = (batch, spec);
+        Box::pin(std::future::ready(Err(BackendError::Unsupported(format!(
+            "the {} backend has no probe",
+            self.kind()
+        )))))
     }
 
     /// `tokens` at the sequence's next positions through the first `layers` layers only,
@@ -218,6 +233,16 @@ impl Backend for CpuBackend {
 
     fn config(&self) -> &Config {
         &self.model.config
+    }
+
+    fn forward_probe<'a>(
+        &'a mut self,
+        batch: Batch,
+        spec: ProbeSpec,
+    ) -> LocalFuture<'a, Result<Probed, BackendError>> {
+        let CpuBackend { model, state, seqs } = self;
+        let out = crate::par::install(|| Ok(model.forward_probed(state, seqs, &batch, spec)?));
+        Box::pin(std::future::ready(out))
     }
 
     fn new_sequence(&mut self) -> Result<SeqId, BackendError> {

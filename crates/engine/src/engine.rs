@@ -10,6 +10,7 @@ use crate::backend::{Backend, BackendError, BackendKind, CpuBackend, LocalFuture
 use crate::batch::{Batch, Logits, Row, SeqId};
 use crate::checkpoint::Config;
 use crate::kv_cache::CacheBytes;
+use crate::probe::{ProbeRecord, ProbeSpec, Probed};
 use crate::Transformer;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -127,22 +128,41 @@ impl Engine {
         Ok(b)
     }
 
+    /// One pass on the backend, probed or not.
+    async fn call(
+        backend: &mut dyn Backend,
+        batch: Batch,
+        probe: Option<ProbeSpec>,
+    ) -> Result<(Vec<f32>, Option<ProbeRecord>), BackendError> {
+        Ok(match probe {
+            Some(spec) => {
+                let p = backend.forward_probe(batch, spec).await?;
+                (p.logits, Some(p.record))
+            }
+            None => (backend.forward_batch(batch).await?, None),
+        })
+    }
+
     /// The backend checks the batch (`Batch::check`); the tokens are recorded only when the
     /// pass succeeded.
-    async fn forward_impl(&mut self, batch: Batch) -> Result<Vec<f32>, BackendError> {
-        let logits = match self.backend.forward_batch(self.inner_batch(&batch)?).await {
+    async fn forward_impl(
+        &mut self,
+        batch: Batch,
+        probe: Option<ProbeSpec>,
+    ) -> Result<(Vec<f32>, Option<ProbeRecord>), BackendError> {
+        let inner = self.inner_batch(&batch)?;
+        let out = match Self::call(&mut *self.backend, inner, probe).await {
             Err(e) => {
                 self.recover(e)?;
-                self.backend
-                    .forward_batch(self.inner_batch(&batch)?)
-                    .await?
+                let inner = self.inner_batch(&batch)?;
+                Self::call(&mut *self.backend, inner, probe).await?
             }
-            Ok(l) => l,
+            Ok(out) => out,
         };
         for r in batch.rows() {
             self.seqs.get_mut(r.seq)?.tokens.push(r.token);
         }
-        Ok(logits)
+        Ok(out)
     }
 }
 
@@ -193,7 +213,27 @@ impl Backend for Engine {
         &'a mut self,
         batch: Batch,
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
-        Box::pin(self.forward_impl(batch))
+        Box::pin(async move { Ok(self.forward_impl(batch, None).await?.0) })
+    }
+
+    fn forward_probe<'a>(
+        &'a mut self,
+        batch: Batch,
+        spec: ProbeSpec,
+    ) -> LocalFuture<'a, Result<Probed, BackendError>> {
+        Box::pin(async move {
+            // The record names the engine's sequence, not the backend's.
+            let seq = batch.rows().last().map(|r| r.seq);
+            match self.forward_impl(batch, Some(spec)).await? {
+                (logits, Some(mut record)) => {
+                    record.seq = seq.unwrap_or(record.seq);
+                    Ok(Probed { logits, record })
+                }
+                (_, None) => Err(BackendError::Unsupported(
+                    "the probe recorded nothing".into(),
+                )),
+            }
+        })
     }
 
     fn forward_exit<'a>(

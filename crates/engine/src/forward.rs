@@ -19,7 +19,9 @@ use crate::checkpoint::{Checkpoint, Config, TransformerWeights};
 use crate::cpu::{add_in_place, attend_head, matmul, rmsnorm, rope, swiglu, RopeTable};
 use crate::kv_cache::{Caches, KvCache};
 use crate::par;
+use crate::probe::{ProbeRecord, ProbeSpec, Probed};
 use crate::quant::{MatRef, Precision};
+use std::sync::Mutex;
 
 pub use crate::batch::ForwardError;
 
@@ -155,6 +157,32 @@ impl Transformer {
         batch: &Batch,
         layers: usize,
     ) -> Result<Vec<f32>, ForwardError> {
+        self.run(s, caches, batch, layers, None)
+    }
+
+    /// [`Transformer::forward`] with the probe ([`crate::probe`]): the last row's attention
+    /// weights per layer and head, and the residual streams of the last `spec.lens_rows`
+    /// rows after each layer, recorded as the pass computes them.
+    pub fn forward_probed(
+        &self,
+        s: &mut RunState,
+        caches: &mut impl Caches,
+        batch: &Batch,
+        spec: ProbeSpec,
+    ) -> Result<Probed, ForwardError> {
+        let mut record = ProbeRecord::new(&self.config, batch, spec)?;
+        let logits = self.run(s, caches, batch, self.config.n_layers, Some(&mut record))?;
+        Ok(Probed { logits, record })
+    }
+
+    fn run(
+        &self,
+        s: &mut RunState,
+        caches: &mut impl Caches,
+        batch: &Batch,
+        layers: usize,
+        mut probe: Option<&mut ProbeRecord>,
+    ) -> Result<Vec<f32>, ForwardError> {
         let c = &self.config;
         let spans = batch.check(c.vocab_size, c.seq_len, |seq| {
             caches
@@ -173,8 +201,16 @@ impl Transformer {
         }
         for l in 0..layers.min(c.n_layers) {
             let layer = Layer::of(&self.weights, c, l);
-            self.attention_block(l, &layer, s, caches, rows);
+            let att = probe.as_deref_mut().map(|p| p.layer_weights_mut(l));
+            self.attention_block(l, &layer, s, caches, rows, att);
             self.mlp_block(&layer, s);
+            if let Some(p) = probe.as_deref_mut() {
+                let first = p.first_lens_row(rows.len());
+                for i in 0..p.lens_positions.len() {
+                    let x = &s.x[(first + i) * dim..][..dim];
+                    p.residual_mut(l, i).copy_from_slice(x);
+                }
+            }
         }
         for span in spans {
             if let Some(cache) = caches.cache_mut(span.seq) {
@@ -192,6 +228,7 @@ impl Transformer {
         s: &mut RunState,
         caches: &mut impl Caches,
         rows: &[Row],
+        probe: Option<&mut [f32]>,
     ) {
         let c = &self.config;
         let (dim, hs, kv_dim, n) = (c.dim, c.head_size(), c.kv_dim(), rows.len());
@@ -216,10 +253,13 @@ impl Transformer {
         }
 
         // Multi-head attention: each (row, head) against its sequence's cache, positions
-        // 0..=row.pos (the causal mask); query head h reads K/V head h / kv_mul (GQA).
+        // 0..=row.pos (the causal mask); query head h reads K/V head h / kv_mul (GQA). A
+        // probe takes the last row's weights (n_heads × (pos + 1)) as each head leaves them.
         let (n_heads, kv_mul) = (c.n_heads, c.kv_mul());
         let ctx = rows.iter().map(|r| r.pos + 1).max().unwrap_or(1);
         let (caches, q) = (&*caches, &*q);
+        let probe = probe.map(Mutex::new);
+        let probe = probe.as_ref();
         par::chunks(&mut s.xb, hs, 2 * ctx * hs, |first, out| {
             SCORES.with_borrow_mut(|att| {
                 att.resize(ctx.max(att.len()), 0.0);
@@ -233,6 +273,11 @@ impl Transformer {
                     let offset = (h / kv_mul) * hs;
                     let pos = rows[i].pos;
                     attend_head(out_h, q_h, keys, values, kv_dim, offset, pos, att);
+                    if let (Some(p), true) = (probe, i + 1 == n) {
+                        if let Ok(mut w) = p.lock() {
+                            w[h * (pos + 1)..][..=pos].copy_from_slice(&att[..=pos]);
+                        }
+                    }
                 }
             })
         });
@@ -258,15 +303,28 @@ impl Transformer {
 
     /// Final norm and the classifier for the rows that want logits.
     fn classify(&self, s: &RunState, rows: &[Row]) -> Vec<f32> {
+        let dim = self.config.dim;
+        let wanted: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].logits).collect();
+        let mut x = Vec::with_capacity(wanted.len() * dim);
+        for &i in &wanted {
+            x.extend_from_slice(&s.x[i * dim..(i + 1) * dim]);
+        }
+        self.head(&x)
+    }
+
+    /// The model's head: the final RMSNorm and the classifier of residual streams x
+    /// (rows, dim) → logits (rows, vocab_size). The pass's own logits, the `exit:K` draft's
+    /// (after K layers) and the logit lens's (after any layer) all come from here.
+    pub fn head(&self, x: &[f32]) -> Vec<f32> {
         let c = &self.config;
         let dim = c.dim;
-        let wanted: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].logits).collect();
-        let mut normed = vec![0.0f32; wanted.len() * dim];
-        for (o, &i) in normed.chunks_mut(dim).zip(&wanted) {
-            rmsnorm(o, &s.x[i * dim..(i + 1) * dim], &self.weights.rms_final);
+        let rows = x.len() / dim;
+        let mut normed = vec![0.0f32; rows * dim];
+        for (o, x) in normed.chunks_mut(dim).zip(x.chunks(dim)) {
+            rmsnorm(o, x, &self.weights.rms_final);
         }
-        let mut logits = vec![0.0f32; wanted.len() * c.vocab_size];
-        if !wanted.is_empty() {
+        let mut logits = vec![0.0f32; rows * c.vocab_size];
+        if rows > 0 {
             matmul(&mut logits, &normed, dim, &[self.weights.classifier()]);
         }
         logits

@@ -11,6 +11,8 @@
 //! ([`step_coin`]), so rewind-and-step with unchanged settings gives the same token.
 
 use crate::backend::{Backend, BackendError, SeqId};
+use crate::batch::{Batch, Logits};
+use crate::probe::{ProbeRecord, ProbeSpec};
 use crate::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
 use crate::tokenizer::Tokenizer;
 use serde::{Deserialize, Serialize};
@@ -108,6 +110,10 @@ pub struct Generation {
     freed_to: usize,
     end_tokens: Vec<u32>,
     seq_len: usize,
+    /// With a probe set, the newest token's forward pass records it ([`crate::probe`]).
+    probe: Option<ProbeSpec>,
+    /// The last probed pass's record (dropped when the sequence changes without one).
+    probed: Option<ProbeRecord>,
 }
 
 impl Generation {
@@ -136,6 +142,8 @@ impl Generation {
             freed_to: 1,
             end_tokens,
             seq_len: backend.config().seq_len,
+            probe: None,
+            probed: None,
         })
     }
 
@@ -167,6 +175,18 @@ impl Generation {
         }
         g.generated = self.generated.clone();
         Ok(g)
+    }
+
+    /// Sets (or clears) the probe the newest token's pass runs with.
+    pub fn set_probe(&mut self, probe: Option<ProbeSpec>) {
+        self.probe = probe;
+    }
+
+    /// What the probe recorded in the pass of the newest token in the cache, if that pass
+    /// ran probed.
+    pub fn probed(&self) -> Option<&ProbeRecord> {
+        let newest = self.prompt.len() + self.logits.len() - 2;
+        self.probed.as_ref().filter(|r| r.pos == newest)
     }
 
     pub fn sequence(&self) -> SeqId {
@@ -248,7 +268,16 @@ impl Generation {
         while self.logits.len() <= self.generated.len() {
             let i = self.logits.len() - 1;
             let token = [self.generated[i].token];
-            let l = backend.forward(self.seq, &token, false).await?;
+            let l = match self.probe {
+                Some(spec) if i + 1 == self.generated.len() => {
+                    let pos = self.prompt.len() + i;
+                    let batch = Batch::tokens(self.seq, pos, &token, Logits::Last);
+                    let p = backend.forward_probe(batch, spec).await?;
+                    self.probed = Some(p.record);
+                    p.logits
+                }
+                _ => backend.forward(self.seq, &token, false).await?,
+            };
             self.logits.push(l);
             self.forget_old_logits();
             ran += 1;
@@ -266,7 +295,7 @@ impl Generation {
         gens: &mut [&mut Generation],
         backend: &mut dyn Backend,
     ) -> Result<usize, GenerationError> {
-        let mut batch = crate::batch::Batch::new();
+        let mut batch = Batch::new();
         let mut which = Vec::new();
         for (k, g) in gens.iter_mut().enumerate() {
             while g.logits.len() < g.generated.len() {
@@ -279,12 +308,7 @@ impl Generation {
             if g.logits.len() == g.generated.len() {
                 let i = g.logits.len() - 1;
                 let pos = g.prompt.len() + i;
-                batch.extend(
-                    g.seq,
-                    pos,
-                    &[g.generated[i].token],
-                    crate::batch::Logits::Last,
-                );
+                batch.extend(g.seq, pos, &[g.generated[i].token], Logits::Last);
                 which.push(k);
             }
         }
@@ -442,6 +466,7 @@ impl Generation {
             forwarded -= 1;
         }
         self.freed_to = self.freed_to.min(self.logits.len());
+        self.probed = None;
         backend.truncate(self.seq, self.prompt.len() + forwarded)?;
         Ok(step)
     }
@@ -451,6 +476,7 @@ impl Generation {
         self.generated.clear();
         self.logits.truncate(1);
         self.freed_to = 1;
+        self.probed = None;
         backend.truncate(self.seq, self.prompt.len())?;
         Ok(())
     }

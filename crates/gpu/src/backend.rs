@@ -17,7 +17,7 @@ use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, 
 use decoding_engine::cpu::RopeTable;
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::quant::Tensor;
-use decoding_engine::{Batch, Config, Row, Transformer};
+use decoding_engine::{Batch, Config, ProbeRecord, ProbeSpec, Probed, Row, Transformer};
 use std::rc::Rc;
 use wgpu::util::DeviceExt;
 
@@ -647,13 +647,16 @@ impl GpuBackend {
     }
 
     /// Encodes the forward pass of a chunk (its tables already written) with logits for
-    /// `logit_rows` rows.
+    /// `logit_rows` rows. With `taps`, each layer's pass is cut after the attention (its
+    /// weights copied out) and after the MLP (the residual rows copied out); without, the
+    /// whole chunk is one compute pass.
     fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         chunk: &Chunk,
         logit_rows: u32,
         layers: usize,
+        taps: Option<&Taps>,
     ) -> Result<(), BackendError> {
         let c = &self.config;
         let (k, g) = (&self.kernels, &self.shared);
@@ -663,24 +666,16 @@ impl GpuBackend {
             .map(|&(seq, _, n)| self.seq(seq).map(|s| (s, n)))
             .collect::<Result<_, _>>()?;
         let n = chunk.rows.len() as u32;
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("forward"),
-            timestamp_writes: None,
-        });
-        // `step`: which step block (0 = all rows, 1 + i = run i).
-        let mut dispatch =
-            |kernel: &Kernel, bg: &wgpu::BindGroup, slot: u64, step: u64, groups: [u32; 3]| {
-                pass.set_pipeline(&kernel.pipeline);
-                let offsets = [(slot * PARAM_SLOT) as u32, (step * PARAM_SLOT) as u32];
-                let dynamic = if kernel.has_step {
-                    &offsets[..]
-                } else {
-                    &offsets[..1]
-                };
-                pass.set_bind_group(0, bg, dynamic);
-                pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
-            };
+        let begin = |e: &mut wgpu::CommandEncoder| {
+            e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("forward"),
+                timestamp_writes: None,
+            })
+            .forget_lifetime()
+        };
+        let mut pass = begin(encoder);
         dispatch(
+            &mut pass,
             &k.embed,
             &g.embed,
             0,
@@ -693,9 +688,11 @@ impl GpuBackend {
                 if op.per_seq {
                     for (r, &(s, rows)) in runs.iter().enumerate() {
                         let groups = (op.groups)(c, rows);
+                        let bg = (op.group)(g, s);
                         dispatch(
+                            &mut pass,
                             kernel,
-                            (op.group)(g, s),
+                            bg,
                             layer_slot(l, i),
                             1 + r as u64,
                             groups,
@@ -703,20 +700,44 @@ impl GpuBackend {
                     }
                 } else {
                     let bg = (op.group)(g, runs[0].0);
-                    dispatch(kernel, bg, layer_slot(l, i), 0, (op.groups)(c, n));
+                    let groups = (op.groups)(c, n);
+                    dispatch(&mut pass, kernel, bg, layer_slot(l, i), 0, groups);
+                }
+                if let Some(t) = taps {
+                    let copy = if i == ATTENTION_OP {
+                        t.attention_copy(c, l)
+                    } else if i + 1 == LAYER.len() {
+                        t.residual_copies(c, l)
+                    } else {
+                        Vec::new()
+                    };
+                    if !copy.is_empty() {
+                        drop(pass);
+                        let src = if i == ATTENTION_OP {
+                            &self.act.att
+                        } else {
+                            &self.act.x
+                        };
+                        for (from, to, bytes) in copy {
+                            encoder.copy_buffer_to_buffer(src, from, &t.buffer, to, bytes);
+                        }
+                        pass = begin(encoder);
+                    }
                 }
             }
         }
         if logit_rows > 0 {
             let m = logit_rows;
-            dispatch(&k.rmsnorm, &g.rms_final, final_slot(c), 0, [m, 1, 1]);
             dispatch(
-                &k.matmul,
-                &g.cls,
-                final_slot(c) + 1,
+                &mut pass,
+                &k.rmsnorm,
+                &g.rms_final,
+                final_slot(c),
                 0,
-                mm_groups(c.vocab_size, m),
+                [m, 1, 1],
             );
+            let groups = mm_groups(c.vocab_size, m);
+            dispatch(&mut pass, &k.matmul, &g.cls, final_slot(c) + 1, 0, groups);
         }
         Ok(())
     }
@@ -749,22 +770,34 @@ impl GpuBackend {
         }
     }
 
-    /// Runs one chunk; returns (batch index, logits) for its rows that want logits.
+    /// Runs one chunk; returns (batch index, logits) for its rows that want logits, and
+    /// with `record`, fills in what the chunk's rows hold of it.
     async fn run_chunk(
         &mut self,
         chunk: &Chunk,
         layers: usize,
+        record: Option<&mut ProbeRecord>,
+        batch_rows: usize,
     ) -> Result<Vec<(usize, Vec<f32>)>, BackendError> {
         let vocab = self.config.vocab_size;
         let logit_rows = chunk.logit_rows();
         self.write_tables(chunk, &logit_rows);
+        let taps = record
+            .as_deref()
+            .and_then(|r| Taps::plan(&self.ctx.device, &self.config, chunk, r, batch_rows));
         let mut encoder = self
             .ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("step"),
             });
-        self.encode(&mut encoder, chunk, logit_rows.len() as u32, layers)?;
+        self.encode(
+            &mut encoder,
+            chunk,
+            logit_rows.len() as u32,
+            layers,
+            taps.as_ref(),
+        )?;
         let bytes = (logit_rows.len() * vocab * 4) as u64;
         if bytes > 0 {
             encoder.copy_buffer_to_buffer(&self.act.logits, 0, &self.act.staging, 0, bytes);
@@ -775,19 +808,24 @@ impl GpuBackend {
                 s.len += n as usize;
             }
         }
+        if let (Some(t), Some(r)) = (&taps, record) {
+            let tapped = self.read_back(&t.buffer, t.bytes).await?;
+            t.buffer.destroy();
+            t.fill(&self.config, &tapped, r);
+        }
         if bytes == 0 {
             return self.check_error().map(|_| Vec::new());
         }
-        let logits = self.read_back(bytes).await?;
+        let logits = self.read_back(&self.act.staging, bytes).await?;
         let index = logit_rows.iter().map(|&i| chunk.rows[i as usize].0);
         Ok(index
             .zip(logits.chunks(vocab).map(<[f32]>::to_vec))
             .collect())
     }
 
-    /// Maps the staging buffer and copies `bytes` of logits out.
-    async fn read_back(&self, bytes: u64) -> Result<Vec<f32>, BackendError> {
-        let slice = self.act.staging.slice(0..bytes);
+    /// Maps a read-back buffer and copies `bytes` out.
+    async fn read_back(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<f32>, BackendError> {
+        let slice = buffer.slice(0..bytes);
         let (tx, rx) = futures_channel::oneshot::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
@@ -813,26 +851,33 @@ impl GpuBackend {
                 .map_err(|e| BackendError::Gpu(e.to_string()))?;
             bytemuck::cast_slice::<u8, f32>(&view).to_vec()
         };
-        self.act.staging.unmap();
+        buffer.unmap();
         Ok(out)
     }
 
     /// Runs a checked batch chunk by chunk through the first `layers` layers (all of them but
-    /// for an early-exit draft); the rows' logits come back in batch order. If a submission
-    /// fails, every sequence is rewound to where it was (its positions are not in the cache).
+    /// for an early-exit draft); the rows' logits come back in batch order, with `probe`
+    /// also what the pass recorded. If a submission fails, every sequence is rewound to where
+    /// it was (its positions are not in the cache).
     async fn forward_impl(
         &mut self,
         batch: Batch,
         layers: usize,
-    ) -> Result<Vec<f32>, BackendError> {
+        probe: Option<ProbeSpec>,
+    ) -> Result<(Vec<f32>, Option<ProbeRecord>), BackendError> {
         let c = self.config;
         let spans = batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
         if self.ctx.is_lost() {
             self.check_error()?;
         }
+        let mut record = match probe {
+            Some(spec) => Some(ProbeRecord::new(&c, &batch, spec)?),
+            None => None,
+        };
         let mut out: Vec<(usize, Vec<f32>)> = Vec::with_capacity(batch.logits_rows());
         for chunk in Chunk::plan(batch.rows()) {
-            match self.run_chunk(&chunk, layers).await {
+            let rows = batch.rows().len();
+            match self.run_chunk(&chunk, layers, record.as_mut(), rows).await {
                 Ok(rows) => out.extend(rows),
                 Err(e) => {
                     for s in &spans {
@@ -843,7 +888,130 @@ impl GpuBackend {
             }
         }
         out.sort_by_key(|(i, _)| *i);
-        Ok(out.into_iter().flat_map(|(_, l)| l).collect())
+        if let Some(r) = record.as_mut() {
+            r.normalise_attention();
+        }
+        Ok((out.into_iter().flat_map(|(_, l)| l).collect(), record))
+    }
+}
+
+/// One dispatch: `step` picks the step block (0 = all rows, 1 + i = run i).
+fn dispatch(
+    pass: &mut wgpu::ComputePass,
+    kernel: &Kernel,
+    bg: &wgpu::BindGroup,
+    slot: u64,
+    step: u64,
+    groups: [u32; 3],
+) {
+    pass.set_pipeline(&kernel.pipeline);
+    let offsets = [(slot * PARAM_SLOT) as u32, (step * PARAM_SLOT) as u32];
+    let dynamic = if kernel.has_step {
+        &offsets[..]
+    } else {
+        &offsets[..1]
+    };
+    pass.set_bind_group(0, bg, dynamic);
+    pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+}
+
+/// The LAYER entry after which the attention scratch holds the layer's weights.
+const ATTENTION_OP: usize = 5;
+
+/// What one chunk copies out for the probe, into a read-back buffer laid out as: for each
+/// layer the attention row's scratch (n_heads × seq_len: exp(score − max), the kernel keeps
+/// the sum apart), then for each layer the recorded rows' residual streams (dim each).
+struct Taps {
+    /// The chunk's (grouped) index of the batch's last row, if it is in this chunk.
+    attention_row: Option<u32>,
+    /// (grouped index in the chunk, row of the record) of the recorded rows in this chunk.
+    lens: Vec<(u32, usize)>,
+    layers: usize,
+    buffer: wgpu::Buffer,
+    bytes: u64,
+}
+
+impl Taps {
+    fn plan(
+        d: &wgpu::Device,
+        c: &Config,
+        chunk: &Chunk,
+        r: &ProbeRecord,
+        batch_rows: usize,
+    ) -> Option<Taps> {
+        let first = r.first_lens_row(batch_rows);
+        let mut attention_row = None;
+        let mut lens = Vec::new();
+        for (g, &(i, _)) in chunk.rows.iter().enumerate() {
+            if i + 1 == batch_rows {
+                attention_row = Some(g as u32);
+            }
+            if i >= first {
+                lens.push((g as u32, i - first));
+            }
+        }
+        if attention_row.is_none() && lens.is_empty() {
+            return None;
+        }
+        let att = attention_row.map_or(0, |_| c.n_heads * c.seq_len);
+        let floats = c.n_layers * (att + lens.len() * c.dim);
+        let bytes = (floats * 4) as u64;
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        Some(Taps {
+            attention_row,
+            lens,
+            layers: c.n_layers,
+            buffer: buffer(d, "probe read-back", bytes, usage),
+            bytes,
+        })
+    }
+
+    fn att_floats(&self, c: &Config) -> usize {
+        self.attention_row.map_or(0, |_| c.n_heads * c.seq_len)
+    }
+
+    /// (from, to, bytes) copying layer `l`'s attention row out of the scratch.
+    fn attention_copy(&self, c: &Config, l: usize) -> Vec<(u64, u64, u64)> {
+        let n = self.att_floats(c);
+        self.attention_row
+            .map(|g| {
+                (
+                    (g as usize * n * 4) as u64,
+                    (l * n * 4) as u64,
+                    (n * 4) as u64,
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
+    /// (from, to, bytes) copying layer `l`'s recorded residual rows out of x.
+    fn residual_copies(&self, c: &Config, l: usize) -> Vec<(u64, u64, u64)> {
+        let base = self.layers * self.att_floats(c) + l * self.lens.len() * c.dim;
+        let row = (c.dim * 4) as u64;
+        (self.lens.iter().enumerate())
+            .map(|(j, &(g, _))| (g as u64 * row, ((base + j * c.dim) * 4) as u64, row))
+            .collect()
+    }
+
+    /// Writes what came back into the record (attention still unnormalised).
+    fn fill(&self, c: &Config, tapped: &[f32], r: &mut ProbeRecord) {
+        let (n, positions) = (self.att_floats(c), r.positions());
+        for l in 0..self.layers {
+            if self.attention_row.is_some() {
+                let layer = &tapped[l * n..][..n];
+                let out = r.layer_weights_mut(l);
+                for h in 0..c.n_heads {
+                    let from = &layer[h * c.seq_len..][..positions];
+                    out[h * positions..][..positions].copy_from_slice(from);
+                }
+            }
+            let base = self.layers * n + l * self.lens.len() * c.dim;
+            for (j, &(_, row)) in self.lens.iter().enumerate() {
+                let from = &tapped[base + j * c.dim..][..c.dim];
+                r.residual_mut(l, row).copy_from_slice(from);
+            }
+        }
     }
 }
 
@@ -915,7 +1083,23 @@ impl Backend for GpuBackend {
         batch: Batch,
     ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
         let layers = self.config.n_layers;
-        Box::pin(self.forward_impl(batch, layers))
+        Box::pin(async move { Ok(self.forward_impl(batch, layers, None).await?.0) })
+    }
+
+    /// The probe on the GPU: the pass's attention scratch and residual rows copied into a
+    /// read-back buffer between its dispatches, mapped only for a probed pass.
+    fn forward_probe<'a>(
+        &'a mut self,
+        batch: Batch,
+        spec: ProbeSpec,
+    ) -> LocalFuture<'a, Result<Probed, BackendError>> {
+        let layers = self.config.n_layers;
+        Box::pin(async move {
+            match self.forward_impl(batch, layers, Some(spec)).await? {
+                (logits, Some(record)) => Ok(Probed { logits, record }),
+                (_, None) => Err(BackendError::Gpu("the probe recorded nothing".into())),
+            }
+        })
     }
 
     /// The early-exit draft on the GPU: the same dispatches for the first `layers` layers
@@ -929,7 +1113,7 @@ impl Backend for GpuBackend {
         match self.seq_len(seq) {
             Ok(pos0) => {
                 let batch = Batch::tokens(seq, pos0, tokens, decoding_engine::Logits::Last);
-                Box::pin(self.forward_impl(batch, layers))
+                Box::pin(async move { Ok(self.forward_impl(batch, layers, None).await?.0) })
             }
             Err(e) => Box::pin(std::future::ready(Err(e))),
         }

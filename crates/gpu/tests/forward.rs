@@ -455,3 +455,56 @@ fn continuous_and_static_batching_on_the_gpu_give_the_cpu_tokens() {
         assert_eq!(got.passes, want.passes);
     }
 }
+
+#[test]
+fn the_probe_on_the_gpu_records_the_cpu_attention_and_residuals() {
+    use decoding_engine::{Batch, Logits, ProbeSpec};
+    let m = model();
+    let Some(mut g) = gpu_backend(&m) else { return };
+    let mut c = CpuBackend::new(m.transformer.clone());
+    let layers = m.transformer.config.n_layers;
+    // 90 tokens: the batch spans two submissions, its 40 recorded rows both of them.
+    let ids: Vec<u32> = (0..90).map(|i| 1 + (i * 53 % 500) as u32).collect();
+    let spec = ProbeSpec { lens_rows: 40 };
+    let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+    let pg = block_on(g.forward_probe(Batch::tokens(sg, 0, &ids, Logits::Last), spec)).unwrap();
+    let pc = block_on(c.forward_probe(Batch::tokens(sc, 0, &ids, Logits::Last), spec)).unwrap();
+    common::assert_all_close("probed logits", &pg.logits, &pc.logits, 2e-4, 1e-4);
+    let (rg, rc) = (&pg.record, &pc.record);
+    assert_eq!(
+        (rg.pos, rg.positions(), &rg.lens_positions),
+        (89, 90, &rc.lens_positions)
+    );
+    for l in 0..layers {
+        for h in 0..rg.n_heads {
+            let w = rg.weights(l, h);
+            let sum: f32 = w.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-4, "layer {l} head {h}: Σ = {sum}");
+            common::assert_all_close(
+                &format!("attention {l}/{h}"),
+                w,
+                rc.weights(l, h),
+                1e-4,
+                1e-4,
+            );
+        }
+        for i in [0, 13, 39] {
+            let what = format!("residual after layer {l}, row {i}");
+            common::assert_all_close(&what, rg.residual(l, i), rc.residual(l, i), 1e-3, 1e-3);
+        }
+    }
+    // A probed decode step on the GPU: its logits are the unprobed pass's, bit for bit.
+    let f = g.fork(sg).unwrap();
+    let probed =
+        block_on(g.forward_probe(Batch::tokens(sg, 90, &[42], Logits::Last), spec)).unwrap();
+    let plain = block_on(g.forward(f, &[42], false)).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&probed.logits), bits(&plain));
+    assert_eq!(
+        (
+            probed.record.positions(),
+            probed.record.lens_positions.clone()
+        ),
+        (91, vec![90])
+    );
+}
