@@ -10,6 +10,7 @@ mod cache_compare;
 mod columns;
 mod generate;
 mod load;
+mod probe;
 mod quant;
 mod speculative;
 #[cfg(test)]
@@ -78,6 +79,8 @@ pub struct Session {
     lanes: Option<batching::LanesRun>,
     /// The "same θ, different config" columns, on their own sequences of the engine.
     columns: Option<columns::ColumnsRun>,
+    /// The view inside the step: open, and its lens columns when it is.
+    probe: Option<probe::ProbeState>,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -92,11 +95,18 @@ impl Session {
     /// says so.
     pub async fn handle(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         let before = self.engine.as_ref().map(|e| e.report.clone());
+        self.arm_probe();
+        let opens_probe = matches!(req, Request::Probe { .. });
         let mut events = self.route(req, host).await;
+        self.arm_probe();
         let after = self.engine.as_ref().map(|e| e.report.clone());
-        // The quantization panel follows the transcript.
-        if self.quant_open && events.iter().any(|e| matches!(e, Event::Transcript { .. })) {
+        // The quantization panel and the view inside the step follow the transcript.
+        let transcript = events.iter().any(|e| matches!(e, Event::Transcript { .. }));
+        if self.quant_open && transcript {
             events.extend(self.quant_view(host));
+        }
+        if self.probe.is_some() && transcript && !opens_probe {
+            events.extend(self.probe_view(host).await);
         }
         let announced = events.iter().any(|e| matches!(e, Event::Backend { .. }));
         if let (Some(b), Some(report)) = (before, after) {
@@ -113,6 +123,7 @@ impl Session {
             Request::SetBackend { backend } => self.set_backend(backend).await,
             Request::SetPrecision { precision } => self.set_precision(precision).await,
             Request::Quantization { open } => self.set_quantization(open, host),
+            Request::Probe { open } => self.set_probe(open, host).await,
             Request::SpecStart { draft, gamma, rule } => {
                 self.spec_start(&draft, gamma, &rule, host).await
             }

@@ -1367,3 +1367,93 @@ fn every_panel_exports_its_chart_from_its_view() {
         assert!(texts.contains(&d.title.as_str()), "{name}: its title");
     }
 }
+
+fn last_probe(ev: &[Event]) -> &ProbeView {
+    ev.iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Probe { view } => Some(view),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a probe view in {ev:?}"))
+}
+
+/// Inside the step: opened after a prompt, the view comes from one probed pass over the
+/// sequence; each step's view from the step's own pass (the same bits as a probed pass over
+/// the whole sequence made here); the lens keeps its columns by position, its last layer at
+/// the newest position is the transcript's own top token; a rewind and a close.
+#[test]
+fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
+    use decoding_engine::probe::ProbeSpec;
+    use decoding_engine::{Batch, KvCache, Logits, SeqId};
+    let (mut s, host) = loaded();
+    pollster::block_on(s.set_settings(settings(&[("temperature", "0")])));
+    pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
+    let ev = pollster::block_on(s.handle(Request::Probe { open: true }, &host));
+    let v = last_probe(&ev).clone();
+    let (layers, heads) = (5, 8);
+    assert_eq!((v.pos, v.pieces.len(), v.from_step), (4, 5, false));
+    assert_eq!(
+        (v.n_layers, v.n_heads, v.n_kv_heads, v.head_size),
+        (layers, heads, 4, 8)
+    );
+    assert_eq!(v.attention.len(), layers * heads * 5);
+    for _ in 0..3 {
+        let ev = pollster::block_on(s.handle(Request::Step { count: 1 }, &host));
+        let v = last_probe(&ev);
+        assert!(v.from_step, "a step's view is its own pass's record");
+    }
+    let ev = pollster::block_on(s.handle(Request::Step { count: 1 }, &host));
+    let v = last_probe(&ev).clone();
+    let gen = s.gen.as_ref().unwrap();
+    let tokens: Vec<u32> = gen
+        .prompt()
+        .iter()
+        .copied()
+        .chain(gen.generated_ids())
+        .collect();
+    let n = tokens.len();
+    assert_eq!((v.pos, v.pieces.len(), n), (8, 9, 9));
+    // The same sequence as one probed pass here, every position's lens recorded.
+    let m = s.model().unwrap().transformer.clone();
+    let mut cache = KvCache::new(&m.config);
+    let b = Batch::tokens(SeqId(0), 0, &tokens, Logits::Last);
+    let mut rs = decoding_engine::forward::RunState::default();
+    let p = m
+        .forward_probed(&mut rs, &mut cache, &b, ProbeSpec { lens_rows: n })
+        .unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&v.attention), bits(&p.record.attention));
+    let lens = m.lens(&p.record, 5);
+    assert_eq!(v.lens_positions, (0..n).collect::<Vec<_>>());
+    assert_eq!(v.lens.len(), layers * n);
+    for l in 0..layers {
+        for i in 0..n {
+            let (got, want) = (&v.lens[l * n + i], lens.cell(l, i));
+            assert_eq!(
+                (got.id, got.p),
+                (want.token, want.prob),
+                "layer {l} position {i}"
+            );
+        }
+    }
+    // The last layer at the newest position: the transcript's next token under greedy.
+    let logits = gen.current_logits().unwrap();
+    let top = (0..logits.len())
+        .max_by(|&a, &b| logits[a].total_cmp(&logits[b]))
+        .unwrap();
+    assert_eq!(v.lens[(layers - 1) * n + n - 1].id, top as u32);
+    assert_eq!(v.last[layers - 1].top[0].id, top as u32);
+    assert_eq!(v.last[layers - 1].kl, 0.0);
+    assert!(v.last[0].kl > 0.0);
+    // A rewind reuses stored logits: the view comes from a probed pass again.
+    let ev = pollster::block_on(s.handle(Request::Rewind, &host));
+    let v = last_probe(&ev);
+    assert_eq!((v.pos, v.from_step), (7, false));
+    assert_eq!(v.attention.len(), layers * heads * 8);
+    // Closed: no more views, and the transcript's passes run without the probe.
+    pollster::block_on(s.handle(Request::Probe { open: false }, &host));
+    let ev = pollster::block_on(s.handle(Request::Step { count: 1 }, &host));
+    assert!(!ev.iter().any(|e| matches!(e, Event::Probe { .. })));
+    assert!(s.gen.as_ref().unwrap().probed().is_none());
+}
