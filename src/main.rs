@@ -7,6 +7,7 @@ mod batched;
 mod bench;
 mod error;
 mod knobs;
+mod probe;
 
 use clap::{Parser, Subcommand};
 use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
@@ -141,10 +142,20 @@ struct NextArgs {
     /// How many of the most likely tokens to print
     #[arg(long, default_value_t = 10)]
     top: usize,
+    /// Also show inside the prompt's last step: `attention` (its query's weights over the
+    /// cache, per layer and head) and/or `lens` (the raw logit lens, layer by position)
+    #[arg(long, value_enum, value_delimiter = ',')]
+    probe: Vec<ProbeKind>,
     #[arg(long)]
     json: bool,
     #[command(flatten)]
     knobs: KnobArgs,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ProbeKind {
+    Attention,
+    Lens,
 }
 
 #[derive(clap::Args, Debug)]
@@ -505,7 +516,16 @@ fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), CliErro
     let ids = model.encode_prompt(&a.prompt)?;
     let mut backend = open(&model.transformer, choice)?;
     let seq = backend.new_sequence()?;
-    let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
+    let (logits, record) = if a.probe.is_empty() {
+        (pollster::block_on(backend.forward(seq, &ids, false))?, None)
+    } else {
+        let batch = decoding_engine::Batch::tokens(seq, 0, &ids, decoding_engine::Logits::Last);
+        let spec = decoding_engine::ProbeSpec {
+            lens_rows: ids.len(),
+        };
+        let p = pollster::block_on(backend.forward_probe(batch, spec))?;
+        (p.logits, Some(p.record))
+    };
     let history = History {
         prompt: &ids,
         generated: &[],
@@ -538,10 +558,25 @@ fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), CliErro
         let mut v = trace_json(&trace);
         v["prompt_tokens"] = serde_json::json!(ids);
         v["top"] = serde_json::json!(top);
+        if let Some(r) = &record {
+            let kinds = (
+                a.probe.contains(&ProbeKind::Attention),
+                a.probe.contains(&ProbeKind::Lens),
+            );
+            v["probe"] = probe::json(model, r, &ids, kinds);
+        }
         println!("{v}");
     } else {
         let label = |i: usize| format!("{:?}", tk.piece(i as u32).unwrap_or("?"));
         print_trace_table(&trace, label, a.top);
+        if let Some(r) = &record {
+            if a.probe.contains(&ProbeKind::Attention) {
+                probe::print_attention(model, r, &ids);
+            }
+            if a.probe.contains(&ProbeKind::Lens) {
+                probe::print_lens(model, r, &ids);
+            }
+        }
     }
     Ok(())
 }

@@ -844,3 +844,51 @@ fn batched_bench_and_serve_sim_report_per_batch_and_per_request() {
         "continuous or static",
     );
 }
+
+/// `next --probe attention,lens --json`: every layer and head's weights over the prompt's 5
+/// positions (summing to 1, GQA's K/V head = head / 2 for stories260K's 8 over 4), the lens
+/// layer by position, its last layer at the last position the known next token "," (the
+/// model README's greedy text); a probe kind that does not exist is a user error.
+#[test]
+fn next_prints_the_attention_and_the_logit_lens_of_the_prompts_last_step() {
+    let v = json(&[
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--probe",
+        "attention,lens",
+        "--json",
+    ]);
+    let p = &v["probe"];
+    assert_eq!(p["pos"], 4);
+    assert_eq!(p["tokens"].as_array().unwrap().len(), 5);
+    let heads = p["attention"].as_array().unwrap();
+    assert_eq!(heads.len(), 5 * 8);
+    for h in heads {
+        let w: Vec<f64> = serde_json::from_value(h["weights"].clone()).unwrap();
+        assert_eq!(w.len(), 5);
+        assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-5, "{h}");
+        assert_eq!(h["kv_head"], h["head"].as_u64().unwrap() / 2);
+    }
+    let layers = p["lens"]["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 5);
+    let last = &layers[4];
+    assert_eq!(last["cells"][4]["piece"], ",");
+    assert_eq!(last["cells"][4]["id"], v["top"][0]["id"]);
+    assert_eq!(last["kl_to_final"], 0.0);
+    assert!(layers[0]["kl_to_final"].as_f64().unwrap() > 1.0);
+    assert!(p["lens"]["note"]
+        .as_str()
+        .unwrap()
+        .contains("not trained for"));
+    // Without --probe, no probe in the output.
+    let v = json(&["next", "--prompt", "Once upon a time", "--json"]);
+    assert!(v.get("probe").is_none());
+    let o = cli(&["next", "--prompt", "Once", "--probe", "heads"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("invalid value 'heads'"),
+        "{}",
+        stderr(&o)
+    );
+}
