@@ -4,7 +4,7 @@
 
 use crate::error::CliError;
 use crate::ModelFiles;
-use decoding_engine::{Backend, Checkpoint, Config, Transformer};
+use decoding_engine::{Backend, Checkpoint, Config, Logits, Transformer};
 use decoding_gpu::BackendChoice;
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,6 +26,11 @@ pub struct BenchArgs {
     /// then stop without measuring
     #[arg(long, value_name = "DIR", requires = "random_weights")]
     write: Option<std::path::PathBuf>,
+    /// Also time decoding with the probe on (each step's attention weights and residual
+    /// streams recorded, and the logit lens computed from them), as the page's view inside
+    /// the step runs it
+    #[arg(long)]
+    probe: bool,
     /// Runs of each measurement; the median and best are reported
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -78,6 +83,18 @@ struct Report {
     /// naive seconds / cached seconds over the same positions
     #[serde(skip_serializing_if = "Option::is_none")]
     naive_over_cached: Option<f64>,
+    /// decode with the probe on (the passes only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probed: Option<Timing>,
+    /// probed decode seconds / plain decode seconds
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probed_over_plain: Option<f64>,
+    /// the logit lens on each probed step's record (every layer through the head)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lens: Option<Timing>,
+    /// (probed passes + lens) seconds / plain decode seconds
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probed_and_lens_over_plain: Option<f64>,
 }
 
 /// Parses "dim,hidden,layers,heads,kv_heads,vocab,seq_len" and validates it like a header.
@@ -142,13 +159,16 @@ struct Runs {
     prefill: Vec<f64>,
     decode: Vec<f64>,
     naive: Vec<f64>,
+    probed: Vec<f64>,
+    lens: Vec<f64>,
 }
 
 fn measure(
     backend: &mut dyn Backend,
+    model: &Transformer,
     ids: &[u32],
     repeat: usize,
-    naive: bool,
+    (naive, probe): (bool, bool),
 ) -> Result<Runs, CliError> {
     let mut runs = Runs::default();
     for _ in 0..repeat {
@@ -165,6 +185,23 @@ fn measure(
         });
         r?;
         runs.decode.push(t);
+        if probe {
+            // The probed passes and the lens on their records, timed apart.
+            backend.truncate(seq, 0)?;
+            let spec = decoding_engine::ProbeSpec { lens_rows: 1 };
+            let (mut pass, mut lens) = (0.0, 0.0);
+            for (pos, &id) in ids.iter().enumerate() {
+                let b = decoding_engine::Batch::tokens(seq, pos, &[id], Logits::Last);
+                let (t, p) = time(|| pollster::block_on(backend.forward_probe(b, spec)));
+                pass += t;
+                let p = p?;
+                let (t, l) = time(|| model.lens(&p.record, 5));
+                lens += t;
+                std::hint::black_box(l);
+            }
+            runs.probed.push(pass);
+            runs.lens.push(lens);
+        }
         backend.release(seq);
         if naive {
             // Without a cache: every step runs the whole prefix on a fresh sequence.
@@ -261,9 +298,24 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         })
         .collect();
     let mut engine = crate::open(&transformer, choice)?;
-    let runs = measure(&mut engine, &ids, a.repeat, a.naive)?;
+    let runs = measure(
+        &mut engine,
+        &transformer,
+        &ids,
+        a.repeat,
+        (a.naive, a.probe),
+    )?;
     let decode = Timing::new(a.tokens, runs.decode);
     let naive = a.naive.then(|| Timing::new(a.tokens, runs.naive));
+    let both: Vec<f64> = runs
+        .probed
+        .iter()
+        .zip(&runs.lens)
+        .map(|(p, l)| p + l)
+        .collect();
+    let probed = a.probe.then(|| Timing::new(a.tokens, runs.probed));
+    let lens = a.probe.then(|| Timing::new(a.tokens, runs.lens));
+    let both = a.probe.then(|| Timing::new(a.tokens, both));
     let report = Report {
         model: name,
         config: c,
@@ -276,6 +328,10 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         threads: decoding_engine::par::thread_count(),
         prefill: Timing::new(a.tokens, runs.prefill),
         naive_over_cached: naive.as_ref().map(|n| n.median_s / decode.median_s),
+        probed_over_plain: probed.as_ref().map(|p| p.median_s / decode.median_s),
+        probed_and_lens_over_plain: both.as_ref().map(|b| b.median_s / decode.median_s),
+        probed,
+        lens,
         decode,
         naive,
     };
@@ -331,6 +387,17 @@ fn print_report(r: &Report) {
         println!(
             "naive / cached time over {} positions: {x:.1}x",
             r.decode.tokens
+        );
+    }
+    if let Some(p) = &r.probed {
+        line("probed", p);
+    }
+    if let Some(l) = &r.lens {
+        line("lens", l);
+    }
+    if let (Some(x), Some(y)) = (r.probed_over_plain, r.probed_and_lens_over_plain) {
+        println!(
+            "decode time with the probe / without: {x:.2}x; with the probe and the lens: {y:.2}x"
         );
     }
 }

@@ -281,12 +281,23 @@ fn bench_reports_real_timings() {
         "1",
         "--random-weights",
         "32,48,2,4,2,100,16",
+        "--probe",
         "--json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["config"]["vocab_size"], 100);
     assert_eq!(v["config"]["n_kv_heads"], 2);
+    // --probe: the probed passes and the lens timed over the same 8 positions.
+    for k in ["probed", "lens"] {
+        assert_eq!(v[k]["tokens"], 8);
+        assert!(v[k]["median_tokens_per_s"].as_f64().unwrap() > 0.0);
+    }
+    let (p, both) = (
+        v["probed_over_plain"].as_f64().unwrap(),
+        v["probed_and_lens_over_plain"].as_f64().unwrap(),
+    );
+    assert!(p > 0.0 && both > p, "{p} {both}");
 }
 
 #[test]

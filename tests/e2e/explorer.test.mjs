@@ -193,6 +193,64 @@ test('the KV panel shows the formula\'s figures; the calculator gives 2 GiB for 
   await screenshot(page, 'explorer-kv');
 });
 
+test('inside the step: the new token\'s attention over the cache and the logit lens (checked against the CLI)', async () => {
+  const { page, problems } = await ready('backend=cpu&temperature=0');
+  await page.getByTestId('toggle-inside').click();
+  await page.getByTestId('att-grid').waitFor();
+  assert.match(await page.getByTestId('inside-cost').innerText(), /n = 5 cached positions: 5 dot products of size 8 per head/);
+  for (let i = 1; i <= 3; i++) {
+    await page.getByTestId('step').click();
+    await waitChips(page, i);
+  }
+  // 5 prompt tokens (BOS first) + 3 generated: the third token's query over 8 positions.
+  await page.waitForFunction(() => document.querySelector('[data-testid=att-grid]')?.getAttribute('data-positions') === '8', null, { timeout: 60_000 });
+  const grid = await page.getByTestId('att-grid').evaluate((svg) => ({
+    rows: svg.querySelectorAll('g.att-row').length,
+    cells: [...svg.querySelectorAll('g.att-row')].map((g) => g.querySelectorAll('rect.att').length),
+    kv: [...svg.querySelectorAll('g.att-row')].slice(0, 8).map((g) => Number(g.dataset.kvHead)),
+    labels: [...svg.querySelectorAll('text.att-pos')].map((t) => t.textContent),
+  }));
+  assert.equal(grid.rows, 5 * 8, 'n_layers × n_heads rows');
+  assert.ok(grid.cells.every((c) => c === 8), `every row over 8 positions: ${grid.cells}`);
+  assert.deepEqual(grid.kv, [0, 0, 1, 1, 2, 2, 3, 3], 'heads grouped by the K/V head they read');
+  assert.equal(grid.labels.length, 8);
+  assert.match(await page.getByTestId('inside-cost').innerText(), /n = 8 cached positions: 8 dot products of size 8 per head.*in this step's own forward pass/s);
+  // The readout against the CLI's probe of the same 8 tokens.
+  const text = await page.getByTestId('transcript-text').innerText();
+  const cli8 = JSON.parse(cli('next', '--prompt', text, '--probe', 'attention,lens', '--json'));
+  assert.equal(cli8.probe.tokens.length, 8, `the CLI re-encodes ${JSON.stringify(text)} to the same 8 tokens`);
+  const weight = (layer, head, pos) => cli8.probe.attention.find((h) => h.layer === layer && h.head === head).weights[pos];
+  const readout = async () => page.getByTestId('att-readout').innerText();
+  assert.match(await readout(), new RegExp(`^layer 4, head 0 \\(K/V head 0\\): ${weight(4, 0, 7).toFixed(3)} of its attention on .* at position 7$`));
+  await page.getByTestId('att-grid').focus();
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowUp');
+  assert.match(await readout(), new RegExp(`^layer 3, head 7 \\(K/V head 3\\): ${weight(3, 7, 6).toFixed(3)} of its attention`));
+  // The lens: n_layers rows, the top (final) row's newest cell the distribution's top token.
+  const lens = await page.getByTestId('lens-grid').evaluate((t) => [...t.querySelectorAll('tr.lens-row')].map((r) => ({
+    layer: Number(r.dataset.layer), cells: [...r.querySelectorAll('td')].map((c) => ({ id: Number(c.dataset.id), piece: c.querySelector('.lens-piece').textContent })),
+  })));
+  assert.deepEqual(lens.map((r) => r.layer), [4, 3, 2, 1, 0]);
+  assert.ok(lens.every((r) => r.cells.length === 8));
+  const top = await topRow(page);
+  assert.equal(lens[0].cells[7].piece, top.piece);
+  // The same lens as the CLI's, layer by layer at every position.
+  for (const r of lens) assert.deepEqual(r.cells.map((c) => c.id), cli8.probe.lens.layers[r.layer].cells.map((c) => c.id), `layer ${r.layer}`);
+  assert.match(await page.getByTestId('lens-note').innerText(), /^The raw logit lens: the final norm and classifier applied to intermediate layers, which the model was not trained for\./);
+  const kl = await page.getByTestId('lens-kl').allInnerTexts();
+  assert.equal(kl[0], '0.0000', 'the final layer against itself');
+  assert.ok(Number(kl[4]) > 0);
+  await page.getByTestId('att-grid').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-inside');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('lens-grid').scrollIntoViewIfNeeded();
+  await screenshot(page, 'explorer-inside-phone');
+  // Stopped: no probe while stepping on.
+  await page.getByTestId('toggle-inside').click();
+  await page.getByTestId('att-grid').waitFor({ state: 'detached' });
+  assert.deepEqual(problems, []);
+});
+
 test('keyboard only: step, rewind, visible focus, help overlay', async () => {
   const { page } = await ready('backend=cpu&temperature=0');
   await page.keyboard.press('n');

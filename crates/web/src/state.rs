@@ -108,9 +108,15 @@ impl Default for PageState {
 }
 
 /// The panels a link can open, by name.
-pub const PANELS: [&str; 9] = [
-    "chain", "beam", "kv", "toy", "quant", "spec", "batch", "compare", "taxonomy",
+pub const PANELS: [&str; 10] = [
+    "chain", "beam", "kv", "toy", "quant", "spec", "batch", "compare", "taxonomy", "inside",
 ];
+
+/// Whether the worker probes the steps: the view inside the step is open in an open KV
+/// panel.
+pub fn probe_open(page: &PageState) -> bool {
+    page.panels.contains("kv") && page.panels.contains("inside")
+}
 
 /// Most columns side by side (each is a KV cache of the loaded model).
 pub const MAX_COLUMNS: usize = 4;
@@ -482,6 +488,9 @@ pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protoc
     }
     r.push(Request::Quantization {
         open: page.panels.contains("quant"),
+    });
+    r.push(Request::Probe {
+        open: probe_open(page),
     });
     if let Some(l) = &page.spec {
         r.push(Request::SpecStart {

@@ -169,6 +169,12 @@ pub const ITEMS: &[Item] = &[
     item("beam-tree", "the beam tree", Row::State),
     item("kv-grid", "the KV cache", Row::State),
     item(
+        "att-grid",
+        "the new token's attention over the cache",
+        Row::State,
+    ),
+    item("lens-grid", "the logit lens, layer by layer", Row::State),
+    item(
         "calc-positions",
         "cached positions n (calculator)",
         Row::State,

@@ -74,11 +74,15 @@ pub fn install_shortcuts(ui: Ui) {
         if typing {
             return;
         }
-        // Arrow keys belong to a focused slider.
+        // Arrow keys belong to a focused slider, or to a focused view that moves its own
+        // cursor with them (`data-arrows`: the attention grid).
         let on_slider = ev
             .target()
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .is_some_and(|el| el.get_attribute("type").as_deref() == Some("range"));
+            .is_some_and(|el| {
+                el.get_attribute("type").as_deref() == Some("range")
+                    || el.has_attribute("data-arrows")
+            });
         let Some(shortcut) = Shortcut::for_key(&key, on_slider) else {
             return;
         };

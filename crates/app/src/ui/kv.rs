@@ -29,7 +29,7 @@ pub fn KvPanel() -> impl IntoView {
                         ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_web::export::kv(&i.config, n)))
                     })}
                 </div>
-                <Cache /> <Compare /> <Calculator />
+                <Cache /> <super::inside::Inside /> <Compare /> <Calculator />
             })}
         </section>
     }

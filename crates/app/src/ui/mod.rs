@@ -10,6 +10,7 @@ mod compare;
 mod distribution;
 mod export;
 mod help;
+mod inside;
 mod knobs;
 mod kv;
 mod lesson;
@@ -89,6 +90,8 @@ pub struct ViewState {
     pub compare: RwSignal<Option<Vec<CompareRow>>>,
     /// f32, q8 and q4 at the current position (while the quantization panel is open).
     pub quant: RwSignal<Option<QuantView>>,
+    /// Inside the newest step (while that view is open).
+    pub probe: RwSignal<Option<ProbeView>>,
     /// The speculative run.
     pub spec: RwSignal<Option<SpecView>>,
     /// The batching panel: its lanes, the throughput sweep, the serving simulation.
@@ -154,6 +157,7 @@ impl Ui {
                 toy_history: RwSignal::new(String::new()),
                 beam: RwSignal::new(None),
                 quant: RwSignal::new(None),
+                probe: RwSignal::new(None),
                 spec: RwSignal::new(None),
                 lanes: RwSignal::new(None),
                 sweep: RwSignal::new(None),
@@ -336,6 +340,13 @@ impl Ui {
             }
             self.send(&Request::Quantization { open });
         }
+        if name == "inside" || name == "kv" {
+            let open = self.shell.page.with_untracked(state::probe_open);
+            if !open {
+                self.views.probe.set(None);
+            }
+            self.send(&Request::Probe { open });
+        }
         if name == "toy" {
             self.shell.page.update(|p| {
                 if p.toy.is_none() {
@@ -436,6 +447,9 @@ impl Ui {
                     {
                         self.send(&Request::Quantization { open: true });
                     }
+                    if self.shell.page.with_untracked(state::probe_open) {
+                        self.send(&Request::Probe { open: true });
+                    }
                     // A lesson step's link runs its panel action too.
                     let at = self.shell.page.with_untracked(|p| p.lesson);
                     if let Some(req) =
@@ -514,6 +528,7 @@ impl Ui {
                 weight_bytes,
             } => self.model.precision.set(Some((precision, weight_bytes))),
             Event::Quant { view } => self.views.quant.set(Some(view)),
+            Event::Probe { view } => self.views.probe.set(Some(view)),
             Event::Spec { view } => self.views.spec.set(Some(view)),
             Event::Lanes { view } => self.views.lanes.set(Some(view)),
             Event::Sweep { view } => self.views.sweep.set(Some(view)),

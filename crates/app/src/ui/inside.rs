@@ -1,0 +1,284 @@
+//! Inside the step (lesson 10, section 4), in the KV panel: the token just processed, its
+//! query's attention over every cached position (a layer × head grid, heads that share a
+//! K/V head side by side as the cache stores them, a readout on hover and focus), what that
+//! costs, and the raw logit lens (each layer's residual through the final norm and the
+//! classifier) as a layer × position heatmap, with each layer's distribution at the newest
+//! position and its KL to the final one. The worker probes the step's own forward pass
+//! while this is open (`session/probe.rs`).
+
+use super::taxonomy::Tag;
+use super::Ui;
+use decoding_engine::units::thousands;
+use decoding_web::protocol::ProbeView;
+use decoding_web::state::piece_text;
+use leptos::prelude::*;
+
+/// Most positions the attention grid draws (the newest).
+const GRID_POSITIONS: usize = 64;
+/// The lens's honest label.
+pub const LENS_NOTE: &str = "The raw logit lens: the final norm and classifier applied to intermediate layers, which the model was not trained for.";
+
+#[component]
+pub fn Inside() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let open = ui.panel_open("inside");
+    view! {
+        <h3>"Inside the step " <Tag of="att-grid" /></h3>
+        <p class="hint">"Each decode step computes Q, K, V for the new token only, appends its K and V, and attends against the cache: one query per head against n cached keys. The probe records the weights the step's own pass used, and the residual stream after each layer."</p>
+        <button data-testid="toggle-inside" aria-pressed=move || open.get().to_string()
+            on:click=move |_| ui.toggle_panel("inside")>
+            {move || if open.get() { "Stop probing" } else { "Show the new token's attention and the logit lens" }}
+        </button>
+        {move || open.get().then(|| view! { <Body /> })}
+    }
+}
+
+#[component]
+fn Body() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        let Some(v) = ui.views.probe.get() else {
+            return view! { <p>"Probing the newest step…"</p> }.into_any();
+        };
+        let n = v.pos + 1;
+        let (l, h, d) = (v.n_layers as u64, v.n_heads as u64, v.head_size as u64);
+        let macs = l * h * n as u64 * d;
+        view! {
+            <p data-testid="inside-cost">
+                {format!("The token at position {} ({}) attends to n = {n} cached positions: ", v.pos, piece_text(&v.pieces[v.pos], true, Some(16)))}
+                <strong>{format!("{n} dot products of size {d} per head")}</strong>
+                {format!(", × {h} heads × {l} layers = {} multiply-adds for the scores, as many again to mix the values; n grows by one each step. ", thousands(macs))}
+                <span class="small">{format!(
+                    "Recorded {}; probe and lens {:.1} ms.",
+                    if v.from_step { "in this step's own forward pass" } else { "by one probed pass over the sequence (the view opened after the step, or a rewind)" },
+                    v.probe_ms
+                )}</span>
+            </p>
+            <AttentionGrid v=v.clone() />
+            <Lens v=v />
+        }
+        .into_any()
+    }
+}
+
+/// A scrolled box that starts at its right end, where the newest position is.
+fn newest_in_view() -> NodeRef<leptos::html::Div> {
+    let node = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        if let Some(el) = node.get() {
+            el.set_scroll_left(el.scroll_width());
+        }
+    });
+    node
+}
+
+/// Layer × head rows over the cached positions.
+#[component]
+fn AttentionGrid(v: ProbeView) -> impl IntoView {
+    let n = v.pos + 1;
+    let first = n.saturating_sub(GRID_POSITIONS);
+    let cols = n - first;
+    let kv_mul = (v.n_heads / v.n_kv_heads.max(1)).max(1);
+    let (label_w, cell_h, top) = (86.0f32, 11.0f32, 70.0f32);
+    let cell_w = (400.0 / cols as f32).clamp(6.0, 28.0);
+    // Rows: layer by layer, heads in order; a gap between K/V groups and a wider one between
+    // layers.
+    let row_y = move |layer: usize, head: usize| {
+        top + (layer * v.n_heads + head) as f32 * cell_h
+            + (layer * v.n_kv_heads + head / kv_mul) as f32 * 3.0
+            + layer as f32 * 6.0
+    };
+    let height = row_y(v.n_layers, 0) + 4.0;
+    let width = label_w + cols as f32 * cell_w + 4.0;
+    let cursor = RwSignal::new((v.n_layers - 1, 0usize, cols - 1));
+    let weight = {
+        let v = v.clone();
+        move |layer: usize, head: usize, p: usize| v.attention[(layer * v.n_heads + head) * n + p]
+    };
+    let heads = v.n_heads;
+    let rows = (0..v.n_layers)
+        .flat_map(|layer| (0..heads).map(move |head| (layer, head)))
+        .map(|(layer, head)| {
+            let y = row_y(layer, head);
+            let cells = (0..cols)
+                .map(|c| {
+                    let w = weight(layer, head, first + c);
+                    view! {
+                        <rect class="att" x=label_w + c as f32 * cell_w y=y width=cell_w - 1.0 height=cell_h - 1.0
+                            fill-opacity=format!("{:.3}", w.sqrt())></rect>
+                    }
+                })
+                .collect_view();
+            let label = format!("L{layer} h{head} kv{}", head / kv_mul);
+            view! {
+                <g class="att-row" data-layer=layer data-head=head data-kv-head=head / kv_mul>
+                    <text class="lbl" x="0" y=y + cell_h - 2.0>{label}</text>
+                    {cells}
+                </g>
+            }
+        })
+        .collect_view();
+    let labels = (0..cols)
+        .map(|c| {
+            let x = label_w + c as f32 * cell_w + cell_w / 2.0;
+            let text = piece_text(&v.pieces[first + c], false, Some(8));
+            view! {
+                <text class="lbl att-pos" x=x y=top - 4.0 transform=format!("rotate(-60 {x} {})", top - 4.0)>{text}</text>
+            }
+        })
+        .collect_view();
+    let pieces = v.pieces.clone();
+    let readout = {
+        let weight = weight.clone();
+        move || {
+            let (layer, head, c) = cursor.get();
+            let p = first + c;
+            format!(
+                "layer {layer}, head {head} (K/V head {}): {:.3} of its attention on {} at position {p}",
+                head / kv_mul,
+                weight(layer, head, p),
+                piece_text(&pieces[p], true, Some(20)),
+            )
+        }
+    };
+    let highlight = move || {
+        let (layer, head, c) = cursor.get();
+        view! {
+            <rect class="att-cursor" x=label_w + c as f32 * cell_w - 0.5 y=row_y(layer, head) - 0.5
+                width=cell_w height=cell_h></rect>
+        }
+    };
+    let (layers, n_kv) = (v.n_layers, v.n_kv_heads);
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let (mut layer, mut head, mut c) = cursor.get_untracked();
+        match ev.key().as_str() {
+            "ArrowLeft" => c = c.saturating_sub(1),
+            "ArrowRight" => c = (c + 1).min(cols - 1),
+            "ArrowUp" if head > 0 => head -= 1,
+            "ArrowUp" if layer > 0 => (layer, head) = (layer - 1, heads - 1),
+            "ArrowDown" if head + 1 < heads => head += 1,
+            "ArrowDown" if layer + 1 < layers => (layer, head) = (layer + 1, 0),
+            "Home" => c = 0,
+            "End" => c = cols - 1,
+            _ => return,
+        }
+        ev.prevent_default();
+        cursor.set((layer, head, c));
+    };
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let Some(svg) = event_target::<web_sys::Element>(&ev)
+            .closest("svg")
+            .ok()
+            .flatten()
+        else {
+            return;
+        };
+        let r = svg.get_bounding_client_rect();
+        let scale = width as f64 / r.width().max(1.0);
+        let x = ((ev.client_x() as f64 - r.left()) * scale) as f32;
+        let y = ((ev.client_y() as f64 - r.top()) * scale) as f32;
+        if x < label_w || y < top {
+            return;
+        }
+        let c = (((x - label_w) / cell_w) as usize).min(cols - 1);
+        // The row under y: the last whose top is above it.
+        let mut at = None;
+        for layer in 0..layers {
+            for head in 0..heads {
+                if row_y(layer, head) <= y {
+                    at = Some((layer, head));
+                }
+            }
+        }
+        if let Some((layer, head)) = at {
+            cursor.set((layer, head, c));
+        }
+    };
+    let summary = format!(
+        "attention of the token at position {} over {n} cached positions{}, {layers} layers × {heads} heads ({n_kv} K/V heads)",
+        v.pos,
+        if first > 0 { format!(" (the last {cols} drawn)") } else { String::new() },
+    );
+    let title = summary.clone();
+    view! {
+        <p class="small">{format!(
+            "Each row is one query head's softmax weights over the cached positions (shade ∝ √weight, so small weights still show); heads that read the same K/V head (grouped-query attention: {kv_mul} per K/V head) sit together. Arrow keys move the readout."
+        )}{(first > 0).then(|| format!(" The last {cols} of {n} positions are drawn."))}</p>
+        <div class="scroll-x" tabindex="-1" node_ref=newest_in_view()>
+            <svg class="att-grid" data-testid="att-grid" data-positions=cols data-rows=layers * heads
+                viewBox=format!("0 0 {width} {height}") width=width role="img" tabindex="0" data-arrows=""
+                aria-label=summary aria-describedby="att-readout"
+                on:keydown=on_key on:mousemove=on_move>
+                <title>{title}</title>
+                {labels}
+                {rows}
+                {highlight}
+            </svg>
+        </div>
+        <p id="att-readout" data-testid="att-readout" aria-live="polite">{readout}</p>
+    }
+}
+
+/// The lens: layers × the last positions, then the newest position's layers.
+#[component]
+fn Lens(v: ProbeView) -> impl IntoView {
+    let cols = v.lens_positions.len();
+    let head = v
+        .lens_positions
+        .iter()
+        .map(|&p| view! { <th scope="col" title=format!("position {p}")>{piece_text(&v.pieces[p], true, Some(10))}</th> })
+        .collect_view();
+    let body = (0..v.n_layers)
+        .rev()
+        .map(|l| {
+            let cells = (0..cols)
+                .map(|i| {
+                    let t = &v.lens[l * cols + i];
+                    let bucket = ((t.p * 10.0) as usize).min(9);
+                    view! {
+                        <td class=format!("lens-cell lens-b{bucket}") data-id=t.id
+                            title=format!("layer {l} at position {}: {} with p = {:.3}", v.lens_positions[i], piece_text(&t.piece, true, None), t.p)>
+                            <span class="lens-piece">{piece_text(&t.piece, true, Some(8))}</span>
+                            <span class="lens-p">{format!("{:.2}", t.p)}</span>
+                        </td>
+                    }
+                })
+                .collect_view();
+            let name = if l + 1 == v.n_layers { format!("L{l} (final)") } else { format!("L{l}") };
+            view! { <tr class="lens-row" data-layer=l><th scope="row">{name}</th>{cells}</tr> }
+        })
+        .collect_view();
+    let last = v
+        .last
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(l, layer)| {
+            let top = layer
+                .top
+                .iter()
+                .map(|t| format!("{} {:.3}", piece_text(&t.piece, true, Some(12)), t.p))
+                .collect::<Vec<_>>()
+                .join(", ");
+            view! {
+                <tr data-layer=l><th scope="row">{format!("L{l}")}</th>
+                    <td class="num" data-testid="lens-kl">{format!("{:.4}", layer.kl)}</td><td>{top}</td></tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <h4>"The logit lens " <Tag of="lens-grid" /></h4>
+        <p class="hint" data-testid="lens-note">{LENS_NOTE}" Each cell: that layer's most likely next token after the column's token, and its probability (T = 1); the top row is the model's own distribution."</p>
+        <div class="scroll-x" tabindex="0" role="region" aria-label="the logit lens, layer by position" node_ref=newest_in_view()>
+            <table class="lens" data-testid="lens-grid">
+                <thead><tr><th scope="col">"after →"</th>{head}</tr></thead>
+                <tbody>{body}</tbody>
+            </table>
+        </div>
+        <table class="lens-last" data-testid="lens-last">
+            <caption>{format!("After {} (position {}): each layer's distribution, and KL(p_final ‖ p_layer) in nats", piece_text(&v.pieces[v.pos], true, Some(16)), v.pos)}</caption>
+            <thead><tr><th>"layer"</th><th>"KL to final"</th><th>"most likely"</th></tr></thead>
+            <tbody>{last}</tbody>
+        </table>
+    }
+}
