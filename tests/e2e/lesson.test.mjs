@@ -15,7 +15,7 @@ function cli(...args) {
   return execFileSync(CLI, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 const LESSON = path.join(ROOT, '../shared/docs/lesson-10-inference.md');
-const ALL_PANELS = 'chain,beam,kv,toy,quant,spec,batch,compare,taxonomy';
+const ALL_PANELS = 'chain,beam,kv,toy,quant,spec,batch,compare,taxonomy,inside';
 
 const env = serveAndLaunch();
 
@@ -310,6 +310,7 @@ test('accessibility by axe-core: no serious or critical violation in the default
   const all = await ready(`backend=cpu&steps=8&panels=${ALL_PANELS}&prompt=The+dog&lesson=14&cmp=strategy%3Dgreedy%3Btop_p%3D0.9&cmp_steps=5&spec=quant%3Aq8%2C3%2Crejection%2C2`);
   await all.page.getByTestId('cmp-view').waitFor({ timeout: 60_000 });
   await all.page.getByTestId('quant-row').waitFor({ timeout: 60_000 });
+  await all.page.getByTestId('lens-grid').waitFor({ timeout: 60_000 });
   assert.deepEqual(await axe(all.page), [], 'every panel open');
   await all.page.getByTestId('presenter').click();
   assert.deepEqual(await axe(all.page), [], 'presenter mode');
