@@ -19,7 +19,7 @@ as_root() {
 }
 
 apt_packages() {
-  local want=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 ca-certificates curl)
+  local want=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 ca-certificates curl python3 python3-venv)
   command -v node >/dev/null || want+=(nodejs)
   command -v npm >/dev/null || want+=(npm)
   local missing=()
@@ -83,4 +83,5 @@ trunk_tool
 wasm_bindgen_tool
 npm_tools
 "$ROOT/scripts/fetch-models.sh"
+"$ROOT/scripts/make-fixtures.sh"
 say "all tools present"

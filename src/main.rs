@@ -325,10 +325,32 @@ impl ModelFiles {
         // memory, not the file and the weights); the tokenizer, small, whole.
         let mut file = std::fs::File::open(&mp).map_err(|e| io(&mp, e))?;
         let len = file.metadata().map_err(|e| io(&mp, e))?.len();
+        if Self::is_gguf(&mut file).map_err(|e| io(&mp, e))? {
+            // A GGUF file carries its tokenizer.
+            if self.tokenizer.is_some() {
+                return Err(CliError::Usage(format!(
+                    "{} is a GGUF file, which carries its own tokenizer: drop --tokenizer",
+                    mp.display()
+                )));
+            }
+            let bytes = Self::read(&mp)?;
+            let model = Model::from_gguf(&bytes, self.budget)
+                .map_err(|e| CliError::Model { path: mp, error: e })?;
+            return Ok(self.at_precision(model));
+        }
         let tok = Self::read(&tp)?;
         let model = Model::read_within(&mut file, len, &tok, self.budget)
             .map_err(|e| CliError::Model { path: mp, error: e })?;
         Ok(self.at_precision(model))
+    }
+
+    /// Whether the file starts with GGUF's magic (the file is left at its start).
+    fn is_gguf(file: &mut std::fs::File) -> std::io::Result<bool> {
+        use std::io::{Read, Seek};
+        let mut magic = [0u8; 4];
+        let n = file.read(&mut magic)?;
+        file.rewind()?;
+        Ok(n == 4 && decoding_engine::gguf::Gguf::is_gguf(&magic))
     }
 
     /// The model with its matrices at `--precision` (the loaded weights dropped).

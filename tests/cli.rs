@@ -903,3 +903,60 @@ fn next_prints_the_attention_and_the_logit_lens_of_the_prompts_last_step() {
         stderr(&o)
     );
 }
+
+/// `--model x.gguf`: stories260K written as GGUF by llama.cpp's `gguf` package
+/// (`scripts/make-fixtures.sh`) gives the README's greedy text and p(",") = 0.9688, its
+/// tokenizer from the file's metadata; a GGUF with `--tokenizer`, and a cut one, are errors.
+#[test]
+fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
+    let gguf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/models/fixtures/gguf/stories260K.gguf");
+    assert!(
+        gguf.exists(),
+        "{} is missing: run scripts/test.sh (scripts/make-fixtures.sh writes it)",
+        gguf.display()
+    );
+    let g = gguf.to_str().unwrap();
+    let o = cli(&[
+        "--model",
+        g,
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "60",
+        "--temperature",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        GREEDY.starts_with(text.trim_end()) && text.len() > 150,
+        "{text}"
+    );
+    let v = json(&[
+        "--model",
+        g,
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--json",
+    ]);
+    assert_eq!(v["top"][0]["piece"], ",");
+    assert_eq!(
+        format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
+        "0.9688"
+    );
+    let tok =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/stories260K/tok512.bin");
+    assert_user_error(
+        &cli(&["--model", g, "--tokenizer", tok.to_str().unwrap(), "next"]),
+        "carries its own tokenizer: drop --tokenizer",
+    );
+    let bytes = std::fs::read(&gguf).unwrap();
+    let cut = temp_file("cut.gguf", &bytes[..bytes.len() / 2]);
+    assert_user_error(
+        &cli(&["--model", cut.to_str().unwrap(), "next"]),
+        "run past the end of the data",
+    );
+}

@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod engine;
 pub mod forward;
 pub mod generation;
+pub mod gguf;
 pub mod kv_cache;
 pub mod model;
 pub mod par;

@@ -14,6 +14,8 @@ pub enum ModelError {
     Checkpoint(#[from] CheckpointError),
     #[error("tokenizer: {0}")]
     Tokenizer(#[from] TokenizerError),
+    #[error("GGUF: {0}")]
+    Gguf(#[from] crate::gguf::GgufError),
     #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]
     PromptTooLong { tokens: usize, seq_len: usize },
 }
@@ -72,6 +74,16 @@ impl Model {
     ) -> Result<Model, ModelError> {
         let checkpoint = Checkpoint::read_within(checkpoint, len, budget)?;
         let tokenizer = Tokenizer::from_bytes(tokenizer)?;
+        Model::new(checkpoint, tokenizer)
+    }
+
+    /// A GGUF file (llama.cpp's format): its Llama weights and the tokenizer in its
+    /// metadata, the memory checked against `budget` before any tensor is converted.
+    pub fn from_gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
+        let file = crate::gguf::Gguf::parse(bytes)?;
+        let (vocab, bos, eos) = file.vocab()?;
+        let checkpoint = file.checkpoint(budget)?;
+        let tokenizer = Tokenizer::from_llama2c_vocab(vocab, bos, eos)?;
         Model::new(checkpoint, tokenizer)
     }
 

@@ -338,7 +338,16 @@ pub fn check_size(bytes: &[u8]) -> Result<(), TokenizerError> {
 impl Tokenizer {
     /// From a llama2.c `tokenizer.bin`. BOS = 1 and EOS = 2 as in llama2.c.
     pub fn from_llama2c_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
-        let vocab = Llama2cVocab::from_bytes(bytes)?;
+        Tokenizer::from_llama2c_vocab(Llama2cVocab::from_bytes(bytes)?, 1, 2)
+    }
+
+    /// From a llama2.c-style vocabulary (a GGUF file's SentencePiece pieces are read into
+    /// one) with its BOS and EOS ids.
+    pub fn from_llama2c_vocab(
+        vocab: Llama2cVocab,
+        bos: u32,
+        eos: u32,
+    ) -> Result<Tokenizer, TokenizerError> {
         let hf = vocab.to_hf_tokenizer()?;
         let piece_bytes = vocab
             .pieces
@@ -352,8 +361,8 @@ impl Tokenizer {
             hf,
             piece_bytes,
             display: vocab.pieces.clone(),
-            bos: 1,
-            eos: 2,
+            bos,
+            eos,
             llama2c: Some(vocab),
         })
     }

@@ -23,8 +23,9 @@ pub const BUDGET: Budget = Budget(64 << 20);
 pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/` and `fuzz/corpus/` name them.
-pub const TARGETS: [(&str, Target); 6] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("checkpoint", checkpoint),
+    ("gguf", gguf),
     ("tokenizer_bin", tokenizer_bin),
     ("tokenizer_json", tokenizer_json),
     ("url_query", url_query),
@@ -45,6 +46,23 @@ pub fn checkpoint(data: &[u8]) {
         let token = (data.len() % vocab) as u32;
         let out = pollster::block_on(be.forward(seq, &[token], false));
         if let Ok(logits) = out {
+            assert_eq!(logits.len(), vocab);
+        }
+    }
+}
+
+/// A GGUF file: parsed, and one that loads under the budget runs a token and its
+/// tokenizer encodes and decodes.
+pub fn gguf(data: &[u8]) {
+    let Ok(m) = decoding_engine::Model::from_gguf(data, BUDGET) else {
+        return;
+    };
+    exercise(&m.tokenizer);
+    let vocab = m.config().vocab_size;
+    let mut be = CpuBackend::new(m.transformer.clone());
+    if let Ok(seq) = be.new_sequence() {
+        let token = (data.len() % vocab) as u32;
+        if let Ok(logits) = pollster::block_on(be.forward(seq, &[token], false)) {
             assert_eq!(logits.len(), vocab);
         }
     }

@@ -1,0 +1,276 @@
+//! GGUF files written by llama.cpp's own `gguf` package (`scripts/make-gguf-fixtures.py`,
+//! run by the README's test command into `assets/models/fixtures/gguf/`), read by
+//! `decoding_engine::gguf`: the same next-token distributions as the llama2.c files of the
+//! same weights, stories260K's known answers, and a typed error for each malformed file.
+
+mod common;
+
+use decoding_engine::budget::Budget;
+use decoding_engine::gguf::{Gguf, GgufError};
+use decoding_engine::{Batch, KvCache, Logits, Model, ModelError, SeqId, Transformer};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/models/fixtures/gguf")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/test.sh (it writes the GGUF fixtures with llama.cpp's gguf package)",
+            p.display()
+        )
+    })
+}
+
+fn llama2c(name: &str) -> Transformer {
+    let ck = decoding_engine::Checkpoint::from_bytes(&fixture(name)).unwrap();
+    Transformer::new(ck)
+}
+
+fn gguf_model(name: &str) -> Model {
+    Model::from_gguf(&fixture(name), Budget::default()).unwrap()
+}
+
+/// Every position's logits of a fixed sequence, one prefill.
+fn logits(t: &Transformer, tokens: &[u32]) -> Vec<f32> {
+    let mut cache = KvCache::new(&t.config);
+    let b = Batch::tokens(SeqId(0), 0, tokens, Logits::All);
+    t.forward(
+        &mut decoding_engine::forward::RunState::default(),
+        &mut cache,
+        &b,
+    )
+    .unwrap()
+}
+
+fn softmax_rows(l: &[f32], vocab: usize) -> Vec<f64> {
+    l.chunks(vocab)
+        .flat_map(|row| {
+            let m = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
+            let e: Vec<f64> = row.iter().map(|&z| (z as f64 - m).exp()).collect();
+            let s: f64 = e.iter().sum();
+            e.into_iter().map(move |v| v / s)
+        })
+        .collect()
+}
+
+const TOKENS: [u32; 12] = [1, 403, 407, 261, 378, 432, 383, 409, 261, 498, 20, 7];
+
+#[test]
+fn stories260k_from_gguf_gives_the_known_answers() {
+    let m = gguf_model("stories260K.gguf");
+    let reference = common::stories260k();
+    assert_eq!(m.config(), reference.config());
+    assert_eq!(
+        m.transformer.weights.precision(),
+        decoding_engine::Precision::F32
+    );
+    // The same weights: the same logits, bit for bit.
+    let (a, b) = (
+        logits(&m.transformer, &TOKENS),
+        logits(&reference.transformer, &TOKENS),
+    );
+    assert_eq!(
+        a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+    // The tokenizer from the metadata: the prompt's ids, p(",") = 0.9688, the greedy text.
+    let ids = m.encode_prompt("Once upon a time").unwrap();
+    assert_eq!(ids, [1, 403, 407, 261, 378]);
+    assert_eq!((m.tokenizer.bos, m.tokenizer.eos), (1, 2));
+    let l = logits(&m.transformer, &ids);
+    let p = softmax_rows(&l[4 * 512..], 512);
+    assert_eq!(format!("{:.4}", p[432]), "0.9688");
+    assert_eq!(m.tokenizer.piece(432).unwrap(), ",");
+    let mut toks = ids.clone();
+    while toks.len() < 200 {
+        let l = logits(&m.transformer, &toks);
+        let last = &l[(toks.len() - 1) * 512..];
+        let next = (0..512)
+            .max_by(|&a, &b| last[a].total_cmp(&last[b]).then(b.cmp(&a)))
+            .unwrap() as u32;
+        if next == 2 || next == 1 {
+            break;
+        }
+        toks.push(next);
+    }
+    let text = m.tokenizer.decode(&toks[1..]).unwrap();
+    assert!(text.trim_start().starts_with(common::GREEDY), "{text}");
+}
+
+#[test]
+fn every_tensor_type_gives_the_distribution_of_its_dequantized_weights() {
+    let vocab = 512;
+    // F32: the llama2.c file of the same weights, bit for bit.
+    let f32 = gguf_model("tiny-f32.gguf");
+    assert!(
+        !f32.config().shared_classifier,
+        "the tiny model has its own classifier"
+    );
+    let want = logits(&llama2c("tiny.bin"), &TOKENS);
+    assert_eq!(logits(&f32.transformer, &TOKENS), want);
+    // F16 widens exactly: the float32 file of the dequantized weights, bit for bit.
+    let f16 = gguf_model("tiny-f16.gguf");
+    assert_eq!(
+        f16.transformer.weights.precision(),
+        decoding_engine::Precision::F32
+    );
+    assert_eq!(
+        logits(&f16.transformer, &TOKENS),
+        logits(&llama2c("tiny-f16-deq.bin"), &TOKENS)
+    );
+    // Q8_0 and Q4_0 stay quantized: their weights are gguf's own dequantization exactly,
+    // their distributions within 1e-4 of the float32 model of those weights.
+    for (name, precision) in [
+        ("q8_0", decoding_engine::Precision::Q8),
+        ("q4_0", decoding_engine::Precision::Q4),
+    ] {
+        let q = gguf_model(&format!("tiny-{name}.gguf"));
+        assert_eq!(q.transformer.weights.precision(), precision, "{name}");
+        let deq = llama2c(&format!("tiny-{name}-deq.bin"));
+        assert_eq!(
+            q.transformer.weights.wq.to_f32(),
+            deq.weights.wq.to_f32(),
+            "{name} wq"
+        );
+        assert_eq!(
+            q.transformer.weights.w2.to_f32(),
+            deq.weights.w2.to_f32(),
+            "{name} w2"
+        );
+        assert_eq!(
+            q.transformer.weights.token_embedding.to_f32(),
+            deq.weights.token_embedding.to_f32(),
+            "{name} embedding"
+        );
+        let (p, r) = (
+            softmax_rows(&logits(&q.transformer, &TOKENS), vocab),
+            softmax_rows(&logits(&deq, &TOKENS), vocab),
+        );
+        let worst = p
+            .iter()
+            .zip(&r)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-4, "{name}: {worst}");
+        // …and they differ from the float32 weights by the format's error.
+        let f = softmax_rows(&want, vocab);
+        assert!(
+            p.iter().zip(&f).any(|(a, b)| (a - b).abs() > 1e-6),
+            "{name} is not float32"
+        );
+    }
+}
+
+fn patched(name: &str, f: impl FnOnce(&mut Vec<u8>)) -> Result<Model, ModelError> {
+    let mut b = fixture(name);
+    f(&mut b);
+    Model::from_gguf(&b, Budget::default())
+}
+
+fn gguf_err(r: Result<Model, ModelError>) -> GgufError {
+    match r {
+        Err(ModelError::Gguf(e)) => e,
+        Err(e) => panic!("not a GGUF error: {e}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+fn find(b: &[u8], needle: &[u8]) -> usize {
+    b.windows(needle.len())
+        .position(|w| w == needle)
+        .expect("present")
+}
+
+#[test]
+fn malformed_gguf_files_are_typed_errors() {
+    let full = fixture("tiny-q8_0.gguf");
+    // Truncated anywhere: an error, never a panic.
+    for cut in [
+        0,
+        3,
+        4,
+        10,
+        23,
+        40,
+        200,
+        1000,
+        12_000,
+        full.len() / 2,
+        full.len() - 1,
+    ] {
+        let e = Model::from_gguf(&full[..cut], Budget::default());
+        assert!(e.is_err(), "cut at {cut}");
+    }
+    // Cut in the header (21 tensors cannot fit in 100 bytes), inside the tokenizer's strings.
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| b.truncate(100)));
+    assert!(matches!(e, GgufError::Count { value: 21, .. }), "{e}");
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| b.truncate(5000)));
+    assert!(matches!(e, GgufError::Truncated { .. }), "{e}");
+    assert!(
+        matches!(gguf_err(patched("tiny-q8_0.gguf", |b| b.truncate(full.len() - 10))), GgufError::Tensor { ref why, .. } if why.contains("run past the end"))
+    );
+    assert!(matches!(
+        gguf_err(patched("tiny-q8_0.gguf", |b| b[0] = b'X')),
+        GgufError::Magic { .. }
+    ));
+    assert_eq!(
+        gguf_err(patched("tiny-q8_0.gguf", |b| b[4] = 1)),
+        GgufError::Version(1)
+    );
+    // Absurd counts: 2^60 tensors, a first key 2^40 bytes long.
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
+        b[8..16].copy_from_slice(&(1u64 << 60).to_le_bytes())
+    }));
+    assert!(
+        matches!(e, GgufError::Count { value, .. } if value == 1 << 60),
+        "{e}"
+    );
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
+        b[24..32].copy_from_slice(&(1u64 << 40).to_le_bytes())
+    }));
+    assert!(
+        matches!(e, GgufError::Count { value, .. } if value == 1 << 40),
+        "{e}"
+    );
+    // A tensor offset past the data, and an unknown type (Q4_K) named.
+    let at = find(&full, b"token_embd.weight") + 17;
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
+        // n_dims (u32), 2 dims (u64), type (u32), offset (u64)
+        b[at + 24..at + 32].copy_from_slice(&(1u64 << 30).to_le_bytes());
+    }));
+    assert!(
+        matches!(e, GgufError::Tensor { ref why, .. } if why.contains("run past the end")),
+        "{e}"
+    );
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
+        b[at + 20..at + 24].copy_from_slice(&12u32.to_le_bytes())
+    }));
+    assert_eq!(e.to_string(), "tensor \"token_embd.weight\" has type Q4_K, which this reader does not load (F32, F16, Q8_0 and Q4_0 are)");
+    // A missing key, another architecture, an unsupported RoPE base.
+    let k = find(&full, b"llama.block_count");
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| b[k + 16] = b'_'));
+    assert_eq!(e, GgufError::Missing("llama.block_count".into()));
+    let a = find(&full, b"llama");
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
+        b[a..a + 5].copy_from_slice(b"gpt2x")
+    }));
+    assert_eq!(e, GgufError::Architecture("gpt2x".into()));
+    let r = find(&full, b"llama.rope.freq_base") + 20 + 4;
+    let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
+        b[r..r + 4].copy_from_slice(&100_000f32.to_le_bytes())
+    }));
+    assert!(
+        e.to_string().contains("llama.rope.freq_base is 100000"),
+        "{e}"
+    );
+    // The budget is checked before any tensor is converted.
+    let e = Model::from_gguf(&full, Budget(1000)).err().unwrap();
+    assert!(
+        e.to_string().contains("budget") || e.to_string().contains("limit"),
+        "{e}"
+    );
+    // The header parses on its own (the page checks a dropped file's head first).
+    let g = Gguf::parse(&full).unwrap();
+    assert_eq!((g.version, g.tensors.len()), (3, 21));
+}
