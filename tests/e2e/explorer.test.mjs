@@ -399,6 +399,39 @@ test('a bad model file gives a clear message and the current model keeps working
   assert.equal(await page.getByTestId('dist-row').first().locator('.piece').innerText(), '","');
 });
 
+test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or dropped, with the tokenizer it carries', async () => {
+  const { page, problems } = await ready('backend=cpu');
+  const dir = path.join(ROOT, 'assets/models/fixtures/gguf');
+  assert.ok(fs.existsSync(dir), `${dir} is missing: scripts/make-fixtures.sh writes it (scripts/test.sh runs it)`);
+  // Picked: stories260K as GGUF gives the model card's first distribution.
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles(path.join(dir, 'stories260K.gguf'));
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction(() => /^\[LEARNED\] stories260K: 260,032 parameters, 5 layers/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  assert.deepEqual(await topRow(page), { piece: '","', value: 0.9688 });
+  // Dropped: the random Q8_0 Llama; its first distribution is the CLI's on the same file.
+  const q8 = path.join(dir, 'tiny-q8_0.gguf');
+  const drop = async (name, b64) => page.evaluate(({ name, b64 }) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], name));
+    window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, { name, b64 });
+  await drop('tiny-q8_0.gguf', fs.readFileSync(q8).toString('base64'));
+  await page.waitForFunction(() => /^\[LEARNED\] tiny-q8_0: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 512, context 64; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  const want = JSON.parse(cli('--model', q8, 'next', '--prompt', 'Once upon a time', '--json'));
+  await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(want.top[0].piece));
+  assert.equal((await topRow(page)).value, Number(want.top[0].prob.toFixed(4)));
+  // A cut GGUF is refused with the engine's reason; the loaded model keeps working.
+  const cut = fs.readFileSync(q8).subarray(0, 5000).toString('base64');
+  await drop('cut.gguf', cut);
+  await page.getByTestId('error').waitFor();
+  assert.match(await page.getByTestId('error').locator('span').innerText(), /GGUF: the GGUF file ends at byte 5000 inside the value of "tokenizer\.ggml\.tokens"/);
+  await page.getByTestId('step').click();
+  await waitChips(page, 1);
+  assert.deepEqual(problems, []);
+});
+
 test('greedy repetition loops are flagged', async () => {
   // Greedy, with the end tokens forbidden, until the context is full: it loops on the way.
   const { page } = await ready('backend=cpu&temperature=0&logit_bias=1:-100,2:-100&max_tokens=600&steps=600');

@@ -53,6 +53,19 @@ impl Model {
         Ok(config)
     }
 
+    /// What can be checked of a GGUF file before reading it: its length against the budget
+    /// (it is read whole, then converted; the tensors are checked against the budget again).
+    pub fn check_gguf_len(len: u64, budget: Budget) -> Result<(), ModelError> {
+        if len > budget.0 {
+            return Err(crate::gguf::GgufError::TooLarge {
+                bytes: len,
+                limit: budget.0,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// `from_bytes` under a memory budget other than the target's default.
     pub fn from_bytes_within(
         checkpoint: &[u8],
@@ -66,13 +79,40 @@ impl Model {
 
     /// `from_bytes_within` with the checkpoint read from `reader` (`len` bytes, a file):
     /// its tensors go straight into their buffers, never the whole file beside them.
+    ///
+    /// A GGUF file (its magic decides) is read whole and brings its own tokenizer
+    /// (`tokenizer` must then be empty).
     pub fn read_within(
         checkpoint: &mut impl std::io::Read,
         len: u64,
         tokenizer: &[u8],
         budget: Budget,
     ) -> Result<Model, ModelError> {
-        let checkpoint = Checkpoint::read_within(checkpoint, len, budget)?;
+        use std::io::Read;
+        let mut magic = [0u8; 4];
+        let got = crate::checkpoint::read_up_to(checkpoint, &mut magic).map_err(|e| {
+            CheckpointError::Read {
+                offset: 0,
+                error: e.to_string(),
+            }
+        })?;
+        if crate::gguf::Gguf::is_gguf(&magic[..got]) {
+            if !tokenizer.is_empty() {
+                return Err(crate::gguf::GgufError::TokenizerGiven.into());
+            }
+            Model::check_gguf_len(len, budget)?;
+            let mut bytes = Vec::with_capacity(len as usize);
+            bytes.extend_from_slice(&magic);
+            checkpoint
+                .read_to_end(&mut bytes)
+                .map_err(|e| CheckpointError::Read {
+                    offset: 4,
+                    error: e.to_string(),
+                })?;
+            return Model::from_gguf(&bytes, budget);
+        }
+        let mut rest = (&magic[..got]).chain(checkpoint);
+        let checkpoint = Checkpoint::read_within(&mut rest, len, budget)?;
         let tokenizer = Tokenizer::from_bytes(tokenizer)?;
         Model::new(checkpoint, tokenizer)
     }

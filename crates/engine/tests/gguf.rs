@@ -274,3 +274,39 @@ fn malformed_gguf_files_are_typed_errors() {
     let g = Gguf::parse(&full).unwrap();
     assert_eq!((g.version, g.tensors.len()), (3, 21));
 }
+
+/// The page's path: `Model::read_within` tells a GGUF file by its magic, reads it whole
+/// under the budget, and refuses a tokenizer beside it.
+#[test]
+fn read_within_takes_a_gguf_file_alone() {
+    let bytes = fixture("tiny-q4_0.gguf");
+    let len = bytes.len() as u64;
+    let m = Model::read_within(&mut &bytes[..], len, &[], Budget::default()).unwrap();
+    let direct = gguf_model("tiny-q4_0.gguf");
+    assert_eq!(
+        logits(&m.transformer, &TOKENS),
+        logits(&direct.transformer, &TOKENS)
+    );
+    let tok = std::fs::read(common::model_dir().join("tok512.bin")).unwrap();
+    let e = Model::read_within(&mut &bytes[..], len, &tok, Budget::default())
+        .err()
+        .unwrap();
+    assert_eq!(e, ModelError::Gguf(GgufError::TokenizerGiven));
+    let e = Model::read_within(&mut &bytes[..], len, &[], Budget(len - 1))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        ModelError::Gguf(GgufError::TooLarge {
+            bytes: len,
+            limit: len - 1
+        })
+    );
+    // A llama2.c file still reads through the same door (its first 4 bytes put back).
+    let bin = fixture("tiny.bin");
+    let m = Model::read_within(&mut &bin[..], bin.len() as u64, &tok, Budget::default()).unwrap();
+    assert_eq!(
+        logits(&m.transformer, &TOKENS),
+        logits(&llama2c("tiny.bin"), &TOKENS)
+    );
+}

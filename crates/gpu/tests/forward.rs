@@ -508,3 +508,31 @@ fn the_probe_on_the_gpu_records_the_cpu_attention_and_residuals() {
         (91, vec![90])
     );
 }
+
+/// GGUF models (written by llama.cpp's gguf package, `scripts/make-fixtures.sh`) in Q8_0 and
+/// Q4_0 (groups of 32) and F16 run on the GPU with the CPU's probabilities.
+#[test]
+fn gguf_models_of_every_type_run_on_the_gpu_as_on_the_cpu() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/fixtures/gguf");
+    for name in ["tiny-q8_0.gguf", "tiny-q4_0.gguf", "tiny-f16.gguf"] {
+        let bytes = std::fs::read(dir.join(name)).expect("run scripts/make-fixtures.sh");
+        let m = Model::from_gguf(&bytes, decoding_engine::budget::Budget::default()).unwrap();
+        let Some(mut g) = gpu_backend(&m) else { return };
+        let mut c = CpuBackend::new(m.transformer.clone());
+        let ids = m.encode_prompt("Once upon a time, there was a").unwrap();
+        let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+        let lg = block_on(g.forward(sg, &ids, true)).unwrap();
+        let lc = block_on(c.forward(sc, &ids, true)).unwrap();
+        let v = m.config().vocab_size;
+        for (a, b) in lg.chunks(v).zip(lc.chunks(v)) {
+            let (pa, pb) = (softmax(a), softmax(b));
+            let worst = pa
+                .iter()
+                .zip(&pb)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            assert!(worst < 1e-4, "{name}: {worst}");
+        }
+    }
+}

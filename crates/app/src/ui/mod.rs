@@ -765,7 +765,7 @@ fn Header() -> impl IntoView {
 /// else is read: a multi-GB file or a header asking for a huge cache is refused with the
 /// figure), then reads them and hands their bytes to the worker, which validates them
 /// before they replace the current model.
-fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
+fn load_files(ui: Ui, model: web_sys::File, tokenizer: Option<web_sys::File>) {
     use decoding_engine::{budget::Budget, Model};
     let fail = move |m: String| ui.shell.error.set(Some(m));
     wasm_bindgen_futures::spawn_local(async move {
@@ -782,12 +782,35 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: web_sys::File) {
             return fail(format!("{} could not be read", model.name()));
         };
         let head = js_sys::Uint8Array::new(&head).to_vec();
-        let (m_len, t_len) = (model.size() as u64, tokenizer.size() as u64);
-        if let Err(e) = Model::check_files(&head, m_len, t_len, Budget::default()) {
+        let m_len = model.size() as u64;
+        // A GGUF file carries its tokenizer; a llama2.c checkpoint needs one beside it.
+        let gguf = decoding_engine::gguf::Gguf::is_gguf(&head);
+        let checked = match (&tokenizer, gguf) {
+            (None, true) => Model::check_gguf_len(m_len, Budget::default()),
+            (Some(_), true) => Err(decoding_engine::gguf::GgufError::TokenizerGiven.into()),
+            (Some(t), false) => {
+                Model::check_files(&head, m_len, t.size() as u64, Budget::default()).map(|_| ())
+            }
+            (None, false) => {
+                return fail(format!(
+                    "{} is a llama2.c checkpoint: choose its tokenizer too",
+                    model.name()
+                ))
+            }
+        };
+        if let Err(e) = checked {
             return fail(e.to_string());
         }
-        let name = model.name().trim_end_matches(".bin").to_string();
-        match (read(model.into()).await, read(tokenizer.into()).await) {
+        let name = (model
+            .name()
+            .trim_end_matches(".bin")
+            .trim_end_matches(".gguf"))
+        .to_string();
+        let tokenizer_bytes = match tokenizer {
+            Some(t) => read(t.into()).await,
+            None => Ok(js_sys::ArrayBuffer::new(0).into()),
+        };
+        match (read(model.into()).await, tokenizer_bytes) {
             (Ok(m), Ok(t)) => {
                 let msg = js_sys::Object::new();
                 let _ = js_sys::Reflect::set(&msg, &"name".into(), &name.into());
@@ -822,11 +845,17 @@ fn ModelPicker() -> impl IntoView {
     let model = StoredValue::new_local(None::<web_sys::File>);
     let tok = StoredValue::new_local(None::<web_sys::File>);
     let go = move || {
-        if let (Some(m), Some(t)) = (model.get_value(), tok.get_value()) {
-            load_files(ui, m, t);
-            open.set(false);
-        } else {
-            ui.shell.error.set(Some("choose both a checkpoint (.bin) and its tokenizer (tokenizer.bin or tokenizer.json)".into()));
+        let is_gguf = |f: &web_sys::File| f.name().to_ascii_lowercase().ends_with(".gguf");
+        match (model.get_value(), tok.get_value()) {
+            (Some(m), t) if is_gguf(&m) => {
+                load_files(ui, m, t);
+                open.set(false);
+            }
+            (Some(m), Some(t)) => {
+                load_files(ui, m, Some(t));
+                open.set(false);
+            }
+            _ => ui.shell.error.set(Some("choose a GGUF file, or a llama2.c checkpoint (.bin) and its tokenizer (tokenizer.bin or tokenizer.json)".into())),
         }
     };
     // Dropping two files anywhere: the one named like a tokenizer is the tokenizer.
@@ -845,12 +874,13 @@ fn ModelPicker() -> impl IntoView {
         };
         let t = all.iter().find(|f| is_tok(f)).cloned();
         let m = all.iter().find(|f| !is_tok(f)).cloned();
+        let gguf = all.len() == 1 && all[0].name().to_ascii_lowercase().ends_with(".gguf");
         match (m, t) {
-            (Some(m), Some(t)) => load_files(ui, m, t),
-            _ => ui
-                .shell
-                .error
-                .set(Some("drop a checkpoint and its tokenizer together".into())),
+            (Some(m), None) if gguf => load_files(ui, m, None),
+            (Some(m), Some(t)) => load_files(ui, m, Some(t)),
+            _ => ui.shell.error.set(Some(
+                "drop a GGUF file, or a llama2.c checkpoint and its tokenizer together".into(),
+            )),
         }
     });
     let over = window_event_listener(leptos::ev::dragover, |ev: leptos::ev::DragEvent| {
@@ -867,14 +897,14 @@ fn ModelPicker() -> impl IntoView {
             on:click=move |_| open.update(|o| *o = !*o)>"Load a model…"</button>
         {move || open.get().then(|| view! {
             <div class="picker" data-testid="model-picker">
-                <label data-tagged>"Checkpoint (llama2.c .bin) " <Tag of="model-file" />
-                    <input type="file" data-testid="model-file" accept=".bin"
+                <label data-tagged>"Model (GGUF, or a llama2.c .bin) " <Tag of="model-file" />
+                    <input type="file" data-testid="model-file" accept=".gguf,.bin"
                         on:change=move |ev| model.set_value(picked(&ev)) /></label>
-                <label data-tagged>"Tokenizer (tokenizer.bin or .json) " <Tag of="tokenizer-file" />
+                <label data-tagged>"Tokenizer (for a .bin: tokenizer.bin or .json) " <Tag of="tokenizer-file" />
                     <input type="file" data-testid="tokenizer-file" accept=".bin,.json"
                         on:change=move |ev| tok.set_value(picked(&ev)) /></label>
                 <button data-testid="load-files" on:click=move |_| go()>"Load"</button>
-                <span class="small">" or drop both files on the page"</span>
+                <span class="small">" or drop the file(s) on the page"</span>
             </div>
         })}
     }
