@@ -218,10 +218,16 @@ const MAX_NAME: u64 = 1 << 16;
 const MAX_DEPTH: usize = 2;
 /// Most dimensions of a tensor (ggml's GGML_MAX_DIMS).
 const MAX_DIMS: u32 = 4;
+/// Most metadata values in all arrays together: a 256k-token vocabulary's tokens, scores,
+/// types and merges fit; a parsed value takes up to 32 bytes where the file spends 1, so this
+/// bounds what a small hostile file can make us allocate (128 MiB).
+pub const MAX_VALUES: u64 = 1 << 22;
 
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// array elements parsed so far
+    values: u64,
 }
 
 impl<'a> Cursor<'a> {
@@ -336,6 +342,15 @@ impl<'a> Cursor<'a> {
                     }
                 };
                 let n = self.count(min, &|| format!("the length of {key:?}"))?;
+                self.values = self.values.saturating_add(n);
+                if self.values > MAX_VALUES {
+                    return Err(GgufError::Value {
+                        key: key.into(),
+                        why: format!(
+                            "more than {MAX_VALUES} array elements in the metadata (a 256k-token vocabulary needs about 1 million)"
+                        ),
+                    });
+                }
                 let mut v = Vec::with_capacity(n as usize);
                 for _ in 0..n {
                     v.push(self.value(key, inner, depth + 1)?);
@@ -364,7 +379,11 @@ impl<'a> Gguf<'a> {
     /// Parses the header, the metadata and the tensor table, and checks every tensor's
     /// place in the data.
     pub fn parse(bytes: &'a [u8]) -> Result<Gguf<'a>, GgufError> {
-        let mut c = Cursor { bytes, at: 0 };
+        let mut c = Cursor {
+            bytes,
+            at: 0,
+            values: 0,
+        };
         let magic = c
             .take(4, &|| "the magic".into())
             .map_err(|_| GgufError::Magic {

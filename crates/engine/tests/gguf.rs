@@ -270,6 +270,21 @@ fn malformed_gguf_files_are_typed_errors() {
         e.to_string().contains("budget") || e.to_string().contains("limit"),
         "{e}"
     );
+    // A u8 array of 5 million elements (5 MB in the file, 160 MB parsed) is refused.
+    let mut big = full[..24].to_vec();
+    big[8..16].copy_from_slice(&0u64.to_le_bytes()); // no tensors
+    big[16..24].copy_from_slice(&1u64.to_le_bytes()); // one key
+    big.extend_from_slice(&3u64.to_le_bytes());
+    big.extend_from_slice(b"big");
+    big.extend_from_slice(&9u32.to_le_bytes()); // an array
+    big.extend_from_slice(&0u32.to_le_bytes()); // of u8
+    big.extend_from_slice(&5_000_000u64.to_le_bytes());
+    big.resize(big.len() + 5_000_000, 7);
+    let e = Gguf::parse(&big).unwrap_err();
+    assert!(
+        e.to_string().contains("more than 4194304 array elements"),
+        "{e}"
+    );
     // The header parses on its own (the page checks a dropped file's head first).
     let g = Gguf::parse(&full).unwrap();
     assert_eq!((g.version, g.tensors.len()), (3, 21));
