@@ -11,8 +11,9 @@ OUT=assets/models/fixtures/gguf
 VENV=.venv-fixtures
 REQ=scripts/requirements-fixtures.txt
 SCRIPT=scripts/make-gguf-fixtures.py
+SHARED=scripts/llama2c_gguf.py
 stamp="$OUT/.made"
-if [[ -f "$stamp" && "$stamp" -nt "$SCRIPT" && "$stamp" -nt "$REQ" ]]; then
+if [[ -f "$stamp" && "$stamp" -nt "$SCRIPT" && "$stamp" -nt "$SHARED" && "$stamp" -nt "$REQ" ]]; then
   exit 0
 fi
 if [[ ! -x "$VENV/bin/python" ]] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
