@@ -1,7 +1,7 @@
 """llama2.c files read by their documented layout (karpathy/llama2.c run.c
 `read_checkpoint`, tokenizer.py `export`) and written as GGUF by llama.cpp's own `gguf`
-package (PyPI): shared by scripts/make-gguf-fixtures.py (the test files) and
-scripts/llama2c-to-gguf.py (the benchmark's llama.cpp input).
+package (PyPI): shared by scripts/make-gguf-fixtures.py and make-hf-fixtures.py (the test
+files) and scripts/llama2c-to-gguf.py (the benchmark's llama.cpp input).
 
 llama2.c's RoPE rotates adjacent pairs, as llama.cpp's LLaMA rope does, so wq and wk go in
 unpermuted (llama.cpp's own convert-llama2c-to-ggml does the same). Quantization is
@@ -67,6 +67,29 @@ def write_llama2c(path, cfg, w):
             f.write(np.ascontiguousarray(w[name], dtype="<f4").tobytes())
 
 
+def tiny_weights(cfg, seed=7):
+    """Seeded random Llama weights of `cfg`'s shape in llama2.c's layout (and its unused
+    RoPE tables, still in the format)."""
+    rng = np.random.default_rng(seed)
+    d, h, l, kv = cfg["dim"], cfg["hidden"], cfg["layers"], cfg["kv_heads"] * cfg["dim"] // cfg["heads"]
+    hs = cfg["dim"] // cfg["heads"]
+    r = lambda *s: (rng.standard_normal(s) * 0.2).astype(np.float32)
+    w = {
+        "token_embedding": r(cfg["vocab"], d),
+        "rms_att": (1 + 0.1 * rng.standard_normal((l, d))).astype(np.float32),
+        "wq": r(l, d, d), "wk": r(l, kv, d), "wv": r(l, kv, d), "wo": r(l, d, d),
+        "rms_ffn": (1 + 0.1 * rng.standard_normal((l, d))).astype(np.float32),
+        "w1": r(l, h, d), "w2": r(l, d, h), "w3": r(l, h, d),
+        "rms_final": (1 + 0.1 * rng.standard_normal(d)).astype(np.float32),
+        "wcls": r(cfg["vocab"], d),
+    }
+    pos = np.arange(cfg["seq_len"])[:, None]
+    freq = 1.0 / (10000.0 ** (np.arange(0, hs, 2) / hs))
+    w["freq_cis_real"] = np.cos(pos * freq).astype(np.float32)
+    w["freq_cis_imag"] = np.sin(pos * freq).astype(np.float32)
+    return w
+
+
 def read_tokenizer(path, vocab):
     """llama2.c tokenizer.bin: max length, then (score f32, length i32, bytes) per token."""
     raw = Path(path).read_bytes()
@@ -123,8 +146,8 @@ def write_gguf(path, cfg, w, pieces, scores, qtype):
     out.add_head_count(cfg["heads"])
     out.add_head_count_kv(cfg["kv_heads"])
     out.add_rope_dimension_count(cfg["dim"] // cfg["heads"])
-    out.add_rope_freq_base(10000.0)
-    out.add_layer_norm_rms_eps(1e-5)
+    out.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
+    out.add_layer_norm_rms_eps(cfg.get("rms_eps", 1e-5))
     out.add_vocab_size(cfg["vocab"])
     tokens, types = gguf_tokens(pieces)
     out.add_tokenizer_model("llama")

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Test files written by other projects' own writers (never by our code): llama.cpp's `gguf`
-# package from PyPI, in a virtual environment of its own (.venv-fixtures/), writes GGUF
+# Test files written by other projects' own writers (never by our code), from PyPI in a
+# virtual environment of its own (.venv-fixtures/): llama.cpp's `gguf` package writes GGUF
 # files of stories260K and of a seeded random Llama into assets/models/fixtures/gguf/
-# (scripts/make-gguf-fixtures.py says what each is). Idempotent: nothing runs when the
-# files are newer than the script and the pinned requirements.
+# (scripts/make-gguf-fixtures.py says what each is), Hugging Face's `safetensors` and
+# `tokenizers` write Hugging Face checkpoints into assets/models/fixtures/hf/
+# (scripts/make-hf-fixtures.py). Idempotent: nothing runs when the files are newer than
+# the scripts and the pinned requirements.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUT=assets/models/fixtures/gguf
 VENV=.venv-fixtures
 REQ=scripts/requirements-fixtures.txt
-SCRIPT=scripts/make-gguf-fixtures.py
-SHARED=scripts/llama2c_gguf.py
-stamp="$OUT/.made"
-if [[ -f "$stamp" && "$stamp" -nt "$SCRIPT" && "$stamp" -nt "$SHARED" && "$stamp" -nt "$REQ" ]]; then
+HF_OUT=assets/models/fixtures/hf
+SCRIPTS=(scripts/make-gguf-fixtures.py scripts/make-hf-fixtures.py scripts/llama2c_gguf.py "$REQ")
+stamp="assets/models/fixtures/.made"
+fresh=1
+for f in "${SCRIPTS[@]}"; do
+  [[ -f "$stamp" && "$stamp" -nt "$f" ]] || fresh=0
+done
+if [[ $fresh == 1 ]]; then
   exit 0
 fi
 if [[ ! -x "$VENV/bin/python" ]] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
@@ -23,6 +29,7 @@ if [[ ! -x "$VENV/bin/python" ]] || ! cmp -s "$REQ" "$VENV/requirements.txt"; th
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
   cp "$REQ" "$VENV/requirements.txt"
 fi
-rm -rf "$OUT"
-"$VENV/bin/python" "$SCRIPT" assets/models/stories260K "$OUT"
+rm -rf "$OUT" "$HF_OUT"
+"$VENV/bin/python" scripts/make-gguf-fixtures.py assets/models/stories260K "$OUT"
+"$VENV/bin/python" scripts/make-hf-fixtures.py assets/models/stories260K "$HF_OUT"
 touch "$stamp"

@@ -23,29 +23,7 @@ import numpy as np
 from gguf import GGMLQuantizationType as Q
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llama2c_gguf import read_llama2c, read_tokenizer, write_gguf, write_llama2c  # noqa: E402
-
-
-def tiny_weights(cfg, seed=7):
-    rng = np.random.default_rng(seed)
-    d, h, l, kv = cfg["dim"], cfg["hidden"], cfg["layers"], cfg["kv_heads"] * cfg["dim"] // cfg["heads"]
-    hs = cfg["dim"] // cfg["heads"]
-    r = lambda *s: (rng.standard_normal(s) * 0.2).astype(np.float32)
-    w = {
-        "token_embedding": r(cfg["vocab"], d),
-        "rms_att": (1 + 0.1 * rng.standard_normal((l, d))).astype(np.float32),
-        "wq": r(l, d, d), "wk": r(l, kv, d), "wv": r(l, kv, d), "wo": r(l, d, d),
-        "rms_ffn": (1 + 0.1 * rng.standard_normal((l, d))).astype(np.float32),
-        "w1": r(l, h, d), "w2": r(l, d, h), "w3": r(l, h, d),
-        "rms_final": (1 + 0.1 * rng.standard_normal(d)).astype(np.float32),
-        "wcls": r(cfg["vocab"], d),
-    }
-    # llama2.c's RoPE tables (unused by run.c since 2023, still in the format).
-    pos = np.arange(cfg["seq_len"])[:, None]
-    freq = 1.0 / (10000.0 ** (np.arange(0, hs, 2) / hs))
-    w["freq_cis_real"] = np.cos(pos * freq).astype(np.float32)
-    w["freq_cis_imag"] = np.sin(pos * freq).astype(np.float32)
-    return w
+from llama2c_gguf import read_llama2c, read_tokenizer, tiny_weights, write_gguf, write_llama2c  # noqa: E402
 
 
 def main():

@@ -35,13 +35,16 @@ const DEFAULT_TOKENIZER: &str = "assets/models/stories260K/tok512.bin";
 #[command(
     name = "decoding-explorer",
     version,
-    about = "Run a llama2.c model and look at how it decodes"
+    about = "Run a Llama model (llama2.c, GGUF or Hugging Face safetensors) and look at how it decodes"
 )]
 struct Cli {
-    /// llama2.c checkpoint (default: the stories260K model set up in assets/)
+    /// Model: a llama2.c checkpoint (.bin, its tokenizer from --tokenizer), a GGUF file
+    /// (tokenizer inside) or a Hugging Face model.safetensors (config.json and
+    /// tokenizer.json beside it) (default: the stories260K model set up in assets/)
     #[arg(long, global = true, value_name = "PATH")]
     model: Option<PathBuf>,
-    /// Tokenizer: llama2.c tokenizer.bin or Hugging Face tokenizer.json
+    /// Tokenizer: llama2.c tokenizer.bin or Hugging Face tokenizer.json (for a
+    /// .safetensors model, instead of the tokenizer.json beside it)
     #[arg(long, global = true, value_name = "PATH")]
     tokenizer: Option<PathBuf>,
     /// Worker threads for the CPU backend (default: all cores)
@@ -338,6 +341,22 @@ impl ModelFiles {
                 .map_err(|e| CliError::Model { path: mp, error: e })?;
             return Ok(self.at_precision(model));
         }
+        if mp
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
+        {
+            // A Hugging Face checkpoint: config.json beside it, and tokenizer.json unless
+            // --tokenizer names another.
+            let dir = mp.parent().unwrap_or(Path::new("."));
+            let config = Self::read(&dir.join("config.json"))?;
+            let tok = Self::read(&match &self.tokenizer {
+                Some(t) => t.clone(),
+                None => dir.join("tokenizer.json"),
+            })?;
+            let model = Model::read_files(&mut file, len, &tok, Some(&config), self.budget)
+                .map_err(|e| CliError::Model { path: mp, error: e })?;
+            return Ok(self.at_precision(model));
+        }
         let tok = Self::read(&tp)?;
         let model = Model::read_within(&mut file, len, &tok, self.budget)
             .map_err(|e| CliError::Model { path: mp, error: e })?;
@@ -356,10 +375,9 @@ impl ModelFiles {
     /// The model with its matrices at `--precision` (the loaded weights dropped).
     pub fn at_precision(&self, model: Model) -> Model {
         match self.precision {
-            Some(p) if p != model.transformer.weights.precision() => Model {
-                transformer: std::sync::Arc::new(model.transformer.at(p)),
-                tokenizer: model.tokenizer,
-            },
+            Some(p) if p != model.transformer.weights.precision() => {
+                model.with_transformer(std::sync::Arc::new(model.transformer.at(p)))
+            }
             _ => model,
         }
     }

@@ -960,3 +960,61 @@ fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
         "run past the end of the data",
     );
 }
+
+/// `--model x.safetensors`: stories260K written as a Hugging Face checkpoint by Hugging
+/// Face's `safetensors` and `tokenizers` packages (`scripts/make-fixtures.sh`), with
+/// config.json and tokenizer.json beside it, gives the README's greedy text and
+/// p(",") = 0.9688; the same file without its config.json is an error naming it.
+#[test]
+fn a_safetensors_model_runs_with_its_config_and_tokenizer_beside_it() {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/fixtures/hf/stories260K");
+    let st = dir.join("model.safetensors");
+    assert!(
+        st.exists(),
+        "{} is missing: run scripts/test.sh (scripts/make-fixtures.sh writes it)",
+        st.display()
+    );
+    let s = st.to_str().unwrap();
+    let o = cli(&[
+        "--model",
+        s,
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "60",
+        "--temperature",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        GREEDY.starts_with(text.trim_end()) && text.len() > 150,
+        "{text}"
+    );
+    let v = json(&[
+        "--model",
+        s,
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--json",
+    ]);
+    assert_eq!(v["top"][0]["piece"], ",");
+    assert_eq!(
+        format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
+        "0.9688"
+    );
+    let alone = temp_file("alone.safetensors", &std::fs::read(&st).unwrap());
+    assert_user_error(
+        &cli(&["--model", alone.to_str().unwrap(), "next"]),
+        "config.json",
+    );
+    // Named otherwise, the file is still told by its header, and refused without a config.
+    let renamed = temp_file("weights.bin", &std::fs::read(&st).unwrap());
+    assert_user_error(
+        &cli(&["--model", renamed.to_str().unwrap(), "next"]),
+        "needs its config.json",
+    );
+}

@@ -64,6 +64,12 @@ pub enum CheckpointError {
         len: usize,
         group: usize,
     },
+    #[error("{field} is {value}; it must be {rule}")]
+    Float {
+        field: &'static str,
+        value: f64,
+        rule: &'static str,
+    },
     #[error("tensor {tensor} has a non-finite value ({value}) at element {index}")]
     NonFinite {
         tensor: &'static str,
@@ -73,7 +79,7 @@ pub enum CheckpointError {
 }
 
 /// The architecture, read from the header. [CONFIG]: fixed for a given checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Transformer width (residual stream size).
     pub dim: usize,
@@ -89,9 +95,60 @@ pub struct Config {
     pub seq_len: usize,
     /// True when the classifier reuses the token embedding (positive vocab_size in the header).
     pub shared_classifier: bool,
+    /// RoPE base θ: pair j of a head turns by pos · θ^(−2j/head_size). llama2.c and Llama 2
+    /// use 10,000 (a llama2.c header cannot say otherwise); SmolLM2 100,000 (its
+    /// `config.json`'s `rope_theta`, GGUF's `llama.rope.freq_base`).
+    #[serde(default = "Config::llama2c_rope_theta")]
+    pub rope_theta: f32,
+    /// RMSNorm's ε: x / sqrt(mean(x²) + ε). llama2.c 1e-5; Hugging Face's `rms_norm_eps`,
+    /// GGUF's `llama.attention.layer_norm_rms_epsilon`.
+    #[serde(default = "Config::llama2c_rms_eps")]
+    pub rms_eps: f32,
 }
 
 impl Config {
+    /// llama2.c's RoPE base (`run.c`: `powf(10000.0f, head_dim / (float)head_size)`).
+    pub const LLAMA2C_ROPE_THETA: f32 = 10000.0;
+    /// llama2.c's RMSNorm ε (`run.c` `rmsnorm`: `ss += 1e-5f`).
+    pub const LLAMA2C_RMS_EPS: f32 = 1e-5;
+
+    fn llama2c_rope_theta() -> f32 {
+        Config::LLAMA2C_ROPE_THETA
+    }
+
+    fn llama2c_rms_eps() -> f32 {
+        Config::LLAMA2C_RMS_EPS
+    }
+
+    /// Whether a llama2.c header can hold this model (its RoPE base and ε are llama2.c's).
+    pub fn is_llama2c(&self) -> bool {
+        self.rope_theta == Config::LLAMA2C_ROPE_THETA && self.rms_eps == Config::LLAMA2C_RMS_EPS
+    }
+
+    /// This shape with another RoPE base and RMSNorm ε, each checked: θ finite and > 1,
+    /// 0 < ε < 1 (a Hugging Face `config.json`, a GGUF file's metadata).
+    pub fn with_norms(self, rope_theta: f64, rms_eps: f64) -> Result<Config, CheckpointError> {
+        if !(rope_theta.is_finite() && rope_theta > 1.0 && rope_theta <= 1e12) {
+            return Err(CheckpointError::Float {
+                field: "rope_theta",
+                value: rope_theta,
+                rule: "a number in (1, 1e12]",
+            });
+        }
+        if !(rms_eps.is_finite() && rms_eps > 0.0 && rms_eps < 1.0) {
+            return Err(CheckpointError::Float {
+                field: "rms_eps",
+                value: rms_eps,
+                rule: "a number in (0, 1)",
+            });
+        }
+        Ok(Config {
+            rope_theta: rope_theta as f32,
+            rms_eps: rms_eps as f32,
+            ..self
+        })
+    }
+
     /// Validates raw header values: ranges first, then divisibility, so that no later
     /// arithmetic can overflow.
     pub fn from_header(h: [i32; 7]) -> Result<Config, CheckpointError> {
@@ -129,6 +186,8 @@ impl Config {
             vocab_size,
             seq_len,
             shared_classifier,
+            rope_theta: Config::LLAMA2C_ROPE_THETA,
+            rms_eps: Config::LLAMA2C_RMS_EPS,
         };
         config.check_shapes()?;
         Ok(config)
@@ -587,7 +646,7 @@ impl Checkpoint {
         let mut imag = Vec::with_capacity(c.seq_len * half);
         for pos in 0..c.seq_len {
             for i in 0..half {
-                let freq = 1.0 / libm::powf(10000.0, (2 * i) as f32 / c.head_size() as f32);
+                let freq = 1.0 / libm::powf(c.rope_theta, (2 * i) as f32 / c.head_size() as f32);
                 let val = pos as f32 * freq;
                 real.push(libm::cosf(val));
                 imag.push(libm::sinf(val));
@@ -656,6 +715,8 @@ mod tests {
             vocab_size: 10,
             seq_len: 16,
             shared_classifier: shared,
+            rope_theta: Config::LLAMA2C_ROPE_THETA,
+            rms_eps: Config::LLAMA2C_RMS_EPS,
         }
     }
 

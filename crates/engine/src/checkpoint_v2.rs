@@ -36,7 +36,7 @@ pub fn is_v2(head: &[u8]) -> bool {
 }
 
 /// The header of a version-2 file: the config and the group size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct V2Header {
     pub config: Config,
     pub group: usize,

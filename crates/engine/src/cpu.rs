@@ -1,5 +1,5 @@
 //! CPU kernels of the reference forward pass, llama2.c style: tiny output-first functions
-//! (`rmsnorm(o, x, w)`, `matmul(out, x, n, w)`, `softmax(x)`), each mirrored by a WGSL kernel in
+//! (`rmsnorm(o, x, w, eps)`, `matmul(out, x, n, w)`, `softmax(x)`), each mirrored by a WGSL kernel in
 //! the GPU backend and tested against it.
 //!
 //! Floating-point order is fixed by the code, never by the compiler (Rust does not reassociate
@@ -396,9 +396,10 @@ pub fn exp(x: f32) -> f32 {
     }
 }
 
-/// RMSNorm: o = w ⊙ x / sqrt(mean(x²) + 1e-5).
-pub fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32]) {
-    let ss = dot(x, x) / x.len() as f32 + 1e-5;
+/// RMSNorm: o = w ⊙ x / sqrt(mean(x²) + ε) (ε = 1e-5 in llama2.c, the model's
+/// `rms_eps` otherwise).
+pub fn rmsnorm(o: &mut [f32], x: &[f32], weight: &[f32], eps: f32) {
+    let ss = dot(x, x) / x.len() as f32 + eps;
     let inv = 1.0 / ss.sqrt();
     for ((o, &x), &w) in o.iter_mut().zip(x).zip(weight) {
         *o = w * (inv * x);
@@ -617,7 +618,8 @@ impl<'a> Iterator for StackedRows<'a, '_> {
     }
 }
 
-/// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = 10000^(−2j/head_size),
+/// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = base^(−2j/head_size)
+/// (base 10,000 in llama2.c, the model's `rope_theta` otherwise),
 /// (seq_len, head_size/2), computed once per model exactly as llama2.c computes them per call.
 #[derive(Debug, Clone)]
 pub struct RopeTable {
@@ -627,13 +629,13 @@ pub struct RopeTable {
 }
 
 impl RopeTable {
-    pub fn new(head_size: usize, seq_len: usize) -> RopeTable {
+    pub fn new(head_size: usize, seq_len: usize, base: f32) -> RopeTable {
         let half = head_size / 2;
         let mut cos = Vec::with_capacity(seq_len * half);
         let mut sin = Vec::with_capacity(seq_len * half);
         for pos in 0..seq_len {
             for j in 0..half {
-                let freq = 1.0 / libm::powf(10000.0, (2 * j) as f32 / head_size as f32);
+                let freq = 1.0 / libm::powf(base, (2 * j) as f32 / head_size as f32);
                 let val = pos as f32 * freq;
                 cos.push(libm::cosf(val));
                 sin.push(libm::sinf(val));
@@ -794,7 +796,7 @@ mod tests {
         let x = [3.0f32; 4];
         let w = [1.0, 2.0, 3.0, 4.0];
         let mut o = [0.0; 4];
-        rmsnorm(&mut o, &x, &w);
+        rmsnorm(&mut o, &x, &w, 1e-5);
         for (o, w) in o.iter().zip(w) {
             assert!((o - w).abs() < 1e-5);
         }
@@ -835,7 +837,7 @@ mod tests {
 
     #[test]
     fn rope_at_position_zero_is_identity_and_preserves_norm() {
-        let table = RopeTable::new(8, 16);
+        let table = RopeTable::new(8, 16, 10000.0);
         let v0: Vec<f32> = (0..16).map(|i| i as f32 - 4.0).collect();
         let mut v = v0.clone();
         let (c, s) = table.at(0);

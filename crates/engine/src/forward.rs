@@ -118,7 +118,7 @@ impl Transformer {
     pub fn new(checkpoint: Checkpoint) -> Transformer {
         let c = checkpoint.config;
         Transformer {
-            rope: RopeTable::new(c.head_size(), c.seq_len),
+            rope: RopeTable::new(c.head_size(), c.seq_len, c.rope_theta),
             config: c,
             weights: checkpoint.weights,
         }
@@ -233,7 +233,7 @@ impl Transformer {
         let c = &self.config;
         let (dim, hs, kv_dim, n) = (c.dim, c.head_size(), c.kv_dim(), rows.len());
         for (o, x) in s.xb.chunks_mut(dim).zip(s.x.chunks(dim)) {
-            rmsnorm(o, x, w.rms_att);
+            rmsnorm(o, x, w.rms_att, c.rms_eps);
         }
         // Q (rows, dim), K and V (rows, kv_dim) of every row in one pass over wq, wk, wv.
         matmul(&mut s.qkv, &s.xb, dim, &[w.wq, w.wk, w.wv]);
@@ -291,7 +291,7 @@ impl Transformer {
     fn mlp_block(&self, w: &Layer, s: &mut RunState) {
         let (dim, hidden) = (self.config.dim, self.config.hidden_dim);
         for (o, x) in s.xb.chunks_mut(dim).zip(s.x.chunks(dim)) {
-            rmsnorm(o, x, w.rms_ffn);
+            rmsnorm(o, x, w.rms_ffn, self.config.rms_eps);
         }
         // gate = W1·x̂ (rows, hidden), then up = W3·x̂ (rows, hidden).
         matmul(&mut s.hb, &s.xb, dim, &[w.w1, w.w3]);
@@ -321,7 +321,7 @@ impl Transformer {
         let rows = x.len() / dim;
         let mut normed = vec![0.0f32; rows * dim];
         for (o, x) in normed.chunks_mut(dim).zip(x.chunks(dim)) {
-            rmsnorm(o, x, &self.weights.rms_final);
+            rmsnorm(o, x, &self.weights.rms_final, c.rms_eps);
         }
         let mut logits = vec![0.0f32; rows * c.vocab_size];
         if rows > 0 {
@@ -388,7 +388,7 @@ impl Transformer {
         }
         let last = x.last().ok_or(ForwardError::NoTokens)?;
         let mut normed = vec![0.0f32; dim];
-        rmsnorm(&mut normed, last, &self.weights.rms_final);
+        rmsnorm(&mut normed, last, &self.weights.rms_final, c.rms_eps);
         let mut logits = vec![0.0f32; c.vocab_size];
         matmul(&mut logits, &normed, dim, &[self.weights.classifier()]);
         Ok(logits)
@@ -407,7 +407,7 @@ impl Transformer {
             vec![0.0f32; n * kv_dim],
         );
         for (i, xi) in x.iter().enumerate() {
-            rmsnorm(&mut xb, xi, w.rms_att);
+            rmsnorm(&mut xb, xi, w.rms_att, c.rms_eps);
             let (qi, ki) = (&mut q[i * dim..][..dim], &mut k[i * kv_dim..][..kv_dim]);
             matmul(qi, &xb, dim, &[w.wq]);
             matmul(ki, &xb, dim, &[w.wk]);
@@ -436,7 +436,7 @@ impl Transformer {
             }
             matmul(&mut proj, &out, dim, &[w.wo]);
             add_in_place(xi, &proj);
-            rmsnorm(&mut xb, xi, w.rms_ffn);
+            rmsnorm(&mut xb, xi, w.rms_ffn, c.rms_eps);
             matmul(&mut gate, &xb, dim, &[w.w1]);
             matmul(&mut up, &xb, dim, &[w.w3]);
             swiglu(&mut gate, &up);
@@ -460,6 +460,8 @@ mod tests {
             vocab_size: 20,
             seq_len: 12,
             shared_classifier: false,
+            rope_theta: Config::LLAMA2C_ROPE_THETA,
+            rms_eps: Config::LLAMA2C_RMS_EPS,
         };
         Transformer::new(Checkpoint::random(config, 9).unwrap())
     }

@@ -579,20 +579,24 @@ impl<'a> Gguf<'a> {
             int("llama.context_length")?,
         ];
         let config = Config::from_header(header)?;
-        // The numbers this engine builds in (lesson 10's Llama-2 recipe); another value
-        // would run silently wrong.
-        let float = |key: &str, want: f64| -> Result<(), GgufError> {
-            match self.get(key).map(|v| v.as_f64()) {
-                None => Ok(()),
-                Some(Some(v)) if (v - want).abs() <= want * 1e-6 => Ok(()),
-                Some(v) => Err(GgufError::Unsupported(format!(
-                    "{key} is {}; this engine runs {want} only so far",
-                    v.map_or("not a number".into(), |v| v.to_string())
-                ))),
+        // RoPE base and RMSNorm ε from the metadata (llama2.c's when absent:
+        // 10,000, as llama.cpp defaults `rope.freq_base`, and 1e-5).
+        let float = |key: &str, default: f64| -> Result<f64, GgufError> {
+            match self.get(key) {
+                None => Ok(default),
+                Some(v) => v.as_f64().ok_or_else(|| GgufError::Value {
+                    key: key.into(),
+                    why: format!("{} is not a number", kind_of(v)),
+                }),
             }
         };
-        float("llama.rope.freq_base", 10000.0)?;
-        float("llama.attention.layer_norm_rms_epsilon", 1e-5)?;
+        let config = config.with_norms(
+            float("llama.rope.freq_base", Config::LLAMA2C_ROPE_THETA as f64)?,
+            float(
+                "llama.attention.layer_norm_rms_epsilon",
+                Config::LLAMA2C_RMS_EPS as f64,
+            )?,
+        )?;
         if let Some(v) = self.get("llama.rope.dimension_count") {
             if v.as_u64() != Some(config.head_size() as u64) {
                 return Err(GgufError::Unsupported(format!(

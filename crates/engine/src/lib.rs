@@ -15,6 +15,7 @@ pub mod engine;
 pub mod forward;
 pub mod generation;
 pub mod gguf;
+pub mod hf;
 pub mod kv_cache;
 pub mod model;
 pub mod par;

@@ -1,7 +1,7 @@
 //! A model ready to use: a validated checkpoint and a tokenizer that matches it, both from
 //! bytes. The one place the two are checked against each other.
 
-use crate::budget::Budget;
+use crate::budget::{Budget, Footprint};
 use crate::checkpoint::{Checkpoint, CheckpointError, Config};
 use crate::forward::Transformer;
 use crate::tokenizer::{Tokenizer, TokenizerError};
@@ -16,6 +16,8 @@ pub enum ModelError {
     Tokenizer(#[from] TokenizerError),
     #[error("GGUF: {0}")]
     Gguf(#[from] crate::gguf::GgufError),
+    #[error("Hugging Face checkpoint: {0}")]
+    Hf(#[from] crate::hf::HfError),
     #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]
     PromptTooLong { tokens: usize, seq_len: usize },
 }
@@ -24,6 +26,32 @@ pub enum ModelError {
 pub struct Model {
     pub transformer: Arc<Transformer>,
     pub tokenizer: Tokenizer,
+    /// The file format it was read from.
+    pub format: Format,
+    /// The architecture as its files name it (`LlamaForCausalLM` from a `config.json`,
+    /// `llama` from GGUF's `general.architecture`; llama2.c files are Llama).
+    pub architecture: String,
+}
+
+/// The file formats a model is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Format {
+    /// llama2.c's `.bin` (legacy float32, or version 2 with Q8_0 groups) and a tokenizer.
+    Llama2c,
+    /// llama.cpp's GGUF, tokenizer inside.
+    Gguf,
+    /// Hugging Face's `config.json` + `model.safetensors` + `tokenizer.json`.
+    Safetensors,
+}
+
+impl Format {
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Llama2c => "llama2.c",
+            Format::Gguf => "GGUF",
+            Format::Safetensors => "safetensors",
+        }
+    }
 }
 
 impl Model {
@@ -88,30 +116,52 @@ impl Model {
         tokenizer: &[u8],
         budget: Budget,
     ) -> Result<Model, ModelError> {
+        Model::read_files(checkpoint, len, tokenizer, None, budget)
+    }
+
+    /// Any model's files: with a `config.json` (`config`), a Hugging Face checkpoint
+    /// (`checkpoint` its `model.safetensors`, `tokenizer` its `tokenizer.json`); without,
+    /// GGUF (by its magic, tokenizer inside) or llama2.c. GGUF and safetensors are read
+    /// whole, then converted; a llama2.c file tensor by tensor.
+    pub fn read_files(
+        checkpoint: &mut impl std::io::Read,
+        len: u64,
+        tokenizer: &[u8],
+        config: Option<&[u8]>,
+        budget: Budget,
+    ) -> Result<Model, ModelError> {
         use std::io::Read;
-        let mut magic = [0u8; 4];
-        let got = crate::checkpoint::read_up_to(checkpoint, &mut magic).map_err(|e| {
-            CheckpointError::Read {
-                offset: 0,
-                error: e.to_string(),
-            }
-        })?;
-        if crate::gguf::Gguf::is_gguf(&magic[..got]) {
+        let read_err = |offset: u64, e: std::io::Error| CheckpointError::Read {
+            offset,
+            error: e.to_string(),
+        };
+        let mut head = [0u8; 10];
+        let got =
+            crate::checkpoint::read_up_to(checkpoint, &mut head).map_err(|e| read_err(0, e))?;
+        let head = &head[..got];
+        let whole = |checkpoint: &mut dyn Read| -> Result<Vec<u8>, ModelError> {
+            let mut bytes = Vec::with_capacity(len as usize);
+            bytes.extend_from_slice(head);
+            checkpoint
+                .read_to_end(&mut bytes)
+                .map_err(|e| read_err(got as u64, e))?;
+            Ok(bytes)
+        };
+        if let Some(config) = config {
+            Model::check_hf_len(len, budget)?;
+            return Model::from_hf(config, &whole(checkpoint)?, tokenizer, budget);
+        }
+        if crate::gguf::Gguf::is_gguf(head) {
             if !tokenizer.is_empty() {
                 return Err(crate::gguf::GgufError::TokenizerGiven.into());
             }
             Model::check_gguf_len(len, budget)?;
-            let mut bytes = Vec::with_capacity(len as usize);
-            bytes.extend_from_slice(&magic);
-            checkpoint
-                .read_to_end(&mut bytes)
-                .map_err(|e| CheckpointError::Read {
-                    offset: 4,
-                    error: e.to_string(),
-                })?;
-            return Model::from_gguf(&bytes, budget);
+            return Model::from_gguf(&whole(checkpoint)?, budget);
         }
-        let mut rest = (&magic[..got]).chain(checkpoint);
+        if crate::hf::is_safetensors(head) {
+            return Err(crate::hf::HfError::NoConfig.into());
+        }
+        let mut rest = head.chain(checkpoint);
         let checkpoint = Checkpoint::read_within(&mut rest, len, budget)?;
         let tokenizer = Tokenizer::from_bytes(tokenizer)?;
         Model::new(checkpoint, tokenizer)
@@ -124,7 +174,76 @@ impl Model {
         let (vocab, bos, eos) = file.vocab()?;
         let checkpoint = file.checkpoint(budget)?;
         let tokenizer = Tokenizer::from_llama2c_vocab(vocab, bos, eos)?;
-        Model::new(checkpoint, tokenizer)
+        let mut m = Model::new(checkpoint, tokenizer)?;
+        m.format = Format::Gguf;
+        m.architecture = "llama".into();
+        Ok(m)
+    }
+
+    /// What can be checked of a safetensors file before reading it: its length against the
+    /// budget (it is read whole, then converted; the tensors are checked again).
+    pub fn check_hf_len(len: u64, budget: Budget) -> Result<(), ModelError> {
+        if len > budget.0 {
+            return Err(crate::hf::HfError::TooLarge {
+                bytes: len,
+                limit: budget.0,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// What can be checked of a Hugging Face checkpoint before its large files are read:
+    /// the memory its `config.json` implies, the safetensors file's length, the tokenizer's.
+    pub fn check_files_hf(
+        config: &Config,
+        safetensors_len: u64,
+        tokenizer_len: u64,
+        budget: Budget,
+    ) -> Result<(), ModelError> {
+        Footprint::of(config)
+            .map_err(CheckpointError::from)?
+            .check(config, budget)
+            .map_err(CheckpointError::from)?;
+        Model::check_hf_len(safetensors_len, budget)?;
+        if tokenizer_len > crate::tokenizer::MAX_TOKENIZER_BYTES as u64 {
+            return Err(TokenizerError::FileTooLarge {
+                bytes: tokenizer_len,
+                limit: crate::tokenizer::MAX_TOKENIZER_BYTES,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// A Hugging Face Llama: `config.json`, `model.safetensors` and `tokenizer.json`. The
+    /// config is checked first (and the memory it implies against `budget`), then the
+    /// tokenizer (small), then the tensors are converted. BOS and EOS come from the
+    /// config's `bos_token_id` / `eos_token_id` when it has them.
+    pub fn from_hf(
+        config: &[u8],
+        safetensors: &[u8],
+        tokenizer: &[u8],
+        budget: Budget,
+    ) -> Result<Model, ModelError> {
+        let hf = crate::hf::HfConfig::parse(config)?;
+        Footprint::of(&hf.config)
+            .map_err(CheckpointError::from)?
+            .check(&hf.config, budget)
+            .map_err(CheckpointError::from)?;
+        let mut tokenizer = Tokenizer::from_hf_json(tokenizer)?;
+        tokenizer.check_vocab(hf.config.vocab_size)?;
+        if let Some(b) = hf.bos {
+            tokenizer.bos = b;
+        }
+        if let Some(e) = hf.eos {
+            tokenizer.eos = e;
+        }
+        let checkpoint = crate::hf::Weights::parse(safetensors)?.checkpoint(hf.config, budget)?;
+        let mut m = Model::new(checkpoint, tokenizer)?;
+        m.format = Format::Safetensors;
+        m.architecture = hf.architecture;
+        Ok(m)
     }
 
     pub fn new(checkpoint: Checkpoint, tokenizer: Tokenizer) -> Result<Model, ModelError> {
@@ -132,7 +251,18 @@ impl Model {
         Ok(Model {
             transformer: Arc::new(Transformer::new(checkpoint)),
             tokenizer,
+            format: Format::Llama2c,
+            architecture: "llama".into(),
         })
+    }
+
+    /// The same model (tokenizer, format) with other weights of the same vocabulary: its
+    /// matrices at another precision.
+    pub fn with_transformer(&self, transformer: Arc<Transformer>) -> Model {
+        Model {
+            transformer,
+            ..self.clone()
+        }
     }
 
     pub fn config(&self) -> &Config {

@@ -128,6 +128,8 @@ mod tests {
             vocab_size: 40,
             seq_len: 16,
             shared_classifier: true,
+            rope_theta: Config::LLAMA2C_ROPE_THETA,
+            rms_eps: Config::LLAMA2C_RMS_EPS,
         };
         Transformer::new(Checkpoint::random(c, 5).unwrap())
     }

@@ -303,6 +303,21 @@ fn byte_fallback(piece: &str) -> Option<u8> {
     }
 }
 
+/// How a piece's bytes are shown: as text where they are whole UTF-8 characters, and a
+/// byte that is part of a character split across tokens (a byte-level BPE token holding
+/// the first two bytes of "🙂") as `<0xF0>`, SentencePiece's spelling of a byte piece, not
+/// as U+FFFD.
+fn display_bytes(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("<0x{b:02X}>"));
+        }
+    }
+    out
+}
+
 /// GPT-2's byte-level alphabet, inverted: the printable char that stands for each byte.
 fn byte_level_inverse() -> HashMap<char, u8> {
     let mut bs: Vec<u32> = (b'!' as u32..=b'~' as u32)
@@ -408,7 +423,7 @@ impl Tokenizer {
             } else {
                 piece.replace(SP_SPACE, " ").into_bytes()
             };
-            display.push(String::from_utf8_lossy(&bytes).into_owned());
+            display.push(display_bytes(&bytes));
             piece_bytes.push(bytes);
         }
         let find = |names: &[&str]| names.iter().find_map(|n| hf.token_to_id(n));

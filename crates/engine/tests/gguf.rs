@@ -247,7 +247,7 @@ fn malformed_gguf_files_are_typed_errors() {
         b[at + 20..at + 24].copy_from_slice(&12u32.to_le_bytes())
     }));
     assert_eq!(e.to_string(), "tensor \"token_embd.weight\" has type Q4_K, which this reader does not load (F32, F16, Q8_0 and Q4_0 are)");
-    // A missing key, another architecture, an unsupported RoPE base.
+    // A missing key, another architecture, a RoPE base of −5.
     let k = find(&full, b"llama.block_count");
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| b[k + 16] = b'_'));
     assert_eq!(e, GgufError::Missing("llama.block_count".into()));
@@ -256,14 +256,13 @@ fn malformed_gguf_files_are_typed_errors() {
         b[a..a + 5].copy_from_slice(b"gpt2x")
     }));
     assert_eq!(e, GgufError::Architecture("gpt2x".into()));
+    // The RoPE base is the file's (tests/hf.rs runs a θ 100,000 file); a nonsensical one is
+    // refused.
     let r = find(&full, b"llama.rope.freq_base") + 20 + 4;
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
-        b[r..r + 4].copy_from_slice(&100_000f32.to_le_bytes())
+        b[r..r + 4].copy_from_slice(&(-5f32).to_le_bytes())
     }));
-    assert!(
-        e.to_string().contains("llama.rope.freq_base is 100000"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("rope_theta is -5"), "{e}");
     // The budget is checked before any tensor is converted.
     let e = Model::from_gguf(&full, Budget(1000)).err().unwrap();
     assert!(

@@ -144,6 +144,7 @@ fn norm(c: &Config, l: u32) -> Vec<u8> {
     block(RmsNormParams {
         dim: c.dim as u32,
         w_offset: l * c.dim as u32,
+        eps: c.rms_eps,
         ..Default::default()
     })
 }
@@ -383,7 +384,7 @@ impl Weights {
         let upload = |label: &str, data: &[f32]| bytes(label, bytemuck::cast_slice(data));
         // Matrices in their own format (quantized ones stay quantized on the GPU).
         let matrix = |label: &str, t: &Tensor| bytes(label, &packed(t));
-        let table = RopeTable::new(c.head_size(), c.seq_len);
+        let table = RopeTable::new(c.head_size(), c.seq_len, c.rope_theta);
         let mut rope = Vec::with_capacity(c.seq_len * c.head_size());
         for pos in 0..c.seq_len {
             let (cos, sin) = table.at(pos);
@@ -564,6 +565,8 @@ impl GpuBackend {
             w_offset: 0,
             select_offset: MAX_ROWS as u32,
             select: 1,
+            eps: c.rms_eps,
+            _pad: [0; 3],
         };
         write(final_slot(c), bytemuck::bytes_of(&final_norm));
         write(

@@ -29,6 +29,9 @@ pub struct RmsNormParams {
     pub w_offset: u32,
     pub select_offset: u32,
     pub select: u32,
+    /// The model's ε (`Config::rms_eps`).
+    pub eps: f32,
+    pub _pad: [u32; 3],
 }
 
 /// `out[output row of batch row r] (=|+=) W[row] · x[r]`; see `matmul.wgsl`.

@@ -141,7 +141,7 @@ pub async fn embed(
 }
 
 /// RMSNorm of each row of x (rows × dim).
-pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32]) -> Result<Vec<f32>, String> {
+pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32], eps: f32) -> Result<Vec<f32>, String> {
     let k = Kernels::new(&ctx.device);
     let dim = w.len();
     let rows = x.len() / dim;
@@ -160,6 +160,7 @@ pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32]) -> Result<Vec<f32>,
                     ctx,
                     &RmsNormParams {
                         dim: dim as u32,
+                        eps,
                         ..Default::default()
                     },
                 ),

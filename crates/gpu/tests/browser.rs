@@ -95,10 +95,7 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
                 .row_into(t as usize, o);
         }
         assert_eq!(got, want, "{p} embedding");
-        let qm = Model {
-            transformer: std::sync::Arc::new(q),
-            tokenizer: m.tokenizer.clone(),
-        };
+        let qm = m.with_transformer(std::sync::Arc::new(q));
         let ctx = GpuContext::new().await.expect("WebGPU");
         let mut gpu = GpuBackend::new(Rc::new(ctx), &qm.transformer).unwrap();
         let mut cpu = CpuBackend::new(qm.transformer.clone());

@@ -94,10 +94,7 @@ fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
         ("logit_bias", "1:-100,2:-100"),
     ]);
     for p in [Precision::Q8, Precision::Q4] {
-        let q = Model {
-            transformer: std::sync::Arc::new(m.transformer.at(p)),
-            tokenizer: m.tokenizer.clone(),
-        };
+        let q = m.with_transformer(std::sync::Arc::new(m.transformer.at(p)));
         let ctx = block_on(GpuContext::new()).unwrap();
         let mut g = GpuBackend::new(Rc::new(ctx), &q.transformer).unwrap();
         assert_eq!(
@@ -518,6 +515,45 @@ fn gguf_models_of_every_type_run_on_the_gpu_as_on_the_cpu() {
     for name in ["tiny-q8_0.gguf", "tiny-q4_0.gguf", "tiny-f16.gguf"] {
         let bytes = std::fs::read(dir.join(name)).expect("run scripts/make-fixtures.sh");
         let m = Model::from_gguf(&bytes, decoding_engine::budget::Budget::default()).unwrap();
+        let Some(mut g) = gpu_backend(&m) else { return };
+        let mut c = CpuBackend::new(m.transformer.clone());
+        let ids = m.encode_prompt("Once upon a time, there was a").unwrap();
+        let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
+        let lg = block_on(g.forward(sg, &ids, true)).unwrap();
+        let lc = block_on(c.forward(sc, &ids, true)).unwrap();
+        let v = m.config().vocab_size;
+        for (a, b) in lg.chunks(v).zip(lc.chunks(v)) {
+            let (pa, pb) = (softmax(a), softmax(b));
+            let worst = pa
+                .iter()
+                .zip(&pb)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            assert!(worst < 1e-4, "{name}: {worst}");
+        }
+    }
+}
+
+/// Hugging Face checkpoints (written by Hugging Face's safetensors and tokenizers packages,
+/// `scripts/make-fixtures.sh`) with their own RoPE base (100,000) and RMSNorm ε (1e-6) run
+/// on the GPU with the CPU's probabilities: the RoPE table and the norm kernel take the
+/// model's values, not llama2.c's.
+#[test]
+fn hf_models_with_their_own_rope_base_and_epsilon_run_on_the_gpu_as_on_the_cpu() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/fixtures/hf");
+    for name in ["theta", "bytelevel"] {
+        let read =
+            |f: &str| std::fs::read(dir.join(name).join(f)).expect("run scripts/make-fixtures.sh");
+        let m = Model::from_hf(
+            &read("config.json"),
+            &read("model.safetensors"),
+            &read("tokenizer.json"),
+            decoding_engine::budget::Budget::default(),
+        )
+        .unwrap();
+        assert_eq!(m.config().rope_theta, 100_000.0);
+        assert_eq!(m.config().rms_eps, 1e-6);
         let Some(mut g) = gpu_backend(&m) else { return };
         let mut c = CpuBackend::new(m.transformer.clone());
         let ids = m.encode_prompt("Once upon a time, there was a").unwrap();

@@ -45,10 +45,10 @@ fn check_rmsnorm(rows: usize, dim: usize, seed: u64) {
     let Some(ctx) = gpu() else { return };
     let x = floats(rows * dim, seed, 3.0);
     let w = floats(dim, seed + 1, 1.0);
-    let got = block_on(ops::rmsnorm(ctx, &x, &w)).unwrap();
+    let got = block_on(ops::rmsnorm(ctx, &x, &w, 1e-5)).unwrap();
     let mut want = vec![0.0; rows * dim];
     for (o, r) in want.chunks_mut(dim).zip(x.chunks(dim)) {
-        cpu::rmsnorm(o, r, &w);
+        cpu::rmsnorm(o, r, &w, 1e-5);
     }
     assert_all_close("rmsnorm", &got, &want, RMSNORM_TOL.0, RMSNORM_TOL.1);
 }
@@ -152,7 +152,7 @@ fn check_rope(n_heads: usize, n_kv_heads: usize, head_size: usize, tokens: usize
     let Some(ctx) = gpu() else { return };
     let seq_len = pos0 + tokens + 2;
     let (q_dim, k_dim) = (n_heads * head_size, n_kv_heads * head_size);
-    let table = cpu::RopeTable::new(head_size, seq_len);
+    let table = cpu::RopeTable::new(head_size, seq_len, 10000.0);
     let mut flat = Vec::new();
     for pos in 0..seq_len {
         let (c, s) = table.at(pos);

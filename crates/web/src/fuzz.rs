@@ -23,9 +23,10 @@ pub const BUDGET: Budget = Budget(64 << 20);
 pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/` and `fuzz/corpus/` name them.
-pub const TARGETS: [(&str, Target); 7] = [
+pub const TARGETS: [(&str, Target); 8] = [
     ("checkpoint", checkpoint),
     ("gguf", gguf),
+    ("safetensors", safetensors),
     ("tokenizer_bin", tokenizer_bin),
     ("tokenizer_json", tokenizer_json),
     ("url_query", url_query),
@@ -55,6 +56,37 @@ pub fn checkpoint(data: &[u8]) {
 /// tokenizer encodes and decodes.
 pub fn gguf(data: &[u8]) {
     let Ok(m) = decoding_engine::Model::from_gguf(data, BUDGET) else {
+        return;
+    };
+    exercise(&m.tokenizer);
+    let vocab = m.config().vocab_size;
+    let mut be = CpuBackend::new(m.transformer.clone());
+    if let Ok(seq) = be.new_sequence() {
+        let token = (data.len() % vocab) as u32;
+        if let Ok(logits) = pollster::block_on(be.forward(seq, &[token], false)) {
+            assert_eq!(logits.len(), vocab);
+        }
+    }
+}
+
+/// A Hugging Face checkpoint, its three files in one input: a u32 config.json length and a
+/// u32 tokenizer.json length (little-endian, cut to the bytes there are), config.json,
+/// tokenizer.json, then model.safetensors. Each part is also parsed alone (the config, the
+/// safetensors header), so that a broken config does not hide the weights' parser; a set
+/// that loads under the budget runs a token and its tokenizer encodes and decodes. The
+/// seeds (`fuzz/corpus/safetensors/seed-*`) are `scripts/make-hf-fixtures.py`'s
+/// `bytelevel/` files packed so, whole and cut.
+pub fn safetensors(data: &[u8]) {
+    let len = |at: usize| {
+        data.get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let rest = data.get(8..).unwrap_or(&[]);
+    let (config, rest) = rest.split_at(len(0).min(rest.len()));
+    let (tokenizer, weights) = rest.split_at(len(4).min(rest.len()));
+    let _ = decoding_engine::hf::HfConfig::parse(config);
+    let _ = decoding_engine::hf::Weights::parse(weights);
+    let Ok(m) = decoding_engine::Model::from_hf(config, weights, tokenizer, BUDGET) else {
         return;
     };
     exercise(&m.tokenizer);

@@ -218,6 +218,9 @@ pub struct ModelInfo {
     pub params: u64,
     /// Every token's piece, by id.
     pub pieces: Vec<String>,
+    /// The format it was read from, and the architecture as its files name it.
+    pub format: decoding_engine::model::Format,
+    pub architecture: String,
 }
 
 /// One token of the prompt.

@@ -646,6 +646,25 @@ pub struct Preset {
     pub params: u64,
 }
 
+impl Preset {
+    /// A loaded model's shape as a calculator row (its name is shown beside it).
+    pub fn of_config(c: &decoding_engine::Config, params: u64) -> Preset {
+        Preset {
+            name: "the loaded model",
+            layers: c.n_layers as u64,
+            n_heads: c.n_heads as u64,
+            n_kv_heads: c.n_kv_heads as u64,
+            head_dim: c.head_size() as u64,
+            kind: match c.n_kv_heads {
+                1 => "MQA",
+                k if k == c.n_heads => "MHA",
+                _ => "GQA",
+            },
+            params,
+        }
+    }
+}
+
 /// Published configurations (each model's config.json on the Hugging Face hub).
 pub const PRESETS: [Preset; 6] = [
     Preset {
@@ -739,6 +758,39 @@ pub fn mha_gqa_mqa(p: &Preset, positions: u64, bytes_per_elem: u64) -> (u64, u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loaded model as a calculator preset: stories260K's config gives the published
+    /// preset's shape (written by hand from its config) and its parameter count; an MQA
+    /// and an MHA shape are named so.
+    #[test]
+    fn a_loaded_models_config_is_a_calculator_preset() {
+        let m = decoding_engine::Model::from_bytes(
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../assets/models/stories260K/stories260K.bin"
+            ))
+            .unwrap(),
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../assets/models/stories260K/tok512.bin"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let p = Preset::of_config(m.config(), m.config().n_params());
+        assert_eq!(
+            Preset {
+                name: "stories260K",
+                ..p
+            },
+            PRESETS[0]
+        );
+        let mut c = *m.config();
+        c.n_kv_heads = 1;
+        assert_eq!(Preset::of_config(&c, 0).kind, "MQA");
+        c.n_kv_heads = c.n_heads;
+        assert_eq!(Preset::of_config(&c, 0).kind, "MHA");
+    }
 
     /// The presets' parameter counts against the shapes: Llama-2-7B's equals the count
     /// from its config (`roofline::llama2_7b`, the engine's own tensor list), and the

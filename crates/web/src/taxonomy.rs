@@ -136,6 +136,11 @@ pub const ITEMS: &[Item] = &[
         Row::Parameters,
     ),
     item(
+        "config-file",
+        "config.json: the architecture θ was trained in (shapes, RoPE base, ε)",
+        Row::Parameters,
+    ),
+    item(
         "quant-weights",
         "a weight row before and after",
         Row::Parameters,

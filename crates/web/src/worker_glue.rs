@@ -22,6 +22,8 @@ enum Job {
         name: String,
         model: JsBytes,
         tokenizer: Vec<u8>,
+        /// A Hugging Face checkpoint's config.json.
+        config: Option<Vec<u8>>,
     },
 }
 
@@ -147,7 +149,11 @@ impl Worker {
                     name,
                     model,
                     tokenizer,
-                } => self.load_files(&name, model, &tokenizer).await,
+                    config,
+                } => {
+                    self.load_files(&name, model, &tokenizer, config.as_deref())
+                        .await
+                }
             }
         }
         self.busy.set(false);
@@ -178,7 +184,7 @@ impl Worker {
                     let (len, tok) = (model.len, tok.to_vec());
                     let mut model = model;
                     let mut events = session
-                        .load_from(&name, &mut model, len, &tok, backend)
+                        .load_from(&name, &mut model, len, &tok, None, backend)
                         .await;
                     drop(model);
                     if matches!(events.first(), Some(Event::Loaded { .. })) {
@@ -202,12 +208,18 @@ impl Worker {
     }
 
     /// A model the user chose: validated, and only then replacing the current one.
-    async fn load_files(&self, name: &str, mut model: JsBytes, tokenizer: &[u8]) {
+    async fn load_files(
+        &self,
+        name: &str,
+        mut model: JsBytes,
+        tokenizer: &[u8],
+        config: Option<&[u8]>,
+    ) {
         let mut session = self.session.take();
         let choice = session.backend_choice();
         let len = model.len;
         let mut events = session
-            .load_from(name, &mut model, len, tokenizer, choice)
+            .load_from(name, &mut model, len, tokenizer, config, choice)
             .await;
         drop(model);
         if matches!(events.first(), Some(Event::Loaded { .. })) {
@@ -312,7 +324,8 @@ pub fn start() {
                     return;
                 }
             },
-            // {name, model: ArrayBuffer, tokenizer: ArrayBuffer} from the file picker.
+            // {name, model: ArrayBuffer, tokenizer: ArrayBuffer, config?: ArrayBuffer} from the
+            // file picker (config: a Hugging Face checkpoint's config.json).
             None => {
                 let bytes = |key: &str| {
                     Reflect::get(&data, &key.into())
@@ -328,6 +341,7 @@ pub fn start() {
                             .unwrap_or_else(|| "model".into()),
                         model,
                         tokenizer,
+                        config: bytes("config").map(|c| c.to_vec()),
                     },
                     _ => {
                         w.post(&Event::Error {

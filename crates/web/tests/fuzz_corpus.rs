@@ -62,6 +62,8 @@ fn write_seed_corpus() {
         vocab_size,
         seq_len,
         shared_classifier,
+        rope_theta: Config::LLAMA2C_ROPE_THETA,
+        rms_eps: Config::LLAMA2C_RMS_EPS,
     };
     for shared in [true, false] {
         let ck = Checkpoint::random(tiny(shared, 6, 4), 1).unwrap();
@@ -146,4 +148,21 @@ fn write_seed_corpus() {
     {
         put("toy_logits", &i.to_string(), t.as_bytes());
     }
+}
+
+/// The safetensors target's main seed is a whole Hugging Face set (so the fuzzer starts
+/// from a model that loads and runs, not only from parse errors).
+#[test]
+fn the_safetensors_seed_is_a_model_that_loads() {
+    let data = std::fs::read(corpus("safetensors").join("seed-bytelevel")).unwrap();
+    let len = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let (c, t) = (len(0), len(4));
+    let m = decoding_engine::Model::from_hf(
+        &data[8..8 + c],
+        &data[8 + c + t..],
+        &data[8 + c..8 + c + t],
+        decoding_web::fuzz::BUDGET,
+    )
+    .unwrap();
+    assert_eq!(m.config().rope_theta, 100_000.0);
 }

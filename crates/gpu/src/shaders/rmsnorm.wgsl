@@ -1,4 +1,5 @@
-// RMSNorm of each batch row: out = w ⊙ x / sqrt(mean(x²) + 1e-5). With `select`, output
+// RMSNorm of each batch row: out = w ⊙ x / sqrt(mean(x²) + ε), ε the model's (1e-5 in
+// llama2.c). With `select`, output
 // row i normalises input row rows[select_offset + i] (the final norm gathers the rows that
 // want logits, so the classifier runs on those only).
 // Mirrors: `cpu::rmsnorm`.
@@ -7,7 +8,7 @@
 // Workgroup: 64 threads per row (strided sum of squares, tree reduction).
 // Dispatch: (rows, 1, 1).
 
-struct Params { dim: u32, w_offset: u32, select_offset: u32, select: u32 }
+struct Params { dim: u32, w_offset: u32, select_offset: u32, select: u32, eps: f32 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
@@ -38,7 +39,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         }
         workgroupBarrier();
     }
-    let inv = 1.0 / sqrt(partial[0] / f32(p.dim) + 1e-5);
+    let inv = 1.0 / sqrt(partial[0] / f32(p.dim) + p.eps);
     for (var i = lid.x; i < p.dim; i += 64u) {
         out[obase + i] = w[p.w_offset + i] * (inv * x[base + i]);
     }

@@ -18,23 +18,26 @@ impl Session {
         choice: BackendChoice,
     ) -> Vec<Event> {
         let len = model.len() as u64;
-        self.load_from(name, &mut &model[..], len, tokenizer, choice)
+        self.load_from(name, &mut &model[..], len, tokenizer, None, choice)
             .await
     }
 
     /// `load` with the checkpoint read from `model` (`len` bytes): the page's worker reads
     /// the fetched or picked file from JavaScript memory this way, tensor by tensor, so
-    /// wasm memory holds the weights once, not the file and the weights (issue 11).
+    /// wasm memory holds the weights once, not the file and the weights (issue 11). With a
+    /// `config` (a Hugging Face `config.json`), `model` is its `model.safetensors` and
+    /// `tokenizer` its `tokenizer.json` (`Model::read_files`).
     pub async fn load_from(
         &mut self,
         name: &str,
         model: &mut impl std::io::Read,
         len: u64,
         tokenizer: &[u8],
+        config: Option<&[u8]>,
         choice: BackendChoice,
     ) -> Vec<Event> {
         let budget = decoding_engine::budget::Budget::default();
-        let m = match Model::read_within(model, len, tokenizer, budget) {
+        let m = match Model::read_files(model, len, tokenizer, config, budget) {
             Ok(m) => m,
             Err(e) => return vec![err(e)],
         };
@@ -84,6 +87,8 @@ impl Session {
             pieces: (0..m.tokenizer.vocab_size() as u32)
                 .map(|i| m.tokenizer.piece(i).unwrap_or("?").to_string())
                 .collect(),
+            format: m.format,
+            architecture: m.architecture.clone(),
         };
         if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
             old.release(engine);

@@ -11,7 +11,7 @@ use crate::protocol::*;
 use decoding_engine::forward::RunState;
 use decoding_engine::quality::{argmax, kl, log_probs};
 use decoding_engine::quant::{Precision, Tensor};
-use decoding_engine::{KvCache, Model, Transformer};
+use decoding_engine::{KvCache, Transformer};
 use decoding_gpu::{open_backend, Engine};
 use std::sync::Arc;
 
@@ -76,10 +76,7 @@ impl Session {
         } else {
             Arc::new(original.at(p))
         };
-        let new = Model {
-            transformer,
-            tokenizer: m.tokenizer.clone(),
-        };
+        let new = m.with_transformer(transformer);
         let (backend, report) = match open_backend(self.backend_choice(), &new.transformer).await {
             Ok(x) => x,
             Err(e) => {

@@ -297,6 +297,8 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         vocab_size: 512,
         seq_len: 8,
         shared_classifier: true,
+        rope_theta: decoding_engine::checkpoint::Config::LLAMA2C_ROPE_THETA,
+        rms_eps: decoding_engine::checkpoint::Config::LLAMA2C_RMS_EPS,
     };
     let ck = decoding_engine::checkpoint::Checkpoint::random(c, 5).unwrap();
     let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
