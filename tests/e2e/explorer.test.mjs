@@ -418,7 +418,7 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
     window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, { name, b64 });
   await drop('tiny-q8_0.gguf', fs.readFileSync(q8).toString('base64'));
-  await page.waitForFunction(() => /^\[LEARNED\] tiny-q8_0: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 512, context 64; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  await page.waitForFunction(() => /^\[LEARNED\] tiny-q8_0: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 512, context 64; llama from GGUF, RoPE base 10,000, RMSNorm ε 1e-5; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
   const want = JSON.parse(cli('--model', q8, 'next', '--prompt', 'Once upon a time', '--json'));
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(want.top[0].piece));
   assert.equal((await topRow(page)).value, Number(want.top[0].prob.toFixed(4)));
@@ -427,6 +427,55 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   await drop('cut.gguf', cut);
   await page.getByTestId('error').waitFor();
   assert.match(await page.getByTestId('error').locator('span').innerText(), /GGUF: the GGUF file ends at byte 5000 inside the value of "tokenizer\.ggml\.tokens"/);
+  await page.getByTestId('step').click();
+  await waitChips(page, 1);
+  assert.deepEqual(problems, []);
+});
+
+test('a Hugging Face checkpoint (config.json, model.safetensors, tokenizer.json written by Hugging Face\'s packages) loads picked or dropped', async () => {
+  const { page, problems } = await ready('backend=cpu');
+  const dir = path.join(ROOT, 'assets/models/fixtures/hf');
+  assert.ok(fs.existsSync(dir), `${dir} is missing: scripts/make-fixtures.sh writes it (scripts/test.sh runs it)`);
+  const summary = () => page.getByTestId('model-summary').innerText();
+  // Picked, the three files in their three inputs: stories260K's first distribution.
+  await page.getByTestId('load-model').click();
+  const st = path.join(dir, 'stories260K');
+  await page.getByTestId('model-file').setInputFiles(path.join(st, 'model.safetensors'));
+  await page.getByTestId('tokenizer-file').setInputFiles(path.join(st, 'tokenizer.json'));
+  await page.getByTestId('config-file').setInputFiles(path.join(st, 'config.json'));
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction(() => /LlamaForCausalLM from safetensors/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  assert.match(await summary(), /^\[LEARNED\] stories260K: 260,032 parameters, 5 layers, dim 64, 8 query \/ 4 K\/V heads, vocab 512, context 512; LlamaForCausalLM from safetensors, RoPE base 10,000, RMSNorm ε 1e-5; weights f32/);
+  assert.deepEqual(await topRow(page), { piece: '","', value: 0.9688 });
+  // Dropped together: a byte-level BPE model (tokenizers' GPT-2 style tokenizer, BF16
+  // weights, RoPE base 100,000); its first distribution is the CLI's on the same files.
+  const bl = path.join(dir, 'bytelevel');
+  const files = ['config.json', 'model.safetensors', 'tokenizer.json'].map((n) => ({ name: n, b64: fs.readFileSync(path.join(bl, n)).toString('base64') }));
+  const drop = (list) => page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const { name, b64 } of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+    window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, list);
+  await drop(files);
+  await page.waitForFunction(() => /^\[LEARNED\] bytelevel: /.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  assert.match(await summary(), /2 layers, dim 32, 4 query \/ 2 K\/V heads, vocab 320, context 128; LlamaForCausalLM from safetensors, RoPE base 100,000, RMSNorm ε 1e-6/);
+  const want = JSON.parse(cli('--model', path.join(bl, 'model.safetensors'), 'next', '--prompt', 'Once upon a time', '--json'));
+  await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(want.top[0].piece));
+  assert.equal((await topRow(page)).value, Number(want.top[0].prob.toFixed(4)));
+  // The prompt's chips are the text, byte-level pieces decoded (no "Ġ").
+  const chips = await page.getByTestId('prompt-token').allInnerTexts();
+  assert.equal(chips[0], '<|endoftext|>');
+  assert.ok(chips.length > 2 && !chips.join('').includes('Ġ') && /upon/.test(chips.join('')), chips.join('|'));
+  // The KV calculator has the loaded model as a preset: 2 × 128 × 2 layers × 16 × 4 bytes.
+  await page.getByTestId('calc-model').selectOption({ label: 'bytelevel (GQA; loaded on this page)' });
+  await page.getByTestId('calc-positions').fill('128');
+  await page.getByTestId('calc-bytes').selectOption('4');
+  assert.match(await page.getByTestId('calc-formula').innerText(), /^bytelevel: 2 × 128 × 2 layers × 16 \(d_kv = 2 K\/V heads × 8\) × 4 = 32,768 bytes/);
+  assert.equal(await page.getByTestId('kv-allocated').innerText(), '32,768 bytes');
+  // Without its config.json the set is refused before anything is read; the model stays.
+  await drop(files.slice(1));
+  await page.getByTestId('error').waitFor();
+  assert.match(await page.getByTestId('error').locator('span').innerText(), /model\.safetensors is a Hugging Face checkpoint: give it with its config\.json and tokenizer\.json/);
   await page.getByTestId('step').click();
   await waitChips(page, 1);
   assert.deepEqual(problems, []);

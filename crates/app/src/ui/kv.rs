@@ -8,7 +8,7 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
-use decoding_web::state::{mha_gqa_mqa, weights_and_kv, PRESETS};
+use decoding_web::state::{mha_gqa_mqa, weights_and_kv, Preset, PRESETS};
 use leptos::prelude::*;
 
 #[component]
@@ -175,6 +175,18 @@ fn Compare() -> impl IntoView {
 fn Calculator() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let preset = RwSignal::new(2usize); // Llama-2-7B
+                                        // Index PRESETS.len(): the model this page has loaded (a dropped SmolLM2, say), its
+                                        // shape from its config.
+    let loaded = move || {
+        ui.model.info.with(|i| {
+            i.as_ref()
+                .map(|i| (i.name.clone(), Preset::of_config(&i.config, i.params)))
+        })
+    };
+    let chosen = move || match PRESETS.get(preset.get()) {
+        Some(p) => (p.name.to_string(), *p),
+        None => loaded().unwrap_or((PRESETS[2].name.to_string(), PRESETS[2])),
+    };
     let positions = RwSignal::new("4096".to_string());
     let bytes = RwSignal::new(2u64);
     let batch = RwSignal::new("1".to_string());
@@ -190,7 +202,7 @@ fn Calculator() -> impl IntoView {
         }
     });
     let result = move || {
-        let p = PRESETS[preset.get()];
+        let (name, p) = chosen();
         let b = match batch.get().trim().parse::<u64>() {
             Ok(b) if (1..=4096).contains(&b) => b,
             _ => {
@@ -202,7 +214,7 @@ fn Calculator() -> impl IntoView {
         };
         match positions.get().trim().parse::<u64>() {
             Ok(n) if (1..=10_000_000).contains(&n) => {
-                Ok((p, n, b, mha_gqa_mqa(&p, n, bytes.get())))
+                Ok((name.clone(), p, n, b, mha_gqa_mqa(&p, n, bytes.get())))
             }
             _ => Err(format!(
                 "{:?} is not a context length (1 to 10,000,000)",
@@ -215,11 +227,14 @@ fn Calculator() -> impl IntoView {
         <div class="knob-row">
             <label data-tagged>"Model " <Tag of="calc-model" />
                 <select data-testid="calc-model" on:change=move |ev| {
-                    if let Ok(i) = event_target_value(&ev).parse::<usize>() { preset.set(i.min(PRESETS.len() - 1)); }
+                    if let Ok(i) = event_target_value(&ev).parse::<usize>() { preset.set(i.min(PRESETS.len())); }
                 } prop:value=move || preset.get().to_string()>
                     {PRESETS.iter().enumerate().map(|(i, p)| view! {
                         <option value=i.to_string()>{format!("{} ({})", p.name, p.kind)}</option>
                     }).collect_view()}
+                    {move || loaded().map(|(name, p)| view! {
+                        <option value=PRESETS.len().to_string() data-testid="calc-loaded">{format!("{name} ({}; loaded on this page)", p.kind)}</option>
+                    })}
                 </select>
             </label>
             <label data-tagged>"Context length n " <Tag of="calc-positions" />
@@ -241,7 +256,7 @@ fn Calculator() -> impl IntoView {
         </div>
         {move || match result() {
             Err(e) => view! { <p class="field-error" role="alert" data-testid="calc-error">{e}</p> }.into_any(),
-            Ok((p, n, b, (mha, gqa, mqa))) => {
+            Ok((name, p, n, b, (mha, gqa, mqa))) => {
                 let d_kv = p.n_kv_heads * p.head_dim;
                 let (weights, kv, cross) = weights_and_kv(&p, n, bytes.get(), b);
                 let share = 100.0 * kv as f64 / (kv + weights) as f64;
@@ -249,7 +264,7 @@ fn Calculator() -> impl IntoView {
                 view! {
                     <p data-testid="calc-formula">{format!(
                         "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = ",
-                        p.name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes.get(),
+                        name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes.get(),
                         thousands(gqa)
                     )}<strong data-testid="calc-gqa">{human_bytes(gqa)}</strong></p>
                     <table class="calc">

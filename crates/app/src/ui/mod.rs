@@ -733,9 +733,12 @@ fn Header() -> impl IntoView {
                 <span class="summary" data-testid="model-summary">
                     <Tag of="model-summary" />" "
                     {format!(
-                        "{}: {} parameters, {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}",
+                        "{}: {} parameters, {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}; {} from {}, RoPE base {}, RMSNorm ε {:e}",
                         i.name, decoding_engine::units::thousands(i.params), i.config.n_layers, i.config.dim,
-                        i.config.n_heads, i.config.n_kv_heads, i.config.vocab_size, i.config.seq_len
+                        i.config.n_heads, i.config.n_kv_heads, decoding_engine::units::thousands(i.config.vocab_size as u64),
+                        decoding_engine::units::thousands(i.config.seq_len as u64),
+                        i.architecture, i.format.label(),
+                        decoding_engine::units::thousands(i.config.rope_theta as u64), i.config.rms_eps
                     )}
                     {move || ui.model.precision.get().map(|(p, b)| format!(
                         "; weights {p}: {} bytes ({})", decoding_engine::units::thousands(b),
@@ -761,21 +764,119 @@ fn Header() -> impl IntoView {
     }
 }
 
-/// Checks the chosen files from their sizes and the checkpoint's header (nothing
-/// else is read: a multi-GB file or a header asking for a huge cache is refused with the
-/// figure), then reads them and hands their bytes to the worker, which validates them
-/// before they replace the current model.
-fn load_files(ui: Ui, model: web_sys::File, tokenizer: Option<web_sys::File>) {
+/// The files a model is loaded from: a llama2.c checkpoint and its tokenizer, a GGUF file
+/// alone, or a Hugging Face set (`model.safetensors`, `config.json`, `tokenizer.json`).
+struct Chosen {
+    model: web_sys::File,
+    tokenizer: Option<web_sys::File>,
+    config: Option<web_sys::File>,
+}
+
+impl Chosen {
+    /// Sorts picked or dropped files by name: `.safetensors` is a Hugging Face checkpoint
+    /// (the `.json` named like "config" its config, the other its tokenizer), a lone
+    /// `.gguf` a GGUF file, otherwise the one named like a tokenizer is the tokenizer.
+    fn sort(all: Vec<web_sys::File>) -> Result<Chosen, String> {
+        let name = |f: &web_sys::File| f.name().to_ascii_lowercase();
+        let ends = |f: &web_sys::File, ext: &str| name(f).ends_with(ext);
+        if let Some(st) = all.iter().find(|f| ends(f, ".safetensors")) {
+            let config = all
+                .iter()
+                .find(|f| ends(f, ".json") && name(f).contains("config"));
+            let tokenizer = all
+                .iter()
+                .find(|f| ends(f, ".json") && !name(f).contains("config"));
+            return match (config, tokenizer, all.len()) {
+                (Some(c), Some(t), 3) => Ok(Chosen {
+                    model: st.clone(),
+                    tokenizer: Some(t.clone()),
+                    config: Some(c.clone()),
+                }),
+                _ => Err(format!(
+                    "{} is a Hugging Face checkpoint: give it with its config.json and tokenizer.json (the three together)",
+                    st.name()
+                )),
+            };
+        }
+        if all.len() == 1 && ends(&all[0], ".gguf") {
+            return Ok(Chosen {
+                model: all[0].clone(),
+                tokenizer: None,
+                config: None,
+            });
+        }
+        let is_tok = |f: &web_sys::File| name(f).contains("tok") || ends(f, ".json");
+        match (
+            all.iter().find(|f| !is_tok(f)),
+            all.iter().find(|f| is_tok(f)),
+            all.len(),
+        ) {
+            (Some(m), Some(t), 2) => Ok(Chosen {
+                model: m.clone(),
+                tokenizer: Some(t.clone()),
+                config: None,
+            }),
+            (Some(m), None, 1) if !ends(m, ".gguf") => Err(format!(
+                "{} is a llama2.c checkpoint: give its tokenizer too",
+                m.name()
+            )),
+            _ => Err("give a GGUF file alone, a llama2.c checkpoint (.bin) with its tokenizer, or a Hugging Face model.safetensors with its config.json and tokenizer.json".into()),
+        }
+    }
+}
+
+/// A picked file's bytes, read in slices of 8 MiB into one buffer, the progress bar
+/// following (a multi-hundred-MB file takes seconds).
+async fn read_file(
+    ui: Ui,
+    file: &web_sys::File,
+    progress: bool,
+) -> Result<js_sys::ArrayBuffer, String> {
+    const SLICE: f64 = (8 << 20) as f64;
+    let len = file.size();
+    let out = js_sys::Uint8Array::new_with_length(len as u32);
+    let mut at = 0.0;
+    while at < len {
+        let end = (at + SLICE).min(len);
+        let part = file
+            .slice_with_f64_and_f64(at, end)
+            .map_err(|_| format!("{} could not be read", file.name()))?;
+        let buf = wasm_bindgen_futures::JsFuture::from(part.array_buffer())
+            .await
+            .map_err(|_| format!("{} could not be read", file.name()))?;
+        out.set(&js_sys::Uint8Array::new(&buf), at as u32);
+        at = end;
+        if progress {
+            ui.model.load.set(LoadState::Loading {
+                loaded: at as u64,
+                total: Some(len as u64),
+            });
+        }
+    }
+    Ok(out.buffer())
+}
+
+/// Checks the chosen files from their sizes and what is small in them (a checkpoint's
+/// header, a `config.json`) against the memory budget — nothing large is read before —
+/// then reads them and hands their bytes to the worker, which validates them before they
+/// replace the current model.
+fn load_files(ui: Ui, chosen: Chosen) {
     use decoding_engine::{budget::Budget, Model};
-    let fail = move |m: String| ui.shell.error.set(Some(m));
+    let fail = move |m: String| {
+        ui.model.load.set(LoadState::Ready);
+        ui.shell.error.set(Some(m));
+    };
     wasm_bindgen_futures::spawn_local(async move {
-        let read = |b: web_sys::Blob| async move {
-            wasm_bindgen_futures::JsFuture::from(b.array_buffer()).await
-        };
+        let Chosen {
+            model,
+            tokenizer,
+            config,
+        } = chosen;
+        let read_small = |f: web_sys::File| async move { read_file(ui, &f, false).await };
         // The legacy header is 28 bytes; a version-2 (Q8_0) file's is 256.
         let head_len = decoding_engine::checkpoint::HEAD_BYTES as f64;
         let head = match model.slice_with_f64_and_f64(0.0, head_len) {
-            Ok(blob) => read(blob).await,
+            Ok(blob) => wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await,
             Err(e) => Err(e),
         };
         let Ok(head) = head else {
@@ -783,15 +884,53 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: Option<web_sys::File>) {
         };
         let head = js_sys::Uint8Array::new(&head).to_vec();
         let m_len = model.size() as u64;
-        // A GGUF file carries its tokenizer; a llama2.c checkpoint needs one beside it.
+        let t_len = tokenizer.as_ref().map_or(0, |t| t.size() as u64);
+        let budget = Budget::default();
+        let mut name = model
+            .name()
+            .trim_end_matches(".bin")
+            .trim_end_matches(".gguf")
+            .trim_end_matches(".safetensors")
+            .to_string();
+        let mut config_bytes = None;
         let gguf = decoding_engine::gguf::Gguf::is_gguf(&head);
-        let checked = match (&tokenizer, gguf) {
-            (None, true) => Model::check_gguf_len(m_len, Budget::default()),
-            (Some(_), true) => Err(decoding_engine::gguf::GgufError::TokenizerGiven.into()),
-            (Some(t), false) => {
-                Model::check_files(&head, m_len, t.size() as u64, Budget::default()).map(|_| ())
+        let checked = match (&config, &tokenizer, gguf) {
+            (Some(c), Some(_), _) => {
+                // config.json is small: read and checked (its shape against the budget)
+                // before the weights are.
+                if c.size() as u64 > decoding_engine::hf::MAX_CONFIG_BYTES as u64 {
+                    return fail(
+                        decoding_engine::hf::HfError::ConfigTooLarge {
+                            bytes: c.size() as u64,
+                            limit: decoding_engine::hf::MAX_CONFIG_BYTES,
+                        }
+                        .to_string(),
+                    );
+                }
+                let bytes = match read_small(c.clone()).await {
+                    Ok(b) => js_sys::Uint8Array::new(&b).to_vec(),
+                    Err(e) => return fail(e),
+                };
+                let parsed = decoding_engine::hf::HfConfig::parse(&bytes)
+                    .map_err(decoding_engine::ModelError::from)
+                    .and_then(|hf| {
+                        Model::check_files_hf(&hf.config, m_len, t_len, budget).map(|_| hf)
+                    });
+                match parsed {
+                    Ok(hf) => {
+                        if let Some(n) = hf.name {
+                            name = n;
+                        }
+                        config_bytes = Some(bytes);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
             }
-            (None, false) => {
+            (None, None, true) => Model::check_gguf_len(m_len, budget),
+            (None, Some(_), true) => Err(decoding_engine::gguf::GgufError::TokenizerGiven.into()),
+            (None, Some(_), false) => Model::check_files(&head, m_len, t_len, budget).map(|_| ()),
+            _ => {
                 return fail(format!(
                     "{} is a llama2.c checkpoint: choose its tokenizer too",
                     model.name()
@@ -801,64 +940,67 @@ fn load_files(ui: Ui, model: web_sys::File, tokenizer: Option<web_sys::File>) {
         if let Err(e) = checked {
             return fail(e.to_string());
         }
-        let name = (model
-            .name()
-            .trim_end_matches(".bin")
-            .trim_end_matches(".gguf"))
-        .to_string();
         let tokenizer_bytes = match tokenizer {
-            Some(t) => read(t.into()).await,
-            None => Ok(js_sys::ArrayBuffer::new(0).into()),
+            Some(t) => read_small(t).await,
+            None => Ok(js_sys::ArrayBuffer::new(0)),
         };
-        match (read(model.into()).await, tokenizer_bytes) {
+        match (read_file(ui, &model, true).await, tokenizer_bytes) {
             (Ok(m), Ok(t)) => {
                 let msg = js_sys::Object::new();
                 let _ = js_sys::Reflect::set(&msg, &"name".into(), &name.into());
                 let _ = js_sys::Reflect::set(&msg, &"model".into(), &m);
                 let _ = js_sys::Reflect::set(&msg, &"tokenizer".into(), &t);
+                let moved = js_sys::Array::of2(&m, &t);
+                if let Some(c) = config_bytes {
+                    let c = js_sys::Uint8Array::from(&c[..]).buffer();
+                    let _ = js_sys::Reflect::set(&msg, &"config".into(), &c);
+                    moved.push(&c);
+                }
                 ui.gen.running.set(false);
                 // Moved to the worker, not copied: the page keeps no second copy of the file.
-                let moved = js_sys::Array::of2(&m, &t);
                 ui.link.with_value(|w| {
                     if let Err(e) = w.post_message_with_transfer(&msg, &moved) {
                         web_sys::console::error_2(&"postMessage failed".into(), &e);
                     }
                 });
             }
-            _ => fail("the chosen files could not be read".into()),
+            (Err(e), _) | (_, Err(e)) => fail(e),
         }
     });
 }
 
-/// The first file of an `<input type=file>`.
+/// The files of an `<input type=file>`.
 fn picked(ev: &leptos::ev::Event) -> Option<web_sys::File> {
     let input: web_sys::HtmlInputElement = event_target(ev);
     input.files().and_then(|f| f.get(0))
 }
 
-/// Another llama2.c checkpoint and its tokenizer, from files (stories15M/42M/110M work the
-/// same way), or dropped on the page.
+/// Another model from files: a llama2.c checkpoint and its tokenizer (stories15M/42M/110M
+/// work the same way), a GGUF file, or a Hugging Face checkpoint's three files; picked, or
+/// dropped on the page.
 #[component]
 fn ModelPicker() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = RwSignal::new(false);
     let model = StoredValue::new_local(None::<web_sys::File>);
     let tok = StoredValue::new_local(None::<web_sys::File>);
+    let config = StoredValue::new_local(None::<web_sys::File>);
     let go = move || {
-        let is_gguf = |f: &web_sys::File| f.name().to_ascii_lowercase().ends_with(".gguf");
-        match (model.get_value(), tok.get_value()) {
-            (Some(m), t) if is_gguf(&m) => {
-                load_files(ui, m, t);
+        let all: Vec<web_sys::File> = [model.get_value(), tok.get_value(), config.get_value()]
+            .into_iter()
+            .flatten()
+            .collect();
+        if all.is_empty() {
+            return ui.shell.error.set(Some("choose a model file first".into()));
+        }
+        match Chosen::sort(all) {
+            Ok(c) => {
+                load_files(ui, c);
                 open.set(false);
             }
-            (Some(m), Some(t)) => {
-                load_files(ui, m, Some(t));
-                open.set(false);
-            }
-            _ => ui.shell.error.set(Some("choose a GGUF file, or a llama2.c checkpoint (.bin) and its tokenizer (tokenizer.bin or tokenizer.json)".into())),
+            Err(e) => ui.shell.error.set(Some(e)),
         }
     };
-    // Dropping two files anywhere: the one named like a tokenizer is the tokenizer.
     let drop = window_event_listener(leptos::ev::drop, move |ev: leptos::ev::DragEvent| {
         let Some(files) = ev.data_transfer().and_then(|d| d.files()) else {
             return;
@@ -868,19 +1010,9 @@ fn ModelPicker() -> impl IntoView {
         }
         ev.prevent_default();
         let all: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
-        let is_tok = |f: &web_sys::File| {
-            let n = f.name().to_ascii_lowercase();
-            n.contains("tok") || n.ends_with(".json")
-        };
-        let t = all.iter().find(|f| is_tok(f)).cloned();
-        let m = all.iter().find(|f| !is_tok(f)).cloned();
-        let gguf = all.len() == 1 && all[0].name().to_ascii_lowercase().ends_with(".gguf");
-        match (m, t) {
-            (Some(m), None) if gguf => load_files(ui, m, None),
-            (Some(m), Some(t)) => load_files(ui, m, Some(t)),
-            _ => ui.shell.error.set(Some(
-                "drop a GGUF file, or a llama2.c checkpoint and its tokenizer together".into(),
-            )),
+        match Chosen::sort(all) {
+            Ok(c) => load_files(ui, c),
+            Err(e) => ui.shell.error.set(Some(e)),
         }
     });
     let over = window_event_listener(leptos::ev::dragover, |ev: leptos::ev::DragEvent| {
@@ -897,12 +1029,15 @@ fn ModelPicker() -> impl IntoView {
             on:click=move |_| open.update(|o| *o = !*o)>"Load a model…"</button>
         {move || open.get().then(|| view! {
             <div class="picker" data-testid="model-picker">
-                <label data-tagged>"Model (GGUF, or a llama2.c .bin) " <Tag of="model-file" />
-                    <input type="file" data-testid="model-file" accept=".gguf,.bin"
+                <label data-tagged>"Model (GGUF, llama2.c .bin, or model.safetensors) " <Tag of="model-file" />
+                    <input type="file" data-testid="model-file" accept=".gguf,.bin,.safetensors"
                         on:change=move |ev| model.set_value(picked(&ev)) /></label>
-                <label data-tagged>"Tokenizer (for a .bin: tokenizer.bin or .json) " <Tag of="tokenizer-file" />
+                <label data-tagged>"Tokenizer (for a .bin: tokenizer.bin or .json; for safetensors: tokenizer.json) " <Tag of="tokenizer-file" />
                     <input type="file" data-testid="tokenizer-file" accept=".bin,.json"
                         on:change=move |ev| tok.set_value(picked(&ev)) /></label>
+                <label data-tagged>"Config (for safetensors: config.json) " <Tag of="config-file" />
+                    <input type="file" data-testid="config-file" accept=".json"
+                        on:change=move |ev| config.set_value(picked(&ev)) /></label>
                 <button data-testid="load-files" on:click=move |_| go()>"Load"</button>
                 <span class="small">" or drop the file(s) on the page"</span>
             </div>
