@@ -463,3 +463,34 @@ fn a_vocabulary_of_256k_tokens_loads_and_samples() {
     assert!((t.probs.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     assert!(Config::from_header([16, 32, 1, 2, 2, (1 << 20) + 1, 32]).is_err());
 }
+
+/// A config of SmolLM2-135M's shape (REFERENCES.md: 30 layers, hidden 576, 9 heads / 3 K/V
+/// heads, intermediate 1,536, tied, vocab 49,152, RoPE base 100,000) at a context of 8,192
+/// parses with the keys a hub config carries beside them, and fits the page's 1.5 GiB
+/// budget: 538 MB of weights, 377 MB of cache, 189 MB of run state.
+#[test]
+fn a_smollm2_135m_config_parses_and_fits_the_pages_budget() {
+    use decoding_engine::budget::Footprint;
+    let config = serde_json::json!({
+        "_name_or_path": "HuggingFaceTB/SmolLM2-135M",
+        "architectures": ["LlamaForCausalLM"],
+        "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0,
+        "hidden_act": "silu", "hidden_size": 576, "initializer_range": 0.041666666666666664,
+        "intermediate_size": 1536, "is_llama_config": true, "max_position_embeddings": 8192,
+        "model_type": "llama", "num_attention_heads": 9, "num_hidden_layers": 30,
+        "num_key_value_heads": 3, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_interleaved": false, "rope_scaling": null, "rope_theta": 100000,
+        "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
+        "use_cache": true, "vocab_size": 49152
+    });
+    let hf = decoding_engine::hf::HfConfig::parse(config.to_string().as_bytes()).unwrap();
+    let c = hf.config;
+    assert_eq!((c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_size()), (576, 30, 9, 3, 64));
+    assert_eq!((c.vocab_size, c.seq_len, c.shared_classifier), (49_152, 8192, true));
+    assert_eq!((c.rope_theta, c.rms_eps), (100_000.0, 1e-5));
+    assert_eq!((hf.bos, hf.eos), (Some(0), Some(0)));
+    assert_eq!(hf.name.as_deref(), Some("HuggingFaceTB/SmolLM2-135M"));
+    let f = Footprint::of(&c).unwrap();
+    assert_eq!(f.kv_per_sequence, 2 * 8192 * 30 * 192 * 4);
+    f.check(&c, Budget(3 << 29)).unwrap();
+}
