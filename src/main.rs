@@ -422,6 +422,8 @@ fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result<(),
         ids.clone(),
         end_tokens(model),
     ))?;
+    // A one-shot run never rewinds: only the newest step's logits are needed.
+    g.keep_logits(0);
     let mut out = std::io::stdout().lock();
     write!(out, "{}", decode(model, &ids)?)?;
     out.flush()?;

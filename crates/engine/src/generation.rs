@@ -114,6 +114,8 @@ pub struct Generation {
     probe: Option<ProbeSpec>,
     /// The last probed pass's record (dropped when the sequence changes without one).
     probed: Option<ProbeRecord>,
+    /// Steps whose logits are kept ([`LOGITS_KEPT`] unless [`Generation::keep_logits`]).
+    logits_kept: usize,
 }
 
 impl Generation {
@@ -144,7 +146,16 @@ impl Generation {
             seq_len: backend.config().seq_len,
             probe: None,
             probed: None,
+            logits_kept: LOGITS_KEPT,
         })
+    }
+
+    /// Keeps the logits of the last `steps` steps (and the prefill's, and the newest) from
+    /// now on: a one-shot run that never rewinds (the CLI's `generate`) keeps none, 8 MB
+    /// less at a 32,000-token vocabulary than the page's 64.
+    pub fn keep_logits(&mut self, steps: usize) {
+        self.logits_kept = steps;
+        self.forget_old_logits();
     }
 
     /// Rebuilds the state on another backend from the tokens alone (backend switch, lost
@@ -152,6 +163,7 @@ impl Generation {
     pub async fn rebuild(&self, backend: &mut dyn Backend) -> Result<Generation, GenerationError> {
         let mut g =
             Generation::start(backend, self.prompt.clone(), self.end_tokens.clone()).await?;
+        g.logits_kept = self.logits_kept;
         let forwarded = self.logits.len() - 1;
         if forwarded > 0 {
             let toks: Vec<u32> = self.generated[..forwarded]
@@ -160,7 +172,7 @@ impl Generation {
                 .collect();
             // Logits only for the steps that keep them: 4,096 tokens at a 32,000-token
             // vocabulary would be 512 MB of rows to throw away.
-            let head = forwarded.saturating_sub(LOGITS_KEPT + 1);
+            let head = forwarded.saturating_sub(g.logits_kept + 1);
             if head > 0 {
                 backend.forward(g.seq, &toks[..head], false).await?;
                 g.logits.resize(head + 1, Vec::new());
@@ -324,10 +336,14 @@ impl Generation {
         Ok(which.len())
     }
 
-    /// Frees the logits older than the last `LOGITS_KEPT + 1` (the prefill's stay: a rewind
+    /// Frees the logits older than the last `logits_kept + 1` (the prefill's stay: a rewind
     /// to the prompt needs no forward pass).
     fn forget_old_logits(&mut self) {
-        let keep_from = self.logits.len().saturating_sub(LOGITS_KEPT + 1).max(1);
+        let keep_from = self
+            .logits
+            .len()
+            .saturating_sub(self.logits_kept + 1)
+            .max(1);
         while self.freed_to < keep_from {
             self.logits[self.freed_to] = Vec::new();
             self.freed_to += 1;

@@ -406,4 +406,14 @@ fn old_logits_are_freed_and_a_deep_rewind_recomputes_them_exactly() {
     g.rewind(&mut be).unwrap();
     block_on(g.preview(&mut be, &s)).unwrap();
     assert_eq!(be.forwards, n);
+    // Keeping none (the CLI's one-shot generate): the prefill's and the newest only, and
+    // the same tokens.
+    let mut lean = block_on(Generation::start(&mut be, prompt.clone(), ends(&m))).unwrap();
+    lean.keep_logits(0);
+    for _ in 0..150 {
+        block_on(lean.step(&mut be, &s, &m.tokenizer)).unwrap();
+    }
+    block_on(lean.run_pending(&mut be)).unwrap();
+    assert_eq!(lean.logits_held(), 2);
+    assert_eq!(lean.generated_ids(), original);
 }

@@ -485,8 +485,14 @@ fn a_smollm2_135m_config_parses_and_fits_the_pages_budget() {
     });
     let hf = decoding_engine::hf::HfConfig::parse(config.to_string().as_bytes()).unwrap();
     let c = hf.config;
-    assert_eq!((c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_size()), (576, 30, 9, 3, 64));
-    assert_eq!((c.vocab_size, c.seq_len, c.shared_classifier), (49_152, 8192, true));
+    assert_eq!(
+        (c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_size()),
+        (576, 30, 9, 3, 64)
+    );
+    assert_eq!(
+        (c.vocab_size, c.seq_len, c.shared_classifier),
+        (49_152, 8192, true)
+    );
     assert_eq!((c.rope_theta, c.rms_eps), (100_000.0, 1e-5));
     assert_eq!((hf.bos, hf.eos), (Some(0), Some(0)));
     assert_eq!(hf.name.as_deref(), Some("HuggingFaceTB/SmolLM2-135M"));
