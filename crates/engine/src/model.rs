@@ -71,13 +71,7 @@ impl Model {
         budget: Budget,
     ) -> Result<Config, ModelError> {
         let config = Checkpoint::check_header(checkpoint_head, checkpoint_len, budget)?;
-        if tokenizer_len > crate::tokenizer::MAX_TOKENIZER_BYTES as u64 {
-            return Err(TokenizerError::FileTooLarge {
-                bytes: tokenizer_len,
-                limit: crate::tokenizer::MAX_TOKENIZER_BYTES,
-            }
-            .into());
-        }
+        check_tokenizer_len(tokenizer_len)?;
         Ok(config)
     }
 
@@ -206,14 +200,7 @@ impl Model {
             .check(config, budget)
             .map_err(CheckpointError::from)?;
         Model::check_hf_len(safetensors_len, budget)?;
-        if tokenizer_len > crate::tokenizer::MAX_TOKENIZER_BYTES as u64 {
-            return Err(TokenizerError::FileTooLarge {
-                bytes: tokenizer_len,
-                limit: crate::tokenizer::MAX_TOKENIZER_BYTES,
-            }
-            .into());
-        }
-        Ok(())
+        check_tokenizer_len(tokenizer_len)
     }
 
     /// A Hugging Face Llama: `config.json`, `model.safetensors` and `tokenizer.json`. The
@@ -282,4 +269,16 @@ impl Model {
         }
         Ok(ids)
     }
+}
+
+/// A tokenizer file's length against its limit (checked before it is read).
+fn check_tokenizer_len(len: u64) -> Result<(), ModelError> {
+    if len > crate::tokenizer::MAX_TOKENIZER_BYTES as u64 {
+        return Err(TokenizerError::FileTooLarge {
+            bytes: len,
+            limit: crate::tokenizer::MAX_TOKENIZER_BYTES,
+        }
+        .into());
+    }
+    Ok(())
 }

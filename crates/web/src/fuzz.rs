@@ -58,15 +58,7 @@ pub fn gguf(data: &[u8]) {
     let Ok(m) = decoding_engine::Model::from_gguf(data, BUDGET) else {
         return;
     };
-    exercise(&m.tokenizer);
-    let vocab = m.config().vocab_size;
-    let mut be = CpuBackend::new(m.transformer.clone());
-    if let Ok(seq) = be.new_sequence() {
-        let token = (data.len() % vocab) as u32;
-        if let Ok(logits) = pollster::block_on(be.forward(seq, &[token], false)) {
-            assert_eq!(logits.len(), vocab);
-        }
-    }
+    run_one(&m, data.len());
 }
 
 /// A Hugging Face checkpoint, its three files in one input: a u32 config.json length and a
@@ -89,11 +81,17 @@ pub fn safetensors(data: &[u8]) {
     let Ok(m) = decoding_engine::Model::from_hf(config, weights, tokenizer, BUDGET) else {
         return;
     };
+    run_one(&m, data.len());
+}
+
+/// Uses a model that loaded as the page does: its tokenizer encodes and decodes, one token
+/// (chosen by `n`) runs through the CPU backend and gives a row of the vocabulary's width.
+fn run_one(m: &decoding_engine::Model, n: usize) {
     exercise(&m.tokenizer);
     let vocab = m.config().vocab_size;
     let mut be = CpuBackend::new(m.transformer.clone());
     if let Ok(seq) = be.new_sequence() {
-        let token = (data.len() % vocab) as u32;
+        let token = (n % vocab) as u32;
         if let Ok(logits) = pollster::block_on(be.forward(seq, &[token], false)) {
             assert_eq!(logits.len(), vocab);
         }

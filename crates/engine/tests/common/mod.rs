@@ -24,3 +24,47 @@ pub fn stories260k() -> Model {
 
 /// The model README's greedy continuation of "Once upon a time".
 pub const GREEDY: &str = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\nLily's mom said, \"Lily, let's go to the park.\" Lily was sad and didn't know what to do.";
+
+/// Every position's logits of `tokens`, one prefill.
+pub fn prefill_logits(t: &decoding_engine::Transformer, tokens: &[u32]) -> Vec<f32> {
+    use decoding_engine::{Batch, KvCache, Logits, SeqId};
+    let mut cache = KvCache::new(&t.config);
+    let b = Batch::tokens(SeqId(0), 0, tokens, Logits::All);
+    t.forward(
+        &mut decoding_engine::forward::RunState::default(),
+        &mut cache,
+        &b,
+    )
+    .unwrap()
+}
+
+/// stories260K's known answers (its README), from a model read from any format: the
+/// prompt's ids, p(",") = 0.9688 after "Once upon a time", BOS/EOS 1/2 and the greedy text.
+pub fn assert_stories260k_answers(m: &Model) {
+    let ids = m.encode_prompt("Once upon a time").unwrap();
+    assert_eq!(ids, [1, 403, 407, 261, 378]);
+    assert_eq!((m.tokenizer.bos, m.tokenizer.eos), (1, 2));
+    let l = prefill_logits(&m.transformer, &ids);
+    let row = &l[4 * 512..];
+    let max = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let sum: f64 = row.iter().map(|&z| (z as f64 - max).exp()).sum();
+    assert_eq!(
+        format!("{:.4}", (row[432] as f64 - max).exp() / sum),
+        "0.9688"
+    );
+    assert_eq!(m.tokenizer.piece(432).unwrap(), ",");
+    let mut toks = ids.clone();
+    while toks.len() < 200 {
+        let l = prefill_logits(&m.transformer, &toks);
+        let last = &l[(toks.len() - 1) * 512..];
+        let next = (0..512)
+            .max_by(|&a, &b| last[a].total_cmp(&last[b]).then(b.cmp(&a)))
+            .unwrap() as u32;
+        if next == 2 || next == 1 {
+            break;
+        }
+        toks.push(next);
+    }
+    let text = m.tokenizer.decode(&toks[1..]).unwrap();
+    assert!(text.trim_start().starts_with(GREEDY), "{text}");
+}
