@@ -7,7 +7,7 @@ mod common;
 
 use decoding_engine::budget::Budget;
 use decoding_engine::gguf::{Gguf, GgufError};
-use decoding_engine::{Batch, KvCache, Logits, Model, ModelError, SeqId, Transformer};
+use decoding_engine::{Model, ModelError, Transformer};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -31,17 +31,7 @@ fn gguf_model(name: &str) -> Model {
     Model::from_gguf(&fixture(name), Budget::default()).unwrap()
 }
 
-/// Every position's logits of a fixed sequence, one prefill.
-fn logits(t: &Transformer, tokens: &[u32]) -> Vec<f32> {
-    let mut cache = KvCache::new(&t.config);
-    let b = Batch::tokens(SeqId(0), 0, tokens, Logits::All);
-    t.forward(
-        &mut decoding_engine::forward::RunState::default(),
-        &mut cache,
-        &b,
-    )
-    .unwrap()
-}
+use common::prefill_logits as logits;
 
 fn softmax_rows(l: &[f32], vocab: usize) -> Vec<f64> {
     l.chunks(vocab)

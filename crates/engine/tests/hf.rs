@@ -11,7 +11,7 @@ mod common;
 use decoding_engine::budget::Budget;
 use decoding_engine::hf::HfError;
 use decoding_engine::model::Format;
-use decoding_engine::{Batch, KvCache, Logits, Model, ModelError, SeqId, Transformer};
+use decoding_engine::{Model, ModelError, Transformer};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -41,17 +41,7 @@ fn llama2c(name: &str) -> Transformer {
     Transformer::new(decoding_engine::Checkpoint::from_bytes(&fixture(name)).unwrap())
 }
 
-/// Every position's logits of a fixed sequence, one prefill.
-fn logits(t: &Transformer, tokens: &[u32]) -> Vec<f32> {
-    let mut cache = KvCache::new(&t.config);
-    let b = Batch::tokens(SeqId(0), 0, tokens, Logits::All);
-    t.forward(
-        &mut decoding_engine::forward::RunState::default(),
-        &mut cache,
-        &b,
-    )
-    .unwrap()
-}
+use common::prefill_logits as logits;
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
