@@ -180,6 +180,30 @@ fn small(v: f64) -> String {
     }
 }
 
+/// The compared columns of step `i` once they have all grown to the step's `cmp_steps` (or
+/// stopped). The worker sends the columns as they start (no steps yet) and again when the
+/// steps are done; a caption drawn from the first view would count tokens not yet generated.
+fn grown<'a>(i: usize, live: &Live<'a>) -> Result<&'a ColumnsView, &'static str> {
+    let v = live.columns.ok_or("the two columns")?;
+    let want = STEPS
+        .get(i)
+        .and_then(|s| {
+            s.query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("cmp_steps="))
+        })
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    if v.columns.len() < 2
+        || v.columns
+            .iter()
+            .any(|c| c.steps.len() < want && c.stop.is_none())
+    {
+        return Err("the columns' steps");
+    }
+    Ok(v)
+}
+
 fn quoted(piece: &str) -> String {
     state::piece_text(piece, true, Some(16))
 }
@@ -290,7 +314,7 @@ pub fn caption(i: usize, live: &Live) -> Result<Vec<Part>, &'static str> {
                 .t(" at T = 2 (flatter). Same weights, reweighted reading.")
         }
         5 => {
-            let v = live.columns.ok_or("the two columns")?;
+            let v = grown(i, live)?;
             let sizes = |k: usize| -> Option<(usize, usize)> {
                 let steps = &v.columns.get(k)?.steps;
                 Some((
@@ -312,7 +336,7 @@ pub fn caption(i: usize, live: &Live) -> Result<Vec<Part>, &'static str> {
                 .t(": narrow when one token dominates, wide when the distribution is flat.")
         }
         6 => {
-            let v = live.columns.ok_or("the two columns")?;
+            let v = grown(i, live)?;
             let ids = |k: usize| -> Vec<u32> {
                 v.columns
                     .get(k)
@@ -487,7 +511,7 @@ pub fn caption(i: usize, live: &Live) -> Result<Vec<Part>, &'static str> {
                 .t(" passes. Batching amortizes the weight reads that bound decode.")
         }
         13 => {
-            let v = live.columns.ok_or("the two columns")?;
+            let v = grown(i, live)?;
             let m = live.info.ok_or("the model")?;
             let (a, b) = (
                 v.columns.first().ok_or("a column")?,

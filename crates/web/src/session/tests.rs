@@ -1140,6 +1140,23 @@ fn every_lesson_step_opens_its_view_and_captions_what_it_shows() {
             quant: pick!(Event::Quant { view } => view),
             lanes: pick!(Event::Lanes { view } => view),
         };
+        // The columns arrive twice: as they start (no steps) and grown. A caption drawn from
+        // the first would count tokens not yet generated (CI saw "no loop" at step 7).
+        let first_columns = events.iter().find_map(|e| match e {
+            Event::Columns { view } => Some(view),
+            _ => None,
+        });
+        if let Some(first) = first_columns.filter(|v| v.columns.iter().all(|c| c.steps.is_empty()))
+        {
+            let early = Live {
+                columns: Some(first),
+                ..live
+            };
+            assert!(
+                caption(i, &early).is_err(),
+                "step {i} captions columns without steps"
+            );
+        }
         let parts = caption(i, &live).unwrap_or_else(|w| panic!("step {i} waits for {w}"));
         let text = caption_text(&parts);
         let n = |k: &str| number(&parts, k).unwrap_or_else(|| panic!("step {i}: no {k} in {text}"));
