@@ -227,6 +227,54 @@ mod x86_rows {
         }
         super::rows_tail::finish(acc8, pw, px, k, n)
     }
+
+    /// `dot_avx512` of R weight rows with one input row `x` (decode's matrix-vector
+    /// product, R rows of W at a time): each weight row's arithmetic is exactly
+    /// `dot_avx512`'s, but the chunk of `x` is loaded once for all R rows and their 2R
+    /// accumulator chains run side by side. One row alone keeps two chains of dependent
+    /// adds, so the adders wait on their own latency; short rows (the 15M shape's 288)
+    /// also pay the fold and reduction per row with nothing to overlap it.
+    #[inline(always)]
+    pub unsafe fn dot_wrows<const R: usize, const STREAM: bool>(
+        ws: [&[f32]; R],
+        x: &[f32],
+    ) -> [f32; R] {
+        let n = ws.iter().fold(x.len(), |n, w| n.min(w.len()));
+        let pw = ws.map(|w| w.as_ptr());
+        let px = x.as_ptr();
+        let mut k = 0;
+        let mut acc8 = [_mm256_setzero_ps(); R];
+        if n >= 32 {
+            let mut lo = [_mm512_setzero_ps(); R];
+            let mut hi = [_mm512_setzero_ps(); R];
+            while k + 32 <= n {
+                let x0 = _mm512_loadu_ps(px.add(k));
+                let x1 = _mm512_loadu_ps(px.add(k + 16));
+                for r in 0..R {
+                    if STREAM {
+                        let ahead = super::x86::PREFETCH;
+                        _mm_prefetch::<_MM_HINT_T0>(pw[r].wrapping_add(k + ahead) as *const i8);
+                        _mm_prefetch::<_MM_HINT_T0>(pw[r].wrapping_add(k + ahead + 16) as *const i8);
+                    }
+                    let p0 = _mm512_mul_ps(_mm512_loadu_ps(pw[r].add(k)), x0);
+                    let p1 = _mm512_mul_ps(_mm512_loadu_ps(pw[r].add(k + 16)), x1);
+                    lo[r] = _mm512_add_ps(lo[r], p0);
+                    hi[r] = _mm512_add_ps(hi[r], p1);
+                }
+                k += 32;
+            }
+            let upper =
+                |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+            for r in 0..R {
+                let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo[r]), upper(lo[r]));
+                let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi[r]), upper(hi[r]));
+                acc8[r] = _mm256_add_ps(l8, h8);
+            }
+        }
+        // The shared tail with the roles of the one row and the R rows swapped: x·w is w·x
+        // bit for bit (IEEE multiplication commutes).
+        super::rows_tail::finish(acc8, px, pw, k, n)
+    }
 }
 
 /// `dot_portable` for R input rows against one weight row in AVX2's 8-lane registers
@@ -485,12 +533,7 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
         };
         if t == 1 {
             // Decode: one input row, one output per weight row.
-            for (o, w_i) in chunk.iter_mut().zip(rows) {
-                *o = match w_i {
-                    RowRef::F32(w) => dot_streamed(w, x),
-                    RowRef::Quant(q, start) => q.dot(start, x),
-                };
-            }
+            decode_rows(chunk, rows, x);
         } else {
             for (o, w_i) in chunk.chunks_exact_mut(t).zip(rows) {
                 match w_i {
@@ -504,6 +547,61 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             }
         }
     });
+}
+
+/// Weight rows a pass of decode's matrix-vector product takes (`x86_rows::dot_wrows`).
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+const WEIGHT_ROWS_A_PASS: usize = 4;
+
+/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows natively
+/// [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`, each row's bits those of
+/// [`dot`]; quantized rows one at a time.
+#[inline(always)]
+fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &[f32]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    {
+        const R: usize = WEIGHT_ROWS_A_PASS;
+        let mut pending: [&[f32]; R] = [&[]; R];
+        let (mut waiting, mut first) = (0, 0);
+        // The rows held back, one at a time (fewer than R: a matrix's or the chunk's end).
+        let flush = |out: &mut [f32], pending: &[&[f32]], first: usize| {
+            for (o, w) in out[first..].iter_mut().zip(pending) {
+                *o = dot_streamed(w, x);
+            }
+        };
+        let len = out.len();
+        for (i, w_i) in rows.take(len).enumerate() {
+            match w_i {
+                RowRef::F32(w) => {
+                    if waiting == 0 {
+                        first = i;
+                    }
+                    pending[waiting] = w;
+                    waiting += 1;
+                    if waiting == R {
+                        // SAFETY: the build enables AVX-512F; the kernel reads within every
+                        // slice, and prefetches are hints that never fault.
+                        let r = unsafe { x86_rows::dot_wrows::<R, true>(pending, x) };
+                        out[first..first + R].copy_from_slice(&r);
+                        waiting = 0;
+                    }
+                }
+                RowRef::Quant(q, start) => {
+                    flush(out, &pending[..waiting], first);
+                    waiting = 0;
+                    out[i] = q.dot(start, x);
+                }
+            }
+        }
+        flush(out, &pending[..waiting], first);
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    for (o, w_i) in out.iter_mut().zip(rows) {
+        *o = match w_i {
+            RowRef::F32(w) => dot_streamed(w, x),
+            RowRef::Quant(q, start) => q.dot(start, x),
+        };
+    }
 }
 
 /// out[r] = dot(w, x_r) for the input rows x_r (n wide) of `x`: the same bits as one `dot`
@@ -747,6 +845,47 @@ mod tests {
                     dot_portable(&a, &x[r * n..(r + 1) * n]).to_bits(),
                     "n = {n}, row {r}"
                 );
+            }
+        }
+    }
+
+    /// Decode's matrix-vector product takes float32 weight rows several at a time: every
+    /// output is still one `dot_portable` of its row, at every row count around the group
+    /// size, across matrices stacked in one call and next to a quantized matrix (whose rows
+    /// break a group).
+    #[test]
+    fn decode_rows_give_one_dot_a_rows_bits() {
+        use crate::quant::{Precision, Tensor};
+        for (a, b) in crate::testing::dot_cases() {
+            let n = a.len();
+            if n == 0 {
+                continue;
+            }
+            let x = &b[..n];
+            // Rows: a shifted copy of `a` each, 1 to 9 of them per matrix.
+            let rows = |d: usize, s: f32| -> Vec<f32> {
+                (0..d)
+                    .flat_map(|r| a.iter().map(move |v| v * (1.0 - (r as f32 + s) * 0.07)))
+                    .collect()
+            };
+            for d in 1..=9 {
+                let (w0, w1) = (rows(d, 0.0), rows(d + 2, 0.5));
+                let q = Tensor::F32(rows(3, 0.25)).at(Precision::Q8, 1, 8);
+                let mats = [(&w0).into(), q.block(0, 1), (&w1).into()];
+                let mut out = vec![0.0f32; 2 * d + 5];
+                matmul(&mut out, x, n, &mats);
+                let want: Vec<u32> = w0
+                    .chunks(n)
+                    .map(|w| dot_portable(w, x))
+                    .chain((0..3).map(|r| match q.block(0, 1) {
+                        MatRef::Quant(q) => q.dot(r * n, x),
+                        MatRef::F32(_) => unreachable!(),
+                    }))
+                    .chain(w1.chunks(n).map(|w| dot_portable(w, x)))
+                    .map(f32::to_bits)
+                    .collect();
+                let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "n = {n}, d = {d}");
             }
         }
     }
