@@ -137,6 +137,21 @@ mod x86 {
     pub unsafe fn dot_avx512<const STREAM: bool>(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let acc8 = partial8::<STREAM>(pa, pb, n);
+        // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
+        let t = _mm_add_ps(_mm256_castps256_ps128(acc8), _mm256_extractf128_ps(acc8, 1));
+        let u = _mm_add_ps(t, _mm_movehl_ps(t, t));
+        let mut sum = _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps(u, u, 0b01)));
+        for k in n / 8 * 8..n {
+            sum += *pa.add(k) * *pb.add(k);
+        }
+        sum
+    }
+
+    /// `dot_avx512`'s eight partial sums of a[..n]·b[..n] before its final reduction: the
+    /// 32-lane loop folded to 8, then the 8-wide chunks (the tail from n / 8 · 8 is left).
+    #[inline(always)]
+    unsafe fn partial8<const STREAM: bool>(pa: *const f32, pb: *const f32, n: usize) -> __m256 {
         let mut k = 0;
         let mut acc8 = _mm256_setzero_ps();
         if n >= 32 {
@@ -167,15 +182,73 @@ mod x86 {
             acc8 = _mm256_add_ps(acc8, p);
             k += 8;
         }
-        // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
-        let t = _mm_add_ps(_mm256_castps256_ps128(acc8), _mm256_extractf128_ps(acc8, 1));
-        let u = _mm_add_ps(t, _mm_movehl_ps(t, t));
-        let mut sum = _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps(u, u, 0b01)));
-        while k < n {
-            sum += *pa.add(k) * *pb.add(k);
-            k += 1;
+        acc8
+    }
+
+    /// The final reduction ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)) of eight
+    /// vectors of partial sums at once, each sum's additions in that order: lane j of the
+    /// result is vector j's sum.
+    #[inline(always)]
+    unsafe fn reduce8(acc: [__m256; 8]) -> __m256 {
+        // [x.lo + x.hi | y.lo + y.hi]: a_i = s_i + s_(i+4) of two vectors.
+        let pair = |x: __m256, y: __m256| {
+            _mm256_add_ps(
+                _mm256_permute2f128_ps::<0x20>(x, y),
+                _mm256_permute2f128_ps::<0x31>(x, y),
+            )
+        };
+        let (a01, a23) = (pair(acc[0], acc[1]), pair(acc[2], acc[3]));
+        let (a45, a67) = (pair(acc[4], acc[5]), pair(acc[6], acc[7]));
+        // Per 128-bit half [x0 + x2, x1 + x3, y0 + y2, y1 + y3]: (a0 + a2) and (a1 + a3).
+        let halves = |x: __m256, y: __m256| {
+            _mm256_add_ps(
+                _mm256_shuffle_ps::<0b01_00_01_00>(x, y),
+                _mm256_shuffle_ps::<0b11_10_11_10>(x, y),
+            )
+        };
+        let (b0123, b4567) = (halves(a01, a23), halves(a45, a67));
+        // [x0 + x1, x2 + x3, y0 + y1, y2 + y3]: lanes hold sums 0, 2, 4, 6 | 1, 3, 5, 7.
+        let s = _mm256_add_ps(
+            _mm256_shuffle_ps::<0b10_00_10_00>(b0123, b4567),
+            _mm256_shuffle_ps::<0b11_01_11_01>(b0123, b4567),
+        );
+        _mm256_permutevar8x32_ps(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+
+    /// att[t] = dot(q, k_t) · scale with k_t = keys[t·stride + offset..][..q.len()], for
+    /// every t of `att`: `dot_avx512`'s bits, the final reductions of eight positions done
+    /// together (one at a time they were a chain of dependent shuffles and adds per
+    /// position: the most of stories260K's attention, whose heads are 8 wide). The caller
+    /// checks that every k_t lies in `keys`.
+    #[inline(always)]
+    pub unsafe fn scores(
+        att: &mut [f32],
+        q: &[f32],
+        keys: &[f32],
+        stride: usize,
+        offset: usize,
+        scale: f32,
+    ) {
+        let hs = q.len();
+        let (pq, pk) = (q.as_ptr(), keys.as_ptr().add(offset));
+        let mut t = 0;
+        while t + 8 <= att.len() {
+            let acc: [__m256; 8] =
+                std::array::from_fn(|j| partial8::<false>(pq, pk.add((t + j) * stride), hs));
+            let mut s = [0.0f32; 8];
+            _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));
+            for (j, s) in s.iter_mut().enumerate() {
+                for i in hs / 8 * 8..hs {
+                    *s += *pq.add(i) * *pk.add((t + j) * stride + i);
+                }
+                att[t + j] = *s * scale;
+            }
+            t += 8;
         }
-        sum
+        for (t, a) in att.iter_mut().enumerate().skip(t) {
+            let k = std::slice::from_raw_parts(pk.add(t * stride), hs);
+            *a = dot_avx512::<false>(q, k) * scale;
+        }
     }
 }
 
@@ -436,7 +509,13 @@ pub fn exp(x: f32) -> f32 {
         * r
         + 0.5;
     let y = p * r2 + r + 1.0;
-    let scale = f32::from_bits(((k as i32 + 127) as u32) << 23);
+    // 2^k: k is a whole number in [−126, 128], so k + 1.5·2²³ is exact and its low bits are
+    // k in two's complement: the bits of `(k as i32 + 127) << 23` without a float-to-int
+    // conversion, whose NaN and saturation checks kept the loops around `exp` scalar (a
+    // NaN x gives a NaN y, and NaN · anything is NaN, as before).
+    const MAGIC: f32 = 12_582_912.0;
+    let k_int = (k + MAGIC).to_bits().wrapping_sub(MAGIC.to_bits());
+    let scale = f32::from_bits(k_int.wrapping_add(127) << 23);
     if x < -87.33 {
         0.0
     } else {
@@ -472,9 +551,28 @@ pub fn sum(x: &[f32]) -> f32 {
     s
 }
 
+/// The largest element (−∞ for none; NaNs ignored, as `f32::max` does): 16 running maxima
+/// then one over them. The maximum of a set does not depend on the order it is taken in, so
+/// this is the single running maximum's value, but without its chain of dependent
+/// comparisons (a third of a stories260K decode step went to softmax, most of it there).
+#[inline(always)]
+pub fn max(x: &[f32]) -> f32 {
+    let (x16, tail) = x.as_chunks::<16>();
+    let mut m = [f32::NEG_INFINITY; 16];
+    for c in x16 {
+        for i in 0..16 {
+            m[i] = m[i].max(c[i]);
+        }
+    }
+    m.iter()
+        .chain(tail)
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max)
+}
+
 /// In-place softmax, shifted by the maximum for stability.
 pub fn softmax(x: &mut [f32]) {
-    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let max = max(x);
     for v in x.iter_mut() {
         *v = exp(*v - max);
     }
@@ -775,6 +873,16 @@ pub fn add_in_place(x: &mut [f32], y: &[f32]) {
     }
 }
 
+/// att[t] = dot(q, k_t) · scale, k_t the key at position t (`keys` rows `stride` wide, the
+/// head's part from `offset`): one position at a time, what every target computes.
+fn scores(att: &mut [f32], q: &[f32], keys: &[f32], stride: usize, offset: usize, scale: f32) {
+    let hs = q.len();
+    for (t, a) in att.iter_mut().enumerate() {
+        let k = &keys[t * stride + offset..t * stride + offset + hs];
+        *a = dot(q, k) * scale;
+    }
+}
+
 /// One query head against the cached keys/values of one layer, positions 0..=pos:
 /// scores = q·k_t / sqrt(head_size), softmax, out = Σ_t att_t · v_t.
 /// `keys`/`values` are the layer's cache rows (position-major, kv_dim wide); `offset` selects
@@ -793,10 +901,16 @@ pub fn attend_head(
     let hs = q.len();
     let scale = 1.0 / (hs as f32).sqrt();
     let att = &mut att[..=pos];
-    for (t, a) in att.iter_mut().enumerate() {
-        let k = &keys[t * kv_dim + offset..t * kv_dim + offset + hs];
-        *a = dot(q, k) * scale;
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    if pos * kv_dim + offset + hs <= keys.len() {
+        // SAFETY: the build enables AVX-512F; every key row read, the last at
+        // pos · kv_dim + offset, ends within `keys` (checked above).
+        unsafe { x86::scores(att, q, keys, kv_dim, offset, scale) };
+    } else {
+        scores(att, q, keys, kv_dim, offset, scale);
     }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    scores(att, q, keys, kv_dim, offset, scale);
     softmax(att);
     // out = Σ_t att_t · v_t, accumulated per output element in t order. The loop runs over
     // 8-wide slices of the head outside and positions inside, so the running sums stay in
@@ -890,6 +1004,34 @@ mod tests {
         }
     }
 
+    /// Attention scores eight positions at a time give one `dot` a position's bits: head
+    /// sizes below, at and above the kernel's 8- and 32-wide steps (with tails), 0 to 40
+    /// positions, the head's keys at an offset in rows of several heads.
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    fn scores_kernel_gives_one_dot_a_positions_bits() {
+        let mut seed = 7u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+        };
+        for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
+            let stride = 3 * hs + 5;
+            let keys: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+            let q: Vec<f32> = (0..hs).map(|_| next()).collect();
+            for positions in 0..=40 {
+                let offset = hs + 2;
+                let scale = 1.0 / (hs as f32).sqrt();
+                let (mut want, mut got) = (vec![0.0f32; positions], vec![0.0f32; positions]);
+                scores(&mut want, &q, &keys, stride, offset, scale);
+                // SAFETY: this build has AVX-512F; the keys hold 41 rows.
+                unsafe { x86::scores(&mut got, &q, &keys, stride, offset, scale) };
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "hs = {hs}, {positions} positions");
+            }
+        }
+    }
+
     #[test]
     fn dot_kernel_gives_the_portable_bits() {
         crate::testing::assert_dot_kernel_bits(dot);
@@ -917,8 +1059,53 @@ mod tests {
         }
         assert!(worst < 2.5e-7, "worst relative error {worst}");
         assert_eq!(exp(0.0), 1.0);
+        // 2^k by the exponent bits is the float-to-int conversion's, at every k (each
+        // power of two in range is hit exactly at x = k·ln 2, rounding aside) and at the ends.
+        for k in -126..=128i32 {
+            for x in [
+                k as f32 * std::f32::consts::LN_2,
+                -87.33,
+                88.72,
+                -87.0,
+                88.0,
+            ] {
+                let xc = x.clamp(-87.33, 88.72);
+                let kf = (xc * std::f32::consts::LOG2_E + 0.5).floor();
+                let by_cast = f32::from_bits(((kf as i32 + 127) as u32) << 23);
+                let magic = (kf + 12_582_912.0f32).to_bits().wrapping_sub(0x4b40_0000);
+                assert_eq!(
+                    f32::from_bits(magic.wrapping_add(127) << 23).to_bits(),
+                    by_cast.to_bits(),
+                    "x = {x}"
+                );
+            }
+        }
+        assert!(exp(f32::NAN).is_nan());
         assert_eq!(exp(-100.0), 0.0);
         assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+    }
+
+    /// The chunked maximum is the running one, ties of ±0 aside (x − (+0) and x − (−0) are
+    /// equal but for x = −0, and exp gives 1 for both): over lengths around its chunk, with
+    /// NaNs and infinities among the values.
+    #[test]
+    fn max_is_the_running_maximum() {
+        for (a, _) in crate::testing::dot_cases() {
+            for n in 0..=a.len().min(40) {
+                let v = &a[..n];
+                let want = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                assert_eq!(max(v), want, "n = {n}");
+            }
+        }
+        let mut v: Vec<f32> = (0..37).map(|i| (i as f32 * 0.7).sin()).collect();
+        v[20] = f32::NAN;
+        v[33] = 5.0;
+        assert_eq!(max(&v), 5.0);
+        v[3] = f32::INFINITY;
+        assert_eq!(max(&v), f32::INFINITY);
+        // All NaN: the running maximum stays at its start, −∞.
+        assert_eq!(max(&[f32::NAN; 17]), f32::NEG_INFINITY);
+        assert_eq!(max(&[]), f32::NEG_INFINITY);
     }
 
     #[test]
