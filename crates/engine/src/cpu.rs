@@ -233,8 +233,10 @@ mod x86 {
         let (pq, pk) = (q.as_ptr(), keys.as_ptr().add(offset));
         let mut t = 0;
         while t + 8 <= att.len() {
-            let acc: [__m256; 8] =
-                std::array::from_fn(|j| partial8::<false>(pq, pk.add((t + j) * stride), hs));
+            let mut acc = [_mm256_setzero_ps(); 8];
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = partial8::<false>(pq, pk.add((t + j) * stride), hs);
+            }
             let mut s = [0.0f32; 8];
             _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));
             for (j, s) in s.iter_mut().enumerate() {
@@ -886,7 +888,8 @@ fn scores(att: &mut [f32], q: &[f32], keys: &[f32], stride: usize, offset: usize
 /// One query head against the cached keys/values of one layer, positions 0..=pos:
 /// scores = q·k_t / sqrt(head_size), softmax, out = Σ_t att_t · v_t.
 /// `keys`/`values` are the layer's cache rows (position-major, kv_dim wide); `offset` selects
-/// the K/V head this query head shares (grouped-query attention).
+/// the K/V head this query head shares (grouped-query attention). [`attend_heads`] with one
+/// head.
 #[allow(clippy::too_many_arguments)]
 pub fn attend_head(
     out: &mut [f32],
@@ -898,41 +901,77 @@ pub fn attend_head(
     pos: usize,
     att: &mut [f32],
 ) {
-    let hs = q.len();
+    attend_heads::<1>(out, q, keys, values, kv_dim, [offset], pos, att);
+}
+
+/// G query heads of one row against the cache at once: `q` and `out` hold the G heads one
+/// after another (head_size = q.len() / G each), `offsets[g]` is head g's K/V head in a
+/// cache row, `att` has room for G × (pos + 1) weights (head g's at g·(pos + 1), left there
+/// for the probe). Each head's numbers are [`attend_head`]'s alone, bit for bit: the
+/// weighted sum of the values adds in position order per output element whatever G is;
+/// only the G heads' running sums advance side by side, so the adder is not waiting on one
+/// chain (a head of 8 is one chain of dependent adds, a position at a time: the largest
+/// part of a stories260K step).
+#[allow(clippy::too_many_arguments)]
+pub fn attend_heads<const G: usize>(
+    out: &mut [f32],
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    kv_dim: usize,
+    offsets: [usize; G],
+    pos: usize,
+    att: &mut [f32],
+) {
+    let hs = q.len() / G;
+    let n = pos + 1;
     let scale = 1.0 / (hs as f32).sqrt();
-    let att = &mut att[..=pos];
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-    if pos * kv_dim + offset + hs <= keys.len() {
-        // SAFETY: the build enables AVX-512F; every key row read, the last at
-        // pos · kv_dim + offset, ends within `keys` (checked above).
-        unsafe { x86::scores(att, q, keys, kv_dim, offset, scale) };
-    } else {
+    let att = &mut att[..G * n];
+    for (g, att) in att.chunks_exact_mut(n).enumerate() {
+        let (q, offset) = (&q[g * hs..(g + 1) * hs], offsets[g]);
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+        if pos * kv_dim + offset + hs <= keys.len() {
+            // SAFETY: the build enables AVX-512F; every key row read, the last at
+            // pos · kv_dim + offset, ends within `keys` (checked above).
+            unsafe { x86::scores(att, q, keys, kv_dim, offset, scale) };
+        } else {
+            scores(att, q, keys, kv_dim, offset, scale);
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
         scores(att, q, keys, kv_dim, offset, scale);
+        softmax(att);
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
-    scores(att, q, keys, kv_dim, offset, scale);
-    softmax(att);
+    let att = &*att;
     // out = Σ_t att_t · v_t, accumulated per output element in t order. The loop runs over
     // 8-wide slices of the head outside and positions inside, so the running sums stay in
     // registers instead of round-tripping through memory at every position.
     let (chunks, rest) = (hs / 8, hs % 8);
     for c in 0..chunks {
-        let mut acc = [0.0f32; 8];
-        for (t, &a) in att.iter().enumerate() {
-            let at = t * kv_dim + offset + c * 8;
-            let v: &[f32; 8] = values[at..at + 8].try_into().unwrap_or(&[0.0; 8]);
-            for i in 0..8 {
-                acc[i] += a * v[i];
+        let mut acc = [[0.0f32; 8]; G];
+        for t in 0..n {
+            for (g, acc) in acc.iter_mut().enumerate() {
+                let a = att[g * n + t];
+                let at = t * kv_dim + offsets[g] + c * 8;
+                let v: &[f32; 8] = values[at..at + 8].try_into().unwrap_or(&[0.0; 8]);
+                for i in 0..8 {
+                    acc[i] += a * v[i];
+                }
             }
         }
-        out[c * 8..c * 8 + 8].copy_from_slice(&acc);
+        for (g, acc) in acc.iter().enumerate() {
+            out[g * hs + c * 8..][..8].copy_from_slice(acc);
+        }
     }
     for i in hs - rest..hs {
-        let mut acc = 0.0f32;
-        for (t, &a) in att.iter().enumerate() {
-            acc += a * values[t * kv_dim + offset + i];
+        let mut acc = [0.0f32; G];
+        for t in 0..n {
+            for (g, acc) in acc.iter_mut().enumerate() {
+                *acc += att[g * n + t] * values[t * kv_dim + offsets[g] + i];
+            }
         }
-        out[i] = acc;
+        for (g, acc) in acc.iter().enumerate() {
+            out[g * hs + i] = *acc;
+        }
     }
 }
 
@@ -1028,6 +1067,44 @@ mod tests {
                 unsafe { x86::scores(&mut got, &q, &keys, stride, offset, scale) };
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&got), bits(&want), "hs = {hs}, {positions} positions");
+            }
+        }
+    }
+
+    /// Heads attending together give each head's `attend_head` alone, bit for bit, and leave
+    /// each head's weights in its part of `att`: 1, 2, 4 and 8 heads, head sizes with and
+    /// without a remainder of 8, GQA offsets (heads sharing a K/V head), 1 to 20 positions.
+    #[test]
+    fn heads_together_give_each_heads_own_bits() {
+        fn check<const G: usize>(hs: usize, pos: usize) {
+            let kv_dim = 4 * hs;
+            let (keys, values): (Vec<f32>, Vec<f32>) = (0..(pos + 1) * kv_dim)
+                .map(|i| ((i as f32 * 0.37).sin(), (i as f32 * 0.53).cos()))
+                .unzip();
+            let q: Vec<f32> = (0..G * hs).map(|i| (i as f32 * 0.71).sin() * 2.0).collect();
+            // Heads 2j and 2j + 1 share K/V head j (mod 4).
+            let offsets: [usize; G] = std::array::from_fn(|g| (g / 2 % 4) * hs);
+            let mut out = vec![0.0f32; G * hs];
+            let mut att = vec![0.0f32; G * (pos + 1)];
+            attend_heads::<G>(&mut out, &q, &keys, &values, kv_dim, offsets, pos, &mut att);
+            for g in 0..G {
+                let (mut one, mut att1) = (vec![0.0f32; hs], vec![0.0f32; pos + 1]);
+                let q_g = &q[g * hs..(g + 1) * hs];
+                attend_head(
+                    &mut one, q_g, &keys, &values, kv_dim, offsets[g], pos, &mut att1,
+                );
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let at = format!("G = {G}, hs = {hs}, pos = {pos}, head {g}");
+                assert_eq!(bits(&out[g * hs..(g + 1) * hs]), bits(&one), "{at}");
+                assert_eq!(bits(&att[g * (pos + 1)..][..=pos]), bits(&att1), "{at}");
+            }
+        }
+        for hs in [3, 8, 12, 48] {
+            for pos in [0, 1, 7, 8, 19] {
+                check::<1>(hs, pos);
+                check::<2>(hs, pos);
+                check::<4>(hs, pos);
+                check::<8>(hs, pos);
             }
         }
     }

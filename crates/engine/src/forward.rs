@@ -16,7 +16,9 @@
 
 use crate::batch::{Batch, Logits, Row, SeqId};
 use crate::checkpoint::{Checkpoint, Config, TransformerWeights};
-use crate::cpu::{add_in_place, attend_head, matmul, rmsnorm, rope, swiglu, RopeTable};
+use crate::cpu::{
+    add_in_place, attend_head, attend_heads, matmul, rmsnorm, rope, swiglu, RopeTable,
+};
 use crate::kv_cache::{Caches, KvCache};
 use crate::par;
 use crate::probe::{ProbeRecord, ProbeSpec, Probed};
@@ -31,6 +33,10 @@ thread_local! {
     /// allocating them).
     static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// Query heads of one row that attend together (`cpu::attend_heads`: their weighted sums of
+/// the values advance side by side).
+const HEADS_AT_ONCE: usize = 8;
 
 /// Activations of one pass over `rows` rows (llama2.c's `RunState`, minus the cache, which is
 /// per sequence). Reused from pass to pass; grown when a batch has more rows than before.
@@ -262,22 +268,55 @@ impl Transformer {
         let probe = probe.as_ref();
         par::chunks(&mut s.xb, hs, 2 * ctx * hs, |first, out| {
             SCORES.with_borrow_mut(|att| {
-                att.resize(ctx.max(att.len()), 0.0);
-                for (u, out_h) in out.chunks_mut(hs).enumerate() {
+                att.resize((HEADS_AT_ONCE * ctx).max(att.len()), 0.0);
+                let units = out.len() / hs;
+                let mut u = 0;
+                while u < units {
+                    // The next heads of row i in this chunk, up to eight at once.
                     let (i, h) = ((first + u) / n_heads, (first + u) % n_heads);
+                    let left = (units - u).min(n_heads - h);
+                    let g = [HEADS_AT_ONCE, 4, 2]
+                        .into_iter()
+                        .find(|&g| g <= left)
+                        .unwrap_or(1);
                     let Some(cache) = caches.cache(rows[i].seq) else {
+                        u += g;
                         continue;
                     };
                     let (keys, values) = cache.layer(l);
-                    let q_h = &q[i * dim + h * hs..i * dim + (h + 1) * hs];
-                    let offset = (h / kv_mul) * hs;
                     let pos = rows[i].pos;
-                    attend_head(out_h, q_h, keys, values, kv_dim, offset, pos, att);
+                    let q_g = &q[i * dim + h * hs..i * dim + (h + g) * hs];
+                    let out_g = &mut out[u * hs..(u + g) * hs];
+                    let offset = |j: usize| ((h + j) / kv_mul) * hs;
+                    macro_rules! heads {
+                        ($g:literal) => {
+                            attend_heads::<$g>(
+                                out_g,
+                                q_g,
+                                keys,
+                                values,
+                                kv_dim,
+                                std::array::from_fn(offset),
+                                pos,
+                                att,
+                            )
+                        };
+                    }
+                    match g {
+                        HEADS_AT_ONCE => heads!(8),
+                        4 => heads!(4),
+                        2 => heads!(2),
+                        _ => heads!(1),
+                    }
                     if let (Some(p), true) = (probe, i + 1 == n) {
                         if let Ok(mut w) = p.lock() {
-                            w[h * (pos + 1)..][..=pos].copy_from_slice(&att[..=pos]);
+                            for j in 0..g {
+                                w[(h + j) * (pos + 1)..][..=pos]
+                                    .copy_from_slice(&att[j * (pos + 1)..][..=pos]);
+                            }
                         }
                     }
+                    u += g;
                 }
             })
         });
