@@ -6,6 +6,7 @@
 pub mod export;
 pub mod finite;
 pub mod fuzz;
+pub mod heap;
 pub mod lesson;
 pub mod protocol;
 pub mod session;

@@ -446,6 +446,8 @@ pub struct TranscriptView {
     pub timings: Timings,
     /// The worker's wasm memory (its peak: it never shrinks); None natively.
     pub memory_bytes: Option<u64>,
+    /// The worker's heap in use now (`heap::live_bytes`); None natively.
+    pub heap_bytes: Option<u64>,
     /// Set when the end of the generated text repeats itself (a degenerate loop).
     pub loop_warning: Option<String>,
 }

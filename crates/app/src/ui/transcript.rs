@@ -343,13 +343,15 @@ fn Timings() -> impl IntoView {
         </p>
         <p class="timings" data-testid="memory">
             <Tag of="memory" />" "
-            {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.memory_bytes).map(|engine| {
+            {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.memory_bytes.map(|m| (m, t.heap_bytes.unwrap_or(0)))).map(|(engine, engine_live)| {
                 let page = decoding_web::state::wasm_memory_bytes().unwrap_or(0);
+                let page_live = decoding_web::heap::live_bytes().unwrap_or(0);
                 view! {
                     "Memory (wasm, peak): engine "
-                    <span data-testid="memory-engine" data-bytes=engine.to_string()>{human_bytes(engine)}</span>
+                    <span data-testid="memory-engine" data-bytes=engine.to_string() data-live=engine_live.to_string()>{human_bytes(engine)}</span>
                     ", page "
-                    <span data-testid="memory-page" data-bytes=page.to_string()>{human_bytes(page)}</span>
+                    <span data-testid="memory-page" data-bytes=page.to_string() data-live=page_live.to_string()>{human_bytes(page)}</span>
+                    "; in use: engine " {human_bytes(engine_live)} ", page " {human_bytes(page_live)}
                 }
             }))}
         </p>

@@ -89,6 +89,7 @@ impl Session {
                     }),
                 timings: self.timings.clone(),
                 memory_bytes: crate::state::wasm_memory_bytes(),
+                heap_bytes: crate::heap::live_bytes(),
                 loop_warning: {
                     let ids = g.generated_ids();
                     decoding_engine::generation::detect_loop(&ids, 3).map(|l| {
