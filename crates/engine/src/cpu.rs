@@ -148,6 +148,16 @@ mod x86 {
         sum
     }
 
+    /// The 32 partial sums acc[0..16] = `lo`, acc[16..32] = `hi` folded to eight:
+    /// acc8[i] = (acc[i] + acc[i+8]) + (acc[i+16] + acc[i+24]).
+    #[inline(always)]
+    pub(super) unsafe fn fold32(lo: __m512, hi: __m512) -> __m256 {
+        let upper = |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+        let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo), upper(lo));
+        let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi), upper(hi));
+        _mm256_add_ps(l8, h8)
+    }
+
     /// `dot_avx512`'s eight partial sums of a[..n]·b[..n] before its final reduction: the
     /// 32-lane loop folded to 8, then the 8-wide chunks (the tail from n / 8 · 8 is left).
     #[inline(always)]
@@ -170,12 +180,7 @@ mod x86 {
                 hi = _mm512_add_ps(hi, x1);
                 k += 32;
             }
-            // acc8[i] = (acc[i] + acc[i+8]) + (acc[i+16] + acc[i+24])
-            let upper =
-                |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-            let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo), upper(lo));
-            let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi), upper(hi));
-            acc8 = _mm256_add_ps(l8, h8);
+            acc8 = fold32(lo, hi);
         }
         while k + 8 <= n {
             let p = _mm256_mul_ps(_mm256_loadu_ps(pa.add(k)), _mm256_loadu_ps(pb.add(k)));
@@ -292,12 +297,8 @@ mod x86_rows {
                 }
                 k += 32;
             }
-            let upper =
-                |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
             for r in 0..R {
-                let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo[r]), upper(lo[r]));
-                let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi[r]), upper(hi[r]));
-                acc8[r] = _mm256_add_ps(l8, h8);
+                acc8[r] = super::x86::fold32(lo[r], hi[r]);
             }
         }
         super::rows_tail::finish(acc8, pw, px, k, n)
@@ -338,12 +339,8 @@ mod x86_rows {
                 }
                 k += 32;
             }
-            let upper =
-                |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
             for r in 0..R {
-                let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo[r]), upper(lo[r]));
-                let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi[r]), upper(hi[r]));
-                acc8[r] = _mm256_add_ps(l8, h8);
+                acc8[r] = super::x86::fold32(lo[r], hi[r]);
             }
         }
         // The shared tail with the roles of the one row and the R rows swapped: x·w is w·x
