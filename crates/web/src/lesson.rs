@@ -185,15 +185,12 @@ fn small(v: f64) -> String {
 /// steps are done; a caption drawn from the first view would count tokens not yet generated.
 fn grown<'a>(i: usize, live: &Live<'a>) -> Result<&'a ColumnsView, &'static str> {
     let v = live.columns.ok_or("the two columns")?;
+    // The steps the step's link asks for, read as the page reads the link.
+    let vocab = live.info.map_or(usize::MAX, |m| m.config.vocab_size);
     let want = STEPS
         .get(i)
-        .and_then(|s| {
-            s.query
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("cmp_steps="))
-        })
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0);
+        .and_then(|s| state::from_query(s.query, vocab).page.compare)
+        .map_or(0, |c| c.steps as usize);
     if v.columns.len() < 2
         || v.columns
             .iter()
