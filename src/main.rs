@@ -358,7 +358,27 @@ impl ModelFiles {
             return Ok(self.at_precision(model));
         }
         let tok = Self::read(&tp)?;
-        let model = Model::read_within(&mut file, len, &tok, self.budget)
+        // A llama2.c file is mapped, read-only, and its float32 tensors are used in place:
+        // the weights in memory are the file's pages (shared with the page cache), not a
+        // copy, and nothing is read twice (issue 11; llama2.c's run.c maps its file too).
+        // Its header is checked against the budget and the file's length before mapping.
+        let mut head = Vec::with_capacity(256);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, 256), &mut head)
+            .map_err(|e| io(&mp, e))?;
+        if !decoding_engine::hf::is_safetensors(&head) {
+            Model::check_files(&head, len, tok.len() as u64, self.budget).map_err(|e| {
+                CliError::Model {
+                    path: mp.clone(),
+                    error: e,
+                }
+            })?;
+        }
+        // SAFETY: the mapping is read-only and private; like every program that maps its
+        // weights (run.c, llama.cpp) this assumes the file is not truncated or rewritten by
+        // another process while it runs.
+        let map =
+            unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(|e| io(&mp, e))?;
+        let model = Model::from_shared(std::sync::Arc::new(map), &tok, self.budget)
             .map_err(|e| CliError::Model { path: mp, error: e })?;
         Ok(self.at_precision(model))
     }

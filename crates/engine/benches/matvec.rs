@@ -81,7 +81,7 @@ fn quantized_matvec_from_memory(c: &mut Criterion) {
     use decoding_engine::quant::{Precision, Tensor};
     let (d, n, w, x) = classifier();
     let mut out = vec![0.0f32; d];
-    let f32s = Tensor::F32(w);
+    let f32s = Tensor::F32(w.into());
     let mut g = c.benchmark_group("matvec by precision");
     g.throughput(criterion::Throughput::Elements((d * n) as u64));
     g.sample_size(20);

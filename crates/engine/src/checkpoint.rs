@@ -7,7 +7,7 @@
 //! a `fetch` or a dropped file in the browser).
 
 use crate::budget::{Budget, BudgetError, Footprint};
-use crate::quant::{self, MatRef, Precision, Tensor};
+use crate::quant::{self, F32s, MatRef, Precision, SharedBytes, Tensor};
 use crate::units::thousands;
 use thiserror::Error;
 
@@ -450,13 +450,7 @@ impl<R: std::io::Read> TensorReader<'_, R> {
                 *v = f32::from_bits(u32::from_le(v.to_bits()));
             }
         }
-        if let Some(index) = out.iter().position(|v| !v.is_finite()) {
-            return Err(CheckpointError::NonFinite {
-                tensor: name,
-                index,
-                value: out[index],
-            });
-        }
+        check_finite(name, &out)?;
         Ok(out)
     }
 
@@ -467,6 +461,72 @@ impl<R: std::io::Read> TensorReader<'_, R> {
             self.fill(&mut chunk[..k])?;
             n -= k as u64;
         }
+        Ok(())
+    }
+}
+
+/// A tensor with a NaN or an infinity is refused, naming the first.
+fn check_finite(name: &'static str, v: &[f32]) -> Result<(), CheckpointError> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(CheckpointError::NonFinite {
+            tensor: name,
+            index,
+            value: v[index],
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Where a llama2.c file's tensors come from, in file order: read into buffers of their own
+/// (`TensorReader`), or viewed in the file's bytes in place (`SharedReader`).
+trait TensorSource {
+    fn tensor(&mut self, name: &'static str, n: usize) -> Result<F32s, CheckpointError>;
+    fn skip_bytes(&mut self, n: u64) -> Result<(), CheckpointError>;
+}
+
+impl<R: std::io::Read> TensorSource for TensorReader<'_, R> {
+    fn tensor(&mut self, name: &'static str, n: usize) -> Result<F32s, CheckpointError> {
+        self.take(name, n).map(F32s::Owned)
+    }
+    fn skip_bytes(&mut self, n: u64) -> Result<(), CheckpointError> {
+        self.skip(n)
+    }
+}
+
+/// Tensors as views into the whole file's bytes (mapped natively): no copy of the weights.
+/// The caller has checked the file's size against the header, so every tensor is there.
+struct SharedReader {
+    bytes: SharedBytes,
+    offset: usize,
+}
+
+impl TensorSource for SharedReader {
+    fn tensor(&mut self, name: &'static str, n: usize) -> Result<F32s, CheckpointError> {
+        let truncated = || CheckpointError::Read {
+            offset: self.offset as u64,
+            error: "the file ends inside this tensor".into(),
+        };
+        let t = match F32s::view(&self.bytes, self.offset, n) {
+            Some(t) => t,
+            // Not 4-byte aligned in memory (or a big-endian machine): a copy, as read.
+            None => {
+                let all = (*self.bytes).as_ref();
+                let b = all
+                    .get(self.offset..self.offset + 4 * n)
+                    .ok_or_else(truncated)?;
+                F32s::Owned(
+                    b.chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect(),
+                )
+            }
+        };
+        check_finite(name, &t)?;
+        self.offset += 4 * n;
+        Ok(t)
+    }
+    fn skip_bytes(&mut self, n: u64) -> Result<(), CheckpointError> {
+        self.offset += n as usize;
         Ok(())
     }
 }
@@ -571,43 +631,76 @@ impl Checkpoint {
             reader,
             offset: HEADER_BYTES as u64,
         };
-        let c = &config;
+        let weights = Checkpoint::tensors(&config, &mut r)?;
+        Ok(Checkpoint { config, weights })
+    }
+
+    /// A checkpoint whose float32 tensors are views into `bytes`, the whole file (natively
+    /// its mapping): the weights in memory are the file's own pages, not a copy (issue 11).
+    /// Checked as `read_within` checks a file; a version-2 (quantized) file is converted.
+    pub fn from_shared(bytes: SharedBytes, budget: Budget) -> Result<Checkpoint, CheckpointError> {
+        let all = (*bytes).as_ref();
+        let len = all.len() as u64;
+        if crate::checkpoint_v2::is_v2(all) || len == 0 {
+            return Checkpoint::read_within(&mut &all[..], len, budget);
+        }
+        let head = &all[..all.len().min(HEADER_BYTES)];
+        let config = Checkpoint::check_header(head, len, budget)?;
+        let mut r = SharedReader {
+            bytes: bytes.clone(),
+            offset: HEADER_BYTES,
+        };
+        let weights = Checkpoint::tensors(&config, &mut r)?;
+        Ok(Checkpoint { config, weights })
+    }
+
+    /// The tensors after a legacy header, in llama2.c's order.
+    fn tensors(
+        config: &Config,
+        r: &mut impl TensorSource,
+    ) -> Result<TransformerWeights, CheckpointError> {
+        let c = config;
         let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
-        let token_embedding = Tensor::F32(r.take("token_embedding", v * d)?);
-        let rms_att = r.take("rms_att", l * d)?;
-        let wq = Tensor::F32(r.take("wq", l * d * d)?);
-        let wk = Tensor::F32(r.take("wk", l * kv * d)?);
-        let wv = Tensor::F32(r.take("wv", l * kv * d)?);
-        let wo = Tensor::F32(r.take("wo", l * d * d)?);
-        let rms_ffn = r.take("rms_ffn", l * d)?;
-        let w1 = Tensor::F32(r.take("w1", l * h * d)?);
-        let w2 = Tensor::F32(r.take("w2", l * d * h)?);
-        let w3 = Tensor::F32(r.take("w3", l * h * d)?);
-        let rms_final = r.take("rms_final", d)?;
+        // The norms are small and kept as buffers of their own.
+        fn norm(
+            r: &mut impl TensorSource,
+            name: &'static str,
+            n: usize,
+        ) -> Result<Vec<f32>, CheckpointError> {
+            r.tensor(name, n).map(|t| t.to_vec())
+        }
+        let token_embedding = Tensor::F32(r.tensor("token_embedding", v * d)?);
+        let rms_att = norm(r, "rms_att", l * d)?;
+        let wq = Tensor::F32(r.tensor("wq", l * d * d)?);
+        let wk = Tensor::F32(r.tensor("wk", l * kv * d)?);
+        let wv = Tensor::F32(r.tensor("wv", l * kv * d)?);
+        let wo = Tensor::F32(r.tensor("wo", l * d * d)?);
+        let rms_ffn = norm(r, "rms_ffn", l * d)?;
+        let w1 = Tensor::F32(r.tensor("w1", l * h * d)?);
+        let w2 = Tensor::F32(r.tensor("w2", l * d * h)?);
+        let w3 = Tensor::F32(r.tensor("w3", l * h * d)?);
+        let rms_final = norm(r, "rms_final", d)?;
         // freq_cis_real and freq_cis_imag: unused (RoPE is computed), skipped unchecked as
         // llama2.c does.
-        r.skip((2 * c.seq_len * (c.head_size() / 2) * 4) as u64)?;
+        r.skip_bytes((2 * c.seq_len * (c.head_size() / 2) * 4) as u64)?;
         let wcls = if c.shared_classifier {
             None
         } else {
-            Some(Tensor::F32(r.take("wcls", v * d)?))
+            Some(Tensor::F32(r.tensor("wcls", v * d)?))
         };
-        Ok(Checkpoint {
-            config,
-            weights: TransformerWeights {
-                token_embedding,
-                rms_att,
-                wq,
-                wk,
-                wv,
-                wo,
-                rms_ffn,
-                w1,
-                w2,
-                w3,
-                rms_final,
-                wcls,
-            },
+        Ok(TransformerWeights {
+            token_embedding,
+            rms_att,
+            wq,
+            wk,
+            wv,
+            wo,
+            rms_ffn,
+            w1,
+            w2,
+            w3,
+            rms_final,
+            wcls,
         })
     }
 
@@ -680,21 +773,21 @@ impl Checkpoint {
         let c = &config;
         let (d, h, l, v, kv) = (c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.kv_dim());
         let weights = TransformerWeights {
-            token_embedding: Tensor::F32(uniform(v * d, 1)),
+            token_embedding: Tensor::F32(uniform(v * d, 1).into()),
             rms_att: vec![1.0; l * d],
-            wq: Tensor::F32(uniform(l * d * d, d)),
-            wk: Tensor::F32(uniform(l * kv * d, d)),
-            wv: Tensor::F32(uniform(l * kv * d, d)),
-            wo: Tensor::F32(uniform(l * d * d, d)),
+            wq: Tensor::F32(uniform(l * d * d, d).into()),
+            wk: Tensor::F32(uniform(l * kv * d, d).into()),
+            wv: Tensor::F32(uniform(l * kv * d, d).into()),
+            wo: Tensor::F32(uniform(l * d * d, d).into()),
             rms_ffn: vec![1.0; l * d],
-            w1: Tensor::F32(uniform(l * h * d, d)),
-            w2: Tensor::F32(uniform(l * d * h, h)),
-            w3: Tensor::F32(uniform(l * h * d, d)),
+            w1: Tensor::F32(uniform(l * h * d, d).into()),
+            w2: Tensor::F32(uniform(l * d * h, h).into()),
+            w3: Tensor::F32(uniform(l * h * d, d).into()),
             rms_final: vec![1.0; d],
             wcls: if c.shared_classifier {
                 None
             } else {
-                Some(Tensor::F32(uniform(v * d, d)))
+                Some(Tensor::F32(uniform(v * d, d).into()))
             },
         };
         Ok(Checkpoint { config, weights })
@@ -843,6 +936,99 @@ mod tests {
             }
             e => panic!("unexpected {e}"),
         }
+    }
+
+    fn shared(bytes: Vec<u8>) -> SharedBytes {
+        std::sync::Arc::new(bytes)
+    }
+
+    fn matrices_shared(w: &TransformerWeights, c: &Config) -> Vec<bool> {
+        w.matrices(c)
+            .iter()
+            .map(|(_, t, _)| matches!(t, Tensor::F32(f) if f.is_shared()))
+            .collect()
+    }
+
+    /// The file's bytes used in place give the checkpoint its bytes give when read: every
+    /// matrix a view into those bytes (no copy), the same values and the same file written
+    /// back; at an address that is not 4-byte aligned the floats are copied, still equal.
+    #[test]
+    fn a_checkpoint_in_shared_bytes_is_the_same_and_its_matrices_are_views() {
+        for untied in [false, true] {
+            let ck = Checkpoint::random(tiny_config(!untied), 5).unwrap();
+            let bytes = ck.to_bytes();
+            let read = Checkpoint::from_bytes(&bytes).unwrap();
+            let s = Checkpoint::from_shared(shared(bytes.clone()), Budget::default()).unwrap();
+            assert_eq!(s.config, read.config);
+            assert_eq!(
+                s.weights.matrices(&s.config),
+                read.weights.matrices(&read.config)
+            );
+            assert_eq!(s.weights.norms(), read.weights.norms());
+            assert_eq!(s.to_bytes(), bytes);
+            assert!(matrices_shared(&s.weights, &s.config).iter().all(|&v| v));
+            assert!(matrices_shared(&read.weights, &read.config)
+                .iter()
+                .all(|&v| !v));
+            assert_eq!(s.weights.matrices(&s.config).len(), 8 + usize::from(untied));
+
+            // The same file one byte into a buffer: wherever the allocation falls, one of
+            // the two starts is misaligned for f32, and that one copies.
+            let mut off = vec![0u8];
+            off.extend_from_slice(&bytes);
+            let both: Vec<SharedBytes> = vec![shared(bytes.clone()), {
+                struct Tail(Vec<u8>);
+                impl AsRef<[u8]> for Tail {
+                    fn as_ref(&self) -> &[u8] {
+                        &self.0[1..]
+                    }
+                }
+                std::sync::Arc::new(Tail(off))
+            }];
+            let mut kinds = Vec::new();
+            for b in both {
+                let c = Checkpoint::from_shared(b, Budget::default()).unwrap();
+                assert_eq!(c.to_bytes(), bytes);
+                kinds.push(matrices_shared(&c.weights, &c.config)[0]);
+            }
+            assert_ne!(kinds[0], kinds[1], "one start is aligned, the other not");
+        }
+    }
+
+    /// In shared bytes, a file's faults are found as when it is read: a NaN weight named
+    /// with its tensor, a short file by both sizes, an empty one, a version-2 file read.
+    #[test]
+    fn shared_bytes_are_checked_as_a_read_file_is() {
+        let ck = Checkpoint::random(tiny_config(true), 1).unwrap();
+        let mut bytes = ck.to_bytes();
+        let off = HEADER_BYTES + (10 * 8 + 2 * 8) * 4 + 4 * 3;
+        bytes[off..off + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+        let b = Budget::default();
+        for e in [
+            Checkpoint::from_shared(shared(bytes.clone()), b).unwrap_err(),
+            Checkpoint::from_bytes(&bytes).unwrap_err(),
+        ] {
+            match e {
+                CheckpointError::NonFinite { tensor, index, .. } => {
+                    assert_eq!((tensor, index), ("wq", 3))
+                }
+                e => panic!("unexpected {e}"),
+            }
+        }
+        let good = ck.to_bytes();
+        let cut = good[..good.len() - 8].to_vec();
+        assert_eq!(
+            Checkpoint::from_shared(shared(cut.clone()), b).unwrap_err(),
+            Checkpoint::from_bytes(&cut).unwrap_err()
+        );
+        assert_eq!(
+            Checkpoint::from_shared(shared(Vec::new()), b).unwrap_err(),
+            CheckpointError::Empty
+        );
+        assert_eq!(
+            Checkpoint::from_shared(shared(vec![0; 10]), b).unwrap_err(),
+            CheckpointError::TooShortForHeader { len: 10 }
+        );
     }
 
     /// A file read as a stream gives the same checkpoint as its bytes; a stream that ends

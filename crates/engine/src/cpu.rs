@@ -1020,7 +1020,7 @@ mod tests {
             };
             for d in 1..=9 {
                 let (w0, w1) = (rows(d, 0.0), rows(d + 2, 0.5));
-                let q = Tensor::F32(rows(3, 0.25)).at(Precision::Q8, 1, 8);
+                let q = Tensor::F32(rows(3, 0.25).into()).at(Precision::Q8, 1, 8);
                 let mats = [(&w0).into(), q.block(0, 1), (&w1).into()];
                 let mut out = vec![0.0f32; 2 * d + 5];
                 matmul(&mut out, x, n, &mats);

@@ -756,7 +756,7 @@ impl<'a> Gguf<'a> {
                 for (t, o) in parts.iter().zip(out.chunks_mut(len)) {
                     self.floats_into(t, o)?;
                 }
-                Ok(Tensor::F32(out))
+                Ok(Tensor::F32(out.into()))
             }
         }
     }

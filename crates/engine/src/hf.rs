@@ -374,21 +374,21 @@ impl<'a> Weights<'a> {
             }));
         }
         let weights = TransformerWeights {
-            token_embedding: Tensor::F32(self.floats("model.embed_tokens.weight", &[v, d])?),
+            token_embedding: Tensor::F32(self.floats("model.embed_tokens.weight", &[v, d])?.into()),
             rms_att: norm("input_layernorm")?,
-            wq: Tensor::F32(stack("self_attn.q_proj", d, d, Some(c.n_heads))?),
-            wk: Tensor::F32(stack("self_attn.k_proj", kv, d, Some(c.n_kv_heads))?),
-            wv: Tensor::F32(stack("self_attn.v_proj", kv, d, None)?),
-            wo: Tensor::F32(stack("self_attn.o_proj", d, d, None)?),
+            wq: Tensor::F32(stack("self_attn.q_proj", d, d, Some(c.n_heads))?.into()),
+            wk: Tensor::F32(stack("self_attn.k_proj", kv, d, Some(c.n_kv_heads))?.into()),
+            wv: Tensor::F32(stack("self_attn.v_proj", kv, d, None)?.into()),
+            wo: Tensor::F32(stack("self_attn.o_proj", d, d, None)?.into()),
             rms_ffn: norm("post_attention_layernorm")?,
-            w1: Tensor::F32(stack("mlp.gate_proj", h, d, None)?),
-            w2: Tensor::F32(stack("mlp.down_proj", d, h, None)?),
-            w3: Tensor::F32(stack("mlp.up_proj", h, d, None)?),
+            w1: Tensor::F32(stack("mlp.gate_proj", h, d, None)?.into()),
+            w2: Tensor::F32(stack("mlp.down_proj", d, h, None)?.into()),
+            w3: Tensor::F32(stack("mlp.up_proj", h, d, None)?.into()),
             rms_final: self.floats("model.norm.weight", &[d])?,
             wcls: if c.shared_classifier {
                 None
             } else {
-                Some(Tensor::F32(self.floats("lm_head.weight", &[v, d])?))
+                Some(Tensor::F32(self.floats("lm_head.weight", &[v, d])?.into()))
             },
         };
         Ok(Checkpoint { config: c, weights })

@@ -161,6 +161,24 @@ impl Model {
         Model::new(checkpoint, tokenizer)
     }
 
+    /// A llama2.c checkpoint whose float32 tensors stay in `checkpoint`, the whole file's
+    /// bytes (natively its read-only mapping): the weights are the file's pages, not a copy
+    /// (issue 11). Checked as `read_files` checks a file; GGUF and safetensors files are
+    /// told by their magic as there.
+    pub fn from_shared(
+        checkpoint: crate::quant::SharedBytes,
+        tokenizer: &[u8],
+        budget: Budget,
+    ) -> Result<Model, ModelError> {
+        let bytes = (*checkpoint).as_ref();
+        if crate::gguf::Gguf::is_gguf(bytes) || crate::hf::is_safetensors(bytes) {
+            return Model::read_files(&mut &bytes[..], bytes.len() as u64, tokenizer, None, budget);
+        }
+        let checkpoint = Checkpoint::from_shared(checkpoint, budget)?;
+        let tokenizer = Tokenizer::from_bytes(tokenizer)?;
+        Model::new(checkpoint, tokenizer)
+    }
+
     /// A GGUF file (llama.cpp's format): its Llama weights and the tokenizer in its
     /// metadata, the memory checked against `budget` before any tensor is converted.
     pub fn from_gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {

@@ -230,7 +230,7 @@ pub fn weight_reader(precision: Precision, group: u32) -> String {
 /// `weights_q8.wgsl` / `weights_q4.wgsl` read. The bytes stay quantized.
 pub fn packed(t: &Tensor) -> Vec<u8> {
     match t {
-        Tensor::F32(v) => bytemuck::cast_slice(v).to_vec(),
+        Tensor::F32(v) => bytemuck::cast_slice(&v[..]).to_vec(),
         Tensor::Quant(q) => {
             let (vb, ng) = (q.block_value_bytes(), q.groups_per_block());
             let mut out = Vec::with_capacity(q.bytes() as usize);

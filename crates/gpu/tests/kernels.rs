@@ -28,7 +28,13 @@ fn cases() -> ProptestConfig {
 fn check_embed(vocab: usize, dim: usize, tokens: &[u32]) {
     let Some(ctx) = gpu() else { return };
     let emb = floats(vocab * dim, 1, 1.0);
-    let got = block_on(ops::embed(ctx, &Tensor::F32(emb.clone()), tokens, dim)).unwrap();
+    let got = block_on(ops::embed(
+        ctx,
+        &Tensor::F32(emb.clone().into()),
+        tokens,
+        dim,
+    ))
+    .unwrap();
     let want: Vec<f32> = tokens
         .iter()
         .flat_map(|&t| emb[t as usize * dim..(t as usize + 1) * dim].to_vec())
@@ -63,7 +69,7 @@ fn check_matmul(rows: usize, n: usize, tokens: usize, accumulate: bool, seed: u6
     let w = floats(rows * n, seed, 0.5);
     let x = floats(tokens * n, seed + 1, 1.0);
     let acc = accumulate.then(|| floats(tokens * rows, seed + 2, 1.0));
-    let w = Tensor::F32(w);
+    let w = Tensor::F32(w.into());
     let got = block_on(ops::matmul(ctx, &w, (1, 0), &x, n, acc.as_deref())).unwrap();
     let mut want = vec![0.0; tokens * rows];
     cpu::matmul(&mut want, &x, n, &[w.block(0, 1)]);
