@@ -274,13 +274,11 @@ pub fn reference_encode(vocab: &Llama2cVocab, text: &str, bos: Option<u32>) -> V
 pub struct Tokenizer {
     hf: tokenizers::Tokenizer,
     /// What each id prints as: spaces restored, `<0xNN>` as the raw byte.
-    piece_bytes: Vec<Vec<u8>>,
+    piece_bytes: Table<u8>,
     /// How each id is shown in a table: the piece as written in the vocabulary.
-    display: Vec<String>,
+    display: Table<u8>,
     pub bos: u32,
     pub eos: u32,
-    /// The llama2.c vocabulary when the tokenizer came from `tokenizer.bin`.
-    pub llama2c: Option<Llama2cVocab>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -290,6 +288,32 @@ impl std::fmt::Debug for Tokenizer {
             .field("bos", &self.bos)
             .field("eos", &self.eos)
             .finish()
+    }
+}
+
+/// Every id's bytes in one buffer, each id's end in another: two allocations for a whole
+/// vocabulary where a `Vec` per piece made 32,000 (issue 11: the tokenizer's share of the
+/// peak, and of the start-up).
+#[derive(Clone, Default)]
+struct Table<T> {
+    items: Vec<T>,
+    ends: Vec<u32>,
+}
+
+impl<T: Copy> Table<T> {
+    fn push(&mut self, item: &[T]) {
+        self.items.extend_from_slice(item);
+        self.ends.push(self.items.len() as u32);
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&[T]> {
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.items[start..end])
     }
 }
 
@@ -364,21 +388,24 @@ impl Tokenizer {
         eos: u32,
     ) -> Result<Tokenizer, TokenizerError> {
         let hf = vocab.to_hf_tokenizer()?;
-        let piece_bytes = vocab
-            .pieces
-            .iter()
-            .map(|p| byte_fallback(p).map_or_else(|| p.as_bytes().to_vec(), |b| vec![b]))
-            .collect();
+        let mut piece_bytes = Table::default();
+        let mut display = Table::default();
+        for p in &vocab.pieces {
+            match byte_fallback(p) {
+                Some(b) => piece_bytes.push(&[b]),
+                None => piece_bytes.push(p.as_bytes()),
+            }
+            display.push(p.as_bytes());
+        }
         if vocab.pieces.len() < 3 {
             return Err(TokenizerError::MissingSpecial("BOS/EOS (ids 1 and 2)"));
         }
         Ok(Tokenizer {
             hf,
             piece_bytes,
-            display: vocab.pieces.clone(),
+            display,
             bos,
             eos,
-            llama2c: Some(vocab),
         })
     }
 
@@ -409,8 +436,8 @@ impl Tokenizer {
             }
         }
         let inverse = byte_level_inverse();
-        let mut piece_bytes = Vec::with_capacity(n);
-        let mut display = Vec::with_capacity(n);
+        let mut piece_bytes = Table::default();
+        let mut display = Table::default();
         for id in 0..n as u32 {
             let piece = hf.id_to_token(id).unwrap_or_default();
             let bytes = if let Some(b) = byte_fallback(&piece) {
@@ -423,8 +450,8 @@ impl Tokenizer {
             } else {
                 piece.replace(SP_SPACE, " ").into_bytes()
             };
-            display.push(display_bytes(&bytes));
-            piece_bytes.push(bytes);
+            display.push(display_bytes(&bytes).as_bytes());
+            piece_bytes.push(&bytes);
         }
         let find = |names: &[&str]| names.iter().find_map(|n| hf.token_to_id(n));
         // "\n<s>\n" and "\n</s>\n" are llama2.c's spellings (a converted tokenizer.bin).
@@ -450,7 +477,6 @@ impl Tokenizer {
             display,
             bos,
             eos,
-            llama2c: None,
         })
     }
 
@@ -501,7 +527,8 @@ impl Tokenizer {
     pub fn piece(&self, id: u32) -> Result<&str, TokenizerError> {
         self.display
             .get(id as usize)
-            .map(String::as_str)
+            // Every display entry was pushed from a `&str`: whole UTF-8.
+            .and_then(|b| std::str::from_utf8(b).ok())
             .ok_or(TokenizerError::UnknownId {
                 id,
                 vocab: self.vocab_size(),
