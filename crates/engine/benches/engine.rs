@@ -55,6 +55,20 @@ fn chain(c: &mut Criterion) {
         "temperature+top_p (no top-k: the nucleus is sought among all 32000)",
         |b| b.iter(|| process_f64(&top_p_only, black_box(&z), h, 0.5, false).unwrap()),
     );
+    // The model probability every step records (`Step::model_prob`): log Σ e^z over the
+    // vocabulary, in 8 lanes of `cpu::exp_nonpositive8`, beside the plain libm sum it
+    // replaced.
+    let z32: Vec<f32> = z.iter().map(|&v| v as f32).collect();
+    g.bench_function("log-sum-exp (model probability of a step)", |b| {
+        b.iter(|| decoding_engine::sampling::stages::log_sum_exp(black_box(&z32)))
+    });
+    g.bench_function("log-sum-exp, libm exp one at a time", |b| {
+        b.iter(|| {
+            let z = black_box(&z32);
+            let max = z.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+            max + z.iter().map(|&v| (v as f64 - max).exp()).sum::<f64>().ln()
+        })
+    });
     g.finish();
 }
 

@@ -66,9 +66,32 @@ pub fn log_softmax_at(logits: &[f32], token: usize) -> f64 {
 
 /// ln Σ e^z, shifted by the maximum.
 /// ln Σ e^z, shifted by the maximum (the normaliser of [`log_softmax_at`]).
+/// The sum runs in 8 lanes (position i into lane i mod 8) folded in a fixed order, with
+/// `cpu::exp_nonpositive`: the same bits on every target, and a vectorised pass where the
+/// scalar libm `exp` of each of 32,000 logits took a tenth of a 15M model's step at two
+/// threads (issue 11).
 pub fn log_sum_exp(logits: &[f32]) -> f64 {
+    #[inline(always)]
+    fn add(lanes: &mut [f64; 8], x: [f64; 8]) {
+        let e = crate::cpu::exp_nonpositive8(x);
+        for l in 0..8 {
+            lanes[l] += e[l];
+        }
+    }
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let sum: f64 = logits.iter().map(|&z| (z as f64 - max).exp()).sum();
+    let mut lanes = [0.0f64; 8];
+    let chunks = logits.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        add(&mut lanes, std::array::from_fn(|l| c[l] as f64 - max));
+    }
+    if !tail.is_empty() {
+        // The tail padded with −∞, whose e^x is 0.
+        let x = std::array::from_fn(|l| tail.get(l).map_or(f64::NEG_INFINITY, |&z| z as f64 - max));
+        add(&mut lanes, x);
+    }
+    let [a, b, c, d, f, g, h, i] = lanes;
+    let sum = ((a + b) + (c + d)) + ((f + g) + (h + i));
     max + sum.ln()
 }
 
@@ -299,6 +322,66 @@ pub fn typical_p(z: &mut [f64], p: f64, boundary: TypicalBoundary) {
 
 #[cfg(test)]
 mod tests {
+
+    /// The vectorised e^x against the C library's, over the range a shifted logit takes:
+    /// within 2 ulp everywhere, 0 only where e^x is below 1e-307.
+    #[test]
+    fn exp_nonpositive_is_within_two_ulp_of_libm() {
+        let mut worst = 0.0f64;
+        let mut x = 0.0f64;
+        let mut check = |x: f64| {
+            let want = x.exp();
+            let got = crate::cpu::exp_nonpositive(x);
+            if x < -708.39 {
+                assert!(got == 0.0 && want < 1e-307, "{x}");
+            } else {
+                let ulp = (want.to_bits() as i64 - got.to_bits() as i64).abs();
+                assert!(ulp <= 2, "exp({x}) = {got:e}, libm {want:e}: {ulp} ulp");
+                worst = worst.max(ulp as f64);
+            }
+        };
+        while x > -745.0 {
+            check(x);
+            check(x * 0.999_991); // between the steps
+            x -= 0.003_7;
+        }
+        for x in [
+            0.0,
+            -0.0,
+            -1e-300,
+            -f64::MIN_POSITIVE,
+            -0.346_573_590_279_972_6,
+            -708.39,
+            -708.4,
+        ] {
+            check(x);
+        }
+        assert_eq!(crate::cpu::exp_nonpositive(f64::NEG_INFINITY), 0.0);
+        assert!(worst <= 2.0);
+    }
+
+    /// log Σ e^z in 8 lanes agrees with the plain libm sum to 1e-15 relative, at every
+    /// length around the lane count and on a vocabulary-sized vector with removed tokens.
+    #[test]
+    fn log_sum_exp_agrees_with_the_plain_sum() {
+        let plain = |z: &[f32]| {
+            let max = z.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+            max + z.iter().map(|&v| (v as f64 - max).exp()).sum::<f64>().ln()
+        };
+        for n in (1..40).chain([32_000]) {
+            let mut z: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.031)
+                .collect();
+            if n > 10 {
+                z[3] = f32::NEG_INFINITY;
+            }
+            let (got, want) = (log_sum_exp(&z), plain(&z));
+            assert!(
+                (got - want).abs() <= 1e-15 * want.abs().max(1.0),
+                "{n}: {got} {want}"
+            );
+        }
+    }
 
     #[test]
     fn log_softmax_at_is_the_full_vectors_element() {
