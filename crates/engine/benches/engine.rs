@@ -55,6 +55,13 @@ fn chain(c: &mut Criterion) {
         "temperature+top_p (no top-k: the nucleus is sought among all 32000)",
         |b| b.iter(|| process_f64(&top_p_only, black_box(&z), h, 0.5, false).unwrap()),
     );
+    let greedy = RawSettings::from_pairs([("temperature", "0")])
+        .validate(32_000)
+        .unwrap();
+    g.bench_function(
+        "temperature 0 (greedy, as `generate --temperature 0`)",
+        |b| b.iter(|| process_f64(&greedy, black_box(&z), h, 0.5, false).unwrap()),
+    );
     // The model probability every step records (`Step::model_prob`): log Σ e^z over the
     // vocabulary, in 8 lanes of `cpu::exp_nonpositive8`, beside the plain libm sum it
     // replaced.

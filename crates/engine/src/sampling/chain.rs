@@ -112,8 +112,17 @@ pub fn process(
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
-    let z64: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
-    process_f64(settings, &z64, history, coin, trace)
+    let mut z = SCRATCH.take();
+    z.clear();
+    z.extend(logits.iter().map(|&v| v as f64));
+    run(settings, z, history, coin, trace)
+}
+
+thread_local! {
+    /// The chain's working copy of the logits, kept from one call to the next: a fresh
+    /// 256 KB vector for a 32,000-token vocabulary each step came from `mmap` and was
+    /// page-faulted in afresh every time (14 % of a greedy step; perf).
+    static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// [`process`] on f64 logits (the toy-logits mode types them by hand).
@@ -124,47 +133,82 @@ pub fn process_f64(
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
-    check_logits(logits)?;
+    let mut z = SCRATCH.take();
+    z.clear();
+    z.extend_from_slice(logits);
+    run(settings, z, history, coin, trace)
+}
+
+/// The chain on its working copy `z` of the logits (one copy a step, not two), handed
+/// back to the scratch afterwards.
+fn run(
+    settings: &Settings,
+    mut z: Vec<f64>,
+    history: History<'_>,
+    coin: f64,
+    trace: bool,
+) -> Result<Trace, SamplingError> {
+    let t = run_on(settings, &mut z, history, coin, trace);
+    SCRATCH.set(z);
+    t
+}
+
+fn run_on(
+    settings: &Settings,
+    z: &mut Vec<f64>,
+    history: History<'_>,
+    coin: f64,
+    trace: bool,
+) -> Result<Trace, SamplingError> {
+    let z: &mut [f64] = z;
+    check_logits(z)?;
     let rules = settings.profile.rules();
-    let mut z = logits.to_vec();
+    let logits = if trace { z.to_vec() } else { Vec::new() };
     let mut stage_traces = Vec::new();
     let input_probs = if trace {
-        stages::softmax(logits)
+        stages::softmax(&logits)
     } else {
         Vec::new()
     };
-    let mut before = if trace { logits.to_vec() } else { Vec::new() };
+    let mut before = logits.clone();
     let mut before_probs = input_probs.clone();
     for &stage in &settings.order {
         let active = !settings.is_neutral(stage);
         if active {
-            apply_stage(stage, settings, &rules, &history, &mut z);
+            apply_stage(stage, settings, &rules, &history, z);
             // Only −∞ (removed) may leave a stage; the knobs' bounds keep finite logits
             // finite, and this check keeps any case they miss from reaching the page.
-            if z.iter().any(|v| v.is_nan() || *v == f64::INFINITY) {
+            // (One pass for both questions.)
+            let (mut bad, mut finite) = (false, false);
+            for v in z.iter() {
+                bad |= v.is_nan() || *v == f64::INFINITY;
+                finite |= v.is_finite();
+            }
+            if bad {
                 return Err(SamplingError::NonFinite { stage });
             }
-            if z.iter().all(|v| v.is_infinite()) {
+            if !finite {
                 return Err(SamplingError::AllRemoved { stage });
             }
         }
         if trace {
             // An inactive stage hands on what it received: no softmax to recompute.
             let probs = if active {
-                stages::softmax(&z)
+                stages::softmax(z)
             } else {
                 before_probs
             };
-            let t = stage_trace(stage, active, settings, &before, &z, probs);
-            before.clone_from(&z);
+            let t = stage_trace(stage, active, settings, &before, z, probs);
+            before.clear();
+            before.extend_from_slice(z);
             before_probs = t.probs.clone();
             stage_traces.push(t);
         }
     }
-    let mut t = choose(settings, &z, coin);
+    let mut t = choose(settings, z, coin);
     if trace {
         t.input_probs = input_probs;
-        t.input_logits = logits.to_vec();
+        t.input_logits = logits;
         t.stages = stage_traces;
     }
     Ok(t)
@@ -175,7 +219,12 @@ fn check_logits(logits: &[f64]) -> Result<(), SamplingError> {
     if logits.is_empty() {
         return Err(SamplingError::Empty);
     }
-    for (id, &v) in logits.iter().enumerate() {
+    // One pass without an early exit (it vectorises); the faulty id is sought only when
+    // there is one.
+    let bad = logits
+        .iter()
+        .fold(false, |b, v| b | v.is_nan() | (*v == f64::INFINITY));
+    for (id, &v) in logits.iter().enumerate().filter(|_| bad) {
         if v.is_nan() {
             return Err(SamplingError::NanLogit { id });
         }
@@ -249,11 +298,12 @@ fn stage_trace(
 /// maximum for greedy and beam search. The trace's input and stages are left empty.
 fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
     let probs = stages::softmax(z);
-    let entropy: f64 = probs
-        .iter()
-        .filter(|&&p| p > 0.0)
-        .map(|&p| -p * p.ln())
-        .sum();
+    // Entropy and the tokens kept in one pass (the sum in id order, as before).
+    let (mut entropy, mut kept) = (-0.0f64, 0);
+    for &p in probs.iter().filter(|&&p| p > 0.0) {
+        entropy += -p * p.ln();
+        kept += 1;
+    }
     // A single surviving token gives −0.0; entropy is never negative.
     let entropy = if entropy > 0.0 { entropy } else { 0.0 };
     let greedy = matches!(settings.strategy, Strategy::Greedy | Strategy::Beam { .. });
@@ -268,7 +318,7 @@ fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
         input_probs: Vec::new(),
         input_logits: Vec::new(),
         stages: Vec::new(),
-        kept: probs.iter().filter(|&&p| p > 0.0).count(),
+        kept,
         entropy,
         effective_tokens: entropy.exp(),
         coin: (!greedy).then_some(coin),
@@ -291,11 +341,5 @@ pub fn rank_of(probs: &[f64], token: usize) -> usize {
 }
 
 fn first_max(p: &[f64]) -> usize {
-    let mut best = 0;
-    for (i, &v) in p.iter().enumerate() {
-        if v > p[best] {
-            best = i;
-        }
-    }
-    best
+    stages::first_argmax(p).unwrap_or(0)
 }

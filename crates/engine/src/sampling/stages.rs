@@ -33,20 +33,54 @@ fn sorted_candidates(z: &[f64]) -> Vec<(usize, f64)> {
     c
 }
 
+/// The largest entry (−∞ for none), in eight running maxima: a pass the compiler
+/// vectorises where a fold through `f64::max` (NaN rules) stays one element at a time. The
+/// chain's vectors hold no NaN (`chain::check_logits` and the check after each stage), and
+/// for those the value is the fold's.
+pub fn max_of(z: &[f64]) -> f64 {
+    let mut m = [f64::NEG_INFINITY; 8];
+    let chunks = z.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for l in 0..8 {
+            m[l] = if c[l] > m[l] { c[l] } else { m[l] };
+        }
+    }
+    for (l, &v) in tail.iter().enumerate() {
+        m[l] = if v > m[l] { v } else { m[l] };
+    }
+    m.into_iter()
+        .fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
+}
+
+/// The first index holding the largest entry (`None` when all are −∞ or `z` is empty).
+pub fn first_argmax(z: &[f64]) -> Option<usize> {
+    let m = max_of(z);
+    if m == f64::NEG_INFINITY {
+        return None;
+    }
+    z.iter().position(|&v| v == m)
+}
+
 /// softmax over the finite entries of `z` (removed tokens get 0). All −∞ gives all zeros.
 /// The engine's one softmax of logits (the attention kernel has its own f32 one in `cpu`,
 /// which must give the same bits natively and in wasm).
 pub fn softmax(z: &[f64]) -> Vec<f64> {
-    let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let max = max_of(z);
     if max == f64::NEG_INFINITY {
         return vec![0.0; z.len()];
     }
     // Removed tokens are skipped rather than exponentiated (most of them, after a top-k).
+    // The sum is taken as the terms are made, in the same order as summing them after.
+    let mut sum = -0.0f64;
     let mut p: Vec<f64> = z
         .iter()
-        .map(|&v| if v.is_finite() { (v - max).exp() } else { 0.0 })
+        .map(|&v| {
+            let e = if v.is_finite() { (v - max).exp() } else { 0.0 };
+            sum += e;
+            e
+        })
         .collect();
-    let sum: f64 = p.iter().sum();
     p.iter_mut().for_each(|v| *v /= sum);
     p
 }
@@ -183,13 +217,14 @@ pub fn no_repeat_ngram(z: &mut [f64], history: &[u32], n: usize) {
 /// Temperature: z / T. T = 0 is greedy: only the (first) largest logit survives.
 pub fn temperature(z: &mut [f64], t: f64) {
     if t == 0.0 {
-        let mut best: Option<usize> = None;
-        for (i, &v) in z.iter().enumerate() {
-            if v.is_finite() && best.is_none_or(|b| v > z[b]) {
-                best = Some(i);
+        // The first maximum (logits here are finite or −∞), and all else removed in place:
+        // a greedy step runs this on every token (no mask of the vocabulary).
+        let best = first_argmax(z);
+        for (i, v) in z.iter_mut().enumerate() {
+            if Some(i) != best {
+                *v = f64::NEG_INFINITY;
             }
         }
-        remove_all_but(z, best.into_iter());
     } else {
         z.iter_mut().filter(|v| v.is_finite()).for_each(|v| *v /= t);
     }
