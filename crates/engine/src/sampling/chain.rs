@@ -155,12 +155,11 @@ fn run(
 
 fn run_on(
     settings: &Settings,
-    z: &mut Vec<f64>,
+    z: &mut [f64],
     history: History<'_>,
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
-    let z: &mut [f64] = z;
     check_logits(z)?;
     let rules = settings.profile.rules();
     let logits = if trace { z.to_vec() } else { Vec::new() };
