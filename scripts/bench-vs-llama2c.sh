@@ -7,8 +7,10 @@
 #
 # For each shape (stories260K's, 15M, 110M; random weights written by `bench --write`) and
 # 1 and 2 threads it alternates run.c and `decoding-explorer bench`, `rounds` times (default
-# 3), and prints the medians and ours / run.c as a Markdown table, then the whole process
-# (256 positions on the 15M shape) under /usr/bin/time -v. Run it on an idle machine.
+# 3), and prints the medians and ours / run.c as a Markdown table, the machine's read
+# bandwidth over buffers of the files' sizes (the ceiling of a decode that streams its
+# weights), then the whole process (256 positions on the 15M shape) under /usr/bin/time -v.
+# Run it on an idle machine.
 set -euo pipefail
 RUN_C=${1:?usage: scripts/bench-vs-llama2c.sh /path/to/run.c [rounds]}
 ROUNDS=${2:-3}
@@ -57,6 +59,49 @@ for s in "${SHAPES[@]}"; do
     done
     c=$(median <"$WORK/c"); o=$(median <"$WORK/o")
     printf '| %s | %s | %s | %.1f | %.1f | %.2f |\n' "$name" "$n" "$t" "$c" "$o" "$(echo "$o / $c" | bc -l)"
+  done
+done
+
+# The machine's read bandwidth: a plain sum over a buffer of the 15M and 110M files' sizes
+# (our own probe, built here like the anchor). A decode step reads every weight once, so a
+# shape that does not fit in the cache cannot decode faster than bandwidth / file size,
+# whatever the kernel.
+cat >"$WORK/bw.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+int main(int argc, char **argv) {
+  size_t n = (size_t)atol(argv[1]) / 4; int passes = atoi(argv[2]);
+  float *a = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+  for (size_t i = 0; i < n; i++) a[i] = (float)(i & 1023) * 1e-3f;
+  double best = 1e9, sink = 0;
+  for (int p = 0; p < passes; p++) {
+    double t0 = now(); float s = 0;
+    #pragma omp parallel for reduction(+:s) schedule(static)
+    for (size_t b = 0; b < n / 4096; b++) {
+      float l[64] = {0}; /* 64 independent sums: loads, not one chain of adds, set the pace */
+      for (size_t i = b * 4096; i < (b + 1) * 4096; i += 64)
+        for (int j = 0; j < 64; j++) l[j] += a[i + j];
+      for (int j = 0; j < 64; j++) s += l[j];
+    }
+    double t = now() - t0; if (t < best) best = t; sink += s;
+  }
+  printf("%.1f\n", n * 4 / best / 1e9); return sink == 1234.5;
+}
+C
+gcc -Ofast -march=native -fopenmp -o "$WORK/bw" "$WORK/bw.c"
+echo
+echo "Read bandwidth (GB/s, best of 20 passes of a plain sum over a buffer of the file's size)" \
+  "and the decode rate it allows (bandwidth / file size):"
+echo
+echo "| buffer | threads | GB/s | tok/s at most |"
+echo "|---|---|---|---|"
+for name in 15M 110M; do
+  bytes=$(stat -c %s "$WORK/$name/model.bin")
+  for t in 1 2; do
+    gbs=$(OMP_NUM_THREADS=$t "$WORK/bw" "$bytes" 20)
+    printf '| %s file (%.0f MB) | %s | %s | %.1f |\n' "$name" "$(echo "$bytes / 1000000" | bc -l)" "$t" "$gbs" "$(echo "$gbs * 1000000000 / $bytes" | bc -l)"
   done
 done
 
