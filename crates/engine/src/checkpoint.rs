@@ -467,7 +467,23 @@ impl<R: std::io::Read> TensorReader<'_, R> {
 
 /// A tensor with a NaN or an infinity is refused, naming the first.
 fn check_finite(name: &'static str, v: &[f32]) -> Result<(), CheckpointError> {
-    match v.iter().position(|x| !x.is_finite()) {
+    // Blocks of 4,096 checked without an early exit (the test vectorises: the exponent bits
+    // all ones is NaN or ±∞); the index is sought only in a block that has one. A 58 MB
+    // file's scan took 13 % of the CLI's start-up one float at a time.
+    let bad = |b: &[f32]| {
+        b.iter()
+            .fold(false, |f, x| f | (x.to_bits() & 0x7f80_0000 == 0x7f80_0000))
+    };
+    let first_bad_block = v
+        .chunks(4096)
+        .position(bad)
+        .unwrap_or(v.len().div_ceil(4096));
+    let from = first_bad_block * 4096;
+    match v[from.min(v.len())..]
+        .iter()
+        .position(|x| !x.is_finite())
+        .map(|i| from + i)
+    {
         Some(index) => Err(CheckpointError::NonFinite {
             tensor: name,
             index,
@@ -921,6 +937,32 @@ mod tests {
             Config::from_header([64, 172, 5, 8, 4, i32::MIN, 512]).unwrap_err(),
             CheckpointError::OutOfRange { .. }
         ));
+    }
+
+    /// The blockwise scan names the first non-finite value wherever it falls: in the first
+    /// or a later block of 4,096, at a block's edges, in a short last block.
+    #[test]
+    fn the_first_non_finite_value_is_found_in_any_block() {
+        let v: Vec<f32> = (0..10_001).map(|i| i as f32 * 0.5 - 700.0).collect();
+        assert!(check_finite("w", &v).is_ok());
+        for (at, bad) in [
+            (0, f32::NAN),
+            (4095, f32::NEG_INFINITY),
+            (4096, f32::INFINITY),
+            (5000, f32::NAN),
+            (10_000, f32::INFINITY),
+        ] {
+            let mut w = v.clone();
+            w[at] = bad;
+            w[(at + 7).min(10_000)] = f32::NAN; // a later one is not reported
+            match check_finite("w", &w) {
+                Err(CheckpointError::NonFinite { tensor, index, .. }) => {
+                    assert_eq!((tensor, index), ("w", at))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(check_finite("w", &[]).is_ok());
     }
 
     #[test]
