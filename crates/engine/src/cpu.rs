@@ -533,10 +533,10 @@ pub fn exp(x: f32) -> f32 {
 pub fn exp_nonpositive8(x: [f64; 8]) -> [f64; 8] {
     const LOG2E: f64 = std::f64::consts::LOG2_E;
     // ln 2 split so that k · LN2_HI is exact for |k| < 2^11 (LN2_HI has 32 significant
-    // bits), as in fdlibm's `exp`.
-    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000); // 6.93147180369123816490e-1
-    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76); // 1.90821492927058770002e-10
-                                                               // Round to nearest (ties to even) by adding 1.5 · 2^52: exact, and its low bits are k.
+    // bits), as in fdlibm's `exp`: 6.93147180369123816490e-1 and 1.90821492927058770002e-10.
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+    // Round to nearest (ties to even) by adding 1.5 · 2^52: exact, and its low bits are k.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
     // Taylor series to r^13 on |r| ≤ ln2/2: truncation error below 5e-18 relative.
     const C: [f64; 13] = [

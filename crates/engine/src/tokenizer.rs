@@ -274,9 +274,9 @@ pub fn reference_encode(vocab: &Llama2cVocab, text: &str, bos: Option<u32>) -> V
 pub struct Tokenizer {
     hf: tokenizers::Tokenizer,
     /// What each id prints as: spaces restored, `<0xNN>` as the raw byte.
-    piece_bytes: Table<u8>,
+    piece_bytes: Table,
     /// How each id is shown in a table: the piece as written in the vocabulary.
-    display: Table<u8>,
+    display: Table,
     pub bos: u32,
     pub eos: u32,
 }
@@ -295,13 +295,13 @@ impl std::fmt::Debug for Tokenizer {
 /// vocabulary where a `Vec` per piece made 32,000 (issue 11: the tokenizer's share of the
 /// peak, and of the start-up).
 #[derive(Clone, Default)]
-struct Table<T> {
-    items: Vec<T>,
+struct Table {
+    items: Vec<u8>,
     ends: Vec<u32>,
 }
 
-impl<T: Copy> Table<T> {
-    fn push(&mut self, item: &[T]) {
+impl Table {
+    fn push(&mut self, item: &[u8]) {
         self.items.extend_from_slice(item);
         self.ends.push(self.items.len() as u32);
     }
@@ -310,7 +310,7 @@ impl<T: Copy> Table<T> {
         self.ends.len()
     }
 
-    fn get(&self, i: usize) -> Option<&[T]> {
+    fn get(&self, i: usize) -> Option<&[u8]> {
         let end = *self.ends.get(i)? as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         Some(&self.items[start..end])
