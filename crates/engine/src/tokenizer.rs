@@ -1,8 +1,12 @@
-//! Text ↔ token ids. Encoding runs through the Hugging Face `tokenizers` crate: a llama2.c
-//! `tokenizer.bin` (pieces + scores) is converted into a BPE `tokenizers::Tokenizer` with byte
-//! fallback and the SentencePiece dummy-prefix space; a Hugging Face `tokenizer.json` is accepted
-//! as is. [`reference_encode`] keeps llama2.c's own encoding algorithm (`encode` in `run.c`),
-//! small and readable, as the specification the converted tokenizer is tested against.
+//! Text ↔ token ids. A Hugging Face `tokenizer.json` encodes through the `tokenizers` crate,
+//! as is. A llama2.c `tokenizer.bin` (pieces + scores; a GGUF file's SentencePiece vocabulary
+//! is read into one) encodes with llama2.c's own algorithm (`encode` in `run.c`) over a sorted
+//! index of its pieces, as run.c does: [`Spm`]. Converted into a `tokenizers` BPE model
+//! ([`Llama2cVocab::to_hf_tokenizer`]) the same vocabulary took about 8 MB of maps for 32,000
+//! pieces and 25 ms to build, more than the rest of the CLI's memory beside the weights
+//! (issue 11's bound on peak memory); the index takes 128 KB. [`reference_encode`] keeps the
+//! algorithm small and readable, as the specification; the tests hold the index-based encoder
+//! to it and to the converted `tokenizers` model on the known answers and random text.
 //!
 //! Decoding follows llama2.c's `decode`: a piece right after BOS drops its leading space and
 //! `<0xNN>` pieces become raw bytes; [`TextDecoder`] turns the byte stream into text without
@@ -81,6 +85,22 @@ impl Llama2cVocab {
     /// bytes. The file does not store the piece count, so it is read to its end; the caller
     /// compares the count with the model's vocab_size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Llama2cVocab, TokenizerError> {
+        let (mut pieces, mut scores) = (Vec::new(), Vec::new());
+        let max_token_length = Llama2cVocab::parse(bytes, |piece, score| {
+            pieces.push(piece.to_string());
+            scores.push(score);
+        })?;
+        Ok(Llama2cVocab {
+            max_token_length,
+            pieces,
+            scores,
+        })
+    }
+
+    /// Checks `tokenizer.bin` and hands each piece and its score to `each`, in id order;
+    /// returns max_token_length. Nothing is copied here: the tokenizer keeps its pieces in
+    /// one table, not a `String` each.
+    fn parse(bytes: &[u8], mut each: impl FnMut(&str, f32)) -> Result<u32, TokenizerError> {
         if bytes.is_empty() {
             return Err(TokenizerError::Empty);
         }
@@ -99,11 +119,10 @@ impl Llama2cVocab {
         }
         let max = max_token_length as usize;
         let mut at = 4;
-        let mut pieces = Vec::new();
-        let mut scores = Vec::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
+        // Pieces seen so far, as slices of `bytes`.
+        let mut seen: HashMap<&str, usize> = HashMap::new();
         while at < len {
-            let id = pieces.len();
+            let id = seen.len();
             let score = f32::from_le_bytes(read4(at, id, "the score")?);
             let n = i32::from_le_bytes(read4(at + 4, id, "the length")?);
             at += 8;
@@ -128,24 +147,21 @@ impl Llama2cVocab {
             if !score.is_finite() {
                 return Err(TokenizerError::NonFiniteScore { id, score });
             }
-            let piece = std::str::from_utf8(raw)
-                .map_err(|_| TokenizerError::InvalidUtf8 {
+            let piece = std::str::from_utf8(raw).map_err(|_| TokenizerError::InvalidUtf8 {
+                id,
+                bytes: raw.to_vec(),
+            })?;
+            if let Some(&first) = seen.get(piece) {
+                return Err(TokenizerError::DuplicatePiece {
                     id,
-                    bytes: raw.to_vec(),
-                })?
-                .to_string();
-            if let Some(&first) = seen.get(&piece) {
-                return Err(TokenizerError::DuplicatePiece { id, first, piece });
+                    first,
+                    piece: piece.to_string(),
+                });
             }
-            seen.insert(piece.clone(), id);
-            pieces.push(piece);
-            scores.push(score);
+            seen.insert(piece, id);
+            each(piece, score);
         }
-        Ok(Llama2cVocab {
-            max_token_length: max as u32,
-            pieces,
-            scores,
-        })
+        Ok(max as u32)
     }
 
     /// Serialises to the `tokenizer.bin` format (used by tests to build malformed files).
@@ -272,9 +288,11 @@ pub fn reference_encode(vocab: &Llama2cVocab, text: &str, bos: Option<u32>) -> V
 /// The tokenizer the engine uses: encoding through `tokenizers`, decoding by piece.
 #[derive(Clone)]
 pub struct Tokenizer {
-    hf: tokenizers::Tokenizer,
-    /// What each id prints as: spaces restored, `<0xNN>` as the raw byte.
-    piece_bytes: Table,
+    encoder: Encoder,
+    /// What each id prints as: spaces restored, `<0xNN>` as the raw byte. `None` for a
+    /// llama2.c vocabulary, whose pieces print as written but for `<0xNN>` (one table of
+    /// pieces fewer in memory; issue 11's peak).
+    piece_bytes: Option<Table>,
     /// How each id is shown in a table: the piece as written in the vocabulary.
     display: Table,
     pub bos: u32,
@@ -316,6 +334,17 @@ impl Table {
         Some(&self.items[start..end])
     }
 }
+
+/// Byte b at index b: what a `<0xNN>` piece prints as, borrowed.
+static EVERY_BYTE: [u8; 256] = {
+    let mut all = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        all[b] = b as u8;
+        b += 1;
+    }
+    all
+};
 
 /// Parses a `<0xNN>` byte-fallback piece.
 fn byte_fallback(piece: &str) -> Option<u8> {
@@ -374,10 +403,113 @@ pub fn check_size(bytes: &[u8]) -> Result<(), TokenizerError> {
     }
 }
 
+/// llama2.c's encoder (`encode` in `run.c`) over a vocabulary kept as one [`Table`] of
+/// pieces: piece lookups by binary search in `sorted` (ids ordered by piece bytes, as run.c
+/// sorts its `TokenIndex`), and each adjacent pair's merge kept between rounds, so that a
+/// round looks up only the two pairs a merge changed (run.c looks up every pair every
+/// round). The decisions are [`reference_encode`]'s: the pair whose concatenation is the
+/// highest-scoring piece, the leftmost on a tie.
+#[derive(Clone)]
+struct Spm {
+    scores: Vec<f32>,
+    /// Every id once, ordered by piece bytes; of equal pieces (a GGUF vocabulary is not
+    /// checked for them) only the highest id, which a map built in id order would keep.
+    sorted: Vec<u32>,
+}
+
+impl Spm {
+    fn new(pieces: &Table, scores: Vec<f32>) -> Spm {
+        let piece = |id: u32| pieces.get(id as usize).unwrap_or_default();
+        let mut sorted: Vec<u32> = (0..pieces.len() as u32).collect();
+        sorted.sort_by(|&a, &b| piece(a).cmp(piece(b)).then(b.cmp(&a)));
+        sorted.dedup_by(|later, kept| piece(*later) == piece(*kept));
+        Spm { scores, sorted }
+    }
+
+    fn lookup(&self, pieces: &Table, bytes: &[u8]) -> Option<u32> {
+        let piece = |id: u32| pieces.get(id as usize).unwrap_or_default();
+        let at = self
+            .sorted
+            .binary_search_by(|&id| piece(id).cmp(bytes))
+            .ok()?;
+        Some(self.sorted[at])
+    }
+
+    fn encode(&self, pieces: &Table, text: &str, bos: Option<u32>) -> Vec<u32> {
+        let mut tokens: Vec<u32> = bos.into_iter().collect();
+        let start = tokens.len();
+        let push = |s: &[u8], tokens: &mut Vec<u32>| match self.lookup(pieces, s) {
+            Some(id) => tokens.push(id),
+            // Byte fallback: each byte as its <0xNN> piece (a byte without one is dropped,
+            // as in run.c).
+            None => tokens.extend(
+                s.iter()
+                    .filter_map(|b| self.lookup(pieces, format!("<0x{b:02X}>").as_bytes())),
+            ),
+        };
+        if !text.is_empty() {
+            push(b" ", &mut tokens);
+        }
+        let mut buf = [0u8; 4];
+        for c in text.chars() {
+            push(c.encode_utf8(&mut buf).as_bytes(), &mut tokens);
+        }
+        // merge[k]: the piece (score, id) that tokens start + k and start + k + 1 make, if
+        // any.
+        let mut joined = Vec::new();
+        let mut merge_of = |a: u32, b: u32| -> Option<(f32, u32)> {
+            joined.clear();
+            joined.extend_from_slice(pieces.get(a as usize)?);
+            joined.extend_from_slice(pieces.get(b as usize)?);
+            let id = self.lookup(pieces, &joined)?;
+            Some((self.scores[id as usize], id))
+        };
+        let mut merge: Vec<Option<(f32, u32)>> = tokens[start..]
+            .windows(2)
+            .map(|w| merge_of(w[0], w[1]))
+            .collect();
+        loop {
+            let mut best: Option<(f32, usize, u32)> = None;
+            for (k, m) in merge.iter().enumerate() {
+                if let Some((score, id)) = *m {
+                    if best.is_none_or(|(s, _, _)| score > s) {
+                        best = Some((score, k, id));
+                    }
+                }
+            }
+            let Some((_, k, id)) = best else { break };
+            tokens[start + k] = id;
+            tokens.remove(start + k + 1);
+            merge.remove(k);
+            if k > 0 {
+                merge[k - 1] = merge_of(tokens[start + k - 1], id);
+            }
+            if k < merge.len() {
+                merge[k] = merge_of(id, tokens[start + k + 1]);
+            }
+        }
+        tokens
+    }
+}
+
+/// How a [`Tokenizer`] turns text into ids.
+#[derive(Clone)]
+enum Encoder {
+    /// A `tokenizer.json`, through the `tokenizers` crate.
+    Hf(Box<tokenizers::Tokenizer>),
+    /// A llama2.c vocabulary (its pieces are the tokenizer's `display` table).
+    Spm(Spm),
+}
+
 impl Tokenizer {
     /// From a llama2.c `tokenizer.bin`. BOS = 1 and EOS = 2 as in llama2.c.
     pub fn from_llama2c_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
-        Tokenizer::from_llama2c_vocab(Llama2cVocab::from_bytes(bytes)?, 1, 2)
+        let (mut pieces, mut scores) = (Table::default(), Vec::new());
+        Llama2cVocab::parse(bytes, |piece, score| {
+            pieces.push(piece.as_bytes());
+            scores.push(score);
+        })?;
+        Tokenizer::from_llama2c_pieces(pieces, scores, 1, 2)
     }
 
     /// From a llama2.c-style vocabulary (a GGUF file's SentencePiece pieces are read into
@@ -387,22 +519,27 @@ impl Tokenizer {
         bos: u32,
         eos: u32,
     ) -> Result<Tokenizer, TokenizerError> {
-        let hf = vocab.to_hf_tokenizer()?;
-        let mut piece_bytes = Table::default();
-        let mut display = Table::default();
+        let mut pieces = Table::default();
         for p in &vocab.pieces {
-            match byte_fallback(p) {
-                Some(b) => piece_bytes.push(&[b]),
-                None => piece_bytes.push(p.as_bytes()),
-            }
-            display.push(p.as_bytes());
+            pieces.push(p.as_bytes());
         }
-        if vocab.pieces.len() < 3 {
+        Tokenizer::from_llama2c_pieces(pieces, vocab.scores, bos, eos)
+    }
+
+    /// A llama2.c vocabulary's pieces (UTF-8, one table) and scores.
+    fn from_llama2c_pieces(
+        display: Table,
+        scores: Vec<f32>,
+        bos: u32,
+        eos: u32,
+    ) -> Result<Tokenizer, TokenizerError> {
+        if display.len() < 3 {
             return Err(TokenizerError::MissingSpecial("BOS/EOS (ids 1 and 2)"));
         }
+        let spm = Spm::new(&display, scores);
         Ok(Tokenizer {
-            hf,
-            piece_bytes,
+            encoder: Encoder::Spm(spm),
+            piece_bytes: None,
             display,
             bos,
             eos,
@@ -472,8 +609,8 @@ impl Tokenizer {
         ])
         .ok_or(TokenizerError::MissingSpecial("EOS"))?;
         Ok(Tokenizer {
-            hf,
-            piece_bytes,
+            encoder: Encoder::Hf(Box::new(hf)),
+            piece_bytes: Some(piece_bytes),
             display,
             bos,
             eos,
@@ -501,26 +638,33 @@ impl Tokenizer {
     }
 
     pub fn vocab_size(&self) -> usize {
-        self.piece_bytes.len()
+        self.display.len()
     }
 
-    /// The Hugging Face tokenizer doing the encoding.
-    pub fn hf(&self) -> &tokenizers::Tokenizer {
-        &self.hf
+    /// The Hugging Face tokenizer doing the encoding, for a `tokenizer.json` (a llama2.c
+    /// vocabulary encodes with llama2.c's algorithm instead).
+    pub fn hf(&self) -> Option<&tokenizers::Tokenizer> {
+        match &self.encoder {
+            Encoder::Hf(hf) => Some(hf),
+            Encoder::Spm(_) => None,
+        }
     }
 
     /// Encodes text, with BOS first when `bos` is true.
     pub fn encode(&self, text: &str, bos: bool) -> Result<Vec<u32>, TokenizerError> {
-        let enc = self
-            .hf
-            .encode(text, false)
-            .map_err(|e| TokenizerError::Encode(e.to_string()))?;
-        let mut ids = Vec::with_capacity(enc.len() + 1);
-        if bos {
-            ids.push(self.bos);
+        let bos = bos.then_some(self.bos);
+        match &self.encoder {
+            Encoder::Spm(spm) => Ok(spm.encode(&self.display, text, bos)),
+            Encoder::Hf(hf) => {
+                let enc = hf
+                    .encode(text, false)
+                    .map_err(|e| TokenizerError::Encode(e.to_string()))?;
+                let mut ids = Vec::with_capacity(enc.len() + 1);
+                ids.extend(bos);
+                ids.extend_from_slice(enc.get_ids());
+                Ok(ids)
+            }
         }
-        ids.extend_from_slice(enc.get_ids());
-        Ok(ids)
     }
 
     /// The piece as shown in tables (e.g. `" Once"`, `"<0x0A>"`).
@@ -538,13 +682,20 @@ impl Tokenizer {
     /// The bytes `id` prints as after `prev` (llama2.c `decode`: the leading space of the
     /// first piece after BOS is dropped; `<0xNN>` is the raw byte).
     pub fn decode_piece(&self, prev: Option<u32>, id: u32) -> Result<&[u8], TokenizerError> {
-        let bytes = self
-            .piece_bytes
-            .get(id as usize)
-            .ok_or(TokenizerError::UnknownId {
-                id,
-                vocab: self.vocab_size(),
-            })?;
+        let unknown = TokenizerError::UnknownId {
+            id,
+            vocab: self.vocab_size(),
+        };
+        let bytes = match &self.piece_bytes {
+            Some(table) => table.get(id as usize).ok_or(unknown)?,
+            None => {
+                let piece = self.display.get(id as usize).ok_or(unknown)?;
+                match std::str::from_utf8(piece).ok().and_then(byte_fallback) {
+                    Some(b) => std::slice::from_ref(&EVERY_BYTE[b as usize]),
+                    None => piece,
+                }
+            }
+        };
         if prev == Some(self.bos) && bytes.first() == Some(&b' ') {
             Ok(&bytes[1..])
         } else {
@@ -662,6 +813,46 @@ mod tests {
             pieces,
             scores,
         }
+    }
+
+    /// The encoder's choices worked out by hand: a tie goes to the leftmost pair, a merge
+    /// changes its neighbours' pairs, a character without a piece falls back to its bytes
+    /// (a byte without a `<0xNN>` piece is dropped), and repeated pieces (not checked in a
+    /// GGUF vocabulary) resolve to the later id, as a map built in id order would.
+    #[test]
+    fn llama2c_encoder_takes_the_leftmost_best_merge() {
+        let mut pieces: Vec<String> = ["<unk>", "<s>", "</s>", "<0xC3>", "<0xA9>"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // ids 5.. : " ", "a", "b", "c", "ab", "bc", " a", "abc", "a" again
+        let rest = [" ", "a", "b", "c", "ab", "bc", " a", "abc", "a"];
+        pieces.extend(rest.iter().map(|s| s.to_string()));
+        let scores = vec![
+            0.0, 0.0, 0.0, 0.0, 0.0, -1.0, -1.0, -1.0, -1.0, -5.0, -5.0, -7.0, -9.0, -1.0,
+        ];
+        let v = Llama2cVocab {
+            max_token_length: 6,
+            pieces,
+            scores,
+        };
+        let tk = Tokenizer::from_llama2c_vocab(v.clone(), 1, 2).unwrap();
+        let cases: [(&str, &[u32]); 4] = [
+            // " " a b c: "ab" and "bc" tie at -5: "ab" (leftmost), then " a"+? no: " "+"ab"
+            // is not a piece, "ab"+"c" = "abc" (-9).
+            ("abc", &[1, 5, 12]),
+            // " " a: " a" (-7); the second "a" resolves to id 13.
+            ("a", &[1, 11]),
+            // é has no piece: its bytes C3 A9; b c merge to "bc".
+            ("ébc", &[1, 5, 3, 4, 10]),
+            // x has neither a piece nor byte pieces: dropped.
+            ("xb", &[1, 5, 7]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(tk.encode(text, true).unwrap(), want, "{text:?}");
+            assert_eq!(reference_encode(&v, text, Some(1)), want, "{text:?}");
+        }
+        assert_eq!(tk.encode("", false).unwrap(), Vec::<u32>::new());
     }
 
     /// The hardening issue's file: one 1 MB piece. Refused from the header's bound before

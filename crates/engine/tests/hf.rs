@@ -172,7 +172,12 @@ fn a_byte_level_bpe_tokenizer_encodes_and_decodes_as_tokenizers_does() {
         let streamed = m.tokenizer.text_after(None, &want, &[], true);
         assert_eq!(streamed, text);
     }
-    let space = m.tokenizer.hf().token_to_id("\u{120}the").unwrap();
+    let space = m
+        .tokenizer
+        .hf()
+        .expect("a tokenizer.json")
+        .token_to_id("\u{120}the")
+        .unwrap();
     assert_eq!(m.tokenizer.piece(space).unwrap(), " the");
     let smile = "🙂".as_bytes();
     let split = (0..m.tokenizer.vocab_size() as u32)
@@ -180,7 +185,12 @@ fn a_byte_level_bpe_tokenizer_encodes_and_decodes_as_tokenizers_does() {
         .expect("the emoji's first byte is a token of its own");
     assert_eq!(m.tokenizer.decode_piece(None, split).unwrap(), &smile[..1]);
     // BOS/EOS from config.json: <|endoftext|>.
-    let eot = m.tokenizer.hf().token_to_id("<|endoftext|>").unwrap();
+    let eot = m
+        .tokenizer
+        .hf()
+        .expect("a tokenizer.json")
+        .token_to_id("<|endoftext|>")
+        .unwrap();
     assert_eq!((m.tokenizer.bos, m.tokenizer.eos), (eot, eot));
     let tokens = ids(&e["bytelevel_tokens"]);
     assert_eq!(tokens[0], eot);
