@@ -405,10 +405,11 @@ pub fn check_size(bytes: &[u8]) -> Result<(), TokenizerError> {
 
 /// llama2.c's encoder (`encode` in `run.c`) over a vocabulary kept as one [`Table`] of
 /// pieces: piece lookups by binary search in `sorted` (ids ordered by piece bytes, as run.c
-/// sorts its `TokenIndex`), and each adjacent pair's merge kept between rounds, so that a
-/// round looks up only the two pairs a merge changed (run.c looks up every pair every
-/// round). The decisions are [`reference_encode`]'s: the pair whose concatenation is the
-/// highest-scoring piece, the leftmost on a tie.
+/// sorts its `TokenIndex`), and the candidate merges in a heap, so that a merge looks up
+/// only the two pairs it changed (run.c looks up every pair every round; llama.cpp's SPM
+/// tokenizer keeps a queue of bigrams the same way). The decisions are
+/// [`reference_encode`]'s: the pair whose concatenation is the highest-scoring piece, the
+/// leftmost on a tie.
 #[derive(Clone)]
 struct Spm {
     scores: Vec<f32>,
@@ -454,43 +455,103 @@ impl Spm {
         for c in text.chars() {
             push(c.encode_utf8(&mut buf).as_bytes(), &mut tokens);
         }
-        // merge[k]: the piece (score, id) that tokens start + k and start + k + 1 make, if
-        // any.
+        // Symbols in a linked list (a merge joins a symbol with the next and unlinks it);
+        // candidate merges in a heap, best first: highest score, then leftmost (a symbol's
+        // original index orders symbols as the sequence does). A candidate whose symbols
+        // have changed since it was pushed is skipped when it comes up: a symbol's piece
+        // only grows, so (left, its token, right, its token) never recurs. O(n log n) where
+        // scanning every pair each round (run.c, `reference_encode`) is O(n²): a megabyte
+        // of pasted text is encoded before the prompt's length is checked.
+        let syms = &mut tokens[start..];
+        let n = syms.len();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
         let mut joined = Vec::new();
-        let mut merge_of = |a: u32, b: u32| -> Option<(f32, u32)> {
+        let mut heap = std::collections::BinaryHeap::new();
+        let mut push_pair = |heap: &mut std::collections::BinaryHeap<Candidate>,
+                             syms: &[u32],
+                             left: usize,
+                             right: usize| {
+            let (a, b) = (syms[left], syms[right]);
             joined.clear();
-            joined.extend_from_slice(pieces.get(a as usize)?);
-            joined.extend_from_slice(pieces.get(b as usize)?);
-            let id = self.lookup(pieces, &joined)?;
-            Some((self.scores[id as usize], id))
+            joined.extend_from_slice(pieces.get(a as usize).unwrap_or_default());
+            joined.extend_from_slice(pieces.get(b as usize).unwrap_or_default());
+            if let Some(id) = self.lookup(pieces, &joined) {
+                heap.push(Candidate {
+                    score: self.scores[id as usize],
+                    left,
+                    right,
+                    tokens: (a, b),
+                    merged: id,
+                });
+            }
         };
-        let mut merge: Vec<Option<(f32, u32)>> = tokens[start..]
-            .windows(2)
-            .map(|w| merge_of(w[0], w[1]))
-            .collect();
-        loop {
-            let mut best: Option<(f32, usize, u32)> = None;
-            for (k, m) in merge.iter().enumerate() {
-                if let Some((score, id)) = *m {
-                    if best.is_none_or(|(s, _, _)| score > s) {
-                        best = Some((score, k, id));
-                    }
-                }
+        for i in 1..n {
+            push_pair(&mut heap, syms, i - 1, i);
+        }
+        while let Some(c) = heap.pop() {
+            let (l, r) = (c.left, c.right);
+            if !alive[l] || !alive[r] || next[l] != r || (syms[l], syms[r]) != c.tokens {
+                continue;
             }
-            let Some((_, k, id)) = best else { break };
-            tokens[start + k] = id;
-            tokens.remove(start + k + 1);
-            merge.remove(k);
-            if k > 0 {
-                merge[k - 1] = merge_of(tokens[start + k - 1], id);
+            syms[l] = c.merged;
+            alive[r] = false;
+            next[l] = next[r];
+            if next[r] < n {
+                prev[next[r]] = l;
             }
-            if k < merge.len() {
-                merge[k] = merge_of(id, tokens[start + k + 1]);
+            if prev[l] < n {
+                push_pair(&mut heap, syms, prev[l], l);
+            }
+            if next[l] < n {
+                push_pair(&mut heap, syms, l, next[l]);
             }
         }
+        let mut k = 0;
+        for i in 0..n {
+            if alive[i] {
+                syms[k] = syms[i];
+                k += 1;
+            }
+        }
+        tokens.truncate(start + k);
         tokens
     }
 }
+
+/// A merge waiting in [`Spm::encode`]'s heap: symbols `left` and `right` (adjacent when
+/// pushed, holding `tokens`) would become `merged`, of `score`.
+struct Candidate {
+    score: f32,
+    left: usize,
+    right: usize,
+    tokens: (u32, u32),
+    merged: u32,
+}
+
+impl Ord for Candidate {
+    /// The heap's greatest first: the higher score, then the lower (leftmost) position.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then(other.left.cmp(&self.left))
+    }
+}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Candidate {}
 
 /// How a [`Tokenizer`] turns text into ids.
 #[derive(Clone)]
@@ -535,6 +596,11 @@ impl Tokenizer {
     ) -> Result<Tokenizer, TokenizerError> {
         if display.len() < 3 {
             return Err(TokenizerError::MissingSpecial("BOS/EOS (ids 1 and 2)"));
+        }
+        // The encoder orders merges by score: a NaN has no place in that order (a GGUF
+        // file's scores come here unchecked; a tokenizer.bin's were checked as parsed).
+        if let Some((id, &score)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
+            return Err(TokenizerError::NonFiniteScore { id, score });
         }
         let spm = Spm::new(&display, scores);
         Ok(Tokenizer {
@@ -853,6 +919,14 @@ mod tests {
             assert_eq!(reference_encode(&v, text, Some(1)), want, "{text:?}");
         }
         assert_eq!(tk.encode("", false).unwrap(), Vec::<u32>::new());
+        // A vocabulary that did not come through tokenizer.bin's parser (a GGUF file's) is
+        // still refused with a score the merges cannot be ordered by.
+        let mut nan = v.clone();
+        nan.scores[9] = f32::NAN;
+        assert!(matches!(
+            Tokenizer::from_llama2c_vocab(nan, 1, 2),
+            Err(TokenizerError::NonFiniteScore { id: 9, .. })
+        ));
     }
 
     /// The hardening issue's file: one 1 MB piece. Refused from the header's bound before

@@ -47,6 +47,22 @@ fn decode_round_trips_known_text() {
     assert_eq!(m.tokenizer.decode(&ids).unwrap(), emoji);
 }
 
+/// A long paste (300,000 characters; the prompt's length is checked only after encoding)
+/// is encoded in one pass of merges, not one scan of every pair per merge, and comes back
+/// whole.
+#[test]
+fn a_long_text_is_encoded_and_decodes_back() {
+    let m = common::stories260k();
+    let text = LESSON.repeat(300_000 / LESSON.len() + 1);
+    let ids = m.tokenizer.encode(&text, true).unwrap();
+    // Fewer ids than characters: merges ran (each character starts as one piece or more).
+    assert!(ids.len() < text.chars().count(), "{} ids", ids.len());
+    assert_eq!(m.tokenizer.decode(&ids).unwrap(), text);
+    // Its first part as a prompt of its own gives the same ids as the reference.
+    let head: String = text.chars().take(3_000).collect();
+    check(&head);
+}
+
 fn text_strategy() -> impl Strategy<Value = String> {
     let pieces = prop_oneof![
         "[a-zA-Z ,.!?'\"]{1,12}",
