@@ -174,31 +174,9 @@ impl Model {
         if crate::gguf::Gguf::is_gguf(bytes) || crate::hf::is_safetensors(bytes) {
             return Model::read_files(&mut &bytes[..], bytes.len() as u64, tokenizer, None, budget);
         }
-        // Natively the tokenizer is built on a second thread while this one checks the
-        // weights' floats (both are start-up work of about the same size for a 32,000-piece
-        // vocabulary; issue 11's whole-process time against run.c). Errors come in the
-        // order of the sequential build: the checkpoint's first.
-        #[cfg(not(target_arch = "wasm32"))]
-        let (checkpoint, tokenizer) = std::thread::scope(|s| {
-            let built = std::thread::Builder::new()
-                .name("tokenizer".into())
-                .spawn_scoped(s, || Tokenizer::from_bytes(tokenizer));
-            let checkpoint = Checkpoint::from_shared(checkpoint, budget);
-            let tokenizer = match built {
-                Ok(handle) => handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // No thread to be had: the same work on this one.
-                Err(_) => Tokenizer::from_bytes(tokenizer),
-            };
-            (checkpoint, tokenizer)
-        });
-        #[cfg(target_arch = "wasm32")]
-        let (checkpoint, tokenizer) = (
-            Checkpoint::from_shared(checkpoint, budget),
-            Tokenizer::from_bytes(tokenizer),
-        );
-        Model::new(checkpoint?, tokenizer?)
+        let checkpoint = Checkpoint::from_shared(checkpoint, budget)?;
+        let tokenizer = Tokenizer::from_bytes(tokenizer)?;
+        Model::new(checkpoint, tokenizer)
     }
 
     /// A GGUF file (llama.cpp's format): its Llama weights and the tokenizer in its

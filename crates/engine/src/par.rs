@@ -47,15 +47,12 @@ fn threads() -> usize {
     pool().current_num_threads()
 }
 
-/// Runs a whole forward pass. On the calling thread: the parallel loops inside it go to the
-/// spinning team (`team::run`, the caller taking the first part), which needs no pool
-/// thread to call it. Running `f` on a rayon worker instead (`pool().install`, what this
-/// did before the team) cost a hand-off to the pool and back on every token, with a second
-/// worker woken to search for work: the stories260K shape decoded 22 % slower at two
-/// threads than at one although none of its loops is large enough to split (issue 11).
+/// Runs `f` on the engine's pool, so the parallel loops inside it share warm workers
+/// instead of waking the pool from outside for every matrix (which costs more than a small
+/// matrix-vector product). Call it around a whole forward pass.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    f()
+    pool().install(f)
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -352,24 +349,6 @@ pub fn thread_count() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A forward pass runs where it is called (no hand-off to a pool thread and back per
-    /// token), and its parallel loops still reach every unit from there.
-    #[test]
-    fn install_runs_on_the_calling_thread() {
-        let me = std::thread::current().id();
-        let (ran_on, total) = install(|| {
-            let mut out = vec![0.0f32; 4096];
-            chunks(&mut out, 1, 1 << 16, |first, c| {
-                for (i, v) in c.iter_mut().enumerate() {
-                    *v = (first + i) as f32;
-                }
-            });
-            (std::thread::current().id(), out.iter().sum::<f32>())
-        });
-        assert_eq!(ran_on, me);
-        assert_eq!(total, (0..4096).sum::<i32>() as f32);
-    }
 
     /// Every unit is handed out exactly once, at its index, whichever way the work is run:
     /// by the spinning team, by rayon when the team is busy (three threads calling at once),

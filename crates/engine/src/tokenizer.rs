@@ -285,7 +285,8 @@ pub fn reference_encode(vocab: &Llama2cVocab, text: &str, bos: Option<u32>) -> V
     tokens
 }
 
-/// The tokenizer the engine uses: encoding through `tokenizers`, decoding by piece.
+/// The tokenizer the engine uses: encoding by llama2.c's algorithm or through `tokenizers`
+/// (see [`Encoder`]), decoding by piece.
 #[derive(Clone)]
 pub struct Tokenizer {
     encoder: Encoder,
@@ -345,6 +346,19 @@ static EVERY_BYTE: [u8; 256] = {
     }
     all
 };
+
+/// The `<0xNN>` piece of byte b (upper-case hex, as SentencePiece writes it).
+fn byte_piece(b: u8) -> [u8; 6] {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    [
+        b'<',
+        b'0',
+        b'x',
+        HEX[(b >> 4) as usize],
+        HEX[(b & 15) as usize],
+        b'>',
+    ]
+}
 
 /// Parses a `<0xNN>` byte-fallback piece.
 fn byte_fallback(piece: &str) -> Option<u8> {
@@ -445,7 +459,7 @@ impl Spm {
             // as in run.c).
             None => tokens.extend(
                 s.iter()
-                    .filter_map(|b| self.lookup(pieces, format!("<0x{b:02X}>").as_bytes())),
+                    .filter_map(|&b| self.lookup(pieces, &byte_piece(b))),
             ),
         };
         if !text.is_empty() {
