@@ -454,6 +454,20 @@ mod wasm {
     pub unsafe fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let t = partial8(pa, pb, n);
+        // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)), t[i] = s[i] + s[i+4]
+        let mut sum = (f32x4_extract_lane::<0>(t) + f32x4_extract_lane::<2>(t))
+            + (f32x4_extract_lane::<1>(t) + f32x4_extract_lane::<3>(t));
+        for k in n / 8 * 8..n {
+            sum += *pa.add(k) * *pb.add(k);
+        }
+        sum
+    }
+
+    /// The first n / 8 · 8 elements of `dot_simd128(a, b)` (n long) as t[i] = s[i] + s[i+4],
+    /// s the eight sums before the pairwise reduction.
+    #[inline(always)]
+    unsafe fn partial8(pa: *const f32, pb: *const f32, n: usize) -> v128 {
         let load = |p: *const f32| v128_load(p as *const v128);
         let mut k = 0;
         // acc8[0..4] and acc8[4..8]
@@ -477,15 +491,109 @@ mod wasm {
             hi = f32x4_add(hi, f32x4_mul(load(pa.add(k + 4)), load(pb.add(k + 4))));
             k += 8;
         }
-        // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)), t[i] = s[i] + s[i+4]
-        let t = f32x4_add(lo, hi);
-        let mut sum = (f32x4_extract_lane::<0>(t) + f32x4_extract_lane::<2>(t))
-            + (f32x4_extract_lane::<1>(t) + f32x4_extract_lane::<3>(t));
-        while k < n {
-            sum += *pa.add(k) * *pb.add(k);
-            k += 1;
+        f32x4_add(lo, hi)
+    }
+
+    /// `dot_simd128(w_r, x)` of R weight rows at once, each row's bits exactly those: the
+    /// 32-lane bulk runs one 4-lane group at a time over the whole row (the group's partial
+    /// sum adds in the same order as `dot_simd128`'s, which holds all eight groups side by
+    /// side), so that the loop keeps R accumulators and one load of `x` serves all R rows
+    /// (eight accumulators a row, times R, would not fit the 16 registers V8 gives wasm
+    /// SIMD; one row at a time loads `x` once a multiply).
+    #[inline(always)]
+    pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
+        let n = ws.iter().fold(x.len(), |n, w| n.min(w.len()));
+        let (pw, px) = (ws.map(|w| w.as_ptr()), x.as_ptr());
+        let load = |p: *const f32| v128_load(p as *const v128);
+        let bulk = n / 32 * 32;
+        let mut lo = [f32x4_splat(0.0); R];
+        let mut hi = [f32x4_splat(0.0); R];
+        if bulk > 0 {
+            // acc[q][r]: lanes 4q..4q+4 of row r's 32 partial sums.
+            let mut acc = [[f32x4_splat(0.0); R]; 8];
+            for (q, a) in acc.iter_mut().enumerate() {
+                let mut k = 4 * q;
+                while k < bulk {
+                    let xv = load(px.add(k));
+                    for r in 0..R {
+                        a[r] = f32x4_add(a[r], f32x4_mul(load(pw[r].add(k)), xv));
+                    }
+                    k += 32;
+                }
+            }
+            for r in 0..R {
+                let c = |q: usize| acc[q][r];
+                lo[r] = f32x4_add(f32x4_add(c(0), c(2)), f32x4_add(c(4), c(6)));
+                hi[r] = f32x4_add(f32x4_add(c(1), c(3)), f32x4_add(c(5), c(7)));
+            }
         }
-        sum
+        let mut out = [0.0f32; R];
+        for r in 0..R {
+            let (mut lo, mut hi) = (lo[r], hi[r]);
+            let mut k = bulk;
+            while k + 8 <= n {
+                lo = f32x4_add(lo, f32x4_mul(load(pw[r].add(k)), load(px.add(k))));
+                hi = f32x4_add(hi, f32x4_mul(load(pw[r].add(k + 4)), load(px.add(k + 4))));
+                k += 8;
+            }
+            let t = f32x4_add(lo, hi);
+            let mut sum = (f32x4_extract_lane::<0>(t) + f32x4_extract_lane::<2>(t))
+                + (f32x4_extract_lane::<1>(t) + f32x4_extract_lane::<3>(t));
+            while k < n {
+                sum += *pw[r].add(k) * *px.add(k);
+                k += 1;
+            }
+            out[r] = sum;
+        }
+        out
+    }
+
+    /// att[t] = dot(q, k_t) · scale for every t (`super::scores`): `dot_simd128`'s bits, the
+    /// pairwise reductions of four positions done together by a 4×4 transpose (one at a
+    /// time each was four lane extracts and three scalar adds for a head of 8 multiplies).
+    /// The caller checks that every k_t lies in `keys`.
+    #[inline(always)]
+    pub unsafe fn scores(
+        att: &mut [f32],
+        q: &[f32],
+        keys: &[f32],
+        stride: usize,
+        offset: usize,
+        scale: f32,
+    ) {
+        let hs = q.len();
+        let (pq, pk) = (q.as_ptr(), keys.as_ptr().add(offset));
+        let mut t = 0;
+        while t + 4 <= att.len() {
+            let [a, b, c, d] = [0, 1, 2, 3].map(|j| partial8(pq, pk.add((t + j) * stride), hs));
+            // e = (a0+a2, b0+b2, a1+a3, b1+b3), f the same of c and d.
+            let e = f32x4_add(
+                i32x4_shuffle::<0, 4, 1, 5>(a, b),
+                i32x4_shuffle::<2, 6, 3, 7>(a, b),
+            );
+            let f = f32x4_add(
+                i32x4_shuffle::<0, 4, 1, 5>(c, d),
+                i32x4_shuffle::<2, 6, 3, 7>(c, d),
+            );
+            // ((x0 + x2) + (x1 + x3)) for x = a, b, c, d.
+            let r = f32x4_add(
+                i32x4_shuffle::<0, 1, 4, 5>(e, f),
+                i32x4_shuffle::<2, 3, 6, 7>(e, f),
+            );
+            let mut s = [0.0f32; 4];
+            v128_store(s.as_mut_ptr() as *mut v128, r);
+            for (j, s) in s.iter_mut().enumerate() {
+                for i in hs / 8 * 8..hs {
+                    *s += *pq.add(i) * *pk.add((t + j) * stride + i);
+                }
+                att[t + j] = *s * scale;
+            }
+            t += 4;
+        }
+        for (t, a) in att.iter_mut().enumerate().skip(t) {
+            let k = std::slice::from_raw_parts(pk.add(t * stride), hs);
+            *a = dot_simd128(q, k) * scale;
+        }
     }
 }
 
@@ -620,13 +728,26 @@ pub fn max(x: &[f32]) -> f32 {
     let mut m = [f32::NEG_INFINITY; 16];
     for c in x16 {
         for i in 0..16 {
-            m[i] = m[i].max(c[i]);
+            m[i] = larger(m[i], c[i]);
         }
     }
     m.iter()
         .chain(tail)
         .copied()
-        .fold(f32::NEG_INFINITY, f32::max)
+        .fold(f32::NEG_INFINITY, larger)
+}
+
+/// `b` where it is larger than `a`, else `a`: `f32::max` for every pair without a NaN, and a
+/// NaN `b` is passed over as `f32::max` passes it. Written as a comparison and a select, which
+/// every target has in vector form (x86 `vmaxps`, wasm `f32x4.pmax`); `f32::max`'s own rule
+/// (IEEE maxNum) has no wasm SIMD instruction, so LLVM made every lane a call to `fmaxf`.
+#[inline(always)]
+fn larger(a: f32, b: f32) -> f32 {
+    if a < b {
+        b
+    } else {
+        a
+    }
 }
 
 /// In-place softmax, shifted by the maximum for stability.
@@ -706,16 +827,44 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
     });
 }
 
-/// Weight rows a pass of decode's matrix-vector product takes (`x86_rows::dot_wrows`).
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+/// Weight rows a pass of decode's matrix-vector product takes (`x86_rows::dot_wrows`,
+/// `wasm::dot_wrows`).
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "avx512f"),
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 const WEIGHT_ROWS_A_PASS: usize = 4;
 
-/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows natively
-/// [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`, each row's bits those of
-/// [`dot`]; quantized rows one at a time.
+/// R float32 weight rows times `x`, each row's bits those of [`dot`], `x` loaded once for
+/// all R: AVX-512's kernel (with the rows ahead prefetched) or wasm SIMD's.
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "avx512f"),
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+#[inline(always)]
+fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
+    // SAFETY: the build enables AVX-512F; the kernel reads within every slice, and
+    // prefetches are hints that never fault.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        x86_rows::dot_wrows::<R, true>(ws, x)
+    }
+    // SAFETY: the build enables simd128; the kernel reads within every slice.
+    #[cfg(target_arch = "wasm32")]
+    unsafe {
+        wasm::dot_wrows::<R>(ws, x)
+    }
+}
+
+/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows
+/// [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x` (AVX-512 and wasm SIMD), each
+/// row's bits those of [`dot`]; quantized rows one at a time.
 #[inline(always)]
 fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &[f32]) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    #[cfg(any(
+        all(target_arch = "x86_64", target_feature = "avx512f"),
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
     {
         const R: usize = WEIGHT_ROWS_A_PASS;
         let mut pending: [&[f32]; R] = [&[]; R];
@@ -736,9 +885,7 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
                     pending[waiting] = w;
                     waiting += 1;
                     if waiting == R {
-                        // SAFETY: the build enables AVX-512F; the kernel reads within every
-                        // slice, and prefetches are hints that never fault.
-                        let r = unsafe { x86_rows::dot_wrows::<R, true>(pending, x) };
+                        let r = dot_wrows::<R>(pending, x);
                         out[first..first + R].copy_from_slice(&r);
                         waiting = 0;
                     }
@@ -752,7 +899,10 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
         }
         flush(out, &pending[..waiting], first);
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    #[cfg(not(any(
+        all(target_arch = "x86_64", target_feature = "avx512f"),
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
     for (o, w_i) in out.iter_mut().zip(rows) {
         *o = match w_i {
             RowRef::F32(w) => dot_streamed(w, x),
@@ -994,7 +1144,18 @@ pub fn attend_heads<const G: usize>(
         } else {
             scores(att, q, keys, kv_dim, offset, scale);
         }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if pos * kv_dim + offset + hs <= keys.len() {
+            // SAFETY: the build enables simd128; every key row read ends within `keys`
+            // (checked above).
+            unsafe { wasm::scores(att, q, keys, kv_dim, offset, scale) };
+        } else {
+            scores(att, q, keys, kv_dim, offset, scale);
+        }
+        #[cfg(not(any(
+            all(target_arch = "x86_64", target_feature = "avx512f"),
+            all(target_arch = "wasm32", target_feature = "simd128")
+        )))]
         scores(att, q, keys, kv_dim, offset, scale);
         softmax(att);
     }
@@ -1059,45 +1220,16 @@ mod tests {
         }
     }
 
-    /// Decode's matrix-vector product takes float32 weight rows several at a time: every
-    /// output is still one `dot_portable` of its row, at every row count around the group
-    /// size, across matrices stacked in one call and next to a quantized matrix (whose rows
-    /// break a group).
+    /// Decode's matrix-vector product (`testing::assert_matvec_bits`; wasm runs it too).
     #[test]
     fn decode_rows_give_one_dot_a_rows_bits() {
-        use crate::quant::{Precision, Tensor};
-        for (a, b) in crate::testing::dot_cases() {
-            let n = a.len();
-            if n == 0 {
-                continue;
-            }
-            let x = &b[..n];
-            // Rows: a shifted copy of `a` each, 1 to 9 of them per matrix.
-            let rows = |d: usize, s: f32| -> Vec<f32> {
-                (0..d)
-                    .flat_map(|r| a.iter().map(move |v| v * (1.0 - (r as f32 + s) * 0.07)))
-                    .collect()
-            };
-            for d in 1..=9 {
-                let (w0, w1) = (rows(d, 0.0), rows(d + 2, 0.5));
-                let q = Tensor::F32(rows(3, 0.25).into()).at(Precision::Q8, 1, 8);
-                let mats = [(&w0).into(), q.block(0, 1), (&w1).into()];
-                let mut out = vec![0.0f32; 2 * d + 5];
-                matmul(&mut out, x, n, &mats);
-                let want: Vec<u32> = w0
-                    .chunks(n)
-                    .map(|w| dot_portable(w, x))
-                    .chain((0..3).map(|r| match q.block(0, 1) {
-                        MatRef::Quant(q) => q.dot(r * n, x),
-                        MatRef::F32(_) => unreachable!(),
-                    }))
-                    .chain(w1.chunks(n).map(|w| dot_portable(w, x)))
-                    .map(f32::to_bits)
-                    .collect();
-                let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
-                assert_eq!(got, want, "n = {n}, d = {d}");
-            }
-        }
+        crate::testing::assert_matvec_bits();
+    }
+
+    /// Attention weights and outputs (`testing::assert_attention_bits`; wasm runs it too).
+    #[test]
+    fn attention_gives_one_dot_a_positions_bits() {
+        crate::testing::assert_attention_bits();
     }
 
     /// Attention scores eight positions at a time give one `dot` a position's bits: head

@@ -144,3 +144,89 @@ pub fn assert_quant_kernel_bits() {
         }
     }
 }
+
+/// Asserts that decode's matrix-vector product (`cpu::matmul` of one row: float32 weight rows
+/// several at a time on AVX-512 and in wasm SIMD) gives every output one `dot_portable` of
+/// its row: each `dot_cases()` length, 1 to 9 rows a matrix (around the group of four),
+/// matrices stacked in one call and next to a quantized matrix (whose rows break a group).
+pub fn assert_matvec_bits() {
+    use crate::cpu::{dot_portable, matmul};
+    use crate::quant::{MatRef, Precision, Tensor};
+    for (a, b) in dot_cases() {
+        let n = a.len();
+        if n == 0 {
+            continue;
+        }
+        let x = &b[..n];
+        // Rows: a shifted copy of `a` each, 1 to 9 of them per matrix.
+        let rows = |d: usize, s: f32| -> Vec<f32> {
+            (0..d)
+                .flat_map(|r| a.iter().map(move |v| v * (1.0 - (r as f32 + s) * 0.07)))
+                .collect()
+        };
+        for d in 1..=9 {
+            let (w0, w1) = (rows(d, 0.0), rows(d + 2, 0.5));
+            let q = Tensor::F32(rows(3, 0.25).into()).at(Precision::Q8, 1, 8);
+            let mats = [(&w0).into(), q.block(0, 1), (&w1).into()];
+            let mut out = vec![0.0f32; 2 * d + 5];
+            matmul(&mut out, x, n, &mats);
+            let want: Vec<u32> = w0
+                .chunks(n)
+                .map(|w| dot_portable(w, x))
+                .chain((0..3).map(|r| match q.block(0, 1) {
+                    MatRef::Quant(q) => q.dot(r * n, x),
+                    MatRef::F32(_) => unreachable!(),
+                }))
+                .chain(w1.chunks(n).map(|w| dot_portable(w, x)))
+                .map(f32::to_bits)
+                .collect();
+            let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "n = {n}, d = {d}");
+        }
+    }
+}
+
+/// Asserts that one head's attention (`cpu::attend_head`, whose scores run several
+/// positions at a time on AVX-512 and in wasm SIMD) leaves the weights softmax(q·k_t /
+/// sqrt(hs)) with each q·k_t one `dot_portable`, and the output Σ_t w_t·v_t added in
+/// position order: head sizes below, at and above the 8- and 32-wide steps, 1 to 41
+/// positions (around the groups of four and eight), the head's keys at an offset in rows
+/// of several heads.
+pub fn assert_attention_bits() {
+    use crate::cpu::{attend_head, dot_portable, softmax};
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
+        let stride = 3 * hs + 5;
+        let offset = hs + 2;
+        let keys: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+        let values: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+        let q: Vec<f32> = (0..hs).map(|_| next()).collect();
+        let scale = 1.0 / (hs as f32).sqrt();
+        for pos in 0..41 {
+            let mut want: Vec<f32> = (0..=pos)
+                .map(|t| dot_portable(&q, &keys[t * stride + offset..][..hs]) * scale)
+                .collect();
+            softmax(&mut want);
+            let want_out: Vec<f32> = (0..hs)
+                .map(|i| {
+                    (0..=pos).fold(0.0f32, |acc, t| {
+                        acc + want[t] * values[t * stride + offset + i]
+                    })
+                })
+                .collect();
+            let (mut out, mut att) = (vec![0.0f32; hs], vec![0.0f32; pos + 1]);
+            attend_head(&mut out, &q, &keys, &values, stride, offset, pos, &mut att);
+            assert_eq!(bits(&att), bits(&want), "hs = {hs}, pos = {pos}: weights");
+            assert_eq!(
+                bits(&out),
+                bits(&want_out),
+                "hs = {hs}, pos = {pos}: output"
+            );
+        }
+    }
+}

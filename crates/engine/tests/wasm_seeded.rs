@@ -56,3 +56,17 @@ fn the_simd_dot_gives_the_portable_bits() {
 fn the_simd_quantized_rows_give_the_plain_loops_bits() {
     decoding_engine::testing::assert_quant_kernel_bits();
 }
+
+/// Decode's matrix-vector product (four weight rows a pass in wasm SIMD) gives one
+/// portable `dot` a row, bit for bit.
+#[wasm_bindgen_test]
+fn the_simd_matvec_gives_the_portable_bits() {
+    decoding_engine::testing::assert_matvec_bits();
+}
+
+/// Attention (its scores four positions a pass in wasm SIMD) gives the portable `dot`'s
+/// scores and the plain softmax and weighted sum, bit for bit.
+#[wasm_bindgen_test]
+fn the_simd_attention_gives_the_portable_bits() {
+    decoding_engine::testing::assert_attention_bits();
+}
