@@ -835,6 +835,21 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
 ))]
 const WEIGHT_ROWS_A_PASS: usize = 4;
 
+/// The longest weight row (in floats) that decode's matrix-vector product takes
+/// [`WEIGHT_ROWS_A_PASS`] at a time; longer rows go one at a time. Short rows are
+/// stories260K's (64 and 172): there the matrices sit in cache and each row's reduction and
+/// each load of `x` are a large part of its work, which four rows a pass share. Long rows
+/// (the 15M shape's 288 and 768, 110M's 768 and 2,048) stream from memory, and there four
+/// rows side by side fell behind one sequential row at a time: on an AMD EPYC (Zen 4), the
+/// 15M shape's decode at one thread went from 167–182 to 280–287 tokens/s natively and from
+/// 111–126 to 269–279 in wasm (Node), while stories260K's stayed within the noise natively
+/// and got 1.4× slower in wasm with one row a pass (throwaway harness, alternating builds).
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "avx512f"),
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+const GROUPED_ROW_MAX: usize = 256;
+
 /// R float32 weight rows times `x`, each row's bits those of [`dot`], `x` loaded once for
 /// all R: AVX-512's kernel (with the rows ahead prefetched) or wasm SIMD's.
 #[cfg(any(
@@ -856,9 +871,10 @@ fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
     }
 }
 
-/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows
-/// [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x` (AVX-512 and wasm SIMD), each
-/// row's bits those of [`dot`]; quantized rows one at a time.
+/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows of at most
+/// [`GROUPED_ROW_MAX`] floats [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`
+/// (AVX-512 and wasm SIMD), longer ones and quantized rows one at a time; each row's bits
+/// those of [`dot`].
 #[inline(always)]
 fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &[f32]) {
     #[cfg(any(
@@ -867,6 +883,15 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
     ))]
     {
         const R: usize = WEIGHT_ROWS_A_PASS;
+        if x.len() > GROUPED_ROW_MAX {
+            for (o, w_i) in out.iter_mut().zip(rows) {
+                *o = match w_i {
+                    RowRef::F32(w) => dot_streamed(w, x),
+                    RowRef::Quant(q, start) => q.dot(start, x),
+                };
+            }
+            return;
+        }
         let mut pending: [&[f32]; R] = [&[]; R];
         let (mut waiting, mut first) = (0, 0);
         // The rows held back, one at a time (fewer than R: a matrix's or the chunk's end).
