@@ -59,15 +59,18 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// [`dot`] of a weight row `w` streamed from memory (a matrix-vector product runs it on
-/// row after row): the same bits, and with AVX-512 the rows ahead are prefetched so the
-/// reads keep up with memory instead of waiting on each miss (the hardware prefetcher
-/// alone left a single core at 26 GiB/s of its 36; `cargo bench --bench matvec`).
+/// row after row): the same bits. With AVX2 only, the rows ahead are prefetched in software
+/// (measured on that machine: the hardware prefetcher alone left a single core at 26 GiB/s
+/// of its 36; `cargo bench --bench matvec`). With AVX-512 they are not: on the Zen 4 of
+/// 2026-12-04 the same prefetch made decode slower (110M shape, one thread, alternating
+/// builds: 37–41 tok/s with it, 53–54 without; 15M 213–265 against 267–390), run.c (no
+/// prefetch) being ahead of us until it went.
 #[inline(always)]
 fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
     {
-        // SAFETY: as in `dot`; prefetches are hints and never fault.
-        unsafe { x86::dot_avx512::<true>(w, x) }
+        // SAFETY: as in `dot`.
+        unsafe { x86::dot_avx512::<false>(w, x) }
     }
     #[cfg(all(
         target_arch = "x86_64",
@@ -858,11 +861,11 @@ const GROUPED_ROW_MAX: usize = 256;
 ))]
 #[inline(always)]
 fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
-    // SAFETY: the build enables AVX-512F; the kernel reads within every slice, and
-    // prefetches are hints that never fault.
+    // SAFETY: the build enables AVX-512F; the kernel reads within every slice. No prefetch:
+    // these rows are short and sit in cache (`GROUPED_ROW_MAX`).
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        x86_rows::dot_wrows::<R, true>(ws, x)
+        x86_rows::dot_wrows::<R, false>(ws, x)
     }
     // SAFETY: the build enables simd128; the kernel reads within every slice.
     #[cfg(target_arch = "wasm32")]
