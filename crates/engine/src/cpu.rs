@@ -311,7 +311,7 @@ mod x86_rows {
     /// product, R rows of W at a time): each weight row's arithmetic is exactly
     /// `dot_avx512`'s, but the chunk of `x` is loaded once for all R rows and their 2R
     /// accumulator chains run side by side. One row alone keeps two chains of dependent
-    /// adds, so the adders wait on their own latency; short rows (the 15M shape's 288)
+    /// adds, so the adders wait on their own latency; short rows (stories260K's 64)
     /// also pay the fold and reduction per row with nothing to overlap it.
     #[inline(always)]
     pub unsafe fn dot_wrows<const R: usize, const STREAM: bool>(
