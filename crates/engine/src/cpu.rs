@@ -25,7 +25,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
     {
         // SAFETY: the build enables AVX-512F; the kernel reads within both slices.
-        unsafe { x86::dot_avx512::<false>(a, b) }
+        unsafe { x86::dot_avx512(a, b) }
     }
     // And in four 8-lane registers where it has AVX2 only (LLVM had left the loop below
     // mostly 4 lanes wide and scalar there: 3.5 GFLOP/s of a core's 36).
@@ -70,7 +70,7 @@ fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
     {
         // SAFETY: as in `dot`.
-        unsafe { x86::dot_avx512::<false>(w, x) }
+        unsafe { x86::dot_avx512(w, x) }
     }
     #[cfg(all(
         target_arch = "x86_64",
@@ -129,18 +129,19 @@ pub fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
 mod x86 {
     use std::arch::x86_64::*;
 
-    /// How far ahead (in floats: 16 KiB) a streamed weight row is prefetched: measured
-    /// best for one core among 256 … 16,384 (`cargo bench --bench matvec`).
+    /// How far ahead (in floats: 16 KiB) a batch's streamed weight row is prefetched
+    /// (`x86_rows::dot_rows`): measured best for one core among 256 … 16,384 (`cargo bench
+    /// --bench matvec`). Decode's rows are not prefetched on AVX-512 (`dot_streamed`).
     pub(super) const PREFETCH: usize = 4096;
 
     /// `dot_portable` lane for lane: the 32 partial sums as two 16-lane registers, each a
     /// separately rounded multiply then add (no FMA), the same fold, chunks, pairwise
     /// reduction and tail.
     #[inline(always)]
-    pub unsafe fn dot_avx512<const STREAM: bool>(a: &[f32], b: &[f32]) -> f32 {
+    pub unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
-        let acc8 = partial8::<STREAM>(pa, pb, n);
+        let acc8 = partial8(pa, pb, n);
         // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
         let t = _mm_add_ps(_mm256_castps256_ps128(acc8), _mm256_extractf128_ps(acc8, 1));
         let u = _mm_add_ps(t, _mm_movehl_ps(t, t));
@@ -164,16 +165,12 @@ mod x86 {
     /// `dot_avx512`'s eight partial sums of a[..n]·b[..n] before its final reduction: the
     /// 32-lane loop folded to 8, then the 8-wide chunks (the tail from n / 8 · 8 is left).
     #[inline(always)]
-    unsafe fn partial8<const STREAM: bool>(pa: *const f32, pb: *const f32, n: usize) -> __m256 {
+    unsafe fn partial8(pa: *const f32, pb: *const f32, n: usize) -> __m256 {
         let mut k = 0;
         let mut acc8 = _mm256_setzero_ps();
         if n >= 32 {
             let (mut lo, mut hi) = (_mm512_setzero_ps(), _mm512_setzero_ps());
             while k + 32 <= n {
-                if STREAM {
-                    _mm_prefetch::<_MM_HINT_T0>(pa.wrapping_add(k + PREFETCH) as *const i8);
-                    _mm_prefetch::<_MM_HINT_T0>(pa.wrapping_add(k + PREFETCH + 16) as *const i8);
-                }
                 let x0 = _mm512_mul_ps(_mm512_loadu_ps(pa.add(k)), _mm512_loadu_ps(pb.add(k)));
                 let x1 = _mm512_mul_ps(
                     _mm512_loadu_ps(pa.add(k + 16)),
@@ -243,22 +240,14 @@ mod x86 {
         while t + 8 <= att.len() {
             let mut acc = [_mm256_setzero_ps(); 8];
             for (j, acc) in acc.iter_mut().enumerate() {
-                *acc = partial8::<false>(pq, pk.add((t + j) * stride), hs);
+                *acc = partial8(pq, pk.add((t + j) * stride), hs);
             }
             let mut s = [0.0f32; 8];
             _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));
-            for (j, s) in s.iter_mut().enumerate() {
-                for i in hs / 8 * 8..hs {
-                    *s += *pq.add(i) * *pk.add((t + j) * stride + i);
-                }
-                att[t + j] = *s * scale;
-            }
+            super::finish_scores(&mut att[t..t + 8], &s, q, pk.add(t * stride), stride, scale);
             t += 8;
         }
-        for (t, a) in att.iter_mut().enumerate().skip(t) {
-            let k = std::slice::from_raw_parts(pk.add(t * stride), hs);
-            *a = dot_avx512::<false>(q, k) * scale;
-        }
+        super::rest_scores(&mut att[t..], q, pk.add(t * stride), stride, scale);
     }
 }
 
@@ -314,10 +303,7 @@ mod x86_rows {
     /// adds, so the adders wait on their own latency; short rows (stories260K's 64)
     /// also pay the fold and reduction per row with nothing to overlap it.
     #[inline(always)]
-    pub unsafe fn dot_wrows<const R: usize, const STREAM: bool>(
-        ws: [&[f32]; R],
-        x: &[f32],
-    ) -> [f32; R] {
+    pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
         let n = ws.iter().fold(x.len(), |n, w| n.min(w.len()));
         let pw = ws.map(|w| w.as_ptr());
         let px = x.as_ptr();
@@ -330,11 +316,6 @@ mod x86_rows {
                 let x0 = _mm512_loadu_ps(px.add(k));
                 let x1 = _mm512_loadu_ps(px.add(k + 16));
                 for r in 0..R {
-                    if STREAM {
-                        let ahead = super::x86::PREFETCH;
-                        _mm_prefetch::<_MM_HINT_T0>(pw[r].wrapping_add(k + ahead) as *const i8);
-                        _mm_prefetch::<_MM_HINT_T0>(pw[r].wrapping_add(k + ahead + 16) as *const i8);
-                    }
                     let p0 = _mm512_mul_ps(_mm512_loadu_ps(pw[r].add(k)), x0);
                     let p1 = _mm512_mul_ps(_mm512_loadu_ps(pw[r].add(k + 16)), x1);
                     lo[r] = _mm512_add_ps(lo[r], p0);
@@ -600,18 +581,10 @@ mod wasm {
             );
             let mut s = [0.0f32; 4];
             v128_store(s.as_mut_ptr() as *mut v128, r);
-            for (j, s) in s.iter_mut().enumerate() {
-                for i in hs / 8 * 8..hs {
-                    *s += *pq.add(i) * *pk.add((t + j) * stride + i);
-                }
-                att[t + j] = *s * scale;
-            }
+            super::finish_scores(&mut att[t..t + 4], &s, q, pk.add(t * stride), stride, scale);
             t += 4;
         }
-        for (t, a) in att.iter_mut().enumerate().skip(t) {
-            let k = std::slice::from_raw_parts(pk.add(t * stride), hs);
-            *a = dot_simd128(q, k) * scale;
-        }
+        super::rest_scores(&mut att[t..], q, pk.add(t * stride), stride, scale);
     }
 }
 
@@ -845,6 +818,48 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
     });
 }
 
+/// The end of a scores kernel that reduced several positions together to `sums`, each
+/// `dot`'s bulk and eight-wide chunks (`x86::scores`, `wasm::scores`): each position's scalar
+/// tail (elements hs / 8 · 8 .. hs, in order, as `dot_portable`), then the scale. Position j
+/// is the key row at `keys.add(j * stride)`; the caller checks that each lies in its slice.
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "avx512f"),
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+#[inline(always)]
+unsafe fn finish_scores(
+    att: &mut [f32],
+    sums: &[f32],
+    q: &[f32],
+    keys: *const f32,
+    stride: usize,
+    scale: f32,
+) {
+    let hs = q.len();
+    for (j, (a, &sum)) in att.iter_mut().zip(sums).enumerate() {
+        let mut s = sum;
+        for (i, &qi) in q.iter().enumerate().skip(hs / 8 * 8) {
+            s += qi * *keys.add(j * stride + i);
+        }
+        *a = s * scale;
+    }
+}
+
+/// att[j] = dot(q, k_j) · scale one position at a time, k_j at `keys.add(j * stride)`: the
+/// positions left over after a scores kernel's groups. The caller checks that each key
+/// row lies in its slice.
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "avx512f"),
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+#[inline(always)]
+unsafe fn rest_scores(att: &mut [f32], q: &[f32], keys: *const f32, stride: usize, scale: f32) {
+    for (j, a) in att.iter_mut().enumerate() {
+        let k = std::slice::from_raw_parts(keys.add(j * stride), q.len());
+        *a = dot(q, k) * scale;
+    }
+}
+
 /// Weight rows a pass of decode's matrix-vector product takes (`x86_rows::dot_wrows`,
 /// `wasm::dot_wrows`).
 #[cfg(any(
@@ -869,7 +884,7 @@ const WEIGHT_ROWS_A_PASS: usize = 4;
 const GROUPED_ROW_MAX: usize = 256;
 
 /// R float32 weight rows times `x`, each row's bits those of [`dot`], `x` loaded once for
-/// all R: AVX-512's kernel (with the rows ahead prefetched) or wasm SIMD's.
+/// all R: AVX-512's kernel or wasm SIMD's.
 #[cfg(any(
     all(target_arch = "x86_64", target_feature = "avx512f"),
     all(target_arch = "wasm32", target_feature = "simd128")
@@ -880,7 +895,7 @@ fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
     // these rows are short and sit in cache (`GROUPED_ROW_MAX`).
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        x86_rows::dot_wrows::<R, false>(ws, x)
+        x86_rows::dot_wrows::<R>(ws, x)
     }
     // SAFETY: the build enables simd128; the kernel reads within every slice.
     #[cfg(target_arch = "wasm32")]
