@@ -494,11 +494,15 @@ mod wasm {
     }
 
     /// `dot_simd128(w_r, x)` of R weight rows at once, each row's bits exactly those: the
-    /// 32-lane bulk runs one 4-lane group at a time over the whole row (the group's partial
-    /// sum adds in the same order as `dot_simd128`'s, which holds all eight groups side by
-    /// side), so that the loop keeps R accumulators and one load of `x` serves all R rows
-    /// (eight accumulators a row, times R, would not fit the 16 registers V8 gives wasm
-    /// SIMD; one row at a time loads `x` once a multiply).
+    /// 32-lane bulk runs in four passes over the rows, lanes 8p..8p+8 of every 32 floats in
+    /// pass p (each lane adds in the same order as `dot_simd128`'s, which holds all eight
+    /// 4-lane groups side by side), so that a pass keeps 2·R accumulators and each load of
+    /// `x` serves all R rows. With R = 2 that is 4 accumulators and 6 loads live, which fit
+    /// the 16 registers V8 gives wasm SIMD: all eight groups of R rows did not, and V8 spilled
+    /// (`node --print-wasm-code --no-liftoff`); one group at a time of four rows stored and
+    /// reloaded the accumulators every 64 floats. stories260K decode under Node, positions
+    /// 168–205, alternating builds (rows × groups a pass): 4 × 1 (as before) 0.120–0.129 ms
+    /// a token, 2 × 2 0.092–0.096, 2 × 1 0.094–0.110, 3 × 2 0.097–0.102, 2 × 4 0.093–0.138.
     #[inline(always)]
     pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
         let n = ws.iter().fold(x.len(), |n, w| n.min(w.len()));
@@ -508,17 +512,22 @@ mod wasm {
         let mut lo = [f32x4_splat(0.0); R];
         let mut hi = [f32x4_splat(0.0); R];
         if bulk > 0 {
-            // acc[q][r]: lanes 4q..4q+4 of row r's 32 partial sums.
+            // acc[q][r]: lanes 4q..4q+4 of row r's 32 partial sums; Q groups a pass.
             let mut acc = [[f32x4_splat(0.0); R]; 8];
-            for (q, a) in acc.iter_mut().enumerate() {
-                let mut k = 4 * q;
-                while k < bulk {
-                    let xv = load(px.add(k));
-                    for r in 0..R {
-                        a[r] = f32x4_add(a[r], f32x4_mul(load(pw[r].add(k)), xv));
+            const Q: usize = 2;
+            for pass in 0..8 / Q {
+                let mut h = [[f32x4_splat(0.0); R]; Q];
+                let mut j = 4 * Q * pass;
+                while j < bulk {
+                    for (q, h) in h.iter_mut().enumerate() {
+                        let xv = load(px.add(j + 4 * q));
+                        for r in 0..R {
+                            h[r] = f32x4_add(h[r], f32x4_mul(load(pw[r].add(j + 4 * q)), xv));
+                        }
                     }
-                    k += 32;
+                    j += 32;
                 }
+                acc[Q * pass..Q * pass + Q].copy_from_slice(&h);
             }
             for r in 0..R {
                 let c = |q: usize| acc[q][r];
@@ -862,16 +871,16 @@ unsafe fn rest_scores(att: &mut [f32], q: &[f32], keys: *const f32, stride: usiz
 
 /// Weight rows a pass of decode's matrix-vector product takes (`x86_rows::dot_wrows`,
 /// `wasm::dot_wrows`).
-#[cfg(any(
-    all(target_arch = "x86_64", target_feature = "avx512f"),
-    all(target_arch = "wasm32", target_feature = "simd128")
-))]
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 const WEIGHT_ROWS_A_PASS: usize = 4;
+/// Two in wasm: four rows' accumulators do not fit V8's registers (`wasm::dot_wrows`).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+const WEIGHT_ROWS_A_PASS: usize = 2;
 
 /// The longest weight row (in floats) that decode's matrix-vector product takes
 /// [`WEIGHT_ROWS_A_PASS`] at a time; longer rows go one at a time. Short rows are
 /// stories260K's (64 and 172): there the matrices sit in cache and each row's reduction and
-/// each load of `x` are a large part of its work, which four rows a pass share. Long rows
+/// each load of `x` are a large part of its work, which several rows a pass share. Long rows
 /// (the 15M shape's 288 and 768, 110M's 768 and 2,048) stream from memory, and there four
 /// rows side by side fell behind one sequential row at a time: on an AMD EPYC (Zen 4), the
 /// 15M shape's decode at one thread went from 167–182 to 280–287 tokens/s natively and from
