@@ -8,6 +8,7 @@ pub mod finite;
 pub mod fuzz;
 pub mod heap;
 pub mod lesson;
+pub mod packed;
 pub mod protocol;
 pub mod session;
 pub mod state;

@@ -1,8 +1,9 @@
 //! The messages between the page (UI thread) and the engine's web worker. Requests go to the
 //! worker, events come back; both are plain serde types with named fields, so the protocol is
 //! checked by the compiler on both sides. They travel as JSON text ([`encode`] / [`decode`]):
-//! a trace holds a few thousand numbers, and one string through `postMessage` plus
-//! `serde_json` was measured faster than building a JS object per number.
+//! one string through `postMessage` plus `serde_json` was measured faster than building a JS
+//! object per number, and a trace's vocabulary-sized arrays go inside it as base64 of their
+//! bytes ([`crate::packed`]), not a JSON number per token.
 
 use decoding_engine::beam::BeamNode;
 use decoding_engine::generation::{Step, StopReason};
@@ -489,15 +490,20 @@ pub struct StageView {
 pub struct TraceView {
     /// Token ids, most likely first by the final distribution (removed ones after, by the
     /// probability they had before removal).
+    #[serde(with = "crate::packed")]
     pub order: Vec<u32>,
     /// Final probability of each token, by id.
+    #[serde(with = "crate::packed")]
     pub probs: Vec<f32>,
     /// For a removed token: its probability entering the stage that removed it (else 0).
+    #[serde(with = "crate::packed")]
     pub ghost: Vec<f32>,
     /// For a removed token: the index in `stages` of the stage that removed it (else -1).
+    #[serde(with = "crate::packed")]
     pub removed_by: Vec<i8>,
     pub stages: Vec<StageView>,
     /// The ids the stage charts show (the most likely entering the chain).
+    #[serde(with = "crate::packed")]
     pub chart_ids: Vec<u32>,
     pub kept: usize,
     pub entropy: f64,
@@ -520,7 +526,9 @@ pub struct CutView {
     /// The stage's index in `TraceView::stages`.
     pub stage: usize,
     pub p: f64,
+    #[serde(with = "crate::packed")]
     pub ids: Vec<u32>,
+    #[serde(with = "crate::packed")]
     pub cumulative: Vec<f32>,
 }
 
