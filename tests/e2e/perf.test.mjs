@@ -191,6 +191,7 @@ test('decode per precision in the page against native (CPU backend)', async () =
       out['15M'][p] = compare(1000 / ms[i], native.decode.median_tokens_per_s);
     });
     out['15M'].page_engine_memory_bytes = memory;
+    results.decode_15M_f32 = await decode15M(browser, server, dir, cli);
   } finally {
     await browser.close();
     await server.close();
@@ -199,3 +200,64 @@ test('decode per precision in the page against native (CPU backend)', async () =
   results.decode_by_precision = out;
   assert.ok(out['15M'].q8.page_tokens_per_s > 0);
 });
+
+/**
+ * The 15M-shape f32 file picked from disk (issue 11): 40 steps, each timed in the page from
+ * the click to its chip, then the timings line's means over the last 32 (the worker's forward
+ * pass, and the chain with its bookkeeping), against the native CLI's decode on one thread
+ * over 48 positions, alternating page and CLI twice.
+ */
+async function decode15M(browser, server, dir, cli) {
+  const model = path.join(dir, 'model.bin');
+  const tokenizer = path.join(dir, 'tokenizer.bin');
+  const runs = [];
+  for (let rep = 0; rep < 2; rep++) {
+    const { page } = await open(browser.context, `${server.url}?backend=cpu&temperature=0`);
+    await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+    await page.getByTestId('load-model').click();
+    await page.getByTestId('model-file').setInputFiles(model);
+    await page.getByTestId('tokenizer-file').setInputFiles(tokenizer);
+    await page.getByTestId('load-files').click();
+    await page.waitForFunction(() => /dim 288.*weights f32/.test(document.querySelector('[data-testid=model-summary]')?.textContent ?? ''), null, { timeout: 120_000 });
+    const wall = await page.evaluate(async () => {
+      const out = [];
+      const step = document.querySelector('[data-testid=step]');
+      const chips = () => document.querySelectorAll('[data-testid=chip]').length;
+      for (let i = 0; i < 40; i++) {
+        const n0 = chips();
+        const t0 = performance.now();
+        const shown = new Promise((res) => {
+          const obs = new MutationObserver(() => {
+            if (chips() > n0) { obs.disconnect(); res(); }
+          });
+          obs.observe(document.body, { subtree: true, childList: true });
+        });
+        step.click();
+        await shown;
+        out.push(performance.now() - t0);
+        // Let the step's last events land before the next click.
+        await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      }
+      return out.slice(-32);
+    });
+    const text = await page.getByTestId('timings').innerText();
+    await page.close();
+    const m = /decode ([\d.]+) ms\/token = forward pass ([\d.]+) ms \+ sampling chain ([\d.]+) ms \(means of the last (\d+) steps/.exec(text);
+    assert.ok(m, `timings line: ${text}`);
+    assert.equal(Number(m[4]), 32);
+    const native = JSON.parse(cli('--threads', '1', '--model', model, '--tokenizer', tokenizer, 'bench', '--tokens', '48', '--repeat', '3', '--json'));
+    const nativeMs = 1000 / native.decode.median_tokens_per_s;
+    const click = wall.reduce((a, b) => a + b, 0) / wall.length;
+    runs.push({
+      page_click_to_chip_ms: round(click, 2),
+      page_step_ms: Number(m[1]),
+      page_forward_ms: Number(m[2]),
+      page_chain_ms: Number(m[3]),
+      native_decode_ms: round(nativeMs, 3),
+      forward_over_native: round(Number(m[2]) / nativeMs, 2),
+      step_over_native: round(Number(m[1]) / nativeMs, 2),
+      click_over_native: round(click / nativeMs, 2),
+    });
+  }
+  return { steps: 40, means_of: 32, runs };
+}
