@@ -19,6 +19,9 @@ impl Session {
             Ok(ids) => ids,
             Err(e) => return vec![err(e)],
         };
+        if std::mem::take(&mut self.warm_up_due) && self.warm_up_ms > 0.0 {
+            warm_up(&mut *engine, host, self.warm_up_ms, m.tokenizer.bos).await;
+        }
         let t0 = host.now();
         let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
         let started = Generation::start(&mut *engine, ids.clone(), ends).await;
@@ -290,6 +293,48 @@ impl Session {
             decoding_engine::sampling::Strategy::Beam { .. }
         )
     }
+}
+
+/// Greedy decode steps from `token` on a scratch sequence for `ms` of wall time (at most a
+/// context's worth), then the sequence is freed: nothing of it is kept or shown. Returns the
+/// steps run.
+///
+/// Why: a fresh page runs its wasm as V8's baseline code until V8 has compiled the hot
+/// functions again with its optimising compiler, in the background and only after they have
+/// done enough work. In Chromium the first 205 stories260K tokens of a fresh page took
+/// 69–99 ms, the next 205 17–23 ms (issue 11), and the page's first run fell inside that. The
+/// scratch cache is freed before the transcript's own is made, which takes its place, so the
+/// page's peak memory does not grow (the 15M file's engine memory read 131,923,968 bytes with
+/// and without). llama.cpp's `common_init_from_params` (common/common.cpp) likewise decodes a
+/// warm-up batch after loading ("warming up the model with an empty run", `--no-warmup`).
+pub(super) async fn warm_up(
+    engine: &mut dyn Backend,
+    host: &dyn Host,
+    ms: f64,
+    token: u32,
+) -> usize {
+    let Ok(seq) = engine.new_sequence() else {
+        return 0;
+    };
+    let t0 = host.now();
+    let mut token = token;
+    let mut ran = 0;
+    for _ in 0..engine.config().seq_len {
+        if host.now() - t0 >= ms {
+            break;
+        }
+        match engine.forward(seq, &[token], false).await {
+            Ok(logits) => {
+                token = (0..logits.len())
+                    .max_by(|&a, &b| logits[a].total_cmp(&logits[b]).then(b.cmp(&a)))
+                    .unwrap_or(0) as u32;
+                ran += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    engine.release(seq);
+    ran
 }
 
 /// Appends a time, keeping the last `TIMINGS_KEPT`.

@@ -97,6 +97,7 @@ impl Session {
         self.spec = None;
         self.lanes = None;
         self.columns = None;
+        self.warm_up_due = report.kind == decoding_engine::BackendKind::Cpu;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
         self.original = Some(m.transformer.clone());
         self.precision = m.transformer.weights.precision();

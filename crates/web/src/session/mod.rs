@@ -81,6 +81,11 @@ pub struct Session {
     columns: Option<columns::ColumnsRun>,
     /// The view inside the step: open, and its lens columns when it is.
     probe: Option<probe::ProbeState>,
+    /// Wall time of greedy steps a newly loaded model runs on the CPU before its first
+    /// prompt (`generate::warm_up`); 0, the default, runs none.
+    warm_up_ms: f64,
+    /// A model was loaded on the CPU and has not been warmed up yet.
+    warm_up_due: bool,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -90,6 +95,12 @@ fn err(message: impl ToString) -> Event {
 }
 
 impl Session {
+    /// Sets the wall time a newly loaded model spends warming up on the CPU backend before
+    /// its first prompt (the page's worker sets it; see `generate::warm_up`).
+    pub fn set_warm_up(&mut self, ms: f64) {
+        self.warm_up_ms = ms.max(0.0);
+    }
+
     /// Handles one request (the cancel flag and clock come from the host). If the GPU device
     /// was lost meanwhile, the engine moved every sequence to the CPU; the first event then
     /// says so.

@@ -1476,3 +1476,52 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     assert!(!ev.iter().any(|e| matches!(e, Event::Probe { .. })));
     assert!(s.gen.as_ref().unwrap().probed().is_none());
 }
+
+/// The warm-up after a load runs on a scratch sequence it frees: the transcript that follows
+/// is the one a session without it gives (same tokens, same distribution, the first
+/// sequence slot), and the warm-up itself fills a context's worth when its time allows.
+#[test]
+fn the_warm_up_leaves_nothing_behind() {
+    let run = |warm: f64| {
+        let (mut s, host) = loaded();
+        s.set_warm_up(warm);
+        let ev = pollster::block_on(s.restore(
+            "Once upon a time".into(),
+            settings(&[("seed", "7"), ("top_p", "0.9")]),
+            12,
+            &host,
+        ));
+        let seq = s.gen.as_ref().unwrap().sequence();
+        (
+            last_transcript(&ev).clone(),
+            last_trace(&ev).clone(),
+            seq,
+            s.warm_up_due,
+        )
+    };
+    let (plain, plain_trace, plain_seq, _) = run(0.0);
+    let (mut warmed, warmed_trace, warmed_seq, due) = run(60_000.0);
+    // Everything but the clock's readings.
+    warmed.timings = plain.timings.clone();
+    assert_eq!(warmed, plain);
+    assert_eq!(warmed_trace, plain_trace);
+    assert_eq!(
+        (warmed_seq, plain_seq),
+        (decoding_engine::SeqId(0), decoding_engine::SeqId(0))
+    );
+    assert!(!due, "the warm-up runs once a load");
+    // On its own: greedy steps until the context is full (512 positions), then freed.
+    let (mut s, host) = loaded();
+    let engine = s.engine.as_mut().unwrap();
+    let ran = pollster::block_on(super::generate::warm_up(engine, &host, 60_000.0, 1));
+    assert_eq!(ran, 512);
+    assert_eq!(
+        decoding_engine::Backend::new_sequence(engine).unwrap(),
+        decoding_engine::SeqId(0)
+    );
+    // No time, no steps.
+    assert_eq!(
+        pollster::block_on(super::generate::warm_up(engine, &host, 0.0, 1)),
+        0
+    );
+}
