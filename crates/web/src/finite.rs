@@ -100,6 +100,12 @@ impl ser::Serializer for Finite {
         serialize_i64: i64, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
         serialize_u64: u64, serialize_char: char, serialize_str: &str, serialize_bytes: &[u8]);
 
+    /// Not human-readable: a packed array (`crate::packed`) hands over its bytes, which
+    /// it checked, instead of encoding them as text for nothing.
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+
     fn serialize_f32(self, v: f32) -> R {
         float(v as f64)
     }

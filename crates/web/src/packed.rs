@@ -21,44 +21,35 @@ pub trait Packable: Copy + std::fmt::Display {
     const SIZE: usize;
     fn put(self, out: &mut Vec<u8>);
     fn get(bytes: &[u8]) -> Self;
-    fn finite(self) -> bool {
-        true
-    }
+    fn finite(self) -> bool;
 }
 
-impl Packable for f32 {
-    const SIZE: usize = 4;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-    fn get(b: &[u8]) -> f32 {
-        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    }
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
+macro_rules! packable {
+    ($($t:ty: $finite:expr),*) => {$(
+        impl Packable for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            /// `bytes` is SIZE long (`chunks_exact`).
+            fn get(bytes: &[u8]) -> $t {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                <$t>::from_le_bytes(b)
+            }
+            fn finite(self) -> bool {
+                let finite: fn($t) -> bool = $finite;
+                finite(self)
+            }
+        }
+    )*};
 }
 
-impl Packable for u32 {
-    const SIZE: usize = 4;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-    fn get(b: &[u8]) -> u32 {
-        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    }
-}
+packable!(f32: f32::is_finite, u32: |_| true, i8: |_| true);
 
-impl Packable for i8 {
-    const SIZE: usize = 1;
-    fn put(self, out: &mut Vec<u8>) {
-        out.push(self as u8);
-    }
-    fn get(b: &[u8]) -> i8 {
-        b[0] as i8
-    }
-}
-
+/// Base64 text for JSON; the bytes themselves for a serializer that is not human-readable,
+/// which is [`crate::finite`]'s walk before every message is written: it has nothing to
+/// read in them (the floats were checked here), so a message is not base64-encoded twice.
 pub fn serialize<T: Packable, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
     let mut bytes = Vec::with_capacity(v.len() * T::SIZE);
     for (i, &x) in v.iter().enumerate() {
@@ -69,7 +60,11 @@ pub fn serialize<T: Packable, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::
         }
         x.put(&mut bytes);
     }
-    s.serialize_str(&STANDARD.encode(bytes))
+    if s.is_human_readable() {
+        s.serialize_str(&STANDARD.encode(bytes))
+    } else {
+        s.serialize_bytes(&bytes)
+    }
 }
 
 pub fn deserialize<'de, T: Packable, D: Deserializer<'de>>(d: D) -> Result<Vec<T>, D::Error> {

@@ -325,9 +325,7 @@ pub(super) async fn warm_up(
         }
         match engine.forward(seq, &[token], false).await {
             Ok(logits) => {
-                token = (0..logits.len())
-                    .max_by(|&a, &b| logits[a].total_cmp(&logits[b]).then(b.cmp(&a)))
-                    .unwrap_or(0) as u32;
+                token = decoding_engine::sampling::coin::argmax(&logits);
                 ran += 1;
             }
             Err(_) => break,
