@@ -170,13 +170,8 @@ test('decode per precision in the page against native (CPU backend)', async () =
       });
     }
     // The 15M shape from files: the q8 file itself, then f32 and q4 from the f32 file.
-    const { page } = await open(browser.context, `${server.url}?backend=cpu&panels=quant`);
-    await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
-    await page.getByTestId('load-model').click();
-    await page.getByTestId('model-file').setInputFiles(path.join(dir, 'q80.bin'));
-    await page.getByTestId('tokenizer-file').setInputFiles(path.join(dir, 'tokenizer.bin'));
-    await page.getByTestId('load-files').click();
-    await page.waitForFunction(() => /dim 288.*weights q8: 17,101,440 bytes/.test(document.querySelector('[data-testid=model-summary]')?.textContent ?? ''), null, { timeout: 120_000 });
+    const page = await pickFiles(browser, `${server.url}?backend=cpu&panels=quant`,
+      path.join(dir, 'q80.bin'), path.join(dir, 'tokenizer.bin'), 'dim 288.*weights q8: 17,101,440 bytes');
     for (let i = 1; i <= 4; i++) {
       await page.getByTestId('step').click();
       await page.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length === n, i, { timeout: 60_000 });
@@ -201,6 +196,18 @@ test('decode per precision in the page against native (CPU backend)', async () =
   assert.ok(out['15M'].q8.page_tokens_per_s > 0);
 });
 
+/** Opens `url` and loads a model and tokenizer picked from disk; waits for the model card. */
+async function pickFiles(browser, url, model, tokenizer, summary) {
+  const { page } = await open(browser.context, url);
+  await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles(model);
+  await page.getByTestId('tokenizer-file').setInputFiles(tokenizer);
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid=model-summary]')?.textContent ?? ''), summary, { timeout: 120_000 });
+  return page;
+}
+
 /**
  * The 15M-shape f32 file picked from disk (issue 11): 40 steps, each timed in the page from
  * the click to its chip, then the timings line's means over the last 32 (the worker's forward
@@ -212,13 +219,7 @@ async function decode15M(browser, server, dir, cli) {
   const tokenizer = path.join(dir, 'tokenizer.bin');
   const runs = [];
   for (let rep = 0; rep < 2; rep++) {
-    const { page } = await open(browser.context, `${server.url}?backend=cpu&temperature=0`);
-    await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
-    await page.getByTestId('load-model').click();
-    await page.getByTestId('model-file').setInputFiles(model);
-    await page.getByTestId('tokenizer-file').setInputFiles(tokenizer);
-    await page.getByTestId('load-files').click();
-    await page.waitForFunction(() => /dim 288.*weights f32/.test(document.querySelector('[data-testid=model-summary]')?.textContent ?? ''), null, { timeout: 120_000 });
+    const page = await pickFiles(browser, `${server.url}?backend=cpu&temperature=0`, model, tokenizer, 'dim 288.*weights f32');
     const wall = await page.evaluate(async () => {
       const out = [];
       const step = document.querySelector('[data-testid=step]');

@@ -299,6 +299,7 @@ impl Worker {
 /// Wall time a model loaded on the CPU spends warming up before its first prompt
 /// (`Session::set_warm_up`: V8 compiles the engine's hot functions with its optimising
 /// compiler only after they have done some work).
+///
 /// 150 ms: stories260K's 200-token replay 2,567–3,968 → 6,944–8,696 tok/s in the perf test
 /// (three alternating runs each), its first distribution 316–366 → 411–526 ms.
 const WARM_UP_MS: f64 = 150.0;
