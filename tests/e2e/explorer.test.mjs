@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { open, screenshot, ROOT, serveAndLaunch } from './harness.mjs';
+import { open, pageUrl, screenshot, ROOT, serveAndLaunch } from './harness.mjs';
 
 const GREEDY =
   'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\n' +
@@ -143,7 +143,7 @@ test('a link with settings and 10 steps reproduces the transcript', async () => 
     await waitChips(page, i);
   }
   const text = await page.getByTestId('transcript-text').innerText();
-  const link = page.url();
+  const link = await pageUrl(page);
   assert.match(link, /steps=10/);
   assert.match(link, /seed=11/);
   const again = await ready(link.slice(env.server.url.length));
@@ -351,7 +351,7 @@ test('the chain can be reordered with the keyboard buttons', async () => {
     const names = [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent);
     return names.indexOf('temperature') === 4;
   });
-  assert.match(page.url(), /order=/);
+  assert.match(await pageUrl(page), /order=/);
   // Enter twice on the focused ↓ of top_k moves top_k two rows down (the focus follows the
   // stage; it used to stay on the row, whose button then moved another stage back).
   const position = () => page.evaluate(() => [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent).indexOf('top_k'));
@@ -519,7 +519,7 @@ test('a peer profile shows its hidden defaults, each settable to off; the defaul
   assert.equal(await page.getByTestId('stage-min_p').locator('.setting').innerText(), '0.05 (default of llama.cpp)');
   // The link names the profile, not its defaults; top-k 0 turns llama.cpp's 40 off, and
   // the off stays in the link.
-  assert.doesNotMatch(page.url(), /top_k/);
+  assert.doesNotMatch(await pageUrl(page), /top_k/);
   await setKnob(page, 'top_k', 0);
   await page.getByTestId('default-of-top_k').waitFor({ state: 'detached' });
   await page.waitForFunction(() => /top_k=0/.test(location.search));
@@ -669,7 +669,7 @@ test('a GPU link in a browser without WebGPU opens on the CPU with the reason an
   // The menu keeps the link's preference and says it could not be had.
   assert.equal(await page.getByTestId('backend-select').inputValue(), 'gpu');
   assert.match(await page.locator('[data-testid=backend-select] option[value=gpu]').innerText(), /unavailable: running on the CPU/);
-  assert.match(page.url(), /steps=3/);
+  assert.match(await pageUrl(page), /steps=3/);
   // The same three tokens as the CLI with the link's seed.
   const out = cli('generate', '--prompt', 'Once upon a time', '--seed', '4', '--max-tokens', '3');
   assert.equal(await page.getByTestId('transcript-text').innerText(), out.trimEnd());
@@ -815,7 +815,7 @@ test('beam search first-class: menu, 20 steps on "The dog", paths highlighted, n
   const tree = async (p) => [await p.getByTestId('beam-compare').innerText(), await p.getByTestId('beam-count').innerText(),
     await p.locator('[data-testid=beam-node]').count()];
   const before = await tree(page);
-  const again = await ready(page.url().split('?')[1]);
+  const again = await ready((await pageUrl(page)).split('?')[1]);
   await again.page.waitForFunction(() => /After 20 tokens/.test(document.querySelector('[data-testid=beam-compare]')?.innerText ?? ''));
   assert.deepEqual(await tree(again.page), before);
   // The example is one click away, and its figures are the CLI's.
@@ -909,7 +909,7 @@ test('quantization: q8 and back keeps the transcript; the panel shows three dist
   const q8Top = Number(cliTop.trim().split(/\s+/)[2]);
   assert.equal(q8Top, 0.9684);
   await page.waitForFunction((v) => Number(document.querySelector('[data-testid=dist-value]').innerText) === v, q8Top);
-  assert.match(page.url(), /precision=q8/);
+  assert.match(await pageUrl(page), /precision=q8/);
   // The KV panel: the weights at q8 beside the (float32) cache; the calculator in 8 bits.
   assert.match(await page.getByTestId('kv-weights').innerText(), /^278,352 bytes; with the allocated cache 933,712 bytes/);
   assert.equal(await page.getByTestId('calc-bytes').inputValue(), '1');
@@ -967,7 +967,7 @@ test('speculative decoding: cycles with drafted, accepted and resampled chips an
   const ids = (await page.getByTestId('spec-token').evaluateAll((els) => els.map((e) => Number(e.dataset.id))));
   const out = JSON.parse(cli('speculate', '--prompt', 'Once upon a time', '--seed', '4', '--draft', 'exit:2', '--gamma', '3', '--rule', 'rejection', '--json'));
   assert.deepEqual(out.tokens.slice(0, ids.length), ids);
-  const link = page.url();
+  const link = await pageUrl(page);
   assert.match(link, /spec=exit%3A2%2C3%2Crejection%2C10/);
   const text = await page.getByTestId('spec-text').innerText();
   await page.getByTestId('spec-panel').scrollIntoViewIfNeeded();

@@ -154,3 +154,12 @@ export function serveAndLaunch({ patch, webgpu = false } = {}) {
   });
   return env;
 }
+
+/**
+ * The page's address once the app has written it: the app writes the link at the next
+ * animation frame (once for all of a task's changes), so this reads `location.href` two
+ * frames on, from the page itself.
+ */
+export async function pageUrl(page) {
+  return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(location.href)))));
+}

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { open, ROOT, SHOTS, serveAndLaunch } from './harness.mjs';
+import { open, pageUrl, ROOT, SHOTS, serveAndLaunch } from './harness.mjs';
 
 const CLI = path.join(ROOT, 'target/debug/decoding-explorer');
 function cli(...args) {
@@ -108,7 +108,7 @@ test('same θ, different config: the lesson\'s preset stepped 20 times is the CL
   assert.ok(await ent(1) > await ent(0));
   await shot(page, 'compare', 1280);
   await shot(page, 'compare', 390);
-  const link = page.url();
+  const link = await pageUrl(page);
   assert.match(link, /cmp=/);
   assert.match(link, /cmp_steps=20/);
   const again = await ready(link.slice(env.server.url.length));
@@ -143,7 +143,7 @@ test('the lesson track: every step opens its view, its numbers are the engine\'s
   for (let i = 1; i < 15; i++) {
     await page.keyboard.press('PageDown');
     seen.push(await caption(page, i));
-    assert.match(page.url(), new RegExp(`lesson=${i + 1}`));
+    assert.match(await pageUrl(page), new RegExp(`lesson=${i + 1}`));
     // The compare editors show the step's comparison (Start restarts what is shown).
     if (i === 5) assert.equal(await page.getByTestId('cmp-col-0').inputValue(), 'top_k=40');
     if (i === 4 || i === 9) {
@@ -175,7 +175,7 @@ test('the lesson track: every step opens its view, its numbers are the engine\'s
   await page.keyboard.press('PageUp');
   const back = await caption(page, 13);
   assert.ok(back.params > 0);
-  const link = page.url();
+  const link = await pageUrl(page);
   const again = await ready(link.slice(env.server.url.length));
   const n13 = await caption(again.page, 13);
   assert.equal(n13.params, back.params);

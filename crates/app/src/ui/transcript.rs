@@ -199,9 +199,12 @@ fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl
                     .collect();
                 if !html.is_empty() {
                     let _ = el.insert_adjacent_html("beforeend", &html);
-                    // The newest chip in view where the transcript scrolls (presenter mode).
+                    // The newest chip in view where the transcript scrolls (presenter mode),
+                    // at the next frame: reading the height here forced a layout of the
+                    // whole page in the middle of every step (about 1 ms on a 32,000-token
+                    // vocabulary), and the frame lays the page out anyway.
                     if let Some(box_) = el.parent_element() {
-                        box_.set_scroll_top(box_.scroll_height());
+                        request_animation_frame(move || box_.set_scroll_top(box_.scroll_height()));
                     }
                 }
                 *old = keys;
