@@ -601,21 +601,22 @@ fn App() -> impl IntoView {
     let ui = Ui::new(&restored, worker.clone());
     provide_context(ui);
     // The address bar always holds the whole view: one effect, re-run whenever the page
-    // state or the valid settings change.
-    // The write waits for the next frame, once however many changes the task made: Chromium's
-    // replaceState recalculates the page's style, and in the middle of a step (rows and chips
-    // just replaced) that took 0.4-5.5 ms of every step on a 32,000-token vocabulary; at the
-    // frame the style is recalculated once, for the paint too.
-    let pending = StoredValue::new_local(None::<String>);
+    // state or the valid settings change, writes it at the next frame, once however many
+    // changes the task made. Chromium's replaceState recalculates the page's style: in the
+    // middle of a step (rows and chips just replaced) that took 0.4-5.5 ms of every step on a
+    // 32,000-token vocabulary; at the frame the style is recalculated once, for the paint too.
+    let scheduled = StoredValue::new_local(false);
     Effect::new(move |_| {
-        let query = state::to_query(&ui.shell.page.get(), &ui.knobs.settings.get());
-        let scheduled = pending.with_value(Option::is_some);
-        pending.set_value(Some(query));
-        if !scheduled {
+        ui.shell.page.track();
+        ui.knobs.settings.track();
+        if !scheduled.get_value() {
+            scheduled.set_value(true);
             request_animation_frame(move || {
-                if let Some(query) = pending.try_update_value(Option::take).flatten() {
-                    write_url(&query);
-                }
+                scheduled.set_value(false);
+                write_url(&state::to_query(
+                    &ui.shell.page.get_untracked(),
+                    &ui.knobs.settings.get_untracked(),
+                ));
             });
         }
     });
