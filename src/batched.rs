@@ -24,9 +24,10 @@ pub struct BatchedArgs {
     /// Seeded random weights of this shape instead of the model files
     #[arg(long, value_name = "SHAPE")]
     random_weights: Option<String>,
-    /// The read-bandwidth loop's buffer (larger than the last-level cache)
-    #[arg(long, default_value_t = 256)]
-    peak_buffer_mib: usize,
+    /// The bandwidth probe's matrix, MiB (default: the size of the model's weights, at most
+    /// 256 MiB, so the probe reads from where the decode reads)
+    #[arg(long)]
+    peak_buffer_mib: Option<usize>,
     #[arg(long)]
     json: bool,
 }
@@ -74,7 +75,7 @@ pub fn batched_bench(
             c.seq_len
         )));
     }
-    if !(1..=4096).contains(&a.peak_buffer_mib) {
+    if a.peak_buffer_mib.is_some_and(|m| !(1..=4096).contains(&m)) {
         return Err(CliError::Usage(
             "--peak-buffer-mib: 1 to 4,096 (MiB)".into(),
         ));
@@ -83,8 +84,14 @@ pub fn batched_bench(
     let weight_bytes = t.weights.bytes(&c);
     let start = Instant::now();
     let now = move || start.elapsed().as_secs_f64() * 1000.0;
-    // The machine's ceilings, measured by this program before the runs.
-    let peaks = roofline::measure(a.peak_buffer_mib << 20, 3, &now);
+    // The machine's ceilings, measured by this program before the runs with its own
+    // kernels: the bandwidth over a matrix the size of the weights (where decode reads).
+    let probe = a
+        .peak_buffer_mib
+        .map_or((weight_bytes as usize).clamp(1 << 20, 256 << 20), |m| {
+            m << 20
+        });
+    let peaks = roofline::measure(probe, c.dim, 5, &now);
     let roof = peaks.roof;
     let mut engine = crate::open(&t, choice)?;
     let mut rows = Vec::new();
@@ -134,6 +141,9 @@ pub fn batched_bench(
         "|    B |   PP |   TG | prefill tok/s | decode tok/s | prefill GFLOP/s | GB/s | FLOP/B | of roof | decode GFLOP/s | GB/s | FLOP/B | of roof | decode bound |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let over = rows
+        .iter()
+        .any(|r| r.prefill_of_roof > 1.0 || r.decode_of_roof > 1.0);
     for r in &rows {
         println!(
             "| {:>4} | {:>4} | {:>4} | {:>13.1} | {:>12.1} | {:>15.2} | {:>4.1} | {:>6.1} | {:>6.0} % | {:>14.2} | {:>4.1} | {:>6.2} | {:>6.0} % | {:?} |",
@@ -142,6 +152,9 @@ pub fn batched_bench(
             r.decode_gflops, r.decode_gbytes_per_s, r.decode_intensity, 100.0 * r.decode_of_roof,
             r.decode_bound
         );
+    }
+    if over {
+        println!("A point above 100 % of its roof means the roof was under-measured (a busy machine during the probe): rerun.");
     }
     Ok(())
 }

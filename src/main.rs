@@ -280,7 +280,9 @@ pub fn open(
     model: &std::sync::Arc<decoding_engine::Transformer>,
     choice: BackendChoice,
 ) -> Result<Engine, CliError> {
-    let (backend, report) = pollster::block_on(open_backend(choice, model))
+    let start = std::time::Instant::now();
+    let now = || start.elapsed().as_secs_f64() * 1000.0;
+    let (backend, report) = pollster::block_on(open_backend(choice, model, &now))
         .map_err(|e| CliError::Usage(e.to_string()))?;
     if choice != BackendChoice::Cpu {
         eprintln!("backend: {} ({})", report.kind, report.reason);

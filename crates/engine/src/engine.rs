@@ -17,12 +17,16 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// Which backend runs, and why, in words for the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BackendReport {
     pub kind: BackendKind,
     pub reason: String,
     /// Compute dispatches per decoded token (GPU only).
     pub dispatches_per_token: Option<usize>,
+    /// Milliseconds a decoded token took when "auto" measured the backends
+    /// (`choose::choose_faster`); none when the backend was not chosen by measuring.
+    #[serde(default)]
+    pub measured_ms: Option<f64>,
 }
 
 /// One of the engine's sequences: its id in the backend and every token in its cache.
@@ -73,6 +77,7 @@ impl Engine {
             kind: BackendKind::Cpu,
             reason: why.to_string(),
             dispatches_per_token: None,
+            measured_ms: None,
         };
         for t in self.seqs.iter_mut() {
             t.inner = self.backend.new_sequence()?;
@@ -268,6 +273,7 @@ mod tests {
             kind: BackendKind::Gpu,
             reason: "test".into(),
             dispatches_per_token: None,
+            measured_ms: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod beam;
 pub mod budget;
 pub mod checkpoint;
 pub mod checkpoint_v2;
+pub mod choose;
 pub mod cost;
 pub mod cpu;
 pub mod engine;

@@ -8,15 +8,17 @@
 //! below it a pass waits on memory, above it on arithmetic.
 //!
 //! The machine's own β and π are measured here by the program that runs the model (natively
-//! and in the page's worker): a read loop over a buffer larger than the caches, and a loop of
-//! independent multiply-then-add chains — the engine's own arithmetic (`cpu::dot` multiplies
-//! and adds separately, never fused, so its bits are the same in every build).
+//! and in the page's worker) with the engine's own kernels ([`measure`]): decode's
+//! matrix-vector product streaming a matrix the size of the model's weights, and a batched
+//! matrix product inside the cache. A roof measured with slower code than the passes it
+//! bounds would be drawn under them.
 //! The lesson's point at real scale uses the H100's published figures (`REFERENCES.md`:
 //! 989 TFLOP/s fp16 dense, 3.35 TB/s, ridge ≈ 295 FLOP/byte).
 
 use crate::checkpoint::Config;
 use crate::cost::PassCost;
-use crate::par;
+use crate::quant::MatRef;
+use crate::{cpu, par};
 
 /// A machine's two ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -93,99 +95,95 @@ pub fn llama2_7b_pass(rows: u64, position: u64, prefill: bool) -> PassCost {
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Peaks {
     pub roof: Roof,
-    /// the read loop's buffer (larger than the last-level cache, so it measures memory)
+    /// the bandwidth probe's matrix (the model's weights' size: what its decode streams)
     pub buffer_bytes: u64,
     pub threads: usize,
 }
 
-/// Floats each multiply-add chain unit handles per step of the peak loop: 8 independent
-/// 16-lane chains natively (enough to hide the multiply's and the add's latency on two
-/// pipes), the same arithmetic in 4-lane pieces in wasm.
-#[cfg(not(target_arch = "wasm32"))]
-const CHAINS: usize = 8;
-/// In wasm 8 four-lane chains: the browser's JIT has 16 vector registers (12 spilled).
-#[cfg(target_arch = "wasm32")]
-const CHAINS: usize = 2;
-const WIDTH: usize = 16;
+/// The compute probe's product: X (`PEAK_ROWS`, n) × W (`PEAK_D`, n), at most 384 KiB
+/// together (inside a core's L2 on the machines we run on, 512 KiB on Zen 3), with n the
+/// model's own row length and a long one (`PEAK_N`): the faster counts.
+const PEAK_ROWS: usize = 64;
+const PEAK_D: usize = 128;
+const PEAK_N: usize = 512;
+/// Least wall time of one round of a probe (the clock in a browser's worker ticks in
+/// about 0.1 ms).
+const ROUND_MS: f64 = 4.0;
 
-/// One thread's multiply-add loop: `iters` rounds of x ← x·m + a on CHAINS × WIDTH
-/// independent lanes, each a separately rounded multiply then add (as `cpu::dot`). Returns
-/// a sum of the lanes so the work cannot be dropped.
-#[inline(never)]
-fn mac_loop(iters: usize, m: f32, a: f32) -> f32 {
-    let mut acc = [[0.5f32; WIDTH]; CHAINS];
-    for _ in 0..iters {
-        for chain in acc.iter_mut() {
-            for x in chain.iter_mut() {
-                *x = *x * m + a;
-            }
+/// Runs `f` until `ROUND_MS` have passed, `rounds` times after one untimed round (code
+/// compiled again once it is hot, as browsers do, is then in place); the best time per
+/// call, ms.
+fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for round in 0..=rounds.max(1) {
+        let (t0, mut calls) = (now(), 0u32);
+        while calls == 0 || now() - t0 < ROUND_MS {
+            f();
+            calls += 1;
+        }
+        if round > 0 {
+            best = best.min((now() - t0) / calls as f64);
         }
     }
-    acc.iter().flatten().sum()
+    best.max(1e-6)
 }
 
-/// One thread's read loop over `data`: a sum in 64 independent lanes (a read of every byte,
-/// vectorised), returned so the reads cannot be dropped.
-#[inline(never)]
-fn read_loop(data: &[f32]) -> f32 {
-    let (chunks, rest) = data.as_chunks::<64>();
-    let mut acc = [0.0f32; 64];
-    for c in chunks {
-        for i in 0..64 {
-            acc[i] += c[i];
-        }
-    }
-    acc.iter().sum::<f32>() + rest.iter().sum::<f32>()
-}
-
-/// Measures the machine's read bandwidth over a buffer of `buffer_bytes` (the best of
-/// `rounds` passes, every thread reading its own part) and its multiply-add rate (every
-/// thread running `mac_loop`), with `now` a clock in ms. The buffer is allocated, written
-/// once (so its pages exist), read and freed here.
-pub fn measure(buffer_bytes: usize, rounds: usize, now: &dyn Fn() -> f64) -> Peaks {
-    let threads = par::thread_count().max(1);
-    let len = (buffer_bytes / 4).max(64 * threads);
-    let data = vec![1.0f32; len];
-    // One unit a thread; the work per unit is large enough for every unit to run apart.
-    let per = len / threads;
-    let mut sums = vec![0.0f32; threads];
-    let mut best_read = f64::INFINITY;
-    for _ in 0..rounds.max(1) {
-        let t0 = now();
-        par::rows(&mut sums, per, |i, out| {
-            for (k, o) in out.iter_mut().enumerate() {
-                let u = i + k;
-                *o = read_loop(&data[u * per..(u + 1) * per]);
-            }
-        });
-        best_read = best_read.min(now() - t0);
-    }
-    let iters = 1 << 20;
-    let mut best_mac = f64::INFINITY;
-    let mut lanes = vec![0.0f32; threads];
-    for _ in 0..rounds.max(1) {
-        let t0 = now();
-        par::rows(&mut lanes, 1 << 26, |_, out| {
-            for o in out.iter_mut() {
-                *o = mac_loop(
-                    iters,
-                    std::hint::black_box(0.999_9),
-                    std::hint::black_box(1e-4),
-                );
-            }
-        });
-        best_mac = best_mac.min(now() - t0);
-    }
-    std::hint::black_box((&sums, &lanes));
-    let flops = (threads * iters * CHAINS * WIDTH * 2) as f64 / (best_mac.max(1e-3) / 1000.0);
+/// Measures the machine's two ceilings with the engine's own kernels, so that what they
+/// bound cannot beat them (issue 32: a multiply-then-add chain gave 12.5 GFLOP/s on two
+/// AVX-512 cores, and prefill then drew at 312–2,826 % "of roof"):
+///
+/// - bandwidth: decode's own matrix-vector product (`cpu::matmul` with one input row, every
+///   thread, the widest SIMD this build has) streaming a float32 matrix of `buffer_bytes`
+///   with rows of `row` floats — pass the model's weight bytes and `dim`, and the probe reads
+///   from where its decode reads (a small model's weights sit in the cache: so does the
+///   probe's matrix); bytes a second over the matrix;
+/// - compute: the same `cpu::matmul` on a batch of 64 rows against a matrix inside the
+///   cache (prefill's path), rows of the model's length and long ones: the faster's FLOP a
+///   second.
+///
+/// Each is the best of `rounds` rounds; `now` is a clock in ms. The matrices are allocated,
+/// filled, timed and freed here.
+pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() -> f64) -> Peaks {
+    let n = row.max(8);
+    let d = (buffer_bytes / 4 / n).max(64);
+    let fill = |len: usize, k: usize| -> Vec<f32> {
+        (0..len)
+            .map(|i| ((i * 37 + k) % 101) as f32 * 1e-3 - 0.05)
+            .collect()
+    };
+    let (w, x) = (fill(d * n, 1), fill(n, 2));
+    let mut out = vec![0.0f32; d];
+    let read_ms = best_per_call(rounds, now, || {
+        cpu::matmul(&mut out, &x, n, &[MatRef::F32(&w)]);
+        std::hint::black_box(&out);
+    });
+    drop(w);
+    let flops = [n.min(PEAK_N), PEAK_N]
+        .into_iter()
+        .map(|k| {
+            let (wc, xc) = (fill(PEAK_D * k, 3), fill(PEAK_ROWS * k, 4));
+            let mut outc = vec![0.0f32; PEAK_ROWS * PEAK_D];
+            let ms = best_per_call(rounds, now, || {
+                cpu::matmul(&mut outc, &xc, k, &[MatRef::F32(&wc)]);
+                std::hint::black_box(&outc);
+            });
+            (2 * PEAK_ROWS * PEAK_D * k) as f64 / (ms / 1000.0)
+        })
+        .fold(0.0f64, f64::max);
     Peaks {
         roof: Roof {
             flops,
-            bytes_per_s: (per * threads * 4) as f64 / (best_read.max(1e-3) / 1000.0),
+            bytes_per_s: (d * n * 4) as f64 / (read_ms / 1000.0),
         },
-        buffer_bytes: (len * 4) as u64,
-        threads,
+        buffer_bytes: (d * n * 4) as u64,
+        threads: par::thread_count().max(1),
     }
+}
+
+/// Whether a measured point (achieved FLOP/s at its intensity) is under the roof: when it
+/// is not, the roof was under-measured and must not be drawn as a ceiling.
+pub fn under(roof: &Roof, intensity: f64, achieved_flops: f64) -> bool {
+    achieved_flops <= roof.attainable(intensity)
 }
 
 #[cfg(test)]
@@ -233,20 +231,15 @@ mod tests {
     fn measured_peaks_are_positive_and_the_read_covers_the_buffer() {
         let t0 = std::time::Instant::now();
         let now = move || t0.elapsed().as_secs_f64() * 1000.0;
-        let p = measure(8 << 20, 2, &now);
+        let p = measure(8 << 20, 288, 2, &now);
         assert!(p.roof.flops > 1e8 && p.roof.flops.is_finite(), "{p:?}");
         assert!(
             p.roof.bytes_per_s > 1e8 && p.roof.bytes_per_s.is_finite(),
             "{p:?}"
         );
-        assert!(p.buffer_bytes >= 8 << 20);
-    }
-
-    #[test]
-    fn the_loops_compute_what_they_say() {
-        // x ← x·1 + 0 leaves 0.5 in every lane; the read loop sums every element.
-        assert_eq!(mac_loop(10, 1.0, 0.0), 0.5 * (CHAINS * WIDTH) as f32);
-        let v: Vec<f32> = (0..1000).map(|i| i as f32).collect();
-        assert_eq!(read_loop(&v), 499_500.0);
+        // 8 MiB in rows of 288 floats: 7,281 whole rows.
+        assert_eq!(p.buffer_bytes, 7_281 * 288 * 4);
+        // A buffer smaller than 64 rows is read as 64 rows.
+        assert_eq!(measure(100, 8, 1, &now).buffer_bytes, 64 * 8 * 4);
     }
 }

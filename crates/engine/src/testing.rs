@@ -69,6 +69,65 @@ impl Backend for LosesDevice {
     }
 }
 
+/// A CPU backend that reports itself as `kind` and advances a shared fake clock by `ms` at
+/// every forward pass: a slow or fast device for tests of what measures speed ("auto").
+pub struct Paced {
+    inner: CpuBackend,
+    kind: BackendKind,
+    clock: std::rc::Rc<std::cell::Cell<f64>>,
+    ms: f64,
+}
+
+impl Paced {
+    pub fn new(
+        inner: CpuBackend,
+        kind: BackendKind,
+        clock: std::rc::Rc<std::cell::Cell<f64>>,
+        ms: f64,
+    ) -> Paced {
+        Paced {
+            inner,
+            kind,
+            clock,
+            ms,
+        }
+    }
+}
+
+impl Backend for Paced {
+    fn kind(&self) -> BackendKind {
+        self.kind
+    }
+    fn config(&self) -> &Config {
+        self.inner.config()
+    }
+    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
+        self.inner.new_sequence()
+    }
+    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
+        self.inner.fork(seq)
+    }
+    fn release(&mut self, seq: SeqId) {
+        self.inner.release(seq)
+    }
+    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
+        self.inner.seq_len(seq)
+    }
+    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
+        self.inner.truncate(seq, len)
+    }
+    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
+        self.inner.cache_bytes(seq)
+    }
+    fn forward_batch<'a>(
+        &'a mut self,
+        batch: Batch,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        self.clock.set(self.clock.get() + self.ms);
+        self.inner.forward_batch(batch)
+    }
+}
+
 /// Pairs of vectors for checking a dot-product kernel against `cpu::dot_portable`: lengths
 /// around each boundary of its order (the 32-wide bulk, the 8-wide chunks, the tail), the
 /// second vector longer (only the common length counts), values in ±4 from a fixed LCG.

@@ -127,6 +127,12 @@ impl GpuContext {
     }
 
     /// A one-line description, e.g. "llvmpipe (Vulkan, Cpu)".
+    /// Whether the adapter renders in software on the CPU (WebGPU's fallback adapter, which
+    /// wgpu reports as a CPU device: Chromium's SwiftShader, Mesa's lavapipe).
+    pub fn is_software(&self) -> bool {
+        self.adapter.device_type == wgpu::DeviceType::Cpu
+    }
+
     pub fn describe(&self) -> String {
         // Browsers hide the adapter's name (fingerprinting); say what is known.
         let name = if self.adapter.name.is_empty() {

@@ -5,6 +5,7 @@
 use crate::backend::GpuBackend;
 use crate::context::{GpuContext, GpuError};
 use decoding_engine::backend::{Backend, BackendKind, CpuBackend};
+use decoding_engine::choose::{choose_faster, Candidate};
 pub use decoding_engine::engine::{BackendReport, Engine};
 use decoding_engine::Transformer;
 use serde::{Deserialize, Serialize};
@@ -12,10 +13,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// What the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendChoice {
-    /// WebGPU when an adapter is available, else the CPU.
+    /// The faster of the CPU and a hardware GPU, measured; the CPU without one.
+    #[default]
     Auto,
     Gpu,
     Cpu,
@@ -32,55 +34,100 @@ impl BackendChoice {
     }
 }
 
-/// Opens the chosen backend. `Gpu` fails if no GPU can run the model; `Auto` falls back to
-/// the CPU and says why.
+/// Each backend's share of the measuring "auto" does (`choose::choose_faster`): a few
+/// decode steps each, about a quarter of a second in all with the GPU's first pass.
+pub const AUTO_BUDGET_MS: f64 = 120.0;
+
+/// Opens the chosen backend. `Gpu` fails if no GPU can run the model; `Auto` measures the
+/// CPU and a hardware GPU and runs the faster (a software adapter is never chosen), falling
+/// back to the CPU and saying why. `now` is a clock in ms.
 pub async fn open_backend(
     choice: BackendChoice,
     model: &Arc<Transformer>,
+    now: &dyn Fn() -> f64,
 ) -> Result<(Box<dyn Backend>, BackendReport), GpuError> {
     if choice == BackendChoice::Cpu {
-        return select(choice, model, Err(GpuError::Gpu("not asked for".into())));
+        return select(
+            choice,
+            model,
+            Err(GpuError::Gpu("not asked for".into())),
+            now,
+        )
+        .await;
     }
-    select(choice, model, GpuContext::new().await)
+    select(choice, model, GpuContext::new().await, now).await
+}
+
+/// The CPU backend for `model`, with the reason to show.
+pub fn cpu_backend(model: &Arc<Transformer>, reason: String) -> (Box<dyn Backend>, BackendReport) {
+    (
+        Box::new(CpuBackend::new(model.clone())),
+        BackendReport {
+            kind: BackendKind::Cpu,
+            reason,
+            dispatches_per_token: None,
+            measured_ms: None,
+        },
+    )
 }
 
 /// The decision, given what opening a GPU device gave (tests pass a failure here).
-pub fn select(
+pub async fn select(
     choice: BackendChoice,
     model: &Arc<Transformer>,
     gpu: Result<GpuContext, GpuError>,
+    now: &dyn Fn() -> f64,
 ) -> Result<(Box<dyn Backend>, BackendReport), GpuError> {
-    let cpu = |reason: String| -> (Box<dyn Backend>, BackendReport) {
-        (
-            Box::new(CpuBackend::new(model.clone())),
-            BackendReport {
-                kind: BackendKind::Cpu,
-                reason,
-                dispatches_per_token: None,
-            },
-        )
-    };
     if choice == BackendChoice::Cpu {
-        return Ok(cpu("the CPU backend was chosen".into()));
+        return Ok(cpu_backend(model, "the CPU backend was chosen".into()));
     }
+    let software = gpu.as_ref().is_ok_and(GpuContext::is_software);
     let opened = gpu.and_then(|ctx| {
         let ctx = Rc::new(ctx);
         let desc = ctx.describe();
         GpuBackend::new(ctx, model).map(|be| (be, desc))
     });
-    match (opened, choice) {
-        (Ok((be, desc)), _) => {
-            let n = be.dispatches_per_token();
-            Ok((
-                Box::new(be),
-                BackendReport {
-                    kind: BackendKind::Gpu,
-                    reason: format!("WebGPU on {desc}"),
-                    dispatches_per_token: Some(n),
-                },
-            ))
-        }
-        (Err(e), BackendChoice::Auto) => Ok(cpu(e.to_string())),
-        (Err(e), _) => Err(e),
+    let (be, desc) = match (opened, choice) {
+        (Ok(x), _) => x,
+        (Err(e), BackendChoice::Auto) => return Ok(cpu_backend(model, e.to_string())),
+        (Err(e), _) => return Err(e),
+    };
+    let n = be.dispatches_per_token();
+    let gpu_report = BackendReport {
+        kind: BackendKind::Gpu,
+        reason: format!("WebGPU on {desc}"),
+        dispatches_per_token: Some(n),
+        measured_ms: None,
+    };
+    if choice == BackendChoice::Gpu {
+        return Ok((Box::new(be), gpu_report));
     }
+    // Auto. A software adapter (Chromium's SwiftShader, Mesa's lavapipe: WebGPU's
+    // `isFallbackAdapter`, a CPU device to wgpu) runs the shaders on the CPU, far slower
+    // than the CPU backend itself (issue 32: 143–190 ms a stories260K token against
+    // 0.13–0.34 ms); it is never chosen by default.
+    if software {
+        return Ok(cpu_backend(
+            model,
+            format!(
+                "the GPU adapter, {desc}, is a software renderer on the CPU: the CPU backend runs the model directly (choose WebGPU to use it anyway)"
+            ),
+        ));
+    }
+    let (cpu_be, cpu_report) = cpu_backend(model, "the CPU backend".into());
+    let candidates = vec![
+        Candidate {
+            backend: cpu_be,
+            report: cpu_report,
+            label: "CPU",
+        },
+        Candidate {
+            backend: Box::new(be),
+            report: gpu_report,
+            label: "WebGPU",
+        },
+    ];
+    choose_faster(candidates, now, AUTO_BUDGET_MS)
+        .await
+        .map_err(|e| GpuError::Gpu(e.to_string()))
 }

@@ -306,31 +306,70 @@ fn tensors_beyond_the_binding_limit_are_refused_clearly() {
 fn auto_falls_back_to_the_cpu_and_says_why() {
     let m = model();
     let model = m.transformer.clone();
+    let start = std::time::Instant::now();
+    let now = || start.elapsed().as_secs_f64() * 1000.0;
     let no_adapter = Err(GpuError::NoAdapter("none found".into()));
-    let (be, report) = select(BackendChoice::Auto, &model, no_adapter).unwrap();
+    let (be, report) = block_on(select(BackendChoice::Auto, &model, no_adapter, &now)).unwrap();
     assert_eq!(be.kind(), BackendKind::Cpu);
     assert_eq!(report.kind, BackendKind::Cpu);
     assert!(report
         .reason
         .contains("no GPU adapter is available (none found); using the CPU"));
-    let e = select(BackendChoice::Gpu, &model, Err(GpuError::NoWebGpu))
-        .err()
-        .unwrap();
+    let e = block_on(select(
+        BackendChoice::Gpu,
+        &model,
+        Err(GpuError::NoWebGpu),
+        &now,
+    ))
+    .err()
+    .unwrap();
     assert_eq!(
         e.to_string(),
         "this browser does not expose WebGPU; using the CPU"
     );
-    let (be, report) = select(BackendChoice::Cpu, &model, Err(GpuError::NoWebGpu)).unwrap();
+    let (be, report) = block_on(select(
+        BackendChoice::Cpu,
+        &model,
+        Err(GpuError::NoWebGpu),
+        &now,
+    ))
+    .unwrap();
     assert_eq!(
         (be.kind(), report.reason.as_str()),
         (BackendKind::Cpu, "the CPU backend was chosen")
     );
     if gpu().is_some() {
-        let (be, report) =
-            select(BackendChoice::Auto, &model, block_on(GpuContext::new())).unwrap();
+        // Asked for, the GPU runs whatever it is.
+        let (be, report) = block_on(select(
+            BackendChoice::Gpu,
+            &model,
+            block_on(GpuContext::new()),
+            &now,
+        ))
+        .unwrap();
         assert_eq!(be.kind(), BackendKind::Gpu);
         assert!(report.reason.starts_with("WebGPU on "));
         assert_eq!(report.dispatches_per_token, Some(12 * 5 + 3));
+        // Auto never picks a software adapter (lavapipe here; SwiftShader in Chromium); on a
+        // hardware GPU it measures both and runs the faster.
+        let ctx = block_on(GpuContext::new()).unwrap();
+        let software = ctx.is_software();
+        let (be, report) = block_on(select(BackendChoice::Auto, &model, Ok(ctx), &now)).unwrap();
+        if software {
+            assert_eq!(be.kind(), BackendKind::Cpu, "{}", report.reason);
+            assert!(
+                report.reason.contains("software renderer"),
+                "{}",
+                report.reason
+            );
+        } else {
+            assert!(
+                report.reason.contains("auto, measured: CPU "),
+                "{}",
+                report.reason
+            );
+            assert!(report.measured_ms.is_some());
+        }
     }
 }
 
@@ -344,6 +383,7 @@ fn a_lost_device_switches_to_the_cpu_and_keeps_the_transcript() {
         kind: BackendKind::Gpu,
         reason: "test".into(),
         dispatches_per_token: None,
+        measured_ms: None,
     };
     let mut engine = Engine::new(m.transformer.clone(), Box::new(be), report);
     let s = settings(&[("seed", "3"), ("max_tokens", "30")]);

@@ -13,6 +13,7 @@ pub mod protocol;
 pub mod session;
 pub mod state;
 pub mod taxonomy;
+pub mod verdict;
 
 #[cfg(target_arch = "wasm32")]
 pub mod worker_glue;

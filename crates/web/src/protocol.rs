@@ -197,7 +197,23 @@ pub struct SweepView {
     pub backend: String,
     pub weight_bytes: u64,
     pub peaks: decoding_engine::roofline::Peaks,
+    /// Each batch size's median run (prefill and decode medians taken apart).
     pub rows: Vec<decoding_engine::batching::Throughput>,
+    /// Each row's runs: how many, and the lowest and highest tokens/s of each phase.
+    pub spread: Vec<SweepSpread>,
+}
+
+/// How a sweep row's repeated runs spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepSpread {
+    pub batch: usize,
+    pub reps: usize,
+    /// The middle half of the runs' tokens/s (25th and 75th percentiles): one run slowed by
+    /// the machine or the browser's compiler does not widen it.
+    pub prefill: (f64, f64),
+    pub decode: (f64, f64),
+    /// Every run's (prefill, decode) tokens/s, in the order run.
+    pub runs: Vec<(f64, f64)>,
 }
 
 /// One request of the serving simulation, as both policies ran it.
@@ -253,8 +269,10 @@ pub struct Timings {
 pub struct PrecisionView {
     pub precision: Precision,
     pub weight_bytes: u64,
-    /// One decode step (the current position's token) on the CPU, ms: the median of a few.
+    /// One decode step on the CPU, ms: the median of interleaved rounds (each a mean over
+    /// enough steps for the clock), and the rounds' lowest and highest.
     pub decode_ms: f64,
+    pub decode_range: (f64, f64),
     /// KL(p_f32 ‖ p) of the next-token distribution, nats (0 for f32 itself).
     pub kl: f64,
     /// The most likely next token, and whether it is f32's.

@@ -85,6 +85,9 @@ pub struct PageState {
     /// The lesson track's step (0-based), when the track is open.
     pub lesson: Option<usize>,
     pub presenter: bool,
+    /// The KV calculator's element size in bytes (4 float32, 2 fp16, 1 int8): real models
+    /// are served in fp16, the default.
+    pub kv_bytes: u8,
 }
 
 impl Default for PageState {
@@ -103,6 +106,7 @@ impl Default for PageState {
             compare: None,
             lesson: None,
             presenter: false,
+            kv_bytes: 2,
         }
     }
 }
@@ -291,9 +295,25 @@ pub struct Restored {
     pub problems: Vec<SettingError>,
 }
 
-/// Reads a query string (with or without the leading '?').
+/// Keys a link may hold beside `lesson=` and still be "the step alone": they say how to
+/// show a view, not what it is.
+const NOT_THE_VIEW: [&str; 4] = ["lesson", "presenter", "backend", "precision"];
+
+/// Reads a query string (with or without the leading '?'). A link that names a lesson step
+/// and nothing of the view (`?lesson=5`, as a teacher puts it on a slide) opens that step's
+/// view.
 pub fn from_query(query: &str, vocab_size: usize) -> Restored {
     let query = query.strip_prefix('?').unwrap_or(query);
+    let r = read_query(query, vocab_size);
+    let alone =
+        form_urlencoded::parse(query.as_bytes()).all(|(k, _)| NOT_THE_VIEW.contains(&k.as_ref()));
+    match r.page.lesson.and_then(|i| crate::lesson::STEPS.get(i)) {
+        Some(step) if alone => read_query(&format!("{}&{query}", step.query), vocab_size),
+        _ => r,
+    }
+}
+
+fn read_query(query: &str, vocab_size: usize) -> Restored {
     let mut page = PageState::default();
     let mut raw = RawSettings::default();
     let mut problems = Vec::new();
@@ -341,6 +361,13 @@ pub fn from_query(query: &str, vocab_size: usize) -> Restored {
                 Err(e) => bad("precision", e),
             },
             "presenter" => page.presenter = v == "1" || v == "true",
+            "kv_bytes" => match v.as_ref() {
+                "1" | "2" | "4" => page.kv_bytes = v.parse().unwrap_or(2),
+                _ => bad(
+                    "kv_bytes",
+                    format!("{v:?} is not an element size of the calculator (1, 2 or 4 bytes)"),
+                ),
+            },
             "cmp" => match CompareLink::parse(&v, vocab_size) {
                 Ok(columns) => {
                     let steps = page.compare.as_ref().map_or(0, |c| c.steps);
@@ -462,6 +489,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     }
     if page.presenter {
         q.append_pair("presenter", "1");
+    }
+    if page.kv_bytes != d.kv_bytes {
+        q.append_pair("kv_bytes", &page.kv_bytes.to_string());
     }
     q.finish()
 }

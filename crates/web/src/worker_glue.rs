@@ -184,12 +184,12 @@ impl Worker {
                     let (len, tok) = (model.len, tok.to_vec());
                     let mut model = model;
                     let mut events = session
-                        .load_from(&name, &mut model, len, &tok, None, backend)
+                        .load_from(&name, &mut model, len, &tok, None, backend, self)
                         .await;
                     drop(model);
                     if matches!(events.first(), Some(Event::Loaded { .. })) {
                         if let Some(p) = precision {
-                            events.extend(session.set_precision(p).await);
+                            events.extend(session.set_precision(p, self).await);
                         }
                         for e in &events {
                             self.post(e);
@@ -219,7 +219,7 @@ impl Worker {
         let choice = session.backend_choice();
         let len = model.len;
         let mut events = session
-            .load_from(name, &mut model, len, tokenizer, config, choice)
+            .load_from(name, &mut model, len, tokenizer, config, choice, self)
             .await;
         drop(model);
         if matches!(events.first(), Some(Event::Loaded { .. })) {

@@ -6,7 +6,7 @@
 
 use super::{err, Host, Session};
 use crate::protocol::*;
-use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy};
+use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy, Throughput};
 use decoding_engine::budget::{Budget, Footprint};
 use decoding_engine::roofline;
 use decoding_engine::Backend;
@@ -15,12 +15,43 @@ use decoding_engine::Backend;
 pub const MAX_BATCH: u32 = 16;
 /// Most tokens a lane grows to in the panel.
 pub const MAX_LANE_TOKENS: u32 = 256;
-/// The read loop's buffer in the worker: larger than the caches of the machines we run on
-/// (32 MiB of L3 here), allocated for the measurement and freed after.
+/// The bandwidth probe's largest matrix in the worker (it is the size of the model's
+/// weights, so that it reads from where the decode reads, up to this).
 const PEAK_BUFFER: usize = 64 << 20;
-/// Least time and most runs of each batch size in the sweep.
-const SWEEP_MS: f64 = 40.0;
-const SWEEP_REPS: usize = 5;
+/// Least time, least and most runs of each batch size in the sweep.
+const SWEEP_MS: f64 = 120.0;
+const SWEEP_MIN_REPS: usize = 9;
+/// Untimed runs before the sweep, at least this long.
+const SWEEP_WARM_MS: f64 = 100.0;
+const SWEEP_MAX_REPS: usize = 25;
+
+/// The median run of each phase (prefill and decode taken apart) and the middle half of
+/// the runs (25th to 75th percentile).
+fn median_run(mut runs: Vec<Throughput>) -> (Throughput, SweepSpread) {
+    let range = |f: fn(&Throughput) -> f64, runs: &[Throughput]| {
+        let mut v: Vec<f64> = runs.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        (at(0.25), at(0.75))
+    };
+    let spread = SweepSpread {
+        batch: runs[0].batch,
+        reps: runs.len(),
+        prefill: range(|t| t.prefill_tokens_per_s, &runs),
+        decode: range(|t| t.decode_tokens_per_s, &runs),
+        runs: runs
+            .iter()
+            .map(|t| (t.prefill_tokens_per_s, t.decode_tokens_per_s))
+            .collect(),
+    };
+    let mid = runs.len() / 2;
+    runs.sort_by(|a, b| a.decode_ms.total_cmp(&b.decode_ms));
+    let mut row = runs[mid].clone();
+    runs.sort_by(|a, b| a.prefill_ms.total_cmp(&b.prefill_ms));
+    row.prefill_ms = runs[mid].prefill_ms;
+    row.prefill_tokens_per_s = runs[mid].prefill_tokens_per_s;
+    (row, spread)
+}
 
 /// Whether the model, the transcript's sequence and `extra` more sequences' KV caches fit
 /// `budget` (each cache is allocated whole, `seq_len` positions): B lanes of a 110M model
@@ -185,57 +216,58 @@ impl Session {
             return vec![err(e)];
         }
         let clock = || host.now();
-        let peaks = roofline::measure(PEAK_BUFFER, 3, &clock);
         let weight_bytes = self
             .model
             .as_ref()
             .map_or(0, |m| m.transformer.weights.bytes(&c));
-        // A warm-up pass first (the browser compiles hot wasm code again after a while).
-        if let Err(e) = throughput(engine, 1, p.min(8), 2, weight_bytes, &clock).await {
-            return vec![err(e)];
+        // Runs of the first size first, untimed, for SWEEP_WARM_MS (the browser compiles
+        // hot wasm code again, faster, after it has run a while: a run timed before would
+        // read slow).
+        let (first, t0) = (batches[0] as usize, host.now());
+        for _ in 0..SWEEP_MAX_REPS {
+            if let Err(e) = throughput(engine, first, p, g, weight_bytes, &clock).await {
+                return vec![err(e)];
+            }
+            if host.now() - t0 >= SWEEP_WARM_MS {
+                break;
+            }
         }
-        let mut rows = Vec::new();
+        let (mut rows, mut spread) = (Vec::new(), Vec::new());
         for &b in batches {
             // The worker's clock ticks in about 0.1 ms and a small model's pass takes less:
-            // each batch size runs again until SWEEP_MS have passed (at most SWEEP_REPS
-            // times) and keeps its fastest prefill and fastest decode.
+            // each batch size runs at least SWEEP_MIN_REPS times and until SWEEP_MS have
+            // passed (at most SWEEP_MAX_REPS), and the view holds the median run of each
+            // phase with the middle half of them (a caption compares ranges, not one run).
             let t0 = host.now();
-            let mut best: Option<decoding_engine::batching::Throughput> = None;
-            for _ in 0..SWEEP_REPS {
-                let t = match throughput(engine, b as usize, p, g, weight_bytes, &clock).await {
-                    Ok(t) => t,
+            let mut runs = Vec::new();
+            while runs.len() < SWEEP_MIN_REPS
+                || (host.now() - t0 < SWEEP_MS && runs.len() < SWEEP_MAX_REPS)
+            {
+                match throughput(engine, b as usize, p, g, weight_bytes, &clock).await {
+                    Ok(t) => runs.push(t),
                     Err(e) => return vec![err(e)],
-                };
-                best = Some(match best {
-                    None => t,
-                    Some(mut k) => {
-                        if t.prefill_ms < k.prefill_ms {
-                            k.prefill_ms = t.prefill_ms;
-                            k.prefill_tokens_per_s = t.prefill_tokens_per_s;
-                        }
-                        if t.decode_ms < k.decode_ms {
-                            k.decode_ms = t.decode_ms;
-                            k.decode_tokens_per_s = t.decode_tokens_per_s;
-                        }
-                        k
-                    }
-                });
-                if host.now() - t0 > SWEEP_MS {
-                    break;
                 }
             }
-            rows.extend(best);
+            let (row, range) = median_run(runs);
+            rows.push(row);
+            spread.push(range);
             host.yield_now().await;
             if host.cancelled() {
                 break;
             }
         }
+        // The machine's ceilings, measured after the runs with the same kernels, now
+        // compiled and warm (measured first, the browser ran them as its baseline code and
+        // the roof drew under the points).
+        let probe = (weight_bytes as usize).clamp(1 << 20, PEAK_BUFFER);
+        let peaks = roofline::measure(probe, c.dim, 3, &clock);
         vec![Event::Sweep {
             view: SweepView {
                 backend: engine.report.kind.to_string(),
                 weight_bytes,
                 peaks,
                 rows,
+                spread,
             },
         }]
     }

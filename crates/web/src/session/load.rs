@@ -1,7 +1,7 @@
 //! Loading a model from bytes with its backend, as one swap that keeps the old model on any
 //! failure, and switching the backend that runs it (the transcript is rebuilt there).
 
-use super::{err, Session};
+use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::{Backend, Model};
 use decoding_gpu::{open_backend, BackendChoice, BackendReport, Engine, GpuError};
@@ -16,9 +16,10 @@ impl Session {
         model: &[u8],
         tokenizer: &[u8],
         choice: BackendChoice,
+        host: &dyn Host,
     ) -> Vec<Event> {
         let len = model.len() as u64;
-        self.load_from(name, &mut &model[..], len, tokenizer, None, choice)
+        self.load_from(name, &mut &model[..], len, tokenizer, None, choice, host)
             .await
     }
 
@@ -26,7 +27,9 @@ impl Session {
     /// the fetched or picked file from JavaScript memory this way, tensor by tensor, so
     /// wasm memory holds the weights once, not the file and the weights (issue 11). With a
     /// `config` (a Hugging Face `config.json`), `model` is its `model.safetensors` and
-    /// `tokenizer` its `tokenizer.json` (`Model::read_files`).
+    /// `tokenizer` its `tokenizer.json` (`Model::read_files`). With `Auto`, the backends are
+    /// measured on the new model (`select::open_backend`, `host`'s clock).
+    #[allow(clippy::too_many_arguments)]
     pub async fn load_from(
         &mut self,
         name: &str,
@@ -35,14 +38,19 @@ impl Session {
         tokenizer: &[u8],
         config: Option<&[u8]>,
         choice: BackendChoice,
+        host: &dyn Host,
     ) -> Vec<Event> {
         let budget = decoding_engine::budget::Budget::default();
         let m = match Model::read_files(model, len, tokenizer, config, budget) {
             Ok(m) => m,
             Err(e) => return vec![err(e)],
         };
-        let opened = open_backend(choice, &m.transformer).await;
-        self.install(name, m, opened)
+        let opened = open_backend(choice, &m.transformer, &|| host.now()).await;
+        let events = self.install(name, m, opened);
+        if matches!(events.first(), Some(Event::Loaded { .. })) {
+            self.choice = choice;
+        }
+        events
     }
 
     /// The swap: a model and what opening its backend gave.
@@ -57,20 +65,10 @@ impl Session {
             // With no model yet (a link being opened), the backend asked for is a preference:
             // the CPU runs the model and the report says why (issue 10: a GPU link opened
             // without WebGPU stranded the student on "no model is loaded yet").
-            Err(e) if self.model.is_none() => {
-                match decoding_gpu::select::select(
-                    BackendChoice::Cpu,
-                    &m.transformer,
-                    Err(e.clone()),
-                ) {
-                    Ok((cpu, mut report)) => {
-                        report.reason =
-                            format!("the GPU asked for is not available ({e}); running on the CPU");
-                        (cpu, report)
-                    }
-                    Err(e) => return vec![err(format!("{name} could not be opened: {e}"))],
-                }
-            }
+            Err(e) if self.model.is_none() => decoding_gpu::select::cpu_backend(
+                &m.transformer,
+                format!("the GPU asked for is not available ({e}); running on the CPU"),
+            ),
             Err(e) => {
                 let kept = if self.model.is_some() {
                     "; the current model is kept"
@@ -119,24 +117,27 @@ impl Session {
         &self.prompt
     }
 
-    /// The backend to reopen after loading another model: the current kind, or auto.
+    /// The backend the user chose (auto by default): another model, or other weights, are
+    /// opened with it (auto measures again).
+    /// (A GPU asked for that could not be had runs on the CPU: that is what reopens.)
     pub fn backend_choice(&self) -> BackendChoice {
-        match self.engine.as_ref().map(|e| e.report.kind) {
-            Some(decoding_engine::BackendKind::Gpu) => BackendChoice::Gpu,
-            Some(decoding_engine::BackendKind::Cpu) => BackendChoice::Cpu,
-            None => BackendChoice::Auto,
+        let kind = self.engine.as_ref().map(|e| e.report.kind);
+        match (self.choice, kind) {
+            (BackendChoice::Gpu, Some(decoding_engine::BackendKind::Cpu)) => BackendChoice::Cpu,
+            (c, _) => c,
         }
     }
 
     /// Opens the chosen backend (or switches to it, rebuilding the transcript there).
-    pub async fn set_backend(&mut self, choice: BackendChoice) -> Vec<Event> {
+    pub async fn set_backend(&mut self, choice: BackendChoice, host: &dyn Host) -> Vec<Event> {
         let Some(m) = &self.model else {
             return vec![err("no model is loaded yet")];
         };
-        let (backend, report) = match open_backend(choice, &m.transformer).await {
+        let (backend, report) = match open_backend(choice, &m.transformer, &|| host.now()).await {
             Ok(x) => x,
             Err(e) => return vec![err(e)],
         };
+        self.choice = choice;
         let engine = Engine::new(m.transformer.clone(), backend, report.clone());
         match self.adopt(engine).await {
             Ok(_) => [vec![Event::Backend { report }], self.shown_again().await].concat(),
@@ -159,6 +160,10 @@ impl Session {
             self.gen = Some(g);
         }
         self.beam = None;
+        // The step timings were the old backend's: a mean across both would mix them.
+        self.timings.forward_ms.clear();
+        self.timings.chain_ms.clear();
+        self.timings.last_run = None;
         // The speculative run lived on the old engine (the page starts it again).
         self.spec = None;
         // So did the batching panel's lanes and the compared columns.

@@ -9,6 +9,8 @@ mod beam;
 mod cache_compare;
 mod columns;
 mod generate;
+#[cfg(test)]
+mod lesson_tests;
 mod load;
 mod probe;
 mod quant;
@@ -86,6 +88,8 @@ pub struct Session {
     warm_up_ms: f64,
     /// A model was loaded on the CPU and has not been warmed up yet.
     warm_up_due: bool,
+    /// The backend the user chose (auto, the default, measures).
+    choice: decoding_gpu::BackendChoice,
 }
 
 fn err(message: impl ToString) -> Event {
@@ -131,8 +135,8 @@ impl Session {
     async fn route(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         match req {
             Request::Load { .. } => vec![err("the worker glue loads files")],
-            Request::SetBackend { backend } => self.set_backend(backend).await,
-            Request::SetPrecision { precision } => self.set_precision(precision).await,
+            Request::SetBackend { backend } => self.set_backend(backend, host).await,
+            Request::SetPrecision { precision } => self.set_precision(precision, host).await,
             Request::Quantization { open } => self.set_quantization(open, host),
             Request::Probe { open } => self.set_probe(open, host).await,
             Request::SpecStart { draft, gamma, rule } => {

@@ -16,11 +16,21 @@ use decoding_gpu::{open_backend, Engine};
 use std::sync::Arc;
 
 /// Least wall time of each decode measurement (browsers round worker clocks to ~0.1 ms).
-const DECODE_MEASURE_MS: f64 = 4.0;
+const DECODE_MEASURE_MS: f64 = 3.0;
+/// Rounds of the three precisions' measurements, interleaved (f32, q8, q4, f32, …), so a
+/// slow moment of the machine (or the browser compiling the wasm again) touches every
+/// precision alike; each shows the median and the range.
+const DECODE_ROUNDS: usize = 5;
+/// The decode times are measured again when the context has moved this far since (a step
+/// costs about the same one position later; measuring at every token would slow a run).
+const REMEASURE_AFTER: usize = 32;
 /// Tokens listed in the panel's chart.
 const TOKENS_SHOWN: usize = 12;
 /// Weights of the example row shown.
 const ROW_SHOWN: usize = 8;
+
+/// A decode step's measured time, ms: (median, lowest, highest) of the rounds.
+type Timing = (f64, f64, f64);
 
 /// The three precisions of the loaded weights with their caches.
 pub(super) struct Lab {
@@ -28,6 +38,8 @@ pub(super) struct Lab {
     caches: [KvCache; 3],
     /// what each cache holds
     held: [Vec<u32>; 3],
+    /// the last measured decode times (median, lowest, highest ms) and where
+    timed: Option<(usize, [Timing; 3])>,
 }
 
 impl Lab {
@@ -44,6 +56,7 @@ impl Lab {
             caches: [0, 1, 2].map(|i| KvCache::new(&models[i].config)),
             models,
             held: Default::default(),
+            timed: None,
         }
     }
 }
@@ -64,7 +77,8 @@ impl Session {
     /// Requantizes the loaded weights to `p` and rebuilds the transcript under them on the
     /// backend that runs now (its tokens kept; the next distribution is the new weights').
     /// On any failure the current weights keep running.
-    pub async fn set_precision(&mut self, p: Precision) -> Vec<Event> {
+    /// With "auto" the backends are measured again on the new weights.
+    pub async fn set_precision(&mut self, p: Precision, host: &dyn Host) -> Vec<Event> {
         let (Some(m), Some(original)) = (&self.model, &self.original) else {
             return vec![err("no model is loaded yet")];
         };
@@ -77,15 +91,16 @@ impl Session {
             Arc::new(original.at(p))
         };
         let new = m.with_transformer(transformer);
-        let (backend, report) = match open_backend(self.backend_choice(), &new.transformer).await {
-            Ok(x) => x,
-            Err(e) => {
-                return vec![err(format!(
-                    "the {p} weights could not be opened: {e}; still running {}",
-                    self.precision
-                ))]
-            }
-        };
+        let (backend, report) =
+            match open_backend(self.backend_choice(), &new.transformer, &|| host.now()).await {
+                Ok(x) => x,
+                Err(e) => {
+                    return vec![err(format!(
+                        "the {p} weights could not be opened: {e}; still running {}",
+                        self.precision
+                    ))]
+                }
+            };
         let engine = Engine::new(new.transformer.clone(), backend, report.clone());
         if let Err(e) = self.adopt(engine).await {
             return vec![e];
@@ -122,7 +137,7 @@ impl Session {
         let (&last, before) = context.split_last()?;
         let lab = self.lab.get_or_insert_with(|| Lab::new(&original));
         let mut lps = Vec::with_capacity(3);
-        let mut times = Vec::with_capacity(3);
+        let mut logits = vec![0.0f32; original.config.vocab_size];
         for i in 0..3 {
             let (t, cache, held) = (&lab.models[i], &mut lab.caches[i], &mut lab.held[i]);
             let common = held.iter().zip(before).take_while(|(a, b)| a == b).count();
@@ -134,23 +149,23 @@ impl Session {
                 }
                 held.extend_from_slice(&before[common..]);
             }
-            // The current token's decode step, repeated until the clock can measure it.
             let mut s = RunState::new(&t.config);
-            let mut logits = vec![0.0f32; t.config.vocab_size];
-            let (t0, mut n) = (host.now(), 0u32);
-            loop {
-                if let Err(e) = t.decode(&mut s, cache, last, &mut logits) {
-                    return Some(err(e));
-                }
-                cache.truncate(before.len());
-                n += 1;
-                if host.now() - t0 >= DECODE_MEASURE_MS || n >= 200 {
-                    break;
-                }
+            if let Err(e) = t.decode(&mut s, cache, last, &mut logits) {
+                return Some(err(e));
             }
-            times.push((host.now() - t0) / n as f64);
+            cache.truncate(before.len());
             lps.push(log_probs(&logits));
         }
+        let due = lab
+            .timed
+            .is_none_or(|(at, _)| at.abs_diff(context.len()) >= REMEASURE_AFTER);
+        if due {
+            match time_decodes(lab, before.len(), last, host) {
+                Ok(t) => lab.timed = Some((context.len(), t)),
+                Err(e) => return Some(err(e)),
+            }
+        }
+        let times = lab.timed.map_or([(0.0, 0.0, 0.0); 3], |(_, t)| t);
         let tops: Vec<u32> = lps.iter().map(|l| argmax(l) as u32).collect();
         let precisions = Precision::ALL
             .iter()
@@ -158,7 +173,8 @@ impl Session {
             .map(|(i, &p)| PrecisionView {
                 precision: p,
                 weight_bytes: lab.models[i].weights.bytes(&lab.models[i].config),
-                decode_ms: times[i],
+                decode_ms: times[i].0,
+                decode_range: (times[i].1, times[i].2),
                 kl: kl(&lps[0], &lps[i]),
                 top: tops[i],
                 same_top: tops[i] == tops[0],
@@ -195,6 +211,39 @@ impl Session {
             },
         })
     }
+}
+
+/// The current token's decode step of each precision on its own cache: `DECODE_ROUNDS`
+/// rounds, each precision in turn repeated until `DECODE_MEASURE_MS` have passed (the clock
+/// can then measure it); (median, lowest, highest) ms a step per precision.
+fn time_decodes(
+    lab: &mut Lab,
+    len: usize,
+    last: u32,
+    host: &dyn Host,
+) -> Result<[Timing; 3], decoding_engine::ForwardError> {
+    let mut runs: [Vec<f64>; 3] = Default::default();
+    let mut logits = vec![0.0f32; lab.models[0].config.vocab_size];
+    for _ in 0..DECODE_ROUNDS {
+        for (i, run) in runs.iter_mut().enumerate() {
+            let (t, cache) = (&lab.models[i], &mut lab.caches[i]);
+            let mut s = RunState::new(&t.config);
+            let (t0, mut n) = (host.now(), 0u32);
+            loop {
+                t.decode(&mut s, cache, last, &mut logits)?;
+                cache.truncate(len);
+                n += 1;
+                if host.now() - t0 >= DECODE_MEASURE_MS || n >= 1000 {
+                    break;
+                }
+            }
+            run.push((host.now() - t0) / n as f64);
+        }
+    }
+    Ok(runs.map(|mut r| {
+        r.sort_by(f64::total_cmp);
+        (r[r.len() / 2], r[0], r[r.len() - 1])
+    }))
 }
 
 /// w2 (the MLP's down projection), layer 0, row 1: the row that starts inside a group when

@@ -1,0 +1,81 @@
+//! What a measurement supports. A panel's sentence and the lesson track's caption about the
+//! same measurement read these, so they cannot disagree (issue 32: the caption said
+//! "batching amortizes the weight reads" while the panel's own measurement said "no gain
+//! here"). A difference counts only with margin: a ratio of at least `CLEAR_RATIO` and the
+//! two measurements' ranges apart.
+
+use crate::protocol::SweepView;
+
+/// A measured ratio counts as a difference only from here on.
+pub const CLEAR_RATIO: f64 = 1.3;
+
+/// A repeated measurement: its median and its range (lowest, highest).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Spread {
+    /// `self` is clearly above `other`: by `CLEAR_RATIO`, and every run of `self` above every
+    /// run of `other`.
+    pub fn clearly_above(&self, other: &Spread) -> bool {
+        self.median >= CLEAR_RATIO * other.median && self.low > other.high
+    }
+}
+
+/// A sweep row's prefill and decode tokens/s, and its runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub prefill: Spread,
+    pub decode: Spread,
+    pub reps: usize,
+}
+
+/// The rates of batch size `batch` in a sweep (none if it was not measured).
+pub fn rates(v: &SweepView, batch: usize) -> Option<Rates> {
+    let (r, s) = v
+        .rows
+        .iter()
+        .zip(&v.spread)
+        .find(|(r, _)| r.batch == batch)?;
+    Some(Rates {
+        prefill: Spread {
+            median: r.prefill_tokens_per_s,
+            low: s.prefill.0,
+            high: s.prefill.1,
+        },
+        decode: Spread {
+            median: r.decode_tokens_per_s,
+            low: s.decode.0,
+            high: s.decode.1,
+        },
+        reps: s.reps,
+    })
+}
+
+/// Decode at the sweep's largest batch against B = 1: the gain, and whether it is clear.
+pub fn batching_gain(v: &SweepView) -> Option<(f64, bool)> {
+    let one = rates(v, 1)?;
+    let most = rates(v, v.rows.iter().map(|r| r.batch).max()?)?;
+    Some((
+        most.decode.median / one.decode.median.max(1e-9),
+        most.decode.clearly_above(&one.decode),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_difference_needs_the_ratio_and_apart_ranges() {
+        let s = |median, low, high| Spread { median, low, high };
+        assert!(s(2.0, 1.9, 2.1).clearly_above(&s(1.0, 0.9, 1.1)));
+        // The ratio without the ranges apart: one slow run of the first.
+        assert!(!s(2.0, 1.0, 2.1).clearly_above(&s(1.0, 0.9, 1.1)));
+        // Ranges apart but a 1.2× ratio.
+        assert!(!s(1.2, 1.15, 1.25).clearly_above(&s(1.0, 0.95, 1.05)));
+    }
+}
