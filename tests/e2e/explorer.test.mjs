@@ -675,8 +675,15 @@ test('a GPU link in a browser without WebGPU opens on the CPU with the reason an
   assert.equal(await page.getByTestId('transcript-text').innerText(), out.trimEnd());
 });
 
-test('labels are readable and targets tappable: KV grid labels ≥ 11 px, chain charts ≥ 150 × 36, phone targets ≥ 24 × 24 (chain moves 44 × 44)', async () => {
-  const { page } = await ready('backend=cpu&steps=2');
+test('labels are readable and targets tappable: KV grid and attention grid labels ≥ 11 px, chain charts ≥ 150 × 36, phone targets ≥ 24 × 24 (chain moves 44 × 44)', async () => {
+  const { page } = await ready('backend=cpu&steps=2&panels=chain,kv,inside');
+  await page.getByTestId('att-grid').waitFor({ timeout: 60_000 });
+  for (const presenter of [false, true]) {
+    if (presenter) await page.getByTestId('presenter').click();
+    const att = await page.evaluate(() => Math.min(...[...document.querySelectorAll('svg.att-grid text')].map((t) => t.getBoundingClientRect().height)));
+    assert.ok(att >= 11, `attention grid labels ${att} px${presenter ? ' in presenter mode' : ''}`);
+  }
+  await page.getByTestId('presenter').click();
   await waitChips(page, 2);
   const sizes = () => page.evaluate(() => {
     const box = (e) => e.getBoundingClientRect();

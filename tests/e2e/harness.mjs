@@ -156,10 +156,13 @@ export function serveAndLaunch({ patch, webgpu = false } = {}) {
 }
 
 /**
- * The page's address once the app has written it: the app writes the link at the next
- * animation frame (once for all of a task's changes), so this reads `location.href` two
- * frames on, from the page itself.
+ * The page's address once the app has written it: the app writes the link once the view
+ * has been still for a moment, so this waits for that and reads `location.href` two frames
+ * on, from the page itself.
  */
 export async function pageUrl(page) {
+  // The page writes its link once the view has been still for a moment (<html> carries
+  // data-link-pending until then); read it after that, two frames on.
+  await page.waitForFunction(() => !document.documentElement.hasAttribute('data-link-pending'), null, { timeout: 10_000 });
   return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(location.href)))));
 }

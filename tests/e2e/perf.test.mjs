@@ -1,5 +1,5 @@
 // Reports (does not assert) the page's speed: time from navigation to the first distribution,
-// the wasm and asset sizes (raw and gzip), slider-move-to-chart latency over 100 moves, and
+// the wasm and asset sizes (raw and gzip), slider-move-to-chart latency over 60 moves (fails beyond twice the one-frame goal), and
 // decode speed in the browser on each backend against the native CLI. Results go to
 // tests/e2e/results/perf.json and stdout; BENCHMARKS.md records them.
 import { test, after, afterEach } from 'node:test';
@@ -65,8 +65,8 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
       const slider = document.querySelector('[data-testid=knob-temperature]');
       const dom = [];
       const frame = [];
-      for (let i = 0; i < 100; i++) {
-        const v = (0.5 + (i % 50) * 0.02 + (i >= 50 ? 0.01 : 0)).toFixed(2);
+      for (let i = 0; i < 60; i++) {
+        const v = (0.5 + (i % 30) * 0.03 + (i >= 30 ? 0.01 : 0)).toFixed(2);
         const before = document.querySelector('[data-testid=entropy]').textContent;
         const changed = new Promise((res) => {
           const obs = new MutationObserver(() => {
@@ -89,6 +89,9 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
     // To the chart's DOM update, and to the next animation frame after it (which adds up to a
     // frame of waiting for the display).
     results.slider_to_chart_ms = { dom_updated: stats(dom), next_frame: stats(frame) };
+    // The goal is one frame (16 ms) at the 95th percentile; this benchmark reports the figure
+    // and fails only beyond twice the goal (a loaded CI machine must not make it flake).
+    assert.ok(p95(dom) <= 32, `slider to chart p95 ${round(p95(dom))} ms over ${dom.length} moves`);
     await page.close();
 
     results.decode_cpu = await decodeSpeed(browser, server, 'cpu', 200);

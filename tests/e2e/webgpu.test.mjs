@@ -20,6 +20,25 @@ if (self.GPUAdapter) {
 // Every test fails on a console error or an uncaught exception in a page it opened.
 const env = serveAndLaunch({ webgpu: true, patch: { '/worker_loader.js': (text) => KEEP_DEVICES + text } });
 
+test('auto with SwiftShader: the software adapter is not chosen; the page runs on the CPU and says why', async () => {
+  const { page } = await open(env.browser.context, env.server.url);
+  await page.getByTestId('dist-row').first().waitFor({ timeout: 90_000 });
+  assert.equal(await page.getByTestId('backend-badge').innerText(), 'CPU');
+  const why = await page.getByTestId('backend-reason').innerText();
+  assert.match(why, /software renderer/, why);
+  // The lesson track's steps answer within seconds, not the 20–45 s of SwiftShader steps.
+  const t0 = Date.now();
+  await page.keyboard.press('PageDown');
+  await page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid=lesson-track]');
+    return t && !t.querySelector('[data-testid=lesson-waiting]');
+  }, null, { timeout: 10_000 });
+  assert.ok(Date.now() - t0 < 5_000, `${Date.now() - t0} ms`);
+  // Asked for by name, WebGPU still runs on it.
+  await page.getByTestId('backend-select').selectOption('gpu');
+  await page.waitForFunction(() => document.querySelector('[data-testid=backend-badge]')?.textContent === 'WebGPU', null, { timeout: 90_000 });
+});
+
 test('WebGPU: "," first, and 10 greedy steps give the CPU text', async () => {
   const { page, problems } = await open(env.browser.context, env.server.url + '?backend=gpu&temperature=0');
   await page.getByTestId('dist-row').first().waitFor({ timeout: 90_000 });

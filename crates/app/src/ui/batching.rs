@@ -128,10 +128,23 @@ fn ThroughputPart() -> impl IntoView {
         })
     };
     view! {
+        <div data-testid="tp-section">
         <h3>"Throughput against batch size, and the roofline " <Tag of="batch-results" /></h3>
-        <p class="note">{format!("Measured here, now, on the running backend: B prompts of {SWEEP_PROMPT} tokens prefilled as one pass, then {SWEEP_GEN} decode passes of B rows. The worker also measures this machine's ceilings: a read loop over a buffer larger than the caches and a multiply-add loop.")}</p>
+        <p class="note">{move || {
+            // The sizes of the sweep on show (a lesson step measures its own).
+            let (pp, tg) = ui.views.sweep.with(|v| {
+                v.as_ref()
+                    .and_then(|v| v.rows.first())
+                    .map_or((SWEEP_PROMPT as usize, SWEEP_GEN as usize), |r| (r.prompt_tokens, r.gen_tokens))
+            });
+            format!("Measured here, now, on the running backend: B prompts of {pp} tokens prefilled as one pass, then {tg} decode passes of B rows, each batch size repeated (the median, and the middle half of the runs). The worker also measures this machine's ceilings with the engine's own kernels: decode's product streaming a matrix the size of the weights, and a batched product inside the cache.")
+        }}</p>
         <button data-testid="batch-measure" on:click=measure>"Measure B = 1, 2, 4, 8, 16"</button>
+        {move || (ui.views.sweep.with(Option::is_none) && ui.pending("sweep")).then(|| view! {
+            <p class="waiting" data-testid="sweep-waiting">"Measuring on this backend…"</p>
+        })}
         {move || ui.views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v /> })}
+        </div>
         <RealScale />
     }
 }
@@ -176,27 +189,27 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
         .collect_view();
     let first = v.rows.first().map_or(1.0, |r| r.decode_tokens_per_s);
     let last = v.rows.last();
-    let gain = last.map_or(1.0, |r| r.decode_tokens_per_s / first.max(1e-9));
-    let why = if gain < 1.2 {
-        format!(
-            "No gain here: {} computes each row's products on their own, so a pass of B rows costs about B passes of one{}. Batching pays where one weight read can serve many rows — load a model whose weights do not fit in the caches, or use the GPU.",
-            if v.backend == "cpu" { "this backend (one thread in the page)" } else { "this backend" },
-            if v.weight_bytes < CACHE_BYTES {
-                format!(", and the weights ({}) sit in the CPU's caches, so there is no memory traffic to share", human_bytes(v.weight_bytes))
-            } else {
-                String::new()
-            }
-        )
-    } else if v.weight_bytes < CACHE_BYTES {
-        format!(
-            "The weights ({}) sit in the CPU's caches, so no pass waits on memory for them: the decode gain here comes from spreading each pass's fixed costs (launching the layers' loops, the norms, the hand-offs between cores) over B rows.",
+    // The same judgement as the lesson track's caption (`verdict`): a gain counts with a
+    // 1.3× ratio and every run of the largest B above every run of B = 1.
+    let (gain, clear) = decoding_web::verdict::batching_gain(&v).unwrap_or((1.0, false));
+    let in_cache = v.weight_bytes < CACHE_BYTES;
+    let why = match (clear, in_cache) {
+        (false, true) => format!(
+            "Little gain here ({gain:.1}×, within the runs' spread or under 1.3×): the weights ({}) sit in the CPU's caches, so a pass does not wait on memory and there is no read for B rows to share. Batching pays where one weight read from memory serves many rows — a model whose weights do not fit in the caches, or a GPU.",
             human_bytes(v.weight_bytes)
-        )
-    } else {
-        format!(
+        ),
+        (false, false) => format!(
+            "Little gain here ({gain:.1}×, within the runs' spread or under 1.3×) on the {} backend.",
+            v.backend
+        ),
+        (true, true) => format!(
+            "The weights ({}) sit in the CPU's caches, so no pass waits on memory for them: the decode gain here comes from each weight row read once for all B rows and from spreading each pass's fixed costs (the layers' loops, the norms, the hand-offs between cores) over B rows.",
+            human_bytes(v.weight_bytes)
+        ),
+        (true, false) => format!(
             "The weights ({}) do not fit in the caches: every pass reads them from memory, and B rows share each read — the decode gain comes from sharing weight reads.",
             human_bytes(v.weight_bytes)
-        )
+        ),
     };
     let summary = format!(
         "Decode {:.0} → {:.0} tokens/s from B = 1 to B = {} ({gain:.1}×) on the {} backend; prefill {:.0} → {:.0} (its one pass already had many rows).",
@@ -220,6 +233,17 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
             {points}
         </svg>
         <p class="legend small"><span class="key tp-prefill"></span>" prefill tokens/s · "<span class="key tp-decode"></span>" decode tokens/s (all B sequences)"</p>
+        <table class="calc" data-testid="tp-table">
+            <thead><tr><th>"B"</th><th>"runs"</th><th>"prefill tokens/s (middle half)"</th><th>"decode tokens/s (middle half)"</th></tr></thead>
+            <tbody>{v.rows.iter().zip(&v.spread).map(|(r, sp)| view! {
+                <tr>
+                    <td>{r.batch}</td>
+                    <td>{sp.reps}</td>
+                    <td>{format!("{:.0} ({:.0}–{:.0})", r.prefill_tokens_per_s, sp.prefill.0, sp.prefill.1)}</td>
+                    <td>{format!("{:.0} ({:.0}–{:.0})", r.decode_tokens_per_s, sp.decode.0, sp.decode.1)}</td>
+                </tr>
+            }).collect_view()}</tbody>
+        </table>
         <p data-testid="tp-summary">{summary}</p>
         <p class="note" data-testid="tp-why">{why}</p>
     }
@@ -236,6 +260,11 @@ struct RoofPoint {
 /// A log-log roofline: FLOP/s against FLOP/byte, the bandwidth slope up to the ridge and
 /// the flat compute roof after it, with the points.
 fn roofline_svg(roof: Roof, points: &[RoofPoint], testid: &'static str) -> impl IntoView {
+    // A roof under a measured point was under-measured (the machine was busy during its
+    // probe): it is not drawn as a ceiling.
+    let roof_holds = points
+        .iter()
+        .all(|p| roofline::under(&roof, p.intensity, p.flops));
     let (x0, x1) = (0.1f64, 1000.0f64);
     let y1 = roof.flops * 3.0;
     let y0 = y1 / 1e5;
@@ -295,12 +324,17 @@ fn roofline_svg(roof: Roof, points: &[RoofPoint], testid: &'static str) -> impl 
             <line class="axis" x1="60" y1="20" x2="60" y2="200"></line>
             {ticks}
             <text class="lbl" x="250" y="236" text-anchor="middle">"arithmetic intensity, FLOP per byte (log)"</text>
-            <text class="lbl" x="0" y=py(roof.flops) + 4.0>{flops_text(roof.flops)}</text>
-            <polyline class="roof" points=roof_line></polyline>
-            <line class="ridge" x1=px(ridge) y1="20" x2=px(ridge) y2="200"></line>
-            <text class="lbl small-lbl" x=px(ridge) + 4.0 y="196">{format!("ridge {ridge:.1}")}</text>
+            {roof_holds.then(|| view! {
+                <text class="lbl" x="0" y=py(roof.flops) + 4.0>{flops_text(roof.flops)}</text>
+                <polyline class="roof" data-testid=format!("{testid}-roof") points=roof_line.clone()></polyline>
+                <line class="ridge" x1=px(ridge) y1="20" x2=px(ridge) y2="200"></line>
+                <text class="lbl small-lbl" x=px(ridge) + 4.0 y="196">{format!("ridge {ridge:.1}")}</text>
+            })}
             {dots}
         </svg>
+        {(!roof_holds).then(|| view! {
+            <p class="warning" data-testid=format!("{testid}-under-measured")>"A measured point lies above the measured roof: the roof was under-measured (the machine was busy while it was probed), so it is not drawn. Measure again."</p>
+        })}
     }
 }
 
@@ -334,7 +368,7 @@ fn MachineRoofline(v: SweepView) -> impl IntoView {
     }
     let d1 = v.rows.first().map_or(0.0, |r| r.decode.intensity());
     let peaks = format!(
-        "This machine, measured by the worker ({} thread): read {:.1} GB/s over {}, multiply-add {}; ridge {:.1} FLOP/byte. Decode at B = 1 does {:.2} FLOP per byte moved — {} the ridge; prefill's one pass of many rows does {:.0}.",
+        "This machine, measured by the worker ({} thread) with the engine's own kernels: decode's product streams {:.1} GB/s over {} (the size of this model's weights), the batched product computes {}; ridge {:.1} FLOP/byte. Decode at B = 1 does {:.2} FLOP per byte moved — {} the ridge; prefill's one pass of many rows does {:.0}.",
         v.peaks.threads,
         roof.bytes_per_s / 1e9,
         human_bytes(v.peaks.buffer_bytes),
@@ -376,7 +410,8 @@ fn RealScale() -> impl IntoView {
     let d1 = roofline::llama2_7b_pass(1, 511, false);
     let tokens_per_s = roof.bytes_per_s / d1.bytes as f64;
     let text = format!(
-        "At real scale: Llama-2-7B in fp16 reads {} of weights for every decode step. On an H100 (989 TFLOP/s, 3.35 TB/s: ridge {:.0} FLOP/byte) one sequence does {:.2} FLOP per byte, so the memory holds it to about {:.0} tokens/s at {} — {:.1} % of the arithmetic. Only about {:.0} rows sharing each weight read reach the ridge; a 512-token prefill is far past it.",
+        "At real scale: Llama-2-7B in fp16 reads {} of weights, and its cache at 512 positions ({} in all), for every decode step. On an H100 (989 TFLOP/s, 3.35 TB/s: ridge {:.0} FLOP/byte) one sequence does {:.2} FLOP per byte, so the memory holds it to about {:.0} tokens/s at {} — {:.1} % of the arithmetic. Only about {:.0} rows sharing each weight read reach the ridge; a 512-token prefill is far past it.",
+        human_bytes(2 * roofline::llama2_7b().n_params()),
         human_bytes(d1.bytes),
         roof.ridge(),
         d1.intensity(),

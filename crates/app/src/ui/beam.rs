@@ -253,7 +253,7 @@ pub fn BeamPanel() -> impl IntoView {
         }
     };
     view! {
-        <section class="panel" aria-labelledby="beam-h">
+        <section class="panel" aria-labelledby="beam-h" data-testid="beam-panel">
             <div class="panel-head">
                 <h2 id="beam-h">"Beam search " <Tag of="panel-beam" /></h2>
                 <button data-testid="toggle-beam" aria-expanded=move || open.get().to_string()

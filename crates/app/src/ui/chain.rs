@@ -32,23 +32,26 @@ fn reorder(ui: Ui, from: usize, to: usize) {
 fn mini_chart(v: &StageView) -> impl IntoView {
     let n = v.before.len().max(1) as f32;
     let w = 100.0 / n;
-    let bars = v
-        .before
-        .iter()
-        .zip(&v.after)
-        .enumerate()
-        .map(|(i, (&b, &a))| {
-            let x = i as f32 * w;
-            // A square-root scale keeps the small probabilities visible beside a dominant one.
-            let (b, a) = (b.max(0.0).sqrt(), a.max(0.0).sqrt());
-            view! {
-                <rect class="before" x=format!("{:.2}", x) y=format!("{:.2}", 30.0 - b * 30.0)
-                    width=format!("{:.2}", w * 0.45) height=format!("{:.2}", b * 30.0)></rect>
-                <rect class="after" x=format!("{:.2}", x + w * 0.45) y=format!("{:.2}", 30.0 - a * 30.0)
-                    width=format!("{:.2}", w * 0.45) height=format!("{:.2}", a * 30.0)></rect>
+    // Each series is one path of bars (one attribute to update a move, not two per bar: a
+    // slider move rewrote 275 bar attributes in the chain, issue 32). A square-root scale
+    // keeps the small probabilities visible beside a dominant one.
+    let series = |values: &[f32], shift: f32| -> String {
+        use std::fmt::Write;
+        let mut d = String::with_capacity(values.len() * 24);
+        for (i, &p) in values.iter().enumerate() {
+            let h = p.max(0.0).sqrt() * 30.0;
+            if h > 0.0 {
+                let x = i as f32 * w + shift;
+                let _ = write!(d, "M{x:.2} 30v{:.2}h{:.2}v{h:.2}z", -h, w * 0.45);
             }
-        })
-        .collect_view();
+        }
+        d
+    };
+    let (before, after) = (series(&v.before, 0.0), series(&v.after, w * 0.45));
+    let bars = view! {
+        <path class="before" d=before></path>
+        <path class="after" d=after></path>
+    };
     let label = format!(
         "{}: {} tokens kept, {} removed; grey bars before the stage, blue after (square-root scale)",
         v.stage.name(),

@@ -292,7 +292,7 @@ pub fn Distribution() -> impl IntoView {
         ui.shell.page.update(|p| p.scale = s);
     };
     view! {
-        <section class="panel" aria-labelledby="dist-h">
+        <section class="panel" aria-labelledby="dist-h" data-testid="dist-panel">
             <div class="panel-head">
                 <h2 id="dist-h">"Next-token distribution " <Tag of="panel-dist" /></h2>
                 <div class="seg" role="group" aria-label="Scale">
@@ -330,7 +330,7 @@ pub fn ToyPanel() -> impl IntoView {
         })
     };
     view! {
-        <section class="panel" aria-labelledby="toy-h">
+        <section class="panel" aria-labelledby="toy-h" data-testid="toy-panel">
             <div class="panel-head">
                 <h2 id="toy-h">"Toy logits " <Tag of="panel-toy" /></h2>
                 <button data-testid="toggle-toy" aria-expanded=move || open.get().to_string()

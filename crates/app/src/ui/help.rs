@@ -20,7 +20,7 @@ const SHORTCUTS: [(&str, &str); 11] = [
     ),
     ("Tab / Shift+Tab", "move between controls"),
     ("?", "show this help"),
-    ("Esc", "close this help"),
+    ("Esc", "close this help; leave a text field"),
 ];
 
 /// Focuses the element with this `data-testid`, if there is one.
@@ -57,7 +57,26 @@ pub fn install_shortcuts(ui: Ui) {
             .unwrap_or(false);
         let key = ev.key();
         if key == "Escape" {
-            ui.shell.help.set(false);
+            if ui.shell.help.get_untracked() {
+                ui.shell.help.set(false);
+            } else if typing {
+                // Esc leaves a text field, so the keys reach the page again (a presenter's
+                // clicker after a click in the prompt box).
+                if let Some(el) = ev
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+                {
+                    let _ = el.blur();
+                }
+            }
+            return;
+        }
+        // PageDown / PageUp are the lesson track's keys wherever the focus is (they open it
+        // when it is closed): a clicker sends them, and a presenter who clicked into the
+        // prompt box must not find it dead.
+        if !ui.shell.help.get_untracked() && (key == "PageDown" || key == "PageUp") {
+            ui.lesson_move(if key == "PageDown" { 1 } else { -1 });
+            ev.prevent_default();
             return;
         }
         // The help is a modal dialog: it holds the focus (its one control is Close), and no

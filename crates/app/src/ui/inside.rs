@@ -79,8 +79,9 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
     let first = n.saturating_sub(GRID_POSITIONS);
     let cols = n - first;
     let kv_mul = (v.n_heads / v.n_kv_heads.max(1)).max(1);
-    let (label_w, cell_h, top) = (86.0f32, 11.0f32, 70.0f32);
-    let cell_w = (400.0 / cols as f32).clamp(6.0, 28.0);
+    // Labels at 11 px or more (issue 32: ~7 px read at a projector's distance is nothing).
+    let (label_w, cell_h, top) = (112.0f32, 14.0f32, 84.0f32);
+    let cell_w = (560.0 / cols as f32).clamp(8.0, 32.0);
     // Rows: layer by layer, heads in order; a gap between K/V groups and a wider one between
     // layers.
     let row_y = move |layer: usize, head: usize| {
@@ -112,7 +113,7 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
             let label = format!("L{layer} h{head} kv{}", head / kv_mul);
             view! {
                 <g class="att-row" data-layer=layer data-head=head data-kv-head=head / kv_mul>
-                    <text class="lbl" x="0" y=y + cell_h - 2.0>{label}</text>
+                    <text class="lbl" x="0" y=y + cell_h - 3.0>{label}</text>
                     {cells}
                 </g>
             }

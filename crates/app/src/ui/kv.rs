@@ -150,6 +150,7 @@ fn Compare() -> impl IntoView {
         });
     };
     view! {
+        <div data-testid="cache-compare-section">
         <h3>"With the cache, and without " <Tag of="cache-compare" /></h3>
         <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d). Here \"without\" re-runs the n-token prefix as one batch on a fresh sequence, its keys and values thrown away after the step."</p>
         <button data-testid="cache-compare" on:click=run>"Measure on this backend"</button>
@@ -174,6 +175,10 @@ fn Compare() -> impl IntoView {
                 </table>
             }
         })}
+        {move || (ui.views.compare.with(Option::is_none) && ui.pending("compare")).then(|| view! {
+            <p class="waiting" data-testid="compare-waiting">"Measuring on this backend…"</p>
+        })}
+        </div>
     }
 }
 
@@ -194,17 +199,25 @@ fn Calculator() -> impl IntoView {
         None => loaded().unwrap_or((PRESETS[2].name.to_string(), PRESETS[2])),
     };
     let positions = RwSignal::new("4096".to_string());
-    let bytes = RwSignal::new(2u64);
+    // The element size is part of the view (the link's `kv_bytes`, fp16 by default, as
+    // real models are served): a lesson caption quoting the calculator reads the same.
+    let bytes = Signal::derive(move || ui.shell.page.with(|p| p.kv_bytes) as u64);
+    let set_bytes = move |b: u64| ui.shell.page.update(|p| p.kv_bytes = b as u8);
     let batch = RwSignal::new("1".to_string());
-    // The page's precision sets the calculator's element size when it changes: an 8-bit
-    // model's cache in 8 bits (as llama.cpp's --cache-type-k/v q8_0 stores it); the user
-    // can still pick another.
+    // A change of the page's precision sets the element size: an 8-bit model's cache in 8
+    // bits (as llama.cpp's --cache-type-k/v q8_0 stores it), float32's in 4. The precision
+    // the model loads with leaves the link's choice alone.
+    let seen = StoredValue::new(None::<decoding_engine::Precision>);
     Effect::new(move |_| {
         if let Some((p, _)) = ui.model.precision.get() {
-            bytes.set(match p {
-                decoding_engine::Precision::F32 => 4,
-                _ => 1,
-            });
+            let before = seen.get_value();
+            seen.set_value(Some(p));
+            if before.is_some_and(|b| b != p) {
+                set_bytes(match p {
+                    decoding_engine::Precision::F32 => 4,
+                    _ => 1,
+                });
+            }
         }
     });
     let result = move || {
@@ -229,6 +242,7 @@ fn Calculator() -> impl IntoView {
         }
     };
     view! {
+        <div data-testid="calculator">
         <h3>"Calculator"</h3>
         <div class="knob-row">
             <label data-tagged>"Model " <Tag of="calc-model" />
@@ -253,7 +267,7 @@ fn Calculator() -> impl IntoView {
             </label>
             <label data-tagged>"Precision " <Tag of="calc-bytes" />
                 <select data-testid="calc-bytes" prop:value=move || bytes.get().to_string()
-                    on:change=move |ev| bytes.set(event_target_value(&ev).parse().unwrap_or(2))>
+                    on:change=move |ev| set_bytes(event_target_value(&ev).parse().unwrap_or(2))>
                     <option value="4">"float32 (4 bytes)"</option>
                     <option value="2">"float16 / bfloat16 (2 bytes)"</option>
                     <option value="1">"int8 (1 byte)"</option>
@@ -302,5 +316,6 @@ fn Calculator() -> impl IntoView {
                 .into_any()
             }
         }}
+        </div>
     }
 }

@@ -1,18 +1,25 @@
 //! The lesson track: Lesson 10 walked section by section, each step a prepared view of this
 //! page (`decoding_web::lesson::STEPS`: a link state and its panel action) with a caption
-//! whose numbers come from what the page shows (`lesson::caption`). Next / previous with the
+//! whose numbers come from what the page shows (`Step::caption`). Next / previous with the
 //! buttons, PageDown / PageUp (a presenter's clicker) or "." / ","; the step is in the link.
+//! A step is a place: opening it brings what it shows to the top of the viewport, under the
+//! track (which stays on screen), and moves the keyboard focus to its caption.
 
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_web::lesson::{self, Live, Part, STEPS};
+use decoding_web::lesson::{Live, Part, STEPS};
 use decoding_web::state;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Frames to wait for a step's view to exist before giving up bringing it into view.
+const FRAMES_TO_WAIT: u32 = 120;
 
 impl Ui {
     /// Opens step `i` of the track: its link state replaces the view (the backend, the
     /// precision and presenter mode stay), the views of the last step are cleared so no
-    /// caption reads them, and the worker is asked for the step's views.
+    /// caption reads them, the worker is asked for the step's views, and what the step
+    /// shows is brought into view with the focus on the caption.
     pub fn open_lesson(&self, i: usize) {
         let Some(step) = STEPS.get(i) else {
             return;
@@ -21,6 +28,8 @@ impl Ui {
         if let Some(req) = step.action_request() {
             self.send(&req);
         }
+        // After the page has drawn the step (the track itself may only now appear).
+        request_animation_frame(|| bring_into_view(step.shows, true, FRAMES_TO_WAIT));
     }
 
     /// Replaces the view by a link's (`query`), in place: the backend, the precision and
@@ -38,12 +47,17 @@ impl Ui {
         });
         page.lesson = lesson;
         self.gen.running.set(false);
+        // Everything a caption reads is cleared: until the worker answers, the caption
+        // waits instead of quoting the last step's numbers.
+        self.gen.transcript.set(None);
+        self.gen.trace.set(None);
         self.views.beam.set(None);
         self.views.columns.set(None);
         self.views.compare.set(None);
         self.views.spec.set(None);
         self.views.quant.set(None);
         self.views.lanes.set(None);
+        self.views.sweep.set(None);
         self.views.toy_trace.set(None);
         self.views.toy_history.set(String::new());
         self.knobs.raw.set(r.raw.clone());
@@ -69,6 +83,105 @@ impl Ui {
     }
 }
 
+fn element(selector: &str) -> Option<web_sys::HtmlElement> {
+    window()
+        .document()?
+        .query_selector(selector)
+        .ok()??
+        .dyn_into()
+        .ok()
+}
+
+/// Brings the element with `data-testid` = `shows` to the top of the viewport, under the
+/// track, once it exists (trying for `frames` more animation frames); `focus` moves the
+/// keyboard focus to the caption without scrolling. Smooth unless the user asked for
+/// reduced motion.
+pub fn bring_into_view(shows: &'static str, focus: bool, frames: u32) {
+    let caption = element("[data-testid=lesson-caption]");
+    let target = element(&format!("[data-testid={shows}]"));
+    let (Some(target), true) = (target, !focus || caption.is_some()) else {
+        if frames > 0 {
+            request_animation_frame(move || bring_into_view(shows, focus, frames - 1));
+        }
+        return;
+    };
+    let track = element("[data-testid=lesson-track]");
+    let track_h = track.as_ref().map_or(0.0, |t| t.offset_height() as f64);
+    set_track_height(Some(track_h));
+    let w = window();
+    let reduced = w
+        .match_media("(prefers-reduced-motion: reduce)")
+        .ok()
+        .flatten()
+        .is_some_and(|m| m.matches());
+    let top = target.get_bounding_client_rect().top() + w.scroll_y().unwrap_or(0.0) - track_h - 8.0;
+    let opts = web_sys::ScrollToOptions::new();
+    opts.set_top(top.max(0.0));
+    opts.set_behavior(if reduced {
+        web_sys::ScrollBehavior::Instant
+    } else {
+        web_sys::ScrollBehavior::Smooth
+    });
+    w.scroll_to_with_scroll_to_options(&opts);
+    if focus {
+        if let Some(c) = caption {
+            let o = web_sys::FocusOptions::new();
+            o.set_prevent_scroll(true);
+            let _ = c.focus_with_options(&o);
+        }
+    }
+}
+
+/// The track's height as `--track-h` on the page (presenter mode's sticky knobs sit under
+/// the sticky track); `None` when the track closes.
+pub fn set_track_height(h: Option<f64>) {
+    let Some(root) = window()
+        .document()
+        .and_then(|d| d.document_element())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    else {
+        return;
+    };
+    let style = root.style();
+    let _ = match h {
+        Some(h) => style.set_property("--track-h", &format!("{h}px")),
+        None => style.remove_property("--track-h").map(|_| ()),
+    };
+}
+
+/// Where the element with `data-testid` = `shows` is from where a step puts it (just
+/// under the track), px; none if it is not on the page.
+fn offset(shows: &str) -> Option<f64> {
+    let target = element(&format!("[data-testid={shows}]"))?;
+    let track_h = element("[data-testid=lesson-track]").map_or(0.0, |t| t.offset_height() as f64);
+    Some(target.get_bounding_client_rect().top() - (track_h + 8.0))
+}
+
+/// Keeps what a step shows under the track while the page above it settles (the step's
+/// views arrive and the transcript, the chart and the panels above grow): each frame, for
+/// at most `frames` frames, a drift of more than 8 px is scrolled back at once; done after
+/// ten still frames.
+fn settle(shows: &'static str, frames: u32, still: u32) {
+    if frames == 0 || still >= 10 {
+        return;
+    }
+    if let Some(t) = element("[data-testid=lesson-track]") {
+        set_track_height(Some(t.offset_height() as f64));
+    }
+    let still = match offset(shows) {
+        Some(d) if d.abs() > 8.0 => {
+            let w = window();
+            let opts = web_sys::ScrollToOptions::new();
+            opts.set_top((w.scroll_y().unwrap_or(0.0) + d).max(0.0));
+            opts.set_behavior(web_sys::ScrollBehavior::Instant);
+            w.scroll_to_with_scroll_to_options(&opts);
+            0
+        }
+        _ => still + 1,
+    };
+    request_animation_frame(move || settle(shows, frames - 1, still));
+}
+
 /// The track's bar: where in the lesson, the caption, next and previous.
 #[component]
 pub fn LessonTrack() -> impl IntoView {
@@ -78,7 +191,7 @@ pub fn LessonTrack() -> impl IntoView {
         at.get().map(|i| {
             let step = STEPS[i];
             view! {
-                <section class="panel lesson-track" aria-labelledby="lesson-h" data-testid="lesson-track" data-step=i.to_string()>
+                <section class="panel lesson-track" aria-labelledby="lesson-h" data-testid="lesson-track" data-step=i.to_string() data-key=step.key data-shows=step.shows>
                     <div class="panel-head">
                         <h2 id="lesson-h">
                             {format!("Lesson 10, §{} — {} ", step.section, step.title)}
@@ -90,9 +203,12 @@ pub fn LessonTrack() -> impl IntoView {
                         <button data-testid="lesson-next" disabled=i + 1 == STEPS.len() aria-keyshortcuts="PageDown"
                             on:click=move |_| ui.lesson_move(1)>"Next →"</button>
                         <button class="ghost" data-testid="lesson-close" aria-label="Close the lesson track"
-                            on:click=move |_| ui.shell.page.update(|p| p.lesson = None)>"×"</button>
+                            on:click=move |_| {
+                                ui.shell.page.update(|p| p.lesson = None);
+                                set_track_height(None);
+                            }>"×"</button>
                     </div>
-                    <p class="lesson-caption" data-testid="lesson-caption" aria-live="polite">
+                    <p class="lesson-caption" data-testid="lesson-caption" aria-live="polite" tabindex="-1">
                         <Tag of="lesson-caption" />" "
                         <Caption i=i />
                     </p>
@@ -106,7 +222,12 @@ pub fn LessonTrack() -> impl IntoView {
 #[component]
 fn Caption(i: usize) -> impl IntoView {
     let ui = expect_context::<Ui>();
+    let step = STEPS[i];
+    // When the caption's view arrives (the page above the step's panel may have grown
+    // meanwhile), the panel is brought back under the track if it moved away.
+    let was_ready = StoredValue::new(false);
     move || {
+        let page = ui.shell.page.get();
         let info = ui.model.info.get();
         let transcript = ui.gen.transcript.get();
         let trace = ui.gen.trace.get();
@@ -116,13 +237,11 @@ fn Caption(i: usize) -> impl IntoView {
         let columns = ui.views.columns.get();
         let spec = ui.views.spec.get();
         let quant = ui.views.quant.get();
-        let lanes = ui.views.lanes.get();
-        let toy_logits = ui
-            .shell
-            .page
-            .with(|p| p.toy.as_deref().and_then(|t| state::parse_toy(t).ok()));
+        let sweep = ui.views.sweep.get();
+        let toy_logits = page.toy.as_deref().and_then(|t| state::parse_toy(t).ok());
         let live = Live {
             info: info.as_ref(),
+            page: Some(&page),
             transcript: transcript.as_ref(),
             trace: trace.as_ref(),
             beam: beam.as_ref(),
@@ -132,24 +251,38 @@ fn Caption(i: usize) -> impl IntoView {
             columns: columns.as_ref(),
             spec: spec.as_ref(),
             quant: quant.as_ref(),
-            lanes: lanes.as_ref(),
+            sweep: sweep.as_ref(),
         };
-        match lesson::caption(i, &live) {
-            Ok(parts) => parts
-                .into_iter()
-                .map(|p| match p {
-                    Part::Text(t) => view! { <span>{t}</span> }.into_any(),
-                    Part::Num { key, value, shown } => view! {
-                        <b class="num" data-key=key data-value=value.to_string()>{shown}</b>
-                    }
-                    .into_any(),
-                })
-                .collect_view()
-                .into_any(),
-            Err(what) => view! {
-                <span class="waiting" data-testid="lesson-waiting">{format!("Waiting for {what}…")}</span>
+        match step.caption(&live) {
+            Ok(parts) => {
+                if !was_ready.get_value() {
+                    was_ready.set_value(true);
+                    // Once the smooth scroll has had its time, the panel is held in place
+                    // while the views above it finish drawing.
+                    let _ = set_timeout_with_handle(
+                        move || settle(step.shows, 90, 0),
+                        std::time::Duration::from_millis(400),
+                    );
+                }
+                parts
+                    .into_iter()
+                    .map(|p| match p {
+                        Part::Text(t) => view! { <span>{t}</span> }.into_any(),
+                        Part::Num { key, value, shown } => view! {
+                            <b class="num" data-key=key data-value=value.to_string()>{shown}</b>
+                        }
+                        .into_any(),
+                    })
+                    .collect_view()
+                    .into_any()
             }
-            .into_any(),
+            Err(what) => {
+                was_ready.set_value(false);
+                view! {
+                    <span class="waiting" data-testid="lesson-waiting">{format!("Waiting for {what}…")}</span>
+                }
+                .into_any()
+            }
         }
     }
 }

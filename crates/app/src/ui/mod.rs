@@ -100,6 +100,9 @@ pub struct ViewState {
     pub serve: RwSignal<Option<ServeView>>,
     /// "Same θ, different config": the compared columns.
     pub columns: RwSignal<Option<ColumnsView>>,
+    /// Measurements asked for and not answered yet ("compare", "sweep"): their panels and
+    /// the caption say so while they run.
+    pub pending: RwSignal<Vec<&'static str>>,
 }
 
 /// The page around them: the link's view, the help overlay, errors.
@@ -165,6 +168,7 @@ impl Ui {
                 columns: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
                 compare: RwSignal::new(None),
+                pending: RwSignal::new(Vec::new()),
             },
             shell: ShellState {
                 page: RwSignal::new(restored.page.clone()),
@@ -216,7 +220,30 @@ impl Ui {
         Memo::new(move |_| page.with(|p| p.panels.contains(name)))
     }
 
+    /// Whether a measurement (`"compare"`, `"sweep"`) was asked for and has not arrived.
+    pub fn pending(&self, view: &'static str) -> bool {
+        self.views.pending.with(|p| p.contains(&view))
+    }
+
+    fn arrived(&self, view: &'static str) {
+        if self.views.pending.with_untracked(|p| p.contains(&view)) {
+            self.views.pending.update(|p| p.retain(|v| *v != view));
+        }
+    }
+
     pub fn send(&self, req: &Request) {
+        let measures = match req {
+            Request::CacheCompare { .. } => Some("compare"),
+            Request::BatchSweep { .. } => Some("sweep"),
+            _ => None,
+        };
+        if let Some(v) = measures {
+            self.views.pending.update(|p| {
+                if !p.contains(&v) {
+                    p.push(v)
+                }
+            });
+        }
         self.link
             .with_value(|w| match decoding_web::protocol::encode(req) {
                 Ok(text) => {
@@ -430,6 +457,8 @@ impl Ui {
                 self.model.load.set(LoadState::Loading { loaded, total })
             }
             Event::Loaded { info } => {
+                // A model that loaded answers the last failure: its message goes.
+                self.shell.error.set(None);
                 self.model.info.set(Some(info));
                 self.model.load.set(LoadState::Ready);
             }
@@ -452,10 +481,11 @@ impl Ui {
                     }
                     // A lesson step's link runs its panel action too.
                     let at = self.shell.page.with_untracked(|p| p.lesson);
-                    if let Some(req) =
-                        at.and_then(|i| decoding_web::lesson::STEPS[i].action_request())
-                    {
-                        self.send(&req);
+                    if let Some(step) = at.and_then(|i| decoding_web::lesson::STEPS.get(i)) {
+                        if let Some(req) = step.action_request() {
+                            self.send(&req);
+                        }
+                        lesson::bring_into_view(step.shows, true, 120);
                     }
                 }
                 // A link's speculative run, or one whose backend or weights changed, grown
@@ -522,7 +552,10 @@ impl Ui {
                     self.continue_run(done);
                 }
             }
-            Event::CacheCompare { rows } => self.views.compare.set(Some(rows)),
+            Event::CacheCompare { rows } => {
+                self.arrived("compare");
+                self.views.compare.set(Some(rows))
+            }
             Event::Precision {
                 precision,
                 weight_bytes,
@@ -531,7 +564,10 @@ impl Ui {
             Event::Probe { view } => self.views.probe.set(Some(view)),
             Event::Spec { view } => self.views.spec.set(Some(view)),
             Event::Lanes { view } => self.views.lanes.set(Some(view)),
-            Event::Sweep { view } => self.views.sweep.set(Some(view)),
+            Event::Sweep { view } => {
+                self.arrived("sweep");
+                self.views.sweep.set(Some(view))
+            }
             Event::Serve { view } => self.views.serve.set(Some(view)),
             Event::Columns { view } => {
                 let steps = view
@@ -549,6 +585,7 @@ impl Ui {
             }
             Event::Error { message } => {
                 self.gen.running.set(false);
+                self.views.pending.set(Vec::new());
                 self.shell.error.set(Some(message));
             }
         }
@@ -559,6 +596,21 @@ impl Ui {
 /// characters.
 pub fn chip_label(ui: &Ui, id: u32) -> String {
     state::piece_text(&ui.piece(id), true, Some(12))
+}
+
+/// How long the view must stay still before the address bar is written.
+const LINK_QUIET: Duration = Duration::from_millis(120);
+
+/// Marks the page's <html> while a change of the view is not in the address bar yet (the
+/// tests read the link once it is written).
+fn link_pending(pending: bool) {
+    if let Some(root) = window().document().and_then(|d| d.document_element()) {
+        let _ = if pending {
+            root.set_attribute("data-link-pending", "")
+        } else {
+            root.remove_attribute("data-link-pending")
+        };
+    }
 }
 
 /// Writes the view into the address bar (replaceState: no history spam).
@@ -601,24 +653,31 @@ fn App() -> impl IntoView {
     let ui = Ui::new(&restored, worker.clone());
     provide_context(ui);
     // The address bar always holds the whole view: one effect, re-run whenever the page
-    // state or the valid settings change, writes it at the next frame, once however many
-    // changes the task made. Chromium's replaceState recalculates the page's style: in the
-    // middle of a step (rows and chips just replaced) that took 0.4-5.5 ms of every step on a
-    // 32,000-token vocabulary; at the frame the style is recalculated once, for the paint too.
-    let scheduled = StoredValue::new_local(false);
+    // state or the valid settings change, writes it once the changes have paused for
+    // `LINK_QUIET` (the page's <html> carries `data-link-pending` until then). Chromium's
+    // replaceState recalculates the page's style: at every frame of a slider drag it sat
+    // between the move and the worker's answer (issue 32), and in the middle of a step it
+    // took 0.4-5.5 ms on a 32,000-token vocabulary.
+    let timer = StoredValue::new_local(None::<TimeoutHandle>);
     Effect::new(move |_| {
         ui.shell.page.track();
         ui.knobs.settings.track();
-        if !scheduled.get_value() {
-            scheduled.set_value(true);
-            request_animation_frame(move || {
-                scheduled.set_value(false);
+        if let Some(h) = timer.get_value() {
+            h.clear();
+        }
+        link_pending(true);
+        let h = set_timeout_with_handle(
+            move || {
+                timer.set_value(None);
                 write_url(&state::to_query(
                     &ui.shell.page.get_untracked(),
                     &ui.knobs.settings.get_untracked(),
                 ));
-            });
-        }
+                link_pending(false);
+            },
+            LINK_QUIET,
+        );
+        timer.set_value(h.ok());
     });
     ui.listen(&worker);
     help::install_shortcuts(ui);
@@ -763,6 +822,7 @@ fn Header() -> impl IntoView {
                 on:click=move |_| {
                     if ui.shell.page.with_untracked(|p| p.lesson.is_some()) {
                         ui.shell.page.update(|p| p.lesson = None);
+                        lesson::set_track_height(None);
                     } else {
                         ui.lesson_move(0);
                     }
@@ -942,6 +1002,14 @@ fn load_files(ui: Ui, chosen: Chosen) {
             (None, None, true) => Model::check_gguf_len(m_len, budget),
             (None, Some(_), true) => Err(decoding_engine::gguf::GgufError::TokenizerGiven.into()),
             (None, Some(_), false) => Model::check_files(&head, m_len, t_len, budget).map(|_| ()),
+            // Named like a GGUF file but without its magic: say what it is not.
+            (None, None, false) if model.name().to_ascii_lowercase().ends_with(".gguf") => {
+                return fail(format!(
+                    "{} is not a GGUF file: it does not start with GGUF's magic bytes \"GGUF\" (it starts with {:?})",
+                    model.name(),
+                    String::from_utf8_lossy(&head[..head.len().min(4)])
+                ))
+            }
             _ => {
                 return fail(format!(
                     "{} is a llama2.c checkpoint: choose its tokenizer too",

@@ -18,6 +18,11 @@ pub fn Transcript() -> impl IntoView {
     // Where the hovered chip is (viewport px): the popover floats below it.
     let anchor = RwSignal::new((0.0f64, 0.0f64));
     let prompt_text = RwSignal::new(ui.shell.page.get_untracked().prompt);
+    // The box holds the view's prompt: a lesson step or a link that runs another prompt
+    // puts it here (only when the prompt itself changes, so text being typed survives the
+    // steps of a run).
+    let page_prompt = Memo::new(move |_| ui.shell.page.with(|p| p.prompt.clone()));
+    Effect::new(move |_| prompt_text.set(page_prompt.get()));
     let apply_prompt = move || {
         let p = prompt_text.get_untracked();
         ui.gen.running.set(false);
@@ -44,7 +49,7 @@ pub fn Transcript() -> impl IntoView {
         })
     };
     view! {
-        <section class="panel" aria-labelledby="prompt-h">
+        <section class="panel" aria-labelledby="prompt-h" data-testid="prompt-panel">
             <h2 id="prompt-h">"Prompt " <Tag of="panel-prompt" /></h2>
             <div class="prompt-row" data-tagged>
                 <Tag of="prompt" />
