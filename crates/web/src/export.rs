@@ -130,6 +130,29 @@ impl Drawing {
     }
 
     /// Several drawings one under the other, under one title.
+    /// Drawings side by side, `cols` a row, under one title.
+    pub fn grid(title: &str, parts: Vec<Drawing>, cols: usize) -> Drawing {
+        let cols = cols.max(1);
+        let cell_w = parts.iter().map(|d| d.width).fold(0.0, f64::max);
+        let mut out = Drawing::new(
+            (cell_w * cols.min(parts.len().max(1)) as f64).max(320.0),
+            34.0,
+            title,
+        );
+        for row in parts.chunks(cols) {
+            let dy = out.height;
+            let row_h = row.iter().map(|d| d.height).fold(0.0, f64::max);
+            for (c, d) in row.iter().enumerate() {
+                for s in &d.shapes {
+                    out.shapes
+                        .push(shift_x(shift(s.clone(), dy), c as f64 * cell_w));
+                }
+            }
+            out.height += row_h;
+        }
+        out
+    }
+
     pub fn stack(title: &str, parts: Vec<Drawing>) -> Drawing {
         let width = parts.iter().map(|d| d.width).fold(320.0, f64::max);
         let mut out = Drawing::new(width, 34.0, title);
@@ -252,6 +275,18 @@ fn shift(mut s: Shape, dy: f64) -> Shape {
             *y2 += dy;
         }
         Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.1 += dy),
+    }
+    s
+}
+
+fn shift_x(mut s: Shape, dx: f64) -> Shape {
+    match &mut s {
+        Shape::Rect { x, .. } | Shape::Circle { x, .. } | Shape::Text { x, .. } => *x += dx,
+        Shape::Line { x1, x2, .. } => {
+            *x1 += dx;
+            *x2 += dx;
+        }
+        Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.0 += dx),
     }
     s
 }
@@ -527,9 +562,19 @@ pub fn distribution(t: &TraceView, piece: &dyn Fn(u32) -> String, n: usize) -> D
 /// Each stage of the chain: the probability of the chart's tokens after it.
 pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String) -> Drawing {
     let labels: Vec<String> = t.chart_ids.iter().map(|&id| piece(id)).collect();
+    // The stages that changed something, two charts a row; the neutral ones named in one
+    // line (each of them would be a chart of identical bars: eight stacked made a PNG
+    // 7,148 px tall, issue 32).
+    let neutral: Vec<&str> = t
+        .stages
+        .iter()
+        .filter(|s| !s.active)
+        .map(|s| s.stage.name())
+        .collect();
     let parts = t
         .stages
         .iter()
+        .filter(|s| s.active)
         .map(|s| {
             bars(
                 &format!(
@@ -549,7 +594,19 @@ pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String) -> Drawing {
             )
         })
         .collect();
-    Drawing::stack("The sampling chain, stage by stage", parts)
+    let mut d = Drawing::grid("The sampling chain, stage by stage", parts, 2);
+    if !neutral.is_empty() {
+        let y = d.height + 16.0;
+        d.shapes.push(text(
+            12.0,
+            y,
+            format!("Neutral here (no change): {}", neutral.join(", ")),
+            12.0,
+            Anchor::Start,
+        ));
+        d.height = y + 12.0;
+    }
+    d
 }
 
 /// The beam tree: one column per depth, each node its piece and Σ log p; the best beam's

@@ -204,6 +204,8 @@ impl Ui {
                 e.prevent_default();
                 ui.link.with_value(|w| w.terminate());
                 ui.gen.running.set(false);
+                // Reload restores the view from the link: it must hold the last change.
+                ui.flush_link();
                 ui.shell.crashed.set(Some(e.message()));
             });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -253,6 +255,16 @@ impl Ui {
                 }
                 Err(e) => web_sys::console::error_1(&e.into()),
             });
+    }
+
+    /// Writes the view into the address bar now (a change waits for the view to be still,
+    /// `LINK_QUIET`): before the page is reloaded or left.
+    pub fn flush_link(&self) {
+        write_url(&state::to_query(
+            &self.shell.page.get_untracked(),
+            &self.knobs.settings.get_untracked(),
+        ));
+        link_pending(false);
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -679,6 +691,10 @@ fn App() -> impl IntoView {
         );
         timer.set_value(h.ok());
     });
+    // Leaving or reloading the page takes the last change along.
+    std::mem::forget(window_event_listener(leptos::ev::pagehide, move |_| {
+        ui.flush_link()
+    }));
     ui.listen(&worker);
     help::install_shortcuts(ui);
 
@@ -1133,7 +1149,7 @@ fn Problems() -> impl IntoView {
         {move || ui.shell.crashed.get().map(|why| view! {
             <div class="error crashed" role="alert" data-testid="crashed">
                 <span>{format!("The engine stopped ({why}). Nothing you set is lost: the address bar holds the prompt, the knobs and the tokens. ")}</span>
-                <button data-testid="reload" on:click=move |_| { let _ = window().location().reload(); }>"Reload"</button>
+                <button data-testid="reload" on:click=move |_| { ui.flush_link(); let _ = window().location().reload(); }>"Reload"</button>
             </div>
         })}
         {move || ui.shell.error.get().map(|e| view! {

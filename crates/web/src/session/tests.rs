@@ -1238,6 +1238,21 @@ fn every_panel_exports_its_chart_from_its_view() {
     }
     let kinds: std::collections::BTreeSet<&str> = drawings.iter().map(|d| d.0).collect();
     assert_eq!(kinds.len(), 6, "{kinds:?}");
+    // The chain with three stages at work: two charts a row, the neutral ones in a line (all
+    // eight stacked made a PNG 7,148 px tall).
+    let ev = pollster::block_on(s.set_settings(settings(&[
+        ("temperature", "0.7"),
+        ("top_k", "20"),
+        ("top_p", "0.9"),
+    ])));
+    let chain = export::stages(last_trace(&ev), &piece);
+    assert!(
+        chain.height < 1000.0 && chain.width < 1400.0,
+        "{} × {}",
+        chain.width,
+        chain.height
+    );
+    assert!(chain.texts().iter().any(|t| t.starts_with("Neutral here")));
     for (name, d, must) in &drawings {
         let svg = d.svg();
         let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
