@@ -411,8 +411,8 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn sample_reproduces_the_lesson_example() {
-    // z = [2, 1, 0.1]: top mass 0.6590 at T = 1, 0.8638 at T = 0.5 (the lesson rounds it to
-    // "≈ 0.84"), 0.5017 at T = 2.
+    // z = [2, 1, 0.1]: top mass 0.6590 at T = 1, 0.8638 at T = 0.5 (the lesson's text has
+    // "≈ 0.84": its error), 0.5017 at T = 2.
     for (t, want) in [("1", 0.6590), ("0.5", 0.8638), ("2", 0.5017)] {
         let v = json(&[
             "sample",

@@ -383,7 +383,7 @@ pub fn ToyPanel() -> impl IntoView {
                             <thead><tr><th></th>{heads}</tr></thead>
                             <tbody>{rows}</tbody>
                         </table>
-                        {lesson.then(|| view! { <p class="small" data-testid="toy-note">"The lesson rounds the top token's 0.864 at T = 0.5 to \"≈ 0.84\"; 0.659 at T = 1 and 0.502 at T = 2 are as printed."</p> })}
+                        {lesson.then(|| view! { <p class="small" data-testid="toy-note">"At T = 0.5 the lesson's text gives the top token ≈ 0.84; softmax gives 0.864 (e⁴ / (e⁴ + e² + e^0.2)): an error in the lesson. 0.659 at T = 1 and 0.502 at T = 2 are as printed."</p> })}
                     }
                 })}
                 <DistributionView trace=trace testid="toy" labels=labels />

@@ -214,8 +214,9 @@ impl Session {
 }
 
 /// The current token's decode step of each precision on its own cache: `DECODE_ROUNDS`
-/// rounds, each precision in turn repeated until `DECODE_MEASURE_MS` have passed (the clock
-/// can then measure it); (median, lowest, highest) ms a step per precision.
+/// rounds after an untimed one, each precision in turn repeated until `DECODE_MEASURE_MS`
+/// have passed (the clock can then measure it); (median, and the middle three rounds'
+/// lowest and highest) ms a step per precision.
 fn time_decodes(
     lab: &mut Lab,
     len: usize,
@@ -224,7 +225,8 @@ fn time_decodes(
 ) -> Result<[Timing; 3], decoding_engine::ForwardError> {
     let mut runs: [Vec<f64>; 3] = Default::default();
     let mut logits = vec![0.0f32; lab.models[0].config.vocab_size];
-    for _ in 0..DECODE_ROUNDS {
+    // One untimed round first: the browser compiles hot wasm code again once it has run.
+    for round in 0..=DECODE_ROUNDS {
         for (i, run) in runs.iter_mut().enumerate() {
             let (t, cache) = (&lab.models[i], &mut lab.caches[i]);
             let mut s = RunState::new(&t.config);
@@ -237,12 +239,17 @@ fn time_decodes(
                     break;
                 }
             }
-            run.push((host.now() - t0) / n as f64);
+            if round > 0 {
+                run.push((host.now() - t0) / n as f64);
+            }
         }
     }
+    // The median and the middle three of the five rounds (one slow moment of the machine
+    // does not widen the range).
     Ok(runs.map(|mut r| {
         r.sort_by(f64::total_cmp);
-        (r[r.len() / 2], r[0], r[r.len() - 1])
+        let k = r.len() / 2;
+        (r[k], r[k.saturating_sub(1)], r[(k + 1).min(r.len() - 1)])
     }))
 }
 
