@@ -183,6 +183,9 @@ async function walk(page, shots, onStep = async () => {}) {
     assert.equal(at.focus, 'lesson-caption', `${at.key}: the focus is on ${at.focus}`);
     seen[at.key] = n;
     await onStep(at.key);
+    // The shot once the smooth scroll and the settling are over (mid-scroll, a frame can be
+    // half drawn).
+    if (shots) await page.waitForTimeout(700);
     if (shots) await page.screenshot({ path: path.join(SHOTS, `${shots}-${String(i + 1).padStart(2, '0')}-${at.key}.png`) });
   }
   return seen;
