@@ -4,7 +4,7 @@
 //! header whose figures do not fit is a typed error naming the figure, never a wrapped
 //! `usize` (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
 
-use crate::checkpoint::Config;
+use crate::config::Config;
 use crate::kv_cache::BYTES_PER_ELEM;
 use crate::units::{human_bytes, thousands};
 use thiserror::Error;

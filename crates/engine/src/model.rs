@@ -2,7 +2,8 @@
 //! bytes. The one place the two are checked against each other.
 
 use crate::budget::{Budget, Footprint};
-use crate::checkpoint::{Checkpoint, CheckpointError, Config};
+use crate::config::Config;
+use crate::formats::llama2c::{Checkpoint, CheckpointError};
 use crate::forward::Transformer;
 use crate::tokenizer::{Tokenizer, TokenizerError};
 use std::sync::Arc;
@@ -130,8 +131,8 @@ impl Model {
             error: e.to_string(),
         };
         let mut head = [0u8; 10];
-        let got =
-            crate::checkpoint::read_up_to(checkpoint, &mut head).map_err(|e| read_err(0, e))?;
+        let got = crate::formats::llama2c::read_up_to(checkpoint, &mut head)
+            .map_err(|e| read_err(0, e))?;
         let head = &head[..got];
         let whole = |checkpoint: &mut dyn Read| -> Result<Vec<u8>, ModelError> {
             let mut bytes = Vec::with_capacity(len as usize);

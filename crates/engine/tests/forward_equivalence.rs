@@ -41,7 +41,7 @@ fn cached_prefill_and_naive_agree_over_200_tokens() {
             let next = if ids.len().is_multiple_of(7) {
                 (ids.len() * 31 % v) as u32
             } else {
-                argmax(&logits)
+                argmax(&logits) as u32
             };
             ids.push(next);
         }

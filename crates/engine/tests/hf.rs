@@ -403,8 +403,9 @@ fn malformed_hf_inputs_are_typed_errors() {
 /// chain; one token more than the engine's limit is refused by name.
 #[test]
 fn a_vocabulary_of_256k_tokens_loads_and_samples() {
-    use decoding_engine::checkpoint::{Checkpoint, Config};
+    use decoding_engine::llama2c::Checkpoint;
     use decoding_engine::sampling::{process, History, RawSettings};
+    use decoding_engine::Config;
     let n = 262_144usize;
     let mut vocab = serde_json::Map::new();
     vocab.insert("<s>".into(), 0.into());

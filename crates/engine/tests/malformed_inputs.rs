@@ -2,8 +2,9 @@
 
 mod common;
 
-use decoding_engine::checkpoint::{CheckpointError, HEADER_BYTES};
+use decoding_engine::llama2c::{CheckpointError, HEADER_BYTES};
 use decoding_engine::tokenizer::{Llama2cVocab, TokenizerError};
+use decoding_engine::ConfigError;
 use decoding_engine::{Checkpoint, Model, ModelError, Tokenizer};
 use proptest::prelude::*;
 
@@ -54,16 +55,19 @@ fn absurd_header_rejected_before_allocating() {
     b[0..4].copy_from_slice(&(1i32 << 30).to_le_bytes());
     assert!(matches!(
         load(&b),
-        ModelError::Checkpoint(CheckpointError::OutOfRange { field: "dim", .. })
+        ModelError::Checkpoint(CheckpointError::Config(ConfigError::OutOfRange {
+            field: "dim",
+            ..
+        }))
     ));
     let mut b = model_bytes();
     b[12..16].copy_from_slice(&(-3i32).to_le_bytes()); // n_heads
     assert!(matches!(
         load(&b),
-        ModelError::Checkpoint(CheckpointError::OutOfRange {
+        ModelError::Checkpoint(CheckpointError::Config(ConfigError::OutOfRange {
             field: "n_heads",
             ..
-        })
+        }))
     ));
 }
 

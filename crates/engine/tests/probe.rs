@@ -7,9 +7,10 @@ mod common;
 
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::batch::{Batch, Logits, SeqId};
-use decoding_engine::checkpoint::{Checkpoint, Config};
 use decoding_engine::forward::RunState;
+use decoding_engine::llama2c::Checkpoint;
 use decoding_engine::probe::{ProbeRecord, ProbeSpec};
+use decoding_engine::Config;
 use decoding_engine::{KvCache, Transformer};
 use pollster::block_on;
 use std::sync::Arc;

@@ -5,8 +5,8 @@
 
 mod common;
 
-use decoding_engine::checkpoint::{Checkpoint, CheckpointError};
 use decoding_engine::cpu::dot_portable;
+use decoding_engine::llama2c::{Checkpoint, CheckpointError};
 use decoding_engine::quant::{Precision, Tensor};
 use decoding_engine::sampling::stages::softmax;
 use decoding_engine::{KvCache, Transformer};

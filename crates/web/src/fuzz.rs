@@ -11,7 +11,7 @@ use crate::session::Session;
 use crate::state::{from_query, parse_toy, to_query};
 use decoding_engine::backend::CpuBackend;
 use decoding_engine::budget::Budget;
-use decoding_engine::checkpoint::Checkpoint;
+use decoding_engine::llama2c::Checkpoint;
 use decoding_engine::sampling::{process, History};
 use decoding_engine::tokenizer::Tokenizer;
 use decoding_engine::Backend;

@@ -44,9 +44,10 @@ fn every_fuzz_target_returns_on_its_whole_corpus() {
 #[test]
 #[ignore]
 fn write_seed_corpus() {
-    use decoding_engine::checkpoint::{Checkpoint, Config};
+    use decoding_engine::llama2c::Checkpoint;
     use decoding_engine::sampling::RawSettings;
     use decoding_engine::tokenizer::{Llama2cVocab, Tokenizer};
+    use decoding_engine::Config;
     use decoding_web::protocol::{encode, Request};
     let put = |target: &str, name: &str, bytes: &[u8]| {
         let dir = corpus(target);

@@ -962,7 +962,7 @@ fn load_files(ui: Ui, chosen: Chosen) {
         } = chosen;
         let read_small = |f: web_sys::File| async move { read_file(ui, &f, false).await };
         // The legacy header is 28 bytes; a version-2 (Q8_0) file's is 256.
-        let head_len = decoding_engine::checkpoint::HEAD_BYTES as f64;
+        let head_len = decoding_engine::formats::HEAD_BYTES as f64;
         let head = match model.slice_with_f64_and_f64(0.0, head_len) {
             Ok(blob) => wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await,
             Err(e) => Err(e),

@@ -325,7 +325,7 @@ pub(super) async fn warm_up(
         }
         match engine.forward(seq, &[token], false).await {
             Ok(logits) => {
-                token = decoding_engine::sampling::coin::argmax(&logits);
+                token = decoding_engine::sampling::coin::argmax(&logits) as u32;
                 ran += 1;
             }
             Err(_) => break,

@@ -12,7 +12,8 @@
 use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::backend::Backend;
-use decoding_engine::probe::{LensCell, ProbeRecord, ProbeSpec};
+use decoding_engine::forward::lens::LensCell;
+use decoding_engine::probe::{ProbeRecord, ProbeSpec};
 use decoding_engine::{Batch, Logits, Model};
 
 /// Positions the lens heatmap shows (the newest last).
@@ -130,7 +131,7 @@ fn build(
     tokens: &[u32],
     state: &ProbeState,
     window: std::ops::Range<usize>,
-    last: &[decoding_engine::probe::LensLayer],
+    last: &[decoding_engine::forward::lens::LensLayer],
     from_step: bool,
 ) -> ProbeView {
     let piece = |id: u32| model.tokenizer.piece(id).unwrap_or("?").to_string();

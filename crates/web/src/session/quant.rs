@@ -9,8 +9,9 @@
 use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::forward::RunState;
-use decoding_engine::quality::{argmax, kl, log_probs};
 use decoding_engine::quant::{Precision, Tensor};
+use decoding_engine::sampling::coin::argmax;
+use decoding_engine::sampling::stages::{kl, log_softmax};
 use decoding_engine::{KvCache, Transformer};
 use decoding_gpu::{open_backend, Engine};
 use std::sync::Arc;
@@ -154,7 +155,7 @@ impl Session {
                 return Some(err(e));
             }
             cache.truncate(before.len());
-            lps.push(log_probs(&logits));
+            lps.push(log_softmax(&logits));
         }
         let due = lab
             .timed

@@ -294,7 +294,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     pollster::block_on(s.step(3, &host));
     let before = last_transcript(&[s.transcript()]).clone();
     // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
-    let c = decoding_engine::checkpoint::Config {
+    let c = decoding_engine::Config {
         dim: 8,
         hidden_dim: 16,
         n_layers: 1,
@@ -303,10 +303,10 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         vocab_size: 512,
         seq_len: 8,
         shared_classifier: true,
-        rope_theta: decoding_engine::checkpoint::Config::LLAMA2C_ROPE_THETA,
-        rms_eps: decoding_engine::checkpoint::Config::LLAMA2C_RMS_EPS,
+        rope_theta: decoding_engine::Config::LLAMA2C_ROPE_THETA,
+        rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
     };
-    let ck = decoding_engine::checkpoint::Checkpoint::random(c, 5).unwrap();
+    let ck = decoding_engine::llama2c::Checkpoint::random(c, 5).unwrap();
     let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
     let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
     let opened = pollster::block_on(decoding_gpu::select::select(

@@ -1,0 +1,291 @@
+//! Test doubles that the engine's, the worker's and the GPU crate's tests share.
+
+use crate::backend::{Backend, BackendError, BackendKind, CpuBackend, LocalFuture};
+use crate::batch::{Batch, SeqId};
+use crate::config::Config;
+use crate::kv_cache::CacheBytes;
+
+/// A CPU backend that calls itself a GPU, counts its forward passes, and loses its
+/// "device" after a number of them: from then on every forward pass and fork fails with
+/// `DeviceLost`, as a real lost WebGPU device does.
+pub struct LosesDevice {
+    inner: CpuBackend,
+    healthy: usize,
+    /// Forward passes run so far.
+    pub forwards: usize,
+}
+
+impl LosesDevice {
+    /// Lost after `healthy` forward passes (`usize::MAX`: never).
+    pub fn after(inner: CpuBackend, healthy: usize) -> LosesDevice {
+        LosesDevice {
+            inner,
+            healthy,
+            forwards: 0,
+        }
+    }
+}
+
+impl Backend for LosesDevice {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Gpu
+    }
+    fn config(&self) -> &Config {
+        self.inner.config()
+    }
+    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
+        self.inner.new_sequence()
+    }
+    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
+        if self.healthy == 0 {
+            return Err(BackendError::DeviceLost("gone".into()));
+        }
+        self.inner.fork(seq)
+    }
+    fn release(&mut self, seq: SeqId) {
+        self.inner.release(seq)
+    }
+    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
+        self.inner.seq_len(seq)
+    }
+    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
+        self.inner.truncate(seq, len)
+    }
+    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
+        self.inner.cache_bytes(seq)
+    }
+    fn forward_batch<'a>(
+        &'a mut self,
+        batch: Batch,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        if self.healthy == 0 {
+            return Box::pin(std::future::ready(Err(BackendError::DeviceLost(
+                "gone".into(),
+            ))));
+        }
+        self.healthy -= 1;
+        self.forwards += 1;
+        self.inner.forward_batch(batch)
+    }
+}
+
+/// A CPU backend that reports itself as `kind` and advances a shared fake clock by `ms` at
+/// every forward pass: a slow or fast device for tests of what measures speed ("auto").
+pub struct Paced {
+    inner: CpuBackend,
+    kind: BackendKind,
+    clock: std::rc::Rc<std::cell::Cell<f64>>,
+    ms: f64,
+}
+
+impl Paced {
+    pub fn new(
+        inner: CpuBackend,
+        kind: BackendKind,
+        clock: std::rc::Rc<std::cell::Cell<f64>>,
+        ms: f64,
+    ) -> Paced {
+        Paced {
+            inner,
+            kind,
+            clock,
+            ms,
+        }
+    }
+}
+
+impl Backend for Paced {
+    fn kind(&self) -> BackendKind {
+        self.kind
+    }
+    fn config(&self) -> &Config {
+        self.inner.config()
+    }
+    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
+        self.inner.new_sequence()
+    }
+    fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
+        self.inner.fork(seq)
+    }
+    fn release(&mut self, seq: SeqId) {
+        self.inner.release(seq)
+    }
+    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
+        self.inner.seq_len(seq)
+    }
+    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
+        self.inner.truncate(seq, len)
+    }
+    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
+        self.inner.cache_bytes(seq)
+    }
+    fn forward_batch<'a>(
+        &'a mut self,
+        batch: Batch,
+    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+        self.clock.set(self.clock.get() + self.ms);
+        self.inner.forward_batch(batch)
+    }
+}
+
+/// Pairs of vectors for checking a dot-product kernel against `cpu::dot_portable`: lengths
+/// around each boundary of its order (the 32-wide bulk, the 8-wide chunks, the tail), the
+/// second vector longer (only the common length counts), values in ±4 from a fixed LCG.
+pub fn dot_cases() -> Vec<(Vec<f32>, Vec<f32>)> {
+    let mut seed = 1u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    [
+        0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100, 172, 288, 768, 2049,
+    ]
+    .into_iter()
+    .map(|n| {
+        let a: Vec<f32> = (0..n).map(|_| next()).collect();
+        let b: Vec<f32> = (0..n + 3).map(|_| next()).collect();
+        (a, b)
+    })
+    .collect()
+}
+
+/// Asserts that `kernel` gives `cpu::dot_portable`'s bits on every `dot_cases()` pair, both
+/// ways round.
+pub fn assert_dot_kernel_bits(kernel: impl Fn(&[f32], &[f32]) -> f32) {
+    use crate::cpu::dot_portable;
+    for (a, b) in dot_cases() {
+        let n = a.len();
+        assert_eq!(
+            kernel(&a, &b).to_bits(),
+            dot_portable(&a, &b).to_bits(),
+            "n = {n}"
+        );
+        assert_eq!(
+            kernel(&b, &a).to_bits(),
+            dot_portable(&b, &a).to_bits(),
+            "n = {n}"
+        );
+    }
+}
+
+/// Asserts that the quantized row product (`QRef::dot`: AVX-512 natively, simd128 in wasm)
+/// gives the plain loops' bits (`QRef::dot_lanes`, the same code on every target) for Q8
+/// and Q4 rows aligned with their groups and straddling them (stories260K's w2 shape).
+pub fn assert_quant_kernel_bits() {
+    use crate::quant::{Precision, QTensor};
+    let cases = [
+        (Precision::Q8, 64, 8, 64),
+        (Precision::Q8, 64, 8, 256),
+        (Precision::Q8, 32, 8, 96),
+        (Precision::Q8, 64, 8, 172),
+        (Precision::Q8, 64, 8, 20),
+        (Precision::Q8, 8, 4, 24),
+        (Precision::Q4, 32, 8, 64),
+        (Precision::Q4, 32, 8, 288),
+        (Precision::Q4, 32, 8, 172),
+    ];
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    for (p, g, rows, n) in cases {
+        let w: Vec<f32> = (0..rows * n).map(|_| next()).collect();
+        let x: Vec<f32> = (0..n).map(|_| next()).collect();
+        let q = QTensor::quantize(&w, 1, p, g);
+        for r in 0..rows {
+            let b = q.block(0);
+            assert_eq!(
+                b.dot(r * n, &x).to_bits(),
+                b.dot_lanes(r * n, &x).to_bits(),
+                "{p} groups of {g}, {n} wide, row {r}"
+            );
+        }
+    }
+}
+
+/// Asserts that decode's matrix-vector product (`cpu::matmul` of one row: float32 weight rows
+/// several at a time on AVX-512 and in wasm SIMD) gives every output one `dot_portable` of
+/// its row: each `dot_cases()` length, 1 to 9 rows a matrix (around the group of four),
+/// matrices stacked in one call and next to a quantized matrix (whose rows break a group).
+pub fn assert_matvec_bits() {
+    use crate::cpu::{dot_portable, matmul};
+    use crate::quant::{MatRef, Precision, Tensor};
+    for (a, b) in dot_cases() {
+        let n = a.len();
+        if n == 0 {
+            continue;
+        }
+        let x = &b[..n];
+        // Rows: a shifted copy of `a` each, 1 to 9 of them per matrix.
+        let rows = |d: usize, s: f32| -> Vec<f32> {
+            (0..d)
+                .flat_map(|r| a.iter().map(move |v| v * (1.0 - (r as f32 + s) * 0.07)))
+                .collect()
+        };
+        for d in 1..=9 {
+            let (w0, w1) = (rows(d, 0.0), rows(d + 2, 0.5));
+            let q = Tensor::F32(rows(3, 0.25).into()).at(Precision::Q8, 1, 8);
+            let mats = [(&w0).into(), q.block(0, 1), (&w1).into()];
+            let mut out = vec![0.0f32; 2 * d + 5];
+            matmul(&mut out, x, n, &mats);
+            let want: Vec<u32> = w0
+                .chunks(n)
+                .map(|w| dot_portable(w, x))
+                .chain((0..3).map(|r| match q.block(0, 1) {
+                    MatRef::Quant(q) => q.dot(r * n, x),
+                    MatRef::F32(_) => unreachable!(),
+                }))
+                .chain(w1.chunks(n).map(|w| dot_portable(w, x)))
+                .map(f32::to_bits)
+                .collect();
+            let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "n = {n}, d = {d}");
+        }
+    }
+}
+
+/// Asserts that one head's attention (`cpu::attend_head`, whose scores run several
+/// positions at a time on AVX-512 and in wasm SIMD) leaves the weights softmax(q·k_t /
+/// sqrt(hs)) with each q·k_t one `dot_portable`, and the output Σ_t w_t·v_t added in
+/// position order: head sizes below, at and above the 8- and 32-wide steps, 1 to 41
+/// positions (around the groups of four and eight), the head's keys at an offset in rows
+/// of several heads.
+pub fn assert_attention_bits() {
+    use crate::cpu::{attend_head, dot_portable, softmax};
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
+        let stride = 3 * hs + 5;
+        let offset = hs + 2;
+        let keys: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+        let values: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+        let q: Vec<f32> = (0..hs).map(|_| next()).collect();
+        let scale = 1.0 / (hs as f32).sqrt();
+        for pos in 0..41 {
+            let mut want: Vec<f32> = (0..=pos)
+                .map(|t| dot_portable(&q, &keys[t * stride + offset..][..hs]) * scale)
+                .collect();
+            softmax(&mut want);
+            let want_out: Vec<f32> = (0..hs)
+                .map(|i| {
+                    (0..=pos).fold(0.0f32, |acc, t| {
+                        acc + want[t] * values[t * stride + offset + i]
+                    })
+                })
+                .collect();
+            let (mut out, mut att) = (vec![0.0f32; hs], vec![0.0f32; pos + 1]);
+            attend_head(&mut out, &q, &keys, &values, stride, offset, pos, &mut att);
+            assert_eq!(bits(&att), bits(&want), "hs = {hs}, pos = {pos}: weights");
+            assert_eq!(
+                bits(&out),
+                bits(&want_out),
+                "hs = {hs}, pos = {pos}: output"
+            );
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Turning the model's logits into text: the generation loop (`generation`), beam search
+//! (`beam`), speculative decoding (`speculative`), and the sampling chain (`sampling`).
+
+pub mod beam;
+pub mod generation;
+pub mod sampling;
+pub mod speculative;

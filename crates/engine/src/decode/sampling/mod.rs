@@ -1,0 +1,27 @@
+//! Sampling: how a frozen next-token distribution becomes a token (lesson 10, sections 2–3).
+//! Every knob is [CONFIG]; logits and probabilities are [STATE].
+//!
+//! - [`raw`] and [`settings`]: raw values from the CLI, a URL or a slider become validated
+//!   [`Settings`] once, with one error per rule.
+//! - [`stages`]: each knob is a small pure function over a logits vector and the history.
+//! - [`profile`]: the default order and boundary rules of Hugging Face `generate()`, llama.cpp's
+//!   sampler chain and the OpenAI/vLLM parameters, each rule citing its peer.
+//! - [`chain`]: runs the stages in order and returns a [`Trace`] of every stage's input and
+//!   output, the final distribution, entropy, the coin and the token.
+//! - [`coin`]: the one seeded source of randomness.
+
+pub mod chain;
+pub mod coin;
+pub mod knobs;
+pub mod profile;
+pub mod raw;
+pub mod settings;
+pub mod stage;
+pub mod stages;
+
+pub use chain::{process, History, SamplingError, StageTrace, Trace};
+pub use coin::{argmax, sample_from, step_coin, step_coins};
+pub use knobs::{Category, Knob, KnobSpec, KNOBS};
+pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
+pub use raw::RawSettings;
+pub use settings::{SettingError, Settings, SettingsErrors, Stage, Strategy};

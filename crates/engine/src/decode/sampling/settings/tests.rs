@@ -1,0 +1,212 @@
+//! Settings from raw knobs: every rule's message, the peers' defaults, the round trips.
+
+use super::*;
+
+fn raw(pairs: &[(&str, &str)]) -> RawSettings {
+    RawSettings::from_pairs(pairs.iter().copied())
+}
+
+fn err(pairs: &[(&str, &str)]) -> SettingsErrors {
+    raw(pairs).validate(512).unwrap_err()
+}
+
+#[test]
+fn defaults_are_neutral() {
+    let s = RawSettings::default().validate(512).unwrap();
+    assert_eq!(s, Settings::default());
+    for st in Stage::ALL {
+        assert!(s.is_neutral(st), "{st}");
+    }
+}
+
+#[test]
+fn each_rule_has_its_own_message() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("temperature", "-0.5", "must be ≥ 0"),
+        ("temperature", "NaN", "not a finite number"),
+        ("temperature", "inf", "not a finite number"),
+        ("temperature", "banana", "not a number"),
+        ("top_k", "-1", "must be ≥ 0"),
+        ("top_k", "2.5", "not a whole number"),
+        ("top_p", "0", "must be in (0, 1]"),
+        ("top_p", "1.01", "must be in (0, 1]"),
+        ("min_p", "-0.1", "must be in [0, 1]"),
+        ("typical_p", "0", "must be in (0, 1]"),
+        ("repetition_penalty", "0", "must be > 0"),
+        ("frequency_penalty", "-inf", "not a finite number"),
+        ("presence_penalty", "x", "not a number"),
+        ("penalty_window", "-3", "must be ≥ 0"),
+        ("no_repeat_ngram", "-1", "must be ≥ 0"),
+        ("max_tokens", "0", "must be at least 1"),
+        ("seed", "-1", "must be ≥ 0"),
+        ("logit_bias", "600:1", "outside the vocabulary"),
+        ("logit_bias", "5", "not id:value"),
+        ("logit_bias", "5:nan", "not a finite number"),
+        ("stop", "", "cannot be empty"),
+        ("profile", "gpt", "not a profile"),
+        ("order", "top_k,bogus", "not a stage"),
+        ("order", "top_k,top_k", "appears twice"),
+        ("strategy", "random", "not sample, greedy or beam"),
+    ];
+    for (field, value, needle) in cases {
+        let e = err(&[(field, value)]);
+        assert_eq!(e.0.len(), 1, "{field}={value}: {e}");
+        assert_eq!(e.0[0].field, *field);
+        assert!(
+            e.0[0].message.contains(needle),
+            "{field}={value}: {}",
+            e.0[0].message
+        );
+    }
+}
+
+#[test]
+fn several_errors_are_all_reported() {
+    let e = err(&[("temperature", "-1"), ("top_p", "2"), ("top_k", "x")]);
+    assert_eq!(e.0.len(), 3);
+    assert!(e.for_field("top_p").is_some());
+}
+
+#[test]
+fn order_must_include_every_set_stage() {
+    let e = err(&[("min_p", "0.1"), ("order", "temperature,top_k")]);
+    assert!(
+        e.0[0].message.contains("min_p is set (0.1) but missing"),
+        "{e}"
+    );
+    let s = raw(&[("top_k", "3"), ("order", "top_k,temperature")])
+        .validate(512)
+        .unwrap();
+    assert_eq!(&s.order[..2], &[Stage::TopK, Stage::Temperature]);
+    assert_eq!(s.order.len(), 10);
+}
+
+#[test]
+fn beam_settings() {
+    let s = raw(&[("strategy", "beam"), ("beams", "3"), ("num_return", "2")])
+        .validate(512)
+        .unwrap();
+    assert_eq!(
+        s.strategy,
+        Strategy::Beam {
+            width: 3,
+            length_penalty: 1.0,
+            early_stopping: true,
+            num_return: 2
+        }
+    );
+    assert!(
+        err(&[("strategy", "beam"), ("beams", "2"), ("num_return", "3")])
+            .to_string()
+            .contains("cannot return 3 sequences from 2 beams")
+    );
+}
+
+#[test]
+fn pairs_round_trip() {
+    let s = raw(&[
+        ("temperature", "0.7"),
+        ("top_k", "40"),
+        ("logit_bias", "3:-2.5,7:1"),
+        ("stop", "."),
+        ("profile", "llama.cpp"),
+        ("seed", "9"),
+        ("order", "top_k,temperature,top_p,min_p,typical_p,logit_bias,repetition_penalty,frequency_penalty,presence_penalty,no_repeat_ngram"),
+        ("strategy", "beam"),
+        ("beams", "3"),
+    ])
+    .validate(512)
+    .unwrap();
+    let pairs = s.to_pairs();
+    let back = RawSettings::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+        .validate(512)
+        .unwrap();
+    assert_eq!(back, s);
+}
+
+/// The hardening issue's links: numbers that overflowed the chain or were truncated to
+/// 32 bits on wasm32 are now one error each, the same on every target.
+#[test]
+fn overflowing_and_oversized_values_are_errors_not_infinities() {
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: &[Case] = &[
+        (
+            &[("top_k", "4294967299")],
+            "top_k",
+            "must be at most 1,048,576",
+        ),
+        (
+            &[("no_repeat_ngram", "4294967297")],
+            "no_repeat_ngram",
+            "at most 1,048,576",
+        ),
+        (
+            &[("max_tokens", "4294967296")],
+            "max_tokens",
+            "at most 1,048,576",
+        ),
+        (
+            &[("logit_bias", "432:1e308"), ("temperature", "0.5")],
+            "logit_bias",
+            "[-10000, 10000]",
+        ),
+        (
+            &[("frequency_penalty", "-1e308")],
+            "frequency_penalty",
+            "[-10000, 10000]",
+        ),
+        (
+            &[("strategy", "beam"), ("length_penalty", "-1e308")],
+            "length_penalty",
+            "[-10, 10]",
+        ),
+        (
+            &[("temperature", "1e-320")],
+            "temperature",
+            "0 (greedy) or in [0.0001, 10000]",
+        ),
+        (
+            &[("repetition_penalty", "1e-300")],
+            "repetition_penalty",
+            "[0.0001, 10000]",
+        ),
+        (
+            &[("strategy", "beam"), ("num_return", "4294967297")],
+            "num_return",
+            "at most",
+        ),
+    ];
+    for (pairs, field, needle) in cases {
+        let e = err(pairs);
+        let msg = e
+            .for_field(field)
+            .unwrap_or_else(|| panic!("{pairs:?}: {e}"));
+        assert!(msg.contains(needle), "{pairs:?}: {msg}");
+    }
+    // The bounds themselves are valid.
+    raw(&[
+        ("top_k", "1048576"),
+        ("logit_bias", "3:-10000"),
+        ("temperature", "0.0001"),
+    ])
+    .validate(512)
+    .unwrap();
+}
+
+/// Settings built without validation (as a bug could) still cannot put +∞ or NaN on
+/// the page: the chain names the stage.
+#[test]
+fn a_stage_that_overflows_is_named() {
+    use crate::sampling::chain::{process_f64, SamplingError};
+    let s = Settings {
+        temperature: 1e-320,
+        ..Settings::default()
+    };
+    let e = process_f64(&s, &[2.0, 1.0, 0.1], Default::default(), 0.5, true).unwrap_err();
+    assert_eq!(
+        e,
+        SamplingError::NonFinite {
+            stage: Stage::Temperature
+        }
+    );
+}

@@ -1,0 +1,438 @@
+//! Hugging Face Llama checkpoints (`LlamaForCausalLM`): `config.json` (transformers'
+//! `LlamaConfig`), `model.safetensors` (read with the `safetensors` crate, the format's own
+//! reader) and `tokenizer.json` (read by `tokenizers`, in `Tokenizer::from_hf_json`).
+//!
+//! The weights map onto our [`Checkpoint`] one tensor each (torch's `(out, in)` is
+//! llama2.c's `(rows, columns)`), F32, F16 and BF16 converted to f32 on load (`--precision`
+//! quantizes them afterwards). Hugging Face stores Q and K for the rotate-half RoPE
+//! (`rotate_half` in `modeling_llama.py` pairs element i with i + head_size/2), llama2.c
+//! for interleaved pairs (2j, 2j+1); transformers' `convert_llama_weights_to_hf.py` turns
+//! Meta's order into Hugging Face's with
+//! `w.view(n_heads, head_size/2, 2, dim).transpose(1, 2)`, so HF row `k·head_size/2 + j`
+//! of a head is Meta row `2j + k`; [`unpermute`] undoes it (REFERENCES.md, "Models people
+//! have").
+//!
+//! Every key the shape needs must be in `config.json`; the ones `LlamaConfig` defaults
+//! take its defaults (`num_key_value_heads` = heads, `rms_norm_eps` 1e-6, `rope_theta`
+//! 10,000, `tie_word_embeddings` false). What this engine does not run (RoPE scaling,
+//! biases, another activation, a head size other than hidden/heads) is refused by name.
+
+use crate::budget::{Budget, Footprint};
+use crate::config::Config;
+use crate::formats::llama2c::{Checkpoint, CheckpointError};
+use crate::quant::Tensor;
+use crate::weights::TransformerWeights;
+use safetensors::tensor::{Dtype, SafeTensors};
+use serde_json::Value;
+use thiserror::Error;
+
+/// The most a `config.json` may be (real ones are a few KB).
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+/// The most a safetensors header (its JSON tensor table) may be: a Llama of 80 layers
+/// lists 723 tensors in about 100 KB. The `safetensors` crate's own limit is 100 MB.
+pub const MAX_HEADER_BYTES: u64 = 16 << 20;
+
+/// What can go wrong reading a Hugging Face checkpoint.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum HfError {
+    #[error("config.json is {bytes} bytes; a model's config is at most {limit}")]
+    ConfigTooLarge { bytes: u64, limit: usize },
+    #[error("config.json is not JSON: {0}")]
+    ConfigJson(String),
+    #[error("config.json lacks {0:?}")]
+    Missing(&'static str),
+    #[error("config.json's {key:?} is {value}; {why}")]
+    Value {
+        key: &'static str,
+        value: String,
+        why: String,
+    },
+    #[error("config.json describes {0}; only LlamaForCausalLM (model_type \"llama\") is read")]
+    Architecture(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("not a safetensors file: {0}")]
+    NotSafetensors(String),
+    #[error(
+        "the safetensors header is {bytes} bytes, over the {limit} a model's tensor table needs"
+    )]
+    HeaderTooLarge { bytes: u64, limit: u64 },
+    #[error("safetensors: {0}")]
+    Safetensors(String),
+    #[error("the safetensors file lacks tensor {0:?}")]
+    MissingTensor(String),
+    #[error("tensor {name:?}: {why}")]
+    Tensor { name: String, why: String },
+    #[error("tensor {name:?} has dtype {dtype}, which this reader does not load (F32, F16 and BF16 are)")]
+    Dtype { name: String, dtype: String },
+    #[error("the safetensors file is {bytes} bytes, over the memory budget of {limit} bytes (it is read whole, then converted)")]
+    TooLarge { bytes: u64, limit: u64 },
+    #[error("a safetensors checkpoint needs its config.json (and tokenizer.json) beside it")]
+    NoConfig,
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// Whether `head` (a file's first 10 bytes) looks like safetensors: a little-endian u64
+/// header length under 2^48, then the header's JSON object, `{"` (or `{` and white space).
+/// A llama2.c header cannot: its third field (n_layers) would have to be 123 + 256 · c
+/// with c a quote or white space, over its limit of 1,024 layers.
+pub fn is_safetensors(head: &[u8]) -> bool {
+    head.len() >= 10
+        && head[6] == 0
+        && head[7] == 0
+        && head[8] == b'{'
+        && matches!(head[9], b'"' | b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// What `config.json` says, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HfConfig {
+    pub config: Config,
+    /// `bos_token_id`, `eos_token_id` (the first when a list), when given.
+    pub bos: Option<u32>,
+    pub eos: Option<u32>,
+    /// `architectures[0]`, or "LlamaForCausalLM".
+    pub architecture: String,
+    /// The hub name it was saved from (`_name_or_path`, e.g. "HuggingFaceTB/SmolLM2-135M").
+    pub name: Option<String>,
+}
+
+impl HfConfig {
+    pub fn parse(bytes: &[u8]) -> Result<HfConfig, HfError> {
+        if bytes.len() > MAX_CONFIG_BYTES {
+            return Err(HfError::ConfigTooLarge {
+                bytes: bytes.len() as u64,
+                limit: MAX_CONFIG_BYTES,
+            });
+        }
+        let v: Value =
+            serde_json::from_slice(bytes).map_err(|e| HfError::ConfigJson(e.to_string()))?;
+        if !v.is_object() {
+            return Err(HfError::ConfigJson("the top level is not an object".into()));
+        }
+        let architecture = match v.get("architectures") {
+            Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        };
+        let model_type = v.get("model_type").and_then(Value::as_str);
+        let llama = architecture.as_deref() == Some("LlamaForCausalLM")
+            || (architecture.is_none() && model_type == Some("llama"));
+        if !llama {
+            return Err(HfError::Architecture(match (&architecture, model_type) {
+                (Some(a), _) => a.clone(),
+                (None, Some(t)) => format!("model_type {t:?}"),
+                (None, None) => {
+                    "no architecture (neither \"architectures\" nor \"model_type\")".into()
+                }
+            }));
+        }
+        let int = |key: &'static str, default: Option<u64>| -> Result<i32, HfError> {
+            let n = match v.get(key) {
+                None | Some(Value::Null) => default.ok_or(HfError::Missing(key))?,
+                Some(x) => x.as_u64().ok_or_else(|| HfError::Value {
+                    key,
+                    value: x.to_string(),
+                    why: "it must be a whole number".into(),
+                })?,
+            };
+            i32::try_from(n).map_err(|_| HfError::Value {
+                key,
+                value: n.to_string(),
+                why: "it is too large".into(),
+            })
+        };
+        let float = |key: &'static str, default: f64| -> Result<f64, HfError> {
+            match v.get(key) {
+                None | Some(Value::Null) => Ok(default),
+                Some(x) => x.as_f64().ok_or_else(|| HfError::Value {
+                    key,
+                    value: x.to_string(),
+                    why: "it must be a number".into(),
+                }),
+            }
+        };
+        let flag = |key: &'static str| -> Result<bool, HfError> {
+            match v.get(key) {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(x) => Err(HfError::Value {
+                    key,
+                    value: x.to_string(),
+                    why: "it must be true or false".into(),
+                }),
+            }
+        };
+        let heads = int("num_attention_heads", None)?;
+        let dim = int("hidden_size", None)?;
+        let vocab = int("vocab_size", None)?;
+        let tied = flag("tie_word_embeddings")?;
+        let header = [
+            dim,
+            int("intermediate_size", None)?,
+            int("num_hidden_layers", None)?,
+            heads,
+            int("num_key_value_heads", Some(heads.max(0) as u64))?,
+            if tied { vocab } else { vocab.saturating_neg() },
+            int("max_position_embeddings", None)?,
+        ];
+        let config = Config::from_header(header)?.with_norms(
+            float("rope_theta", 10_000.0)?,
+            // LlamaConfig's default (transformers `configuration_llama.py`).
+            float("rms_norm_eps", 1e-6)?,
+        )?;
+        let refuse = |what: String| Err(HfError::Unsupported(what));
+        match v.get("hidden_act").and_then(Value::as_str) {
+            None | Some("silu") => {}
+            Some(a) => {
+                return refuse(format!(
+                    "hidden_act is {a:?}; this engine runs SwiGLU with silu only"
+                ))
+            }
+        }
+        if let Some(s) = v.get("rope_scaling").filter(|s| !s.is_null()) {
+            return refuse(format!(
+                "rope_scaling is {s}; this engine runs plain RoPE only (no scaled or long-context RoPE)"
+            ));
+        }
+        for key in ["attention_bias", "mlp_bias"] {
+            if flag(key)? {
+                return refuse(format!("{key} is true; this engine's Llama has no biases"));
+            }
+        }
+        if let Some(h) = v.get("head_dim").filter(|h| !h.is_null()) {
+            if h.as_u64() != Some(config.head_size() as u64) {
+                return refuse(format!(
+                    "head_dim is {h}; this engine runs head_dim = hidden_size / num_attention_heads = {}",
+                    config.head_size()
+                ));
+            }
+        }
+        let id = |key: &'static str| -> Result<Option<u32>, HfError> {
+            let x = match v.get(key) {
+                None | Some(Value::Null) => return Ok(None),
+                Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),
+                Some(x) => x.clone(),
+            };
+            match x.as_u64().filter(|&i| (i as usize) < config.vocab_size) {
+                Some(i) => Ok(Some(i as u32)),
+                None if x.is_null() => Ok(None),
+                None => Err(HfError::Value {
+                    key,
+                    value: x.to_string(),
+                    why: format!(
+                        "it is not a token id of a vocabulary of {}",
+                        config.vocab_size
+                    ),
+                }),
+            }
+        };
+        Ok(HfConfig {
+            config,
+            bos: id("bos_token_id")?,
+            eos: id("eos_token_id")?,
+            architecture: architecture.unwrap_or_else(|| "LlamaForCausalLM".into()),
+            name: v
+                .get("_name_or_path")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty() && n.len() <= 200)
+                .map(str::to_string),
+        })
+    }
+}
+
+/// Hugging Face's rotate-half rows of Q or K (`heads` heads of `head_size` rows of `cols`)
+/// back to Meta's interleaved pairs: Meta row `2j + k` of a head is HF row
+/// `k·head_size/2 + j` (the inverse of `convert_llama_weights_to_hf.py`'s `permute`).
+pub fn unpermute(w: &[f32], heads: usize, head_size: usize, cols: usize) -> Vec<f32> {
+    let half = head_size / 2;
+    let mut out = vec![0.0f32; w.len()];
+    for h in 0..heads {
+        for j in 0..half {
+            for k in 0..2 {
+                let src = (h * head_size + k * half + j) * cols;
+                let dst = (h * head_size + 2 * j + k) * cols;
+                out[dst..dst + cols].copy_from_slice(&w[src..src + cols]);
+            }
+        }
+    }
+    out
+}
+
+/// A parsed safetensors file.
+pub struct Weights<'a> {
+    file: SafeTensors<'a>,
+}
+
+impl<'a> Weights<'a> {
+    /// Parses the header with the `safetensors` crate (which checks every offset, dtype
+    /// and shape against the data and the file's length), its length bounded first.
+    pub fn parse(bytes: &'a [u8]) -> Result<Weights<'a>, HfError> {
+        let Some(n) = bytes.get(..8) else {
+            return Err(HfError::NotSafetensors(format!(
+                "{} bytes, shorter than the 8-byte header length",
+                bytes.len()
+            )));
+        };
+        let n = u64::from_le_bytes(n.try_into().expect("8 bytes"));
+        if n > MAX_HEADER_BYTES {
+            return Err(HfError::HeaderTooLarge {
+                bytes: n,
+                limit: MAX_HEADER_BYTES,
+            });
+        }
+        if bytes.get(8) != Some(&b'{') {
+            return Err(HfError::NotSafetensors(
+                "the header after its length is not a JSON object".into(),
+            ));
+        }
+        let file =
+            SafeTensors::deserialize(bytes).map_err(|e| HfError::Safetensors(e.to_string()))?;
+        Ok(Weights { file })
+    }
+
+    /// One tensor of `shape` (torch's order, outermost first) as f32.
+    fn floats(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, HfError> {
+        let t = self
+            .file
+            .tensor(name)
+            .map_err(|_| HfError::MissingTensor(name.into()))?;
+        if t.shape() != shape {
+            return Err(HfError::Tensor {
+                name: name.into(),
+                why: format!("shape {:?}, config.json implies {shape:?}", t.shape()),
+            });
+        }
+        let b = t.data();
+        let out: Vec<f32> = match t.dtype() {
+            Dtype::F32 => b
+                .chunks_exact(4)
+                .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+                .collect(),
+            Dtype::F16 => b
+                .chunks_exact(2)
+                .map(|x| half::f16::from_le_bytes([x[0], x[1]]).to_f32())
+                .collect(),
+            Dtype::BF16 => b
+                .chunks_exact(2)
+                .map(|x| half::bf16::from_le_bytes([x[0], x[1]]).to_f32())
+                .collect(),
+            d => {
+                return Err(HfError::Dtype {
+                    name: name.into(),
+                    dtype: d.to_string(),
+                })
+            }
+        };
+        if let Some(i) = out.iter().position(|v| !v.is_finite()) {
+            return Err(HfError::Tensor {
+                name: name.into(),
+                why: format!("a non-finite value ({}) at element {i}", out[i]),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The weights of a model of `c` as a checkpoint, the memory checked against `budget`
+    /// before any tensor is converted.
+    pub fn checkpoint(&self, c: Config, budget: Budget) -> Result<Checkpoint, HfError> {
+        Footprint::of(&c)
+            .map_err(CheckpointError::from)?
+            .check(&c, budget)
+            .map_err(CheckpointError::from)?;
+        let (d, h, kv, v, l, hs) = (
+            c.dim,
+            c.hidden_dim,
+            c.kv_dim(),
+            c.vocab_size,
+            c.n_layers,
+            c.head_size(),
+        );
+        // Every layer's `model.layers.{i}.{part}` of (rows, cols), stacked.
+        let stack = |part: &str, rows: usize, cols: usize, heads: Option<usize>| {
+            let mut out = Vec::with_capacity(l * rows * cols);
+            for i in 0..l {
+                let w = self.floats(&format!("model.layers.{i}.{part}.weight"), &[rows, cols])?;
+                match heads {
+                    Some(n) => out.extend(unpermute(&w, n, hs, cols)),
+                    None => out.extend(w),
+                }
+            }
+            Ok::<_, HfError>(out)
+        };
+        let norm = |part: &str| -> Result<Vec<f32>, HfError> {
+            let mut out = Vec::with_capacity(l * d);
+            for i in 0..l {
+                out.extend(self.floats(&format!("model.layers.{i}.{part}.weight"), &[d])?);
+            }
+            Ok(out)
+        };
+        let tied = self.file.tensor("lm_head.weight").is_err();
+        if tied != c.shared_classifier {
+            return Err(HfError::Unsupported(if tied {
+                "tie_word_embeddings is false but the file has no lm_head.weight".into()
+            } else {
+                "tie_word_embeddings is true but the file has its own lm_head.weight".into()
+            }));
+        }
+        let weights = TransformerWeights {
+            token_embedding: Tensor::F32(self.floats("model.embed_tokens.weight", &[v, d])?.into()),
+            rms_att: norm("input_layernorm")?,
+            wq: Tensor::F32(stack("self_attn.q_proj", d, d, Some(c.n_heads))?.into()),
+            wk: Tensor::F32(stack("self_attn.k_proj", kv, d, Some(c.n_kv_heads))?.into()),
+            wv: Tensor::F32(stack("self_attn.v_proj", kv, d, None)?.into()),
+            wo: Tensor::F32(stack("self_attn.o_proj", d, d, None)?.into()),
+            rms_ffn: norm("post_attention_layernorm")?,
+            w1: Tensor::F32(stack("mlp.gate_proj", h, d, None)?.into()),
+            w2: Tensor::F32(stack("mlp.down_proj", d, h, None)?.into()),
+            w3: Tensor::F32(stack("mlp.up_proj", h, d, None)?.into()),
+            rms_final: self.floats("model.norm.weight", &[d])?,
+            wcls: if c.shared_classifier {
+                None
+            } else {
+                Some(Tensor::F32(self.floats("lm_head.weight", &[v, d])?.into()))
+            },
+        };
+        Ok(Checkpoint { config: c, weights })
+    }
+}
+
+/// A shape or norm the model's metadata gives that no model can have: reported as a
+/// checkpoint's would be.
+impl From<crate::config::ConfigError> for HfError {
+    fn from(e: crate::config::ConfigError) -> HfError {
+        HfError::Checkpoint(e.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// transformers' `permute`, written out: HF row (h, k, j) = Meta row (h, 2j + k).
+    fn permute(w: &[f32], heads: usize, hs: usize, cols: usize) -> Vec<f32> {
+        let mut out = vec![0.0; w.len()];
+        for h in 0..heads {
+            for j in 0..hs / 2 {
+                for k in 0..2 {
+                    let meta = (h * hs + 2 * j + k) * cols;
+                    let hf = (h * hs + k * (hs / 2) + j) * cols;
+                    out[hf..hf + cols].copy_from_slice(&w[meta..meta + cols]);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn unpermute_inverts_the_hf_permutation() {
+        let (heads, hs, cols) = (3, 8, 5);
+        let w: Vec<f32> = (0..heads * hs * cols).map(|i| i as f32).collect();
+        let hf = permute(&w, heads, hs, cols);
+        assert_ne!(hf, w);
+        // Head 0: HF rows 0..4 are Meta's even rows 0, 2, 4, 6, rows 4..8 the odd ones.
+        assert_eq!(hf[cols], w[2 * cols]);
+        assert_eq!(hf[4 * cols], w[cols]);
+        assert_eq!(unpermute(&hf, heads, hs, cols), w);
+    }
+}

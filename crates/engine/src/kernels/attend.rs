@@ -1,0 +1,120 @@
+//! Attention against the cache: one query head's softmax weights over the cached positions
+//! and their weighted sum of the values (`attend_head`), and several query heads of a row
+//! together (`attend_heads`), each head's bits those of `attend_head` alone.
+
+use super::{dot, softmax};
+
+/// att[t] = dot(q, k_t) · scale, k_t the key at position t (`keys` rows `stride` wide, the
+/// head's part from `offset`): one position at a time, what every target computes.
+pub(super) fn scores(
+    att: &mut [f32],
+    q: &[f32],
+    keys: &[f32],
+    stride: usize,
+    offset: usize,
+    scale: f32,
+) {
+    let hs = q.len();
+    for (t, a) in att.iter_mut().enumerate() {
+        let k = &keys[t * stride + offset..t * stride + offset + hs];
+        *a = dot(q, k) * scale;
+    }
+}
+
+/// One query head against the cached keys/values of one layer, positions 0..=pos:
+/// scores = q·k_t / sqrt(head_size), softmax, out = Σ_t att_t · v_t.
+/// `keys`/`values` are the layer's cache rows (position-major, kv_dim wide); `offset` selects
+/// the K/V head this query head shares (grouped-query attention). [`attend_heads`] with one
+/// head.
+#[allow(clippy::too_many_arguments)]
+pub fn attend_head(
+    out: &mut [f32],
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    kv_dim: usize,
+    offset: usize,
+    pos: usize,
+    att: &mut [f32],
+) {
+    attend_heads::<1>(out, q, keys, values, kv_dim, [offset], pos, att);
+}
+
+/// G query heads of one row against the cache at once: `q` and `out` hold the G heads one
+/// after another (head_size = q.len() / G each), `offsets[g]` is head g's K/V head in a
+/// cache row, `att` has room for G × (pos + 1) weights (head g's at g·(pos + 1), left there
+/// for the probe). Each head's numbers are [`attend_head`]'s alone, bit for bit: the
+/// weighted sum of the values adds in position order per output element whatever G is;
+/// only the G heads' running sums advance side by side, so the adder is not waiting on one
+/// chain (a head of 8 is one chain of dependent adds, a position at a time: the largest
+/// part of a stories260K step).
+#[allow(clippy::too_many_arguments)]
+pub fn attend_heads<const G: usize>(
+    out: &mut [f32],
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    kv_dim: usize,
+    offsets: [usize; G],
+    pos: usize,
+    att: &mut [f32],
+) {
+    let hs = q.len() / G;
+    let n = pos + 1;
+    let scale = 1.0 / (hs as f32).sqrt();
+    let att = &mut att[..G * n];
+    for (g, att) in att.chunks_exact_mut(n).enumerate() {
+        let (q, offset) = (&q[g * hs..(g + 1) * hs], offsets[g]);
+        #[cfg(kernel = "avx512")]
+        if pos * kv_dim + offset + hs <= keys.len() {
+            // SAFETY: the build enables AVX-512F; every key row read, the last at
+            // pos · kv_dim + offset, ends within `keys` (checked above).
+            unsafe { super::simd::avx512::scores(att, q, keys, kv_dim, offset, scale) };
+        } else {
+            scores(att, q, keys, kv_dim, offset, scale);
+        }
+        #[cfg(kernel = "wasm")]
+        if pos * kv_dim + offset + hs <= keys.len() {
+            // SAFETY: the build enables simd128; every key row read ends within `keys`
+            // (checked above).
+            unsafe { super::simd::wasm::scores(att, q, keys, kv_dim, offset, scale) };
+        } else {
+            scores(att, q, keys, kv_dim, offset, scale);
+        }
+        #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
+        scores(att, q, keys, kv_dim, offset, scale);
+        softmax(att);
+    }
+    let att = &*att;
+    // out = Σ_t att_t · v_t, accumulated per output element in t order. The loop runs over
+    // 8-wide slices of the head outside and positions inside, so the running sums stay in
+    // registers instead of round-tripping through memory at every position.
+    let (chunks, rest) = (hs / 8, hs % 8);
+    for c in 0..chunks {
+        let mut acc = [[0.0f32; 8]; G];
+        for t in 0..n {
+            for (g, acc) in acc.iter_mut().enumerate() {
+                let a = att[g * n + t];
+                let at = t * kv_dim + offsets[g] + c * 8;
+                let v: &[f32; 8] = values[at..at + 8].try_into().unwrap_or(&[0.0; 8]);
+                for i in 0..8 {
+                    acc[i] += a * v[i];
+                }
+            }
+        }
+        for (g, acc) in acc.iter().enumerate() {
+            out[g * hs + c * 8..][..8].copy_from_slice(acc);
+        }
+    }
+    for i in hs - rest..hs {
+        let mut acc = [0.0f32; G];
+        for t in 0..n {
+            for (g, acc) in acc.iter_mut().enumerate() {
+                *acc += att[g * n + t] * values[t * kv_dim + offsets[g] + i];
+            }
+        }
+        for (g, acc) in acc.iter().enumerate() {
+            out[g * hs + i] = *acc;
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The one matrix product of the forward pass (`matmul`): X (t, n) times a list of matrices,
+//! each weight row read once for all t rows, the rows split between threads; decode's
+//! matrix-vector product (t = 1) several short rows a pass, batches several input rows a
+//! pass (the passes themselves are the build's, `simd`).
+
+use super::simd::{self, dot_streamed};
+use crate::par;
+use crate::quant::{MatRef, QRef};
+
+/// The one matrix product of the forward pass: X (t, n) times each of a list of matrices
+/// W₀, W₁, … (each (dᵢ, n), row-major as llama2.c stores them). `out` holds the products one
+/// after another: (t, d₀) then (t, d₁) … (for t = 1 simply [W₀·x; W₁·x; …]). t = 1 is
+/// decode's matrix-vector product, t > 1 a batch (prefill, verification, batched decode);
+/// several matrices multiply the same rows (Q, K and V, or the two MLP inputs) in one
+/// parallel pass instead of one per matrix (each pass costs a fork and a join).
+///
+/// Every element is one `dot` of a weight row and an input row, whatever t is, so a token
+/// gives the same bits alone or in a batch. The loop runs over weight rows outside and input
+/// rows inside: each weight row is read from memory once for all t rows, which is what
+/// batching buys (lesson 10, section 5). Weight rows run in parallel natively when the work
+/// pays for it.
+pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
+    let t = x.len() / n.max(1);
+    let d: usize = ws.iter().map(|w| w.len() / n.max(1)).sum();
+    debug_assert_eq!(out.len(), t * d);
+    if t == 1 {
+        // (d,) is already the layout of the one output row.
+        weight_rows_times(out, x, n, 1, ws);
+        return;
+    }
+    // Work on rows of W: build the (d, t) transposed result, whose rows are independent,
+    // then scatter each matrix's part into its (t, dᵢ) block.
+    let mut out_t = vec![0.0f32; d * t];
+    weight_rows_times(&mut out_t, x, n, t, ws);
+    let mut rows_t = out_t.chunks(t);
+    let mut base = 0;
+    for w in ws {
+        let di = w.len() / n;
+        for (j, col) in rows_t.by_ref().take(di).enumerate() {
+            for (r, &v) in col.iter().enumerate() {
+                out[base + r * di + j] = v;
+            }
+        }
+        base += t * di;
+    }
+}
+
+/// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
+fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
+    par::chunks(out_t, t, t * n, |first, chunk| {
+        let rows = StackedRows {
+            ws,
+            n,
+            m: 0,
+            row: first,
+        };
+        if t == 1 {
+            // Decode: one input row, one output per weight row.
+            decode_rows(chunk, rows, x);
+        } else {
+            for (o, w_i) in chunk.chunks_exact_mut(t).zip(rows) {
+                match w_i {
+                    RowRef::F32(w) => dot_rows_into(o, w, x, n),
+                    RowRef::Quant(q, start) => {
+                        for (o, x_r) in o.iter_mut().zip(x.chunks_exact(n)) {
+                            *o = q.dot(start, x_r);
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows of at most
+/// [`GROUPED_ROW_MAX`] floats [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`
+/// (AVX-512 and wasm SIMD), longer ones and quantized rows one at a time; each row's bits
+/// those of [`dot`].
+#[inline(always)]
+fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &[f32]) {
+    #[cfg(any(kernel = "avx512", kernel = "wasm"))]
+    {
+        const R: usize = simd::WEIGHT_ROWS_A_PASS;
+        if x.len() > simd::GROUPED_ROW_MAX {
+            for (o, w_i) in out.iter_mut().zip(rows) {
+                *o = match w_i {
+                    RowRef::F32(w) => dot_streamed(w, x),
+                    RowRef::Quant(q, start) => q.dot(start, x),
+                };
+            }
+            return;
+        }
+        let mut pending: [&[f32]; R] = [&[]; R];
+        let (mut waiting, mut first) = (0, 0);
+        // The rows held back, one at a time (fewer than R: a matrix's or the chunk's end).
+        let flush = |out: &mut [f32], pending: &[&[f32]], first: usize| {
+            for (o, w) in out[first..].iter_mut().zip(pending) {
+                *o = dot_streamed(w, x);
+            }
+        };
+        let len = out.len();
+        for (i, w_i) in rows.take(len).enumerate() {
+            match w_i {
+                RowRef::F32(w) => {
+                    if waiting == 0 {
+                        first = i;
+                    }
+                    pending[waiting] = w;
+                    waiting += 1;
+                    if waiting == R {
+                        let r = simd::dot_wrows::<R>(pending, x);
+                        out[first..first + R].copy_from_slice(&r);
+                        waiting = 0;
+                    }
+                }
+                RowRef::Quant(q, start) => {
+                    flush(out, &pending[..waiting], first);
+                    waiting = 0;
+                    out[i] = q.dot(start, x);
+                }
+            }
+        }
+        flush(out, &pending[..waiting], first);
+    }
+    #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
+    for (o, w_i) in out.iter_mut().zip(rows) {
+        *o = match w_i {
+            RowRef::F32(w) => dot_streamed(w, x),
+            RowRef::Quant(q, start) => q.dot(start, x),
+        };
+    }
+}
+
+/// out[r] = dot(w, x_r) for the input rows x_r (n wide) of `x`: the same bits as one `dot`
+/// a row; natively four rows at a time share each load of the weight row.
+#[inline(always)]
+pub(super) fn dot_rows_into(out: &mut [f32], w: &[f32], x: &[f32], n: usize) {
+    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
+    {
+        // Two input rows a pass (an odd one alone); the first pass over the
+        // weight row streams it from memory (with the prefetch), the later ones find it in
+        // cache.
+        let rows: Vec<&[f32]> = x.chunks_exact(n).collect();
+        for (g, (o, xs)) in out
+            .chunks_mut(simd::ROWS_A_PASS)
+            .zip(rows.chunks(simd::ROWS_A_PASS))
+            .enumerate()
+        {
+            // SAFETY: the build enables AVX-512F or AVX2; the kernel reads within every slice, and
+            // prefetches are hints that never fault.
+            unsafe { simd::rows_pass(o, w, xs, g == 0) };
+        }
+    }
+    #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
+    for (o, x_r) in out.iter_mut().zip(x.chunks_exact(n)) {
+        *o = super::dot(w, x_r);
+    }
+}
+
+/// One weight row: float32, or a quantized matrix and the index of the row's first weight.
+#[derive(Clone, Copy)]
+enum RowRef<'a> {
+    F32(&'a [f32]),
+    Quant(QRef<'a>, usize),
+}
+
+/// The rows (n wide) of the matrices `ws` one after another, from row `row` of matrix `m`.
+struct StackedRows<'a, 'w> {
+    ws: &'w [MatRef<'a>],
+    n: usize,
+    m: usize,
+    row: usize,
+}
+
+impl<'a> Iterator for StackedRows<'a, '_> {
+    type Item = RowRef<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<RowRef<'a>> {
+        let n = self.n.max(1);
+        while let Some(w) = self.ws.get(self.m) {
+            let r = self.row;
+            if r < w.len() / n {
+                self.row += 1;
+                return Some(match *w {
+                    MatRef::F32(v) => RowRef::F32(&v[r * n..(r + 1) * n]),
+                    MatRef::Quant(q) => RowRef::Quant(q, r * n),
+                });
+            }
+            self.row -= w.len() / n;
+            self.m += 1;
+        }
+        None
+    }
+}

@@ -1,0 +1,122 @@
+use std::arch::x86_64::*;
+
+/// How far ahead (in floats: 16 KiB) a batch's streamed weight row is prefetched
+/// (`x86_rows::dot_rows`): measured best for one core among 256 … 16,384 (`cargo bench
+/// --bench matvec`). Decode's rows are not prefetched on AVX-512 (`dot_streamed`).
+pub(super) const PREFETCH: usize = 4096;
+
+/// `dot_portable` lane for lane: the 32 partial sums as two 16-lane registers, each a
+/// separately rounded multiply then add (no FMA), the same fold, chunks, pairwise
+/// reduction and tail.
+#[inline(always)]
+pub unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let acc8 = partial8(pa, pb, n);
+    // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
+    let t = _mm_add_ps(_mm256_castps256_ps128(acc8), _mm256_extractf128_ps(acc8, 1));
+    let u = _mm_add_ps(t, _mm_movehl_ps(t, t));
+    let mut sum = _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps(u, u, 0b01)));
+    for k in n / 8 * 8..n {
+        sum += *pa.add(k) * *pb.add(k);
+    }
+    sum
+}
+
+/// The 32 partial sums acc[0..16] = `lo`, acc[16..32] = `hi` folded to eight:
+/// acc8[i] = (acc[i] + acc[i+8]) + (acc[i+16] + acc[i+24]).
+#[inline(always)]
+pub(super) unsafe fn fold32(lo: __m512, hi: __m512) -> __m256 {
+    let upper = |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo), upper(lo));
+    let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi), upper(hi));
+    _mm256_add_ps(l8, h8)
+}
+
+/// `dot_avx512`'s eight partial sums of a[..n]·b[..n] before its final reduction: the
+/// 32-lane loop folded to 8, then the 8-wide chunks (the tail from n / 8 · 8 is left).
+#[inline(always)]
+unsafe fn partial8(pa: *const f32, pb: *const f32, n: usize) -> __m256 {
+    let mut k = 0;
+    let mut acc8 = _mm256_setzero_ps();
+    if n >= 32 {
+        let (mut lo, mut hi) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+        while k + 32 <= n {
+            let x0 = _mm512_mul_ps(_mm512_loadu_ps(pa.add(k)), _mm512_loadu_ps(pb.add(k)));
+            let x1 = _mm512_mul_ps(
+                _mm512_loadu_ps(pa.add(k + 16)),
+                _mm512_loadu_ps(pb.add(k + 16)),
+            );
+            lo = _mm512_add_ps(lo, x0);
+            hi = _mm512_add_ps(hi, x1);
+            k += 32;
+        }
+        acc8 = fold32(lo, hi);
+    }
+    while k + 8 <= n {
+        let p = _mm256_mul_ps(_mm256_loadu_ps(pa.add(k)), _mm256_loadu_ps(pb.add(k)));
+        acc8 = _mm256_add_ps(acc8, p);
+        k += 8;
+    }
+    acc8
+}
+
+/// The final reduction ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)) of eight
+/// vectors of partial sums at once, each sum's additions in that order: lane j of the
+/// result is vector j's sum.
+#[inline(always)]
+unsafe fn reduce8(acc: [__m256; 8]) -> __m256 {
+    // [x.lo + x.hi | y.lo + y.hi]: a_i = s_i + s_(i+4) of two vectors.
+    let pair = |x: __m256, y: __m256| {
+        _mm256_add_ps(
+            _mm256_permute2f128_ps::<0x20>(x, y),
+            _mm256_permute2f128_ps::<0x31>(x, y),
+        )
+    };
+    let (a01, a23) = (pair(acc[0], acc[1]), pair(acc[2], acc[3]));
+    let (a45, a67) = (pair(acc[4], acc[5]), pair(acc[6], acc[7]));
+    // Per 128-bit half [x0 + x2, x1 + x3, y0 + y2, y1 + y3]: (a0 + a2) and (a1 + a3).
+    let halves = |x: __m256, y: __m256| {
+        _mm256_add_ps(
+            _mm256_shuffle_ps::<0b01_00_01_00>(x, y),
+            _mm256_shuffle_ps::<0b11_10_11_10>(x, y),
+        )
+    };
+    let (b0123, b4567) = (halves(a01, a23), halves(a45, a67));
+    // [x0 + x1, x2 + x3, y0 + y1, y2 + y3]: lanes hold sums 0, 2, 4, 6 | 1, 3, 5, 7.
+    let s = _mm256_add_ps(
+        _mm256_shuffle_ps::<0b10_00_10_00>(b0123, b4567),
+        _mm256_shuffle_ps::<0b11_01_11_01>(b0123, b4567),
+    );
+    _mm256_permutevar8x32_ps(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+}
+
+/// att[t] = dot(q, k_t) · scale with k_t = keys[t·stride + offset..][..q.len()], for
+/// every t of `att`: `dot_avx512`'s bits, the final reductions of eight positions done
+/// together (one at a time they were a chain of dependent shuffles and adds per
+/// position: the most of stories260K's attention, whose heads are 8 wide). The caller
+/// checks that every k_t lies in `keys`.
+#[inline(always)]
+pub unsafe fn scores(
+    att: &mut [f32],
+    q: &[f32],
+    keys: &[f32],
+    stride: usize,
+    offset: usize,
+    scale: f32,
+) {
+    let hs = q.len();
+    let (pq, pk) = (q.as_ptr(), keys.as_ptr().add(offset));
+    let mut t = 0;
+    while t + 8 <= att.len() {
+        let mut acc = [_mm256_setzero_ps(); 8];
+        for (j, acc) in acc.iter_mut().enumerate() {
+            *acc = partial8(pq, pk.add((t + j) * stride), hs);
+        }
+        let mut s = [0.0f32; 8];
+        _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));
+        super::finish_scores(&mut att[t..t + 8], &s, q, pk.add(t * stride), stride, scale);
+        t += 8;
+    }
+    super::rest_scores(&mut att[t..], q, pk.add(t * stride), stride, scale);
+}

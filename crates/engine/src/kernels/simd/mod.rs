@@ -1,0 +1,188 @@
+//! The kernels' one choosing point: the instruction set of the build (`cfg(kernel)`, set by
+//! `build.rs` from the target's features) picks the file that computes `dot` and the matrix
+//! product's row passes: `avx512` (+ `avx512_rows`), `avx2`, `wasm`, or the portable loops
+//! of `kernels`. Every one gives `dot_portable`'s bits (tests natively and in wasm).
+
+#[cfg(kernel = "avx2")]
+mod avx2;
+#[cfg(kernel = "avx512")]
+pub(super) mod avx512;
+#[cfg(kernel = "avx512")]
+mod avx512_rows;
+#[cfg(kernel = "wasm")]
+pub(super) mod wasm;
+#[cfg(any(kernel = "avx512", kernel = "avx2"))]
+mod x86_tail;
+
+#[cfg(kernel = "portable")]
+use super::dot_portable;
+
+/// Σ a[i]·b[i]: 32 interleaved partial sums over the bulk, folded to 8, then 8-wide chunks
+/// (short vectors such as stories260K's 8-wide heads take only this path), a fixed pairwise
+/// reduction and the scalar tail. Every dot product in the engine goes through here.
+#[inline(always)]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // The same arithmetic in 16-lane registers where the build has AVX-512 (the native
+    // build targets its CPU, `.cargo/config.toml`): LLVM vectorises the portable loop below
+    // with 4-lane registers only.
+    #[cfg(kernel = "avx512")]
+    {
+        // SAFETY: the build enables AVX-512F; the kernel reads within both slices.
+        unsafe { avx512::dot_avx512(a, b) }
+    }
+    // And in four 8-lane registers where it has AVX2 only (LLVM had left the loop below
+    // mostly 4 lanes wide and scalar there: 3.5 GFLOP/s of a core's 36).
+    #[cfg(kernel = "avx2")]
+    {
+        // SAFETY: the build enables AVX2; the kernel reads within both slices.
+        unsafe { avx2::dot_rows::<1, false>(a, [b])[0] }
+    }
+    // And in wasm's 4-lane registers where the page's build has SIMD (all current
+    // browsers): left to LLVM, the loop below made stories260K's forward pass in the page
+    // take 0.27 ms a token against 0.14 ms with the kernel.
+    #[cfg(kernel = "wasm")]
+    {
+        // SAFETY: the build enables simd128; the kernel reads within both slices.
+        unsafe { wasm::dot_simd128(a, b) }
+    }
+    #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
+    dot_portable(a, b)
+}
+
+/// [`dot`] of a weight row `w` streamed from memory (a matrix-vector product runs it on
+/// row after row): the same bits. With AVX2 only, the rows ahead are prefetched in software
+/// (measured on that machine: the hardware prefetcher alone left a single core at 26 GiB/s
+/// of its 36; `cargo bench --bench matvec`). With AVX-512 they are not: on the Zen 4 of
+/// 2026-12-04 the same prefetch made decode slower (110M shape, one thread, alternating
+/// builds: 37–41 tok/s with it, 53–54 without; 15M 213–265 against 267–390), run.c (no
+/// prefetch) being ahead of us until it went.
+#[inline(always)]
+pub(super) fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
+    #[cfg(kernel = "avx512")]
+    {
+        // SAFETY: as in `dot`.
+        unsafe { avx512::dot_avx512(w, x) }
+    }
+    #[cfg(kernel = "avx2")]
+    {
+        // SAFETY: as in `dot`; prefetches are hints and never fault.
+        unsafe { avx2::dot_rows::<1, true>(w, [x])[0] }
+    }
+    #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
+    dot(w, x)
+}
+
+/// The end of a scores kernel that reduced several positions together to `sums`, each
+/// `dot`'s bulk and eight-wide chunks (`x86::scores`, `wasm::scores`): each position's scalar
+/// tail (elements hs / 8 · 8 .. hs, in order, as `dot_portable`), then the scale. Position j
+/// is the key row at `keys.add(j * stride)`; the caller checks that each lies in its slice.
+#[cfg(any(kernel = "avx512", kernel = "wasm"))]
+#[inline(always)]
+pub(super) unsafe fn finish_scores(
+    att: &mut [f32],
+    sums: &[f32],
+    q: &[f32],
+    keys: *const f32,
+    stride: usize,
+    scale: f32,
+) {
+    let hs = q.len();
+    for (j, (a, &sum)) in att.iter_mut().zip(sums).enumerate() {
+        let mut s = sum;
+        for (i, &qi) in q.iter().enumerate().skip(hs / 8 * 8) {
+            s += qi * *keys.add(j * stride + i);
+        }
+        *a = s * scale;
+    }
+}
+
+/// att[j] = dot(q, k_j) · scale one position at a time, k_j at `keys.add(j * stride)`: the
+/// positions left over after a scores kernel's groups. The caller checks that each key
+/// row lies in its slice.
+#[cfg(any(kernel = "avx512", kernel = "wasm"))]
+#[inline(always)]
+pub(super) unsafe fn rest_scores(
+    att: &mut [f32],
+    q: &[f32],
+    keys: *const f32,
+    stride: usize,
+    scale: f32,
+) {
+    for (j, a) in att.iter_mut().enumerate() {
+        let k = std::slice::from_raw_parts(keys.add(j * stride), q.len());
+        *a = dot(q, k) * scale;
+    }
+}
+
+/// Weight rows a pass of decode's matrix-vector product takes (`avx512_rows::dot_wrows`,
+/// `wasm::dot_wrows`).
+#[cfg(kernel = "avx512")]
+pub(super) const WEIGHT_ROWS_A_PASS: usize = 4;
+
+/// Two in wasm: four rows' accumulators do not fit V8's registers (`wasm::dot_wrows`).
+#[cfg(kernel = "wasm")]
+pub(super) const WEIGHT_ROWS_A_PASS: usize = 2;
+
+/// The longest weight row (in floats) that decode's matrix-vector product takes
+/// [`WEIGHT_ROWS_A_PASS`] at a time; longer rows go one at a time. Short rows are
+/// stories260K's (64 and 172): there the matrices sit in cache and each row's reduction and
+/// each load of `x` are a large part of its work, which several rows a pass share. Long rows
+/// (the 15M shape's 288 and 768, 110M's 768 and 2,048) stream from memory, and there four
+/// rows side by side fell behind one sequential row at a time: on an AMD EPYC (Zen 4), the
+/// 15M shape's decode at one thread went from 167–182 to 280–287 tokens/s natively and from
+/// 111–126 to 269–279 in wasm (Node), while stories260K's stayed within the noise natively
+/// and got 1.4× slower in wasm with one row a pass (throwaway harness, alternating builds).
+#[cfg(any(kernel = "avx512", kernel = "wasm"))]
+pub(super) const GROUPED_ROW_MAX: usize = 256;
+
+/// R float32 weight rows times `x`, each row's bits those of [`dot`], `x` loaded once for
+/// all R: AVX-512's kernel or wasm SIMD's.
+#[cfg(any(kernel = "avx512", kernel = "wasm"))]
+#[inline(always)]
+pub(super) fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
+    // SAFETY: the build enables AVX-512F; the kernel reads within every slice. No prefetch:
+    // these rows are short and sit in cache (`GROUPED_ROW_MAX`).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        avx512_rows::dot_wrows::<R>(ws, x)
+    }
+    // SAFETY: the build enables simd128; the kernel reads within every slice.
+    #[cfg(target_arch = "wasm32")]
+    unsafe {
+        wasm::dot_wrows::<R>(ws, x)
+    }
+}
+
+#[cfg(kernel = "avx2")]
+use avx2 as simd_rows;
+
+/// The rows kernel of the build: AVX-512's, or AVX2's where that is all there is.
+#[cfg(kernel = "avx512")]
+use avx512_rows as simd_rows;
+
+/// Input rows a pass of `simd_rows::dot_rows` takes.
+#[cfg(any(kernel = "avx512", kernel = "avx2"))]
+pub(super) const ROWS_A_PASS: usize = 2;
+
+/// One pass of `x86_rows::dot_rows` over 1–4 input rows.
+#[cfg(any(kernel = "avx512", kernel = "avx2"))]
+#[inline(always)]
+pub(super) unsafe fn rows_pass(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
+    macro_rules! pass {
+        ($r:literal) => {{
+            let a: [&[f32]; $r] = std::array::from_fn(|i| xs[i]);
+            let r = if stream {
+                simd_rows::dot_rows::<$r, true>(w, a)
+            } else {
+                simd_rows::dot_rows::<$r, false>(w, a)
+            };
+            out.copy_from_slice(&r);
+        }};
+    }
+    match xs.len() {
+        1 => pass!(1),
+        2 => pass!(2),
+        3 => pass!(3),
+        _ => pass!(4),
+    }
+}

@@ -1,0 +1,252 @@
+//! The kernels against their reference: every SIMD path's bits, the exp, the softmax.
+
+#[cfg(kernel = "avx512")]
+use super::attend::scores;
+use super::matmul::dot_rows_into;
+use super::simd::dot_streamed;
+use super::*;
+
+#[test]
+fn rows_kernel_gives_one_dot_a_rows_bits() {
+    for (a, b) in crate::testing::dot_cases() {
+        let n = a.len();
+        if n == 0 {
+            continue;
+        }
+        // Seven input rows (a group of four and three more), each a shifted copy of b.
+        let x: Vec<f32> = (0..7)
+            .flat_map(|r| b[..n].iter().map(move |v| v * (1.0 + r as f32 * 0.1)))
+            .collect();
+        let mut out = vec![0.0f32; 7];
+        dot_rows_into(&mut out, &a, &x, n);
+        for (r, o) in out.iter().enumerate() {
+            assert_eq!(
+                o.to_bits(),
+                dot_portable(&a, &x[r * n..(r + 1) * n]).to_bits(),
+                "n = {n}, row {r}"
+            );
+        }
+    }
+}
+
+/// Decode's matrix-vector product (`testing::assert_matvec_bits`; wasm runs it too).
+#[test]
+fn decode_rows_give_one_dot_a_rows_bits() {
+    crate::testing::assert_matvec_bits();
+}
+
+/// Attention weights and outputs (`testing::assert_attention_bits`; wasm runs it too).
+#[test]
+fn attention_gives_one_dot_a_positions_bits() {
+    crate::testing::assert_attention_bits();
+}
+
+/// Attention scores eight positions at a time give one `dot` a position's bits: head
+/// sizes below, at and above the kernel's 8- and 32-wide steps (with tails), 0 to 40
+/// positions, the head's keys at an offset in rows of several heads.
+#[test]
+#[cfg(kernel = "avx512")]
+fn scores_kernel_gives_one_dot_a_positions_bits() {
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+    };
+    for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
+        let stride = 3 * hs + 5;
+        let keys: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+        let q: Vec<f32> = (0..hs).map(|_| next()).collect();
+        for positions in 0..=40 {
+            let offset = hs + 2;
+            let scale = 1.0 / (hs as f32).sqrt();
+            let (mut want, mut got) = (vec![0.0f32; positions], vec![0.0f32; positions]);
+            scores(&mut want, &q, &keys, stride, offset, scale);
+            // SAFETY: this build has AVX-512F; the keys hold 41 rows.
+            unsafe { super::simd::avx512::scores(&mut got, &q, &keys, stride, offset, scale) };
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "hs = {hs}, {positions} positions");
+        }
+    }
+}
+
+/// Heads attending together give each head's `attend_head` alone, bit for bit, and leave
+/// each head's weights in its part of `att`: 1, 2, 4 and 8 heads, head sizes with and
+/// without a remainder of 8, GQA offsets (heads sharing a K/V head), 1 to 20 positions.
+#[test]
+fn heads_together_give_each_heads_own_bits() {
+    fn check<const G: usize>(hs: usize, pos: usize) {
+        let kv_dim = 4 * hs;
+        let (keys, values): (Vec<f32>, Vec<f32>) = (0..(pos + 1) * kv_dim)
+            .map(|i| ((i as f32 * 0.37).sin(), (i as f32 * 0.53).cos()))
+            .unzip();
+        let q: Vec<f32> = (0..G * hs).map(|i| (i as f32 * 0.71).sin() * 2.0).collect();
+        // Heads 2j and 2j + 1 share K/V head j (mod 4).
+        let offsets: [usize; G] = std::array::from_fn(|g| (g / 2 % 4) * hs);
+        let mut out = vec![0.0f32; G * hs];
+        let mut att = vec![0.0f32; G * (pos + 1)];
+        attend_heads::<G>(&mut out, &q, &keys, &values, kv_dim, offsets, pos, &mut att);
+        for g in 0..G {
+            let (mut one, mut att1) = (vec![0.0f32; hs], vec![0.0f32; pos + 1]);
+            let q_g = &q[g * hs..(g + 1) * hs];
+            attend_head(
+                &mut one, q_g, &keys, &values, kv_dim, offsets[g], pos, &mut att1,
+            );
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let at = format!("G = {G}, hs = {hs}, pos = {pos}, head {g}");
+            assert_eq!(bits(&out[g * hs..(g + 1) * hs]), bits(&one), "{at}");
+            assert_eq!(bits(&att[g * (pos + 1)..][..=pos]), bits(&att1), "{at}");
+        }
+    }
+    for hs in [3, 8, 12, 48] {
+        for pos in [0, 1, 7, 8, 19] {
+            check::<1>(hs, pos);
+            check::<2>(hs, pos);
+            check::<4>(hs, pos);
+            check::<8>(hs, pos);
+        }
+    }
+}
+
+#[test]
+fn dot_kernel_gives_the_portable_bits() {
+    crate::testing::assert_dot_kernel_bits(dot);
+    crate::testing::assert_dot_kernel_bits(dot_streamed);
+}
+
+#[test]
+fn dot_matches_naive_sum_closely() {
+    for n in [0, 1, 7, 31, 32, 33, 100, 1000] {
+        let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+        let exact: f64 = a.iter().zip(&b).map(|(&x, &y)| x as f64 * y as f64).sum();
+        assert!((dot(&a, &b) as f64 - exact).abs() < 1e-4, "n = {n}");
+    }
+}
+
+#[test]
+fn exp_is_within_two_ulp_of_libm() {
+    let mut worst = 0.0f64;
+    let mut x = -87.0f32;
+    while x < 88.0 {
+        let (got, want) = (exp(x) as f64, (x as f64).exp());
+        worst = worst.max(((got - want) / want).abs());
+        x += 0.0137;
+    }
+    assert!(worst < 2.5e-7, "worst relative error {worst}");
+    assert_eq!(exp(0.0), 1.0);
+    // 2^k by the exponent bits is the float-to-int conversion's, at every k (each
+    // power of two in range is hit exactly at x = k·ln 2, rounding aside) and at the ends.
+    for k in -126..=128i32 {
+        for x in [
+            k as f32 * std::f32::consts::LN_2,
+            -87.33,
+            88.72,
+            -87.0,
+            88.0,
+        ] {
+            let xc = x.clamp(-87.33, 88.72);
+            let kf = (xc * std::f32::consts::LOG2_E + 0.5).floor();
+            let by_cast = f32::from_bits(((kf as i32 + 127) as u32) << 23);
+            let magic = (kf + 12_582_912.0f32).to_bits().wrapping_sub(0x4b40_0000);
+            assert_eq!(
+                f32::from_bits(magic.wrapping_add(127) << 23).to_bits(),
+                by_cast.to_bits(),
+                "x = {x}"
+            );
+        }
+    }
+    assert!(exp(f32::NAN).is_nan());
+    assert_eq!(exp(-100.0), 0.0);
+    assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+}
+
+/// The chunked maximum is the running one, ties of ±0 aside (x − (+0) and x − (−0) are
+/// equal but for x = −0, and exp gives 1 for both): over lengths around its chunk, with
+/// NaNs and infinities among the values.
+#[test]
+fn max_is_the_running_maximum() {
+    for (a, _) in crate::testing::dot_cases() {
+        for n in 0..=a.len().min(40) {
+            let v = &a[..n];
+            let want = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(max(v), want, "n = {n}");
+        }
+    }
+    let mut v: Vec<f32> = (0..37).map(|i| (i as f32 * 0.7).sin()).collect();
+    v[20] = f32::NAN;
+    v[33] = 5.0;
+    assert_eq!(max(&v), 5.0);
+    v[3] = f32::INFINITY;
+    assert_eq!(max(&v), f32::INFINITY);
+    // All NaN: the running maximum stays at its start, −∞.
+    assert_eq!(max(&[f32::NAN; 17]), f32::NEG_INFINITY);
+    assert_eq!(max(&[]), f32::NEG_INFINITY);
+}
+
+#[test]
+fn softmax_of_lesson_example() {
+    // z = [2, 1, 0.1] -> top mass 0.659 (lesson 10, section 3).
+    let mut z = [2.0f32, 1.0, 0.1];
+    softmax(&mut z);
+    assert!((z[0] - 0.6590).abs() < 1e-4);
+    assert!((z.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn rmsnorm_of_constant_vector_is_weight() {
+    let x = [3.0f32; 4];
+    let w = [1.0, 2.0, 3.0, 4.0];
+    let mut o = [0.0; 4];
+    rmsnorm(&mut o, &x, &w, 1e-5);
+    for (o, w) in o.iter().zip(w) {
+        assert!((o - w).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn batched_matmul_equals_matmul_per_row() {
+    let (n, d, t) = (37, 53, 5);
+    let w: Vec<f32> = (0..n * d)
+        .map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0)
+        .collect();
+    let x: Vec<f32> = (0..n * t)
+        .map(|i| ((i * 104729) % 97) as f32 / 48.0 - 1.0)
+        .collect();
+    let mut batch = vec![0.0; t * d];
+    matmul(&mut batch, &x, n, &[(&w).into()]);
+    for tok in 0..t {
+        let mut row = vec![0.0; d];
+        matmul(&mut row, &x[tok * n..(tok + 1) * n], n, &[(&w).into()]);
+        assert_eq!(row, batch[tok * d..(tok + 1) * d]);
+        // Against a plain f64 sum, so the batched layout is checked independently.
+        for (i, &got) in row.iter().enumerate() {
+            let want: f64 = (0..n)
+                .map(|j| w[i * n + j] as f64 * x[tok * n + j] as f64)
+                .sum();
+            assert!((got as f64 - want).abs() < 1e-4, "row {tok}, output {i}");
+        }
+    }
+    // Two matrices: their (t, d) products one after the other.
+    let w2: Vec<f32> = w.iter().map(|v| v * 0.5 - 0.25).collect();
+    let mut both = vec![0.0; 2 * t * d];
+    matmul(&mut both, &x, n, &[(&w).into(), (&w2).into()]);
+    let mut second = vec![0.0; t * d];
+    matmul(&mut second, &x, n, &[(&w2).into()]);
+    assert_eq!(both[..t * d], batch[..]);
+    assert_eq!(both[t * d..], second[..]);
+}
+
+#[test]
+fn rope_at_position_zero_is_identity_and_preserves_norm() {
+    let table = RopeTable::new(8, 16, 10000.0);
+    let v0: Vec<f32> = (0..16).map(|i| i as f32 - 4.0).collect();
+    let mut v = v0.clone();
+    let (c, s) = table.at(0);
+    rope(&mut v, 8, c, s);
+    assert_eq!(v, v0);
+    let (c, s) = table.at(5);
+    rope(&mut v, 8, c, s);
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>();
+    assert!((norm(&v) - norm(&v0)).abs() < 1e-3);
+    assert_ne!(v, v0);
+}

@@ -1,0 +1,186 @@
+//! A matrix as the engine holds it: float32 (`F32s`: a buffer of its own, or a view into
+//! shared file bytes) or quantized (`QTensor`), and `MatRef`, what the kernels take.
+
+use super::{Precision, QRef, QTensor};
+
+/// Bytes a model's float32 tensors can be views into, shared by every tensor of the file:
+/// natively the mapped checkpoint (`memmap2::Mmap`), so the weights are the file's pages and
+/// not a copy of them (issue 11).
+pub type SharedBytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// Float32 weights: a buffer of their own, or a view into the file's bytes.
+#[derive(Clone)]
+pub enum F32s {
+    Owned(Vec<f32>),
+    /// `len` floats from byte `start` of `bytes`; made only by `F32s::view`, which checks
+    /// the range and the alignment, so taking the slice cannot fail.
+    Shared {
+        bytes: SharedBytes,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl F32s {
+    /// The `len` little-endian floats at byte `start` of `bytes`, in place; `None` when they
+    /// are not all there or not 4-byte aligned in memory (the caller then copies them), or
+    /// on a big-endian machine, where the bytes would have to be turned around.
+    pub fn view(bytes: &SharedBytes, start: usize, len: usize) -> Option<F32s> {
+        let end = start.checked_add(len.checked_mul(4)?)?;
+        let b = (**bytes).as_ref().get(start..end)?;
+        (cfg!(target_endian = "little") && bytemuck::try_cast_slice::<u8, f32>(b).is_ok()).then(
+            || F32s::Shared {
+                bytes: bytes.clone(),
+                start,
+                len,
+            },
+        )
+    }
+
+    /// Whether the floats are a view into shared bytes (the mapped file), not a copy.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, F32s::Shared { .. })
+    }
+}
+
+impl std::ops::Deref for F32s {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        match self {
+            F32s::Owned(v) => v,
+            F32s::Shared { bytes, start, len } => {
+                bytemuck::cast_slice(&(**bytes).as_ref()[*start..*start + 4 * *len])
+            }
+        }
+    }
+}
+
+impl From<Vec<f32>> for F32s {
+    fn from(v: Vec<f32>) -> Self {
+        F32s::Owned(v)
+    }
+}
+
+impl PartialEq for F32s {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for F32s {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.is_shared() { "shared" } else { "owned" };
+        write!(f, "F32s({kind}, {} floats)", self.len())
+    }
+}
+
+/// A matrix tensor of a model: float32 (its own or a view into the file) or quantized.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tensor {
+    F32(F32s),
+    Quant(QTensor),
+}
+
+impl Tensor {
+    pub fn precision(&self) -> Precision {
+        match self {
+            Tensor::F32(_) => Precision::F32,
+            Tensor::Quant(q) => q.precision,
+        }
+    }
+
+    /// Weights it holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Tensor::F32(v) => v.len(),
+            Tensor::Quant(q) => q.blocks * q.block_len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes it takes in memory (and on the GPU).
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Tensor::F32(v) => 4 * v.len() as u64,
+            Tensor::Quant(q) => q.bytes(),
+        }
+    }
+
+    /// Matrix `b` of `blocks` equal ones (layer b's).
+    pub fn block(&self, b: usize, blocks: usize) -> MatRef<'_> {
+        match self {
+            Tensor::F32(v) => {
+                let n = v.len() / blocks.max(1);
+                MatRef::F32(&v[b * n..(b + 1) * n])
+            }
+            Tensor::Quant(q) => MatRef::Quant(q.block(b)),
+        }
+    }
+
+    /// The float32 values (dequantized if quantized).
+    pub fn to_f32(&self) -> std::borrow::Cow<'_, [f32]> {
+        match self {
+            Tensor::F32(v) => std::borrow::Cow::Borrowed(&v[..]),
+            Tensor::Quant(q) => std::borrow::Cow::Owned(q.dequantize()),
+        }
+    }
+
+    /// This tensor (`blocks` matrices) at `precision`, from its float32 values. Requantizing
+    /// a quantized tensor starts from its dequantized values.
+    pub fn at(&self, precision: Precision, blocks: usize, q8_group: usize) -> Tensor {
+        if precision == self.precision()
+            && !matches!(self, Tensor::Quant(q) if q.group != q8_group && precision == Precision::Q8)
+        {
+            return self.clone();
+        }
+        let f = self.to_f32();
+        match precision {
+            Precision::F32 => Tensor::F32(f.into_owned().into()),
+            p => Tensor::Quant(QTensor::quantize(&f, blocks, p, q8_group)),
+        }
+    }
+}
+
+/// A matrix (rows of `n` weights) as the kernels see it.
+#[derive(Debug, Clone, Copy)]
+pub enum MatRef<'a> {
+    F32(&'a [f32]),
+    Quant(QRef<'a>),
+}
+
+impl MatRef<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            MatRef::F32(v) => v.len(),
+            MatRef::Quant(q) => q.len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `r` (n wide) dequantized into `out`.
+    pub fn row_into(&self, r: usize, out: &mut [f32]) {
+        let n = out.len();
+        match self {
+            MatRef::F32(v) => out.copy_from_slice(&v[r * n..(r + 1) * n]),
+            MatRef::Quant(q) => q.dequantize_into(r * n, out),
+        }
+    }
+}
+
+impl<'a> From<&'a [f32]> for MatRef<'a> {
+    fn from(v: &'a [f32]) -> Self {
+        MatRef::F32(v)
+    }
+}
+
+impl<'a> From<&'a Vec<f32>> for MatRef<'a> {
+    fn from(v: &'a Vec<f32>) -> Self {
+        MatRef::F32(v)
+    }
+}

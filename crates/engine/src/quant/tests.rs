@@ -1,0 +1,113 @@
+//! Q8 and Q4 against export.py and GGML, the row products against the dequantized ones.
+
+use super::*;
+use crate::cpu::dot_portable;
+
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2654435761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Q8 by hand: one group of 4 with max 1.27 → d = 0.01, q = round(w / d) half to even.
+#[test]
+fn q8_follows_export_py() {
+    let w = [1.27f32, -0.635, 0.005, 0.0];
+    let q = QTensor::quantize(&w, 1, Precision::Q8, 4);
+    assert_eq!(q.scales, vec![1.27 / 127.0]);
+    let ints: Vec<i32> = (0..4).map(|k| q.block(0).int_at(k)).collect();
+    // -0.635/0.01 = -63.5 → -64 (even); 0.005/0.01 = 0.5 → 0 (even)
+    assert_eq!(ints, vec![127, -64, 0, 0]);
+    assert_eq!(q.values.len(), 4);
+}
+
+/// Q4 by hand, GGML's rule: m = −2 (largest magnitude, its sign), d = m / −8 = 0.25,
+/// q = min(15, trunc(w/d + 8.5)); element j low nibble, j + 16 high nibble.
+#[test]
+fn q4_follows_ggml() {
+    let mut w = vec![0.0f32; 32];
+    w[0] = -2.0;
+    w[1] = 1.0;
+    w[16] = 0.3;
+    w[31] = 1.9;
+    let q = QTensor::quantize(&w, 1, Precision::Q4, 0);
+    assert_eq!(q.scales, vec![0.25]);
+    // -2/0.25 = -8 → trunc(0.5) = 0 → int -8; 1/0.25 = 4 → trunc(12.5)=12 → 4;
+    // 0.3/0.25 = 1.2 → trunc(9.7)=9 → 1; 1.9/0.25 = 7.6 → trunc(16.1)=16 → min 15 → 7.
+    assert_eq!(q.values[0], 9 << 4, "0 low, 9 high");
+    assert_eq!(q.values[1], 12 | (8 << 4));
+    assert_eq!(q.values[15], 8 | (15 << 4));
+    let b = q.block(0);
+    assert_eq!(
+        [b.int_at(0), b.int_at(1), b.int_at(16), b.int_at(31)],
+        [-8, 4, 1, 7]
+    );
+    assert_eq!(b.weight(31), 1.75);
+}
+
+/// The quantized row product is the float32 product of the dequantized weights, for
+/// rows aligned with the groups and rows straddling them (stories260K's w2: 64 × 172 with
+/// groups of 64 and of 32), in every block.
+#[test]
+fn row_products_equal_the_dequantized_products_for_straddling_rows() {
+    for (rows, n, p, g) in [
+        (64, 172, Precision::Q8, 64),
+        (64, 172, Precision::Q4, 32),
+        (32, 64, Precision::Q8, 64),
+        (32, 64, Precision::Q4, 32),
+        (5, 7, Precision::Q8, 4), // a padded last group
+        (3, 9, Precision::Q4, 32),
+    ] {
+        let w = values(2 * rows * n, 7);
+        let q = QTensor::quantize(&w, 2, p, g);
+        let deq = q.dequantize();
+        let x = values(n, 9);
+        for b in 0..2 {
+            for r in 0..rows {
+                let got = q.block(b).dot(r * n, &x);
+                let row = &deq[b * rows * n + r * n..][..n];
+                let want = dot_portable(row, &x);
+                let scale: f32 = row.iter().zip(&x).map(|(a, b)| (a * b).abs()).sum();
+                assert!(
+                    (got - want).abs() <= 1e-5 * scale.max(1.0),
+                    "{p} {rows}x{n} block {b} row {r}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+/// The SIMD row kernels give the bits of the plain loops, for rows of whole groups and
+/// rows straddling them (the wasm test runs the same check on simd128).
+#[test]
+fn row_kernels_give_the_plain_loops_bits() {
+    crate::testing::assert_quant_kernel_bits();
+}
+
+/// Quantization error is within half a step of each group's scale, and the sizes are
+/// those of the formats: Q8 1 byte + 4 per group, Q4 16 + 4 bytes per 32.
+#[test]
+fn errors_are_within_half_a_step_and_sizes_are_the_formats() {
+    let w = values(64 * 172, 3);
+    for (p, g) in [(Precision::Q8, 64), (Precision::Q4, 32)] {
+        let q = QTensor::quantize(&w, 1, p, g);
+        let deq = q.dequantize();
+        for (k, (a, b)) in w.iter().zip(&deq).enumerate() {
+            let d = q.scales[k / q.group].abs();
+            // Q4's top step is clipped (q ≤ 15): up to one step there.
+            let bound = if p == Precision::Q4 { d } else { 0.5 * d };
+            assert!((a - b).abs() <= bound * 1.0001, "{p} {k}: {a} vs {b}");
+        }
+        let expect = match p {
+            Precision::Q8 => 64 * 172 + 4 * 172,
+            _ => 64 * 172 / 32 * 20,
+        };
+        assert_eq!(q.bytes(), expect);
+    }
+}

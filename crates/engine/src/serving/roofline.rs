@@ -1,0 +1,245 @@
+//! The two regimes on a roofline (lesson 10, sections 4–5: prefill is "one big forward
+//! pass, compute-bound", decode "one token at a time using the cache,
+//! memory-bandwidth-bound").
+//!
+//! A pass of `F` floating-point operations moving `B` bytes has arithmetic intensity
+//! I = F / B; on a machine that can read `β` bytes/s and compute `π` FLOP/s it can run at
+//! most min(π, β · I) FLOP/s. The ridge point π / β is the intensity where the two meet:
+//! below it a pass waits on memory, above it on arithmetic.
+//!
+//! The machine's own β and π are measured here by the program that runs the model (natively
+//! and in the page's worker) with the engine's own kernels ([`measure`]): decode's
+//! matrix-vector product streaming a matrix the size of the model's weights, and a batched
+//! matrix product inside the cache. A roof measured with slower code than the passes it
+//! bounds would be drawn under them.
+//! The lesson's point at real scale uses the H100's published figures (`REFERENCES.md`:
+//! 989 TFLOP/s fp16 dense, 3.35 TB/s, ridge ≈ 295 FLOP/byte).
+
+use crate::config::Config;
+use crate::cost::PassCost;
+use crate::quant::MatRef;
+use crate::{cpu, par};
+
+/// A machine's two ceilings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Roof {
+    /// floating-point operations a second (a multiply and an add count two)
+    pub flops: f64,
+    /// bytes read a second
+    pub bytes_per_s: f64,
+}
+
+impl Roof {
+    /// The intensity (FLOP/byte) where bandwidth stops being the limit.
+    pub fn ridge(&self) -> f64 {
+        self.flops / self.bytes_per_s
+    }
+
+    /// The most a pass of this intensity can achieve, FLOP/s.
+    pub fn attainable(&self, intensity: f64) -> f64 {
+        (self.bytes_per_s * intensity).min(self.flops)
+    }
+
+    /// Which ceiling a pass of this intensity is under.
+    pub fn bound(&self, intensity: f64) -> Bound {
+        if intensity < self.ridge() {
+            Bound::Memory
+        } else {
+            Bound::Compute
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    Memory,
+    Compute,
+}
+
+/// NVIDIA H100 SXM: 989 TFLOP/s dense fp16/bf16 tensor-core arithmetic and 3.35 TB/s of
+/// HBM3 (the H100 datasheet; `REFERENCES.md`, "Roofline").
+pub const H100_SXM: Roof = Roof {
+    flops: 989e12,
+    bytes_per_s: 3.35e12,
+};
+
+/// Llama-2-7B's shape (its config.json on the Hugging Face hub: hidden 4096, intermediate
+/// 11008, 32 layers, 32 heads and 32 K/V heads, vocabulary 32,000 with its own output
+/// matrix, context 4,096).
+pub fn llama2_7b() -> Config {
+    Config::from_header([4096, 11008, 32, 32, 32, -32000, 4096])
+        .expect("Llama-2-7B's published shape is a valid header")
+}
+
+/// A point at real scale: Llama-2-7B in fp16 (2 bytes a weight and a cache element) on an
+/// H100, a pass of `rows` sequences at `position` (decode: one row each) or one prompt of
+/// `rows` tokens (prefill).
+pub fn llama2_7b_pass(rows: u64, position: u64, prefill: bool) -> PassCost {
+    let c = llama2_7b();
+    let weight_bytes = 2 * c.n_params();
+    if prefill {
+        PassCost::of_elem(&c, &[(0, rows)], 1, weight_bytes, 2)
+    } else {
+        PassCost::of_elem(
+            &c,
+            &vec![(position, 1); rows as usize],
+            rows,
+            weight_bytes,
+            2,
+        )
+    }
+}
+
+/// A machine's peaks as measured by [`measure`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Peaks {
+    pub roof: Roof,
+    /// the bandwidth probe's matrix (the model's weights' size: what its decode streams)
+    pub buffer_bytes: u64,
+    pub threads: usize,
+}
+
+/// The compute probe's product: X (`PEAK_ROWS`, n) × W (`PEAK_D`, n), at most 384 KiB
+/// together (inside a core's L2 on the machines we run on, 512 KiB on Zen 3), with n the
+/// model's own row length and a long one (`PEAK_N`): the faster counts.
+const PEAK_ROWS: usize = 64;
+const PEAK_D: usize = 128;
+const PEAK_N: usize = 512;
+/// Least wall time of one round of a probe (the clock in a browser's worker ticks in
+/// about 0.1 ms).
+const ROUND_MS: f64 = 4.0;
+
+/// Runs `f` until `ROUND_MS` have passed, `rounds` times after one untimed round (code
+/// compiled again once it is hot, as browsers do, is then in place); the best time per
+/// call, ms.
+fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for round in 0..=rounds.max(1) {
+        let (t0, mut calls) = (now(), 0u32);
+        while calls == 0 || now() - t0 < ROUND_MS {
+            f();
+            calls += 1;
+        }
+        if round > 0 {
+            best = best.min((now() - t0) / calls as f64);
+        }
+    }
+    best.max(1e-6)
+}
+
+/// Measures the machine's two ceilings with the engine's own kernels, so that what they
+/// bound cannot beat them (issue 32: a multiply-then-add chain gave 12.5 GFLOP/s on two
+/// AVX-512 cores, and prefill then drew at 312–2,826 % "of roof"):
+///
+/// - bandwidth: decode's own matrix-vector product (`cpu::matmul` with one input row, every
+///   thread, the widest SIMD this build has) streaming a float32 matrix of `buffer_bytes`
+///   with rows of `row` floats — pass the model's weight bytes and `dim`, and the probe reads
+///   from where its decode reads (a small model's weights sit in the cache: so does the
+///   probe's matrix); bytes a second over the matrix;
+/// - compute: the same `cpu::matmul` on a batch of 64 rows against a matrix inside the
+///   cache (prefill's path), rows of the model's length and long ones: the faster's FLOP a
+///   second.
+///
+/// Each is the best of `rounds` rounds; `now` is a clock in ms. The matrices are allocated,
+/// filled, timed and freed here.
+pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() -> f64) -> Peaks {
+    let n = row.max(8);
+    let d = (buffer_bytes / 4 / n).max(64);
+    let fill = |len: usize, k: usize| -> Vec<f32> {
+        (0..len)
+            .map(|i| ((i * 37 + k) % 101) as f32 * 1e-3 - 0.05)
+            .collect()
+    };
+    let (w, x) = (fill(d * n, 1), fill(n, 2));
+    let mut out = vec![0.0f32; d];
+    let read_ms = best_per_call(rounds, now, || {
+        cpu::matmul(&mut out, &x, n, &[MatRef::F32(&w)]);
+        std::hint::black_box(&out);
+    });
+    drop(w);
+    let flops = [n.min(PEAK_N), PEAK_N]
+        .into_iter()
+        .map(|k| {
+            let (wc, xc) = (fill(PEAK_D * k, 3), fill(PEAK_ROWS * k, 4));
+            let mut outc = vec![0.0f32; PEAK_ROWS * PEAK_D];
+            let ms = best_per_call(rounds, now, || {
+                cpu::matmul(&mut outc, &xc, k, &[MatRef::F32(&wc)]);
+                std::hint::black_box(&outc);
+            });
+            (2 * PEAK_ROWS * PEAK_D * k) as f64 / (ms / 1000.0)
+        })
+        .fold(0.0f64, f64::max);
+    Peaks {
+        roof: Roof {
+            flops,
+            bytes_per_s: (d * n * 4) as f64 / (read_ms / 1000.0),
+        },
+        buffer_bytes: (d * n * 4) as u64,
+        threads: par::thread_count().max(1),
+    }
+}
+
+/// Whether a measured point (achieved FLOP/s at its intensity) is under the roof: when it
+/// is not, the roof was under-measured and must not be drawn as a ceiling.
+pub fn under(roof: &Roof, intensity: f64, achieved_flops: f64) -> bool {
+    achieved_flops <= roof.attainable(intensity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_h100_ridge_is_the_references_295() {
+        assert!(
+            (H100_SXM.ridge() - 295.2).abs() < 0.1,
+            "{}",
+            H100_SXM.ridge()
+        );
+        // Below the ridge the roof is the bandwidth line, above it the flat compute roof.
+        assert_eq!(H100_SXM.attainable(1.0), 3.35e12);
+        assert_eq!(H100_SXM.attainable(1000.0), 989e12);
+        assert_eq!(H100_SXM.bound(1.0), Bound::Memory);
+        assert_eq!(H100_SXM.bound(300.0), Bound::Compute);
+    }
+
+    /// Llama-2-7B in fp16 at real scale, by hand: 6,738,415,616 parameters (its model
+    /// card's 6.7B), so a decode step reads 13.48 GB of weights and does about 2 FLOP per
+    /// matrix parameter for each row: ≈ 1 FLOP/byte at B = 1, far below the ridge; a
+    /// 512-token prefill is far above it.
+    #[test]
+    fn llama2_7b_decode_is_memory_bound_and_prefill_compute_bound() {
+        let c = llama2_7b();
+        assert_eq!(c.n_params(), 6_738_415_616);
+        let d1 = llama2_7b_pass(1, 0, false);
+        // layers: 32 × (4·4096² + 3·4096·11008) = 6,476,005,376; classifier 131,072,000;
+        // attention at one position 2 × 4096 × 32 = 262,144.
+        assert_eq!(d1.flops, 2 * (6_476_005_376 + 131_072_000 + 262_144));
+        // weights + K/V read (one position) and written, 2 bytes each: 2·32·4096·2 = 524,288.
+        assert_eq!(d1.bytes, 2 * 6_738_415_616 + 2 * 524_288);
+        assert!((d1.intensity() - 0.98).abs() < 0.01, "{}", d1.intensity());
+        assert_eq!(H100_SXM.bound(d1.intensity()), Bound::Memory);
+        // 64 rows a step read the weights once: intensity ≈ 64×.
+        let d64 = llama2_7b_pass(64, 0, false);
+        assert!(d64.intensity() > 60.0 && d64.intensity() < 64.0);
+        let prefill = llama2_7b_pass(512, 0, true);
+        assert_eq!(H100_SXM.bound(prefill.intensity()), Bound::Compute);
+    }
+
+    #[test]
+    fn measured_peaks_are_positive_and_the_read_covers_the_buffer() {
+        let t0 = std::time::Instant::now();
+        let now = move || t0.elapsed().as_secs_f64() * 1000.0;
+        let p = measure(8 << 20, 288, 2, &now);
+        assert!(p.roof.flops > 1e8 && p.roof.flops.is_finite(), "{p:?}");
+        assert!(
+            p.roof.bytes_per_s > 1e8 && p.roof.bytes_per_s.is_finite(),
+            "{p:?}"
+        );
+        // 8 MiB in rows of 288 floats: 7,281 whole rows.
+        assert_eq!(p.buffer_bytes, 7_281 * 288 * 4);
+        // A buffer smaller than 64 rows is read as 64 rows.
+        assert_eq!(measure(100, 8, 1, &now).buffer_bytes, 64 * 8 * 4);
+    }
+}
