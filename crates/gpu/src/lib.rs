@@ -5,7 +5,7 @@
 
 pub mod backend;
 pub mod context;
-pub mod kernels;
+pub mod kernel;
 pub mod ops;
 pub mod select;
 

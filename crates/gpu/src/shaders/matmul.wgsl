@@ -1,11 +1,12 @@
 // Matrix-vector (decode, one batch row) and matrix-matrix (several rows) product over the
 // batch rows r = row0 .. row0 + n_rows of the step block:
 //   out[output row of r] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + r·x_stride + j]
-// W is read through `weight` (weights_f32/q8/q4.wgsl, prepended): w_offset is always a whole
+// W is read through `weight` (weights_f32/q8/q4.wgsl, prepended, as are the flags' values
+// from Rust, `ops::matmul::flags_wgsl`): w_offset is always a whole
 // matrix (block = w_offset / (rows·n): a layer), so a quantized layer's groups are its own.
-// Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & 1: accumulate into
+// Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & ACCUMULATE: add into
 // out, as x += wo·xb and x += w2·hb).
-// flags & 2: the output row is the batch row's position (K and V written into the KV cache
+// flags & AT_POSITION: the output row is the batch row's position (K and V written into the KV cache
 // of the row's sequence); otherwise it is r.
 // Bindings: 0 W (read; f32, or packed u32 words for q8/q4), 1 x (read), 2 out (read_write), 3 params (uniform, dynamic offset),
 //           4 step (uniform, dynamic offset: row0, n_rows), 5 rows (read: positions).
@@ -63,11 +64,11 @@ fn main(
     }
     if (lid.x == 0u) {
         var r = t;
-        if ((p.flags & 2u) != 0u) {
+        if ((p.flags & AT_POSITION) != 0u) {
             r = positions[t];
         }
         let o = p.out_offset + r * p.out_stride + row;
-        if ((p.flags & 1u) != 0u) {
+        if ((p.flags & ACCUMULATE) != 0u) {
             out[o] = out[o] + partial[0];
         } else {
             out[o] = partial[0];

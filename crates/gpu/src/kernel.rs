@@ -1,87 +1,17 @@
-//! The compute pipelines, one per WGSL kernel in `shaders/`, created once per device, and
-//! the uniform parameter blocks each kernel reads. Every kernel has a CPU twin in
-//! `decoding_engine::cpu` and a `<op>_matches_cpu_reference` test.
+//! The compute pipelines, one per WGSL kernel (`ops/`: each op's source, parameter block
+//! and test runner), created once per device, and what every kernel shares: the workgroup
+//! size, the step block (which rows a dispatch covers), the binding kinds, the weights'
+//! readers and packing.
 
+use crate::ops;
 use bytemuck::{Pod, Zeroable};
 use decoding_engine::quant::{Precision, Tensor};
-
 /// Threads per workgroup in every kernel.
 pub const WORKGROUP: u32 = 64;
 /// Largest workgroup count along one dispatch dimension (WebGPU's default limit).
 pub const MAX_GROUPS: u32 = 65_535;
 /// Bytes between parameter blocks in the uniform buffer (the dynamic-offset alignment).
 pub const PARAM_SLOT: u64 = 256;
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct EmbedParams {
-    pub dim: u32,
-    /// vocab_size · dim: the table is one block of the weights' format
-    pub table_len: u32,
-    pub _pad: [u32; 2],
-}
-
-/// `select` ≠ 0: output row i normalises input row `table[select_offset + i]`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct RmsNormParams {
-    pub dim: u32,
-    pub w_offset: u32,
-    pub select_offset: u32,
-    pub select: u32,
-    /// The model's ε (`Config::rms_eps`).
-    pub eps: f32,
-    pub _pad: [u32; 3],
-}
-
-/// `out[output row of batch row r] (=|+=) W[row] · x[r]`; see `matmul.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct MatmulParams {
-    pub n: u32,
-    pub rows: u32,
-    pub w_offset: u32,
-    pub x_offset: u32,
-    pub x_stride: u32,
-    pub out_offset: u32,
-    pub out_stride: u32,
-    pub flags: u32,
-}
-
-pub const MATMUL_ACCUMULATE: u32 = 1;
-pub const MATMUL_AT_POSITION: u32 = 2;
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct RopeParams {
-    pub q_pairs: u32,
-    pub k_pairs: u32,
-    pub half_head: u32,
-    pub q_stride: u32,
-    pub k_offset: u32,
-    pub k_stride: u32,
-    pub _pad: [u32; 2],
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct AttentionParams {
-    pub n_heads: u32,
-    pub head_size: u32,
-    pub kv_dim: u32,
-    pub kv_mul: u32,
-    pub seq_len: u32,
-    pub layer_offset: u32,
-    pub q_stride: u32,
-    pub _pad: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct SwigluParams {
-    pub hidden: u32,
-    pub _pad: [u32; 3],
-}
 
 /// Which batch rows a dispatch covers: all rows of a submission, or one sequence's run of
 /// them. Written per submission, one block per `PARAM_SLOT`, chosen by dynamic offset.
@@ -269,39 +199,38 @@ impl Kernels {
             embed: Kernel::new(
                 device,
                 "embed",
-                &with_weights(include_str!("shaders/embed.wgsl")),
+                &with_weights(ops::embed::SOURCE),
                 &[Read, Read, ReadWrite, Params],
             ),
             rmsnorm: Kernel::new(
                 device,
                 "rmsnorm",
-                include_str!("shaders/rmsnorm.wgsl"),
+                ops::rmsnorm::SOURCE,
                 &[Read, Read, ReadWrite, Params, Read],
             ),
             matmul: Kernel::new(
                 device,
                 "matmul",
-                &with_weights(include_str!("shaders/matmul.wgsl")),
+                &with_weights(&format!(
+                    "{}{}",
+                    ops::matmul::flags_wgsl(),
+                    ops::matmul::SOURCE
+                )),
                 &[Read, Read, ReadWrite, Params, Step, Read],
             ),
             rope: Kernel::new(
                 device,
                 "rope",
-                include_str!("shaders/rope.wgsl"),
+                ops::rope::SOURCE,
                 &[ReadWrite, ReadWrite, Read, Params, Step, Read],
             ),
             attention: Kernel::new(
                 device,
                 "attention",
-                include_str!("shaders/attention.wgsl"),
+                ops::attention::SOURCE,
                 &[Read, Read, Read, ReadWrite, ReadWrite, Params, Step, Read],
             ),
-            swiglu: Kernel::new(
-                device,
-                "swiglu",
-                include_str!("shaders/swiglu.wgsl"),
-                &[ReadWrite, Params],
-            ),
+            swiglu: Kernel::new(device, "swiglu", ops::swiglu::SOURCE, &[ReadWrite, Params]),
         }
     }
 }

@@ -1,0 +1,285 @@
+//! A submission: a chunk's tables written, its dispatches encoded (one compute pass, or cut
+//! after each layer's attention and MLP when the probe taps it), one logits read-back.
+
+use super::plan::{final_slot, layer_slot, Chunk, LAYER};
+use super::probe::{Taps, ATTENTION_OP};
+use super::resources::GpuSeq;
+use super::GpuBackend;
+use crate::kernel::*;
+use crate::ops::matmul::mm_groups;
+use decoding_engine::backend::{Backend, BackendError};
+use decoding_engine::{Batch, ProbeRecord, ProbeSpec};
+
+impl GpuBackend {
+    /// Encodes the forward pass of a chunk (its tables already written) with logits for
+    /// `logit_rows` rows. With `taps`, each layer's pass is cut after the attention (its
+    /// weights copied out) and after the MLP (the residual rows copied out); without, the
+    /// whole chunk is one compute pass.
+    pub(super) fn encode(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        chunk: &Chunk,
+        logit_rows: u32,
+        layers: usize,
+        taps: Option<&Taps>,
+    ) -> Result<(), BackendError> {
+        let c = &self.config;
+        let (k, g) = (&self.kernels, &self.shared);
+        let runs: Vec<(&GpuSeq, u32)> = chunk
+            .runs
+            .iter()
+            .map(|&(seq, _, n)| self.seq(seq).map(|s| (s, n)))
+            .collect::<Result<_, _>>()?;
+        let n = chunk.rows.len() as u32;
+        let begin = |e: &mut wgpu::CommandEncoder| {
+            e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("forward"),
+                timestamp_writes: None,
+            })
+            .forget_lifetime()
+        };
+        let mut pass = begin(encoder);
+        dispatch(
+            &mut pass,
+            &k.embed,
+            &g.embed,
+            0,
+            0,
+            [(c.dim as u32).div_ceil(WORKGROUP), n, 1],
+        );
+        for l in 0..layers.min(c.n_layers) {
+            for (i, op) in LAYER.iter().enumerate() {
+                let kernel = (op.kernel)(k);
+                if op.per_seq {
+                    for (r, &(s, rows)) in runs.iter().enumerate() {
+                        let groups = (op.groups)(c, rows);
+                        let bg = (op.group)(g, s);
+                        dispatch(
+                            &mut pass,
+                            kernel,
+                            bg,
+                            layer_slot(l, i),
+                            1 + r as u64,
+                            groups,
+                        );
+                    }
+                } else {
+                    let bg = (op.group)(g, runs[0].0);
+                    let groups = (op.groups)(c, n);
+                    dispatch(&mut pass, kernel, bg, layer_slot(l, i), 0, groups);
+                }
+                if let Some(t) = taps {
+                    let copy = if i == ATTENTION_OP {
+                        t.attention_copy(c, l)
+                    } else if i + 1 == LAYER.len() {
+                        t.residual_copies(c, l)
+                    } else {
+                        Vec::new()
+                    };
+                    if !copy.is_empty() {
+                        drop(pass);
+                        let src = if i == ATTENTION_OP {
+                            &self.act.att
+                        } else {
+                            &self.act.x
+                        };
+                        for (from, to, bytes) in copy {
+                            encoder.copy_buffer_to_buffer(src, from, &t.buffer, to, bytes);
+                        }
+                        pass = begin(encoder);
+                    }
+                }
+            }
+        }
+        if logit_rows > 0 {
+            let m = logit_rows;
+            dispatch(
+                &mut pass,
+                &k.rmsnorm,
+                &g.rms_final,
+                final_slot(c),
+                0,
+                [m, 1, 1],
+            );
+            let groups = mm_groups(c.vocab_size, m);
+            dispatch(&mut pass, &k.matmul, &g.cls, final_slot(c) + 1, 0, groups);
+        }
+        Ok(())
+    }
+
+    /// Writes a chunk's tokens, batch table and step blocks.
+    pub(super) fn write_tables(&self, chunk: &Chunk, logit_rows: &[u32]) {
+        let q = &self.ctx.queue;
+        let tokens: Vec<u32> = chunk.rows.iter().map(|(_, r)| r.token).collect();
+        let positions: Vec<u32> = chunk.rows.iter().map(|(_, r)| r.pos as u32).collect();
+        q.write_buffer(&self.act.tokens, 0, bytemuck::cast_slice(&tokens));
+        q.write_buffer(&self.act.table, 0, bytemuck::cast_slice(&positions));
+        q.write_buffer(
+            &self.act.table,
+            (MAX_ROWS * 4) as u64,
+            bytemuck::cast_slice(logit_rows),
+        );
+        let all = (0, chunk.rows.len() as u32);
+        let runs = chunk.runs.iter().map(|&(_, first, n)| (first, n));
+        for (i, (row0, n_rows)) in std::iter::once(all).chain(runs).enumerate() {
+            let step = StepParams {
+                row0,
+                n_rows,
+                _pad: [0; 2],
+            };
+            q.write_buffer(
+                &self.act.step,
+                i as u64 * PARAM_SLOT,
+                bytemuck::bytes_of(&step),
+            );
+        }
+    }
+
+    /// Runs one chunk; returns (batch index, logits) for its rows that want logits, and
+    /// with `record`, fills in what the chunk's rows hold of it.
+    pub(super) async fn run_chunk(
+        &mut self,
+        chunk: &Chunk,
+        layers: usize,
+        record: Option<&mut ProbeRecord>,
+        batch_rows: usize,
+    ) -> Result<Vec<(usize, Vec<f32>)>, BackendError> {
+        let vocab = self.config.vocab_size;
+        let logit_rows = chunk.logit_rows();
+        self.write_tables(chunk, &logit_rows);
+        let taps = record
+            .as_deref()
+            .and_then(|r| Taps::plan(&self.ctx.device, &self.config, chunk, r, batch_rows));
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("step"),
+            });
+        self.encode(
+            &mut encoder,
+            chunk,
+            logit_rows.len() as u32,
+            layers,
+            taps.as_ref(),
+        )?;
+        let bytes = (logit_rows.len() * vocab * 4) as u64;
+        if bytes > 0 {
+            encoder.copy_buffer_to_buffer(&self.act.logits, 0, &self.act.staging, 0, bytes);
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        for &(seq, _, n) in &chunk.runs {
+            if let Ok(s) = self.seqs.get_mut(seq) {
+                s.len += n as usize;
+            }
+        }
+        if let (Some(t), Some(r)) = (&taps, record) {
+            let tapped = self.read_back(&t.buffer, t.bytes).await?;
+            t.buffer.destroy();
+            t.fill(&self.config, &tapped, r);
+        }
+        if bytes == 0 {
+            return self.check_error().map(|_| Vec::new());
+        }
+        let logits = self.read_back(&self.act.staging, bytes).await?;
+        let index = logit_rows.iter().map(|&i| chunk.rows[i as usize].0);
+        Ok(index
+            .zip(logits.chunks(vocab).map(<[f32]>::to_vec))
+            .collect())
+    }
+
+    /// Maps a read-back buffer and copies `bytes` out.
+    pub(super) async fn read_back(
+        &self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<f32>, BackendError> {
+        let slice = buffer.slice(0..bytes);
+        let (tx, rx) = futures_channel::oneshot::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            if let Err(e) = self.ctx.device.poll(wgpu::PollType::wait_indefinitely()) {
+                self.check_error()?;
+                return Err(BackendError::DeviceLost(e.to_string()));
+            }
+        }
+        let mapped = rx
+            .await
+            .map_err(|_| BackendError::DeviceLost("the read-back was cancelled".into()))?;
+        if let Err(e) = mapped {
+            self.check_error()?;
+            return Err(BackendError::DeviceLost(e.to_string()));
+        }
+        self.check_error()?;
+        let out = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| BackendError::Gpu(e.to_string()))?;
+            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
+        };
+        buffer.unmap();
+        Ok(out)
+    }
+
+    /// Runs a checked batch chunk by chunk through the first `layers` layers (all of them but
+    /// for an early-exit draft); the rows' logits come back in batch order, with `probe`
+    /// also what the pass recorded. If a submission fails, every sequence is rewound to where
+    /// it was (its positions are not in the cache).
+    pub(super) async fn forward_impl(
+        &mut self,
+        batch: Batch,
+        layers: usize,
+        probe: Option<ProbeSpec>,
+    ) -> Result<(Vec<f32>, Option<ProbeRecord>), BackendError> {
+        let c = self.config;
+        let spans = batch.check(c.vocab_size, c.seq_len, |seq| self.seq_len(seq))?;
+        if self.ctx.is_lost() {
+            self.check_error()?;
+        }
+        let mut record = match probe {
+            Some(spec) => Some(ProbeRecord::new(&c, &batch, spec)?),
+            None => None,
+        };
+        let mut out: Vec<(usize, Vec<f32>)> = Vec::with_capacity(batch.logits_rows());
+        for chunk in Chunk::plan(batch.rows()) {
+            let rows = batch.rows().len();
+            match self.run_chunk(&chunk, layers, record.as_mut(), rows).await {
+                Ok(rows) => out.extend(rows),
+                Err(e) => {
+                    for s in &spans {
+                        let _ = self.truncate(s.seq, s.start);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        if let Some(r) = record.as_mut() {
+            r.normalise_attention();
+        }
+        Ok((out.into_iter().flat_map(|(_, l)| l).collect(), record))
+    }
+}
+
+/// One dispatch: `step` picks the step block (0 = all rows, 1 + i = run i).
+pub(super) fn dispatch(
+    pass: &mut wgpu::ComputePass,
+    kernel: &Kernel,
+    bg: &wgpu::BindGroup,
+    slot: u64,
+    step: u64,
+    groups: [u32; 3],
+) {
+    pass.set_pipeline(&kernel.pipeline);
+    let offsets = [(slot * PARAM_SLOT) as u32, (step * PARAM_SLOT) as u32];
+    let dynamic = if kernel.has_step {
+        &offsets[..]
+    } else {
+        &offsets[..1]
+    };
+    pass.set_bind_group(0, bg, dynamic);
+    pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+}

@@ -1,0 +1,74 @@
+//! x[t] = emb[tokens[t]]: the token embedding of each row (`embed.wgsl`), the table
+//! float32 or quantized, as `Transformer::forward` embeds.
+
+use super::*;
+use crate::kernel::*;
+use bytemuck::{Pod, Zeroable};
+use decoding_engine::quant::Tensor;
+
+/// The kernel's WGSL.
+pub const SOURCE: &str = include_str!("../shaders/embed.wgsl");
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct EmbedParams {
+    pub dim: u32,
+    /// vocab_size · dim: the table is one block of the weights' format
+    pub table_len: u32,
+    pub _pad: [u32; 2],
+}
+
+/// The embedding's block: the table is one block of the weights' format.
+pub fn params(c: &Config) -> Vec<u8> {
+    block(EmbedParams {
+        dim: c.dim as u32,
+        table_len: (c.vocab_size * c.dim) as u32,
+        ..Default::default()
+    })
+}
+
+/// x[t] = emb[tokens[t]], the table float32 or quantized (dequantized row by row).
+pub async fn embed(
+    ctx: &GpuContext,
+    emb: &Tensor,
+    tokens: &[u32],
+    dim: usize,
+) -> Result<Vec<f32>, String> {
+    let k = Kernels::for_weights(&ctx.device, emb.precision(), group_of(emb));
+    let out = vec![0.0f32; tokens.len() * dim];
+    run(
+        ctx,
+        &k.embed,
+        vec![
+            (buffer(ctx, &packed(emb), false), Slot::Read),
+            (buffer(ctx, bytemuck::cast_slice(tokens), false), Slot::Read),
+            (buffer(ctx, f32s(&out), false), Slot::ReadWrite),
+            (
+                params_buffer(
+                    ctx,
+                    &EmbedParams {
+                        dim: dim as u32,
+                        table_len: emb.len() as u32,
+                        _pad: [0; 2],
+                    },
+                ),
+                Slot::Params,
+            ),
+        ],
+        ((dim as u32).div_ceil(WORKGROUP), tokens.len() as u32, 1),
+        2,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Rust block is the WGSL struct's size (its fields four bytes each, as laid out).
+    #[test]
+    fn the_parameter_block_is_the_shaders() {
+        assert_eq!(
+            std::mem::size_of::<super::EmbedParams>(),
+            super::wgsl_struct_bytes(super::SOURCE, "Params")
+        );
+    }
+}

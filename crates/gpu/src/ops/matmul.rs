@@ -1,0 +1,174 @@
+//! The matrix product (`matmul.wgsl`, mirroring `cpu::matmul`): Q, K and V (K and V written
+//! into the cache at each row's position), Wo and W2 added into the residual, W1 and W3, the
+//! classifier.
+
+use super::*;
+use crate::kernel::*;
+use bytemuck::{Pod, Zeroable};
+use decoding_engine::quant::Tensor;
+
+/// The kernel's WGSL.
+pub const SOURCE: &str = include_str!("../shaders/matmul.wgsl");
+
+/// `out[output row of batch row r] (=|+=) W[row] · x[r]`; see `matmul.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct MatmulParams {
+    pub n: u32,
+    pub rows: u32,
+    pub w_offset: u32,
+    pub x_offset: u32,
+    pub x_stride: u32,
+    pub out_offset: u32,
+    pub out_stride: u32,
+    pub flags: u32,
+}
+
+pub const MATMUL_ACCUMULATE: u32 = 1;
+pub const MATMUL_AT_POSITION: u32 = 2;
+
+/// The flags as WGSL constants, put before the kernel: the shader names them, the numbers
+/// are these.
+pub fn flags_wgsl() -> String {
+    format!(
+        "const ACCUMULATE: u32 = {MATMUL_ACCUMULATE}u;\nconst AT_POSITION: u32 = {MATMUL_AT_POSITION}u;\n"
+    )
+}
+
+/// A matmul block: W (rows, n) at `w_offset` times x rows `x_stride` apart, into out rows
+/// `out_stride` apart from `out_offset`.
+pub fn mm(
+    n: usize,
+    rows: usize,
+    w_offset: usize,
+    x_stride: usize,
+    out: (usize, usize),
+    flags: u32,
+) -> Vec<u8> {
+    block(MatmulParams {
+        n: n as u32,
+        rows: rows as u32,
+        w_offset: w_offset as u32,
+        x_offset: 0,
+        x_stride: x_stride as u32,
+        out_offset: out.0 as u32,
+        out_stride: out.1 as u32,
+        flags,
+    })
+}
+
+/// Workgroups of a matmul with `out_rows` weight rows over `rows` batch rows.
+pub fn mm_groups(out_rows: usize, rows: u32) -> [u32; 3] {
+    let (x, y) = row_groups(out_rows as u32);
+    [x, y, rows]
+}
+
+pub fn kv_write(c: &Config, l: u32) -> Vec<u8> {
+    let (dim, kv) = (c.dim, c.kv_dim());
+    mm(
+        dim,
+        kv,
+        l as usize * kv * dim,
+        dim,
+        (layer_cache(c, l), kv),
+        MATMUL_AT_POSITION,
+    )
+}
+
+/// x += Wo · att.
+pub fn wo_block(c: &Config, l: u32) -> Vec<u8> {
+    let w = l as usize * c.dim * c.dim;
+    mm(c.dim, c.dim, w, c.dim, (0, c.dim), MATMUL_ACCUMULATE)
+}
+
+/// W1 (at = 0) or W3 (at = hidden) times x̂, into its half of each row of hb.
+pub fn mlp_in_block(c: &Config, l: u32, at: usize) -> Vec<u8> {
+    let w = l as usize * c.hidden_dim * c.dim;
+    mm(c.dim, c.hidden_dim, w, c.dim, (at, 2 * c.hidden_dim), 0)
+}
+
+/// x += W2 · gate (the gate half of each row of hb).
+pub fn w2_block(c: &Config, l: u32) -> Vec<u8> {
+    let w = l as usize * c.dim * c.hidden_dim;
+    mm(
+        c.hidden_dim,
+        c.dim,
+        w,
+        2 * c.hidden_dim,
+        (0, c.dim),
+        MATMUL_ACCUMULATE,
+    )
+}
+
+/// q = Wq·x̂.
+pub fn wq_block(c: &Config, l: u32) -> Vec<u8> {
+    mm(
+        c.dim,
+        c.dim,
+        l as usize * c.dim * c.dim,
+        c.dim,
+        (0, c.dim),
+        0,
+    )
+}
+
+/// The classifier over rows 0.. of xb.
+pub fn classifier_block(c: &Config) -> Vec<u8> {
+    mm(c.dim, c.vocab_size, 0, c.dim, (0, c.vocab_size), 0)
+}
+
+/// out (tokens × rows) = x (tokens × n) · Wᵀ, W (rows × n) matrix `block` of the `blocks`
+/// in `w` (float32 or quantized, packed as the backend packs it); added to `acc` when given.
+pub async fn matmul(
+    ctx: &GpuContext,
+    w: &Tensor,
+    (blocks, block): (usize, usize),
+    x: &[f32],
+    n: usize,
+    acc: Option<&[f32]>,
+) -> Result<Vec<f32>, String> {
+    let k = Kernels::for_weights(&ctx.device, w.precision(), group_of(w));
+    let rows = w.len() / blocks / n;
+    let t = x.len() / n;
+    let init = acc
+        .map(<[f32]>::to_vec)
+        .unwrap_or_else(|| vec![0.0; t * rows]);
+    let p = MatmulParams {
+        n: n as u32,
+        rows: rows as u32,
+        w_offset: (block * rows * n) as u32,
+        x_offset: 0,
+        x_stride: n as u32,
+        out_offset: 0,
+        out_stride: rows as u32,
+        flags: if acc.is_some() { MATMUL_ACCUMULATE } else { 0 },
+    };
+    let (gx, gy) = row_groups(rows as u32);
+    run(
+        ctx,
+        &k.matmul,
+        vec![
+            (buffer(ctx, &packed(w), false), Slot::Read),
+            (buffer(ctx, f32s(x), false), Slot::Read),
+            (buffer(ctx, f32s(&init), false), Slot::ReadWrite),
+            (params_buffer(ctx, &p), Slot::Params),
+            (step(ctx, t as u32), Slot::Step),
+            (positions(ctx, 0, t as u32), Slot::Read),
+        ],
+        (gx, gy, t as u32),
+        2,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Rust block is the WGSL struct's size (its fields four bytes each, as laid out).
+    #[test]
+    fn the_parameter_block_is_the_shaders() {
+        assert_eq!(
+            std::mem::size_of::<super::MatmulParams>(),
+            super::wgsl_struct_bytes(super::SOURCE, "Params")
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! gate = silu(gate) ⊙ up over each row of hb (`swiglu.wgsl`, mirroring `cpu::swiglu`).
+
+use super::*;
+use crate::kernel::*;
+use bytemuck::{Pod, Zeroable};
+
+/// The kernel's WGSL.
+pub const SOURCE: &str = include_str!("../shaders/swiglu.wgsl");
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct SwigluParams {
+    pub hidden: u32,
+    pub _pad: [u32; 3],
+}
+
+/// The block (the same for every layer).
+pub fn layer_params(c: &Config, _l: u32) -> Vec<u8> {
+    block(SwigluParams {
+        hidden: c.hidden_dim as u32,
+        ..Default::default()
+    })
+}
+
+/// SwiGLU on rows of (gate, up), each `hidden` wide; returns the whole buffer.
+pub async fn swiglu(ctx: &GpuContext, hb: &[f32], hidden: usize) -> Result<Vec<f32>, String> {
+    let k = Kernels::new(&ctx.device);
+    let t = hb.len() / (2 * hidden);
+    run(
+        ctx,
+        &k.swiglu,
+        vec![
+            (buffer(ctx, f32s(hb), false), Slot::ReadWrite),
+            (
+                params_buffer(
+                    ctx,
+                    &SwigluParams {
+                        hidden: hidden as u32,
+                        _pad: [0; 3],
+                    },
+                ),
+                Slot::Params,
+            ),
+        ],
+        ((hidden as u32).div_ceil(WORKGROUP), t as u32, 1),
+        0,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Rust block is the WGSL struct's size (its fields four bytes each, as laid out).
+    #[test]
+    fn the_parameter_block_is_the_shaders() {
+        assert_eq!(
+            std::mem::size_of::<super::SwigluParams>(),
+            super::wgsl_struct_bytes(super::SOURCE, "Params")
+        );
+    }
+}
