@@ -1,9 +1,8 @@
-//! The compute pipelines, one per WGSL kernel (`ops/`: each op's source, parameter block
-//! and test runner), created once per device, and what every kernel shares: the workgroup
-//! size, the step block (which rows a dispatch covers), the binding kinds, the weights'
-//! readers and packing.
+//! What every WGSL kernel shares: a compute pipeline with its bind-group layout (`Kernel`,
+//! made from a source and its bindings' kinds), the workgroup size, the step block (which
+//! rows a dispatch covers), the weights' readers and packing. Each kernel is `ops/<op>.rs`;
+//! `pipelines.rs` makes all of a model's once per device.
 
-use crate::ops;
 use bytemuck::{Pod, Zeroable};
 use decoding_engine::quant::{Precision, Tensor};
 /// Threads per workgroup in every kernel.
@@ -48,7 +47,7 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    fn new(device: &wgpu::Device, name: &'static str, source: &str, slots: &[Slot]) -> Kernel {
+    pub fn new(device: &wgpu::Device, name: &'static str, source: &str, slots: &[Slot]) -> Kernel {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = slots
             .iter()
             .enumerate()
@@ -133,16 +132,6 @@ impl Kernel {
     }
 }
 
-/// Every kernel of the forward pass.
-pub struct Kernels {
-    pub embed: Kernel,
-    pub rmsnorm: Kernel,
-    pub matmul: Kernel,
-    pub rope: Kernel,
-    pub attention: Kernel,
-    pub swiglu: Kernel,
-}
-
 /// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`), put
 /// before the kernels that read matrices (matmul, embed).
 pub fn weight_reader(precision: Precision, group: u32) -> String {
@@ -180,58 +169,6 @@ pub fn group_of(t: &Tensor) -> u32 {
     match t {
         Tensor::Quant(q) => q.group as u32,
         Tensor::F32(_) => 0,
-    }
-}
-
-impl Kernels {
-    /// The kernels for a float32 model.
-    pub fn new(device: &wgpu::Device) -> Kernels {
-        Kernels::for_weights(device, Precision::F32, 0)
-    }
-
-    /// The kernels for a model whose matrices are `precision` (Q8 with groups of `group`):
-    /// matmul and embed read the weights through that format's `weight`.
-    pub fn for_weights(device: &wgpu::Device, precision: Precision, group: u32) -> Kernels {
-        use Slot::*;
-        let reader = weight_reader(precision, group);
-        let with_weights = |body: &str| format!("{reader}\n{body}");
-        Kernels {
-            embed: Kernel::new(
-                device,
-                "embed",
-                &with_weights(ops::embed::SOURCE),
-                &[Read, Read, ReadWrite, Params],
-            ),
-            rmsnorm: Kernel::new(
-                device,
-                "rmsnorm",
-                ops::rmsnorm::SOURCE,
-                &[Read, Read, ReadWrite, Params, Read],
-            ),
-            matmul: Kernel::new(
-                device,
-                "matmul",
-                &with_weights(&format!(
-                    "{}{}",
-                    ops::matmul::flags_wgsl(),
-                    ops::matmul::SOURCE
-                )),
-                &[Read, Read, ReadWrite, Params, Step, Read],
-            ),
-            rope: Kernel::new(
-                device,
-                "rope",
-                ops::rope::SOURCE,
-                &[ReadWrite, ReadWrite, Read, Params, Step, Read],
-            ),
-            attention: Kernel::new(
-                device,
-                "attention",
-                ops::attention::SOURCE,
-                &[Read, Read, Read, ReadWrite, ReadWrite, Params, Step, Read],
-            ),
-            swiglu: Kernel::new(device, "swiglu", ops::swiglu::SOURCE, &[ReadWrite, Params]),
-        }
     }
 }
 

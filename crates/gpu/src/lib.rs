@@ -7,6 +7,7 @@ pub mod backend;
 pub mod context;
 pub mod kernel;
 pub mod ops;
+pub mod pipelines;
 pub mod select;
 
 pub use backend::GpuBackend;

@@ -734,7 +734,7 @@ pub fn columns(v: &ColumnsView, piece: &dyn Fn(u32) -> String) -> Drawing {
         .enumerate()
         .map(|(i, c)| {
             let labels: Vec<String> = c.top.iter().map(|&(id, _)| piece(id)).collect();
-            let knobs = crate::state::column_text(&c.settings);
+            let knobs = crate::page::column_text(&c.settings);
             bars(
                 &format!(
                     "Column {} ({}): {} tokens, entropy {:.3} nats",
@@ -768,7 +768,7 @@ pub fn quant(q: &QuantView) -> Drawing {
     let labels: Vec<String> = q
         .tokens
         .iter()
-        .map(|t| crate::state::piece_text(&t.piece, true, Some(10)))
+        .map(|t| crate::page::piece_text(&t.piece, true, Some(10)))
         .collect();
     let series: Vec<(&str, Vec<f64>)> = q
         .precisions
@@ -799,7 +799,7 @@ pub fn spec(s: &SpecView) -> Option<Drawing> {
     let labels: Vec<String> = c
         .positions
         .iter()
-        .map(|p| crate::state::piece_text(&p.piece, true, Some(10)))
+        .map(|p| crate::page::piece_text(&p.piece, true, Some(10)))
         .collect();
     Some(bars(
         &format!(

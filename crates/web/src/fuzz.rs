@@ -6,9 +6,9 @@
 //! decodes, settings run the chain), so that a value that passes a parser but breaks a
 //! later rule is found too.
 
+use crate::page::{from_query, parse_toy, to_query};
 use crate::protocol::{decode, encode, Request};
 use crate::session::Session;
-use crate::state::{from_query, parse_toy, to_query};
 use decoding_engine::backend::CpuBackend;
 use decoding_engine::budget::Budget;
 use decoding_engine::llama2c::Checkpoint;
@@ -128,7 +128,7 @@ pub fn url_query(data: &[u8]) {
     let Ok(q) = std::str::from_utf8(data) else {
         return;
     };
-    let r = from_query(q, 512);
+    let r = crate::lesson::from_link(q, 512);
     let again = from_query(&to_query(&r.page, &r.settings), 512);
     assert_eq!(again.settings, r.settings, "{q:?}");
     let logits: Vec<f32> = (0..512).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();

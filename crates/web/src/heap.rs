@@ -62,3 +62,16 @@ pub fn live_bytes() -> Option<u64> {
         None
     }
 }
+
+/// This wasm module's linear memory in bytes (None natively). It only ever grows, so it is
+/// also the peak: the page shows the worker's and its own.
+pub fn wasm_memory_bytes() -> Option<u64> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        Some(core::arch::wasm32::memory_size(0) as u64 * 65536)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        None
+    }
+}

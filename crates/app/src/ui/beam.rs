@@ -8,8 +8,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::beam::{BeamNode, NodeStatus};
 use decoding_engine::sampling::Knob;
+use decoding_web::page::piece_text;
 use decoding_web::protocol::{BeamView, Request};
-use decoding_web::state::piece_text;
 use leptos::prelude::*;
 
 /// Level and row spacing: labels of 14 px (cumulative log p 12 px) stay apart.

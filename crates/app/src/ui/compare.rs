@@ -5,14 +5,14 @@
 
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_web::page::{self, CompareLink, COMPARE_PRESETS, MAX_COLUMNS};
 use decoding_web::protocol::{ColumnView, Request};
-use decoding_web::state::{self, CompareLink, COMPARE_PRESETS, MAX_COLUMNS};
 use leptos::prelude::*;
 
 /// The columns' texts: the link's comparison, else the lesson's preset.
 fn initial_texts(ui: &Ui) -> Vec<String> {
     ui.shell.page.with_untracked(|p| match &p.compare {
-        Some(c) => c.columns.iter().map(state::column_text).collect(),
+        Some(c) => c.columns.iter().map(page::column_text).collect(),
         None => COMPARE_PRESETS[0]
             .columns
             .iter()
@@ -35,7 +35,7 @@ pub fn ComparePanel() -> impl IntoView {
     });
     Effect::new(move |_| {
         if let Some(cols) = linked.get() {
-            let t: Vec<String> = cols.iter().map(state::column_text).collect();
+            let t: Vec<String> = cols.iter().map(page::column_text).collect();
             if texts.with_untracked(|old| *old != t) {
                 texts.set(t);
             }
@@ -47,7 +47,7 @@ pub fn ComparePanel() -> impl IntoView {
         let parsed: Vec<Result<_, _>> = texts
             .get_untracked()
             .iter()
-            .map(|t| state::parse_column(t, vocab))
+            .map(|t| page::parse_column(t, vocab))
             .collect();
         errors.set(
             parsed
@@ -150,7 +150,7 @@ fn ColumnsGrid() -> impl IntoView {
             view! {
                 <div class="cmp-view" data-testid="cmp-view">
                     <p class="small"><Tag of="cmp-view" />" From "
-                        <span class="chip prompt">{state::piece_text(&v.prompt_text, true, Some(60))}</span>
+                        <span class="chip prompt">{page::piece_text(&v.prompt_text, true, Some(60))}</span>
                         {format!(" — {} columns; knobs that differ: {}", n,
                             if differ.is_empty() { "none".to_string() } else { differ.join(", ") })}
                     </p>
@@ -184,7 +184,7 @@ fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView
             let w = (p * 100.0).clamp(0.0, 100.0);
             view! {
                 <li>
-                    <span class="cmp-piece">{state::piece_text(&ui.piece(id), true, Some(12))}</span>
+                    <span class="cmp-piece">{page::piece_text(&ui.piece(id), true, Some(12))}</span>
                     <svg class="cmp-bar" viewBox="0 0 100 6" preserveAspectRatio="none" aria-hidden="true">
                         <rect width=format!("{w:.1}") height="6"></rect>
                     </svg>

@@ -6,9 +6,9 @@
 use super::export;
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_web::page::piece_text;
+use decoding_web::page::{self, Scale};
 use decoding_web::protocol::TraceView;
-use decoding_web::state::piece_text;
-use decoding_web::state::{self, Scale};
 use leptos::prelude::*;
 
 /// Rows listed under the chart before "show all".
@@ -316,9 +316,9 @@ pub fn ToyPanel() -> impl IntoView {
     let trace = Signal::derive(move || ui.views.toy_trace.get());
     let labels = Signal::derive(move || {
         ui.shell.page.with(|p| {
-            let text = p.toy.as_deref().unwrap_or(state::DEFAULT_TOY);
-            state::parse_toy(text)
-                .map(|z| state::toy_labels(&z))
+            let text = p.toy.as_deref().unwrap_or(page::DEFAULT_TOY);
+            page::parse_toy(text)
+                .map(|z| page::toy_labels(&z))
                 .unwrap_or_default()
         })
     });
@@ -326,7 +326,7 @@ pub fn ToyPanel() -> impl IntoView {
         ui.shell.page.with(|p| {
             p.toy
                 .clone()
-                .unwrap_or_else(|| state::DEFAULT_TOY.to_string())
+                .unwrap_or_else(|| page::DEFAULT_TOY.to_string())
         })
     };
     view! {
@@ -339,7 +339,7 @@ pub fn ToyPanel() -> impl IntoView {
             {move || open.get().then(|| view! {
                 <div class="export-row">
                     {export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
-                        let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| state::parse_toy(t).ok())).map(|z| state::toy_labels(&z)).unwrap_or_default();
+                        let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
                         decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), 40)
                     })))}
                 </div>
@@ -370,13 +370,13 @@ pub fn ToyPanel() -> impl IntoView {
                     let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
                     view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
                 }))}
-                {move || ui.views.toy_error.with(|e| e.is_none()).then(|| state::parse_toy(&text()).ok()).flatten().map(|z| {
+                {move || ui.views.toy_error.with(|e| e.is_none()).then(|| page::parse_toy(&text()).ok()).flatten().map(|z| {
                     let lesson = z == [2.0, 1.0, 0.1];
-                    let rows = state::toy_temperature_table(&z).into_iter().map(|(t, p)| {
+                    let rows = page::toy_temperature_table(&z).into_iter().map(|(t, p)| {
                         let cells = p.iter().map(|x| view! { <td>{format!("{x:.3}")}</td> }).collect_view();
                         view! { <tr><th>{format!("T = {t}")}</th>{cells}</tr> }
                     }).collect_view();
-                    let heads = state::toy_labels(&z).into_iter().map(|l| view! { <th>{l}</th> }).collect_view();
+                    let heads = page::toy_labels(&z).into_iter().map(|l| view! { <th>{l}</th> }).collect_view();
                     view! {
                         <table class="calc" data-testid="toy-table">
                             <caption>"softmax(z / T) at the lesson's three temperatures (no other knob)"</caption>

@@ -8,7 +8,7 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
-use decoding_web::state::{mha_gqa_mqa, weights_and_kv, Preset, PRESETS};
+use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Preset, PRESETS};
 use leptos::prelude::*;
 
 #[component]

@@ -8,7 +8,7 @@
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_web::lesson::{Live, Part, STEPS};
-use decoding_web::state;
+use decoding_web::page;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -34,10 +34,10 @@ impl Ui {
 
     /// Replaces the view by a link's (`query`), in place: the backend, the precision and
     /// presenter mode stay; the last view's panels are cleared so nothing shows stale
-    /// data; the worker is asked for the new view (`state::view_requests`). What the link
+    /// data; the worker is asked for the new view (`page::view_requests`). What the link
     /// has wrong is reported as when a link is opened.
     pub fn open_view(&self, query: &str, lesson: Option<usize>) {
-        let r = state::from_query(query, self.vocab_size());
+        let r = page::from_query(query, self.vocab_size());
         self.shell.url_problems.set(r.problems.clone());
         let mut page = r.page.clone();
         self.shell.page.with_untracked(|p| {
@@ -65,7 +65,7 @@ impl Ui {
         self.knobs.settings.set(r.settings.clone());
         self.shell.page.set(page.clone());
         self.send(&decoding_web::protocol::Request::Cancel);
-        for req in state::view_requests(&page, &r.settings) {
+        for req in page::view_requests(&page, &r.settings) {
             self.send(&req);
         }
     }
@@ -238,7 +238,7 @@ fn Caption(i: usize) -> impl IntoView {
         let spec = ui.views.spec.get();
         let quant = ui.views.quant.get();
         let sweep = ui.views.sweep.get();
-        let toy_logits = page.toy.as_deref().and_then(|t| state::parse_toy(t).ok());
+        let toy_logits = page.toy.as_deref().and_then(|t| page::parse_toy(t).ok());
         let live = Live {
             info: info.as_ref(),
             page: Some(&page),

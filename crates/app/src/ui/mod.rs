@@ -23,8 +23,8 @@ use decoding_engine::sampling::knobs::{Control, Knob};
 use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
 use decoding_engine::Precision;
 use decoding_gpu::{BackendChoice, BackendReport};
+use decoding_web::page::{self, PageState};
 use decoding_web::protocol::*;
-use decoding_web::state::{self, PageState};
 use leptos::prelude::*;
 use std::time::Duration;
 use taxonomy::Tag;
@@ -135,7 +135,7 @@ pub struct Ui {
 
 impl Ui {
     /// Fresh signals for the view a link restored, talking to `worker`.
-    fn new(restored: &state::Restored, worker: web_sys::Worker) -> Ui {
+    fn new(restored: &page::Restored, worker: web_sys::Worker) -> Ui {
         Ui {
             model: ModelState {
                 load: RwSignal::new(LoadState::Starting),
@@ -260,7 +260,7 @@ impl Ui {
     /// Writes the view into the address bar now (a change waits for the view to be still,
     /// `LINK_QUIET`): before the page is reloaded or left.
     pub fn flush_link(&self) {
-        write_url(&state::to_query(
+        write_url(&page::to_query(
             &self.shell.page.get_untracked(),
             &self.knobs.settings.get_untracked(),
         ));
@@ -327,10 +327,10 @@ impl Ui {
     pub fn send_toy(&self) {
         let page = self.shell.page.get_untracked();
         if page.panels.contains("toy") {
-            let text = page.toy.unwrap_or_else(|| state::DEFAULT_TOY.to_string());
-            let parsed = state::parse_toy(&text).and_then(|logits| {
+            let text = page.toy.unwrap_or_else(|| page::DEFAULT_TOY.to_string());
+            let parsed = page::parse_toy(&text).and_then(|logits| {
                 let history = self.views.toy_history.with_untracked(|h| {
-                    state::parse_toy_history(h, logits.len()).map_err(|e| format!("history: {e}"))
+                    page::parse_toy_history(h, logits.len()).map_err(|e| format!("history: {e}"))
                 })?;
                 Ok((logits, history))
             });
@@ -380,7 +380,7 @@ impl Ui {
             self.send(&Request::Quantization { open });
         }
         if name == "inside" || name == "kv" {
-            let open = self.shell.page.with_untracked(state::probe_open);
+            let open = self.shell.page.with_untracked(page::probe_open);
             if !open {
                 self.views.probe.set(None);
             }
@@ -389,7 +389,7 @@ impl Ui {
         if name == "toy" {
             self.shell.page.update(|p| {
                 if p.toy.is_none() {
-                    p.toy = Some(state::DEFAULT_TOY.to_string());
+                    p.toy = Some(page::DEFAULT_TOY.to_string());
                 }
             });
             self.send_toy();
@@ -488,7 +488,7 @@ impl Ui {
                     {
                         self.send(&Request::Quantization { open: true });
                     }
-                    if self.shell.page.with_untracked(state::probe_open) {
+                    if self.shell.page.with_untracked(page::probe_open) {
                         self.send(&Request::Probe { open: true });
                     }
                     // A lesson step's link runs its panel action too.
@@ -504,7 +504,7 @@ impl Ui {
                 // (again) on this backend; the same for the compared columns.
                 self.replay_spec();
                 let page = self.shell.page.get_untracked();
-                for req in state::compare_requests(&page) {
+                for req in page::compare_requests(&page) {
                     self.send(&req);
                 }
             }
@@ -607,7 +607,7 @@ impl Ui {
 /// A token as the charts label it: its piece, whitespace visible, quoted, at most 12
 /// characters.
 pub fn chip_label(ui: &Ui, id: u32) -> String {
-    state::piece_text(&ui.piece(id), true, Some(12))
+    page::piece_text(&ui.piece(id), true, Some(12))
 }
 
 /// How long the view must stay still before the address bar is written.
@@ -654,7 +654,7 @@ fn split_entries(text: &str, sep: char) -> Vec<String> {
 #[component]
 fn App() -> impl IntoView {
     let query = window().location().search().unwrap_or_default();
-    let restored = state::from_query(&query, 512);
+    let restored = decoding_web::lesson::from_link(&query, 512);
     let worker = match web_sys::Worker::new("./worker_loader.js") {
         Ok(w) => w,
         Err(e) => {
@@ -681,7 +681,7 @@ fn App() -> impl IntoView {
         let h = set_timeout_with_handle(
             move || {
                 timer.set_value(None);
-                write_url(&state::to_query(
+                write_url(&page::to_query(
                     &ui.shell.page.get_untracked(),
                     &ui.knobs.settings.get_untracked(),
                 ));

@@ -8,8 +8,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
+use decoding_web::page::piece_text;
 use decoding_web::protocol::QuantView;
-use decoding_web::state::piece_text;
 use leptos::prelude::*;
 
 #[component]

@@ -8,8 +8,8 @@
 use super::export;
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_web::page::{piece_text, SpecLink};
 use decoding_web::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
-use decoding_web::state::{piece_text, SpecLink};
 use leptos::prelude::*;
 
 fn kind_class(k: SpecTokenKind) -> &'static str {

@@ -6,8 +6,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::generation::StopReason;
 use decoding_engine::units::human_bytes;
+use decoding_web::page::piece_text;
 use decoding_web::protocol::Request;
-use decoding_web::state::piece_text;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -352,7 +352,7 @@ fn Timings() -> impl IntoView {
         <p class="timings" data-testid="memory">
             <Tag of="memory" />" "
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.memory_bytes.map(|m| (m, t.heap_bytes.unwrap_or(0)))).map(|(engine, engine_live)| {
-                let page = decoding_web::state::wasm_memory_bytes().unwrap_or(0);
+                let page = decoding_web::heap::wasm_memory_bytes().unwrap_or(0);
                 let page_live = decoding_web::heap::live_bytes().unwrap_or(0);
                 view! {
                     "Memory (wasm, peak): engine "
@@ -417,7 +417,7 @@ fn TranscriptFiles() -> impl IntoView {
                 .collect(),
             tokens: t.steps.iter().map(|s| s.token).collect(),
             text: format!("{}{}", t.prompt_text, t.generated_text),
-            link: decoding_web::state::to_query(&page, &settings),
+            link: decoding_web::page::to_query(&page, &settings),
         };
         if let Ok(json) = serde_json::to_string_pretty(&file) {
             super::export::save_text(&json, "application/json", "transcript.json");

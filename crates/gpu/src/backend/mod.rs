@@ -18,6 +18,7 @@ mod submit;
 
 use crate::context::{GpuContext, GpuError};
 use crate::kernel::*;
+use crate::pipelines::Kernels;
 use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::{Batch, Config, ProbeSpec, Probed, Transformer};

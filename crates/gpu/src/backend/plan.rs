@@ -7,6 +7,7 @@ use super::resources::{GpuSeq, SharedGroups};
 use super::GpuBackend;
 use crate::kernel::*;
 use crate::ops::{attention, embed, matmul, rmsnorm, rope, swiglu};
+use crate::pipelines::Kernels;
 use decoding_engine::backend::SeqId;
 use decoding_engine::{Config, Row};
 

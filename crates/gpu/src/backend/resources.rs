@@ -5,6 +5,7 @@
 use super::GpuBackend;
 use crate::context::{GpuContext, GpuError};
 use crate::kernel::*;
+use crate::pipelines::Kernels;
 use decoding_engine::cpu::RopeTable;
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::quant::Tensor;

@@ -1,9 +1,22 @@
 //! Attention of each row against its sequence's cache (`attention.wgsl`, mirroring
 //! `cpu::attend_head`): each query head over positions 0..=pos, GQA's shared K/V heads.
 
-use super::*;
+use super::run::*;
+use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::Config;
+
+/// Its bindings, in order.
+pub const SLOTS: [Slot; 8] = {
+    use Slot::*;
+    [Read, Read, Read, ReadWrite, ReadWrite, Params, Step, Read]
+};
+
+/// Its pipeline.
+pub fn kernel(device: &wgpu::Device) -> Kernel {
+    Kernel::new(device, "attention", SOURCE, &SLOTS)
+}
 
 /// The kernel's WGSL.
 pub const SOURCE: &str = include_str!("../shaders/attention.wgsl");
@@ -49,7 +62,7 @@ pub async fn attention(
     seq_len: usize,
     pos0: usize,
 ) -> Result<Vec<f32>, String> {
-    let kern = Kernels::new(&ctx.device);
+    let kern = kernel(&ctx.device);
     let dim = n_heads * head_size;
     let t = q.len() / dim;
     let p = AttentionParams {
@@ -64,7 +77,7 @@ pub async fn attention(
     };
     run(
         ctx,
-        &kern.attention,
+        &kern,
         vec![
             (buffer(ctx, f32s(q), false), Slot::Read),
             (buffer(ctx, f32s(keys), false), Slot::Read),
@@ -94,7 +107,7 @@ mod tests {
     fn the_parameter_block_is_the_shaders() {
         assert_eq!(
             std::mem::size_of::<super::AttentionParams>(),
-            super::wgsl_struct_bytes(super::SOURCE, "Params")
+            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
         );
     }
 }

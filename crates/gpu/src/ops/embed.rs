@@ -1,10 +1,26 @@
 //! x[t] = emb[tokens[t]]: the token embedding of each row (`embed.wgsl`), the table
 //! float32 or quantized, as `Transformer::forward` embeds.
 
-use super::*;
+use super::run::*;
+use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::quant::Precision;
 use decoding_engine::quant::Tensor;
+use decoding_engine::Config;
+
+/// Its bindings, in order.
+pub const SLOTS: [Slot; 4] = {
+    use Slot::*;
+    [Read, Read, ReadWrite, Params]
+};
+
+/// Its pipeline for weights of `precision` (Q8 groups of `group`): the matrix is read through
+/// that format's `weight` (`kernel::weight_reader`).
+pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
+    let source = format!("{}\n{}", weight_reader(precision, group), SOURCE);
+    Kernel::new(device, "embed", &source, &SLOTS)
+}
 
 /// The kernel's WGSL.
 pub const SOURCE: &str = include_str!("../shaders/embed.wgsl");
@@ -34,11 +50,11 @@ pub async fn embed(
     tokens: &[u32],
     dim: usize,
 ) -> Result<Vec<f32>, String> {
-    let k = Kernels::for_weights(&ctx.device, emb.precision(), group_of(emb));
+    let k = kernel(&ctx.device, emb.precision(), group_of(emb));
     let out = vec![0.0f32; tokens.len() * dim];
     run(
         ctx,
-        &k.embed,
+        &k,
         vec![
             (buffer(ctx, &packed(emb), false), Slot::Read),
             (buffer(ctx, bytemuck::cast_slice(tokens), false), Slot::Read),
@@ -68,7 +84,7 @@ mod tests {
     fn the_parameter_block_is_the_shaders() {
         assert_eq!(
             std::mem::size_of::<super::EmbedParams>(),
-            super::wgsl_struct_bytes(super::SOURCE, "Params")
+            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
         );
     }
 }

@@ -2,10 +2,30 @@
 //! into the cache at each row's position), Wo and W2 added into the residual, W1 and W3, the
 //! classifier.
 
-use super::*;
+use super::run::*;
+use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::quant::Precision;
 use decoding_engine::quant::Tensor;
+use decoding_engine::Config;
+
+/// Its bindings, in order.
+pub const SLOTS: [Slot; 6] = {
+    use Slot::*;
+    [Read, Read, ReadWrite, Params, Step, Read]
+};
+
+/// Its pipeline for weights of `precision` (Q8 groups of `group`): the matrix is read through
+/// that format's `weight` (`kernel::weight_reader`).
+pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
+    let source = format!(
+        "{}\n{}",
+        weight_reader(precision, group),
+        &format!("{}{}", flags_wgsl(), SOURCE)
+    );
+    Kernel::new(device, "matmul", &source, &SLOTS)
+}
 
 /// The kernel's WGSL.
 pub const SOURCE: &str = include_str!("../shaders/matmul.wgsl");
@@ -127,7 +147,7 @@ pub async fn matmul(
     n: usize,
     acc: Option<&[f32]>,
 ) -> Result<Vec<f32>, String> {
-    let k = Kernels::for_weights(&ctx.device, w.precision(), group_of(w));
+    let k = kernel(&ctx.device, w.precision(), group_of(w));
     let rows = w.len() / blocks / n;
     let t = x.len() / n;
     let init = acc
@@ -146,7 +166,7 @@ pub async fn matmul(
     let (gx, gy) = row_groups(rows as u32);
     run(
         ctx,
-        &k.matmul,
+        &k,
         vec![
             (buffer(ctx, &packed(w), false), Slot::Read),
             (buffer(ctx, f32s(x), false), Slot::Read),
@@ -168,7 +188,7 @@ mod tests {
     fn the_parameter_block_is_the_shaders() {
         assert_eq!(
             std::mem::size_of::<super::MatmulParams>(),
-            super::wgsl_struct_bytes(super::SOURCE, "Params")
+            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
         );
     }
 }

@@ -1,9 +1,22 @@
 //! RMSNorm of each row (`rmsnorm.wgsl`, mirroring `cpu::rmsnorm`): before attention, before
 //! the MLP, and the final norm over the rows that want logits.
 
-use super::*;
+use super::run::*;
+use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::Config;
+
+/// Its bindings, in order.
+pub const SLOTS: [Slot; 5] = {
+    use Slot::*;
+    [Read, Read, ReadWrite, Params, Read]
+};
+
+/// Its pipeline.
+pub fn kernel(device: &wgpu::Device) -> Kernel {
+    Kernel::new(device, "rmsnorm", SOURCE, &SLOTS)
+}
 
 /// The kernel's WGSL.
 pub const SOURCE: &str = include_str!("../shaders/rmsnorm.wgsl");
@@ -45,12 +58,12 @@ pub fn final_params(c: &Config) -> Vec<u8> {
 
 /// RMSNorm of each row of x (rows × dim).
 pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32], eps: f32) -> Result<Vec<f32>, String> {
-    let k = Kernels::new(&ctx.device);
+    let k = kernel(&ctx.device);
     let dim = w.len();
     let rows = x.len() / dim;
     run(
         ctx,
-        &k.rmsnorm,
+        &k,
         vec![
             (buffer(ctx, f32s(x), false), Slot::Read),
             (buffer(ctx, f32s(w), false), Slot::Read),
@@ -84,7 +97,7 @@ mod tests {
     fn the_parameter_block_is_the_shaders() {
         assert_eq!(
             std::mem::size_of::<super::RmsNormParams>(),
-            super::wgsl_struct_bytes(super::SOURCE, "Params")
+            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
         );
     }
 }

@@ -1,9 +1,22 @@
 //! RoPE on the queries and the new keys (`rope.wgsl`, mirroring `cpu::rope`), the keys in
 //! place in the sequence's cache.
 
-use super::*;
+use super::run::*;
+use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::Config;
+
+/// Its bindings, in order.
+pub const SLOTS: [Slot; 6] = {
+    use Slot::*;
+    [ReadWrite, ReadWrite, Read, Params, Step, Read]
+};
+
+/// Its pipeline.
+pub fn kernel(device: &wgpu::Device) -> Kernel {
+    Kernel::new(device, "rope", SOURCE, &SLOTS)
+}
 
 /// The kernel's WGSL.
 pub const SOURCE: &str = include_str!("../shaders/rope.wgsl");
@@ -46,7 +59,7 @@ pub async fn rope(
     head_size: usize,
     pos0: usize,
 ) -> Result<(Vec<f32>, Vec<f32>), String> {
-    let kern = Kernels::new(&ctx.device);
+    let kern = kernel(&ctx.device);
     let t = q.len() / q_dim;
     let p = RopeParams {
         q_pairs: (q_dim / 2) as u32,
@@ -68,8 +81,8 @@ pub async fn rope(
             (positions(ctx, pos0 as u32, t as u32), Slot::Read),
         ]
     };
-    let q_out = run(ctx, &kern.rope, make(ctx), (groups, t as u32, 1), 0).await?;
-    let k_out = run(ctx, &kern.rope, make(ctx), (groups, t as u32, 1), 1).await?;
+    let q_out = run(ctx, &kern, make(ctx), (groups, t as u32, 1), 0).await?;
+    let k_out = run(ctx, &kern, make(ctx), (groups, t as u32, 1), 1).await?;
     Ok((q_out, k_out))
 }
 
@@ -80,7 +93,7 @@ mod tests {
     fn the_parameter_block_is_the_shaders() {
         assert_eq!(
             std::mem::size_of::<super::RopeParams>(),
-            super::wgsl_struct_bytes(super::SOURCE, "Params")
+            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
         );
     }
 }

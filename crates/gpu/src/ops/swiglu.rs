@@ -1,8 +1,21 @@
 //! gate = silu(gate) ⊙ up over each row of hb (`swiglu.wgsl`, mirroring `cpu::swiglu`).
 
-use super::*;
+use super::run::*;
+use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
+use decoding_engine::Config;
+
+/// Its bindings, in order.
+pub const SLOTS: [Slot; 2] = {
+    use Slot::*;
+    [ReadWrite, Params]
+};
+
+/// Its pipeline.
+pub fn kernel(device: &wgpu::Device) -> Kernel {
+    Kernel::new(device, "swiglu", SOURCE, &SLOTS)
+}
 
 /// The kernel's WGSL.
 pub const SOURCE: &str = include_str!("../shaders/swiglu.wgsl");
@@ -24,11 +37,11 @@ pub fn layer_params(c: &Config, _l: u32) -> Vec<u8> {
 
 /// SwiGLU on rows of (gate, up), each `hidden` wide; returns the whole buffer.
 pub async fn swiglu(ctx: &GpuContext, hb: &[f32], hidden: usize) -> Result<Vec<f32>, String> {
-    let k = Kernels::new(&ctx.device);
+    let k = kernel(&ctx.device);
     let t = hb.len() / (2 * hidden);
     run(
         ctx,
-        &k.swiglu,
+        &k,
         vec![
             (buffer(ctx, f32s(hb), false), Slot::ReadWrite),
             (
@@ -55,7 +68,7 @@ mod tests {
     fn the_parameter_block_is_the_shaders() {
         assert_eq!(
             std::mem::size_of::<super::SwigluParams>(),
-            super::wgsl_struct_bytes(super::SOURCE, "Params")
+            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
         );
     }
 }

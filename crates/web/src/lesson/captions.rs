@@ -3,8 +3,8 @@
 //! was measured and why the lesson's sentence does not show on this model or machine.
 
 use super::{Caption, Live, Part, Step, Wait};
+use crate::page::{self, PRESETS};
 use crate::protocol::*;
-use crate::state::{self, PRESETS};
 use crate::taxonomy::{self, Category};
 use decoding_engine::generation::detect_loop;
 use decoding_engine::kv_cache::cache_bytes_formula;
@@ -26,7 +26,7 @@ fn small(v: f64) -> String {
 }
 
 fn quoted(piece: &str) -> String {
-    state::piece_text(piece, true, Some(16))
+    page::piece_text(piece, true, Some(16))
 }
 
 fn piece(live: &Live, id: u32) -> String {
@@ -411,8 +411,8 @@ pub(super) fn kv_memory(_: &Step, live: &Live) -> Out {
     };
     // The calculator's element size, as the page shows it.
     let elem = live.page.map_or(2, |p| p.kv_bytes) as u64;
-    let (mha, _, mqa) = state::mha_gqa_mqa(a, 4096, elem);
-    let (g_mha, g_gqa, _) = state::mha_gqa_mqa(g, 4096, elem);
+    let (mha, _, mqa) = page::mha_gqa_mqa(a, 4096, elem);
+    let (g_mha, g_gqa, _) = page::mha_gqa_mqa(g, 4096, elem);
     Ok(c.t(format!(" {} at n = 4,096 in ", a.name))
         .n("elem_bytes", elem as f64, elem_name(elem).to_string())
         .t(" (the calculator below): ")

@@ -9,8 +9,9 @@
 
 mod captions;
 
+use crate::page::{self, PageState};
 use crate::protocol::*;
-use crate::state::{self, PageState};
+use decoding_engine::sampling::SettingError;
 use decoding_engine::units::thousands;
 
 /// What a step asks the page to do beyond opening its link.
@@ -57,7 +58,7 @@ impl std::fmt::Debug for Step {
 }
 
 impl Step {
-    /// The request of the step's action, beside its link's (`state::view_requests`).
+    /// The request of the step's action, beside its link's (`page::view_requests`).
     pub fn action_request(&self) -> Option<Request> {
         match self.action {
             Action::None => None,
@@ -83,7 +84,7 @@ impl Step {
 
     /// The page state the step's link opens (what its caption compares against).
     pub fn page(&self, vocab_size: usize) -> PageState {
-        state::from_query(self.query, vocab_size).page
+        page::from_query(self.query, vocab_size).page
     }
 }
 
@@ -242,6 +243,39 @@ pub const STEPS: [Step; 15] = [
         caption: c::taxonomy,
     },
 ];
+
+/// Keys a link may hold beside `lesson=` and still be "the step alone": they say how to
+/// show a view, not what it is.
+const NOT_THE_VIEW: [&str; 4] = ["lesson", "presenter", "backend", "precision"];
+
+/// Reads a link as the page opens it (`page::from_query`), with its lesson step checked
+/// against the track's steps, and a link that names a step and nothing of the view
+/// (`?lesson=5`, as a teacher puts it on a slide) opening that step's view.
+pub fn from_link(query: &str, vocab_size: usize) -> page::Restored {
+    let query = query.strip_prefix('?').unwrap_or(query);
+    let mut r = page::from_query(query, vocab_size);
+    match r.page.lesson {
+        Some(i) if i >= STEPS.len() => {
+            r.problems.push(SettingError {
+                field: "lesson".into(),
+                message: format!(
+                    "{:?} is not a step of the lesson track (1..={})",
+                    (i + 1).to_string(),
+                    STEPS.len()
+                ),
+            });
+            r.page.lesson = None;
+            r
+        }
+        Some(i)
+            if form_urlencoded::parse(query.as_bytes())
+                .all(|(k, _)| NOT_THE_VIEW.contains(&k.as_ref())) =>
+        {
+            page::from_query(&format!("{}&{query}", STEPS[i].query), vocab_size)
+        }
+        _ => r,
+    }
+}
 
 /// A step by its key, with its position.
 pub fn by_key(key: &str) -> Option<(usize, &'static Step)> {

@@ -6,8 +6,8 @@
 
 use super::batching::check_room;
 use super::{err, Host, Session};
+use crate::page::{differing, MAX_COLUMNS};
 use crate::protocol::*;
-use crate::state::{differing, MAX_COLUMNS};
 use decoding_engine::budget::Budget;
 use decoding_engine::generation::{Generation, StepOutcome};
 use decoding_engine::sampling::{Settings, Strategy};

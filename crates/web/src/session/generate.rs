@@ -91,7 +91,7 @@ impl Session {
                         allocated: 0,
                     }),
                 timings: self.timings.clone(),
-                memory_bytes: crate::state::wasm_memory_bytes(),
+                memory_bytes: crate::heap::wasm_memory_bytes(),
                 heap_bytes: crate::heap::live_bytes(),
                 loop_warning: {
                     let ids = g.generated_ids();

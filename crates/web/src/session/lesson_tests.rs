@@ -25,9 +25,9 @@ impl Opened {
 
 fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened {
     let (_, step) = by_key(key).unwrap_or_else(|| panic!("no step {key}"));
-    let r = crate::state::from_query(step.query, 512);
+    let r = crate::page::from_query(step.query, 512);
     assert!(r.problems.is_empty(), "{key}: {:?}", r.problems);
-    let mut reqs = crate::state::view_requests(&r.page, &r.settings);
+    let mut reqs = crate::page::view_requests(&r.page, &r.settings);
     reqs.extend(step.action_request());
     let mut events = Vec::new();
     for req in reqs {
@@ -50,7 +50,7 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
         .page
         .toy
         .as_deref()
-        .and_then(|t| crate::state::parse_toy(t).ok());
+        .and_then(|t| crate::page::parse_toy(t).ok());
     let live = Live {
         info: Some(info),
         page: Some(&r.page),
@@ -111,7 +111,7 @@ fn sweep(o: &Opened) -> &SweepView {
 /// these settings, by the transcript's own loop (another path than the columns').
 fn model_logprob(s: &mut Session, host: &TestHost, pairs: &[(&str, &str)], steps: u32) -> f64 {
     let ev = pollster::block_on(s.restore(
-        crate::state::DEFAULT_PROMPT.into(),
+        crate::page::DEFAULT_PROMPT.into(),
         settings(pairs),
         steps,
         host,
@@ -348,8 +348,8 @@ fn every_lesson_caption_claims_only_what_its_numbers_show() {
 #[test]
 fn a_lesson_link_alone_opens_the_steps_view() {
     let (i, step) = by_key("greedy-vs-beam").unwrap();
-    let alone = crate::state::from_query(&format!("lesson={}&presenter=1", i + 1), 512);
-    let full = crate::state::from_query(&format!("{}&lesson={}", step.query, i + 1), 512);
+    let alone = crate::lesson::from_link(&format!("lesson={}&presenter=1", i + 1), 512);
+    let full = crate::page::from_query(&format!("{}&lesson={}", step.query, i + 1), 512);
     assert_eq!(alone, {
         let mut f = full.clone();
         f.page.presenter = true;
@@ -357,7 +357,18 @@ fn a_lesson_link_alone_opens_the_steps_view() {
     });
     assert_eq!(alone.page.prompt, "The dog");
     assert!(alone.page.panels.contains("beam"));
-    let kept = crate::state::from_query(&format!("prompt=Hi&lesson={}", i + 1), 512);
+    let kept = crate::lesson::from_link(&format!("prompt=Hi&lesson={}", i + 1), 512);
     assert_eq!(kept.page.prompt, "Hi");
     assert_eq!(kept.page.lesson, Some(i));
+    // A step the track does not have is reported and dropped, with the track's length.
+    let past = crate::lesson::from_link(&format!("lesson={}", STEPS.len() + 1), 512);
+    assert_eq!(past.page.lesson, None);
+    assert_eq!(
+        past.problems[0].to_string(),
+        format!(
+            "lesson: \"{}\" is not a step of the lesson track (1..={})",
+            STEPS.len() + 1,
+            STEPS.len()
+        )
+    );
 }

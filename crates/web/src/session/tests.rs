@@ -953,7 +953,7 @@ fn the_batching_panel_runs_lanes_a_sweep_and_both_policies() {
     assert_eq!(s.gen.as_ref().unwrap().generated_ids(), want);
     // The KV calculator's stories260K preset has the model's own parameter count.
     let m = s.model.as_ref().unwrap();
-    assert_eq!(crate::state::PRESETS[0].params, m.config().n_params());
+    assert_eq!(crate::page::PRESETS[0].params, m.config().n_params());
 }
 
 /// The batching panel's sequences are checked against the memory budget before any is
@@ -996,11 +996,11 @@ fn columns_view(ev: &[Event]) -> &ColumnsView {
 fn compare_columns_step_together_and_each_is_its_plain_run() {
     let (mut s, host) = loaded();
     pollster::block_on(s.set_prompt("Once upon a time".into(), &host));
-    let preset = crate::state::COMPARE_PRESETS[0];
+    let preset = crate::page::COMPARE_PRESETS[0];
     let cols: Vec<Settings> = preset
         .columns
         .iter()
-        .map(|c| crate::state::parse_column(c, 512).unwrap())
+        .map(|c| crate::page::parse_column(c, 512).unwrap())
         .collect();
     let ev = pollster::block_on(s.columns_start(cols.clone()));
     let v = columns_view(&ev);
@@ -1121,7 +1121,7 @@ fn exports_of_real_views_are_their_data() {
     let t = last_trace(&ev).clone();
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let c = *s.model.as_ref().unwrap().config();
-    let piece = |id: u32| crate::state::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
+    let piece = |id: u32| crate::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
     let d = export::distribution(&t, &piece, 10);
     let texts = d.texts();
     let first_label = texts
@@ -1215,7 +1215,7 @@ fn every_panel_exports_its_chart_from_its_view() {
         events.extend(ev);
     }
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
-    let piece = |id: u32| crate::state::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
+    let piece = |id: u32| crate::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
     let trace = last_trace(&events);
     let mut drawings = vec![("stages", export::stages(trace, &piece), "top_k".to_string())];
     for e in &events {

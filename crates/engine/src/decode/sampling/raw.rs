@@ -435,3 +435,39 @@ impl Validator<'_> {
         }
     }
 }
+
+impl Settings {
+    /// The same settings checked against a model's vocabulary (logit-bias ids).
+    pub fn for_vocab(self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
+        RawSettings::from(self).validate(vocab_size)
+    }
+}
+
+impl From<Settings> for RawSettings {
+    fn from(s: Settings) -> RawSettings {
+        let pairs = s.to_pairs();
+        RawSettings::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+    }
+}
+
+impl TryFrom<RawSettings> for Settings {
+    type Error = SettingsErrors;
+    /// Every rule but the vocabulary bound of logit-bias ids (see `for_vocab`).
+    fn try_from(raw: RawSettings) -> Result<Settings, SettingsErrors> {
+        raw.validate(usize::MAX)
+    }
+}
+
+/// Settings travel as their raw values (a message cannot carry settings that break a rule:
+/// they are validated again on arrival).
+impl Serialize for Settings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RawSettings::from(self.clone()).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Settings {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Settings, D::Error> {
+        Settings::try_from(RawSettings::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}

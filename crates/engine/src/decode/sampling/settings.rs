@@ -5,7 +5,6 @@
 
 use super::knobs::{Knob, KNOBS};
 use super::profile::Profile;
-use super::raw::RawSettings;
 pub use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -50,8 +49,8 @@ pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
 /// They travel (UI → worker) as their raw values and are validated again on arrival: a
 /// message cannot carry settings that break a rule. Token ids of the logit bias are checked
 /// against the vocabulary by whoever knows the model (`Settings::for_vocab`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "RawSettings", try_from = "RawSettings")]
+/// (Their serde form is their raw values, `raw.rs`.)
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// ≥ 0; 0 = greedy, 1 = the trained distribution.
     pub temperature: f64,
@@ -224,12 +223,7 @@ impl Settings {
         }
     }
 
-    /// The same settings checked against a model's vocabulary (logit-bias ids).
-    pub fn for_vocab(self, vocab_size: usize) -> Result<Settings, SettingsErrors> {
-        RawSettings::from(self).validate(vocab_size)
-    }
-
-    /// The settings as raw key/value pairs (the inverse of [`RawSettings::validate`]), for
+    /// The settings as raw key/value pairs (the inverse of `RawSettings::validate`), for
     /// URLs and command lines, in the table's order. Values at their defaults are left out.
     pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
         KNOBS
@@ -240,21 +234,6 @@ impl Settings {
                     .map(move |v| (spec.name, v))
             })
             .collect()
-    }
-}
-
-impl From<Settings> for RawSettings {
-    fn from(s: Settings) -> RawSettings {
-        let pairs = s.to_pairs();
-        RawSettings::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
-    }
-}
-
-impl TryFrom<RawSettings> for Settings {
-    type Error = SettingsErrors;
-    /// Every rule but the vocabulary bound of logit-bias ids (see `for_vocab`).
-    fn try_from(raw: RawSettings) -> Result<Settings, SettingsErrors> {
-        raw.validate(usize::MAX)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Settings from raw knobs: every rule's message, the peers' defaults, the round trips.
 
 use super::*;
+use crate::sampling::raw::RawSettings;
 
 fn raw(pairs: &[(&str, &str)]) -> RawSettings {
     RawSettings::from_pairs(pairs.iter().copied())

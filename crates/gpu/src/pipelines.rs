@@ -1,0 +1,36 @@
+//! The pipelines of a model's forward pass, one per kernel (`ops/`), made once per device
+//! for the model's precision.
+
+use crate::kernel::Kernel;
+use crate::ops::{attention, embed, matmul, rmsnorm, rope, swiglu};
+use decoding_engine::quant::Precision;
+
+/// Every kernel of the forward pass.
+pub struct Kernels {
+    pub embed: Kernel,
+    pub rmsnorm: Kernel,
+    pub matmul: Kernel,
+    pub rope: Kernel,
+    pub attention: Kernel,
+    pub swiglu: Kernel,
+}
+
+impl Kernels {
+    /// The kernels for a float32 model.
+    pub fn new(device: &wgpu::Device) -> Kernels {
+        Kernels::for_weights(device, Precision::F32, 0)
+    }
+
+    /// The kernels for a model whose matrices are `precision` (Q8 with groups of `group`):
+    /// matmul and embed read the weights through that format's `weight`.
+    pub fn for_weights(device: &wgpu::Device, precision: Precision, group: u32) -> Kernels {
+        Kernels {
+            embed: embed::kernel(device, precision, group),
+            rmsnorm: rmsnorm::kernel(device),
+            matmul: matmul::kernel(device, precision, group),
+            rope: rope::kernel(device),
+            attention: attention::kernel(device),
+            swiglu: swiglu::kernel(device),
+        }
+    }
+}

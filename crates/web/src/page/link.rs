@@ -1,0 +1,405 @@
+//! The link: a query string that reproduces the whole view (prompt, knobs, seed, steps,
+//! panels, the comparison, a speculative run, the lesson step), read with every bad value
+//! reported and replaced by its default, written with only what differs from the defaults;
+//! and the requests that open a view in a running page.
+
+use super::*;
+use decoding_engine::sampling::{Knob, RawSettings, SettingError, Settings};
+
+/// A speculative run as a link holds it: `spec=quant:q8,4,rejection,5`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecLink {
+    pub draft: String,
+    pub gamma: u32,
+    pub rule: String,
+    pub cycles: u32,
+}
+
+impl SpecLink {
+    pub(super) fn parse(v: &str) -> Result<SpecLink, String> {
+        let parts: Vec<&str> = v.split(',').collect();
+        let [draft, gamma, rule, cycles] = parts[..] else {
+            return Err(format!("{v:?} is not draft,gamma,rule,cycles"));
+        };
+        let ok_draft = ["quant:", "exit:", "ngram:"]
+            .iter()
+            .any(|k| draft.starts_with(k))
+            && draft.len() <= 16;
+        let gamma = gamma.parse::<u32>().ok().filter(|g| (1..=16).contains(g));
+        let cycles = cycles.parse::<u32>().ok().filter(|c| *c <= 10_000);
+        match (ok_draft, gamma, ["rejection", "match"].contains(&rule), cycles) {
+            (true, Some(gamma), true, Some(cycles)) => Ok(SpecLink {
+                draft: draft.to_string(),
+                gamma,
+                rule: rule.to_string(),
+                cycles,
+            }),
+            _ => Err(format!(
+                "{v:?}: draft quant:q8|quant:q4|exit:K|ngram:N, gamma 1–16, rule rejection|match, cycles ≤ 10,000"
+            )),
+        }
+    }
+
+    pub(super) fn to_query(&self) -> String {
+        format!(
+            "{},{},{},{}",
+            self.draft, self.gamma, self.rule, self.cycles
+        )
+    }
+}
+
+/// What opening a link gave: the state, valid settings, and what was wrong in it (each bad
+/// value was replaced by its default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    pub page: PageState,
+    pub raw: RawSettings,
+    pub settings: Settings,
+    pub problems: Vec<SettingError>,
+}
+
+/// Reads a query string (with or without the leading '?'): every value the page knows,
+/// each bad one reported and replaced by its default. `lesson=k` is read as a step number;
+/// the lesson track checks it against its steps and opens a step named alone
+/// (`lesson::from_link`).
+pub fn from_query(query: &str, vocab_size: usize) -> Restored {
+    read_query(query.strip_prefix('?').unwrap_or(query), vocab_size)
+}
+
+fn read_query(query: &str, vocab_size: usize) -> Restored {
+    let mut page = PageState::default();
+    let mut raw = RawSettings::default();
+    let mut problems = Vec::new();
+    let mut cmp_steps = 0;
+    let mut bad = |field: &str, message: String| {
+        problems.push(SettingError {
+            field: field.to_string(),
+            message,
+        })
+    };
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "prompt" => page.prompt = v.into_owned(),
+            "steps" => match v.parse::<u32>() {
+                Ok(n) if n <= 4096 => page.steps = n,
+                _ => bad(
+                    "steps",
+                    format!("{v:?} is not a number of steps (0..=4096)"),
+                ),
+            },
+            "panels" => {
+                page.panels = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| PANELS.contains(p))
+                    .map(String::from)
+                    .collect()
+            }
+            "scale" => match v.as_ref() {
+                "prob" => page.scale = Scale::Probability,
+                "logprob" => page.scale = Scale::LogProbability,
+                _ => bad("scale", format!("{v:?} is not prob or logprob")),
+            },
+            "toy" => page.toy = Some(v.into_owned()),
+            "backend" => match BackendChoice::parse(&v) {
+                Some(b) => page.backend = b,
+                None => bad("backend", format!("{v:?} is not auto, gpu or cpu")),
+            },
+            "spec" => match SpecLink::parse(&v) {
+                Ok(l) => page.spec = Some(l),
+                Err(e) => bad("spec", e),
+            },
+            "precision" => match Precision::parse(&v) {
+                Ok(p) => page.precision = Some(p),
+                Err(e) => bad("precision", e),
+            },
+            "presenter" => page.presenter = v == "1" || v == "true",
+            "kv_bytes" => match v.as_ref() {
+                "1" | "2" | "4" => page.kv_bytes = v.parse().unwrap_or(2),
+                _ => bad(
+                    "kv_bytes",
+                    format!("{v:?} is not an element size of the calculator (1, 2 or 4 bytes)"),
+                ),
+            },
+            "cmp" => match CompareLink::parse(&v, vocab_size) {
+                Ok(columns) => {
+                    let steps = page.compare.as_ref().map_or(0, |c| c.steps);
+                    page.compare = Some(CompareLink { columns, steps })
+                }
+                Err(e) => bad("cmp", e),
+            },
+            "cmp_steps" => match v.parse::<u32>() {
+                Ok(n) if n <= 4096 => cmp_steps = n,
+                _ => bad(
+                    "cmp_steps",
+                    format!("{v:?} is not a number of steps (0..=4096)"),
+                ),
+            },
+            "lesson" => match v.parse::<usize>() {
+                Ok(n) if n >= 1 => page.lesson = Some(n - 1),
+                _ => bad("lesson", format!("{v:?} is not a step of the lesson track")),
+            },
+            key => {
+                if !raw.set(key, &v) {
+                    bad(key, "is not a setting this page knows".to_string());
+                }
+            }
+        }
+    }
+    if let Some(c) = page.compare.as_mut() {
+        c.steps = cmp_steps;
+    }
+    // Validate; every field that breaks a rule is reported and dropped (its default used).
+    let settings = match raw.validate(vocab_size) {
+        Ok(s) => s,
+        Err(errors) => {
+            let mut cleaned = raw.clone();
+            for e in &errors.0 {
+                clear_field(&mut cleaned, &e.field);
+            }
+            problems.extend(errors.0);
+            raw = cleaned;
+            // A field cleared above can no longer fail, and defaults are valid; if something
+            // still does (an order naming a stage that is now neutral), use every default.
+            raw.validate(vocab_size).unwrap_or_else(|_| {
+                raw = RawSettings::default();
+                Settings::default()
+            })
+        }
+    };
+    Restored {
+        page,
+        raw,
+        settings,
+        problems,
+    }
+}
+
+/// Resets one raw field (by its URL/form name) to "not given", with the knobs that go with
+/// it (the strategy and the beam knobs).
+pub fn clear_field(raw: &mut RawSettings, field: &str) {
+    for k in Knob::parse(field)
+        .map(Knob::cleared_with)
+        .unwrap_or_default()
+    {
+        raw.clear(k);
+    }
+}
+
+/// The query string (without '?') for a view: only what differs from the defaults.
+pub fn to_query(page: &PageState, settings: &Settings) -> String {
+    let d = PageState::default();
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    if page.prompt != d.prompt {
+        q.append_pair("prompt", &page.prompt);
+    }
+    for (k, v) in settings.to_pairs() {
+        q.append_pair(k, &v);
+    }
+    if page.steps > 0 {
+        q.append_pair("steps", &page.steps.to_string());
+    }
+    if page.panels != d.panels {
+        let p: Vec<&str> = page.panels.iter().map(String::as_str).collect();
+        q.append_pair("panels", &p.join(","));
+    }
+    if page.scale == Scale::LogProbability {
+        q.append_pair("scale", "logprob");
+    }
+    if let Some(t) = &page.toy {
+        q.append_pair("toy", t);
+    }
+    if page.backend != d.backend {
+        q.append_pair(
+            "backend",
+            match page.backend {
+                BackendChoice::Auto => "auto",
+                BackendChoice::Gpu => "gpu",
+                BackendChoice::Cpu => "cpu",
+            },
+        );
+    }
+    if let Some(p) = page.precision {
+        q.append_pair("precision", p.name());
+    }
+    if let Some(s) = &page.spec {
+        q.append_pair("spec", &s.to_query());
+    }
+    if let Some(c) = &page.compare {
+        q.append_pair("cmp", &c.to_query());
+        if c.steps > 0 {
+            q.append_pair("cmp_steps", &c.steps.to_string());
+        }
+    }
+    if let Some(l) = page.lesson {
+        q.append_pair("lesson", &(l + 1).to_string());
+    }
+    if page.presenter {
+        q.append_pair("presenter", "1");
+    }
+    if page.kv_bytes != d.kv_bytes {
+        q.append_pair("kv_bytes", &page.kv_bytes.to_string());
+    }
+    q.finish()
+}
+
+/// The requests that open a view in a running page: the transcript (prompt, settings,
+/// steps; a beam link's tree grows with it), then each open panel's own run (toy logits,
+/// quantization, a speculative run, the compared columns). The page sends them when the
+/// lesson track opens a step; the tests drive the worker with them.
+pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protocol::Request> {
+    use crate::protocol::Request;
+    let mut r = vec![Request::Restore {
+        prompt: page.prompt.clone(),
+        settings: settings.clone(),
+        steps: page.steps,
+    }];
+    if page.panels.contains("toy") {
+        let text = page.toy.clone().unwrap_or_else(|| DEFAULT_TOY.to_string());
+        if let Ok(logits) = parse_toy(&text) {
+            r.push(Request::Toy {
+                logits,
+                history: Vec::new(),
+            });
+        }
+    }
+    r.push(Request::Quantization {
+        open: page.panels.contains("quant"),
+    });
+    r.push(Request::Probe {
+        open: probe_open(page),
+    });
+    if let Some(l) = &page.spec {
+        r.push(Request::SpecStart {
+            draft: l.draft.clone(),
+            gamma: l.gamma,
+            rule: l.rule.clone(),
+        });
+        if l.cycles > 0 {
+            r.push(Request::SpecCycle { count: l.cycles });
+        }
+    }
+    r.extend(compare_requests(page));
+    r
+}
+
+/// The compared columns of a view, started and stepped (none without a comparison).
+pub fn compare_requests(page: &PageState) -> Vec<crate::protocol::Request> {
+    use crate::protocol::Request;
+    match &page.compare {
+        Some(c) if page.panels.contains("compare") => {
+            let mut r = vec![Request::ColumnsStart {
+                columns: c.columns.clone(),
+            }];
+            if c.steps > 0 {
+                r.push(Request::ColumnsStep { count: c.steps });
+            }
+            r
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_round_trips() {
+        let r = from_query(
+            "?prompt=The+cat&temperature=0.7&top_k=5&steps=10&panels=beam,kv,quant,spec&scale=logprob&seed=3&profile=llama.cpp&precision=q4&spec=exit:2,3,match,7",
+            512,
+        );
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        assert_eq!(r.page.prompt, "The cat");
+        assert_eq!(r.page.steps, 10);
+        assert_eq!(r.settings.top_k, 5);
+        assert_eq!(r.page.precision, Some(Precision::Q4));
+        assert_eq!(
+            r.page.spec,
+            Some(SpecLink {
+                draft: "exit:2".into(),
+                gamma: 3,
+                rule: "match".into(),
+                cycles: 7
+            })
+        );
+        let q = to_query(&r.page, &r.settings);
+        let again = from_query(&q, 512);
+        assert_eq!(again.page, r.page);
+        assert_eq!(again.settings, r.settings);
+    }
+
+    #[test]
+    fn nonsense_is_reported_and_replaced_by_defaults() {
+        let r = from_query(
+            "temperature=banana&top_k=3&steps=-2&scale=huge&zzz=1&top_p=7&precision=q5&spec=quant:q8,17,rejection,1",
+            512,
+        );
+        let fields: Vec<&str> = r.problems.iter().map(|p| p.field.as_str()).collect();
+        for f in [
+            "temperature",
+            "steps",
+            "scale",
+            "zzz",
+            "top_p",
+            "precision",
+            "spec",
+        ] {
+            assert!(fields.contains(&f), "{f} not reported in {fields:?}");
+        }
+        assert_eq!(r.settings.temperature, 1.0);
+        assert_eq!(r.settings.top_p, 1.0);
+        // The good values survive.
+        assert_eq!(r.settings.top_k, 3);
+        assert_eq!(r.page.steps, 0);
+    }
+
+    /// A comparison and a lesson step survive the link; nonsense in either is reported and
+    /// dropped, never half-read.
+    #[test]
+    fn the_comparison_and_the_lesson_step_travel_in_the_link() {
+        let mut page = PageState::default();
+        let columns: Vec<Settings> = COMPARE_PRESETS[1]
+            .columns
+            .iter()
+            .map(|c| parse_column(c, 512).unwrap())
+            .collect();
+        page.compare = Some(CompareLink {
+            columns: columns.clone(),
+            steps: 20,
+        });
+        page.panels.insert("compare".into());
+        page.lesson = Some(4);
+        let q = to_query(&page, &Settings::default());
+        let r = from_query(&q, 512);
+        assert!(r.problems.is_empty(), "{q}: {:?}", r.problems);
+        assert_eq!(r.page, page, "{q}");
+        // The two profiles differ in their rules, their order and llama.cpp's hidden
+        // penalty window (its last 64 tokens), not in the knobs set.
+        assert_eq!(differing(&columns), ["penalty_window", "profile", "order"]);
+        // A column reads back as it was written.
+        for c in &columns {
+            assert_eq!(&parse_column(&column_text(c), 512).unwrap(), c);
+        }
+        for (bad, field) in [
+            ("cmp=strategy%3Dgreedy", "cmp"),
+            ("cmp=a;b;c;d;e", "cmp"),
+            ("cmp=temperature%3D-1%3Btop_k%3D3", "cmp"),
+            ("cmp=strategy%3Dbeam%3Btop_k%3D3", "cmp"),
+            ("cmp=nonsense%3D1%3Btop_k%3D3", "cmp"),
+            ("cmp_steps=99999", "cmp_steps"),
+            ("lesson=0", "lesson"),
+            ("lesson=x", "lesson"),
+        ] {
+            let r = from_query(bad, 512);
+            assert_eq!(r.problems.len(), 1, "{bad}: {:?}", r.problems);
+            assert_eq!(r.problems[0].field, field, "{bad}");
+            assert_eq!(r.page.compare, None, "{bad}");
+            assert_eq!(r.page.lesson, None, "{bad}");
+        }
+        // A column's own errors say which column and which rule.
+        let e = parse_column("temperature=abc&top_k=-2", 512).unwrap_err();
+        assert_eq!(e.len(), 2, "{e:?}");
+    }
+}

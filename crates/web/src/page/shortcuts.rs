@@ -1,0 +1,61 @@
+//! What a key does on the page (outside text fields; the help overlay lists it).
+
+/// What a key does on the page (outside text fields; see the help overlay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortcut {
+    Step,
+    RunPause,
+    Rewind,
+    Reset,
+    FocusTemperature,
+    FocusTopK,
+    ToggleScale,
+    Help,
+    /// The lesson track's next / previous step (a presenter's clicker sends PageDown/Up).
+    LessonNext,
+    LessonPrev,
+}
+
+impl Shortcut {
+    /// The shortcut of `key`; arrow keys belong to a focused slider.
+    pub fn for_key(key: &str, on_slider: bool) -> Option<Shortcut> {
+        Some(match key {
+            "n" => Shortcut::Step,
+            "ArrowRight" if !on_slider => Shortcut::Step,
+            "p" => Shortcut::RunPause,
+            "b" => Shortcut::Rewind,
+            "ArrowLeft" if !on_slider => Shortcut::Rewind,
+            "x" => Shortcut::Reset,
+            "t" => Shortcut::FocusTemperature,
+            "k" => Shortcut::FocusTopK,
+            "l" => Shortcut::ToggleScale,
+            "?" => Shortcut::Help,
+            "PageDown" | "." => Shortcut::LessonNext,
+            "PageUp" | "," => Shortcut::LessonPrev,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Scale;
+
+    #[test]
+    fn keys_map_to_shortcuts_and_arrows_stay_with_sliders() {
+        assert_eq!(Shortcut::for_key("n", false), Some(Shortcut::Step));
+        assert_eq!(Shortcut::for_key("ArrowRight", false), Some(Shortcut::Step));
+        assert_eq!(Shortcut::for_key("ArrowRight", true), None);
+        assert_eq!(Shortcut::for_key("ArrowLeft", true), None);
+        assert_eq!(Shortcut::for_key("b", true), Some(Shortcut::Rewind));
+        assert_eq!(Shortcut::for_key("q", false), None);
+        assert_eq!(
+            Shortcut::for_key("PageDown", false),
+            Some(Shortcut::LessonNext)
+        );
+        assert_eq!(Shortcut::for_key(",", true), Some(Shortcut::LessonPrev));
+        assert_eq!(Scale::Probability.toggled().toggled(), Scale::Probability);
+        assert_eq!(Scale::Probability.toggled(), Scale::LogProbability);
+    }
+}

@@ -1,0 +1,67 @@
+//! The batching panel: B lanes, the throughput sweep, the serving simulation.
+
+use super::transcript::PromptToken;
+use serde::{Deserialize, Serialize};
+
+/// One lane of the batching panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaneView {
+    pub seed: u64,
+    pub tokens: Vec<PromptToken>,
+    /// the tokens as text after the prompt (end tokens left out)
+    pub text: String,
+    /// an end token or the context stopped it
+    pub stopped: bool,
+}
+
+/// B lanes stepping together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanesView {
+    pub batch: usize,
+    pub prompt: Vec<PromptToken>,
+    pub prompt_text: String,
+    pub lanes: Vec<LaneView>,
+    /// decode passes run (one row per running lane each), their mean wall time, and the
+    /// prefill pass's (B × the prompt's rows)
+    pub passes: usize,
+    pub decode_ms_per_pass: f64,
+    pub prefill_ms: f64,
+    /// tokens of all lanes per second of decode passes
+    pub tokens_per_s: f64,
+}
+
+/// Throughput against batch size on the running backend, and where it lands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepView {
+    pub backend: String,
+    pub weight_bytes: u64,
+    pub peaks: decoding_engine::roofline::Peaks,
+    /// Each batch size's median run (prefill and decode medians taken apart).
+    pub rows: Vec<decoding_engine::batching::Throughput>,
+    /// Each row's runs: how many, and the lowest and highest tokens/s of each phase.
+    pub spread: Vec<SweepSpread>,
+}
+
+/// How a sweep row's repeated runs spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepSpread {
+    pub batch: usize,
+    pub reps: usize,
+    /// The middle half of the runs' tokens/s (25th and 75th percentiles): one run slowed by
+    /// the machine or the browser's compiler does not widen it.
+    pub prefill: (f64, f64),
+    pub decode: (f64, f64),
+    /// Every run's (prefill, decode) tokens/s, in the order run.
+    pub runs: Vec<(f64, f64)>,
+}
+
+/// One request of the serving simulation, as both policies ran it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServeView {
+    pub slots: usize,
+    pub seed: u64,
+    /// (prompt tokens, tokens asked for) of each request
+    pub requests: Vec<(usize, usize)>,
+    pub continuous: decoding_engine::batching::SimResult,
+    pub static_: decoding_engine::batching::SimResult,
+}

@@ -1,0 +1,61 @@
+//! The quantization panel: the three precisions at the current position.
+
+use decoding_engine::Precision;
+use serde::{Deserialize, Serialize};
+
+/// One precision of the same weights at the current position (measured on the CPU in the
+/// worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionView {
+    pub precision: Precision,
+    pub weight_bytes: u64,
+    /// One decode step on the CPU, ms: the median of five interleaved rounds (each a mean
+    /// over enough steps for the clock), and the middle three rounds' lowest and highest.
+    pub decode_ms: f64,
+    pub decode_range: (f64, f64),
+    /// KL(p_f32 ‖ p) of the next-token distribution, nats (0 for f32 itself).
+    pub kl: f64,
+    /// The most likely next token, and whether it is f32's.
+    pub top: u32,
+    pub same_top: bool,
+}
+
+/// A token's probability under each precision (f32, q8, q4), softmax of the logits (the
+/// model's own distribution, before the sampling chain).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantToken {
+    pub id: u32,
+    pub piece: String,
+    pub p: [f64; 3],
+}
+
+/// One weight row before and after quantization.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightRowView {
+    /// e.g. "w2, layer 0, row 1"
+    pub label: String,
+    /// index in the row of the first weight shown
+    pub from: usize,
+    /// f32, q8, q4 values of the weights shown
+    pub values: [Vec<f32>; 3],
+    /// the largest |w_q − w_f32| over the whole row, for q8 and q4
+    pub max_error: [f32; 2],
+    /// each row's groups: how many groups the row touches, and whether its first one
+    /// starts before the row (a straddling group)
+    pub groups: [usize; 2],
+    pub straddles: bool,
+}
+
+/// The quantization panel's view: the three precisions at the current position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantView {
+    /// tokens of context the distributions follow
+    pub position: usize,
+    /// f32, q8, q4
+    pub precisions: Vec<PrecisionView>,
+    /// the top tokens of any precision, by f32 probability
+    pub tokens: Vec<QuantToken>,
+    pub row: WeightRowView,
+    /// true when the file itself was quantized (its "f32" is the dequantized weights)
+    pub f32_is_dequantized: bool,
+}
