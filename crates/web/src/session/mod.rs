@@ -9,8 +9,6 @@ mod beam;
 mod cache_compare;
 mod columns;
 mod generate;
-#[cfg(test)]
-mod lesson_tests;
 mod load;
 mod probe;
 mod quant;

@@ -1,0 +1,435 @@
+//! Charts for export, built from the views' data in plain Rust (never scraped from the
+//! page): each view becomes a [`Drawing`] — rectangles, lines, paths, circles and text in
+//! pixels, with its title, axes, tick labels and legend — which [`Drawing::svg`] writes as
+//! an SVG file and the page paints onto a canvas for a PNG (the same shapes, so the two
+//! files agree). Tested natively: the SVG parses as XML and carries its labels.
+
+mod charts;
+mod plot;
+mod transcript;
+
+pub use charts::*;
+pub use plot::{bars, xy, XySeries};
+pub use transcript::*;
+
+use std::fmt::Write;
+
+const ACCENT: &str = "#2f5bd3";
+const CHOSEN: &str = "#e0662f";
+const GREY: &str = "#9a9db0";
+const INK: &str = "#1b1c22";
+const MUTED: &str = "#585b6b";
+const LINE: &str = "#d5d7e0";
+/// Series colours, in order.
+const SERIES: [&str; 4] = [ACCENT, CHOSEN, "#2e8b57", "#8a4fbf"];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Anchor {
+    Start,
+    Middle,
+    End,
+}
+
+/// One shape, in pixels from the drawing's top left.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Rect {
+        x: f64,
+        y: f64,
+        w: f64,
+        h: f64,
+        fill: &'static str,
+    },
+    Line {
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        stroke: &'static str,
+        width: f64,
+        dashed: bool,
+    },
+    Path {
+        points: Vec<(f64, f64)>,
+        stroke: &'static str,
+        width: f64,
+    },
+    Circle {
+        x: f64,
+        y: f64,
+        r: f64,
+        fill: &'static str,
+    },
+    Text {
+        x: f64,
+        y: f64,
+        text: String,
+        size: f64,
+        anchor: Anchor,
+        fill: &'static str,
+        /// Turned 90° anticlockwise about (x, y) (a y axis's label).
+        vertical: bool,
+    },
+}
+
+/// A figure: its size, title and shapes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawing {
+    pub width: f64,
+    pub height: f64,
+    pub title: String,
+    pub shapes: Vec<Shape>,
+}
+
+fn text(x: f64, y: f64, s: impl Into<String>, size: f64, anchor: Anchor) -> Shape {
+    Shape::Text {
+        x,
+        y,
+        text: s.into(),
+        size,
+        anchor,
+        fill: INK,
+        vertical: false,
+    }
+}
+
+/// A text as both renderers draw it: control characters (which XML 1.0 cannot hold) as
+/// \u{…}.
+pub fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn esc(s: &str) -> String {
+    clean(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+impl Drawing {
+    fn new(width: f64, height: f64, title: impl Into<String>) -> Drawing {
+        let title = title.into();
+        Drawing {
+            width,
+            height,
+            shapes: vec![
+                Shape::Rect {
+                    x: 0.0,
+                    y: 0.0,
+                    w: width,
+                    h: height,
+                    fill: "#ffffff",
+                },
+                text(12.0, 22.0, title.clone(), 15.0, Anchor::Start),
+            ],
+            title,
+        }
+    }
+
+    /// Several drawings one under the other, under one title.
+    /// Drawings side by side, `cols` a row, under one title.
+    pub fn grid(title: &str, parts: Vec<Drawing>, cols: usize) -> Drawing {
+        let cols = cols.max(1);
+        let cell_w = parts.iter().map(|d| d.width).fold(0.0, f64::max);
+        let mut out = Drawing::new(
+            (cell_w * cols.min(parts.len().max(1)) as f64).max(320.0),
+            34.0,
+            title,
+        );
+        for row in parts.chunks(cols) {
+            let dy = out.height;
+            let row_h = row.iter().map(|d| d.height).fold(0.0, f64::max);
+            for (c, d) in row.iter().enumerate() {
+                for s in &d.shapes {
+                    out.shapes
+                        .push(shift_x(shift(s.clone(), dy), c as f64 * cell_w));
+                }
+            }
+            out.height += row_h;
+        }
+        out
+    }
+
+    pub fn stack(title: &str, parts: Vec<Drawing>) -> Drawing {
+        let width = parts.iter().map(|d| d.width).fold(320.0, f64::max);
+        let mut out = Drawing::new(width, 34.0, title);
+        for d in parts {
+            let dy = out.height;
+            for s in d.shapes {
+                out.shapes.push(shift(s, dy));
+            }
+            out.height += d.height;
+        }
+        out
+    }
+
+    /// The drawing as an SVG document.
+    pub fn svg(&self) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif"><title>{t}</title>"#,
+            w = self.width,
+            h = self.height,
+            t = esc(&self.title)
+        );
+        for shape in &self.shapes {
+            match shape {
+                Shape::Rect { x, y, w, h, fill } => {
+                    let _ = write!(
+                        s,
+                        r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"/>"#
+                    );
+                }
+                Shape::Line {
+                    x1,
+                    y1,
+                    x2,
+                    y2,
+                    stroke,
+                    width,
+                    dashed,
+                } => {
+                    let dash = if *dashed {
+                        r#" stroke-dasharray="5 3""#
+                    } else {
+                        ""
+                    };
+                    let _ = write!(
+                        s,
+                        r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"{dash}/>"#
+                    );
+                }
+                Shape::Path {
+                    points,
+                    stroke,
+                    width,
+                } => {
+                    let pts: Vec<String> = points
+                        .iter()
+                        .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                        .collect();
+                    let _ = write!(
+                        s,
+                        r#"<polyline points="{}" fill="none" stroke="{stroke}" stroke-width="{width}"/>"#,
+                        pts.join(" ")
+                    );
+                }
+                Shape::Circle { x, y, r, fill } => {
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
+                    );
+                }
+                Shape::Text {
+                    x,
+                    y,
+                    text,
+                    size,
+                    anchor,
+                    fill,
+                    vertical,
+                } => {
+                    let a = match anchor {
+                        Anchor::Start => "start",
+                        Anchor::Middle => "middle",
+                        Anchor::End => "end",
+                    };
+                    let rot = if *vertical {
+                        format!(r#" transform="rotate(-90 {x:.1} {y:.1})""#)
+                    } else {
+                        String::new()
+                    };
+                    let _ = write!(
+                        s,
+                        r#"<text x="{x:.1}" y="{y:.1}" font-size="{size}" text-anchor="{a}" fill="{fill}" xml:space="preserve"{rot}>{}</text>"#,
+                        esc(text)
+                    );
+                }
+            }
+        }
+        s.push_str("</svg>");
+        s
+    }
+
+    /// Every text of the drawing (what a reader sees), for tests.
+    pub fn texts(&self) -> Vec<String> {
+        self.shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Text { text, .. } => Some(clean(text)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn shift(mut s: Shape, dy: f64) -> Shape {
+    match &mut s {
+        Shape::Rect { y, .. } | Shape::Circle { y, .. } | Shape::Text { y, .. } => *y += dy,
+        Shape::Line { y1, y2, .. } => {
+            *y1 += dy;
+            *y2 += dy;
+        }
+        Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.1 += dy),
+    }
+    s
+}
+
+fn shift_x(mut s: Shape, dx: f64) -> Shape {
+    match &mut s {
+        Shape::Rect { x, .. } | Shape::Circle { x, .. } | Shape::Text { x, .. } => *x += dx,
+        Shape::Line { x1, x2, .. } => {
+            *x1 += dx;
+            *x2 += dx;
+        }
+        Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.0 += dx),
+    }
+    s
+}
+
+/// A number for a tick label: short, no trailing noise.
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&a) {
+        format!("{v:.1e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        format!("{v:.3}").trim_end_matches('0').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plot::PLOT_H;
+    use super::*;
+
+    /// Every export is well-formed XML whose texts are its labels: parsed back with an XML
+    /// reader we did not write (roxmltree), its <text> elements are the drawing's texts.
+    fn check(d: &Drawing, must: &[&str]) {
+        let svg = d.svg();
+        let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
+        let root = doc.root_element();
+        assert_eq!(root.tag_name().name(), "svg");
+        let texts: Vec<String> = root
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| n.text().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(texts, d.texts(), "the SVG's texts are the drawing's");
+        for m in must {
+            assert!(texts.iter().any(|t| t.contains(m)), "no {m:?} in {texts:?}");
+        }
+        assert!(d.width > 0.0 && d.height > 0.0);
+    }
+
+    #[test]
+    fn charts_carry_their_title_axes_ticks_and_legend() {
+        let labels = vec![
+            "\",\"".to_string(),
+            "\"<a&b>\"".to_string(),
+            "\u{1}".to_string(),
+        ];
+        let d = bars(
+            "T",
+            "token",
+            "probability",
+            &labels,
+            &[("final p", vec![0.9, 0.05, 0.0])],
+        );
+        check(
+            &d,
+            &["T", "token", "probability", "final p", "0.9", "\"<a&b>\""],
+        );
+        // The tallest bar reaches the top of the plot; a zero bar has no height.
+        let rects: Vec<(f64, f64)> = d
+            .shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Rect { y, h, fill, .. } if *fill == ACCENT => Some((*y, *h)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rects.len(), 3 + 1, "three bars and the legend's swatch");
+        assert!((rects[0].1 - PLOT_H).abs() < 1e-9);
+        assert_eq!(rects[2].1, 0.0);
+        let x = xy(
+            "R",
+            "intensity",
+            "FLOP/s",
+            &[XySeries {
+                name: "roof",
+                points: vec![(0.1, 1e9), (10.0, 1e11)],
+                line: true,
+                labels: vec!["P1".into(), "P2".into()],
+            }],
+            true,
+            true,
+        );
+        check(&x, &["R", "intensity", "FLOP/s", "roof", "P1", "1.0e9"]);
+        // Non-finite and non-positive points on log axes are left out, not drawn at NaN.
+        let y = xy(
+            "N",
+            "x",
+            "y",
+            &[XySeries {
+                name: "s",
+                points: vec![(0.0, 1.0), (f64::NAN, 2.0), (1.0, 3.0)],
+                line: true,
+                labels: vec![],
+            }],
+            true,
+            false,
+        );
+        assert!(!y.svg().contains("NaN"));
+        let s = Drawing::stack("both", vec![d.clone(), x]);
+        check(&s, &["both", "T", "R"]);
+        assert!(s.height > d.height);
+    }
+
+    #[test]
+    fn transcript_files_are_checked() {
+        let f = TranscriptFile {
+            format: TRANSCRIPT_FORMAT.into(),
+            version: 1,
+            model: "stories260K".into(),
+            params: 260_032,
+            prompt: "Once upon a time".into(),
+            settings: vec![("temperature".into(), "0.7".into())],
+            tokens: vec![1, 2, 3],
+            text: "x".into(),
+            link: "temperature=0.7&steps=3".into(),
+        };
+        let text = serde_json::to_string(&f).unwrap();
+        assert_eq!(TranscriptFile::parse(&text).unwrap(), f);
+        for bad in [
+            text.replace("decoding-explorer transcript", "something else"),
+            text.replace("\"version\":1", "\"version\":7"),
+            text[..text.len() / 2].to_string(),
+            "x".repeat(MAX_TRANSCRIPT_BYTES + 1),
+        ] {
+            assert!(
+                TranscriptFile::parse(&bad).is_err(),
+                "{}",
+                &bad[..bad.len().min(80)]
+            );
+        }
+    }
+}

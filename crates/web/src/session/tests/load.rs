@@ -1,0 +1,243 @@
+//! Models and backends: a bad file, a GPU that cannot open it, a GPU link without a GPU, a lost device, another precision.
+
+use super::*;
+
+#[test]
+fn bad_model_is_an_error_event_and_keeps_the_old_one() {
+    let (mut s, host) = loaded();
+    match &pollster::block_on(s.load(
+        "bad",
+        &[1, 2, 3],
+        &asset("tok512.bin"),
+        BackendChoice::Cpu,
+        &host,
+    ))[0]
+    {
+        Event::Error { message } => assert!(message.contains("shorter than"), "{message}"),
+        e => panic!("{e:?}"),
+    }
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::SetPrompt {
+            prompt: "Once".into(),
+        },
+    );
+    assert!(matches!(ev[0], Event::Transcript { .. }));
+}
+
+#[test]
+fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
+    let (mut s, host) = loaded();
+    ask(
+        &mut s,
+        &host,
+        Request::SetPrompt {
+            prompt: "Once upon a time".into(),
+        },
+    );
+    ask(&mut s, &host, Request::Step { count: 3 });
+    let before = last!(&[s.transcript()], Transcript).clone();
+    // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
+    let c = decoding_engine::Config {
+        dim: 8,
+        hidden_dim: 16,
+        n_layers: 1,
+        n_heads: 2,
+        n_kv_heads: 1,
+        vocab_size: 512,
+        seq_len: 8,
+        shared_classifier: true,
+        rope_theta: decoding_engine::Config::LLAMA2C_ROPE_THETA,
+        rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
+    };
+    let ck = decoding_engine::llama2c::Checkpoint::random(c, 5).unwrap();
+    let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
+    let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
+    let opened = pollster::block_on(decoding_gpu::select::select(
+        BackendChoice::Gpu,
+        &other.transformer,
+        lost,
+        &|| host.now(),
+    ));
+    let ev = s.install("other", other, opened);
+    assert!(
+        matches!(&ev[..], [Event::Error { message }] if message.contains("the current model is kept")),
+        "{ev:?}"
+    );
+    // The old model, its backend and its transcript are untouched, and it goes on.
+    assert_eq!(s.model().unwrap().config().dim, 64);
+    assert_eq!(last!(&[s.transcript()], Transcript), &before);
+    let ev = ask(&mut s, &host, Request::Step { count: 1 });
+    assert_eq!(last!(&ev, Transcript).steps.len(), before.steps.len() + 1);
+    // With Auto, the same failure falls back to the CPU and the new model replaces the old.
+    let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
+    let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
+    let opened = pollster::block_on(decoding_gpu::select::select(
+        BackendChoice::Auto,
+        &other.transformer,
+        lost,
+        &|| host.now(),
+    ));
+    let ev = s.install("other", other, opened);
+    assert!(
+        matches!(
+            &ev[..],
+            [
+                Event::Loaded { .. },
+                Event::Precision { .. },
+                Event::Backend { .. }
+            ]
+        ),
+        "{ev:?}"
+    );
+    assert_eq!(s.model().unwrap().config().dim, 8);
+}
+
+#[test]
+fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
+    let host = TestHost {
+        cancel: Cell::new(false),
+        start: std::time::Instant::now(),
+    };
+    let mut s = Session::default();
+    let m = decoding_engine::Model::from_bytes(&asset("stories260K.bin"), &asset("tok512.bin"))
+        .unwrap();
+    let none = Err(decoding_gpu::GpuError::Gpu("no WebGPU adapter".into()));
+    let opened = pollster::block_on(decoding_gpu::select::select(
+        BackendChoice::Gpu,
+        &m.transformer,
+        none,
+        &|| host.now(),
+    ));
+    assert!(opened.is_err(), "asked for by name, the GPU alone fails");
+    let ev = s.install("stories260K", m, opened);
+    let [Event::Loaded { .. }, Event::Precision { .. }, Event::Backend { report }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(report.kind, decoding_engine::BackendKind::Cpu);
+    assert!(
+        report.reason.contains("no WebGPU adapter"),
+        "{}",
+        report.reason
+    );
+    // The rest of the link still applies: its three tokens are replayed.
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Restore {
+            prompt: "Once upon a time".into(),
+            settings: Settings::default(),
+            steps: 3,
+        },
+    );
+    assert_eq!(last!(&ev, Transcript).steps.len(), 3);
+}
+
+#[test]
+fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
+    use decoding_engine::engine::BackendReport;
+    use decoding_engine::testing::LosesDevice;
+    use decoding_engine::{BackendKind, CpuBackend};
+    let (mut cpu, host) = loaded();
+    let (want_steps, want_beams) = demo(&mut cpu, &host);
+    for healthy in [5, 16] {
+        // 5: lost during the 12 steps; 16: lost during the beam steps.
+        let (mut s, host) = loaded();
+        let m = s.model().unwrap().transformer.clone();
+        let flaky = LosesDevice::after(CpuBackend::new(m.clone()), healthy);
+        let report = BackendReport {
+            kind: BackendKind::Gpu,
+            reason: "test".into(),
+            dispatches_per_token: None,
+            measured_ms: None,
+        };
+        s.engine = Some(Engine::new(m, Box::new(flaky), report));
+        let (steps, beams) = demo(&mut s, &host);
+        let moved = steps.iter().chain(&beams).find_map(|e| match e {
+            Event::Backend { report } => Some(report),
+            _ => None,
+        });
+        let moved = moved.expect("the switch is announced");
+        assert_eq!(moved.kind, BackendKind::Cpu);
+        assert!(
+            moved.reason.contains("GPU device was lost"),
+            "{}",
+            moved.reason
+        );
+        assert!(!steps
+            .iter()
+            .chain(&beams)
+            .any(|e| matches!(e, Event::Error { .. })));
+        // Same transcript and same beam tree as a CPU-only session.
+        assert_eq!(
+            last!(&steps, Transcript).generated_text,
+            last!(&want_steps, Transcript).generated_text
+        );
+        let (got, want) = (last!(&beams, Beam), last!(&want_beams, Beam));
+        assert_eq!((got.depth, got.node_count), (want.depth, want.node_count));
+        assert_eq!(got.best_text, want.best_text, "device lost after {healthy}");
+    }
+}
+
+/// Switching to q8 keeps the transcript's tokens and gives the q8 model's distribution
+/// (computed here apart, from the engine's own quantization); back to f32 gives f32's again.
+#[test]
+fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
+    use decoding_engine::Precision;
+    let (mut s, host) = loaded();
+    // Default settings: the final distribution is the softmax of the logits.
+    ask(
+        &mut s,
+        &host,
+        Request::SetSettings {
+            settings: settings(&[("seed", "7")]),
+        },
+    );
+    ask(
+        &mut s,
+        &host,
+        Request::SetPrompt {
+            prompt: "Once upon a time".into(),
+        },
+    );
+    let ev = ask(&mut s, &host, Request::Step { count: 12 });
+    let before = last!(&ev, Transcript).clone();
+    let f32_probs = last!(&ev, Trace).probs.clone();
+    let original = s.model().unwrap().transformer.clone();
+    let context: Vec<u32> = before
+        .prompt
+        .iter()
+        .map(|t| t.id)
+        .chain(before.steps.iter().map(|st| st.token))
+        .collect();
+    for (p, bytes) in [
+        (Precision::Q8, 278_352u64),
+        (Precision::Q4, 164_896),
+        (Precision::F32, 1_040_128),
+    ] {
+        let ev = ask(&mut s, &host, Request::SetPrecision { precision: p });
+        assert!(
+            ev.iter()
+                .any(|e| matches!(e, Event::Precision { precision, weight_bytes }
+                if *precision == p && *weight_bytes == bytes)),
+            "{p}: {ev:?}"
+        );
+        let after = last!(&ev, Transcript);
+        assert_eq!(after.steps, before.steps, "{p}: the transcript is kept");
+        let want = model_probs(&original.at(p), &context);
+        let got = &last!(&ev, Trace).probs;
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(&a, b)| (a as f64 - b).abs())
+            .fold(0.0, f64::max);
+        // The trace's probabilities are f32.
+        assert!(worst < 1e-6, "{p}: {worst}");
+    }
+    assert_eq!(
+        last!(&ask(&mut s, &host, Request::Step { count: 0 }), Trace).probs,
+        f32_probs,
+        "back at f32, f32's distribution exactly"
+    );
+}

@@ -1,0 +1,89 @@
+//! The speculative panel.
+
+use super::*;
+
+/// The speculative panel: a greedy run gives the transcript's greedy tokens, each marked as
+/// accepted, target or bonus; the last cycle carries p and q at its positions with Σ min(p, q);
+/// the totals add up; a sampled run under `rejection` is reproducible from its seed.
+#[test]
+fn speculative_runs_give_the_greedy_text_and_their_cycles() {
+    let (mut s, host) = prompted(&[("temperature", "0"), ("max_tokens", "30")]);
+    let plain = last!(&ask(&mut s, &host, Request::Step { count: 30 }), Transcript).clone();
+    let start = Request::SpecStart {
+        draft: "quant:q4".into(),
+        gamma: 4,
+        rule: "rejection".into(),
+    };
+    ask(&mut s, &host, start);
+    // Two cycles: the last one's drafted positions with p, q and Σ min(p, q).
+    let ev = ask(&mut s, &host, Request::SpecCycle { count: 2 });
+    let [Event::Spec { view }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    let last = view.last.as_ref().unwrap();
+    assert_eq!(last.index, 1);
+    assert!(!last.positions.is_empty());
+    for p in &last.positions {
+        let overlap: f64 = p.bars.iter().map(|b| b.p.min(b.q.unwrap())).sum();
+        assert!(overlap <= p.overlap + 1e-12 && p.overlap <= 1.0 + 1e-12);
+        assert!(p.bars.iter().any(|b| b.id == p.token));
+    }
+    let ev = ask(&mut s, &host, Request::SpecCycle { count: 50 });
+    let [Event::Spec { view }] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    let ids: Vec<u32> = view.tokens.iter().map(|t| t.id).collect();
+    let want: Vec<u32> = plain.steps.iter().map(|st| st.token).collect();
+    assert_eq!(ids, want);
+    assert!(
+        view.cycles < 30 && view.target_calls == view.cycles + 1,
+        "{view:?}"
+    );
+    assert_eq!(view.accepted + view.cycles, 30);
+    assert!(
+        view.tokens
+            .iter()
+            .all(|t| t.kind != SpecTokenKind::Resampled),
+        "greedy"
+    );
+    assert!(view.plain_ms_per_token > 0.0 && view.spec_ms_per_token > 0.0);
+    // Sampling, rejection: the same seed gives the same run, another seed another.
+    ask(
+        &mut s,
+        &host,
+        Request::SetSettings {
+            settings: settings(&[("seed", "9"), ("max_tokens", "30")]),
+        },
+    );
+    let run = |s: &mut Session, draft: &str| {
+        let start = Request::SpecStart {
+            draft: draft.into(),
+            gamma: 3,
+            rule: "rejection".into(),
+        };
+        ask(s, &host, start);
+        match &ask(s, &host, Request::SpecCycle { count: 50 })[..] {
+            [Event::Spec { view }] => view.tokens.clone(),
+            e => panic!("{e:?}"),
+        }
+    };
+    let a = run(&mut s, "exit:2");
+    assert_eq!(a, run(&mut s, "exit:2"));
+    assert!(
+        a.iter().any(|t| t.kind == SpecTokenKind::Resampled),
+        "{a:?}"
+    );
+    let e = ask(
+        &mut s,
+        &host,
+        Request::SpecStart {
+            draft: "exit:9".into(),
+            gamma: 3,
+            rule: "rejection".into(),
+        },
+    );
+    assert!(
+        matches!(&e[..], [Event::Error { message }] if message.contains("from 1 to 4")),
+        "{e:?}"
+    );
+}
