@@ -55,7 +55,7 @@ fn exports_of_real_views_are_their_data() {
             prompt: "The dog".into(),
         },
     );
-    let ev = ask(&mut s, &host, Request::BeamTo { depth: (4) as u32 });
+    let ev = ask(&mut s, &host, Request::BeamTo { depth: 4_u32 });
     let v = ev
         .iter()
         .find_map(|e| match e {

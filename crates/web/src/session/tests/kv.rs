@@ -9,7 +9,7 @@ fn cache_comparison_measures_and_counts_quadratic_work_without_the_cache() {
         &mut s,
         &host,
         Request::CacheCompare {
-            positions: (&[16, 64, 512]).to_vec(),
+            positions: [16, 64, 512].to_vec(),
         },
     );
     let Event::CacheCompare { rows } = &ev[0] else {

@@ -115,7 +115,7 @@ fn model_logprob(s: &mut Session, host: &TestHost, pairs: &[(&str, &str)], steps
         Request::Restore {
             prompt: crate::page::DEFAULT_PROMPT.into(),
             settings: settings(pairs),
-            steps: steps,
+            steps,
         },
     );
     last_transcript(&ev)
@@ -186,7 +186,7 @@ const CHECKS: [(&str, Check); 15] = [
 type Check = fn(&Opened, &mut Session, &TestHost, &ModelInfo);
 
 fn check_loop(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
-    let t = transcript(&o);
+    let t = transcript(o);
     // 5 prompt tokens (BOS first) + 5 generated; the newest went through the
     // layers against the 9 cached before it.
     assert_eq!(o.n("context") as usize, t.prompt.len() + 5);
@@ -220,13 +220,13 @@ fn check_greedy_vs_beam(o: &Opened, s: &mut Session, host: &TestHost, _info: &Mo
 }
 
 fn check_beam_bland(o: &Opened, s: &mut Session, host: &TestHost, _info: &ModelInfo) {
-    let t = transcript(&o);
+    let t = transcript(o);
     assert_eq!(o.n("tokens"), 40.0);
     let beam: f64 = t.steps.iter().map(|s| -s.model_prob.ln()).sum::<f64>() / 40.0;
     assert!((o.n("beam_surprisal") - beam).abs() < 1e-9);
     // The samples' surprisal by the transcript's loop with each column's knobs.
-    let a = -model_logprob(s, &host, &[("temperature", "1")], 40) / 40.0;
-    let z = -model_logprob(s, &host, &[("temperature", "1"), ("seed", "1")], 40) / 40.0;
+    let a = -model_logprob(s, host, &[("temperature", "1")], 40) / 40.0;
+    let z = -model_logprob(s, host, &[("temperature", "1"), ("seed", "1")], 40) / 40.0;
     assert!((o.n("sample_surprisal_a") - a).abs() < 1e-9, "{}", o.text);
     assert!((o.n("sample_surprisal_b") - z).abs() < 1e-9, "{}", o.text);
     // The claim of blandness, and the numbers that carry it.
@@ -252,7 +252,7 @@ fn check_tail(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo)
     // The step's prompt is one whose tail is not negligible, and it says so.
     assert!(tail >= 0.1, "{}", o.text);
     assert!(o.says("together not negligible"), "{}", o.text);
-    assert_eq!(transcript(&o).prompt_text, "She saw a");
+    assert_eq!(transcript(o).prompt_text, "She saw a");
 }
 
 fn check_temperature(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
@@ -289,7 +289,7 @@ fn check_kv_cache(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelI
 }
 
 fn check_prefill_decode(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
-    let v = sweep(&o);
+    let v = sweep(o);
     let (r, sp) = (&v.rows[0], &v.spread[0]);
     assert_eq!(
         (o.n("prompt_tokens"), o.n("gen_tokens")),
@@ -314,7 +314,7 @@ fn check_prefill_decode(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &
 }
 
 fn check_kv_memory(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
-    let t = transcript(&o);
+    let t = transcript(o);
     // stories260K: 5 layers, 4 K/V heads of 64 / 8 = 8 → d = 32, f32.
     let cache = (t.prompt.len() + 20) as f64;
     assert_eq!(o.n("n"), cache);
@@ -343,7 +343,7 @@ fn check_quantization(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &Mo
 }
 
 fn check_batching(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
-    let v = sweep(&o);
+    let v = sweep(o);
     assert_eq!(
         v.rows.iter().map(|r| r.batch).collect::<Vec<_>>(),
         [1, 4, 16]
