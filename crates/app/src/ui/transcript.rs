@@ -458,7 +458,8 @@ fn TranscriptFiles() -> impl IntoView {
                             f.model, f.params, here.map(|h| h.0).unwrap_or_default())));
                         return;
                     }
-                    ui.gen.expect_tokens.set(Some(f.tokens.clone()));
+                    ui.reactions
+                        .update_value(|m| m.expect_tokens = Some(f.tokens.clone()));
                     ui.open_view(&f.link, None);
                 }
                 Err(e) => ui.shell.error.set(Some(e)),

@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod link;
+pub mod model;
 pub mod pieces;
 pub mod presets;
 pub mod shortcuts;
@@ -12,6 +13,7 @@ pub mod toy;
 
 pub use compare::*;
 pub use link::*;
+pub use model::{patch_beam, PageModel, Reaction};
 pub use pieces::piece_text;
 pub use presets::*;
 pub use shortcuts::Shortcut;

@@ -27,6 +27,7 @@ mod kv;
 mod lesson;
 mod load;
 mod malformed;
+mod page;
 mod quant;
 mod spec;
 mod transcript;

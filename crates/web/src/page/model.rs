@@ -1,0 +1,160 @@
+//! The page's reactions to the worker's events, in plain Rust and tested natively: which
+//! requests an event calls for (the page's model and link view when the worker is ready, the
+//! views that live beside the transcript once the first backend opened, a speculative run or
+//! comparison grown again on a new backend), what it changes in the link's state (the steps
+//! taken, the columns' steps), the beam tree patched from its changes, a loaded transcript's
+//! tokens checked against its replay, and whether a run goes on. The UI (`decoding-app`)
+//! stores the views in its signals and does what the reaction says.
+
+use super::{compare_requests, probe_open, PageState};
+use crate::protocol::{Event, Request};
+use decoding_engine::beam::BeamNode;
+use decoding_engine::sampling::{Settings, Strategy};
+
+/// The page's own model files.
+pub const MODEL_URL: &str = "models/stories260K/stories260K.bin";
+pub const TOKENIZER_URL: &str = "models/stories260K/tok512.bin";
+
+/// What the page keeps between events besides its signals.
+#[derive(Debug, Default)]
+pub struct PageModel {
+    /// The first backend has opened (the link's views were asked for).
+    restored: bool,
+    /// The tokens a loaded transcript file holds, checked against its replay.
+    pub expect_tokens: Option<Vec<u32>>,
+}
+
+/// What an event calls for.
+#[derive(Debug, Default, PartialEq)]
+pub struct Reaction {
+    /// Requests to send, in order.
+    pub send: Vec<Request>,
+    /// The toy logits to be sent again (the UI holds their history text).
+    pub send_toy: bool,
+    /// A message to show.
+    pub error: Option<String>,
+    /// The link's steps (a transcript's tokens) or the comparison's steps, as they are now.
+    pub steps: Option<u32>,
+    pub compare_steps: Option<u32>,
+    /// A run (Run/Pause) has this step done: `Some(true)` when generation stopped there.
+    pub ran: Option<bool>,
+    /// The lesson step whose view the page should bring into view.
+    pub lesson_in_view: Option<usize>,
+}
+
+impl PageModel {
+    /// The reaction to `event`, the page showing `page` with `settings` (a beam view's tree
+    /// is patched with `patch_beam`).
+    pub fn apply(&mut self, page: &PageState, settings: &Settings, event: &mut Event) -> Reaction {
+        let mut r = Reaction::default();
+        let beam = matches!(settings.strategy, Strategy::Beam { .. });
+        match event {
+            // The link's view is opened as part of loading: prompt, settings, tokens.
+            Event::Ready => r.send.push(Request::Load {
+                model_url: MODEL_URL.into(),
+                tokenizer_url: TOKENIZER_URL.into(),
+                backend: page.backend,
+                prompt: page.prompt.clone(),
+                settings: settings.clone(),
+                steps: page.steps,
+                precision: page.precision,
+            }),
+            Event::Backend { .. } => self.backend(page, &mut r),
+            Event::Transcript { view } => {
+                let got: Vec<u32> = view.steps.iter().map(|s| s.token).collect();
+                r.error = self.check_replay(&got, view.stop.is_some());
+                r.steps = Some(got.len() as u32);
+                if !beam {
+                    r.ran = Some(view.stop.is_some());
+                }
+            }
+            Event::Beam { view } if beam => r.ran = Some(view.done),
+            Event::Columns { view } => {
+                r.compare_steps = Some(
+                    view.columns
+                        .iter()
+                        .map(|c| c.steps.len())
+                        .max()
+                        .unwrap_or(0) as u32,
+                )
+            }
+            _ => {}
+        }
+        r
+    }
+
+    /// The first backend: the views that live beside the transcript (a beam link's tree is
+    /// grown by the worker as part of the restore). Any backend: a link's speculative run,
+    /// or one whose backend or weights changed, grown (again) on it; the same for the
+    /// compared columns.
+    fn backend(&mut self, page: &PageState, r: &mut Reaction) {
+        if !self.restored {
+            self.restored = true;
+            r.send_toy = true;
+            if page.panels.contains("quant") {
+                r.send.push(Request::Quantization { open: true });
+            }
+            if probe_open(page) {
+                r.send.push(Request::Probe { open: true });
+            }
+            // A lesson step's link runs its panel action too.
+            if let Some(step) = page.lesson.and_then(|i| crate::lesson::STEPS.get(i)) {
+                r.send.extend(step.action_request());
+                r.lesson_in_view = page.lesson;
+            }
+        }
+        if let Some(l) = &page.spec {
+            r.send.push(Request::SpecStart {
+                draft: l.draft.clone(),
+                gamma: l.gamma,
+                rule: l.rule.clone(),
+            });
+            if l.cycles > 0 {
+                r.send.push(Request::SpecCycle { count: l.cycles });
+            }
+        }
+        r.send.extend(compare_requests(page));
+    }
+
+    /// A loaded transcript's replay, once it has the file's tokens (or stopped): an error if
+    /// they differ.
+    fn check_replay(&mut self, got: &[u32], stopped: bool) -> Option<String> {
+        let want = self.expect_tokens.as_ref()?;
+        if got.len() < want.len() && !stopped {
+            return None;
+        }
+        let want = self.expect_tokens.take()?;
+        (got != want.as_slice()).then(|| {
+            format!(
+                "the transcript file's {} tokens differ from this model's replay of its prompt and knobs (another model or file?): shown is the replay",
+                want.len()
+            )
+        })
+    }
+}
+
+/// The beam tree the page holds (`nodes`), patched with a view's changed nodes (taken out of
+/// the view: the tree travels as its changes, never whole); an error if the result is not
+/// the tree the worker has (a view lost or out of order).
+pub fn patch_beam(
+    nodes: &mut Vec<BeamNode>,
+    view: &mut crate::protocol::BeamView,
+) -> Result<(), String> {
+    let changed = std::mem::take(&mut view.changed);
+    if view.reset {
+        nodes.clear();
+    }
+    for n in changed {
+        let id = n.id;
+        if id < nodes.len() {
+            nodes[id] = n;
+        } else if id == nodes.len() {
+            nodes.push(n);
+        }
+    }
+    if nodes.len() == view.node_count {
+        Ok(())
+    } else {
+        Err("the beam tree arrived out of order: press Restart in the beam panel".into())
+    }
+}
