@@ -1,6 +1,6 @@
 //! Seeded sampling gives the same text in wasm as natively: this test runs under
 //! `wasm-bindgen-test-runner` (Node) and compares with the golden file that the native CLI
-//! test (`tests/cli.rs`) also checks.
+//! test (`tests/cli/generate.rs`) also checks.
 #![cfg(target_arch = "wasm32")]
 
 use decoding_engine::backend::CpuBackend;

@@ -15,11 +15,15 @@ use std::sync::Arc;
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BackendChoice {
     /// The faster of the CPU and a hardware GPU, measured; the CPU without one.
     #[default]
     Auto,
+    /// WebGPU through wgpu (Vulkan natively).
+    #[cfg_attr(feature = "clap", value(alias = "webgpu"))]
     Gpu,
+    /// The CPU (threads, SIMD kernels chosen for the machine).
     Cpu,
 }
 

@@ -100,6 +100,20 @@ pub struct Peaks {
     pub threads: usize,
 }
 
+impl Peaks {
+    /// The higher of two probes of the same buffer, ceiling by ceiling: a ceiling is the best
+    /// the machine did, and a probe that shared the machine with other work reads low.
+    pub fn best(self, other: Peaks) -> Peaks {
+        Peaks {
+            roof: Roof {
+                flops: self.roof.flops.max(other.roof.flops),
+                bytes_per_s: self.roof.bytes_per_s.max(other.roof.bytes_per_s),
+            },
+            ..self
+        }
+    }
+}
+
 /// The compute probe's product: X (`PEAK_ROWS`, n) × W (`PEAK_D`, n), at most 384 KiB
 /// together (inside a core's L2 on the machines we run on, 512 KiB on Zen 3), with n the
 /// model's own row length and a long one (`PEAK_N`): the faster counts.

@@ -3,7 +3,7 @@
 //! `serve-sim` (a seeded trace of requests through B slots, continuous or static batching).
 
 use crate::error::CliError;
-use crate::ModelFiles;
+use crate::files::ModelFiles;
 use decoding_engine::batching::{simulate, throughput, trace, Policy, Throughput};
 use decoding_engine::roofline::{self, Bound};
 use decoding_engine::units::human_bytes;
@@ -61,47 +61,13 @@ struct Row {
     decode_bound: Bound,
 }
 
-pub fn batched_bench(
-    files: &ModelFiles,
-    choice: BackendChoice,
-    a: BatchedArgs,
-) -> Result<(), CliError> {
-    let (name, t) = crate::bench::load_model(files, a.random_weights.as_deref())?;
-    let c = t.config;
-    let (p, g) = (a.prompt_tokens, a.gen_tokens);
-    if p == 0 || g == 0 || p + g > c.seq_len {
-        return Err(CliError::Usage(format!(
-            "--prompt-tokens and --gen-tokens must be at least 1 and fit the context of {} together",
-            c.seq_len
-        )));
-    }
-    if a.peak_buffer_mib.is_some_and(|m| !(1..=4096).contains(&m)) {
-        return Err(CliError::Usage(
-            "--peak-buffer-mib: 1 to 4,096 (MiB)".into(),
-        ));
-    }
-    let batches = sizes(&a.batch)?;
-    let weight_bytes = t.weights.bytes(&c);
-    let start = Instant::now();
-    let now = move || start.elapsed().as_secs_f64() * 1000.0;
-    // The machine's ceilings, measured by this program before the runs with its own
-    // kernels: the bandwidth over a matrix the size of the weights (where decode reads).
-    let probe = a
-        .peak_buffer_mib
-        .map_or((weight_bytes as usize).clamp(1 << 20, 256 << 20), |m| {
-            m << 20
-        });
-    let peaks = roofline::measure(probe, c.dim, 5, &now);
-    let roof = peaks.roof;
-    let mut engine = crate::open(&t, choice)?;
-    let mut rows = Vec::new();
-    for b in batches {
-        let t = pollster::block_on(throughput(&mut engine, b, p, g, weight_bytes, &now))
-            .map_err(|e| CliError::Usage(e.to_string()))?;
+impl Row {
+    /// A batch size's throughput placed under the machine's roof.
+    fn new(t: Throughput, roof: &roofline::Roof) -> Row {
         let (pf, pb) = t.prefill_rates();
         let (df, db) = t.decode_rates();
         let (pi, di) = (t.prefill.intensity(), t.decode.intensity());
-        rows.push(Row {
+        Row {
             prefill_gflops: pf / 1e9,
             prefill_gbytes_per_s: pb / 1e9,
             prefill_intensity: pi,
@@ -113,17 +79,19 @@ pub fn batched_bench(
             decode_of_roof: df / roof.attainable(di),
             decode_bound: roof.bound(di),
             t,
-        });
+        }
     }
-    let backend = engine.report.kind.to_string();
-    if a.json {
-        let v = serde_json::json!({ "model": name, "config": c, "backend": backend, "peaks": peaks, "ridge": roof.ridge(), "rows": rows });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
-        );
-        return Ok(());
-    }
+}
+
+/// The machine's peaks, then a Markdown row per batch size.
+fn print_table(
+    name: &str,
+    backend: &str,
+    weight_bytes: u64,
+    peaks: &roofline::Peaks,
+    rows: &[Row],
+) {
+    let roof = &peaks.roof;
     println!(
         "model {name}, backend {backend}, {} thread(s); weights {}",
         decoding_engine::par::thread_count(),
@@ -144,7 +112,7 @@ pub fn batched_bench(
     let over = rows
         .iter()
         .any(|r| r.prefill_of_roof > 1.0 || r.decode_of_roof > 1.0);
-    for r in &rows {
+    for r in rows {
         println!(
             "| {:>4} | {:>4} | {:>4} | {:>13.1} | {:>12.1} | {:>15.2} | {:>4.1} | {:>6.1} | {:>6.0} % | {:>14.2} | {:>4.1} | {:>6.2} | {:>6.0} % | {:?} |",
             r.t.batch, r.t.prompt_tokens, r.t.gen_tokens, r.t.prefill_tokens_per_s, r.t.decode_tokens_per_s,
@@ -156,6 +124,60 @@ pub fn batched_bench(
     if over {
         println!("A point above 100 % of its roof means the roof was under-measured (a busy machine during the probe): rerun.");
     }
+}
+
+pub fn batched_bench(
+    files: &ModelFiles,
+    choice: BackendChoice,
+    a: BatchedArgs,
+) -> Result<(), CliError> {
+    let (name, t) = super::bench::load_model(files, a.random_weights.as_deref())?;
+    let c = t.config;
+    let (p, g) = (a.prompt_tokens, a.gen_tokens);
+    if p == 0 || g == 0 || p + g > c.seq_len {
+        return Err(CliError::Usage(format!(
+            "--prompt-tokens and --gen-tokens must be at least 1 and fit the context of {} together",
+            c.seq_len
+        )));
+    }
+    if a.peak_buffer_mib.is_some_and(|m| !(1..=4096).contains(&m)) {
+        return Err(CliError::Usage(
+            "--peak-buffer-mib: 1 to 4,096 (MiB)".into(),
+        ));
+    }
+    let batches = sizes(&a.batch)?;
+    let weight_bytes = t.weights.bytes(&c);
+    let start = Instant::now();
+    let now = move || start.elapsed().as_secs_f64() * 1000.0;
+    // The machine's ceilings, measured by this program with its own kernels before and
+    // after the runs (the better of the two): the bandwidth over a matrix the size of the
+    // weights (where decode reads).
+    let probe = a
+        .peak_buffer_mib
+        .map_or((weight_bytes as usize).clamp(1 << 20, 256 << 20), |m| {
+            m << 20
+        });
+    let before = roofline::measure(probe, c.dim, 5, &now);
+    let mut engine = crate::files::open(&t, choice)?;
+    let mut runs = Vec::new();
+    for b in batches {
+        let t = pollster::block_on(throughput(&mut engine, b, p, g, weight_bytes, &now))
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        runs.push(t);
+    }
+    let peaks = before.best(roofline::measure(probe, c.dim, 5, &now));
+    let roof = peaks.roof;
+    let rows: Vec<Row> = runs.into_iter().map(|t| Row::new(t, &roof)).collect();
+    let backend = engine.report.kind.to_string();
+    if a.json {
+        let v = serde_json::json!({ "model": name, "config": c, "backend": backend, "peaks": peaks, "ridge": roof.ridge(), "rows": rows });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(());
+    }
+    print_table(&name, &backend, weight_bytes, &peaks, &rows);
     Ok(())
 }
 
@@ -221,7 +243,7 @@ pub fn serve_sim(
         a.max_new,
         a.mean_gap,
     );
-    let mut engine = crate::open(&model.transformer, choice)?;
+    let mut engine = crate::files::open(&model.transformer, choice)?;
     let start = Instant::now();
     let clock = move || start.elapsed().as_secs_f64() * 1000.0;
     let ends = [model.tokenizer.eos, model.tokenizer.bos];

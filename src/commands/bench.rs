@@ -3,7 +3,7 @@
 //! stories260K files or on a random-weight checkpoint of any llama2.c shape.
 
 use crate::error::CliError;
-use crate::ModelFiles;
+use crate::files::ModelFiles;
 use decoding_engine::{Backend, Checkpoint, Config, Logits, Transformer};
 use decoding_gpu::BackendChoice;
 use std::sync::Arc;
@@ -297,7 +297,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
             }
         })
         .collect();
-    let mut engine = crate::open(&transformer, choice)?;
+    let mut engine = crate::files::open(&transformer, choice)?;
     let runs = measure(
         &mut engine,
         &transformer,

@@ -1,0 +1,27 @@
+//! One module per subcommand: its arguments and what it does.
+
+pub mod batched;
+pub mod beam;
+pub mod bench;
+pub mod generate;
+pub mod next;
+mod probe;
+pub mod quality;
+pub mod quantize;
+pub mod sample;
+pub mod speculate;
+pub mod tokenize;
+mod trace;
+
+use crate::error::CliError;
+use decoding_engine::Model;
+
+/// The tokens that end generation.
+pub fn end_tokens(model: &Model) -> Vec<u32> {
+    vec![model.tokenizer.eos, model.tokenizer.bos]
+}
+
+/// The text of token ids.
+pub fn decode(model: &Model, ids: &[u32]) -> Result<String, CliError> {
+    Ok(model.tokenizer.decode(ids)?)
+}

@@ -1,0 +1,88 @@
+//! `quality`: what quantization costs, f32, q8 and q4 over a fixed text against f32.
+
+use crate::error::CliError;
+use crate::files::ModelFiles;
+use decoding_engine::quality::{compare, Quality, EVAL_TEXT};
+use decoding_engine::units::{human_bytes, thousands};
+use decoding_engine::{Model, Precision};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct QualityArgs {
+    /// Text to evaluate on (default: the stories kept in the repository for this)
+    #[arg(long, value_name = "FILE")]
+    text: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct QualityRow {
+    precision: Precision,
+    weight_bytes: u64,
+    #[serde(flatten)]
+    quality: Quality,
+}
+
+/// `quality`: f32, q8 and q4 of the model over the evaluation text, against f32 (the
+/// loaded weights dequantized when the file is quantized).
+pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
+    let text = match &a.text {
+        Some(p) => String::from_utf8(ModelFiles::read(p)?).map_err(|e| CliError::Io {
+            path: p.clone(),
+            error: e.to_string(),
+        })?,
+        None => EVAL_TEXT.to_string(),
+    };
+    let tokens = model.tokenizer.encode(&text, true)?;
+    let t = &model.transformer;
+    let reference = t.at(Precision::F32);
+    let mut rows = Vec::new();
+    for p in Precision::ALL {
+        let other = t.at(p);
+        let q = compare(&reference, &other, &tokens)
+            .map_err(|e| CliError::Usage(format!("evaluating {p}: {e}")))?;
+        rows.push(QualityRow {
+            precision: p,
+            weight_bytes: other.weights.bytes(&t.config),
+            quality: q,
+        });
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "{} tokens of text, {} positions; against f32{}",
+        tokens.len(),
+        rows[0].quality.positions,
+        if t.weights.precision() == Precision::F32 {
+            ""
+        } else {
+            " (the file's weights dequantized)"
+        }
+    );
+    println!(
+        "{:<9} {:>26} {:>10} {:>12} {:>10} {:>10}",
+        "precision", "weight bytes", "mean KL", "max KL", "same top", "perplexity"
+    );
+    for r in &rows {
+        println!(
+            "{:<9} {:>26} {:>10.6} {:>12.6} {:>9.1}% {:>10.3}",
+            r.precision.name(),
+            format!(
+                "{} ({})",
+                thousands(r.weight_bytes),
+                human_bytes(r.weight_bytes)
+            ),
+            r.quality.mean_kl,
+            r.quality.max_kl,
+            100.0 * r.quality.same_top,
+            r.quality.perplexity
+        );
+    }
+    Ok(())
+}

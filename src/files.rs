@@ -1,0 +1,162 @@
+//! The model's files as the command line names them (a llama2.c checkpoint and tokenizer,
+//! a GGUF file, a Hugging Face set), loaded within the memory budget at the precision
+//! asked for, and the backend opened for it.
+
+use crate::error::CliError;
+use decoding_engine::budget::Budget;
+use decoding_engine::{Model, Precision};
+use decoding_gpu::{open_backend, BackendChoice, Engine};
+use std::path::{Path, PathBuf};
+
+const DEFAULT_MODEL: &str = "assets/models/stories260K/stories260K.bin";
+const DEFAULT_TOKENIZER: &str = "assets/models/stories260K/tok512.bin";
+
+/// Opens the chosen backend for `model`; says on stderr which one runs unless it is the CPU
+/// by choice.
+pub fn open(
+    model: &std::sync::Arc<decoding_engine::Transformer>,
+    choice: BackendChoice,
+) -> Result<Engine, CliError> {
+    let start = std::time::Instant::now();
+    let now = || start.elapsed().as_secs_f64() * 1000.0;
+    let (backend, report) = pollster::block_on(open_backend(choice, model, &now))
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    if choice != BackendChoice::Cpu {
+        eprintln!("backend: {} ({})", report.kind, report.reason);
+    }
+    Ok(Engine::new(model.clone(), backend, report))
+}
+
+/// `--memory-limit` in GiB: a finite number > 0 (no silent clamping).
+pub fn parse_budget(gib: Option<&str>) -> Result<Budget, CliError> {
+    let Some(text) = gib else {
+        return Ok(Budget::default());
+    };
+    match text.trim().parse::<f64>() {
+        Ok(g) if g.is_finite() && g > 0.0 && g <= 1e9 => {
+            Ok(Budget((g * (1u64 << 30) as f64) as u64))
+        }
+        _ => Err(CliError::Usage(format!(
+            "--memory-limit {text:?}: give a number of GiB above 0"
+        ))),
+    }
+}
+
+/// Where the model and tokenizer come from.
+pub struct ModelFiles {
+    pub model: Option<PathBuf>,
+    pub tokenizer: Option<PathBuf>,
+    pub budget: Budget,
+    /// `--precision`: the matrices requantized after loading
+    pub precision: Option<Precision>,
+}
+
+impl ModelFiles {
+    /// A default path is looked up in the current directory, then in the source tree.
+    fn resolve(given: &Option<PathBuf>, default: &str) -> PathBuf {
+        if let Some(p) = given {
+            return p.clone();
+        }
+        let here = PathBuf::from(default);
+        if here.exists() {
+            return here;
+        }
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(default)
+    }
+
+    pub fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+        std::fs::read(path).map_err(|e| CliError::Io {
+            path: path.to_path_buf(),
+            error: e.to_string(),
+        })
+    }
+
+    pub fn load(&self) -> Result<Model, CliError> {
+        let mp = Self::resolve(&self.model, DEFAULT_MODEL);
+        let tp = Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER);
+        let io = |path: &Path, e: std::io::Error| CliError::Io {
+            path: path.to_path_buf(),
+            error: e.to_string(),
+        };
+        // The checkpoint is read tensor by tensor from the file (one copy of the weights in
+        // memory, not the file and the weights); the tokenizer, small, whole.
+        let mut file = std::fs::File::open(&mp).map_err(|e| io(&mp, e))?;
+        let len = file.metadata().map_err(|e| io(&mp, e))?.len();
+        if Self::is_gguf(&mut file).map_err(|e| io(&mp, e))? {
+            // A GGUF file carries its tokenizer.
+            if self.tokenizer.is_some() {
+                return Err(CliError::Usage(format!(
+                    "{} is a GGUF file, which carries its own tokenizer: drop --tokenizer",
+                    mp.display()
+                )));
+            }
+            let bytes = Self::read(&mp)?;
+            let model = Model::from_gguf(&bytes, self.budget)
+                .map_err(|e| CliError::Model { path: mp, error: e })?;
+            return Ok(self.at_precision(model));
+        }
+        if mp
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
+        {
+            // A Hugging Face checkpoint: config.json beside it, and tokenizer.json unless
+            // --tokenizer names another.
+            let dir = mp.parent().unwrap_or(Path::new("."));
+            let config = Self::read(&dir.join("config.json"))?;
+            let tok = Self::read(&match &self.tokenizer {
+                Some(t) => t.clone(),
+                None => dir.join("tokenizer.json"),
+            })?;
+            let model = Model::read_files(&mut file, len, &tok, Some(&config), self.budget)
+                .map_err(|e| CliError::Model { path: mp, error: e })?;
+            return Ok(self.at_precision(model));
+        }
+        let tok = Self::read(&tp)?;
+        // A llama2.c file is mapped, read-only, and its float32 tensors are used in place:
+        // the weights in memory are the file's pages (shared with the page cache), not a
+        // copy, and nothing is read twice (issue 11; llama2.c's run.c maps its file too).
+        // Its header is checked against the budget and the file's length before mapping.
+        let mut head = Vec::with_capacity(256);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, 256), &mut head)
+            .map_err(|e| io(&mp, e))?;
+        if !decoding_engine::hf::is_safetensors(&head) {
+            Model::check_files(&head, len, tok.len() as u64, self.budget).map_err(|e| {
+                CliError::Model {
+                    path: mp.clone(),
+                    error: e,
+                }
+            })?;
+        }
+        // SAFETY: the mapping is read-only and private; like every program that maps its
+        // weights (run.c, llama.cpp) this assumes the file is not truncated or rewritten by
+        // another process while it runs.
+        let map =
+            unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(|e| io(&mp, e))?;
+        let model = Model::from_shared(std::sync::Arc::new(map), &tok, self.budget)
+            .map_err(|e| CliError::Model { path: mp, error: e })?;
+        Ok(self.at_precision(model))
+    }
+
+    /// Whether the file starts with GGUF's magic (the file is left at its start).
+    fn is_gguf(file: &mut std::fs::File) -> std::io::Result<bool> {
+        use std::io::{Read, Seek};
+        let mut magic = [0u8; 4];
+        let n = file.read(&mut magic)?;
+        file.rewind()?;
+        Ok(n == 4 && decoding_engine::gguf::Gguf::is_gguf(&magic))
+    }
+
+    /// The model with its matrices at `--precision` (the loaded weights dropped).
+    pub fn at_precision(&self, model: Model) -> Model {
+        match self.precision {
+            Some(p) if p != model.transformer.weights.precision() => {
+                model.with_transformer(std::sync::Arc::new(model.transformer.at(p)))
+            }
+            _ => model,
+        }
+    }
+
+    pub fn is_default(&self) -> bool {
+        self.model.is_none()
+    }
+}

@@ -1,0 +1,51 @@
+//! The GPU backend (lavapipe under the test command) through the CLI.
+
+use super::*;
+
+/// The GPU backend through the CLI: the same greedy text and a dispatch count in `bench`.
+/// Without an adapter this is skipped, unless DECODING_EXPLORER_REQUIRE_GPU=1 (CI).
+#[test]
+fn gpu_backend_through_the_cli() {
+    let o = cli(&[
+        "--backend",
+        "gpu",
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "120",
+        "--temperature",
+        "0",
+    ]);
+    if !o.status.success() {
+        let required = std::env::var("DECODING_EXPLORER_REQUIRE_GPU").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "GPU required but the gpu backend failed: {}",
+            stderr(&o)
+        );
+        assert_user_error(&o, "GPU");
+        eprintln!("skipping: {}", stderr(&o));
+        return;
+    }
+    assert!(stdout(&o).starts_with(GREEDY), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("backend: gpu (WebGPU on "),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("XDG_RUNTIME_DIR"), "{}", stderr(&o));
+    let v = json(&[
+        "--backend",
+        "gpu",
+        "bench",
+        "--tokens",
+        "16",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(v["backend"], "gpu");
+    assert_eq!(v["dispatches_per_token"], 12 * 5 + 3);
+    assert!(v["decode"]["median_tokens_per_s"].as_f64().unwrap() > 0.0);
+}

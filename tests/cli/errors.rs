@@ -1,0 +1,126 @@
+//! Bad input: a clear error, a non-zero exit, no panic or backtrace.
+
+use super::*;
+
+#[test]
+fn bad_files_and_shapes_are_clear_errors() {
+    assert_user_error(
+        &cli(&["--model", "/nonexistent.bin", "next"]),
+        "cannot read /nonexistent.bin",
+    );
+    let empty = temp_file("empty.bin", b"");
+    assert_user_error(
+        &cli(&["--model", empty.to_str().unwrap(), "next"]),
+        "checkpoint is empty",
+    );
+    let model = std::fs::read(model_path("stories260K.bin")).unwrap();
+    let truncated = temp_file("trunc.bin", &model[..1000]);
+    assert_user_error(
+        &cli(&["--model", truncated.to_str().unwrap(), "next"]),
+        "file is 1,000 bytes, header implies 1,056,540",
+    );
+    let tok = temp_file(
+        "tok.bin",
+        &std::fs::read(model_path("tok512.bin")).unwrap()[..3000],
+    );
+    assert_user_error(
+        &cli(&["--tokenizer", tok.to_str().unwrap(), "next"]),
+        "truncated",
+    );
+    assert_user_error(
+        &cli(&["bench", "--tokens", "600"]),
+        "--tokens must be in 1..=512",
+    );
+    assert_user_error(
+        &cli(&["bench", "--random-weights", "64,172,5,7,7,512,512"]),
+        "not divisible",
+    );
+    assert_user_error(
+        &cli(&["bench", "--random-weights", "1,2,3"]),
+        "needs 7 numbers",
+    );
+}
+
+/// Every knob's rule, and the prompt's length, through the CLI.
+#[test]
+fn bad_knobs_and_prompts_are_clear_errors() {
+    let long = "Once upon a time ".repeat(200);
+    assert_user_error(&cli(&["next", "--prompt", &long]), "context holds 512");
+    assert_user_error(
+        &cli(&["generate", "--temperature", "-1"]),
+        "temperature: must be ≥ 0",
+    );
+    assert_user_error(
+        &cli(&["generate", "--temperature", "NaN"]),
+        "temperature: NaN is not a finite number",
+    );
+    assert_user_error(
+        &cli(&["generate", "--max-tokens", "0"]),
+        "max_tokens: must be at least 1",
+    );
+    // Every knob's rule, through the CLI (one message each, exit 1, no panic).
+    for (flag, value, needle) in [
+        ("--top-k", "-3", "top_k: must be ≥ 0"),
+        ("--top-p", "0", "top_p: must be in (0, 1]"),
+        ("--min-p", "1.5", "min_p: must be in [0, 1]"),
+        (
+            "--typical-p",
+            "inf",
+            "typical_p: inf is not a finite number",
+        ),
+        (
+            "--repetition-penalty",
+            "0",
+            "repetition_penalty: must be > 0",
+        ),
+        (
+            "--frequency-penalty",
+            "nan",
+            "frequency_penalty: nan is not a finite number",
+        ),
+        ("--penalty-window", "-1", "penalty_window: must be ≥ 0"),
+        (
+            "--logit-bias",
+            "9999:1",
+            "logit_bias: token id 9999 is outside the vocabulary",
+        ),
+        (
+            "--no-repeat-ngram",
+            "x",
+            "no_repeat_ngram: \"x\" is not a whole number",
+        ),
+        ("--profile", "gpt5", "profile: \"gpt5\" is not a profile"),
+        ("--order", "top_k,top_k", "order: top_k appears twice"),
+        ("--seed", "-2", "seed: must be ≥ 0"),
+        ("--stop", "", "stop: a stop sequence cannot be empty"),
+    ] {
+        assert_user_error(&cli(&["next", flag, value]), needle);
+        assert_user_error(
+            &cli(&["sample", "--logits", "1,2", flag, value]),
+            needle.split(':').next().unwrap(),
+        );
+    }
+    assert_user_error(
+        &cli(&["sample", "--logits", "1,nan"]),
+        "--logits: \"nan\" is not a finite number",
+    );
+    assert_user_error(
+        &cli(&["sample", "--logits", "1,2", "--history", "5"]),
+        "outside the 2 logits",
+    );
+}
+
+#[test]
+fn the_memory_limit_is_checked_from_the_header_and_validated() {
+    // stories260K: 1,056,512 bytes of weights > 0.5 MiB.
+    let o = cli(&["--memory-limit", "0.0005", "next", "--prompt", "Once"]);
+    assert_user_error(
+        &o,
+        "model: the weights would need 1.01 MiB at seq_len 512; the limit is 524.29 KiB",
+    );
+    let o = cli(&["--memory-limit", "1", "next", "--prompt", "Once"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for bad in ["0", "-2", "NaN", "inf", "lots"] {
+        assert_user_error(&cli(&["--memory-limit", bad, "next"]), "--memory-limit");
+    }
+}

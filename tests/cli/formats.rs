@@ -1,0 +1,187 @@
+//! Other model files: a written version-2 file, quantization's quality, GGUF, safetensors.
+
+use super::*;
+
+/// `quantize --out` writes llama2.c's version-2 file (magic, version, size); that file loads
+/// as q8 and gives the same distribution as `--precision q8` on the float32 file (the same
+/// quantization), within 1e-4 of the float32 model of its dequantized weights; bad
+/// `--precision` values are refused.
+#[test]
+fn quantize_writes_a_v2_file_that_runs_as_q8() {
+    let out = std::env::temp_dir().join(format!("de-cli-q80-{}.bin", std::process::id()));
+    let o = cli(&["quantize", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("278,608 bytes"), "{}", stdout(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len(), 278_608);
+    assert_eq!(&bytes[..8], &[0x32, 0x34, 0x6b, 0x61, 2, 0, 0, 0]);
+    let probs = |args: &[&str]| -> Vec<f64> {
+        let mut a = args.to_vec();
+        a.extend(["next", "--prompt", "Once upon a time, there was", "--json"]);
+        let o = cli(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["probs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_f64().unwrap())
+            .collect()
+    };
+    let file = probs(&["--model", out.to_str().unwrap()]);
+    let in_memory = probs(&["--precision", "q8"]);
+    assert_eq!(file, in_memory);
+    let f32 = probs(&[]);
+    assert!(file.iter().zip(&f32).any(|(a, b)| a != b), "q8 is not f32");
+    // The file's own dequantized weights as f32: the same distribution within 1e-4.
+    let deq = probs(&["--model", out.to_str().unwrap(), "--precision", "f32"]);
+    let worst = file
+        .iter()
+        .zip(&deq)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-4, "{worst}");
+    assert_user_error(
+        &cli(&["--precision", "q5", "next"]),
+        "[possible values: f32, q8, q4]",
+    );
+    assert_user_error(
+        &cli(&["--backend", "tpu", "next"]),
+        "[possible values: auto, gpu, cpu]",
+    );
+    let _ = std::fs::remove_file(&out);
+}
+
+/// `quality` over the kept evaluation text: f32 against itself is exact; q8's mean KL is
+/// below q4's; the weight bytes are the formats'.
+#[test]
+fn quality_reports_kl_agreement_and_perplexity_per_precision() {
+    let o = cli(&["quality", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v.as_array().unwrap();
+    let get = |i: usize, k: &str| rows[i][k].as_f64().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!((get(0, "mean_kl"), get(0, "same_top")), (0.0, 1.0));
+    assert!(get(1, "mean_kl") > 0.0 && get(1, "mean_kl") < get(2, "mean_kl"));
+    assert!(get(1, "same_top") > get(2, "same_top"));
+    assert_eq!(get(0, "perplexity"), get(0, "perplexity_ref"));
+    let bytes: Vec<f64> = (0..3).map(|i| get(i, "weight_bytes")).collect();
+    assert_eq!(bytes, [1_040_128.0, 278_352.0, 164_896.0]);
+    assert!(get(0, "positions") > 500.0);
+}
+
+/// `--model x.gguf`: stories260K written as GGUF by llama.cpp's `gguf` package
+/// (`scripts/make-fixtures.sh`) gives the README's greedy text and p(",") = 0.9688, its
+/// tokenizer from the file's metadata; a GGUF with `--tokenizer`, and a cut one, are errors.
+#[test]
+fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
+    let gguf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/models/fixtures/gguf/stories260K.gguf");
+    assert!(
+        gguf.exists(),
+        "{} is missing: run scripts/test.sh (scripts/make-fixtures.sh writes it)",
+        gguf.display()
+    );
+    let g = gguf.to_str().unwrap();
+    let o = cli(&[
+        "--model",
+        g,
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "60",
+        "--temperature",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        GREEDY.starts_with(text.trim_end()) && text.len() > 150,
+        "{text}"
+    );
+    let v = json(&[
+        "--model",
+        g,
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--json",
+    ]);
+    assert_eq!(v["top"][0]["piece"], ",");
+    assert_eq!(
+        format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
+        "0.9688"
+    );
+    let tok =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/stories260K/tok512.bin");
+    assert_user_error(
+        &cli(&["--model", g, "--tokenizer", tok.to_str().unwrap(), "next"]),
+        "carries its own tokenizer: drop --tokenizer",
+    );
+    let bytes = std::fs::read(&gguf).unwrap();
+    let cut = temp_file("cut.gguf", &bytes[..bytes.len() / 2]);
+    assert_user_error(
+        &cli(&["--model", cut.to_str().unwrap(), "next"]),
+        "run past the end of the data",
+    );
+}
+
+/// `--model x.safetensors`: stories260K written as a Hugging Face checkpoint by Hugging
+/// Face's `safetensors` and `tokenizers` packages (`scripts/make-fixtures.sh`), with
+/// config.json and tokenizer.json beside it, gives the README's greedy text and
+/// p(",") = 0.9688; the same file without its config.json is an error naming it.
+#[test]
+fn a_safetensors_model_runs_with_its_config_and_tokenizer_beside_it() {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/fixtures/hf/stories260K");
+    let st = dir.join("model.safetensors");
+    assert!(
+        st.exists(),
+        "{} is missing: run scripts/test.sh (scripts/make-fixtures.sh writes it)",
+        st.display()
+    );
+    let s = st.to_str().unwrap();
+    let o = cli(&[
+        "--model",
+        s,
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        "60",
+        "--temperature",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        GREEDY.starts_with(text.trim_end()) && text.len() > 150,
+        "{text}"
+    );
+    let v = json(&[
+        "--model",
+        s,
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--json",
+    ]);
+    assert_eq!(v["top"][0]["piece"], ",");
+    assert_eq!(
+        format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
+        "0.9688"
+    );
+    let alone = temp_file("alone.safetensors", &std::fs::read(&st).unwrap());
+    assert_user_error(
+        &cli(&["--model", alone.to_str().unwrap(), "next"]),
+        "config.json",
+    );
+    // Named otherwise, the file is still told by its header, and refused without a config.
+    let renamed = temp_file("weights.bin", &std::fs::read(&st).unwrap());
+    assert_user_error(
+        &cli(&["--model", renamed.to_str().unwrap(), "next"]),
+        "needs its config.json",
+    );
+}
