@@ -10,6 +10,7 @@ use super::Ui;
 use decoding_web::lesson::{Live, Part, STEPS};
 use decoding_web::page;
 use leptos::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 use wasm_bindgen::JsCast;
 
 /// Frames to wait for a step's view to exist before giving up bringing it into view.
@@ -92,44 +93,97 @@ fn element(selector: &str) -> Option<web_sys::HtmlElement> {
         .ok()
 }
 
+/// Which bringing-into-view is current: opening another step, or the user scrolling by
+/// hand, ends the last one.
+static CHASE: AtomicU32 = AtomicU32::new(0);
+/// Frames a step's view is held under the track at most (the page above it settles).
+const CHASE_FRAMES: u32 = 360;
+/// Still frames, with the caption's numbers in, after which the view is left alone.
+const STILL_FRAMES: u32 = 20;
+
 /// Brings the element with `data-testid` = `shows` to the top of the viewport, under the
 /// track, once it exists (trying for `frames` more animation frames); `focus` moves the
-/// keyboard focus to the caption without scrolling. Smooth unless the user asked for
-/// reduced motion.
+/// keyboard focus to the caption without scrolling. Then holds it there while the page
+/// settles (`chase`).
 pub fn bring_into_view(shows: &'static str, focus: bool, frames: u32) {
     let caption = element("[data-testid=lesson-caption]");
     let target = element(&format!("[data-testid={shows}]"));
-    let (Some(target), true) = (target, !focus || caption.is_some()) else {
+    let (Some(_), true) = (target, !focus || caption.is_some()) else {
         if frames > 0 {
             request_animation_frame(move || bring_into_view(shows, focus, frames - 1));
         }
         return;
     };
-    let track = element("[data-testid=lesson-track]");
-    let track_h = track.as_ref().map_or(0.0, |t| t.offset_height() as f64);
-    set_track_height(Some(track_h));
-    let w = window();
-    let reduced = w
+    if let (true, Some(c)) = (focus, caption) {
+        let o = web_sys::FocusOptions::new();
+        o.set_prevent_scroll(true);
+        let _ = c.focus_with_options(&o);
+    }
+    let reduced = window()
         .match_media("(prefers-reduced-motion: reduce)")
         .ok()
         .flatten()
         .is_some_and(|m| m.matches());
-    let top = target.get_bounding_client_rect().top() + w.scroll_y().unwrap_or(0.0) - track_h - 8.0;
-    let opts = web_sys::ScrollToOptions::new();
-    opts.set_top(top.max(0.0));
-    opts.set_behavior(if reduced {
-        web_sys::ScrollBehavior::Instant
-    } else {
-        web_sys::ScrollBehavior::Smooth
-    });
-    w.scroll_to_with_scroll_to_options(&opts);
-    if focus {
-        if let Some(c) = caption {
-            let o = web_sys::FocusOptions::new();
-            o.set_prevent_scroll(true);
-            let _ = c.focus_with_options(&o);
-        }
+    let id = CHASE.fetch_add(1, Ordering::Relaxed) + 1;
+    chase(shows, id, reduced, 0, 0);
+}
+
+/// Scrolling by hand (wheel, touch, the scrollbar, a scrolling key) ends the holding: the
+/// view is the user's.
+pub fn release_on_user_scroll() {
+    let stop = || {
+        CHASE.fetch_add(1, Ordering::Relaxed);
+    };
+    let handles = (
+        window_event_listener(leptos::ev::wheel, move |_| stop()),
+        window_event_listener(leptos::ev::touchstart, move |_| stop()),
+        window_event_listener(leptos::ev::mousedown, move |_| stop()),
+        window_event_listener(leptos::ev::keydown, move |ev| {
+            if matches!(
+                ev.key().as_str(),
+                "ArrowUp" | "ArrowDown" | "Home" | "End" | " "
+            ) {
+                stop()
+            }
+        }),
+    );
+    std::mem::forget(handles);
+}
+
+/// One frame of holding what a step shows under the track. The place is measured every
+/// frame, not once: the step's views arrive after it opens and the page above the panel
+/// grows (a scroll aimed at where the panel was when the step opened ended 600 px off).
+/// A quarter of the way each frame (at once under reduced motion); done after
+/// `STILL_FRAMES` still frames once the caption has its numbers, or `CHASE_FRAMES`.
+fn chase(shows: &'static str, id: u32, reduced: bool, frame: u32, still: u32) {
+    if CHASE.load(Ordering::Relaxed) != id || frame >= CHASE_FRAMES {
+        return;
     }
+    if let Some(t) = element("[data-testid=lesson-track]") {
+        set_track_height(Some(t.offset_height() as f64));
+    }
+    let still = match offset(shows) {
+        Some(d) if d.abs() > 8.0 => {
+            let w = window();
+            let by = if reduced || d.abs() < 24.0 {
+                d
+            } else {
+                d / 4.0
+            };
+            let opts = web_sys::ScrollToOptions::new();
+            opts.set_top((w.scroll_y().unwrap_or(0.0) + by).max(0.0));
+            opts.set_behavior(web_sys::ScrollBehavior::Instant);
+            w.scroll_to_with_scroll_to_options(&opts);
+            0
+        }
+        Some(_) => still + 1,
+        None => 0,
+    };
+    let ready = element("[data-testid=lesson-waiting]").is_none();
+    if ready && still >= STILL_FRAMES {
+        return;
+    }
+    request_animation_frame(move || chase(shows, id, reduced, frame + 1, still));
 }
 
 /// The track's height as `--track-h` on the page (presenter mode's sticky knobs sit under
@@ -155,31 +209,6 @@ fn offset(shows: &str) -> Option<f64> {
     let target = element(&format!("[data-testid={shows}]"))?;
     let track_h = element("[data-testid=lesson-track]").map_or(0.0, |t| t.offset_height() as f64);
     Some(target.get_bounding_client_rect().top() - (track_h + 8.0))
-}
-
-/// Keeps what a step shows under the track while the page above it settles (the step's
-/// views arrive and the transcript, the chart and the panels above grow): each frame, for
-/// at most `frames` frames, a drift of more than 8 px is scrolled back at once; done after
-/// ten still frames.
-fn settle(shows: &'static str, frames: u32, still: u32) {
-    if frames == 0 || still >= 10 {
-        return;
-    }
-    if let Some(t) = element("[data-testid=lesson-track]") {
-        set_track_height(Some(t.offset_height() as f64));
-    }
-    let still = match offset(shows) {
-        Some(d) if d.abs() > 8.0 => {
-            let w = window();
-            let opts = web_sys::ScrollToOptions::new();
-            opts.set_top((w.scroll_y().unwrap_or(0.0) + d).max(0.0));
-            opts.set_behavior(web_sys::ScrollBehavior::Instant);
-            w.scroll_to_with_scroll_to_options(&opts);
-            0
-        }
-        _ => still + 1,
-    };
-    request_animation_frame(move || settle(shows, frames - 1, still));
 }
 
 /// The track's bar: where in the lesson, the caption, next and previous.
@@ -223,9 +252,6 @@ pub fn LessonTrack() -> impl IntoView {
 fn Caption(i: usize) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let step = STEPS[i];
-    // When the caption's view arrives (the page above the step's panel may have grown
-    // meanwhile), the panel is brought back under the track if it moved away.
-    let was_ready = StoredValue::new(false);
     move || {
         let page = ui.shell.page.get();
         let info = ui.model.info.get();
@@ -254,17 +280,7 @@ fn Caption(i: usize) -> impl IntoView {
             sweep: sweep.as_ref(),
         };
         match step.caption(&live) {
-            Ok(parts) => {
-                if !was_ready.get_value() {
-                    was_ready.set_value(true);
-                    // Once the smooth scroll has had its time, the panel is held in place
-                    // while the views above it finish drawing.
-                    let _ = set_timeout_with_handle(
-                        move || settle(step.shows, 90, 0),
-                        std::time::Duration::from_millis(400),
-                    );
-                }
-                parts
+            Ok(parts) => parts
                     .into_iter()
                     .map(|p| match p {
                         Part::Text(t) => view! { <span>{t}</span> }.into_any(),
@@ -274,15 +290,11 @@ fn Caption(i: usize) -> impl IntoView {
                         .into_any(),
                     })
                     .collect_view()
-                    .into_any()
+                    .into_any(),
+            Err(what) => view! {
+                <span class="waiting" data-testid="lesson-waiting">{format!("Waiting for {what}…")}</span>
             }
-            Err(what) => {
-                was_ready.set_value(false);
-                view! {
-                    <span class="waiting" data-testid="lesson-waiting">{format!("Waiting for {what}…")}</span>
-                }
-                .into_any()
-            }
+            .into_any(),
         }
     }
 }

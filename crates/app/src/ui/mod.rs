@@ -75,6 +75,7 @@ fn App() -> impl IntoView {
     }));
     ui.listen(&worker);
     help::install_shortcuts(ui);
+    lesson::release_on_user_scroll();
 
     view! {
         <div class="app" class:presenter=move || ui.shell.page.with(|p| p.presenter)>
