@@ -5,7 +5,7 @@
 //! `usize` (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
 
 use crate::config::Config;
-use crate::kv_cache::BYTES_PER_ELEM;
+use crate::kv_cache::{cache_bytes_checked, BYTES_PER_ELEM};
 use crate::units::{human_bytes, thousands};
 use thiserror::Error;
 
@@ -79,7 +79,9 @@ impl Footprint {
                 .ok_or(BudgetError::Overflow {
                     what: "the weights",
                 })?;
-        let kv_per_sequence = mul(&[2, s, l, kv, e], "the KV cache")?;
+        let kv_per_sequence = cache_bytes_checked(s, l, kv, e).ok_or(BudgetError::Overflow {
+            what: "the KV cache",
+        })?;
         // Per row: x, xb, xb2 (dim each), q/k/v (dim + 2·kv_dim), hb (2·hidden); the RoPE
         // table (seq_len × head_size); the logits of one row.
         let row = d * 3 + d + 2 * kv + 2 * h;

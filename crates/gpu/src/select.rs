@@ -13,8 +13,22 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// What the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BackendChoice {
     /// The faster of the CPU and a hardware GPU, measured; the CPU without one.
@@ -22,19 +36,21 @@ pub enum BackendChoice {
     Auto,
     /// WebGPU through wgpu (Vulkan natively).
     #[cfg_attr(feature = "clap", value(alias = "webgpu"))]
+    #[strum(to_string = "gpu", serialize = "webgpu")]
     Gpu,
     /// The CPU (threads, SIMD kernels chosen for the machine).
     Cpu,
 }
 
 impl BackendChoice {
+    /// Its one name (a link's, the menu's, the CLI's).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// By name (or "webgpu"), in any case.
     pub fn parse(s: &str) -> Option<BackendChoice> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(BackendChoice::Auto),
-            "gpu" | "webgpu" => Some(BackendChoice::Gpu),
-            "cpu" => Some(BackendChoice::Cpu),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 }
 
@@ -134,4 +150,27 @@ pub async fn select(
     choose_faster(candidates, now, AUTO_BUDGET_MS)
         .await
         .map_err(|e| GpuError::Gpu(e.to_string()))
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::BackendChoice;
+    use strum::VariantArray;
+
+    #[test]
+    fn a_backend_choice_has_one_name() {
+        let names: Vec<&str> = BackendChoice::VARIANTS.iter().map(|b| b.name()).collect();
+        assert_eq!(names, ["auto", "gpu", "cpu"]);
+        for &b in BackendChoice::VARIANTS {
+            assert_eq!(BackendChoice::parse(b.name()), Some(b));
+            assert_eq!(b.to_string(), b.name());
+            assert_eq!(
+                serde_json::to_string(&b).unwrap(),
+                format!("{:?}", b.name())
+            );
+        }
+        assert_eq!(BackendChoice::parse(" WebGPU "), Some(BackendChoice::Gpu));
+        assert_eq!(BackendChoice::parse("CPU"), Some(BackendChoice::Cpu));
+        assert_eq!(BackendChoice::parse("tpu"), None);
+    }
 }

@@ -6,6 +6,7 @@
 //! the tests check that every knob and item has its row and that the rows agree with the
 //! knobs' own categories.
 
+use crate::page::Panel;
 pub use decoding_engine::sampling::knobs::Category;
 use decoding_engine::sampling::knobs::{Knob, KnobSpec, KNOBS};
 
@@ -208,21 +209,6 @@ pub const ITEMS: &[Item] = &[
         "the lesson step's live numbers",
         Row::State,
     ),
-    // The panels, by their main content.
-    item("panel-prompt", "prompt and transcript", Row::State),
-    item("panel-dist", "next-token distribution", Row::State),
-    item("panel-lesson-knobs", "decoding knobs", Row::Shaping),
-    item("panel-knobs", "more knobs", Row::Shaping),
-    item("panel-chain", "the sampling chain", Row::Shaping),
-    item("panel-beam", "beam search", Row::Strategy),
-    item("panel-spec", "speculative decoding", Row::Serving),
-    item("panel-batch", "batching", Row::Serving),
-    item("panel-quant", "quantization", Row::Serving),
-    item("panel-kv", "the KV cache", Row::State),
-    item("panel-toy", "toy logits", Row::State),
-    item("panel-compare", "same θ, different config", Row::Serving),
-    item("panel-lesson", "the lesson track", Row::State),
-    item("panel-taxonomy", "the taxonomy", Row::Parameters),
 ];
 
 /// The category of a page element by its id: a knob's control (`knob-<name>`, with or
@@ -238,22 +224,20 @@ pub fn row_of(id: &str) -> Option<Row> {
         let name = name.strip_suffix("-value").unwrap_or(name);
         return KNOBS.iter().find(|s| s.name == name).map(knob_row);
     }
+    if let Some(panel) = Panel::from_tag_id(id) {
+        return Some(panel.row());
+    }
     ITEMS.iter().find(|i| i.id == id).map(|i| i.row)
 }
 
-/// What the page has in a row: the knobs' labels, then the items' (panels left out: they
+/// What the page has in a row: the knobs' labels, then the items' (not the panels: they
 /// are containers, not quantities).
 pub fn members(row: Row) -> Vec<&'static str> {
     KNOBS
         .iter()
         .filter(|s| knob_row(s) == row)
         .map(|s| s.label)
-        .chain(
-            ITEMS
-                .iter()
-                .filter(|i| i.row == row && !i.id.starts_with("panel-"))
-                .map(|i| i.label),
-        )
+        .chain(ITEMS.iter().filter(|i| i.row == row).map(|i| i.label))
         .collect()
 }
 
@@ -327,7 +311,15 @@ mod tests {
                 "{}: knob ids come from KNOBS",
                 a.id
             );
+            assert!(
+                !a.id.starts_with("panel-"),
+                "{}: panel ids come from Panel",
+                a.id
+            );
         }
+        assert_eq!(category("panel-kv"), Some(Category::State));
+        assert_eq!(category("panel-lesson-knobs"), Some(Category::Config));
+        assert_eq!(category("panel-nonsense"), None);
         assert_eq!(category("knob-nonsense"), None);
         assert_eq!(category("no-such-thing"), None);
         assert_eq!(category("backend-select"), Some(Category::Config));

@@ -79,6 +79,20 @@ pub struct BeamNode {
     pub status: NodeStatus,
 }
 
+/// The ids from node `id` up to the root, the node first: the one walk up the tree (the
+/// search's prefixes, the page's best path, the exported tree's). Nodes are listed as the
+/// search grows them, each after its parent; an id outside the list gives none, and a parent
+/// that does not come before its child ends the walk, so a malformed list cannot loop.
+pub fn ancestry(nodes: &[BeamNode], id: usize) -> Vec<usize> {
+    let mut ids = Vec::new();
+    let mut at = Some(id).filter(|&i| i < nodes.len());
+    while let Some(i) = at {
+        ids.push(i);
+        at = nodes[i].parent.filter(|&p| p < i);
+    }
+    ids
+}
+
 /// A finished sequence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hypothesis {
@@ -190,12 +204,11 @@ impl BeamSearch {
     }
 
     /// The tokens from the root to node `id` (its prefix); an unknown id gives none.
-    pub fn path(&self, mut id: usize) -> Vec<u32> {
-        let mut toks = Vec::new();
-        while let Some(t) = self.nodes.get(id).and_then(|n| n.token) {
-            toks.push(t);
-            id = self.nodes[id].parent.unwrap_or(0);
-        }
+    pub fn path(&self, id: usize) -> Vec<u32> {
+        let mut toks: Vec<u32> = ancestry(&self.nodes, id)
+            .into_iter()
+            .filter_map(|i| self.nodes[i].token)
+            .collect();
         toks.reverse();
         toks
     }
@@ -438,4 +451,40 @@ pub async fn score_continuation(
     }
     let total = lps.iter().sum();
     Ok((lps, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: usize, parent: Option<usize>) -> BeamNode {
+        BeamNode {
+            id,
+            parent,
+            token: parent.map(|_| id as u32 + 100),
+            logprob: 0.0,
+            cum_logprob: 0.0,
+            depth: 0,
+            status: NodeStatus::Beam,
+        }
+    }
+
+    #[test]
+    fn ancestry_walks_up_to_the_root_and_never_loops() {
+        // 0 ← 1 ← 3, 0 ← 2.
+        let nodes = [
+            node(0, None),
+            node(1, Some(0)),
+            node(2, Some(0)),
+            node(3, Some(1)),
+        ];
+        assert_eq!(ancestry(&nodes, 3), [3, 1, 0]);
+        assert_eq!(ancestry(&nodes, 2), [2, 0]);
+        assert_eq!(ancestry(&nodes, 0), [0]);
+        assert!(ancestry(&nodes, 4).is_empty());
+        // A parent after its child, or itself: the walk stops there.
+        let bad = [node(0, Some(1)), node(1, Some(1))];
+        assert_eq!(ancestry(&bad, 1), [1]);
+        assert_eq!(ancestry(&bad, 0), [0]);
+    }
 }

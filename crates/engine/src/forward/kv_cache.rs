@@ -63,9 +63,23 @@ impl CacheBytes {
     }
 }
 
-/// 2 × positions × n_layers × kv_dim × bytes/elem (the 2 is K and V).
+/// 2 × positions × n_layers × kv_dim × bytes/elem (the 2 is K and V): lesson 10's formula,
+/// written only here (the page, the calculator, the budget and the cost model call it). None
+/// where the product overflows 64 bits (a file's header can claim any shape).
+pub fn cache_bytes_checked(
+    positions: u64,
+    n_layers: u64,
+    kv_dim: u64,
+    bytes_per_elem: u64,
+) -> Option<u64> {
+    [2, positions, n_layers, kv_dim, bytes_per_elem]
+        .into_iter()
+        .try_fold(1u64, u64::checked_mul)
+}
+
+/// [`cache_bytes_checked`] for shapes known to fit (u64::MAX where they do not).
 pub fn cache_bytes_formula(positions: u64, n_layers: u64, kv_dim: u64, bytes_per_elem: u64) -> u64 {
-    2 * positions * n_layers * kv_dim * bytes_per_elem
+    cache_bytes_checked(positions, n_layers, kv_dim, bytes_per_elem).unwrap_or(u64::MAX)
 }
 
 impl KvCache {

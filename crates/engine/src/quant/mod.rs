@@ -50,8 +50,22 @@ use serde::{Deserialize, Serialize};
 pub use tensor::{F32s, MatRef, SharedBytes, Tensor};
 
 /// How the matrices of a model are stored. Norms always stay float32.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Precision {
     #[default]
@@ -63,19 +77,15 @@ pub enum Precision {
 impl Precision {
     pub const ALL: [Precision; 3] = [Precision::F32, Precision::Q8, Precision::Q4];
 
+    /// Its one name (serde's, a link's, the CLI's).
     pub fn name(self) -> &'static str {
-        match self {
-            Precision::F32 => "f32",
-            Precision::Q8 => "q8",
-            Precision::Q4 => "q4",
-        }
+        self.into()
     }
 
+    /// Exactly a name.
     pub fn parse(s: &str) -> Result<Precision, String> {
-        Precision::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("precision must be f32, q8 or q4, not {s:?}"))
+        s.parse()
+            .map_err(|_| format!("precision must be f32, q8 or q4, not {s:?}"))
     }
 
     /// The page's and the CLI's label: "f32 (4 bytes a weight)".
@@ -85,12 +95,6 @@ impl Precision {
             Precision::Q8 => "q8: int8 + a float32 scale per group",
             Precision::Q4 => "q4: 4 bits + a float32 scale per 32",
         }
-    }
-}
-
-impl std::fmt::Display for Precision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

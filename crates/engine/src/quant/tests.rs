@@ -111,3 +111,23 @@ fn errors_are_within_half_a_step_and_sizes_are_the_formats() {
         assert_eq!(q.bytes(), expect);
     }
 }
+
+#[test]
+fn a_precision_has_one_name() {
+    let names: Vec<&str> = Precision::ALL.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["f32", "q8", "q4"]);
+    for p in Precision::ALL {
+        assert_eq!(Precision::parse(p.name()), Ok(p));
+        assert_eq!(p.to_string(), p.name());
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            format!("{:?}", p.name())
+        );
+    }
+    // Exactly a name: no case folding, no spaces.
+    assert!(Precision::parse("Q8").is_err());
+    assert_eq!(
+        Precision::parse("q5"),
+        Err("precision must be f32, q8 or q4, not \"q5\"".to_string())
+    );
+}

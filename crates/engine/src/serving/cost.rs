@@ -4,6 +4,7 @@
 //! again, O(n²·d). The page's cache comparison and the CLI show these beside measured times.
 
 use crate::config::Config;
+use crate::kv_cache::cache_bytes_formula;
 
 /// Multiply-adds of the weight matrices for one token (Q, K, V, O and the three MLP
 /// matrices in every layer), without the classifier.
@@ -84,7 +85,7 @@ impl PassCost {
             })
             .sum();
         let macs = rows * layer_matmul_macs(c) + logits * classifier_macs(c) + attention;
-        let kv_row = 2 * c.n_layers as u64 * c.kv_dim() as u64 * kv_elem_bytes;
+        let kv_row = cache_bytes_formula(1, c.n_layers as u64, c.kv_dim() as u64, kv_elem_bytes);
         let kv_read: u64 = spans.iter().map(|&(p0, n)| (p0 + n) * kv_row).sum();
         PassCost {
             flops: 2 * macs,

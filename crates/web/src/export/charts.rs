@@ -87,14 +87,7 @@ pub fn beam_tree(
     best_node: Option<usize>,
     piece: &dyn Fn(u32) -> String,
 ) -> Drawing {
-    let mut best = Vec::new();
-    let mut at_node = best_node.filter(|&b| b < nodes.len());
-    while let Some(b) = at_node {
-        best.push(b);
-        at_node = nodes[b]
-            .parent
-            .filter(|&p| p < nodes.len() && !best.contains(&p));
-    }
+    let best = best_node.map_or(Vec::new(), |b| decoding_engine::beam::ancestry(nodes, b));
     let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0);
     let mut rows = vec![0usize; depth + 1];
     let mut at = vec![(0.0, 0.0); nodes.len()];
@@ -155,7 +148,7 @@ pub fn beam_tree(
 /// The KV cache's bytes against the positions held: the formula's line over the context and
 /// this sequence's point.
 pub fn kv(cfg: &decoding_engine::Config, n: usize) -> Drawing {
-    let kv_dim = cfg.dim / cfg.n_heads * cfg.n_kv_heads;
+    let kv_dim = cfg.kv_dim();
     let bytes = |n: usize| {
         decoding_engine::kv_cache::cache_bytes_formula(
             n as u64,

@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod link;
 pub mod model;
+pub mod panel;
 pub mod pieces;
 pub mod presets;
 pub mod shortcuts;
@@ -14,6 +15,7 @@ pub mod toy;
 pub use compare::*;
 pub use link::*;
 pub use model::{patch_beam, PageModel, Reaction};
+pub use panel::Panel;
 pub use pieces::piece_text;
 pub use presets::*;
 pub use shortcuts::Shortcut;

@@ -20,6 +20,11 @@ pub struct Preset {
 }
 
 impl Preset {
+    /// d_kv: the K (or V) elements a position holds in a layer, n_kv_heads × head_dim.
+    pub fn kv_dim(&self) -> u64 {
+        self.n_kv_heads * self.head_dim
+    }
+
     /// A loaded model's shape as a calculator row (its name is shown beside it).
     pub fn of_config(c: &decoding_engine::Config, params: u64) -> Preset {
         Preset {
@@ -108,14 +113,8 @@ pub fn weights_and_kv(
     batch: u64,
 ) -> (u64, u64, u64) {
     let weights = p.params * bytes_per_elem;
-    let kv = batch
-        * cache_bytes_formula(
-            positions,
-            p.layers,
-            p.n_kv_heads * p.head_dim,
-            bytes_per_elem,
-        );
-    let per_position = batch * 2 * p.layers * p.n_kv_heads * p.head_dim;
+    let kv = batch * cache_bytes_formula(positions, p.layers, p.kv_dim(), bytes_per_elem);
+    let per_position = batch * cache_bytes_formula(1, p.layers, p.kv_dim(), 1);
     (weights, kv, p.params / per_position.max(1) + 1)
 }
 
@@ -193,14 +192,8 @@ mod tests {
     #[test]
     fn stories260k_cache_figures() {
         let p = &PRESETS[0];
-        assert_eq!(
-            cache_bytes_formula(1, p.layers, p.n_kv_heads * p.head_dim, 4),
-            1_280
-        );
-        assert_eq!(
-            cache_bytes_formula(512, p.layers, p.n_kv_heads * p.head_dim, 4),
-            655_360
-        );
+        assert_eq!(cache_bytes_formula(1, p.layers, p.kv_dim(), 4), 1_280);
+        assert_eq!(cache_bytes_formula(512, p.layers, p.kv_dim(), 4), 655_360);
         assert_eq!(mha_gqa_mqa(p, 512, 4), (1_310_720, 655_360, 163_840));
     }
 

@@ -217,12 +217,21 @@ pub enum Event {
     },
 }
 
+/// The kinds of request that only restate the latest knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobKind {
+    /// The sampling settings.
+    Settings,
+    /// The toy logits.
+    Toy,
+}
+
 /// Which requests only restate the latest knobs (a later one of the same kind makes an
 /// earlier one pointless, as long as no step runs between them).
-pub fn knob_kind(req: &Request) -> Option<u8> {
+pub fn knob_kind(req: &Request) -> Option<KnobKind> {
     match req {
-        Request::SetSettings { .. } => Some(0),
-        Request::Toy { .. } => Some(1),
+        Request::SetSettings { .. } => Some(KnobKind::Settings),
+        Request::Toy { .. } => Some(KnobKind::Toy),
         _ => None,
     }
 }
@@ -231,8 +240,8 @@ pub fn knob_kind(req: &Request) -> Option<u8> {
 /// about to be queued (`kind_of` maps a queued item to its knob kind).
 pub fn coalesce<T>(
     queue: &mut std::collections::VecDeque<T>,
-    new_kind: Option<u8>,
-    kind_of: impl Fn(&T) -> Option<u8>,
+    new_kind: Option<KnobKind>,
+    kind_of: impl Fn(&T) -> Option<KnobKind>,
 ) {
     let Some(k) = new_kind else { return };
     let tail = queue

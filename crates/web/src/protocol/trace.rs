@@ -34,7 +34,9 @@ pub struct TraceView {
     /// For a removed token: its probability entering the stage that removed it (else 0).
     #[serde(with = "crate::packed")]
     pub ghost: Vec<f32>,
-    /// For a removed token: the index in `stages` of the stage that removed it (else -1).
+    /// For a removed token: the index in `stages` of the stage that removed it (else
+    /// [`TraceView::KEPT`]; one byte a token on the wire: read it with
+    /// [`TraceView::removed_by`]).
     #[serde(with = "crate::packed")]
     pub removed_by: Vec<i8>,
     pub stages: Vec<StageView>,
@@ -53,6 +55,19 @@ pub struct TraceView {
     pub step: Option<usize>,
     /// Where an active top-p stage cut, drawn on the chart and listed by the rows.
     pub cut: Option<CutView>,
+}
+
+impl TraceView {
+    /// `removed_by`'s value for a token no stage removed.
+    pub const KEPT: i8 = -1;
+
+    /// The index in `stages` of the stage that removed token `id` (None: kept, or no such
+    /// token).
+    pub fn removed_by(&self, id: usize) -> Option<usize> {
+        self.removed_by
+            .get(id)
+            .and_then(|&s| usize::try_from(s).ok())
+    }
 }
 
 /// The top-p stage's view of its input: tokens most likely first with the running sum of

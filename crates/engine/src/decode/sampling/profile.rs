@@ -23,21 +23,61 @@ use super::knobs::Knob;
 use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A peer whose sampling a profile follows. Its name is spelled once, in the `strum`
+/// attribute (serde writes it through `name`); the other spellings a user may type are
+/// aliases.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[strum(ascii_case_insensitive)]
 pub enum Profile {
     /// The lesson's chain: temperature → top-k → top-p → min-p → typical after the penalties,
     /// and nothing applied that the user did not set. The page's and the CLI's default.
-    #[serde(rename = "lesson")]
+    #[strum(serialize = "lesson")]
     Lesson,
     /// Hugging Face transformers `generate()`.
-    #[serde(rename = "hf")]
+    #[strum(
+        to_string = "hf",
+        serialize = "huggingface",
+        serialize = "transformers"
+    )]
     Hf,
     /// llama.cpp's default sampler chain (`common_sampler`).
-    #[serde(rename = "llama.cpp")]
+    #[strum(
+        to_string = "llama.cpp",
+        serialize = "llamacpp",
+        serialize = "llama-cpp",
+        serialize = "llama_cpp"
+    )]
     LlamaCpp,
     /// The OpenAI API parameters as vLLM implements them.
-    #[serde(rename = "openai")]
+    #[strum(to_string = "openai", serialize = "vllm")]
     OpenAi,
+}
+
+impl Serialize for Profile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Profile, D::Error> {
+        // Exactly a name (the aliases are for people typing).
+        let name = String::deserialize(d)?;
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown profile {name:?}")))
+    }
 }
 
 /// Which tokens are kept at the top-k boundary.
@@ -86,23 +126,14 @@ impl Profile {
         Profile::OpenAi,
     ];
 
+    /// Its one name (a link's, the CLI's, serde's).
     pub fn name(self) -> &'static str {
-        match self {
-            Profile::Lesson => "lesson",
-            Profile::Hf => "hf",
-            Profile::LlamaCpp => "llama.cpp",
-            Profile::OpenAi => "openai",
-        }
+        self.into()
     }
 
+    /// By name or alias, in any case.
     pub fn parse(s: &str) -> Option<Profile> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "lesson" => Some(Profile::Lesson),
-            "hf" | "huggingface" | "transformers" => Some(Profile::Hf),
-            "llama.cpp" | "llamacpp" | "llama-cpp" | "llama_cpp" => Some(Profile::LlamaCpp),
-            "openai" | "vllm" => Some(Profile::OpenAi),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 
     /// The peer's order of the stages.
@@ -217,8 +248,37 @@ impl Profile {
     }
 }
 
-impl std::fmt::Display for Profile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_has_one_name_and_its_aliases() {
+        assert_eq!(
+            Profile::ALL.as_slice(),
+            <Profile as strum::VariantArray>::VARIANTS
+        );
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["lesson", "hf", "llama.cpp", "openai"]);
+        for p in Profile::ALL {
+            assert_eq!(Profile::parse(p.name()), Some(p));
+            assert_eq!(p.to_string(), p.name());
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("{:?}", p.name()));
+            assert_eq!(serde_json::from_str::<Profile>(&json).unwrap(), p);
+        }
+        for (alias, p) in [
+            ("HuggingFace", Profile::Hf),
+            ("transformers", Profile::Hf),
+            (" llamacpp ", Profile::LlamaCpp),
+            ("llama-cpp", Profile::LlamaCpp),
+            ("LLAMA_CPP", Profile::LlamaCpp),
+            ("vllm", Profile::OpenAi),
+        ] {
+            assert_eq!(Profile::parse(alias), Some(p), "{alias}");
+        }
+        assert_eq!(Profile::parse("llama"), None);
+        // serde reads only the names.
+        assert!(serde_json::from_str::<Profile>("\"vllm\"").is_err());
     }
 }

@@ -3,11 +3,24 @@
 //! importing each other.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// A stage of the sampling chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum Stage {
     LogitBias,
     RepetitionPenalty,
@@ -35,30 +48,37 @@ impl Stage {
         Stage::TypicalP,
     ];
 
+    /// The snake_case name (serde's and strum's one spelling).
     pub fn name(self) -> &'static str {
-        match self {
-            Stage::LogitBias => "logit_bias",
-            Stage::RepetitionPenalty => "repetition_penalty",
-            Stage::FrequencyPenalty => "frequency_penalty",
-            Stage::PresencePenalty => "presence_penalty",
-            Stage::NoRepeatNgram => "no_repeat_ngram",
-            Stage::Temperature => "temperature",
-            Stage::TopK => "top_k",
-            Stage::TopP => "top_p",
-            Stage::MinP => "min_p",
-            Stage::TypicalP => "typical_p",
-        }
+        self.into()
     }
 
-    /// Accepts the snake_case name, with '-' for '_' too.
+    /// Accepts the snake_case name, with '-' for '_' too, in any case.
     pub fn parse(s: &str) -> Option<Stage> {
-        let s = s.trim().replace('-', "_").to_ascii_lowercase();
-        Stage::ALL.into_iter().find(|st| st.name() == s)
+        s.trim().replace('-', "_").parse().ok()
     }
 }
 
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_every_stage_once_and_names_round_trip() {
+        assert_eq!(
+            Stage::ALL.as_slice(),
+            <Stage as strum::VariantArray>::VARIANTS
+        );
+        for st in Stage::ALL {
+            assert_eq!(Stage::parse(st.name()), Some(st));
+            assert_eq!(st.to_string(), st.name());
+            // serde's name is the same one.
+            assert_eq!(
+                serde_json::to_string(&st).unwrap(),
+                format!("{:?}", st.name())
+            );
+        }
+        assert_eq!(Stage::parse(" Top-P "), Some(Stage::TopP));
+        assert_eq!(Stage::parse("top"), None);
     }
 }

@@ -93,20 +93,34 @@ impl Draft {
 }
 
 /// How drafted tokens are verified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Rule {
     Rejection,
     Match,
 }
 
 impl Rule {
+    /// Exactly a name.
     pub fn parse(s: &str) -> Result<Rule, SpecError> {
-        match s {
-            "rejection" => Ok(Rule::Rejection),
-            "match" => Ok(Rule::Match),
-            _ => Err(SpecError::BadRule(s.to_string())),
-        }
+        s.parse().map_err(|_| SpecError::BadRule(s.to_string()))
+    }
+
+    /// Its one name (serde's, a link's, the CLI's).
+    pub fn name(self) -> &'static str {
+        self.into()
     }
 }
 
