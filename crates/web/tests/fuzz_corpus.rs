@@ -44,16 +44,24 @@ fn every_fuzz_target_returns_on_its_whole_corpus() {
 #[test]
 #[ignore]
 fn write_seed_corpus() {
+    write_checkpoint_seeds();
+    write_tokenizer_seeds();
+    write_url_query_seeds();
+    write_request_seeds();
+    write_toy_logits_seeds();
+}
+
+/// Writes one seed, `seed-<name>`, into a target's corpus.
+fn put(target: &str, name: &str, bytes: &[u8]) {
+    let dir = corpus(target);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("seed-{name}")), bytes).unwrap();
+}
+
+/// A tiny checkpoint in both classifier layouts, one with a single token, a bare header.
+fn write_checkpoint_seeds() {
     use decoding_engine::llama2c::Checkpoint;
-    use decoding_engine::sampling::RawSettings;
-    use decoding_engine::tokenizer::{Llama2cVocab, Tokenizer};
     use decoding_engine::Config;
-    use decoding_web::protocol::{encode, Request};
-    let put = |target: &str, name: &str, bytes: &[u8]| {
-        let dir = corpus(target);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("seed-{name}")), bytes).unwrap();
-    };
     let tiny = |shared_classifier, vocab_size, seq_len| Config {
         dim: 8,
         hidden_dim: 16,
@@ -77,7 +85,11 @@ fn write_seed_corpus() {
     let one = Checkpoint::random(tiny(true, 1, 1), 2).unwrap().to_bytes();
     put("checkpoint", "vocab-1", &one);
     put("checkpoint", "header-only", &one[..28]);
+}
 
+/// stories260K's tokenizer and a small one, in llama2.c's layout and as JSON.
+fn write_tokenizer_seeds() {
+    use decoding_engine::tokenizer::{Llama2cVocab, Tokenizer};
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/stories260K");
     let tok = std::fs::read(models.join("tok512.bin")).unwrap();
     put("tokenizer_bin", "tok512", &tok);
@@ -101,7 +113,10 @@ fn write_seed_corpus() {
         "word-level",
         br#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{"type":"WordLevel","vocab":{"<s>":0,"</s>":1,"hi":2},"unk_token":"<s>"}}"#,
     );
+}
 
+/// Links the page writes.
+fn write_url_query_seeds() {
     let queries = [
         "?prompt=Once+upon+a+time&temperature=0.7&top_k=40&steps=3",
         "?strategy=beam&beams=4&length_penalty=1.5&panels=beam,chain",
@@ -113,7 +128,12 @@ fn write_seed_corpus() {
     for (i, q) in queries.iter().enumerate() {
         put("url_query", &i.to_string(), q.as_bytes());
     }
+}
 
+/// Requests the UI sends.
+fn write_request_seeds() {
+    use decoding_engine::sampling::RawSettings;
+    use decoding_web::protocol::{encode, Request};
     let settings = RawSettings::from_pairs([("temperature", "0.5"), ("top_k", "3")])
         .validate(512)
         .unwrap();
@@ -143,6 +163,10 @@ fn write_seed_corpus() {
             encode(r).unwrap().as_bytes(),
         );
     }
+}
+
+/// The lesson's toy logits.
+fn write_toy_logits_seeds() {
     for (i, t) in ["2, 1, 0.1", "0,-1,-1,-1", "1e308, -1e308", "3;2\n1 0"]
         .iter()
         .enumerate()

@@ -95,30 +95,12 @@ pub fn xy(
     let all: Vec<(f64, f64)> = series
         .iter()
         .flat_map(|s| s.points.iter().copied())
-        .filter(|(x, y)| {
-            x.is_finite() && y.is_finite() && (!log_x || *x > 0.0) && (!log_y || *y > 0.0)
-        })
+        .filter(|p| plottable(p, log_x, log_y))
         .collect();
-    let f = |v: f64, log: bool| if log { v.log10() } else { v };
-    let range = |vals: Vec<f64>, log: bool| {
-        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let (lo, hi) = match (lo.is_finite(), hi.is_finite()) {
-            (true, true) if hi > lo => (lo, hi),
-            (true, true) => (lo - 1.0, hi + 1.0),
-            _ => (0.0, 1.0),
-        };
-        // Whole decades on a log axis; a linear one starts at 0 when its values are positive.
-        if log {
-            (lo.floor(), hi.ceil().max(lo.floor() + 1.0))
-        } else {
-            (lo.min(0.0), hi)
-        }
-    };
-    let (x0, x1) = range(all.iter().map(|p| f(p.0, log_x)).collect(), log_x);
-    let (y0, y1) = range(all.iter().map(|p| f(p.1, log_y)).collect(), log_y);
-    let px = |v: f64| PLOT_L + (f(v, log_x) - x0) / (x1 - x0) * plot_w;
-    let py = |v: f64| PLOT_T + PLOT_H - (f(v, log_y) - y0) / (y1 - y0) * PLOT_H;
+    let (x0, x1) = axis_range(all.iter().map(|p| axis_value(p.0, log_x)).collect(), log_x);
+    let (y0, y1) = axis_range(all.iter().map(|p| axis_value(p.1, log_y)).collect(), log_y);
+    let px = |v: f64| PLOT_L + (axis_value(v, log_x) - x0) / (x1 - x0) * plot_w;
+    let py = |v: f64| PLOT_T + PLOT_H - (axis_value(v, log_y) - y0) / (y1 - y0) * PLOT_H;
     axes(&mut d, plot_w, x_label, y_label);
     for i in 0..=4 {
         let (fx, fy) = (
@@ -145,37 +127,70 @@ pub fn xy(
         ));
     }
     for (k, s) in series.iter().enumerate() {
-        let colour = SERIES[k % SERIES.len()];
         let pts: Vec<(f64, f64)> = s
             .points
             .iter()
-            .filter(|(x, y)| {
-                x.is_finite() && y.is_finite() && (!log_x || *x > 0.0) && (!log_y || *y > 0.0)
-            })
+            .filter(|p| plottable(p, log_x, log_y))
             .map(|&(x, y)| (px(x), py(y)))
             .collect();
-        if s.line && pts.len() > 1 {
-            d.shapes.push(Shape::Path {
-                points: pts.clone(),
-                stroke: colour,
-                width: 2.0,
-            });
-        }
-        for (i, &(x, y)) in pts.iter().enumerate() {
-            d.shapes.push(Shape::Circle {
-                x,
-                y,
-                r: 3.5,
-                fill: colour,
-            });
-            if let Some(l) = s.labels.get(i) {
-                d.shapes
-                    .push(text(x + 5.0, y - 5.0, l.clone(), 10.0, Anchor::Start));
-            }
-        }
+        draw_xy_series(&mut d, s, SERIES[k % SERIES.len()], &pts);
     }
     legend(&mut d, series.iter().map(|s| s.name), height - 12.0);
     d
+}
+
+/// A point that can be drawn: finite, and positive on a log axis.
+fn plottable(&(x, y): &(f64, f64), log_x: bool, log_y: bool) -> bool {
+    x.is_finite() && y.is_finite() && (!log_x || x > 0.0) && (!log_y || y > 0.0)
+}
+
+/// A value as its axis places it (its log10 on a log axis).
+fn axis_value(v: f64, log: bool) -> f64 {
+    if log {
+        v.log10()
+    } else {
+        v
+    }
+}
+
+/// The range an axis spans for its values (already as `axis_value` gives them).
+fn axis_range(vals: Vec<f64>, log: bool) -> (f64, f64) {
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = match (lo.is_finite(), hi.is_finite()) {
+        (true, true) if hi > lo => (lo, hi),
+        (true, true) => (lo - 1.0, hi + 1.0),
+        _ => (0.0, 1.0),
+    };
+    // Whole decades on a log axis; a linear one starts at 0 when its values are positive.
+    if log {
+        (lo.floor(), hi.ceil().max(lo.floor() + 1.0))
+    } else {
+        (lo.min(0.0), hi)
+    }
+}
+
+/// One series of an xy plot at its points (already placed): its line, points and labels.
+fn draw_xy_series(d: &mut Drawing, s: &XySeries, colour: &'static str, pts: &[(f64, f64)]) {
+    if s.line && pts.len() > 1 {
+        d.shapes.push(Shape::Path {
+            points: pts.to_vec(),
+            stroke: colour,
+            width: 2.0,
+        });
+    }
+    for (i, &(x, y)) in pts.iter().enumerate() {
+        d.shapes.push(Shape::Circle {
+            x,
+            y,
+            r: 3.5,
+            fill: colour,
+        });
+        if let Some(l) = s.labels.get(i) {
+            d.shapes
+                .push(text(x + 5.0, y - 5.0, l.clone(), 10.0, Anchor::Start));
+        }
+    }
 }
 
 fn axes(d: &mut Drawing, plot_w: f64, x_label: &str, y_label: &str) {

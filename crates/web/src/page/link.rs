@@ -71,86 +71,111 @@ fn read_query(query: &str, vocab_size: usize) -> Restored {
     let mut raw = RawSettings::default();
     let mut problems = Vec::new();
     let mut cmp_steps = 0;
-    let mut bad = |field: &str, message: String| {
-        problems.push(SettingError {
-            field: field.to_string(),
-            message,
-        })
-    };
     for (k, v) in form_urlencoded::parse(query.as_bytes()) {
-        match k.as_ref() {
-            "prompt" => page.prompt = v.into_owned(),
-            "steps" => match v.parse::<u32>() {
-                Ok(n) if n <= 4096 => page.steps = n,
-                _ => bad(
-                    "steps",
-                    format!("{v:?} is not a number of steps (0..=4096)"),
-                ),
-            },
-            "panels" => {
-                page.panels = v
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|p| PANELS.contains(p))
-                    .map(String::from)
-                    .collect()
-            }
-            "scale" => match v.as_ref() {
-                "prob" => page.scale = Scale::Probability,
-                "logprob" => page.scale = Scale::LogProbability,
-                _ => bad("scale", format!("{v:?} is not prob or logprob")),
-            },
-            "toy" => page.toy = Some(v.into_owned()),
-            "backend" => match BackendChoice::parse(&v) {
-                Some(b) => page.backend = b,
-                None => bad("backend", format!("{v:?} is not auto, gpu or cpu")),
-            },
-            "spec" => match SpecLink::parse(&v) {
-                Ok(l) => page.spec = Some(l),
-                Err(e) => bad("spec", e),
-            },
-            "precision" => match Precision::parse(&v) {
-                Ok(p) => page.precision = Some(p),
-                Err(e) => bad("precision", e),
-            },
-            "presenter" => page.presenter = v == "1" || v == "true",
-            "kv_bytes" => match v.as_ref() {
-                "1" | "2" | "4" => page.kv_bytes = v.parse().unwrap_or(2),
-                _ => bad(
-                    "kv_bytes",
-                    format!("{v:?} is not an element size of the calculator (1, 2 or 4 bytes)"),
-                ),
-            },
-            "cmp" => match CompareLink::parse(&v, vocab_size) {
-                Ok(columns) => {
-                    let steps = page.compare.as_ref().map_or(0, |c| c.steps);
-                    page.compare = Some(CompareLink { columns, steps })
-                }
-                Err(e) => bad("cmp", e),
-            },
-            "cmp_steps" => match v.parse::<u32>() {
-                Ok(n) if n <= 4096 => cmp_steps = n,
-                _ => bad(
-                    "cmp_steps",
-                    format!("{v:?} is not a number of steps (0..=4096)"),
-                ),
-            },
-            "lesson" => match v.parse::<usize>() {
-                Ok(n) if n >= 1 => page.lesson = Some(n - 1),
-                _ => bad("lesson", format!("{v:?} is not a step of the lesson track")),
-            },
-            key => {
-                if !raw.set(key, &v) {
-                    bad(key, "is not a setting this page knows".to_string());
-                }
-            }
+        let read = read_pair(&mut page, &mut raw, &mut cmp_steps, &k, v, vocab_size);
+        if let Err(message) = read {
+            problems.push(SettingError {
+                field: k.to_string(),
+                message,
+            });
         }
     }
     if let Some(c) = page.compare.as_mut() {
         c.steps = cmp_steps;
     }
+    let settings = validate_reporting(&mut raw, &mut problems, vocab_size);
+    Restored {
+        page,
+        raw,
+        settings,
+        problems,
+    }
+}
+
+/// Reads one `key=value` pair of the query into the page (or, for a key the page does not
+/// own, into the raw settings). A bad value leaves its field as it was; the error is the
+/// message reported under the key.
+fn read_pair(
+    page: &mut PageState,
+    raw: &mut RawSettings,
+    cmp_steps: &mut u32,
+    key: &str,
+    v: std::borrow::Cow<str>,
+    vocab_size: usize,
+) -> Result<(), String> {
+    match key {
+        "prompt" => page.prompt = v.into_owned(),
+        "steps" => page.steps = read_steps(&v)?,
+        "panels" => {
+            page.panels = v
+                .split(',')
+                .map(str::trim)
+                .filter(|p| PANELS.contains(p))
+                .map(String::from)
+                .collect()
+        }
+        "scale" => page.scale = read_scale(&v)?,
+        "toy" => page.toy = Some(v.into_owned()),
+        "backend" => match BackendChoice::parse(&v) {
+            Some(b) => page.backend = b,
+            None => return Err(format!("{v:?} is not auto, gpu or cpu")),
+        },
+        "spec" => page.spec = Some(SpecLink::parse(&v)?),
+        "precision" => page.precision = Some(Precision::parse(&v)?),
+        "presenter" => page.presenter = v == "1" || v == "true",
+        "kv_bytes" => page.kv_bytes = read_kv_bytes(&v)?,
+        "cmp" => {
+            let columns = CompareLink::parse(&v, vocab_size)?;
+            let steps = page.compare.as_ref().map_or(0, |c| c.steps);
+            page.compare = Some(CompareLink { columns, steps })
+        }
+        "cmp_steps" => *cmp_steps = read_steps(&v)?,
+        "lesson" => match v.parse::<usize>() {
+            Ok(n) if n >= 1 => page.lesson = Some(n - 1),
+            _ => return Err(format!("{v:?} is not a step of the lesson track")),
+        },
+        key => {
+            if !raw.set(key, &v) {
+                return Err("is not a setting this page knows".to_string());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A number of steps (`steps`, `cmp_steps`).
+fn read_steps(v: &str) -> Result<u32, String> {
+    match v.parse::<u32>() {
+        Ok(n) if n <= 4096 => Ok(n),
+        _ => Err(format!("{v:?} is not a number of steps (0..=4096)")),
+    }
+}
+
+fn read_scale(v: &str) -> Result<Scale, String> {
+    match v {
+        "prob" => Ok(Scale::Probability),
+        "logprob" => Ok(Scale::LogProbability),
+        _ => Err(format!("{v:?} is not prob or logprob")),
+    }
+}
+
+fn read_kv_bytes(v: &str) -> Result<u8, String> {
+    match v {
+        "1" | "2" | "4" => Ok(v.parse().unwrap_or(2)),
+        _ => Err(format!(
+            "{v:?} is not an element size of the calculator (1, 2 or 4 bytes)"
+        )),
+    }
+}
+
+/// Validates the raw settings read from a link, reporting each problem into `problems`.
+fn validate_reporting(
+    raw: &mut RawSettings,
+    problems: &mut Vec<SettingError>,
+    vocab_size: usize,
+) -> Settings {
     // Validate; every field that breaks a rule is reported and dropped (its default used).
-    let settings = match raw.validate(vocab_size) {
+    match raw.validate(vocab_size) {
         Ok(s) => s,
         Err(errors) => {
             let mut cleaned = raw.clone();
@@ -158,20 +183,14 @@ fn read_query(query: &str, vocab_size: usize) -> Restored {
                 clear_field(&mut cleaned, &e.field);
             }
             problems.extend(errors.0);
-            raw = cleaned;
+            *raw = cleaned;
             // A field cleared above can no longer fail, and defaults are valid; if something
             // still does (an order naming a stage that is now neutral), use every default.
             raw.validate(vocab_size).unwrap_or_else(|_| {
-                raw = RawSettings::default();
+                *raw = RawSettings::default();
                 Settings::default()
             })
         }
-    };
-    Restored {
-        page,
-        raw,
-        settings,
-        problems,
     }
 }
 

@@ -7,7 +7,7 @@ use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::sampling::{process, step_coin, History};
 use decoding_engine::speculative::{
-    expected_tokens_per_cycle, Cycle, Draft, NextKind, Rule, Speculator,
+    expected_tokens_per_cycle, Checked, Cycle, Draft, NextKind, Rule, Speculator,
 };
 use decoding_engine::Backend;
 
@@ -163,51 +163,7 @@ impl Session {
             piece: piece(id),
         };
         let sp = &run.speculator;
-        let last = run.cycles.last().map(|c| {
-            let positions = c
-                .checked
-                .iter()
-                .enumerate()
-                .map(|(i, k)| {
-                    let p = &sp.last_p[i];
-                    let q = sp.last_q.get(i).and_then(Option::as_ref);
-                    let score = |t: usize| p[t].max(q.map_or(0.0, |q| q[t]));
-                    let mut ids: Vec<usize> = (0..p.len()).collect();
-                    ids.sort_by(|&a, &b| score(b).total_cmp(&score(a)));
-                    ids.truncate(BARS);
-                    if !ids.contains(&(k.token as usize)) {
-                        ids.pop();
-                        ids.push(k.token as usize);
-                    }
-                    SpecPosition {
-                        token: k.token,
-                        piece: piece(k.token),
-                        p: k.p,
-                        q: k.q,
-                        accept_probability: k.accept_probability,
-                        overlap: k.overlap,
-                        accepted: k.accepted,
-                        bars: ids
-                            .into_iter()
-                            .map(|t| SpecBar {
-                                id: t as u32,
-                                piece: piece(t as u32),
-                                p: p[t],
-                                q: q.map(|q| q[t]),
-                            })
-                            .collect(),
-                    }
-                })
-                .collect();
-            SpecCycleView {
-                index: run.cycles.len() - 1,
-                drafted: c.drafted.iter().map(|&t| tok(t)).collect(),
-                accepted: c.accepted,
-                next: tok(c.next),
-                next_kind: kind(c.next_kind),
-                positions,
-            }
-        });
+        let last = run.cycles.last().map(|c| cycle_view(run, c, &piece));
         let overlaps: Vec<f64> = run
             .cycles
             .iter()
@@ -247,5 +203,65 @@ impl Session {
                 plain_ms_per_token: run.plain_ms,
             },
         })
+    }
+}
+
+/// The run's last cycle, `c`: what was drafted and accepted, and each checked position.
+fn cycle_view(run: &SpecRun, c: &Cycle, piece: &impl Fn(u32) -> String) -> SpecCycleView {
+    let tok = |id: u32| PromptToken {
+        id,
+        piece: piece(id),
+    };
+    let positions = c
+        .checked
+        .iter()
+        .enumerate()
+        .map(|(i, k)| position_view(&run.speculator, i, k, piece))
+        .collect();
+    SpecCycleView {
+        index: run.cycles.len() - 1,
+        drafted: c.drafted.iter().map(|&t| tok(t)).collect(),
+        accepted: c.accepted,
+        next: tok(c.next),
+        next_kind: kind(c.next_kind),
+        positions,
+    }
+}
+
+/// The `i`th checked position of the last cycle, with bars for its most likely tokens under
+/// p or q (the drafted token always among them).
+fn position_view(
+    sp: &Speculator,
+    i: usize,
+    k: &Checked,
+    piece: &impl Fn(u32) -> String,
+) -> SpecPosition {
+    let p = &sp.last_p[i];
+    let q = sp.last_q.get(i).and_then(Option::as_ref);
+    let score = |t: usize| p[t].max(q.map_or(0.0, |q| q[t]));
+    let mut ids: Vec<usize> = (0..p.len()).collect();
+    ids.sort_by(|&a, &b| score(b).total_cmp(&score(a)));
+    ids.truncate(BARS);
+    if !ids.contains(&(k.token as usize)) {
+        ids.pop();
+        ids.push(k.token as usize);
+    }
+    SpecPosition {
+        token: k.token,
+        piece: piece(k.token),
+        p: k.p,
+        q: k.q,
+        accept_probability: k.accept_probability,
+        overlap: k.overlap,
+        accepted: k.accepted,
+        bars: ids
+            .into_iter()
+            .map(|t| SpecBar {
+                id: t as u32,
+                piece: piece(t as u32),
+                p: p[t],
+                q: q.map(|q| q[t]),
+            })
+            .collect(),
     }
 }
