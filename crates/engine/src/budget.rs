@@ -5,6 +5,7 @@
 //! `usize` (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
 
 use crate::config::Config;
+use crate::forward::RunState;
 use crate::kv_cache::{cache_bytes_checked, BYTES_PER_ELEM};
 use crate::units::{human_bytes, thousands};
 use thiserror::Error;
@@ -62,12 +63,7 @@ fn mul(parts: &[u64], what: &'static str) -> Result<u64, BudgetError> {
 
 impl Footprint {
     pub fn of(c: &Config) -> Result<Footprint, BudgetError> {
-        let (d, h, l, s) = (
-            c.dim as u64,
-            c.hidden_dim as u64,
-            c.n_layers as u64,
-            c.seq_len as u64,
-        );
+        let (l, s) = (c.n_layers as u64, c.seq_len as u64);
         let (kv, v, e) = (
             c.kv_dim() as u64,
             c.vocab_size as u64,
@@ -82,9 +78,9 @@ impl Footprint {
         let kv_per_sequence = cache_bytes_checked(s, l, kv, e).ok_or(BudgetError::Overflow {
             what: "the KV cache",
         })?;
-        // Per row: x, xb, xb2 (dim each), q/k/v (dim + 2·kv_dim), hb (2·hidden); the RoPE
-        // table (seq_len × head_size); the logits of one row.
-        let row = d * 3 + d + 2 * kv + 2 * h;
+        // Per row: the run state's buffers (x, xb, xb2, qkv, hb); the RoPE table
+        // (seq_len × head_size); the logits of one row.
+        let row = RunState::floats_per_row(c) as u64;
         let run_state = mul(&[s, row, e], "the run state")?
             .checked_add(mul(&[s, c.head_size() as u64, e], "the RoPE table")?)
             .and_then(|b| b.checked_add(v * e))

@@ -62,7 +62,9 @@ pub fn parse_column(text: &str, vocab_size: usize) -> Result<Settings, Vec<Setti
     match raw.validate(vocab_size) {
         Ok(s) if errors.is_empty() => match s.strategy {
             decoding_engine::sampling::Strategy::Beam { .. } => Err(vec![SettingError {
-                field: "strategy".into(),
+                field: decoding_engine::sampling::knobs::Knob::Strategy
+                    .name()
+                    .into(),
                 message: "a column runs greedy or sampling (beam search has its own panel)".into(),
             }]),
             _ => Ok(s),
