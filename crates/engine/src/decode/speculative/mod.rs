@@ -46,9 +46,8 @@ pub use verify::*;
 /// Most drafted tokens a cycle.
 pub const MAX_GAMMA: usize = 16;
 
-/// Where drafted tokens come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+/// Where drafted tokens come from. Its serde form is its name ("quant:q8").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Draft {
     /// The target's weights at this precision (q8 or q4).
     Quant(Precision),
@@ -61,6 +60,22 @@ pub enum Draft {
 impl Draft {
     /// "quant:q8", "quant:q4", "exit:K", "ngram:N" (K below the model's layers, N ≥ 1).
     pub fn parse(s: &str, n_layers: usize) -> Result<Draft, SpecError> {
+        match s.split_once(':') {
+            Some(("exit", arg)) => match arg.parse::<usize>() {
+                Ok(k) => Draft::Exit(k).fits(n_layers),
+                Err(_) => Err(SpecError::ExitLayer {
+                    given: arg.to_string(),
+                    layers: n_layers,
+                }),
+            },
+            _ => Draft::from_name(s),
+        }
+    }
+
+    /// The draft a name spells, before any model is known (a link, a request): quant:q8,
+    /// quant:q4, exit:K, ngram:N with N from 1 to 64. Whether the model has the layers an
+    /// early exit needs is [`Draft::fits`]'s check.
+    pub fn from_name(s: &str) -> Result<Draft, SpecError> {
         let bad = || SpecError::BadDraft(s.to_string());
         let (kind, arg) = s.split_once(':').ok_or_else(bad)?;
         match kind {
@@ -68,13 +83,7 @@ impl Draft {
                 Ok(p) if p != Precision::F32 => Ok(Draft::Quant(p)),
                 _ => Err(bad()),
             },
-            "exit" => match arg.parse::<usize>() {
-                Ok(k) if (1..n_layers).contains(&k) => Ok(Draft::Exit(k)),
-                _ => Err(SpecError::ExitLayer {
-                    given: arg.to_string(),
-                    layers: n_layers,
-                }),
-            },
+            "exit" => arg.parse::<usize>().map(Draft::Exit).map_err(|_| bad()),
             "ngram" => match arg.parse::<usize>() {
                 Ok(n) if (1..=64).contains(&n) => Ok(Draft::Ngram(n)),
                 _ => Err(bad()),
@@ -83,11 +92,41 @@ impl Draft {
         }
     }
 
-    pub fn name(&self) -> String {
+    /// This draft for a model of `n_layers` layers: an early exit keeps 1 to n_layers − 1.
+    pub fn fits(self, n_layers: usize) -> Result<Draft, SpecError> {
         match self {
-            Draft::Quant(p) => format!("quant:{p}"),
-            Draft::Exit(k) => format!("exit:{k}"),
-            Draft::Ngram(n) => format!("ngram:{n}"),
+            Draft::Exit(k) if !(1..n_layers).contains(&k) => Err(SpecError::ExitLayer {
+                given: k.to_string(),
+                layers: n_layers,
+            }),
+            d => Ok(d),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl serde::Serialize for Draft {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Draft {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Draft, D::Error> {
+        let name = String::deserialize(d)?;
+        Draft::from_name(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::fmt::Display for Draft {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Draft::Quant(p) => write!(f, "quant:{p}"),
+            Draft::Exit(k) => write!(f, "exit:{k}"),
+            Draft::Ngram(n) => write!(f, "ngram:{n}"),
         }
     }
 }
@@ -463,5 +502,61 @@ impl Speculator {
             }
         }
         Ok(cycles)
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn a_draft_reads_back_its_name_and_checks_layers_only_with_a_model() {
+        for d in [
+            Draft::Quant(Precision::Q8),
+            Draft::Quant(Precision::Q4),
+            Draft::Exit(2),
+            Draft::Ngram(3),
+        ] {
+            assert_eq!(Draft::from_name(&d.to_string()), Ok(d));
+            assert_eq!(Draft::parse(&d.name(), 5), Ok(d));
+        }
+        // The name alone says nothing of the model: exit:9 is a draft, not one for 5 layers.
+        assert_eq!(Draft::from_name("exit:9"), Ok(Draft::Exit(9)));
+        assert_eq!(
+            Draft::Exit(9).fits(5),
+            Err(SpecError::ExitLayer {
+                given: "9".into(),
+                layers: 5
+            })
+        );
+        assert!(Draft::Exit(0).fits(5).is_err());
+        assert_eq!(Draft::Exit(4).fits(5), Ok(Draft::Exit(4)));
+        for bad in [
+            "exit:x",
+            "quant:f32",
+            "quant:q5",
+            "ngram:65",
+            "ngram:0",
+            "beam:2",
+            "q8",
+        ] {
+            assert_eq!(
+                Draft::from_name(bad),
+                Err(SpecError::BadDraft(bad.into())),
+                "{bad}"
+            );
+        }
+        // With a model, a K that is not a number is still named as the layer count's error.
+        assert!(matches!(
+            Draft::parse("exit:x", 5),
+            Err(SpecError::ExitLayer { .. })
+        ));
+        assert_eq!(Rule::parse("match").map(Rule::name), Ok("match"));
+        // serde carries the name.
+        let json = serde_json::to_string(&Draft::Exit(2)).unwrap();
+        assert_eq!(json, "\"exit:2\"");
+        assert_eq!(serde_json::from_str::<Draft>(&json).unwrap(), Draft::Exit(2));
+        let e = serde_json::from_str::<Draft>("\"nonsense\"").unwrap_err();
+        assert!(e.to_string().contains("give quant:q8"), "{e}");
     }
 }
