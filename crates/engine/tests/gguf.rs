@@ -155,6 +155,14 @@ fn find(b: &[u8], needle: &[u8]) -> usize {
 #[test]
 fn malformed_gguf_files_are_typed_errors() {
     let full = fixture("tiny-q8_0.gguf");
+    truncated_files_are_typed_errors(&full);
+    bad_headers_are_typed_errors();
+    bad_tensor_entries_are_typed_errors(&full);
+    bad_metadata_is_a_typed_error(&full);
+    budget_and_array_limits_are_checked(&full);
+}
+
+fn truncated_files_are_typed_errors(full: &[u8]) {
     // Truncated anywhere: an error, never a panic.
     for cut in [
         0,
@@ -180,6 +188,9 @@ fn malformed_gguf_files_are_typed_errors() {
     assert!(
         matches!(gguf_err(patched("tiny-q8_0.gguf", |b| b.truncate(full.len() - 10))), GgufError::Tensor { ref why, .. } if why.contains("run past the end"))
     );
+}
+
+fn bad_headers_are_typed_errors() {
     assert!(matches!(
         gguf_err(patched("tiny-q8_0.gguf", |b| b[0] = b'X')),
         GgufError::Magic { .. }
@@ -203,8 +214,11 @@ fn malformed_gguf_files_are_typed_errors() {
         matches!(e, GgufError::Count { value, .. } if value == 1 << 40),
         "{e}"
     );
+}
+
+fn bad_tensor_entries_are_typed_errors(full: &[u8]) {
     // A tensor offset past the data, and an unknown type (Q4_K) named.
-    let at = find(&full, b"token_embd.weight") + 17;
+    let at = find(full, b"token_embd.weight") + 17;
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
         // n_dims (u32), 2 dims (u64), type (u32), offset (u64)
         b[at + 24..at + 32].copy_from_slice(&(1u64 << 30).to_le_bytes());
@@ -217,24 +231,30 @@ fn malformed_gguf_files_are_typed_errors() {
         b[at + 20..at + 24].copy_from_slice(&12u32.to_le_bytes())
     }));
     assert_eq!(e.to_string(), "tensor \"token_embd.weight\" has type Q4_K, which this reader does not load (F32, F16, Q8_0 and Q4_0 are)");
+}
+
+fn bad_metadata_is_a_typed_error(full: &[u8]) {
     // A missing key, another architecture, a RoPE base of −5.
-    let k = find(&full, b"llama.block_count");
+    let k = find(full, b"llama.block_count");
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| b[k + 16] = b'_'));
     assert_eq!(e, GgufError::Missing("llama.block_count".into()));
-    let a = find(&full, b"llama");
+    let a = find(full, b"llama");
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
         b[a..a + 5].copy_from_slice(b"gpt2x")
     }));
     assert_eq!(e, GgufError::Architecture("gpt2x".into()));
     // The RoPE base is the file's (tests/hf.rs runs a θ 100,000 file); a nonsensical one is
     // refused.
-    let r = find(&full, b"llama.rope.freq_base") + 20 + 4;
+    let r = find(full, b"llama.rope.freq_base") + 20 + 4;
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
         b[r..r + 4].copy_from_slice(&(-5f32).to_le_bytes())
     }));
     assert!(e.to_string().contains("rope_theta is -5"), "{e}");
+}
+
+fn budget_and_array_limits_are_checked(full: &[u8]) {
     // The budget is checked before any tensor is converted.
-    let e = Model::from_gguf(&full, Budget(1000)).err().unwrap();
+    let e = Model::from_gguf(full, Budget(1000)).err().unwrap();
     assert!(
         e.to_string().contains("budget") || e.to_string().contains("limit"),
         "{e}"
@@ -255,7 +275,7 @@ fn malformed_gguf_files_are_typed_errors() {
         "{e}"
     );
     // The header parses on its own (the page checks a dropped file's head first).
-    let g = Gguf::parse(&full).unwrap();
+    let g = Gguf::parse(full).unwrap();
     assert_eq!((g.version, g.tensors.len()), (3, 21));
 }
 

@@ -222,21 +222,44 @@ fn find(b: &[u8], needle: &[u8]) -> usize {
         .expect("present")
 }
 
-#[test]
-fn malformed_hf_inputs_are_typed_errors() {
-    let (config, st, tok) = (
+/// tiny-f32's three files: (config.json, model.safetensors, tokenizer.json).
+fn tiny_f32_files() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    (
         fixture("tiny-f32/config.json"),
         fixture("tiny-f32/model.safetensors"),
         fixture("tiny-f32/tokenizer.json"),
-    );
-    let st_err = |f: &dyn Fn(&mut Vec<u8>)| {
-        let mut b = st.clone();
-        f(&mut b);
-        hf_err(load(&config, &b, &tok))
-    };
+    )
+}
+
+/// config.json's text with `key` set to `value`.
+fn with_key(text: &str, key: &str, value: serde_json::Value) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    v[key] = value;
+    v.to_string()
+}
+
+#[test]
+fn malformed_hf_inputs_are_typed_errors() {
+    let (config, st, tok) = tiny_f32_files();
+    truncated_or_foreign_safetensors_are_typed_errors(&config, &st, &tok);
+    corrupt_safetensors_tensors_are_typed_errors(&config, &st, &tok);
+    malformed_config_json_is_a_typed_error(&config, &st, &tok);
+    config_json_that_disagrees_with_the_files_is_refused(&config, &st, &tok);
+    budget_and_missing_files_are_checked(&config, &st, &tok);
+}
+
+/// The safetensors file with `f` applied, loaded beside the good config and tokenizer.
+fn st_err(config: &[u8], st: &[u8], tok: &[u8], f: &dyn Fn(&mut Vec<u8>)) -> HfError {
+    let mut b = st.to_vec();
+    f(&mut b);
+    hf_err(load(config, &b, tok))
+}
+
+fn truncated_or_foreign_safetensors_are_typed_errors(config: &[u8], st: &[u8], tok: &[u8]) {
+    let st_err = |f: &dyn Fn(&mut Vec<u8>)| st_err(config, st, tok, f);
     // Truncated anywhere: an error, never a panic.
     for cut in [0, 7, 8, 9, 100, 1000, st.len() / 2, st.len() - 1] {
-        assert!(load(&config, &st[..cut], &tok).is_err(), "cut at {cut}");
+        assert!(load(config, &st[..cut], tok).is_err(), "cut at {cut}");
     }
     assert!(matches!(
         st_err(&|b| b.truncate(5)),
@@ -258,6 +281,10 @@ fn malformed_hf_inputs_are_typed_errors() {
             limit: 16 << 20
         }
     );
+}
+
+fn corrupt_safetensors_tensors_are_typed_errors(config: &[u8], st: &[u8], tok: &[u8]) {
+    let st_err = |f: &dyn Fn(&mut Vec<u8>)| st_err(config, st, tok, f);
     // A tensor's offsets past the data: the header's first data_offsets end changed (same
     // number of digits, so the header keeps its length).
     let e = st_err(&|b| {
@@ -292,10 +319,12 @@ fn malformed_hf_inputs_are_typed_errors() {
         matches!(e, HfError::Tensor { ref why, .. } if why.contains("non-finite")),
         "{e}"
     );
+}
 
-    // config.json: not JSON, missing keys, another architecture, what the engine does not run.
-    let text = String::from_utf8(config.clone()).unwrap();
-    let cfg_err = |s: String| hf_err(load(s.as_bytes(), &st, &tok));
+/// config.json: not JSON, missing keys, another architecture, what the engine does not run.
+fn malformed_config_json_is_a_typed_error(config: &[u8], st: &[u8], tok: &[u8]) {
+    let text = String::from_utf8(config.to_vec()).unwrap();
+    let cfg_err = |s: String| hf_err(load(s.as_bytes(), st, tok));
     assert!(matches!(
         cfg_err(text.replace('}', "")),
         HfError::ConfigJson(_)
@@ -317,11 +346,7 @@ fn malformed_hf_inputs_are_typed_errors() {
             format!("config.json lacks {key:?}")
         );
     }
-    let set = |key: &str, value: serde_json::Value| {
-        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        v[key] = value;
-        v.to_string()
-    };
+    let set = |key: &str, value: serde_json::Value| with_key(&text, key, value);
     assert_eq!(
         cfg_err(set(
             "architectures",
@@ -355,6 +380,13 @@ fn malformed_hf_inputs_are_typed_errors() {
     );
     let e = cfg_err(set("rope_theta", serde_json::json!(-5.0)));
     assert!(e.to_string().contains("rope_theta"), "{e}");
+}
+
+/// config.json that disagrees with the safetensors file or the tokenizer.
+fn config_json_that_disagrees_with_the_files_is_refused(config: &[u8], st: &[u8], tok: &[u8]) {
+    let text = String::from_utf8(config.to_vec()).unwrap();
+    let cfg_err = |s: String| hf_err(load(s.as_bytes(), st, tok));
+    let set = |key: &str, value: serde_json::Value| with_key(&text, key, value);
     // Tied in the config, untied in the file.
     let e = cfg_err(set("tie_word_embeddings", serde_json::json!(true)));
     assert!(
@@ -370,19 +402,20 @@ fn malformed_hf_inputs_are_typed_errors() {
     // The config's vocabulary and the tokenizer's differ.
     let e = load(
         set("vocab_size", serde_json::json!(600)).as_bytes(),
-        &st,
-        &tok,
+        st,
+        tok,
     )
     .err()
     .unwrap();
     assert!(matches!(e, ModelError::Tokenizer(_)), "{e}");
+}
+
+fn budget_and_missing_files_are_checked(config: &[u8], st: &[u8], tok: &[u8]) {
     // The memory budget is checked from config.json before any tensor is converted.
-    let e = Model::from_hf(&config, &st, &tok, Budget(1000))
-        .err()
-        .unwrap();
+    let e = Model::from_hf(config, st, tok, Budget(1000)).err().unwrap();
     assert!(e.to_string().contains("limit"), "{e}");
     // A safetensors file without its config.json.
-    let e = Model::read_within(&mut &st[..], st.len() as u64, &tok, Budget::default())
+    let e = Model::read_within(&mut &st[..], st.len() as u64, tok, Budget::default())
         .err()
         .unwrap();
     assert_eq!(e, ModelError::Hf(HfError::NoConfig));
@@ -390,8 +423,8 @@ fn malformed_hf_inputs_are_typed_errors() {
     let m = Model::read_files(
         &mut &st[..],
         st.len() as u64,
-        &tok,
-        Some(&config),
+        tok,
+        Some(config),
         Budget::default(),
     )
     .unwrap();

@@ -318,11 +318,6 @@ fn rejection_sampling_leaves_the_distribution_unchanged_and_the_test_catches_the
         ]),
     ] {
         let p0 = processed(t, &s, &prompt, &[]);
-        let expected: Vec<(Vec<u32>, f64)> = p0
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| (vec![i as u32], p))
-            .collect();
         let ngram = {
             let mut order: Vec<usize> = (0..p0.len()).collect();
             order.sort_by(|&a, &b| p0[b].total_cmp(&p0[a]));
@@ -363,72 +358,94 @@ fn rejection_sampling_leaves_the_distribution_unchanged_and_the_test_catches_the
                     .or_insert_with(|| processed(t, &s, &prompt, c))
                     .clone()
             };
-            for rule in [Rule::Rejection, Rule::Match] {
-                let counts = simulate(
-                    rule,
-                    n,
-                    1,
-                    1,
-                    &mut q_memo,
-                    ngram_token,
-                    &mut p_memo,
-                    Residual::Correct,
-                );
-                let (stat, df) = chi_square(&counts, &expected, n);
-                assert!(
-                    stat < critical(df),
-                    "{name} {rule:?}: chi-square {stat:.1} with {df} df ≥ {:.1}",
-                    critical(df)
-                );
-            }
-            if far {
-                let wrong = simulate(
-                    Rule::Rejection,
-                    n,
-                    1,
-                    1,
-                    &mut q_memo,
-                    ngram_token,
-                    &mut p_memo,
-                    Residual::FromP,
-                );
-                let (bad, df) = chi_square(&wrong, &expected, n);
-                assert!(
-                    bad > critical(df),
-                    "{name}: the mistake went unseen ({bad:.1}, {df} df)"
-                );
-            }
-            if name == "quant:q8" || name == "exit:2" {
-                // Two tokens: p0(a) · p(b | a), over the pairs a, b (cells under 5
-                // expected draws pooled).
-                let counts = simulate(
-                    Rule::Rejection,
-                    n,
-                    2,
-                    2,
-                    &mut q_memo,
-                    ngram_token,
-                    &mut p_memo,
-                    Residual::Correct,
-                );
-                let mut expected2 = Vec::new();
-                for (a, &pa) in p0.iter().enumerate() {
-                    if pa * (n as f64) < 0.5 {
-                        continue;
-                    }
-                    let pb = p_memo(&[a as u32]);
-                    for (b, &x) in pb.iter().enumerate() {
-                        expected2.push((vec![a as u32, b as u32], pa * x));
-                    }
-                }
-                let (stat, df) = chi_square(&counts, &expected2, n);
-                assert!(
-                    stat < critical(df),
-                    "{name}, two tokens: {stat:.1} with {df} df"
-                );
-            }
+            check_draft(name, &mut q_memo, ngram_token, far, &mut p_memo, &p0, n);
         }
     }
+}
+
+/// The chi-square checks of one draft (`q_of`, or the n-gram's one token), `p_of` the
+/// target's distribution after the prompt + a context, `p0` its first: the first token under
+/// both rules, the classic mistake caught when the draft is `far`, and the first two tokens
+/// for q8 and exit:2 under `rejection`.
+fn check_draft(
+    name: &str,
+    q_of: &mut dyn FnMut(&[u32]) -> Option<Vec<f64>>,
+    ngram_token: Option<u32>,
+    far: bool,
+    p_of: &mut dyn FnMut(&[u32]) -> Vec<f64>,
+    p0: &[f64],
+    n: u64,
+) {
+    let expected: Vec<(Vec<u32>, f64)> = p0
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (vec![i as u32], p))
+        .collect();
+    for rule in [Rule::Rejection, Rule::Match] {
+        let counts = simulate(rule, n, 1, 1, q_of, ngram_token, p_of, Residual::Correct);
+        let (stat, df) = chi_square(&counts, &expected, n);
+        assert!(
+            stat < critical(df),
+            "{name} {rule:?}: chi-square {stat:.1} with {df} df ≥ {:.1}",
+            critical(df)
+        );
+    }
+    if far {
+        let wrong = simulate(
+            Rule::Rejection,
+            n,
+            1,
+            1,
+            q_of,
+            ngram_token,
+            p_of,
+            Residual::FromP,
+        );
+        let (bad, df) = chi_square(&wrong, &expected, n);
+        assert!(
+            bad > critical(df),
+            "{name}: the mistake went unseen ({bad:.1}, {df} df)"
+        );
+    }
+    if name == "quant:q8" || name == "exit:2" {
+        check_two_tokens(name, q_of, ngram_token, p_of, p0, n);
+    }
+}
+
+/// Two tokens: p0(a) · p(b | a), over the pairs a, b (cells under 5 expected draws pooled).
+fn check_two_tokens(
+    name: &str,
+    q_of: &mut dyn FnMut(&[u32]) -> Option<Vec<f64>>,
+    ngram_token: Option<u32>,
+    p_of: &mut dyn FnMut(&[u32]) -> Vec<f64>,
+    p0: &[f64],
+    n: u64,
+) {
+    let counts = simulate(
+        Rule::Rejection,
+        n,
+        2,
+        2,
+        q_of,
+        ngram_token,
+        p_of,
+        Residual::Correct,
+    );
+    let mut expected2 = Vec::new();
+    for (a, &pa) in p0.iter().enumerate() {
+        if pa * (n as f64) < 0.5 {
+            continue;
+        }
+        let pb = p_of(&[a as u32]);
+        for (b, &x) in pb.iter().enumerate() {
+            expected2.push((vec![a as u32, b as u32], pa * x));
+        }
+    }
+    let (stat, df) = chi_square(&counts, &expected2, n);
+    assert!(
+        stat < critical(df),
+        "{name}, two tokens: {stat:.1} with {df} df"
+    );
 }
 
 /// With the q8 draft at T = 1: tokens per cycle against (1 − α^(γ+1)) / (1 − α), α the mean

@@ -1,55 +1,19 @@
 //! The whole forward pass on the GPU against the CPU reference, on stories260K: greedy golden
-//! text, next-token probabilities, forced-decoding agreement, cache operations, beam search,
-//! limits, fallback and device loss.
+//! text, next-token probabilities, forced-decoding agreement, cache operations, batches, beam
+//! search, speculative decoding, batching, the probe, and GGUF and Hugging Face models.
+//! Limits, fallback and device loss are in `fallback.rs`.
 // Native only: these run on the Vulkan adapter (lavapipe without a GPU).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
-use common::gpu;
+use common::{generate, gpu, gpu_backend, model, settings};
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::beam::{beam_search, BeamConfig};
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::{RawSettings, Settings};
-use decoding_engine::{BackendError, BackendKind, Model, Precision};
-use decoding_gpu::select::select;
-use decoding_gpu::{BackendChoice, Engine, GpuBackend, GpuContext, GpuError};
+use decoding_engine::{Model, Precision};
+use decoding_gpu::{GpuBackend, GpuContext};
 use pollster::block_on;
 use std::rc::Rc;
-
-fn model() -> Model {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/stories260K");
-    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-models.sh");
-    Model::from_bytes(&read("stories260K.bin"), &read("tok512.bin")).unwrap()
-}
-
-/// A fresh GPU backend on its own device (device-loss tests destroy theirs).
-fn gpu_backend(m: &Model) -> Option<GpuBackend> {
-    gpu()?;
-    let ctx = block_on(GpuContext::new()).unwrap();
-    Some(GpuBackend::new(Rc::new(ctx), &m.transformer).unwrap())
-}
-
-fn settings(pairs: &[(&str, &str)]) -> Settings {
-    RawSettings::from_pairs(pairs.iter().copied())
-        .validate(512)
-        .unwrap()
-}
-
-fn generate(be: &mut dyn Backend, m: &Model, prompt: &str, s: &Settings) -> Vec<u32> {
-    let ids = m.encode_prompt(prompt).unwrap();
-    let mut g = block_on(Generation::start(
-        be,
-        ids,
-        vec![m.tokenizer.eos, m.tokenizer.bos],
-    ))
-    .unwrap();
-    while let StepOutcome::Token { stop: None, .. } = block_on(g.step(be, s, &m.tokenizer)).unwrap()
-    {
-    }
-    g.generated_ids()
-}
 
 /// The engine's softmax of a backend's logits.
 fn softmax(z: &[f32]) -> Vec<f64> {
@@ -277,146 +241,6 @@ fn same_seeded_samples_on_both_backends() {
         generate(&mut g, &m, "Once upon a time", &s),
         generate(&mut c, &m, "Once upon a time", &s)
     );
-}
-
-#[test]
-fn tensors_beyond_the_binding_limit_are_refused_clearly() {
-    let m = model();
-    let Some(_) = gpu() else { return };
-    let mut ctx = block_on(GpuContext::new()).unwrap();
-    // Pretend the device binds at most 100 KB: the 131 KB embedding does not fit.
-    ctx.limits.max_storage_buffer_binding_size = 100_000;
-    match GpuBackend::new(Rc::new(ctx), &m.transformer) {
-        Err(GpuError::TensorTooLarge {
-            tensor,
-            bytes,
-            limit,
-        }) => {
-            assert_eq!(
-                (tensor.as_str(), bytes, limit),
-                ("token_embedding", 131_072, 100_000)
-            );
-        }
-        Err(e) => panic!("unexpected {e}"),
-        Ok(_) => panic!("a too-large tensor was accepted"),
-    }
-}
-
-#[test]
-fn auto_falls_back_to_the_cpu_and_says_why() {
-    let m = model();
-    let model = m.transformer.clone();
-    let start = std::time::Instant::now();
-    let now = || start.elapsed().as_secs_f64() * 1000.0;
-    let no_adapter = Err(GpuError::NoAdapter("none found".into()));
-    let (be, report) = block_on(select(BackendChoice::Auto, &model, no_adapter, &now)).unwrap();
-    assert_eq!(be.kind(), BackendKind::Cpu);
-    assert_eq!(report.kind, BackendKind::Cpu);
-    assert!(report
-        .reason
-        .contains("no GPU adapter is available (none found); using the CPU"));
-    let e = block_on(select(
-        BackendChoice::Gpu,
-        &model,
-        Err(GpuError::NoWebGpu),
-        &now,
-    ))
-    .err()
-    .unwrap();
-    assert_eq!(
-        e.to_string(),
-        "this browser does not expose WebGPU; using the CPU"
-    );
-    let (be, report) = block_on(select(
-        BackendChoice::Cpu,
-        &model,
-        Err(GpuError::NoWebGpu),
-        &now,
-    ))
-    .unwrap();
-    assert_eq!(
-        (be.kind(), report.reason.as_str()),
-        (BackendKind::Cpu, "the CPU backend was chosen")
-    );
-    if gpu().is_some() {
-        // Asked for, the GPU runs whatever it is.
-        let (be, report) = block_on(select(
-            BackendChoice::Gpu,
-            &model,
-            block_on(GpuContext::new()),
-            &now,
-        ))
-        .unwrap();
-        assert_eq!(be.kind(), BackendKind::Gpu);
-        assert!(report.reason.starts_with("WebGPU on "));
-        assert_eq!(report.dispatches_per_token, Some(12 * 5 + 3));
-        // Auto never picks a software adapter (lavapipe here; SwiftShader in Chromium); on a
-        // hardware GPU it measures both and runs the faster.
-        let ctx = block_on(GpuContext::new()).unwrap();
-        let software = ctx.is_software();
-        let (be, report) = block_on(select(BackendChoice::Auto, &model, Ok(ctx), &now)).unwrap();
-        if software {
-            assert_eq!(be.kind(), BackendKind::Cpu, "{}", report.reason);
-            assert!(
-                report.reason.contains("software renderer"),
-                "{}",
-                report.reason
-            );
-        } else {
-            assert!(
-                report.reason.contains("auto, measured: CPU "),
-                "{}",
-                report.reason
-            );
-            assert!(report.measured_ms.is_some());
-        }
-    }
-}
-
-#[test]
-fn a_lost_device_switches_to_the_cpu_and_keeps_the_transcript() {
-    let m = model();
-    let Some(be) = gpu_backend(&m) else { return };
-    let ctx = be.context().clone();
-    let mut raw = GpuBackend::new(ctx.clone(), &m.transformer).unwrap();
-    let report = decoding_gpu::BackendReport {
-        kind: BackendKind::Gpu,
-        reason: "test".into(),
-        dispatches_per_token: None,
-        measured_ms: None,
-    };
-    let mut engine = Engine::new(m.transformer.clone(), Box::new(be), report);
-    let s = settings(&[("seed", "3"), ("max_tokens", "30")]);
-    let ids = m.encode_prompt("Once upon a time").unwrap();
-    let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
-    let mut g = block_on(Generation::start(&mut engine, ids.clone(), ends.clone())).unwrap();
-    for _ in 0..10 {
-        block_on(g.step(&mut engine, &s, &m.tokenizer)).unwrap();
-    }
-    let before = g.generated_ids();
-    ctx.destroy();
-    // A raw backend on the same device reports the loss...
-    let probe = raw
-        .new_sequence()
-        .and_then(|seq| block_on(raw.forward(seq, &[1], false)));
-    assert!(
-        matches!(probe, Err(BackendError::DeviceLost(_))),
-        "{probe:?}"
-    );
-    // ... and the engine carries on, on the CPU, with the same transcript.
-    while let StepOutcome::Token { stop: None, .. } =
-        block_on(g.step(&mut engine, &s, &m.tokenizer)).unwrap()
-    {}
-    assert_eq!(engine.report.kind, BackendKind::Cpu);
-    assert!(
-        engine.report.reason.contains("GPU device was lost"),
-        "{}",
-        engine.report.reason
-    );
-    assert_eq!(&g.generated_ids()[..10], &before[..]);
-    let mut c = CpuBackend::new(m.transformer.clone());
-    let cpu_only = generate(&mut c, &m, "Once upon a time", &s);
-    assert_eq!(g.generated_ids(), cpu_only);
 }
 
 /// Speculative decoding with the model on the GPU: the drafts (the quantized one on the

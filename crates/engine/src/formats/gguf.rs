@@ -357,6 +357,134 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The file's sections, in order.
+impl Cursor<'_> {
+    /// The magic and the version.
+    fn header(&mut self) -> Result<u32, GgufError> {
+        let bytes = self.bytes;
+        let magic = self
+            .take(4, &|| "the magic".into())
+            .map_err(|_| GgufError::Magic {
+                found: String::from_utf8_lossy(bytes).into_owned(),
+            })?;
+        if magic != b"GGUF" {
+            return Err(GgufError::Magic {
+                found: String::from_utf8_lossy(magic).into_owned(),
+            });
+        }
+        let version = self.u32(&|| "the version".into())?;
+        if !(2..=3).contains(&version) {
+            return Err(GgufError::Version(version));
+        }
+        Ok(version)
+    }
+
+    /// Metadata entry `i`: its key, its type and its value.
+    fn key_value(&mut self, i: u64) -> Result<(String, Value), GgufError> {
+        let key = self.string(&|| format!("metadata key {i}"))?;
+        if key.len() as u64 > MAX_NAME {
+            return Err(GgufError::Value {
+                key,
+                why: "a key longer than 65,536 bytes".into(),
+            });
+        }
+        let kind = self.u32(&|| format!("the type of {key:?}"))?;
+        let v = self.value(&key, kind, 0)?;
+        Ok((key, v))
+    }
+
+    /// Tensor table entry `i`, its shape, type and offset checked (not yet against the data).
+    fn tensor_info(&mut self, i: u64, alignment: u64) -> Result<TensorInfo, GgufError> {
+        let name = self.string(&|| format!("tensor {i}'s name"))?;
+        let bad = |why: String| GgufError::Tensor {
+            name: name.clone(),
+            why,
+        };
+        let n_dims = self.u32(&|| format!("tensor {name:?}'s dimension count"))?;
+        if !(1..=MAX_DIMS).contains(&n_dims) {
+            return Err(bad(format!("{n_dims} dimensions (1 to {MAX_DIMS})")));
+        }
+        let mut dims = Vec::with_capacity(n_dims as usize);
+        for _ in 0..n_dims {
+            dims.push(self.u64(&|| format!("tensor {name:?}'s dimensions"))?);
+        }
+        let kind = self.u32(&|| format!("tensor {name:?}'s type"))?;
+        let offset = self.u64(&|| format!("tensor {name:?}'s offset"))?;
+        let Some(k) = Kind::of(kind) else {
+            return Err(GgufError::TensorType {
+                name,
+                kind: type_name(kind),
+            });
+        };
+        let elements = dims
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .filter(|&e| e > 0)
+            .ok_or_else(|| {
+                bad(format!(
+                    "dimensions {dims:?} (none may be 0; the product must fit)"
+                ))
+            })?;
+        let (per, size) = k.block();
+        if dims[0] % per != 0 {
+            return Err(bad(format!(
+                "rows of {} weights are not whole {}-weight {} blocks",
+                dims[0],
+                per,
+                k.name()
+            )));
+        }
+        let bytes = (elements / per)
+            .checked_mul(size)
+            .ok_or_else(|| bad("a size past 2^64".into()))?;
+        if offset % alignment != 0 {
+            return Err(bad(format!(
+                "offset {offset} is not a multiple of the alignment {alignment}"
+            )));
+        }
+        Ok(TensorInfo {
+            name,
+            dims,
+            kind: k,
+            offset,
+            bytes,
+        })
+    }
+}
+
+/// `general.alignment`, 32 when absent.
+fn alignment(metadata: &[(String, Value)]) -> Result<u64, GgufError> {
+    match metadata.iter().find(|(k, _)| k == "general.alignment") {
+        None => Ok(32),
+        Some((_, v)) => match v.as_u64() {
+            Some(a) if a.is_power_of_two() && a <= 1 << 16 => Ok(a),
+            _ => Err(GgufError::Value {
+                key: "general.alignment".into(),
+                why: format!("{v:?} is not a power of two up to 65,536"),
+            }),
+        },
+    }
+}
+
+/// Every tensor's bytes within the data section.
+fn check_in_data(tensors: &[TensorInfo], data: &[u8]) -> Result<(), GgufError> {
+    for t in tensors {
+        let end = t.offset.checked_add(t.bytes);
+        if end.is_none_or(|e| e > data.len() as u64) {
+            return Err(GgufError::Tensor {
+                name: t.name.clone(),
+                why: format!(
+                    "its {} bytes at offset {} run past the end of the data ({} bytes)",
+                    t.bytes,
+                    t.offset,
+                    data.len()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl<'a> Gguf<'a> {
     /// Whether `bytes` start like a GGUF file.
     pub fn is_gguf(bytes: &[u8]) -> bool {
@@ -371,121 +499,22 @@ impl<'a> Gguf<'a> {
             at: 0,
             values: 0,
         };
-        let magic = c
-            .take(4, &|| "the magic".into())
-            .map_err(|_| GgufError::Magic {
-                found: String::from_utf8_lossy(bytes).into_owned(),
-            })?;
-        if magic != b"GGUF" {
-            return Err(GgufError::Magic {
-                found: String::from_utf8_lossy(magic).into_owned(),
-            });
-        }
-        let version = c.u32(&|| "the version".into())?;
-        if !(2..=3).contains(&version) {
-            return Err(GgufError::Version(version));
-        }
+        let version = c.header()?;
         // A tensor entry is at least 8 + 4 + 8 + 4 + 8 bytes, a key/value 8 + 4 + 1.
         let n_tensors = c.count(32, &|| "the tensor count".into())?;
         let n_kv = c.count(13, &|| "the metadata count".into())?;
         let mut metadata = Vec::with_capacity(n_kv as usize);
         for i in 0..n_kv {
-            let key = c.string(&|| format!("metadata key {i}"))?;
-            if key.len() as u64 > MAX_NAME {
-                return Err(GgufError::Value {
-                    key,
-                    why: "a key longer than 65,536 bytes".into(),
-                });
-            }
-            let kind = c.u32(&|| format!("the type of {key:?}"))?;
-            let v = c.value(&key, kind, 0)?;
-            metadata.push((key, v));
+            metadata.push(c.key_value(i)?);
         }
-        let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
-            None => 32,
-            Some((_, v)) => match v.as_u64() {
-                Some(a) if a.is_power_of_two() && a <= 1 << 16 => a,
-                _ => {
-                    return Err(GgufError::Value {
-                        key: "general.alignment".into(),
-                        why: format!("{v:?} is not a power of two up to 65,536"),
-                    })
-                }
-            },
-        };
+        let alignment = alignment(&metadata)?;
         let mut tensors = Vec::with_capacity(n_tensors as usize);
         for i in 0..n_tensors {
-            let name = c.string(&|| format!("tensor {i}'s name"))?;
-            let bad = |why: String| GgufError::Tensor {
-                name: name.clone(),
-                why,
-            };
-            let n_dims = c.u32(&|| format!("tensor {name:?}'s dimension count"))?;
-            if !(1..=MAX_DIMS).contains(&n_dims) {
-                return Err(bad(format!("{n_dims} dimensions (1 to {MAX_DIMS})")));
-            }
-            let mut dims = Vec::with_capacity(n_dims as usize);
-            for _ in 0..n_dims {
-                dims.push(c.u64(&|| format!("tensor {name:?}'s dimensions"))?);
-            }
-            let kind = c.u32(&|| format!("tensor {name:?}'s type"))?;
-            let offset = c.u64(&|| format!("tensor {name:?}'s offset"))?;
-            let Some(k) = Kind::of(kind) else {
-                return Err(GgufError::TensorType {
-                    name,
-                    kind: type_name(kind),
-                });
-            };
-            let elements = dims
-                .iter()
-                .try_fold(1u64, |a, &d| a.checked_mul(d))
-                .filter(|&e| e > 0)
-                .ok_or_else(|| {
-                    bad(format!(
-                        "dimensions {dims:?} (none may be 0; the product must fit)"
-                    ))
-                })?;
-            let (per, size) = k.block();
-            if dims[0] % per != 0 {
-                return Err(bad(format!(
-                    "rows of {} weights are not whole {}-weight {} blocks",
-                    dims[0],
-                    per,
-                    k.name()
-                )));
-            }
-            let bytes = (elements / per)
-                .checked_mul(size)
-                .ok_or_else(|| bad("a size past 2^64".into()))?;
-            if offset % alignment != 0 {
-                return Err(bad(format!(
-                    "offset {offset} is not a multiple of the alignment {alignment}"
-                )));
-            }
-            tensors.push(TensorInfo {
-                name,
-                dims,
-                kind: k,
-                offset,
-                bytes,
-            });
+            tensors.push(c.tensor_info(i, alignment)?);
         }
         let start = (c.at as u64).div_ceil(alignment) * alignment;
         let data = bytes.get(start as usize..).unwrap_or(&[]);
-        for t in &tensors {
-            let end = t.offset.checked_add(t.bytes);
-            if end.is_none_or(|e| e > data.len() as u64) {
-                return Err(GgufError::Tensor {
-                    name: t.name.clone(),
-                    why: format!(
-                        "its {} bytes at offset {} run past the end of the data ({} bytes)",
-                        t.bytes,
-                        t.offset,
-                        data.len()
-                    ),
-                });
-            }
-        }
+        check_in_data(&tensors, data)?;
         Ok(Gguf {
             version,
             metadata,

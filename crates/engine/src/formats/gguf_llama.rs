@@ -89,57 +89,8 @@ impl Gguf<'_> {
             .map_err(CheckpointError::from)?
             .check(&c, budget)
             .map_err(CheckpointError::from)?;
-        let (d, h, kv, v, l) = (c.dim, c.hidden_dim, c.kv_dim(), c.vocab_size, c.n_layers);
-        // (tensor, shape innermost first) of each matrix, llama2.c's (rows, columns) reversed.
-        let layer = |short: &str, rows: usize, cols: usize| {
-            (0..l)
-                .map(|i| {
-                    (
-                        format!("blk.{i}.{short}.weight"),
-                        [cols as u64, rows as u64],
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
-        let mut mats = vec![vec![(
-            "token_embd.weight".to_string(),
-            [d as u64, v as u64],
-        )]];
-        for (short, rows, cols) in [
-            ("attn_q", d, d),
-            ("attn_k", kv, d),
-            ("attn_v", kv, d),
-            ("attn_output", d, d),
-            ("ffn_gate", h, d),
-            ("ffn_down", d, h),
-            ("ffn_up", h, d),
-        ] {
-            mats.push(layer(short, rows, cols));
-        }
-        if !c.shared_classifier {
-            mats.push(vec![("output.weight".to_string(), [d as u64, v as u64])]);
-        }
-        let infos = mats
-            .iter()
-            .map(|parts| {
-                parts
-                    .iter()
-                    .map(|(name, shape)| {
-                        let t = self.tensor(name)?;
-                        if t.dims != shape {
-                            return Err(GgufError::Tensor {
-                                name: name.clone(),
-                                why: format!(
-                                    "shape {:?}, the model's keys imply {shape:?}",
-                                    t.dims
-                                ),
-                            });
-                        }
-                        Ok(t)
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let (d, l) = (c.dim, c.n_layers);
+        let infos = self.matrices(&c)?;
         // One precision for every matrix (the kernels take one): a file that mixes types is
         // read as float32.
         let first = infos[0][0].kind;
@@ -176,6 +127,61 @@ impl Gguf<'_> {
             },
         };
         Ok(Checkpoint { config: c, weights })
+    }
+
+    /// The tensors of each matrix (one a layer for the layers' matrices), in
+    /// `TransformerWeights`' order, each checked against the shape the model's keys imply.
+    fn matrices(&self, c: &Config) -> Result<Vec<Vec<&TensorInfo>>, GgufError> {
+        let (d, h, kv, v, l) = (c.dim, c.hidden_dim, c.kv_dim(), c.vocab_size, c.n_layers);
+        // (tensor, shape innermost first) of each matrix, llama2.c's (rows, columns) reversed.
+        let layer = |short: &str, rows: usize, cols: usize| {
+            (0..l)
+                .map(|i| {
+                    (
+                        format!("blk.{i}.{short}.weight"),
+                        [cols as u64, rows as u64],
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut mats = vec![vec![(
+            "token_embd.weight".to_string(),
+            [d as u64, v as u64],
+        )]];
+        for (short, rows, cols) in [
+            ("attn_q", d, d),
+            ("attn_k", kv, d),
+            ("attn_v", kv, d),
+            ("attn_output", d, d),
+            ("ffn_gate", h, d),
+            ("ffn_down", d, h),
+            ("ffn_up", h, d),
+        ] {
+            mats.push(layer(short, rows, cols));
+        }
+        if !c.shared_classifier {
+            mats.push(vec![("output.weight".to_string(), [d as u64, v as u64])]);
+        }
+        mats.iter()
+            .map(|parts| {
+                parts
+                    .iter()
+                    .map(|(name, shape)| {
+                        let t = self.tensor(name)?;
+                        if t.dims != shape {
+                            return Err(GgufError::Tensor {
+                                name: name.clone(),
+                                why: format!(
+                                    "shape {:?}, the model's keys imply {shape:?}",
+                                    t.dims
+                                ),
+                            });
+                        }
+                        Ok(t)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()
     }
 
     /// A 1-D float tensor of `n` values.

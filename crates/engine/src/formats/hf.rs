@@ -111,76 +111,115 @@ impl HfConfig {
         if !v.is_object() {
             return Err(HfError::ConfigJson("the top level is not an object".into()));
         }
-        let architecture = match v.get("architectures") {
-            Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
-            _ => None,
-        };
-        let model_type = v.get("model_type").and_then(Value::as_str);
-        let llama = architecture.as_deref() == Some("LlamaForCausalLM")
-            || (architecture.is_none() && model_type == Some("llama"));
-        if !llama {
-            return Err(HfError::Architecture(match (&architecture, model_type) {
-                (Some(a), _) => a.clone(),
-                (None, Some(t)) => format!("model_type {t:?}"),
-                (None, None) => {
-                    "no architecture (neither \"architectures\" nor \"model_type\")".into()
-                }
-            }));
-        }
-        let int = |key: &'static str, default: Option<u64>| -> Result<i32, HfError> {
-            let n = match v.get(key) {
-                None | Some(Value::Null) => default.ok_or(HfError::Missing(key))?,
-                Some(x) => x.as_u64().ok_or_else(|| HfError::Value {
-                    key,
-                    value: x.to_string(),
-                    why: "it must be a whole number".into(),
-                })?,
-            };
-            i32::try_from(n).map_err(|_| HfError::Value {
+        let architecture = llama_architecture(&v)?;
+        let keys = Keys(&v);
+        let config = keys.config()?;
+        keys.refuse_unsupported(&config)?;
+        Ok(HfConfig {
+            config,
+            bos: keys.id("bos_token_id", config.vocab_size)?,
+            eos: keys.id("eos_token_id", config.vocab_size)?,
+            architecture: architecture.unwrap_or_else(|| "LlamaForCausalLM".into()),
+            name: v
+                .get("_name_or_path")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty() && n.len() <= 200)
+                .map(str::to_string),
+        })
+    }
+}
+
+/// `architectures[0]` when given, checked to be a Llama (or, without it, `model_type`
+/// "llama").
+fn llama_architecture(v: &Value) -> Result<Option<String>, HfError> {
+    let architecture = match v.get("architectures") {
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    };
+    let model_type = v.get("model_type").and_then(Value::as_str);
+    let llama = architecture.as_deref() == Some("LlamaForCausalLM")
+        || (architecture.is_none() && model_type == Some("llama"));
+    if !llama {
+        return Err(HfError::Architecture(match (&architecture, model_type) {
+            (Some(a), _) => a.clone(),
+            (None, Some(t)) => format!("model_type {t:?}"),
+            (None, None) => "no architecture (neither \"architectures\" nor \"model_type\")".into(),
+        }));
+    }
+    Ok(architecture)
+}
+
+/// `config.json`'s top-level object, its keys read and checked one by one.
+struct Keys<'a>(&'a Value);
+
+impl Keys<'_> {
+    /// A whole number that fits an i32; `default` when absent or null (without one, an error).
+    fn int(&self, key: &'static str, default: Option<u64>) -> Result<i32, HfError> {
+        let n = match self.0.get(key) {
+            None | Some(Value::Null) => default.ok_or(HfError::Missing(key))?,
+            Some(x) => x.as_u64().ok_or_else(|| HfError::Value {
                 key,
-                value: n.to_string(),
-                why: "it is too large".into(),
-            })
+                value: x.to_string(),
+                why: "it must be a whole number".into(),
+            })?,
         };
-        let float = |key: &'static str, default: f64| -> Result<f64, HfError> {
-            match v.get(key) {
-                None | Some(Value::Null) => Ok(default),
-                Some(x) => x.as_f64().ok_or_else(|| HfError::Value {
-                    key,
-                    value: x.to_string(),
-                    why: "it must be a number".into(),
-                }),
-            }
-        };
-        let flag = |key: &'static str| -> Result<bool, HfError> {
-            match v.get(key) {
-                None | Some(Value::Null) => Ok(false),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(x) => Err(HfError::Value {
-                    key,
-                    value: x.to_string(),
-                    why: "it must be true or false".into(),
-                }),
-            }
-        };
-        let heads = int("num_attention_heads", None)?;
-        let dim = int("hidden_size", None)?;
-        let vocab = int("vocab_size", None)?;
-        let tied = flag("tie_word_embeddings")?;
+        i32::try_from(n).map_err(|_| HfError::Value {
+            key,
+            value: n.to_string(),
+            why: "it is too large".into(),
+        })
+    }
+
+    /// A number; `default` when absent or null.
+    fn float(&self, key: &'static str, default: f64) -> Result<f64, HfError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(x) => x.as_f64().ok_or_else(|| HfError::Value {
+                key,
+                value: x.to_string(),
+                why: "it must be a number".into(),
+            }),
+        }
+    }
+
+    /// A bool; false when absent or null.
+    fn flag(&self, key: &'static str) -> Result<bool, HfError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(x) => Err(HfError::Value {
+                key,
+                value: x.to_string(),
+                why: "it must be true or false".into(),
+            }),
+        }
+    }
+
+    /// The model's shape, RoPE base and RMSNorm ε.
+    fn config(&self) -> Result<Config, HfError> {
+        let heads = self.int("num_attention_heads", None)?;
+        let dim = self.int("hidden_size", None)?;
+        let vocab = self.int("vocab_size", None)?;
+        let tied = self.flag("tie_word_embeddings")?;
         let header = [
             dim,
-            int("intermediate_size", None)?,
-            int("num_hidden_layers", None)?,
+            self.int("intermediate_size", None)?,
+            self.int("num_hidden_layers", None)?,
             heads,
-            int("num_key_value_heads", Some(heads.max(0) as u64))?,
+            self.int("num_key_value_heads", Some(heads.max(0) as u64))?,
             if tied { vocab } else { vocab.saturating_neg() },
-            int("max_position_embeddings", None)?,
+            self.int("max_position_embeddings", None)?,
         ];
-        let config = Config::from_header(header)?.with_norms(
-            float("rope_theta", 10_000.0)?,
+        Ok(Config::from_header(header)?.with_norms(
+            self.float("rope_theta", 10_000.0)?,
             // LlamaConfig's default (transformers `configuration_llama.py`).
-            float("rms_norm_eps", 1e-6)?,
-        )?;
+            self.float("rms_norm_eps", 1e-6)?,
+        )?)
+    }
+
+    /// What this engine does not run, refused by name.
+    fn refuse_unsupported(&self, config: &Config) -> Result<(), HfError> {
+        let v = self.0;
         let refuse = |what: String| Err(HfError::Unsupported(what));
         match v.get("hidden_act").and_then(Value::as_str) {
             None | Some("silu") => {}
@@ -196,7 +235,7 @@ impl HfConfig {
             ));
         }
         for key in ["attention_bias", "mlp_bias"] {
-            if flag(key)? {
+            if self.flag(key)? {
                 return refuse(format!("{key} is true; this engine's Llama has no biases"));
             }
         }
@@ -208,36 +247,26 @@ impl HfConfig {
                 ));
             }
         }
-        let id = |key: &'static str| -> Result<Option<u32>, HfError> {
-            let x = match v.get(key) {
-                None | Some(Value::Null) => return Ok(None),
-                Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),
-                Some(x) => x.clone(),
-            };
-            match x.as_u64().filter(|&i| (i as usize) < config.vocab_size) {
-                Some(i) => Ok(Some(i as u32)),
-                None if x.is_null() => Ok(None),
-                None => Err(HfError::Value {
-                    key,
-                    value: x.to_string(),
-                    why: format!(
-                        "it is not a token id of a vocabulary of {}",
-                        config.vocab_size
-                    ),
-                }),
-            }
+        Ok(())
+    }
+
+    /// A token id (the first when a list) of a vocabulary of `vocab`; None when absent or
+    /// null.
+    fn id(&self, key: &'static str, vocab: usize) -> Result<Option<u32>, HfError> {
+        let x = match self.0.get(key) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),
+            Some(x) => x.clone(),
         };
-        Ok(HfConfig {
-            config,
-            bos: id("bos_token_id")?,
-            eos: id("eos_token_id")?,
-            architecture: architecture.unwrap_or_else(|| "LlamaForCausalLM".into()),
-            name: v
-                .get("_name_or_path")
-                .and_then(Value::as_str)
-                .filter(|n| !n.is_empty() && n.len() <= 200)
-                .map(str::to_string),
-        })
+        match x.as_u64().filter(|&i| (i as usize) < vocab) {
+            Some(i) => Ok(Some(i as u32)),
+            None if x.is_null() => Ok(None),
+            None => Err(HfError::Value {
+                key,
+                value: x.to_string(),
+                why: format!("it is not a token id of a vocabulary of {vocab}"),
+            }),
+        }
     }
 }
 

@@ -169,46 +169,90 @@ pub async fn simulate(
     }
     let slots = slots.max(1);
     let t0 = now();
-    // Wall clock at the start of each step (arrival times are step starts).
-    let mut step_start: Vec<f64> = Vec::new();
-    let mut waiting: std::collections::VecDeque<usize> = (0..requests.len()).collect();
-    let mut active: Vec<Active> = Vec::new();
-    let mut served: Vec<Option<Served>> = vec![None; requests.len()];
-    let (mut step, mut passes, mut occupied, mut tokens) = (0usize, 0usize, 0usize, 0usize);
-    while served.iter().any(Option::is_none) {
-        step_start.push(now() - t0);
+    let elapsed = || now() - t0;
+    let mut s = Schedule {
+        requests,
+        step_start: Vec::new(),
+        waiting: (0..requests.len()).collect(),
+        active: Vec::new(),
+        served: vec![None; requests.len()],
+        step: 0,
+        tokens: 0,
+    };
+    let (mut passes, mut occupied) = (0usize, 0usize);
+    while s.served.iter().any(Option::is_none) {
+        s.step_start.push(elapsed());
         // Admit.
         let may_admit = match policy {
             Policy::Continuous => true,
-            Policy::Static => active.is_empty(),
+            Policy::Static => s.active.is_empty(),
         };
         if may_admit {
-            while active.len() < slots {
-                match waiting.front() {
-                    Some(&i) if requests[i].arrival <= step => {
-                        waiting.pop_front();
-                        active.push(Active {
-                            req: i,
-                            seq: backend.new_sequence()?,
-                            generated: Vec::new(),
-                            prefilled: false,
-                            admitted: step,
-                            first_token: 0,
-                            first_ms: 0.0,
-                        });
-                    }
-                    _ => break,
-                }
-            }
+            s.admit(backend, slots)?;
         }
-        if active.is_empty() {
-            step += 1;
+        if s.active.is_empty() {
+            s.step += 1;
             continue;
         }
-        // One pass: every prefilling request's prompt, every decoding one's newest token.
+        let logits = backend.forward_batch(s.batch()).await?;
+        passes += 1;
+        occupied += s.active.len();
+        let finished = s.sample(&logits, vocab, settings, end_tokens, &elapsed)?;
+        s.retire(&finished, backend, &elapsed);
+        s.step += 1;
+    }
+    Ok(SimResult {
+        policy,
+        slots,
+        passes,
+        steps: s.step,
+        tokens: s.tokens,
+        occupancy: occupied as f64 / (passes.max(1) * slots) as f64,
+        wall_ms: now() - t0,
+        served: s.served.into_iter().flatten().collect(),
+    })
+}
+
+/// What `simulate` keeps between steps.
+struct Schedule<'r> {
+    requests: &'r [Request],
+    /// Wall clock at the start of each step (arrival times are step starts).
+    step_start: Vec<f64>,
+    waiting: std::collections::VecDeque<usize>,
+    active: Vec<Active>,
+    served: Vec<Option<Served>>,
+    step: usize,
+    tokens: usize,
+}
+
+impl Schedule<'_> {
+    /// Waiting requests that have arrived take the free slots, in order.
+    fn admit(&mut self, backend: &mut dyn Backend, slots: usize) -> Result<(), BackendError> {
+        while self.active.len() < slots {
+            match self.waiting.front() {
+                Some(&i) if self.requests[i].arrival <= self.step => {
+                    self.waiting.pop_front();
+                    self.active.push(Active {
+                        req: i,
+                        seq: backend.new_sequence()?,
+                        generated: Vec::new(),
+                        prefilled: false,
+                        admitted: self.step,
+                        first_token: 0,
+                        first_ms: 0.0,
+                    });
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass: every prefilling request's prompt, every decoding one's newest token.
+    fn batch(&self) -> Batch {
         let mut batch = Batch::new();
-        for a in &active {
-            let r = &requests[a.req];
+        for a in &self.active {
+            let r = &self.requests[a.req];
             if a.prefilled {
                 let pos = r.prompt.len() + a.generated.len() - 1;
                 batch.extend(
@@ -221,12 +265,23 @@ pub async fn simulate(
                 batch.extend(a.seq, 0, &r.prompt, Logits::Last);
             }
         }
-        let logits = backend.forward_batch(batch).await?;
-        passes += 1;
-        occupied += active.len();
+        batch
+    }
+
+    /// Each active request samples its next token from its row of `logits`; returns the
+    /// indices (in `active`) of those that have finished.
+    fn sample(
+        &mut self,
+        logits: &[f32],
+        vocab: usize,
+        settings: &Settings,
+        end_tokens: &[u32],
+        elapsed: &dyn Fn() -> f64,
+    ) -> Result<Vec<usize>, SamplingError> {
+        let step = self.step;
         let mut finished = Vec::new();
-        for (k, (a, l)) in active.iter_mut().zip(logits.chunks(vocab)).enumerate() {
-            let r = &requests[a.req];
+        for (k, (a, l)) in self.active.iter_mut().zip(logits.chunks(vocab)).enumerate() {
+            let r = &self.requests[a.req];
             let mut s = settings.clone();
             s.seed = r.seed;
             let h = History {
@@ -235,21 +290,27 @@ pub async fn simulate(
             };
             let t = process(&s, l, h, step_coin(r.seed, a.generated.len() as u64), false)?;
             a.generated.push(t.token);
-            tokens += 1;
+            self.tokens += 1;
             if !a.prefilled {
                 a.prefilled = true;
                 a.first_token = step;
-                a.first_ms = now() - t0 - step_start[r.arrival.min(step)];
+                a.first_ms = elapsed() - self.step_start[r.arrival.min(step)];
             }
             if a.generated.len() >= r.max_new || end_tokens.contains(&t.token) {
                 finished.push(k);
             }
         }
+        Ok(finished)
+    }
+
+    /// The `finished` requests leave their slots (their sequences released).
+    fn retire(&mut self, finished: &[usize], backend: &mut dyn Backend, elapsed: &dyn Fn() -> f64) {
+        let step = self.step;
         for &k in finished.iter().rev() {
-            let a = active.remove(k);
+            let a = self.active.remove(k);
             backend.release(a.seq);
-            let r = &requests[a.req];
-            served[a.req] = Some(Served {
+            let r = &self.requests[a.req];
+            self.served[a.req] = Some(Served {
                 id: r.id,
                 tokens: a.generated,
                 arrival: r.arrival,
@@ -257,21 +318,10 @@ pub async fn simulate(
                 first_token: a.first_token,
                 finished: step,
                 first_token_ms: a.first_ms,
-                total_ms: now() - t0 - step_start[r.arrival.min(step)],
+                total_ms: elapsed() - self.step_start[r.arrival.min(step)],
             });
         }
-        step += 1;
     }
-    Ok(SimResult {
-        policy,
-        slots,
-        passes,
-        steps: step,
-        tokens,
-        occupancy: occupied as f64 / (passes.max(1) * slots) as f64,
-        wall_ms: now() - t0,
-        served: served.into_iter().flatten().collect(),
-    })
 }
 
 /// Prefill and decode throughput at batch size `b` (llama.cpp's `batched-bench`): `b`

@@ -1,7 +1,7 @@
 //! A submission: a chunk's tables written, its dispatches encoded (one compute pass, or cut
 //! after each layer's attention and MLP when the probe taps it), one logits read-back.
 
-use super::plan::{final_slot, layer_slot, Chunk, LAYER};
+use super::plan::{final_slot, layer_slot, Chunk, LayerOp, LAYER};
 use super::probe::{Taps, ATTENTION_OP};
 use super::resources::GpuSeq;
 use super::GpuBackend;
@@ -31,14 +31,7 @@ impl GpuBackend {
             .map(|&(seq, _, n)| self.seq(seq).map(|s| (s, n)))
             .collect::<Result<_, _>>()?;
         let n = chunk.rows.len() as u32;
-        let begin = |e: &mut wgpu::CommandEncoder| {
-            e.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("forward"),
-                timestamp_writes: None,
-            })
-            .forget_lifetime()
-        };
-        let mut pass = begin(encoder);
+        let mut pass = begin_forward(encoder);
         dispatch(
             &mut pass,
             &k.embed,
@@ -49,45 +42,9 @@ impl GpuBackend {
         );
         for l in 0..layers.min(c.n_layers) {
             for (i, op) in LAYER.iter().enumerate() {
-                let kernel = (op.kernel)(k);
-                if op.per_seq {
-                    for (r, &(s, rows)) in runs.iter().enumerate() {
-                        let groups = (op.groups)(c, rows);
-                        let bg = (op.group)(g, s);
-                        dispatch(
-                            &mut pass,
-                            kernel,
-                            bg,
-                            layer_slot(l, i),
-                            1 + r as u64,
-                            groups,
-                        );
-                    }
-                } else {
-                    let bg = (op.group)(g, runs[0].0);
-                    let groups = (op.groups)(c, n);
-                    dispatch(&mut pass, kernel, bg, layer_slot(l, i), 0, groups);
-                }
+                self.dispatch_op(&mut pass, op, layer_slot(l, i), &runs, n);
                 if let Some(t) = taps {
-                    let copy = if i == ATTENTION_OP {
-                        t.attention_copy(c, l)
-                    } else if i + 1 == LAYER.len() {
-                        t.residual_copies(c, l)
-                    } else {
-                        Vec::new()
-                    };
-                    if !copy.is_empty() {
-                        drop(pass);
-                        let src = if i == ATTENTION_OP {
-                            &self.act.att
-                        } else {
-                            &self.act.x
-                        };
-                        for (from, to, bytes) in copy {
-                            encoder.copy_buffer_to_buffer(src, from, &t.buffer, to, bytes);
-                        }
-                        pass = begin(encoder);
-                    }
+                    pass = self.tap(encoder, pass, t, l, i);
                 }
             }
         }
@@ -105,6 +62,65 @@ impl GpuBackend {
             dispatch(&mut pass, &k.matmul, &g.cls, final_slot(c) + 1, 0, groups);
         }
         Ok(())
+    }
+
+    /// One op of a layer (its parameter block at `slot`): once over all `n` rows, or once
+    /// per sequence's run when `per_seq`.
+    fn dispatch_op(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        op: &LayerOp,
+        slot: u64,
+        runs: &[(&GpuSeq, u32)],
+        n: u32,
+    ) {
+        let (c, g) = (&self.config, &self.shared);
+        let kernel = (op.kernel)(&self.kernels);
+        if op.per_seq {
+            for (r, &(s, rows)) in runs.iter().enumerate() {
+                let groups = (op.groups)(c, rows);
+                let bg = (op.group)(g, s);
+                dispatch(pass, kernel, bg, slot, 1 + r as u64, groups);
+            }
+        } else {
+            let bg = (op.group)(g, runs[0].0);
+            let groups = (op.groups)(c, n);
+            dispatch(pass, kernel, bg, slot, 0, groups);
+        }
+    }
+
+    /// The probe's taps after op `i` of layer `l`: after the attention (its weights) and
+    /// after the MLP (the residual rows), the pass is cut, the rows copied out and a new
+    /// pass begun; after any other op, `pass` goes on.
+    fn tap(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pass: wgpu::ComputePass<'static>,
+        t: &Taps,
+        l: usize,
+        i: usize,
+    ) -> wgpu::ComputePass<'static> {
+        let c = &self.config;
+        let copy = if i == ATTENTION_OP {
+            t.attention_copy(c, l)
+        } else if i + 1 == LAYER.len() {
+            t.residual_copies(c, l)
+        } else {
+            Vec::new()
+        };
+        if copy.is_empty() {
+            return pass;
+        }
+        drop(pass);
+        let src = if i == ATTENTION_OP {
+            &self.act.att
+        } else {
+            &self.act.x
+        };
+        for (from, to, bytes) in copy {
+            encoder.copy_buffer_to_buffer(src, from, &t.buffer, to, bytes);
+        }
+        begin_forward(encoder)
     }
 
     /// Writes a chunk's tokens, batch table and step blocks.
@@ -262,6 +278,16 @@ impl GpuBackend {
         }
         Ok((out.into_iter().flat_map(|(_, l)| l).collect(), record))
     }
+}
+
+/// A compute pass of the forward pass, not borrowing `e` (cut and begun again around the
+/// probe's copies).
+fn begin_forward(e: &mut wgpu::CommandEncoder) -> wgpu::ComputePass<'static> {
+    e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some("forward"),
+        timestamp_writes: None,
+    })
+    .forget_lifetime()
 }
 
 /// One dispatch: `step` picks the step block (0 = all rows, 1 + i = run i).

@@ -1,7 +1,14 @@
-//! The shared GPU context of the tests, and tolerant comparison reporting the worst element.
+//! The shared GPU context of the tests, tolerant comparison reporting the worst element, and
+//! the forward-pass tests' model, backend, settings and generation.
 #![allow(dead_code)]
 
-use decoding_gpu::GpuContext;
+use decoding_engine::backend::Backend;
+use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::sampling::{RawSettings, Settings};
+use decoding_engine::Model;
+use decoding_gpu::{GpuBackend, GpuContext};
+use pollster::block_on;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// Set (to 1) in CI: a test that finds no GPU adapter fails instead of skipping.
@@ -64,4 +71,41 @@ pub fn floats(n: usize, seed: u64, scale: f32) -> Vec<f32> {
             ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
         })
         .collect()
+}
+
+/// stories260K with its tokenizer.
+pub fn model() -> Model {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/stories260K");
+    let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-models.sh");
+    Model::from_bytes(&read("stories260K.bin"), &read("tok512.bin")).unwrap()
+}
+
+/// A fresh GPU backend on its own device (device-loss tests destroy theirs).
+pub fn gpu_backend(m: &Model) -> Option<GpuBackend> {
+    gpu()?;
+    let ctx = block_on(GpuContext::new()).unwrap();
+    Some(GpuBackend::new(Rc::new(ctx), &m.transformer).unwrap())
+}
+
+/// Validated settings from (name, value) pairs, for a vocabulary of 512.
+pub fn settings(pairs: &[(&str, &str)]) -> Settings {
+    RawSettings::from_pairs(pairs.iter().copied())
+        .validate(512)
+        .unwrap()
+}
+
+/// The tokens generated from `prompt` under `s` until a stop.
+pub fn generate(be: &mut dyn Backend, m: &Model, prompt: &str, s: &Settings) -> Vec<u32> {
+    let ids = m.encode_prompt(prompt).unwrap();
+    let mut g = block_on(Generation::start(
+        be,
+        ids,
+        vec![m.tokenizer.eos, m.tokenizer.bos],
+    ))
+    .unwrap();
+    while let StepOutcome::Token { stop: None, .. } = block_on(g.step(be, s, &m.tokenizer)).unwrap()
+    {
+    }
+    g.generated_ids()
 }
