@@ -194,8 +194,8 @@ pub struct ServeArgs {
     slots: usize,
     /// continuous (admit into free slots at every step) or static (a new batch when the
     /// last one has finished)
-    #[arg(long, default_value = "continuous")]
-    policy: String,
+    #[arg(long, value_enum, default_value_t = Policy::Continuous)]
+    policy: Policy,
     /// Longest prompt and longest output of a request
     #[arg(long, default_value_t = 24)]
     max_prompt: usize,
@@ -215,8 +215,7 @@ pub fn serve_sim(
     choice: BackendChoice,
     a: ServeArgs,
 ) -> Result<(), CliError> {
-    let policy = Policy::parse(&a.policy)
-        .ok_or_else(|| CliError::Usage(format!("--policy {:?}: continuous or static", a.policy)))?;
+    let policy = a.policy;
     if a.requests == 0 || a.requests > 10_000 || a.slots == 0 || a.slots > 256 {
         return Err(CliError::Usage(
             "--requests 1–10,000 and --slots 1–256".into(),

@@ -46,19 +46,11 @@ fn bench_reports_real_timings() {
 /// draft is refused with the rule.
 #[test]
 fn speculate_emits_the_greedy_text_and_accounts_for_its_cycles() {
-    let o = cli(&[
-        "generate",
-        "--prompt",
-        "Once upon a time",
-        "--temperature",
-        "0",
-        "--max-tokens",
-        "40",
-    ]);
+    let o = generate_greedy(&[], "40");
     assert!(o.status.success(), "{}", stderr(&o));
     let want = stdout(&o);
     for draft in ["quant:q8", "exit:3", "ngram:2"] {
-        let o = cli(&[
+        let args = [
             "speculate",
             "--prompt",
             "Once upon a time",
@@ -70,8 +62,8 @@ fn speculate_emits_the_greedy_text_and_accounts_for_its_cycles() {
             draft,
             "--gamma",
             "3",
-            "--json",
-        ]);
+        ];
+        let o = cli(&[&args[..], &["--json"]].concat());
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         let tokens = v["tokens"].as_array().unwrap();
@@ -83,19 +75,7 @@ fn speculate_emits_the_greedy_text_and_accounts_for_its_cycles() {
             .sum();
         assert_eq!(emitted, v["totals"]["emitted"].as_u64().unwrap(), "{draft}");
         assert_eq!(cycles.len() as u64, v["totals"]["cycles"].as_u64().unwrap());
-        let text = cli(&[
-            "speculate",
-            "--prompt",
-            "Once upon a time",
-            "--temperature",
-            "0",
-            "--max-tokens",
-            "40",
-            "--draft",
-            draft,
-            "--gamma",
-            "3",
-        ]);
+        let text = cli(&args);
         assert_eq!(stdout(&text), want, "{draft}");
     }
     assert_user_error(
@@ -229,6 +209,6 @@ fn serve_sim_serves_the_same_tokens_in_fewer_passes_continuously() {
     assert!(c["passes"].as_u64() < s["passes"].as_u64());
     assert_user_error(
         &cli(&["serve-sim", "--policy", "fifo"]),
-        "continuous or static",
+        "[possible values: continuous, static]",
     );
 }

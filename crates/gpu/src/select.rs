@@ -11,6 +11,7 @@ use decoding_engine::Transformer;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 use std::sync::Arc;
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// What the user asked for.
 #[derive(
@@ -22,10 +23,10 @@ use std::sync::Arc;
     Default,
     Serialize,
     Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
+    EnumString,
+    IntoStaticStr,
+    Display,
+    VariantArray,
 )]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase", ascii_case_insensitive)]

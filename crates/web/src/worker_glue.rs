@@ -321,16 +321,14 @@ pub fn start() {
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let data = e.data();
         let job = match data.as_string() {
-            Some(text) => match crate::protocol::decode::<Request>(&text) {
+            Some(text) => match crate::protocol::read_request(&text) {
                 Ok(Request::Cancel) => {
                     w.cancel.set(true);
                     return;
                 }
                 Ok(req) => Job::Request(req),
-                Err(err) => {
-                    w.post(&Event::Error {
-                        message: format!("the worker cannot read a request: {err}"),
-                    });
+                Err(message) => {
+                    w.post(&Event::Error { message });
                     return;
                 }
             },

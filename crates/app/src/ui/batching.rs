@@ -5,11 +5,13 @@
 //! with continuous and static batching, drawn as a timeline with its latencies.
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::batching::SimResult;
 use decoding_engine::roofline::{self, Roof, H100_SXM};
 use decoding_engine::units::human_bytes;
+use decoding_web::page::Panel;
 use decoding_web::protocol::{LanesView, Request, ServeView, SweepView};
 use leptos::prelude::*;
 
@@ -25,22 +27,16 @@ const CACHE_BYTES: u64 = 16 << 20;
 #[component]
 pub fn BatchPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("batch");
+    let exports = move || {
+        view! {
+            {export::buttons("throughput", "throughput and the roofline", move || ui.views.sweep.with_untracked(|v| v.as_ref().map(decoding_web::export::sweep)))}
+            {export::buttons("serving", "the serving timelines", move || ui.views.serve.with_untracked(|v| v.as_ref().map(decoding_web::export::serve)))}
+        }
+    };
     view! {
-        <section class="panel" aria-labelledby="batch-h" data-testid="batch-panel">
-            <div class="panel-head">
-                <h2 id="batch-h">"Batching and the two regimes " <Tag of="panel-batch" /></h2>
-                <button data-testid="toggle-batch" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("batch")>{move || if open.get() { "Hide" } else { "Show" }}</button>
-            </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("throughput", "throughput and the roofline", move || ui.views.sweep.with_untracked(|v| v.as_ref().map(decoding_web::export::sweep)))}
-                    {export::buttons("serving", "the serving timelines", move || ui.views.serve.with_untracked(|v| v.as_ref().map(decoding_web::export::serve)))}
-                </div>
-                <LanesPart /> <ThroughputPart /> <ServePart />
-            })}
-        </section>
+        <PanelShell panel=Panel::Batch export=exports>
+            <LanesPart /> <ThroughputPart /> <ServePart />
+        </PanelShell>
     }
 }
 

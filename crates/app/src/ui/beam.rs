@@ -4,11 +4,12 @@
 //! best beam's: locally greedy is not globally optimal.
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::beam::{BeamNode, NodeStatus};
+use decoding_engine::beam::{ancestry, BeamNode, NodeStatus};
 use decoding_engine::sampling::Knob;
-use decoding_web::page::piece_text;
+use decoding_web::page::{piece_text, Panel};
 use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
@@ -32,10 +33,8 @@ struct Paths {
 
 fn paths(v: &BeamView, all: &[BeamNode]) -> Paths {
     let mut best = vec![false; all.len()];
-    let mut at = v.best_node;
-    while let Some(i) = at.filter(|&i| i < all.len()) {
+    for i in v.best_node.map_or(Vec::new(), |b| ancestry(all, b)) {
         best[i] = true;
-        at = all[i].parent;
     }
     let mut greedy = vec![false; all.len()];
     let mut greedy_ids = Vec::new();
@@ -60,64 +59,96 @@ fn paths(v: &BeamView, all: &[BeamNode]) -> Paths {
     }
 }
 
-fn tree(
-    ui: Ui,
-    v: &BeamView,
-    all: &[BeamNode],
-    paths: Paths,
-    wrap: NodeRef<leptos::html::Div>,
-) -> impl IntoView {
-    let Paths {
-        best: on_best,
-        greedy: on_greedy,
-        greedy_ids,
-    } = paths;
-    // Nodes are in depth order: the window is a suffix of them.
-    let first_depth = v.depth.saturating_sub(WINDOW - 1);
-    let start = all.partition_point(|n| n.depth < first_depth);
-    let shown = &all[start..];
-    let hidden_levels = first_depth;
-    // Rows per depth, in node order.
-    let mut row_of = vec![0usize; shown.len()];
-    let mut per_depth: Vec<usize> = Vec::new();
-    for (i, n) in shown.iter().enumerate() {
-        let d = n.depth - first_depth;
-        if per_depth.len() <= d {
-            per_depth.resize(d + 1, 0);
+/// Where the drawn window's nodes sit: the last `WINDOW` levels of the tree, each level a
+/// column, its nodes in rows in node order.
+struct Layout<'a> {
+    shown: &'a [BeamNode],
+    /// Index in the whole tree of the first node drawn.
+    start: usize,
+    /// Depth of the first level drawn (= the levels collapsed above it).
+    first_depth: usize,
+    row_of: Vec<usize>,
+    per_depth: Vec<usize>,
+    /// Top of the first row: lower when a band says how many levels are not drawn.
+    top: f32,
+}
+
+/// Left margin of the drawing.
+const LEFT: f32 = 20.0;
+
+impl<'a> Layout<'a> {
+    fn new(v: &BeamView, all: &'a [BeamNode]) -> Layout<'a> {
+        // Nodes are in depth order: the window is a suffix of them.
+        let first_depth = v.depth.saturating_sub(WINDOW - 1);
+        let start = all.partition_point(|n| n.depth < first_depth);
+        let shown = &all[start..];
+        // Rows per depth, in node order.
+        let mut row_of = vec![0usize; shown.len()];
+        let mut per_depth: Vec<usize> = Vec::new();
+        for (i, n) in shown.iter().enumerate() {
+            let d = n.depth - first_depth;
+            if per_depth.len() <= d {
+                per_depth.resize(d + 1, 0);
+            }
+            row_of[i] = per_depth[d];
+            per_depth[d] += 1;
         }
-        row_of[i] = per_depth[d];
-        per_depth[d] += 1;
+        let top = if first_depth > 0 { 44.0 } else { 20.0 };
+        Layout {
+            shown,
+            start,
+            first_depth,
+            row_of,
+            per_depth,
+            top,
+        }
     }
-    let rows = per_depth.iter().copied().max().unwrap_or(1);
-    let left = 20.0;
-    // A band above the nodes says how many older levels are not drawn.
-    let top = if hidden_levels > 0 { 44.0 } else { 20.0 };
-    let pos = |i: usize| {
-        let n = &shown[i];
+
+    /// Rows of the tallest level.
+    fn rows(&self) -> usize {
+        self.per_depth.iter().copied().max().unwrap_or(1)
+    }
+
+    /// The column of depth `d`.
+    fn x_of(&self, d: usize) -> f32 {
+        LEFT + (d - self.first_depth) as f32 * COL
+    }
+
+    /// The point of the `i`th node drawn.
+    fn pos(&self, i: usize) -> (f32, f32) {
         (
-            left + (n.depth - first_depth) as f32 * COL,
-            top + row_of[i] as f32 * ROW,
+            self.x_of(self.shown[i].depth),
+            self.top + self.row_of[i] as f32 * ROW,
         )
-    };
-    let width = left + 40.0 + per_depth.len() as f32 * COL;
-    // Greedy's path once beam search pruned it: its own row under the tree, dashed.
-    let off_y = top + 8.0 + rows as f32 * ROW;
+    }
+
+    fn width(&self) -> f32 {
+        LEFT + 40.0 + self.per_depth.len() as f32 * COL
+    }
+}
+
+/// Greedy's path once beam search pruned it: its own row under the tree, dashed. Empty
+/// while greedy stays in the tree.
+fn greedy_track(ui: Ui, v: &BeamView, greedy_ids: &[usize], at: &Layout) -> Option<AnyView> {
+    let off_y = at.top + 8.0 + at.rows() as f32 * ROW;
     let off_tree: Vec<usize> = (greedy_ids.len()..=v.greedy_tokens.len())
-        .filter(|&d| d >= 1 && d >= first_depth && d <= v.depth)
+        .filter(|&d| d >= 1 && d >= at.first_depth && d <= v.depth)
         .collect();
-    let x_of = |d: usize| left + (d - first_depth) as f32 * COL;
-    let greedy_track = off_tree
+    if off_tree.is_empty() {
+        return None;
+    }
+    let track = off_tree
         .iter()
         .map(|&d| {
-            let (x, y) = (x_of(d), off_y);
+            let (x, y) = (at.x_of(d), off_y);
             // From greedy's previous point: its last node in the tree, or the row itself.
             let from = if d == greedy_ids.len() {
                 greedy_ids
                     .last()
-                    .and_then(|&id| id.checked_sub(start))
-                    .map(&pos)
-            } else if d > first_depth {
-                Some((x_of(d - 1), off_y))
+                    .and_then(|&id| id.checked_sub(at.start))
+                    .map(|i| at.pos(i))
+            } else if d > at.first_depth {
+                Some((at.x_of(d - 1), off_y))
             } else {
                 None
             };
@@ -137,24 +168,22 @@ fn tree(
             }
         })
         .collect_view();
-    let height = top + 12.0 + rows as f32 * ROW + if off_tree.is_empty() { 0.0 } else { ROW + 8.0 };
-    let collapsed = (hidden_levels > 0).then(|| {
-        view! {
-            <text class="collapsed" data-testid="beam-collapsed" x="4" y="18">
-                {format!("… {hidden_levels} earlier levels (their best path is the transcript's start)")}
-            </text>
-        }
-    });
-    let edges = shown
+    Some(track.into_any())
+}
+
+/// Parent to child, the best beam's and greedy's paths marked.
+fn edges(at: &Layout, paths: &Paths) -> impl IntoView {
+    let (on_best, on_greedy) = (&paths.best, &paths.greedy);
+    at.shown
         .iter()
         .enumerate()
         .filter_map(|(i, n)| {
-            let p = n.parent?.checked_sub(start)?;
+            let p = n.parent?.checked_sub(at.start)?;
             Some((p, i, n))
         })
         .map(|(p, i, n)| {
-            let (x1, y1) = pos(p);
-            let (x2, y2) = pos(i);
+            let (x1, y1) = at.pos(p);
+            let (x2, y2) = at.pos(i);
             let id = n.id;
             view! {
                 <line class="edge" class:pruned=n.status == NodeStatus::Pruned
@@ -163,12 +192,16 @@ fn tree(
                     x1=x1 y1=y1 x2=x2 y2=y2></line>
             }
         })
-        .collect_view();
-    let nodes = shown
+        .collect_view()
+}
+
+/// Each node: its token and cumulative log-probability, its status as its class.
+fn nodes(ui: Ui, at: &Layout, paths: &Paths) -> impl IntoView {
+    at.shown
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            let (x, y) = pos(i);
+            let (x, y) = at.pos(i);
             let class = match n.status {
                 NodeStatus::Root => "root",
                 NodeStatus::Beam => "beam",
@@ -190,7 +223,7 @@ fn tree(
                 n.cum_logprob,
                 class
             );
-            let path = match (on_best[n.id], on_greedy[n.id]) {
+            let path = match (paths.best[n.id], paths.greedy[n.id]) {
                 (true, true) => " best greedy",
                 (true, false) => " best",
                 (false, true) => " greedy",
@@ -205,7 +238,35 @@ fn tree(
                 </g>
             }
         })
-        .collect_view();
+        .collect_view()
+}
+
+fn tree(
+    ui: Ui,
+    v: &BeamView,
+    all: &[BeamNode],
+    paths: Paths,
+    wrap: NodeRef<leptos::html::Div>,
+) -> impl IntoView {
+    let at = Layout::new(v, all);
+    let hidden_levels = at.first_depth;
+    let greedy_track = greedy_track(ui, v, &paths.greedy_ids, &at);
+    let width = at.width();
+    let height = at.top
+        + 12.0
+        + at.rows() as f32 * ROW
+        + if greedy_track.is_none() {
+            0.0
+        } else {
+            ROW + 8.0
+        };
+    let collapsed = (hidden_levels > 0).then(|| {
+        view! {
+            <text class="collapsed" data-testid="beam-collapsed" x="4" y="18">
+                {format!("… {hidden_levels} earlier levels (their best path is the transcript's start)")}
+            </text>
+        }
+    });
     let summary = format!(
         "Beam tree: {} nodes over {} steps; {} finished hypotheses",
         all.len(),
@@ -220,8 +281,8 @@ fn tree(
                 viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
                 <title>{summary}</title>
                 {collapsed}
-                {edges}
-                {nodes}
+                {edges(&at, &paths)}
+                {nodes(ui, &at, &paths)}
                 {greedy_track}
             </svg>
         </div>
@@ -231,7 +292,6 @@ fn tree(
 #[component]
 pub fn BeamPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("beam");
     // The tree follows its newest level: scrolled to its right end whenever it is redrawn
     // (after layout, when the new width is known).
     let wrap = NodeRef::<leptos::html::Div>::new();
@@ -253,74 +313,65 @@ pub fn BeamPanel() -> impl IntoView {
         }
     };
     view! {
-        <section class="panel" aria-labelledby="beam-h" data-testid="beam-panel">
-            <div class="panel-head">
-                <h2 id="beam-h">"Beam search " <Tag of="panel-beam" /></h2>
-                <button data-testid="toggle-beam" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("beam")>{move || if open.get() { "Hide" } else { "Show" }}</button>
+        <PanelShell panel=Panel::Beam
+            export=move || export::buttons("beam-tree", "the beam tree", move || {
+                let best = ui.views.beam.with_untracked(|v| v.as_ref().and_then(|v| v.best_node));
+                ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| decoding_web::export::beam_tree(n, best, &|id| super::chip_label(&ui, id))))
+            })>
+            <div class="knob-row">
+                {knob(Knob::Beams)}
+                {knob(Knob::LengthPenalty)}
+                <label data-tagged>
+                    <input type="checkbox" data-testid="knob-early_stopping"
+                        prop:checked=move || ui.knobs.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
+                        on:change=move |ev| ui.set_field("early_stopping", event_target_checked(&ev).to_string()) />
+                    " early stopping " <Tag of="knob-early_stopping" />
+                </label>
+                {move || (!ui.is_beam_tracked()).then(|| view! {
+                    <button data-testid="use-beam" on:click=move |_| {
+                        ui.set_field("strategy", "beam".into());
+                    }>"Use beam search"</button>
+                })}
+                {move || ui.is_beam_tracked().then(|| view! {
+                    <button data-testid="beam-step" on:click=move |_| ui.send(&Request::BeamStep)>"Step the beams"</button>
+                    <button data-testid="beam-restart" on:click=move |_| ui.send(&Request::BeamStart)>"Restart"</button>
+                })}
+                // A prompt where the beam beats greedy by far (log p −4.35 against −10.10
+                // after 10 tokens), as a link: one click, and the address says what it is.
+                <a class="button" data-testid="beam-example"
+                    href=move || format!("?prompt=The+dog&strategy=beam&steps=10&panels=beam{}",
+                        if ui.shell.page.with(|p| p.presenter) { "&presenter=1" } else { "" })>"Example: \"The dog\", 10 steps"</a>
             </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("beam-tree", "the beam tree", move || {
-                        let best = ui.views.beam.with_untracked(|v| v.as_ref().and_then(|v| v.best_node));
-                        ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| decoding_web::export::beam_tree(n, best, &|id| super::chip_label(&ui, id))))
-                    })}
-                </div>
-                <div class="knob-row">
-                    {knob(Knob::Beams)}
-                    {knob(Knob::LengthPenalty)}
-                    <label data-tagged>
-                        <input type="checkbox" data-testid="knob-early_stopping"
-                            prop:checked=move || ui.knobs.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
-                            on:change=move |ev| ui.set_field("early_stopping", event_target_checked(&ev).to_string()) />
-                        " early stopping " <Tag of="knob-early_stopping" />
-                    </label>
-                    {move || (!ui.is_beam_tracked()).then(|| view! {
-                        <button data-testid="use-beam" on:click=move |_| {
-                            ui.set_field("strategy", "beam".into());
-                        }>"Use beam search"</button>
-                    })}
-                    {move || ui.is_beam_tracked().then(|| view! {
-                        <button data-testid="beam-step" on:click=move |_| ui.send(&Request::BeamStep)>"Step the beams"</button>
-                        <button data-testid="beam-restart" on:click=move |_| ui.send(&Request::BeamStart)>"Restart"</button>
-                    })}
-                    // A prompt where the beam beats greedy by far (log p −4.35 against −10.10
-                    // after 10 tokens), as a link: one click, and the address says what it is.
-                    <a class="button" data-testid="beam-example"
-                        href=move || format!("?prompt=The+dog&strategy=beam&steps=10&panels=beam{}",
-                            if ui.shell.page.with(|p| p.presenter) { "&presenter=1" } else { "" })>"Example: \"The dog\", 10 steps"</a>
-                </div>
-                {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
-                    // The best beam's and greedy's paths, found once for the legend and the tree.
-                    let found = ui.views.beam_nodes.with(|all| paths(v, all));
-                    let finished = v.finished.iter().map(|h| view! {
-                        <li>{format!("score {:.3} (log p {:.3}{}): {}", h.score, h.sum_logprob,
-                            if h.ended { ", ended" } else { "" }, h.text)}</li>
-                    }).collect_view();
-                    view! {
-                        <p class="compare" data-testid="beam-compare">
-                            {format!(
-                                "After {} tokens: best beam log p = {:.3}; greedy path log p = {:.3}{}",
-                                v.depth, v.best_logprob, v.greedy_logprob,
-                                if v.best_logprob > v.greedy_logprob + 1e-9 {
-                                    " — the beam found a likelier sequence than greedy"
-                                } else { "" }
-                            )}
-                        </p>
-                        <p class="path-line" data-testid="beam-greedy"><span class="key greedy"></span>{
-                            let in_tree = found.greedy_ids.len().saturating_sub(1);
-                            let left = if in_tree < v.greedy_tokens.len() {
-                                format!(" (its first {in_tree} tokens are in the tree; then beam search pruned it: the dashed row under the tree)")
-                            } else { String::new() };
-                            format!("Greedy{left}: {}", v.greedy_text)
-                        }</p>
-                        <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
-                        <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
-                        {ui.views.beam_nodes.with(|all| tree(ui, v, all, found, wrap))}
-                        <ol class="hyps">{finished}</ol>
-                    }
-                }))}
-            })}
-        </section>
+            {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
+                // The best beam's and greedy's paths, found once for the legend and the tree.
+                let found = ui.views.beam_nodes.with(|all| paths(v, all));
+                let finished = v.finished.iter().map(|h| view! {
+                    <li>{format!("score {:.3} (log p {:.3}{}): {}", h.score, h.sum_logprob,
+                        if h.ended { ", ended" } else { "" }, h.text)}</li>
+                }).collect_view();
+                view! {
+                    <p class="compare" data-testid="beam-compare">
+                        {format!(
+                            "After {} tokens: best beam log p = {:.3}; greedy path log p = {:.3}{}",
+                            v.depth, v.best_logprob, v.greedy_logprob,
+                            if v.best_logprob > v.greedy_logprob + 1e-9 {
+                                " — the beam found a likelier sequence than greedy"
+                            } else { "" }
+                        )}
+                    </p>
+                    <p class="path-line" data-testid="beam-greedy"><span class="key greedy"></span>{
+                        let in_tree = found.greedy_ids.len().saturating_sub(1);
+                        let left = if in_tree < v.greedy_tokens.len() {
+                            format!(" (its first {in_tree} tokens are in the tree; then beam search pruned it: the dashed row under the tree)")
+                        } else { String::new() };
+                        format!("Greedy{left}: {}", v.greedy_text)
+                    }</p>
+                    <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
+                    <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
+                    {ui.views.beam_nodes.with(|all| tree(ui, v, all, found, wrap))}
+                    <ol class="hyps">{finished}</ol>
+                }
+            }))}
+        </PanelShell>
     }
 }

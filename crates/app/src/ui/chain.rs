@@ -3,9 +3,11 @@
 //! stage removed shows as grey bars that lost their blue).
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::sampling::Stage;
+use decoding_web::page::Panel;
 use decoding_web::protocol::StageView;
 use leptos::prelude::*;
 
@@ -71,7 +73,6 @@ fn mini_chart(v: &StageView) -> impl IntoView {
 pub fn Chain() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let dragging = RwSignal::new(None::<usize>);
-    let open = ui.panel_open("chain");
     let stage_view = move |st: Stage| {
         ui.gen.trace.with(|t| {
             t.as_ref()
@@ -79,74 +80,65 @@ pub fn Chain() -> impl IntoView {
         })
     };
     view! {
-        <section class="panel" aria-labelledby="chain-h">
-            <div class="panel-head">
-                <h2 id="chain-h">"Sampling chain " <Tag of="panel-chain" /></h2>
-                <button data-testid="toggle-chain" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("chain")>{move || if open.get() { "Hide" } else { "Show" }}</button>
-            </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::stages(t, &|id| super::chip_label(&ui, id)))))}
-                </div>
-                <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules. Each stage's chart: "<Tag of="chain-charts" /></p>
-                <ol class="chain" data-testid="chain">
-                    {move || {
-                        let order = ui.knobs.settings.get().order;
-                        // Read here, not in each row: a row's own closure would subscribe to
-                        // this long-lived signal at every redraw (every trace) and, as
-                        // `dragging` rarely changes, the stale subscriptions would pile up
-                        // (found by tests/e2e/soak.test.mjs).
-                        let dragged = dragging.get();
-                        let len = order.len();
-                        order.into_iter().enumerate().map(|(i, st)| {
-                            let v = stage_view(st);
-                            let active = v.as_ref().is_some_and(|v| v.active);
-                            view! {
-                                <li class="stage" class:active=active class:dragging=dragged == Some(i)
-                                    data-testid=format!("stage-{}", st.name()) draggable="true"
-                                    on:dragstart=move |ev: leptos::ev::DragEvent| {
-                                        dragging.set(Some(i));
-                                        if let Some(dt) = ev.data_transfer() {
-                                            let _ = dt.set_data("text/plain", st.name());
-                                        }
+        <PanelShell panel=Panel::Chain
+            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::stages(t, &|id| super::chip_label(&ui, id)))))>
+            <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules. Each stage's chart: "<Tag of="chain-charts" /></p>
+            <ol class="chain" data-testid="chain">
+                {move || {
+                    let order = ui.knobs.settings.get().order;
+                    // Read here, not in each row: a row's own closure would subscribe to
+                    // this long-lived signal at every redraw (every trace) and, as
+                    // `dragging` rarely changes, the stale subscriptions would pile up
+                    // (found by tests/e2e/soak.test.mjs).
+                    let dragged = dragging.get();
+                    let len = order.len();
+                    order.into_iter().enumerate().map(|(i, st)| {
+                        let v = stage_view(st);
+                        let active = v.as_ref().is_some_and(|v| v.active);
+                        view! {
+                            <li class="stage" class:active=active class:dragging=dragged == Some(i)
+                                data-testid=format!("stage-{}", st.name()) draggable="true"
+                                on:dragstart=move |ev: leptos::ev::DragEvent| {
+                                    dragging.set(Some(i));
+                                    if let Some(dt) = ev.data_transfer() {
+                                        let _ = dt.set_data("text/plain", st.name());
                                     }
-                                    on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default()
-                                    on:drop=move |ev: leptos::ev::DragEvent| {
-                                        ev.prevent_default();
-                                        if let Some(from) = dragging.get_untracked() {
-                                            reorder(ui, from, i);
-                                        }
-                                        dragging.set(None);
+                                }
+                                on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default()
+                                on:drop=move |ev: leptos::ev::DragEvent| {
+                                    ev.prevent_default();
+                                    if let Some(from) = dragging.get_untracked() {
+                                        reorder(ui, from, i);
                                     }
-                                    on:dragend=move |_| dragging.set(None)>
-                                    <span class="pos">{i + 1}</span>
-                                    <span class="name">{st.name()}</span>
-                                    <span class="setting">{v.as_ref().map(|v| match (v.active, v.default_of) {
-                                        (false, _) => "off".to_string(),
-                                        (true, Some(p)) => format!("{} (default of {p})", v.setting),
-                                        (true, None) => v.setting.clone(),
-                                    })}</span>
-                                    <span class="kept">{v.as_ref().map(|v| format!("{} kept{}", v.kept,
-                                        if v.removed > 0 { format!(", −{}", v.removed) } else { String::new() }))}</span>
-                                    {v.as_ref().map(mini_chart)}
-                                    <span class="moves">
-                                        <button class="ghost" aria-label=format!("Move {} earlier", st.name())
-                                            data-testid=format!("up-{}", st.name())
-                                            disabled=i == 0 on:click=move |_| move_with_button(ui, st, i, i.saturating_sub(1), "up")>"↑"</button>
-                                        <button class="ghost" aria-label=format!("Move {} later", st.name())
-                                            data-testid=format!("down-{}", st.name())
-                                            disabled=i + 1 == len on:click=move |_| move_with_button(ui, st, i, i + 1, "down")>"↓"</button>
-                                    </span>
-                                </li>
-                            }
-                        }).collect_view()
-                    }}
-                </ol>
-                {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == "order").map(|e| {
-                    view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
-                }))}
-            })}
-        </section>
+                                    dragging.set(None);
+                                }
+                                on:dragend=move |_| dragging.set(None)>
+                                <span class="pos">{i + 1}</span>
+                                <span class="name">{st.name()}</span>
+                                <span class="setting">{v.as_ref().map(|v| match (v.active, v.default_of) {
+                                    (false, _) => "off".to_string(),
+                                    (true, Some(p)) => format!("{} (default of {p})", v.setting),
+                                    (true, None) => v.setting.clone(),
+                                })}</span>
+                                <span class="kept">{v.as_ref().map(|v| format!("{} kept{}", v.kept,
+                                    if v.removed > 0 { format!(", −{}", v.removed) } else { String::new() }))}</span>
+                                {v.as_ref().map(mini_chart)}
+                                <span class="moves">
+                                    <button class="ghost" aria-label=format!("Move {} earlier", st.name())
+                                        data-testid=format!("up-{}", st.name())
+                                        disabled=i == 0 on:click=move |_| move_with_button(ui, st, i, i.saturating_sub(1), "up")>"↑"</button>
+                                    <button class="ghost" aria-label=format!("Move {} later", st.name())
+                                        data-testid=format!("down-{}", st.name())
+                                        disabled=i + 1 == len on:click=move |_| move_with_button(ui, st, i, i + 1, "down")>"↓"</button>
+                                </span>
+                            </li>
+                        }
+                    }).collect_view()
+                }}
+            </ol>
+            {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == "order").map(|e| {
+                view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
+            }))}
+        </PanelShell>
     }
 }

@@ -3,9 +3,10 @@
 //! together from the transcript's prompt; each column's text, its next distribution and
 //! entropy, and the knobs that differ between columns highlighted.
 
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_web::page::{self, CompareLink, COMPARE_PRESETS, MAX_COLUMNS};
+use decoding_web::page::{self, CompareLink, Panel, COMPARE_PRESETS, MAX_COLUMNS};
 use decoding_web::protocol::{ColumnView, Request};
 use leptos::prelude::*;
 
@@ -24,7 +25,6 @@ fn initial_texts(ui: &Ui) -> Vec<String> {
 #[component]
 pub fn ComparePanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("compare");
     let texts = RwSignal::new(initial_texts(&ui));
     // The editors follow the comparison the page holds (a lesson step or a loaded
     // transcript replaces it): Start then restarts what is shown, not an older one.
@@ -81,55 +81,49 @@ pub fn ComparePanel() -> impl IntoView {
         ui.send(&Request::ColumnsStep { count });
     };
     view! {
-        <section class="panel" aria-labelledby="compare-h" data-testid="compare-panel">
-            <div class="panel-head">
-                <h2 id="compare-h">"Same θ, different config " <Tag of="panel-compare" /></h2>
-                <button data-testid="toggle-compare" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("compare")>{move || if open.get() { "Hide" } else { "Show" }}</button>
+        // The export row sits under the editors, above the columns it saves.
+        <PanelShell panel=Panel::Compare>
+            <p class="note">"Identical weights, different configuration: each column is its own sequence and KV cache of the one loaded model, from the transcript's prompt; their newest tokens go through the model as one pass. Parameters are the model; configuration is how you run it."</p>
+            <div class="knob-row">
+                <label class="cmp-preset-label" data-tagged>"Preset " <Tag of="cmp-columns" />
+                    <select data-testid="cmp-preset" on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        if let Some(p) = COMPARE_PRESETS.iter().find(|p| p.name == v) {
+                            texts.set(p.columns.iter().map(|c| c.to_string()).collect());
+                            start();
+                        }
+                    }>
+                        <option value="">"choose a preset…"</option>
+                        {COMPARE_PRESETS.map(|p| view! { <option value=p.name>{p.label}</option> }).collect_view()}
+                    </select>
+                </label>
+                <button data-testid="cmp-start" on:click=move |_| start()>"Start"</button>
+                <button data-testid="cmp-step" on:click=move |_| step(1)>"Step all"</button>
+                <button data-testid="cmp-step10" on:click=move |_| step(10)>"Step all ×10"</button>
+                <button class="ghost" data-testid="cmp-add" disabled=move || texts.with(|t| t.len() >= MAX_COLUMNS)
+                    on:click=move |_| texts.update(|t| t.push("temperature=0.7".into()))>"Add a column"</button>
             </div>
-            {move || open.get().then(|| view! {
-                <p class="note">"Identical weights, different configuration: each column is its own sequence and KV cache of the one loaded model, from the transcript's prompt; their newest tokens go through the model as one pass. Parameters are the model; configuration is how you run it."</p>
-                <div class="knob-row">
-                    <label class="cmp-preset-label" data-tagged>"Preset " <Tag of="cmp-columns" />
-                        <select data-testid="cmp-preset" on:change=move |ev| {
-                            let v = event_target_value(&ev);
-                            if let Some(p) = COMPARE_PRESETS.iter().find(|p| p.name == v) {
-                                texts.set(p.columns.iter().map(|c| c.to_string()).collect());
-                                start();
-                            }
-                        }>
-                            <option value="">"choose a preset…"</option>
-                            {COMPARE_PRESETS.map(|p| view! { <option value=p.name>{p.label}</option> }).collect_view()}
-                        </select>
-                    </label>
-                    <button data-testid="cmp-start" on:click=move |_| start()>"Start"</button>
-                    <button data-testid="cmp-step" on:click=move |_| step(1)>"Step all"</button>
-                    <button data-testid="cmp-step10" on:click=move |_| step(10)>"Step all ×10"</button>
-                    <button class="ghost" data-testid="cmp-add" disabled=move || texts.with(|t| t.len() >= MAX_COLUMNS)
-                        on:click=move |_| texts.update(|t| t.push("temperature=0.7".into()))>"Add a column"</button>
-                </div>
-                <div class="cmp-editors">
-                    {move || texts.get().into_iter().enumerate().map(|(i, text)| view! {
-                        <div class="cmp-editor" data-tagged>
-                            <label for=format!("cmp-col-{i}")>{format!("Column {} knobs ", i + 1)} <Tag of="cmp-columns" /></label>
-                            <input type="text" id=format!("cmp-col-{i}") data-testid=format!("cmp-col-{i}") prop:value=text
-                                on:change=move |ev| { let v = event_target_value(&ev); texts.update(|t| t[i] = v); } />
-                            {(texts.with_untracked(Vec::len) > 2).then(|| view! {
-                                <button class="ghost" aria-label=format!("Remove column {}", i + 1)
-                                    on:click=move |_| texts.update(|t| { t.remove(i); })>"×"</button>
-                            })}
-                            {move || errors.with(|e| e.get(i).cloned().flatten()).map(|m| view! {
-                                <p class="field-error" role="alert" data-testid=format!("cmp-error-{i}")>{m}</p>
-                            })}
-                        </div>
-                    }).collect_view()}
-                </div>
-                <div class="export-row">
-                    {super::export::buttons("compare", "the compared columns", move || ui.views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_web::export::columns(v, &|id| super::chip_label(&ui, id)))))}
-                </div>
-                <ColumnsGrid />
-            })}
-        </section>
+            <div class="cmp-editors">
+                {move || texts.get().into_iter().enumerate().map(|(i, text)| view! {
+                    <div class="cmp-editor" data-tagged>
+                        <label for=format!("cmp-col-{i}")>{format!("Column {} knobs ", i + 1)} <Tag of="cmp-columns" /></label>
+                        <input type="text" id=format!("cmp-col-{i}") data-testid=format!("cmp-col-{i}") prop:value=text
+                            on:change=move |ev| { let v = event_target_value(&ev); texts.update(|t| t[i] = v); } />
+                        {(texts.with_untracked(Vec::len) > 2).then(|| view! {
+                            <button class="ghost" aria-label=format!("Remove column {}", i + 1)
+                                on:click=move |_| texts.update(|t| { t.remove(i); })>"×"</button>
+                        })}
+                        {move || errors.with(|e| e.get(i).cloned().flatten()).map(|m| view! {
+                            <p class="field-error" role="alert" data-testid=format!("cmp-error-{i}")>{m}</p>
+                        })}
+                    </div>
+                }).collect_view()}
+            </div>
+            <div class="export-row">
+                {super::export::buttons("compare", "the compared columns", move || ui.views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_web::export::columns(v, &|id| super::chip_label(&ui, id)))))}
+            </div>
+            <ColumnsGrid />
+        </PanelShell>
     }
 }
 

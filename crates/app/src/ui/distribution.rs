@@ -4,10 +4,11 @@
 //! engine's trace whenever a knob moves; nothing is recomputed here.
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_web::page::piece_text;
-use decoding_web::page::{self, Scale};
+use decoding_web::page::{self, Panel, Scale};
 use decoding_web::protocol::TraceView;
 use leptos::prelude::*;
 
@@ -123,6 +124,41 @@ fn cdf_path(probs: &[f32]) -> String {
     d
 }
 
+/// The rows' labels: the model's token pieces, or the toy logits' ("z₁ = 2").
+#[derive(Clone, Copy)]
+struct Labels {
+    ui: Ui,
+    toy: Option<Signal<Vec<String>>>,
+}
+
+impl Labels {
+    fn of(self, id: u32) -> String {
+        match self.toy {
+            Some(l) => l.with_untracked(|l| l.get(id as usize).cloned().unwrap_or_default()),
+            None => piece_text(&self.ui.piece(id), true, None),
+        }
+    }
+}
+
+/// The chart's description: kept, the most likely, the chosen.
+fn summary(t: &TraceView, labels: Labels) -> String {
+    let top: Vec<String> = t
+        .order
+        .iter()
+        .take(5)
+        .filter(|&&id| t.probs[id as usize] > 0.0)
+        .map(|&id| format!("{} {:.1}%", labels.of(id), t.probs[id as usize] * 100.0))
+        .collect();
+    format!(
+        "{} of {} tokens kept. Most likely: {}. Chosen with this seed: {} (rank {}).",
+        t.kept,
+        t.order.len(),
+        top.join(", "),
+        labels.of(t.token),
+        t.rank
+    )
+}
+
 /// The chart and the rows for one trace (the model's or the toy logits').
 #[component]
 fn DistributionView(
@@ -133,36 +169,10 @@ fn DistributionView(
     labels: Option<Signal<Vec<String>>>,
 ) -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let label = move |id: u32| match labels {
-        Some(l) => l.with_untracked(|l| l.get(id as usize).cloned().unwrap_or_default()),
-        None => piece_text(&ui.piece(id), true, None),
-    };
+    let labels = Labels { ui, toy: labels };
     let show_all = RwSignal::new(false);
     let scroll_top = RwSignal::new(0.0f64);
     let scale = Memo::new(move |_| ui.shell.page.with(|p| p.scale));
-    let summary = move || {
-        trace.with(|t| {
-            t.as_ref().map(|t| {
-                let top: Vec<String> = t
-                    .order
-                    .iter()
-                    .take(5)
-                    .filter(|&&id| t.probs[id as usize] > 0.0)
-                    .map(|&id| format!("{} {:.1}%", label(id), t.probs[id as usize] * 100.0))
-                    .collect();
-                format!(
-                    "{} of {} tokens kept. Most likely: {}. Chosen with this seed: {} (rank {}).",
-                    t.kept,
-                    t.order.len(),
-                    top.join(", "),
-                    label(t.token),
-                    t.rank
-                )
-            })
-        })
-    };
-    let testid_chart = format!("{testid}-chart");
-    let testid_rows = format!("{testid}-rows");
     view! {
         <div class="dist">
             {move || trace.with(|t| t.as_ref().map(|t| view! {
@@ -185,102 +195,161 @@ fn DistributionView(
                 } else { "" };
                 format!("The {n} most likely of {} tokens, sorted; grey: removed by a stage (their probability before removal).{cut}", t.order.len())
             }))}</p>
-            <svg class="bars" data-testid=testid_chart viewBox="0 0 1000 100" preserveAspectRatio="none"
-                role="img" aria-label=move || summary().unwrap_or_default()>
-                <title>{move || summary().unwrap_or_default()}</title>
-                {move || trace.with(|t| t.as_ref().map(|t| {
-                    let limit = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
-                    let (kept, ghost, chosen) = bars_svg(t, scale.get(), limit);
-                    let cut = cut_svg(t, limit).map(|(d, y)| view! {
-                        <path class="cumulative" data-testid="cut-curve" d=d></path>
-                        <line class="threshold" data-testid="cut-line" x1="0" x2="1000" y1=y y2=y></line>
-                    });
-                    view! {
-                        <path class="ghost" d=ghost></path>
-                        <path class="kept" d=kept></path>
-                        <path class="chosen" d=chosen></path>
-                        {cut}
-                    }
-                }))}
-            </svg>
-            // Scrollable, so reachable by the keyboard (Tab, then the arrow keys scroll it).
-            <ol class="rows" class:virtual=move || show_all.get() data-testid=testid_rows
-                tabindex="0" aria-label="tokens by probability"
-                on:scroll=move |ev| {
-                    if show_all.get_untracked() {
-                        let el: web_sys::Element = event_target(&ev);
-                        scroll_top.set(el.scroll_top() as f64);
-                    }
-                }>
-                {move || trace.with(|t| t.as_ref().map(|t| {
-                    let (first, end, above, below) = if show_all.get() {
-                        virtual_window(t.order.len(), scroll_top.get())
-                    } else {
-                        (0, ROWS.min(t.order.len()), 0.0, 0.0)
-                    };
-                    let sc = scale.get();
-                    let names: Vec<String> = t.stages.iter().map(|s| s.stage.name().to_string()).collect();
-                    // Top-p's running sum by token, for the rows' Σp column.
-                    let cum: std::collections::HashMap<u32, f32> = t.cut.as_ref()
-                        .map(|c| c.ids.iter().copied().zip(c.cumulative.iter().copied()).collect())
-                        .unwrap_or_default();
-                    let p_cut = t.cut.as_ref().map(|c| c.p);
-                    let spacer = |h: f64| (h > 0.0).then(|| view! { <li class="spacer" aria-hidden="true" style:height=format!("{h}px")></li> });
-                    let rows = t.order[first..end].iter().enumerate().map(|(offset, &id)| {
-                        let rank = first + offset;
-                        let i = id as usize;
-                        let p = t.probs[i];
-                        let removed = p <= 0.0;
-                        let shown = if removed { t.ghost[i] } else { p };
-                        let value = match sc {
-                            Scale::Probability => format!("{shown:.4}"),
-                            Scale::LogProbability => if shown > 0.0 { format!("{:.3}", shown.ln()) } else { "−∞".into() },
-                        };
-                        let by = (removed && t.removed_by[i] >= 0)
-                            .then(|| format!("removed by {}", names[t.removed_by[i] as usize]));
-                        let sum = p_cut.and_then(|_| cum.get(&id)).map(|c| format!("Σ {c:.3}"));
-                        view! {
-                            <li class="row" class:removed=removed class:chosen=id == t.token
-                                data-testid="dist-row" data-id=id.to_string()>
-                                <span class="rank">{rank + 1}</span>
-                                <span class="piece">{label(id)}</span>
-                                <span class="barcell"><span class="bar" style:width=format!("{:.1}%", height(shown, sc) * 100.0)></span></span>
-                                <span class="v" data-testid="dist-value">{value}</span>
-                                <span class="cum" data-testid="dist-cum" title="top-p's running sum of the probabilities it saw, down to this token">{sum}</span>
-                                <span class="by">{by}</span>
-                            </li>
-                        }
-                    }).collect_view();
-                    view! { {spacer(above)} {rows} {spacer(below)} }
-                }))}
-            </ol>
-            {move || trace.with(|t| t.as_ref().and_then(|t| t.coin.map(|coin| {
-                let v = t.probs.len().max(1);
-                let x = (t.token as f64 + 1.0) * 1000.0 / v as f64;
-                let y = 100.0 - coin * 100.0;
-                let label = format!(
-                    "The coin {coin:.4} on the cumulative distribution: the sampler walks the tokens in id order adding their probability, and the first token at which the sum passes the coin is drawn: {} (id {}).",
-                    label(t.token), t.token);
-                view! {
-                    <figure class="coin-cdf">
-                        <div class="cdf-box">
-                        <svg class="cdf" data-testid="coin-cdf" viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label=label.clone()>
-                            <path class="cdf-line" d=cdf_path(&t.probs)></path>
-                            <line class="coin-line" x1="0" x2="1000" y1=y y2=y></line>
-                        </svg>
-                        // The point where the coin's level meets the sum: a round dot over the
-                        // stretched chart.
-                        <span class="coin-point" data-testid="coin-point" data-token=t.token.to_string()
-                            style:left=format!("{:.2}%", x / 10.0) style:top=format!("{:.2}%", y)></span>
-                        </div>
-                        <figcaption class="small">{label}</figcaption>
-                    </figure>
-                }
-            })))}
+            {chart(trace, show_all, scale, labels, format!("{testid}-chart"))}
+            {rows(trace, (show_all, scroll_top), scale, labels, format!("{testid}-rows"))}
+            {move || trace.with(|t| t.as_ref().and_then(|t| t.coin.map(|coin| coin_cdf(t, coin, labels))))}
             <button class="ghost" data-testid=format!("{testid}-show-all") on:click=move |_| show_all.update(|s| *s = !*s)>
                 {move || if show_all.get() { "Show the top 40" } else { "Show every token" }}
             </button>
         </div>
+    }
+}
+
+/// The bars, most likely first (grey: removed by a stage), and top-p's running sum.
+fn chart(
+    trace: Signal<Option<TraceView>>,
+    show_all: RwSignal<bool>,
+    scale: Memo<Scale>,
+    labels: Labels,
+    testid: String,
+) -> impl IntoView {
+    let summary = move || {
+        trace
+            .with(|t| t.as_ref().map(|t| summary(t, labels)))
+            .unwrap_or_default()
+    };
+    view! {
+        <svg class="bars" data-testid=testid viewBox="0 0 1000 100" preserveAspectRatio="none"
+            role="img" aria-label=summary>
+            <title>{summary}</title>
+            {move || trace.with(|t| t.as_ref().map(|t| {
+                let limit = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
+                let (kept, ghost, chosen) = bars_svg(t, scale.get(), limit);
+                let cut = cut_svg(t, limit).map(|(d, y)| view! {
+                    <path class="cumulative" data-testid="cut-curve" d=d></path>
+                    <line class="threshold" data-testid="cut-line" x1="0" x2="1000" y1=y y2=y></line>
+                });
+                view! {
+                    <path class="ghost" d=ghost></path>
+                    <path class="kept" d=kept></path>
+                    <path class="chosen" d=chosen></path>
+                    {cut}
+                }
+            }))}
+        </svg>
+    }
+}
+
+/// Every token by probability: the first `ROWS`, or with "show all" the ones in view
+/// between two spacers. `(show_all, scroll_top)`: the list's state.
+fn rows(
+    trace: Signal<Option<TraceView>>,
+    (show_all, scroll_top): (RwSignal<bool>, RwSignal<f64>),
+    scale: Memo<Scale>,
+    labels: Labels,
+    testid: String,
+) -> impl IntoView {
+    view! {
+        // Scrollable, so reachable by the keyboard (Tab, then the arrow keys scroll it).
+        <ol class="rows" class:virtual=move || show_all.get() data-testid=testid
+            tabindex="0" aria-label="tokens by probability"
+            on:scroll=move |ev| {
+                if show_all.get_untracked() {
+                    let el: web_sys::Element = event_target(&ev);
+                    scroll_top.set(el.scroll_top() as f64);
+                }
+            }>
+            {move || trace.with(|t| t.as_ref().map(|t| {
+                let (first, end, above, below) = if show_all.get() {
+                    virtual_window(t.order.len(), scroll_top.get())
+                } else {
+                    (0, ROWS.min(t.order.len()), 0.0, 0.0)
+                };
+                let spacer = |h: f64| (h > 0.0).then(|| view! { <li class="spacer" aria-hidden="true" style:height=format!("{h}px")></li> });
+                view! { {spacer(above)} {row_items(t, first..end, scale.get(), labels)} {spacer(below)} }
+            }))}
+        </ol>
+    }
+}
+
+/// The rows of the tokens ranked `ranks`.
+fn row_items(
+    t: &TraceView,
+    ranks: std::ops::Range<usize>,
+    sc: Scale,
+    labels: Labels,
+) -> impl IntoView {
+    let names: Vec<String> = t
+        .stages
+        .iter()
+        .map(|s| s.stage.name().to_string())
+        .collect();
+    // Top-p's running sum by token, for the rows' Σp column.
+    let cum: std::collections::HashMap<u32, f32> = t
+        .cut
+        .as_ref()
+        .map(|c| {
+            c.ids
+                .iter()
+                .copied()
+                .zip(c.cumulative.iter().copied())
+                .collect()
+        })
+        .unwrap_or_default();
+    let p_cut = t.cut.as_ref().map(|c| c.p);
+    let first = ranks.start;
+    t.order[ranks].iter().enumerate().map(|(offset, &id)| {
+        let rank = first + offset;
+        let i = id as usize;
+        let p = t.probs[i];
+        let removed = p <= 0.0;
+        let shown = if removed { t.ghost[i] } else { p };
+        let value = match sc {
+            Scale::Probability => format!("{shown:.4}"),
+            Scale::LogProbability => if shown > 0.0 { format!("{:.3}", shown.ln()) } else { "−∞".into() },
+        };
+        let by = t
+            .removed_by(i)
+            .filter(|_| removed)
+            .and_then(|s| names.get(s))
+            .map(|name| format!("removed by {name}"));
+        let sum = p_cut.and_then(|_| cum.get(&id)).map(|c| format!("Σ {c:.3}"));
+        view! {
+            <li class="row" class:removed=removed class:chosen=id == t.token
+                data-testid="dist-row" data-id=id.to_string()>
+                <span class="rank">{rank + 1}</span>
+                <span class="piece">{labels.of(id)}</span>
+                <span class="barcell"><span class="bar" style:width=format!("{:.1}%", height(shown, sc) * 100.0)></span></span>
+                <span class="v" data-testid="dist-value">{value}</span>
+                <span class="cum" data-testid="dist-cum" title="top-p's running sum of the probabilities it saw, down to this token">{sum}</span>
+                <span class="by">{by}</span>
+            </li>
+        }
+    }).collect_view()
+}
+
+/// The coin on the cumulative distribution, and the token where the sum passes it.
+fn coin_cdf(t: &TraceView, coin: f64, labels: Labels) -> impl IntoView {
+    let v = t.probs.len().max(1);
+    let x = (t.token as f64 + 1.0) * 1000.0 / v as f64;
+    let y = 100.0 - coin * 100.0;
+    let label = format!(
+        "The coin {coin:.4} on the cumulative distribution: the sampler walks the tokens in id order adding their probability, and the first token at which the sum passes the coin is drawn: {} (id {}).",
+        labels.of(t.token), t.token);
+    view! {
+        <figure class="coin-cdf">
+            <div class="cdf-box">
+            <svg class="cdf" data-testid="coin-cdf" viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label=label.clone()>
+                <path class="cdf-line" d=cdf_path(&t.probs)></path>
+                <line class="coin-line" x1="0" x2="1000" y1=y y2=y></line>
+            </svg>
+            // The point where the coin's level meets the sum: a round dot over the
+            // stretched chart.
+            <span class="coin-point" data-testid="coin-point" data-token=t.token.to_string()
+                style:left=format!("{:.2}%", x / 10.0) style:top=format!("{:.2}%", y)></span>
+            </div>
+            <figcaption class="small">{label}</figcaption>
+        </figure>
     }
 }
 
@@ -312,7 +381,6 @@ pub fn Distribution() -> impl IntoView {
 #[component]
 pub fn ToyPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("toy");
     let trace = Signal::derive(move || ui.views.toy_trace.get());
     let labels = Signal::derive(move || {
         ui.shell.page.with(|p| {
@@ -330,64 +398,55 @@ pub fn ToyPanel() -> impl IntoView {
         })
     };
     view! {
-        <section class="panel" aria-labelledby="toy-h" data-testid="toy-panel">
-            <div class="panel-head">
-                <h2 id="toy-h">"Toy logits " <Tag of="panel-toy" /></h2>
-                <button data-testid="toggle-toy" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("toy")>{move || if open.get() { "Hide" } else { "Show" }}</button>
+        <PanelShell panel=Panel::Toy
+            export=move || export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
+                let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
+                decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), 40)
+            })))>
+            <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
+            <div class="knob-row">
+                <label data-tagged>"Logits z = " <Tag of="toy-logits" />
+                    <input data-testid="toy-logits" type="text" prop:value=text
+                        aria-invalid=move || ui.views.toy_error.with(|e| e.is_some()).to_string()
+                        on:input=move |ev| {
+                            let v = event_target_value(&ev);
+                            ui.shell.page.update(|p| p.toy = Some(v));
+                            ui.send_toy();
+                        } />
+                </label>
+                <label data-tagged>"History (rows) " <Tag of="toy-history" />
+                    <input data-testid="toy-history" type="text" class="num" placeholder="e.g. 0, 0"
+                        prop:value=move || ui.views.toy_history.get()
+                        on:input=move |ev| {
+                            ui.views.toy_history.set(event_target_value(&ev));
+                            ui.send_toy();
+                        } />
+                </label>
             </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
-                        let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
-                        decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), 40)
-                    })))}
-                </div>
-                <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
-                <div class="knob-row">
-                    <label data-tagged>"Logits z = " <Tag of="toy-logits" />
-                        <input data-testid="toy-logits" type="text" prop:value=text
-                            aria-invalid=move || ui.views.toy_error.with(|e| e.is_some()).to_string()
-                            on:input=move |ev| {
-                                let v = event_target_value(&ev);
-                                ui.shell.page.update(|p| p.toy = Some(v));
-                                ui.send_toy();
-                            } />
-                    </label>
-                    <label data-tagged>"History (rows) " <Tag of="toy-history" />
-                        <input data-testid="toy-history" type="text" class="num" placeholder="e.g. 0, 0"
-                            prop:value=move || ui.views.toy_history.get()
-                            on:input=move |ev| {
-                                ui.views.toy_history.set(event_target_value(&ev));
-                                ui.send_toy();
-                            } />
-                    </label>
-                </div>
-                {move || ui.views.toy_error.get().map(|e| view! {
-                    <p class="field-error" role="alert" data-testid="toy-error">{e}</p>
-                })}
-                {move || ui.views.toy_trace.with(|t| t.as_ref().map(|t| {
-                    let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
-                    view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
-                }))}
-                {move || ui.views.toy_error.with(|e| e.is_none()).then(|| page::parse_toy(&text()).ok()).flatten().map(|z| {
-                    let lesson = z == [2.0, 1.0, 0.1];
-                    let rows = page::toy_temperature_table(&z).into_iter().map(|(t, p)| {
-                        let cells = p.iter().map(|x| view! { <td>{format!("{x:.3}")}</td> }).collect_view();
-                        view! { <tr><th>{format!("T = {t}")}</th>{cells}</tr> }
-                    }).collect_view();
-                    let heads = page::toy_labels(&z).into_iter().map(|l| view! { <th>{l}</th> }).collect_view();
-                    view! {
-                        <table class="calc" data-testid="toy-table">
-                            <caption>"softmax(z / T) at the lesson's three temperatures (no other knob)"</caption>
-                            <thead><tr><th></th>{heads}</tr></thead>
-                            <tbody>{rows}</tbody>
-                        </table>
-                        {lesson.then(|| view! { <p class="small" data-testid="toy-note">"At T = 0.5 the lesson's text gives the top token ≈ 0.84; softmax gives 0.864 (e⁴ / (e⁴ + e² + e^0.2)): an error in the lesson. 0.659 at T = 1 and 0.502 at T = 2 are as printed."</p> })}
-                    }
-                })}
-                <DistributionView trace=trace testid="toy" labels=labels />
+            {move || ui.views.toy_error.get().map(|e| view! {
+                <p class="field-error" role="alert" data-testid="toy-error">{e}</p>
             })}
-        </section>
+            {move || ui.views.toy_trace.with(|t| t.as_ref().map(|t| {
+                let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
+                view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
+            }))}
+            {move || ui.views.toy_error.with(|e| e.is_none()).then(|| page::parse_toy(&text()).ok()).flatten().map(|z| {
+                let lesson = z == [2.0, 1.0, 0.1];
+                let rows = page::toy_temperature_table(&z).into_iter().map(|(t, p)| {
+                    let cells = p.iter().map(|x| view! { <td>{format!("{x:.3}")}</td> }).collect_view();
+                    view! { <tr><th>{format!("T = {t}")}</th>{cells}</tr> }
+                }).collect_view();
+                let heads = page::toy_labels(&z).into_iter().map(|l| view! { <th>{l}</th> }).collect_view();
+                view! {
+                    <table class="calc" data-testid="toy-table">
+                        <caption>"softmax(z / T) at the lesson's three temperatures (no other knob)"</caption>
+                        <thead><tr><th></th>{heads}</tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                    {lesson.then(|| view! { <p class="small" data-testid="toy-note">"At T = 0.5 the lesson's text gives the top token ≈ 0.84; softmax gives 0.864 (e⁴ / (e⁴ + e² + e^0.2)): an error in the lesson. 0.659 at T = 1 and 0.502 at T = 2 are as printed."</p> })}
+                }
+            })}
+            <DistributionView trace=trace testid="toy" labels=labels />
+        </PanelShell>
     }
 }

@@ -67,11 +67,7 @@ pub(super) fn Header() -> impl IntoView {
             <label class="inline" data-tagged>
                 "Backend " <Tag of="backend-select" />
                 <select data-testid="backend-select" on:change=on_backend
-                    prop:value=move || match ui.shell.page.with(|p| p.backend) {
-                        BackendChoice::Auto => "auto",
-                        BackendChoice::Gpu => "gpu",
-                        BackendChoice::Cpu => "cpu",
-                    }>
+                    prop:value=move || ui.shell.page.with(|p| p.backend.name())>
                     <option value="auto">"auto"</option>
                     // The link's preference stays chosen; when the GPU could not be had, the
                     // option says so (the badge and its reason say what runs).

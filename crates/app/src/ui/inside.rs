@@ -9,7 +9,7 @@
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::thousands;
-use decoding_web::page::piece_text;
+use decoding_web::page::{piece_text, Panel};
 use decoding_web::protocol::ProbeView;
 use leptos::prelude::*;
 
@@ -21,12 +21,12 @@ pub const LENS_NOTE: &str = "The raw logit lens: the final norm and classifier a
 #[component]
 pub fn Inside() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("inside");
+    let open = ui.panel_open(Panel::Inside);
     view! {
         <h3>"Inside the step " <Tag of="att-grid" /></h3>
         <p class="hint">"Each decode step computes Q, K, V for the new token only, appends its K and V, and attends against the cache: one query per head against n cached keys. The probe records the weights the step's own pass used, and the residual stream after each layer."</p>
         <button data-testid="toggle-inside" aria-pressed=move || open.get().to_string()
-            on:click=move |_| ui.toggle_panel("inside")>
+            on:click=move |_| ui.toggle_panel(Panel::Inside)>
             {move || if open.get() { "Stop probing" } else { "Show the new token's attention and the logit lens" }}
         </button>
         {move || open.get().then(|| view! { <Body /> })}
@@ -72,101 +72,153 @@ fn newest_in_view() -> NodeRef<leptos::html::Div> {
     node
 }
 
-/// Layer × head rows over the cached positions.
-#[component]
-fn AttentionGrid(v: ProbeView) -> impl IntoView {
-    let n = v.pos + 1;
-    let first = n.saturating_sub(GRID_POSITIONS);
-    let cols = n - first;
-    let kv_mul = (v.n_heads / v.n_kv_heads.max(1)).max(1);
-    // Labels at 11 px or more (issue 32: ~7 px read at a projector's distance is nothing).
-    let (label_w, cell_h, top) = (112.0f32, 14.0f32, 84.0f32);
-    let cell_w = (560.0 / cols as f32).clamp(8.0, 32.0);
-    // Rows: layer by layer, heads in order; a gap between K/V groups and a wider one between
-    // layers.
-    let row_y = move |layer: usize, head: usize| {
-        top + (layer * v.n_heads + head) as f32 * cell_h
-            + (layer * v.n_kv_heads + head / kv_mul) as f32 * 3.0
+/// Label column width, row height and the band for the position labels: labels at 11 px or
+/// more (issue 32: ~7 px read at a projector's distance is nothing).
+const LABEL_W: f32 = 112.0;
+const CELL_H: f32 = 14.0;
+const TOP: f32 = 84.0;
+
+/// The attention grid's geometry: the last `cols` positions from `first`, one row per
+/// layer and head, heads that share a K/V head together.
+#[derive(Clone, Copy)]
+struct Grid {
+    /// Cached positions (the newest token's position + 1).
+    n: usize,
+    first: usize,
+    cols: usize,
+    layers: usize,
+    heads: usize,
+    n_kv: usize,
+    /// Query heads a K/V head serves.
+    kv_mul: usize,
+    cell_w: f32,
+}
+
+impl Grid {
+    fn new(v: &ProbeView) -> Grid {
+        let n = v.pos + 1;
+        let first = n.saturating_sub(GRID_POSITIONS);
+        let cols = n - first;
+        Grid {
+            n,
+            first,
+            cols,
+            layers: v.n_layers,
+            heads: v.n_heads,
+            n_kv: v.n_kv_heads,
+            kv_mul: (v.n_heads / v.n_kv_heads.max(1)).max(1),
+            cell_w: (560.0 / cols as f32).clamp(8.0, 32.0),
+        }
+    }
+
+    /// A row's top: layer by layer, heads in order; a gap between K/V groups and a wider
+    /// one between layers.
+    fn row_y(self, layer: usize, head: usize) -> f32 {
+        TOP + (layer * self.heads + head) as f32 * CELL_H
+            + (layer * self.n_kv + head / self.kv_mul) as f32 * 3.0
             + layer as f32 * 6.0
-    };
-    let height = row_y(v.n_layers, 0) + 4.0;
-    let width = label_w + cols as f32 * cell_w + 4.0;
-    let cursor = RwSignal::new((v.n_layers - 1, 0usize, cols - 1));
-    let weight = {
-        let v = v.clone();
-        move |layer: usize, head: usize, p: usize| v.attention[(layer * v.n_heads + head) * n + p]
-    };
-    let heads = v.n_heads;
-    let rows = (0..v.n_layers)
-        .flat_map(|layer| (0..heads).map(move |head| (layer, head)))
+    }
+
+    /// The left of column `c`.
+    fn x(self, c: usize) -> f32 {
+        LABEL_W + c as f32 * self.cell_w
+    }
+
+    fn width(self) -> f32 {
+        self.x(self.cols) + 4.0
+    }
+
+    fn height(self) -> f32 {
+        self.row_y(self.layers, 0) + 4.0
+    }
+
+    /// The weight head `head` of layer `layer` gives position `p`.
+    fn weight(self, v: &ProbeView, layer: usize, head: usize, p: usize) -> f32 {
+        v.attention[(layer * self.heads + head) * self.n + p]
+    }
+
+    /// The cursor `(layer, head, column)` after a key, or `None` for a key that does not
+    /// move it.
+    fn moved(self, key: &str, (mut layer, mut head, mut c): Cursor) -> Option<Cursor> {
+        match key {
+            "ArrowLeft" => c = c.saturating_sub(1),
+            "ArrowRight" => c = (c + 1).min(self.cols - 1),
+            "ArrowUp" if head > 0 => head -= 1,
+            "ArrowUp" if layer > 0 => (layer, head) = (layer - 1, self.heads - 1),
+            "ArrowDown" if head + 1 < self.heads => head += 1,
+            "ArrowDown" if layer + 1 < self.layers => (layer, head) = (layer + 1, 0),
+            "Home" => c = 0,
+            "End" => c = self.cols - 1,
+            _ => return None,
+        }
+        Some((layer, head, c))
+    }
+
+    /// The cell under a point of the drawing, if it is on one.
+    fn at(self, x: f32, y: f32) -> Option<Cursor> {
+        if x < LABEL_W || y < TOP {
+            return None;
+        }
+        let c = (((x - LABEL_W) / self.cell_w) as usize).min(self.cols - 1);
+        // The row under y: the last whose top is above it.
+        let mut at = None;
+        for layer in 0..self.layers {
+            for head in 0..self.heads {
+                if self.row_y(layer, head) <= y {
+                    at = Some((layer, head, c));
+                }
+            }
+        }
+        at
+    }
+}
+
+/// The readout's cell: layer, head, column.
+type Cursor = (usize, usize, usize);
+
+/// One row per layer and head, a cell per position shaded by √weight.
+fn grid_rows(v: &ProbeView, g: Grid) -> impl IntoView {
+    (0..g.layers)
+        .flat_map(|layer| (0..g.heads).map(move |head| (layer, head)))
         .map(|(layer, head)| {
-            let y = row_y(layer, head);
-            let cells = (0..cols)
+            let y = g.row_y(layer, head);
+            let cells = (0..g.cols)
                 .map(|c| {
-                    let w = weight(layer, head, first + c);
+                    let w = g.weight(v, layer, head, g.first + c);
                     view! {
-                        <rect class="att" x=label_w + c as f32 * cell_w y=y width=cell_w - 1.0 height=cell_h - 1.0
+                        <rect class="att" x=g.x(c) y=y width=g.cell_w - 1.0 height=CELL_H - 1.0
                             fill-opacity=format!("{:.3}", w.sqrt())></rect>
                     }
                 })
                 .collect_view();
-            let label = format!("L{layer} h{head} kv{}", head / kv_mul);
+            let label = format!("L{layer} h{head} kv{}", head / g.kv_mul);
+            let kv_head = head / g.kv_mul;
             view! {
-                <g class="att-row" data-layer=layer data-head=head data-kv-head=head / kv_mul>
-                    <text class="lbl" x="0" y=y + cell_h - 3.0>{label}</text>
+                <g class="att-row" data-layer=layer data-head=head data-kv-head=kv_head>
+                    <text class="lbl" x="0" y=y + CELL_H - 3.0>{label}</text>
                     {cells}
                 </g>
             }
         })
-        .collect_view();
-    let labels = (0..cols)
+        .collect_view()
+}
+
+/// The positions' tokens above the columns.
+fn position_labels(v: &ProbeView, g: Grid) -> impl IntoView {
+    (0..g.cols)
         .map(|c| {
-            let x = label_w + c as f32 * cell_w + cell_w / 2.0;
-            let text = piece_text(&v.pieces[first + c], false, Some(8));
+            let x = g.x(c) + g.cell_w / 2.0;
+            let text = piece_text(&v.pieces[g.first + c], false, Some(8));
             view! {
-                <text class="lbl att-pos" x=x y=top - 4.0 transform=format!("rotate(-60 {x} {})", top - 4.0)>{text}</text>
+                <text class="lbl att-pos" x=x y=TOP - 4.0 transform=format!("rotate(-60 {x} {})", TOP - 4.0)>{text}</text>
             }
         })
-        .collect_view();
-    let pieces = v.pieces.clone();
-    let readout = {
-        let weight = weight.clone();
-        move || {
-            let (layer, head, c) = cursor.get();
-            let p = first + c;
-            format!(
-                "layer {layer}, head {head} (K/V head {}): {:.3} of its attention on {} at position {p}",
-                head / kv_mul,
-                weight(layer, head, p),
-                piece_text(&pieces[p], true, Some(20)),
-            )
-        }
-    };
-    let highlight = move || {
-        let (layer, head, c) = cursor.get();
-        view! {
-            <rect class="att-cursor" x=label_w + c as f32 * cell_w - 0.5 y=row_y(layer, head) - 0.5
-                width=cell_w height=cell_h></rect>
-        }
-    };
-    let (layers, n_kv) = (v.n_layers, v.n_kv_heads);
-    let on_key = move |ev: web_sys::KeyboardEvent| {
-        let (mut layer, mut head, mut c) = cursor.get_untracked();
-        match ev.key().as_str() {
-            "ArrowLeft" => c = c.saturating_sub(1),
-            "ArrowRight" => c = (c + 1).min(cols - 1),
-            "ArrowUp" if head > 0 => head -= 1,
-            "ArrowUp" if layer > 0 => (layer, head) = (layer - 1, heads - 1),
-            "ArrowDown" if head + 1 < heads => head += 1,
-            "ArrowDown" if layer + 1 < layers => (layer, head) = (layer + 1, 0),
-            "Home" => c = 0,
-            "End" => c = cols - 1,
-            _ => return,
-        }
-        ev.prevent_default();
-        cursor.set((layer, head, c));
-    };
-    let on_move = move |ev: web_sys::MouseEvent| {
+        .collect_view()
+}
+
+/// Moves the cursor to the cell under the mouse.
+fn on_move(g: Grid, cursor: RwSignal<Cursor>) -> impl Fn(web_sys::MouseEvent) + 'static {
+    move |ev: web_sys::MouseEvent| {
         let Some(svg) = event_target::<web_sys::Element>(&ev)
             .closest("svg")
             .ok()
@@ -175,26 +227,51 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
             return;
         };
         let r = svg.get_bounding_client_rect();
-        let scale = width as f64 / r.width().max(1.0);
+        let scale = g.width() as f64 / r.width().max(1.0);
         let x = ((ev.client_x() as f64 - r.left()) * scale) as f32;
         let y = ((ev.client_y() as f64 - r.top()) * scale) as f32;
-        if x < label_w || y < top {
-            return;
+        if let Some(at) = g.at(x, y) {
+            cursor.set(at);
         }
-        let c = (((x - label_w) / cell_w) as usize).min(cols - 1);
-        // The row under y: the last whose top is above it.
-        let mut at = None;
-        for layer in 0..layers {
-            for head in 0..heads {
-                if row_y(layer, head) <= y {
-                    at = Some((layer, head));
-                }
-            }
-        }
-        if let Some((layer, head)) = at {
-            cursor.set((layer, head, c));
+    }
+}
+
+/// Layer × head rows over the cached positions.
+#[component]
+fn AttentionGrid(v: ProbeView) -> impl IntoView {
+    let g = Grid::new(&v);
+    let (n, first, cols, kv_mul) = (g.n, g.first, g.cols, g.kv_mul);
+    let (height, width) = (g.height(), g.width());
+    let cursor = RwSignal::new((v.n_layers - 1, 0usize, cols - 1));
+    let rows = grid_rows(&v, g);
+    let labels = position_labels(&v, g);
+    let readout = {
+        let v = v.clone();
+        move || {
+            let (layer, head, c) = cursor.get();
+            let p = first + c;
+            format!(
+                "layer {layer}, head {head} (K/V head {}): {:.3} of its attention on {} at position {p}",
+                head / kv_mul,
+                g.weight(&v, layer, head, p),
+                piece_text(&v.pieces[p], true, Some(20)),
+            )
         }
     };
+    let highlight = move || {
+        let (layer, head, c) = cursor.get();
+        view! {
+            <rect class="att-cursor" x=g.x(c) - 0.5 y=g.row_y(layer, head) - 0.5
+                width=g.cell_w height=CELL_H></rect>
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        if let Some(moved) = g.moved(&ev.key(), cursor.get_untracked()) {
+            ev.prevent_default();
+            cursor.set(moved);
+        }
+    };
+    let (layers, heads, n_kv) = (g.layers, g.heads, g.n_kv);
     let summary = format!(
         "attention of the token at position {} over {n} cached positions{}, {layers} layers × {heads} heads ({n_kv} K/V heads)",
         v.pos,
@@ -209,7 +286,7 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
             <svg class="att-grid" data-testid="att-grid" data-positions=cols data-rows=layers * heads
                 viewBox=format!("0 0 {width} {height}") width=width role="img" tabindex="0" data-arrows=""
                 aria-label=summary aria-describedby="att-readout"
-                on:keydown=on_key on:mousemove=on_move>
+                on:keydown=on_key on:mousemove=on_move(g, cursor)>
                 <title>{title}</title>
                 {labels}
                 {rows}

@@ -4,34 +4,25 @@
 //! calculator with real models' shapes showing MHA / GQA / MQA side by side.
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
-use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Preset, PRESETS};
+use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use leptos::prelude::*;
 
 #[component]
 pub fn KvPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("kv");
     view! {
-        <section class="panel" aria-labelledby="kv-h">
-            <div class="panel-head">
-                <h2 id="kv-h">"KV cache " <Tag of="panel-kv" /></h2>
-                <button data-testid="toggle-kv" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("kv")>{move || if open.get() { "Hide" } else { "Show" }}</button>
-            </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("kv", "the KV cache", move || {
-                        let n = ui.gen.transcript.with_untracked(|t| t.as_ref().map(|t| t.cache_len));
-                        ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_web::export::kv(&i.config, n)))
-                    })}
-                </div>
-                <Cache /> <super::inside::Inside /> <Compare /> <Calculator />
-            })}
-        </section>
+        <PanelShell panel=Panel::Kv
+            export=move || export::buttons("kv", "the KV cache", move || {
+                let n = ui.gen.transcript.with_untracked(|t| t.as_ref().map(|t| t.cache_len));
+                ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_web::export::kv(&i.config, n)))
+            })>
+            <Cache /> <super::inside::Inside /> <Compare /> <Calculator />
+        </PanelShell>
     }
 }
 
@@ -182,12 +173,53 @@ fn Compare() -> impl IntoView {
     }
 }
 
+/// The calculator's context length and batch size from their text, or what is wrong with it.
+fn calc_inputs(positions: &str, batch: &str) -> Result<(u64, u64), String> {
+    let b = match batch.trim().parse::<u64>() {
+        Ok(b) if (1..=4096).contains(&b) => b,
+        _ => return Err(format!("{batch:?} is not a batch size (1 to 4,096)")),
+    };
+    match positions.trim().parse::<u64>() {
+        Ok(n) if (1..=10_000_000).contains(&n) => Ok((n, b)),
+        _ => Err(format!(
+            "{positions:?} is not a context length (1 to 10,000,000)"
+        )),
+    }
+}
+
+/// Sets the calculator's element size (the link's `kv_bytes`).
+fn set_kv_bytes(ui: Ui, b: u64) {
+    ui.shell.page.update(|p| p.kv_bytes = b as u8);
+}
+
+/// A change of the page's precision sets the element size: an 8-bit model's cache in 8
+/// bits (as llama.cpp's --cache-type-k/v q8_0 stores it), float32's in 4. The precision
+/// the model loads with leaves the link's choice alone.
+fn follow_precision(ui: Ui) {
+    let seen = StoredValue::new(None::<decoding_engine::Precision>);
+    Effect::new(move |_| {
+        if let Some((p, _)) = ui.model.precision.get() {
+            let before = seen.get_value();
+            seen.set_value(Some(p));
+            if before.is_some_and(|b| b != p) {
+                set_kv_bytes(
+                    ui,
+                    match p {
+                        decoding_engine::Precision::F32 => 4,
+                        _ => 1,
+                    },
+                );
+            }
+        }
+    });
+}
+
 #[component]
 fn Calculator() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let preset = RwSignal::new(2usize); // Llama-2-7B
-                                        // Index PRESETS.len(): the model this page has loaded (a dropped SmolLM2, say), its
-                                        // shape from its config.
+    // Llama-2-7B. Index PRESETS.len(): the model this page has loaded (a dropped SmolLM2,
+    // say), its shape from its config.
+    let preset = RwSignal::new(2usize);
     let loaded = move || {
         ui.model.info.with(|i| {
             i.as_ref()
@@ -202,45 +234,8 @@ fn Calculator() -> impl IntoView {
     // The element size is part of the view (the link's `kv_bytes`, fp16 by default, as
     // real models are served): a lesson caption quoting the calculator reads the same.
     let bytes = Signal::derive(move || ui.shell.page.with(|p| p.kv_bytes) as u64);
-    let set_bytes = move |b: u64| ui.shell.page.update(|p| p.kv_bytes = b as u8);
     let batch = RwSignal::new("1".to_string());
-    // A change of the page's precision sets the element size: an 8-bit model's cache in 8
-    // bits (as llama.cpp's --cache-type-k/v q8_0 stores it), float32's in 4. The precision
-    // the model loads with leaves the link's choice alone.
-    let seen = StoredValue::new(None::<decoding_engine::Precision>);
-    Effect::new(move |_| {
-        if let Some((p, _)) = ui.model.precision.get() {
-            let before = seen.get_value();
-            seen.set_value(Some(p));
-            if before.is_some_and(|b| b != p) {
-                set_bytes(match p {
-                    decoding_engine::Precision::F32 => 4,
-                    _ => 1,
-                });
-            }
-        }
-    });
-    let result = move || {
-        let (name, p) = chosen();
-        let b = match batch.get().trim().parse::<u64>() {
-            Ok(b) if (1..=4096).contains(&b) => b,
-            _ => {
-                return Err(format!(
-                    "{:?} is not a batch size (1 to 4,096)",
-                    batch.get()
-                ))
-            }
-        };
-        match positions.get().trim().parse::<u64>() {
-            Ok(n) if (1..=10_000_000).contains(&n) => {
-                Ok((name.clone(), p, n, b, mha_gqa_mqa(&p, n, bytes.get())))
-            }
-            _ => Err(format!(
-                "{:?} is not a context length (1 to 10,000,000)",
-                positions.get()
-            )),
-        }
-    };
+    follow_precision(ui);
     view! {
         <div data-testid="calculator">
         <h3>"Calculator"</h3>
@@ -267,55 +262,62 @@ fn Calculator() -> impl IntoView {
             </label>
             <label data-tagged>"Precision " <Tag of="calc-bytes" />
                 <select data-testid="calc-bytes" prop:value=move || bytes.get().to_string()
-                    on:change=move |ev| set_bytes(event_target_value(&ev).parse().unwrap_or(2))>
+                    on:change=move |ev| set_kv_bytes(ui, event_target_value(&ev).parse().unwrap_or(2))>
                     <option value="4">"float32 (4 bytes)"</option>
                     <option value="2">"float16 / bfloat16 (2 bytes)"</option>
                     <option value="1">"int8 (1 byte)"</option>
                 </select>
             </label>
         </div>
-        {move || match result() {
-            Err(e) => view! { <p class="field-error" role="alert" data-testid="calc-error">{e}</p> }.into_any(),
-            Ok((name, p, n, b, (mha, gqa, mqa))) => {
-                let d_kv = p.n_kv_heads * p.head_dim;
-                let (weights, kv, cross) = weights_and_kv(&p, n, bytes.get(), b);
-                let share = 100.0 * kv as f64 / (kv + weights) as f64;
-                let bar = |v: u64| format!("{:.1}%", 100.0 * v as f64 / kv.max(weights) as f64);
-                view! {
-                    <p data-testid="calc-formula">{format!(
-                        "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = ",
-                        name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes.get(),
-                        thousands(gqa)
-                    )}<strong data-testid="calc-gqa">{human_bytes(gqa)}</strong></p>
-                    <table class="calc">
-                        <thead><tr><th>"sharing"</th><th>"K/V heads"</th><th>"cache"</th></tr></thead>
-                        <tbody>
-                            // An MHA or MQA model is itself one of the reference rows: it is
-                            // marked there instead of being listed twice.
-                            <tr class:this=p.n_kv_heads == p.n_heads><td>{if p.n_kv_heads == p.n_heads { "MHA (one K/V per query head; this model)" } else { "MHA (one K/V per query head)" }}</td><td>{p.n_heads}</td><td data-testid="calc-mha">{human_bytes(mha)}</td></tr>
-                            {(p.n_kv_heads != p.n_heads && p.n_kv_heads != 1).then(|| view! {
-                                <tr class="this"><td>{format!("{} (this model)", p.kind)}</td><td>{p.n_kv_heads}</td><td>{human_bytes(gqa)}</td></tr>
-                            })}
-                            <tr class:this=p.n_kv_heads == 1><td>{if p.n_kv_heads == 1 { "MQA (one K/V for all; this model)" } else { "MQA (one K/V for all)" }}</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
-                        </tbody>
-                    </table>
-                    <h4>"Weights against the cache of a batch"</h4>
-                    <div class="wkv">
-                        <div class="wkv-row"><span>{format!("weights ({} parameters × {})", thousands(p.params), bytes.get())}</span>
-                            <span class="wkv-bar"><span class="wkv-w" style:width=bar(weights)></span></span>
-                            <strong data-testid="calc-weights">{human_bytes(weights)}</strong></div>
-                        <div class="wkv-row"><span>{format!("KV cache × B = {b}")}</span>
-                            <span class="wkv-bar"><span class="wkv-kv" style:width=bar(kv)></span></span>
-                            <strong data-testid="calc-kv-batch">{human_bytes(kv)}</strong></div>
-                    </div>
-                    <p data-testid="calc-crossover">{format!(
-                        "The cache is {share:.0} % of weights + cache here. With B = {b} the caches outweigh the weights from n = {} on (B × 2 × n × N_layers × d_kv elements > {} parameters): at long n, and more so with many sequences, the cache dominates inference memory.",
-                        thousands(cross), thousands(p.params)
-                    )}</p>
-                }
-                .into_any()
+        {move || {
+            let (name, p) = chosen();
+            match calc_inputs(&positions.get(), &batch.get()) {
+                Err(e) => view! { <p class="field-error" role="alert" data-testid="calc-error">{e}</p> }.into_any(),
+                Ok((n, b)) => calc_result(&name, p, n, b, bytes.get()).into_any(),
             }
         }}
         </div>
+    }
+}
+
+/// The calculator's figures for model `p` at context length `n`, batch `b`, `bytes` an
+/// element: its cache against MHA's and MQA's, and against its weights.
+fn calc_result(name: &str, p: Preset, n: u64, b: u64, bytes: u64) -> impl IntoView {
+    let (mha, gqa, mqa) = mha_gqa_mqa(&p, n, bytes);
+    let d_kv = p.n_kv_heads * p.head_dim;
+    let (weights, kv, cross) = weights_and_kv(&p, n, bytes, b);
+    let share = 100.0 * kv as f64 / (kv + weights) as f64;
+    let bar = |v: u64| format!("{:.1}%", 100.0 * v as f64 / kv.max(weights) as f64);
+    view! {
+        <p data-testid="calc-formula">{format!(
+            "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = ",
+            name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes,
+            thousands(gqa)
+        )}<strong data-testid="calc-gqa">{human_bytes(gqa)}</strong></p>
+        <table class="calc">
+            <thead><tr><th>"sharing"</th><th>"K/V heads"</th><th>"cache"</th></tr></thead>
+            <tbody>
+                // An MHA or MQA model is itself one of the reference rows: it is
+                // marked there instead of being listed twice.
+                <tr class:this=p.n_kv_heads == p.n_heads><td>{if p.n_kv_heads == p.n_heads { "MHA (one K/V per query head; this model)" } else { "MHA (one K/V per query head)" }}</td><td>{p.n_heads}</td><td data-testid="calc-mha">{human_bytes(mha)}</td></tr>
+                {(p.n_kv_heads != p.n_heads && p.n_kv_heads != 1).then(|| view! {
+                    <tr class="this"><td>{format!("{} (this model)", p.kind)}</td><td>{p.n_kv_heads}</td><td>{human_bytes(gqa)}</td></tr>
+                })}
+                <tr class:this=p.n_kv_heads == 1><td>{if p.n_kv_heads == 1 { "MQA (one K/V for all; this model)" } else { "MQA (one K/V for all)" }}</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
+            </tbody>
+        </table>
+        <h4>"Weights against the cache of a batch"</h4>
+        <div class="wkv">
+            <div class="wkv-row"><span>{format!("weights ({} parameters × {})", thousands(p.params), bytes)}</span>
+                <span class="wkv-bar"><span class="wkv-w" style:width=bar(weights)></span></span>
+                <strong data-testid="calc-weights">{human_bytes(weights)}</strong></div>
+            <div class="wkv-row"><span>{format!("KV cache × B = {b}")}</span>
+                <span class="wkv-bar"><span class="wkv-kv" style:width=bar(kv)></span></span>
+                <strong data-testid="calc-kv-batch">{human_bytes(kv)}</strong></div>
+        </div>
+        <p data-testid="calc-crossover">{format!(
+            "The cache is {share:.0} % of weights + cache here. With B = {b} the caches outweigh the weights from n = {} on (B × 2 × n × N_layers × d_kv elements > {} parameters): at long n, and more so with many sequences, the cache dominates inference memory.",
+            thousands(cross), thousands(p.params)
+        )}</p>
     }
 }

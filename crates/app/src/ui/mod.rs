@@ -18,6 +18,7 @@ mod inside;
 mod knobs;
 mod kv;
 mod lesson;
+mod panel;
 mod quant;
 mod speculative;
 mod state;

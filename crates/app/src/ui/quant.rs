@@ -4,32 +4,23 @@
 //! measured decode step, and one weight row before and after quantization with its error.
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
-use decoding_web::page::piece_text;
+use decoding_web::page::{piece_text, Panel};
 use decoding_web::protocol::QuantView;
 use leptos::prelude::*;
 
 #[component]
 pub fn QuantPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("quant");
     view! {
-        <section class="panel" aria-labelledby="quant-h" data-testid="quant-panel">
-            <div class="panel-head">
-                <h2 id="quant-h">"Quantization " <Tag of="panel-quant" /></h2>
-                <button data-testid="toggle-quant" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("quant")>{move || if open.get() { "Hide" } else { "Show" }}</button>
-            </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("quant", "the three precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_web::export::quant)))}
-                </div>
-                <Body />
-            })}
-        </section>
+        <PanelShell panel=Panel::Quant
+            export=move || export::buttons("quant", "the three precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_web::export::quant)))>
+            <Body />
+        </PanelShell>
     }
 }
 

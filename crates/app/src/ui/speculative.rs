@@ -6,9 +6,12 @@
 //! against (1 − α^(γ+1)) / (1 − α) and the wall clock of plain decoding.
 
 use super::export;
+use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_web::page::{piece_text, SpecLink};
+use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::Precision;
+use decoding_web::page::{piece_text, Panel, SpecLink};
 use decoding_web::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
 use leptos::prelude::*;
 
@@ -33,21 +36,11 @@ fn kind_name(k: SpecTokenKind) -> &'static str {
 #[component]
 pub fn SpecPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let open = ui.panel_open("spec");
     view! {
-        <section class="panel" aria-labelledby="spec-h" data-testid="spec-panel">
-            <div class="panel-head">
-                <h2 id="spec-h">"Speculative decoding " <Tag of="panel-spec" /></h2>
-                <button data-testid="toggle-spec" aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel("spec")>{move || if open.get() { "Hide" } else { "Show" }}</button>
-            </div>
-            {move || open.get().then(|| view! {
-                <div class="export-row">
-                    {export::buttons("spec", "the last cycle's p and q", move || ui.views.spec.with_untracked(|s| s.as_ref().and_then(decoding_web::export::spec)))}
-                </div>
-                <Controls /> <Body />
-            })}
-        </section>
+        <PanelShell panel=Panel::Spec
+            export=move || export::buttons("spec", "the last cycle's p and q", move || ui.views.spec.with_untracked(|s| s.as_ref().and_then(decoding_web::export::spec)))>
+            <Controls /> <Body />
+        </PanelShell>
     }
 }
 
@@ -57,13 +50,10 @@ fn Controls() -> impl IntoView {
     let link = ui.shell.page.with_untracked(|p| p.spec.clone());
     let draft = RwSignal::new(
         link.as_ref()
-            .map_or("quant:q8".to_string(), |l| l.draft.clone()),
+            .map_or(Draft::Quant(Precision::Q8), |l| l.draft),
     );
     let gamma = RwSignal::new(link.as_ref().map_or(4, |l| l.gamma));
-    let rule = RwSignal::new(
-        link.as_ref()
-            .map_or("rejection".to_string(), |l| l.rule.clone()),
-    );
+    let rule = RwSignal::new(link.as_ref().map_or(Rule::Rejection, |l| l.rule));
     let layers = move || {
         ui.model
             .info
@@ -77,9 +67,9 @@ fn Controls() -> impl IntoView {
         );
         ui.shell.page.update(|p| {
             p.spec = Some(SpecLink {
-                draft: d.clone(),
+                draft: d,
                 gamma: g,
-                rule: r.clone(),
+                rule: r,
                 cycles: 0,
             })
         });
@@ -103,8 +93,8 @@ fn Controls() -> impl IntoView {
     view! {
         <div class="spec-controls">
             <label data-tagged>"Draft " <Tag of="spec-draft" />
-                <select data-testid="spec-draft" prop:value=move || draft.get()
-                    on:change=move |ev| draft.set(event_target_value(&ev))>
+                <select data-testid="spec-draft" prop:value=move || draft.get().name()
+                    on:change=move |ev| if let Ok(d) = Draft::from_name(&event_target_value(&ev)) { draft.set(d) }>
                     <option value="quant:q8">"quant:q8 — the same weights in 8 bits"</option>
                     <option value="quant:q4">"quant:q4 — the same weights in 4 bits"</option>
                     {move || (1..layers()).map(|k| view! {
@@ -124,8 +114,8 @@ fn Controls() -> impl IntoView {
                     } />
             </label>
             <label data-tagged>"Rule " <Tag of="spec-rule" />
-                <select data-testid="spec-rule" prop:value=move || rule.get()
-                    on:change=move |ev| rule.set(event_target_value(&ev))>
+                <select data-testid="spec-rule" prop:value=move || rule.get().name()
+                    on:change=move |ev| if let Ok(r) = Rule::parse(&event_target_value(&ev)) { rule.set(r) }>
                     <option value="rejection">"rejection: accept with min(1, p/q)"</option>
                     <option value="match">"match: keep drafts equal to the model's own token"</option>
                 </select>
@@ -147,7 +137,7 @@ fn Body() -> impl IntoView {
         view! {
             <p class="note">{draft_note(&v)}</p>
             <Text view=v.clone() />
-            {v.last.clone().map(|c| view! { <LastCycle cycle=c rule=v.rule.clone() greedy=v.greedy /> })}
+            {v.last.clone().map(|c| view! { <LastCycle cycle=c rule=v.rule greedy=v.greedy /> })}
             <Stats view=v />
         }
         .into_any()
@@ -156,12 +146,10 @@ fn Body() -> impl IntoView {
 
 fn draft_note(v: &SpecView) -> String {
     let d = &v.draft;
-    let what = if d.starts_with("exit:") {
-        "Its first layers are the model's own, so it writes into the model's KV cache: no second cache, no prefill of its own (the verify pass then runs those positions through every layer)."
-    } else if d.starts_with("quant:") {
-        "The same learned weights, quantized: its own KV cache on the CPU, kept in step with the accepted text."
-    } else {
-        "Prompt lookup proposes the tokens that followed the last occurrence of the context's last tokens; it has no distribution, so q is one-hot on its token."
+    let what = match d {
+        Draft::Exit(_) => "Its first layers are the model's own, so it writes into the model's KV cache: no second cache, no prefill of its own (the verify pass then runs those positions through every layer).",
+        Draft::Quant(_) => "The same learned weights, quantized: its own KV cache on the CPU, kept in step with the accepted text.",
+        Draft::Ngram(_) => "Prompt lookup proposes the tokens that followed the last occurrence of the context's last tokens; it has no distribution, so q is one-hot on its token.",
     };
     format!(
         "{d}, γ = {}, rule {}{}. {what} The knobs as they were at Start apply to p and q.",
@@ -212,7 +200,7 @@ fn Text(view: SpecView) -> impl IntoView {
 }
 
 #[component]
-fn LastCycle(cycle: SpecCycleView, rule: String, greedy: bool) -> impl IntoView {
+fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
     let positions = cycle
         .positions
         .iter()
@@ -243,7 +231,7 @@ fn LastCycle(cycle: SpecCycleView, rule: String, greedy: bool) -> impl IntoView 
                 })
                 .collect_view();
             let verdict = if p.accepted { "accepted" } else { "rejected" };
-            let how = if greedy || rule == "match" {
+            let how = if greedy || rule == Rule::Match {
                 format!("{verdict}: the model's token is {}", if p.accepted { "the same" } else { "another" })
             } else {
                 format!("{verdict}: P(accept) = min(1, p/q) = min(1, {:.3}/{:.3}) = {:.3}", p.p, p.q, p.accept_probability)

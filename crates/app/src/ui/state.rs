@@ -5,7 +5,7 @@ use decoding_engine::sampling::knobs::{Control, Knob};
 use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
 use decoding_engine::Precision;
 use decoding_gpu::BackendReport;
-use decoding_web::page::{self, PageModel, PageState};
+use decoding_web::page::{self, PageModel, PageState, Panel};
 use decoding_web::protocol::*;
 use leptos::prelude::*;
 use std::time::Duration;
@@ -161,9 +161,9 @@ impl Ui {
     /// link's step count). Rebuilding a panel at each token left stale subscriptions in the
     /// long-lived signals its views read: the page's memory grew with every run
     /// (tests/e2e/soak.test.mjs).
-    pub fn panel_open(&self, name: &'static str) -> Memo<bool> {
+    pub fn panel_open(&self, panel: Panel) -> Memo<bool> {
         let page = self.shell.page;
-        Memo::new(move |_| page.with(|p| p.panels.contains(name)))
+        Memo::new(move |_| page.with(|p| p.panels.contains(&panel)))
     }
 
     /// Whether a measurement (`"compare"`, `"sweep"`) was asked for and has not arrived.
@@ -257,7 +257,7 @@ impl Ui {
                 if strategy_changed && self.is_beam() {
                     // Choosing beam search shows it (issue 10: the panel stayed closed).
                     self.shell.page.update(|p| {
-                        p.panels.insert("beam".to_string());
+                        p.panels.insert(Panel::Beam);
                     });
                     self.send(&Request::BeamStart);
                 }
@@ -270,7 +270,7 @@ impl Ui {
     /// Re-runs the toy logits when toy mode is on.
     pub fn send_toy(&self) {
         let page = self.shell.page.get_untracked();
-        if page.panels.contains("toy") {
+        if page.panels.contains(&Panel::Toy) {
             let text = page.toy.unwrap_or_else(|| page::DEFAULT_TOY.to_string());
             let parsed = page::parse_toy(&text).and_then(|logits| {
                 let history = self.views.toy_history.with_untracked(|h| {
@@ -292,36 +292,41 @@ impl Ui {
         }
     }
 
-    pub fn toggle_panel(&self, name: &str) {
+    /// Opens or closes a panel; the worker computes what an open panel shows (quantization,
+    /// the probe) only while it is open, and the toy panel opens on the lesson's logits.
+    pub fn toggle_panel(&self, panel: Panel) {
         self.shell.page.update(|p| {
-            if !p.panels.remove(name) {
-                p.panels.insert(name.to_string());
+            if !p.panels.remove(&panel) {
+                p.panels.insert(panel);
             }
         });
-        if name == "quant" {
-            let open = self
-                .shell
-                .page
-                .with_untracked(|p| p.panels.contains("quant"));
-            if !open {
-                self.views.quant.set(None);
-            }
-            self.send(&Request::Quantization { open });
-        }
-        if name == "inside" || name == "kv" {
-            let open = self.shell.page.with_untracked(page::probe_open);
-            if !open {
-                self.views.probe.set(None);
-            }
-            self.send(&Request::Probe { open });
-        }
-        if name == "toy" {
-            self.shell.page.update(|p| {
-                if p.toy.is_none() {
-                    p.toy = Some(page::DEFAULT_TOY.to_string());
+        match panel {
+            Panel::Quant => {
+                let open = self
+                    .shell
+                    .page
+                    .with_untracked(|p| p.panels.contains(&panel));
+                if !open {
+                    self.views.quant.set(None);
                 }
-            });
-            self.send_toy();
+                self.send(&Request::Quantization { open });
+            }
+            Panel::Inside | Panel::Kv => {
+                let open = self.shell.page.with_untracked(page::probe_open);
+                if !open {
+                    self.views.probe.set(None);
+                }
+                self.send(&Request::Probe { open });
+            }
+            Panel::Toy => {
+                self.shell.page.update(|p| {
+                    if p.toy.is_none() {
+                        p.toy = Some(page::DEFAULT_TOY.to_string());
+                    }
+                });
+                self.send_toy();
+            }
+            _ => {}
         }
     }
 

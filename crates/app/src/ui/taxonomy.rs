@@ -2,6 +2,8 @@
 //! control and panel carries, the legend, and the lesson's table with what this page has in
 //! each row — all drawn from `decoding_web::taxonomy`, the one table.
 
+use super::panel::PanelShell;
+use decoding_web::page::Panel;
 use decoding_web::taxonomy::{self, Category, ROWS};
 use leptos::prelude::*;
 
@@ -46,33 +48,22 @@ pub fn Legend() -> impl IntoView {
 /// The lesson's table, and what this page has in each row.
 #[component]
 pub fn TaxonomyPanel() -> impl IntoView {
-    let ui = expect_context::<super::Ui>();
-    let open = ui.panel_open("taxonomy");
     view! {
-        <section class="panel" aria-labelledby="taxonomy-h" data-testid="taxonomy-panel">
-            <div class="panel-head">
-                <h2 id="taxonomy-h">"The complete inference taxonomy " <Tag of="panel-taxonomy" /></h2>
-                <button class="ghost" aria-expanded=move || open.get().to_string()
-                    data-testid="toggle-taxonomy" on:click=move |_| ui.toggle_panel("taxonomy")>
-                    {move || if open.get() { "Hide" } else { "Show" }}
-                </button>
-            </div>
-            <Legend />
-            {move || open.get().then(|| view! {
-                <table class="taxonomy" data-testid="taxonomy-table">
-                    <caption class="small">"Lesson 10, section 6, with what this page shows in each row"</caption>
-                    <thead><tr><th scope="col">"At inference"</th><th scope="col">"Category"</th><th scope="col">"On this page"</th></tr></thead>
-                    <tbody>
-                        {ROWS.iter().map(|r| view! {
-                            <tr class:addition=!r.in_lesson data-category=slug(r.category)>
-                                <th scope="row">{r.at_inference}{(!r.in_lesson).then_some(" — this page's addition")}</th>
-                                <td><span class=format!("tag tag-{}", slug(r.category))>{r.cell}</span></td>
-                                <td class="small">{taxonomy::members(r.row).join(", ")}</td>
-                            </tr>
-                        }).collect_view()}
-                    </tbody>
-                </table>
-            })}
-        </section>
+        <PanelShell panel=Panel::Taxonomy ghost=true
+            always=|| view! { <Legend /> }>
+            <table class="taxonomy" data-testid="taxonomy-table">
+                <caption class="small">"Lesson 10, section 6, with what this page shows in each row"</caption>
+                <thead><tr><th scope="col">"At inference"</th><th scope="col">"Category"</th><th scope="col">"On this page"</th></tr></thead>
+                <tbody>
+                    {ROWS.iter().map(|r| view! {
+                        <tr class:addition=!r.in_lesson data-category=slug(r.category)>
+                            <th scope="row">{r.at_inference}{(!r.in_lesson).then_some(" — this page's addition")}</th>
+                            <td><span class=format!("tag tag-{}", slug(r.category))>{r.cell}</span></td>
+                            <td class="small">{taxonomy::members(r.row).join(", ")}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </PanelShell>
     }
 }

@@ -47,6 +47,7 @@ mod tests;
 
 pub use qref::QRef;
 use serde::{Deserialize, Serialize};
+use strum::{Display, EnumString, IntoStaticStr};
 pub use tensor::{F32s, MatRef, SharedBytes, Tensor};
 
 /// How the matrices of a model are stored. Norms always stay float32.
@@ -60,9 +61,9 @@ pub use tensor::{F32s, MatRef, SharedBytes, Tensor};
     Default,
     Serialize,
     Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
+    EnumString,
+    IntoStaticStr,
+    Display,
 )]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]

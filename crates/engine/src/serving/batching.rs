@@ -69,20 +69,37 @@ pub fn trace(
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// How a batch admits requests: as slots free up (continuous) or only once the whole
+/// batch has finished (static).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Policy {
     Continuous,
     Static,
 }
 
 impl Policy {
+    /// Exactly a name.
     pub fn parse(s: &str) -> Option<Policy> {
-        match s {
-            "continuous" => Some(Policy::Continuous),
-            "static" => Some(Policy::Static),
-            _ => None,
-        }
+        s.parse().ok()
+    }
+
+    /// Its one name (serde's, the CLI's).
+    pub fn name(self) -> &'static str {
+        self.into()
     }
 }
 

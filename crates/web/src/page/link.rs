@@ -5,13 +5,14 @@
 
 use super::*;
 use decoding_engine::sampling::{Knob, RawSettings, SettingError, Settings};
+use decoding_engine::speculative::{Draft, Rule};
 
 /// A speculative run as a link holds it: `spec=quant:q8,4,rejection,5`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecLink {
-    pub draft: String,
+    pub draft: Draft,
     pub gamma: u32,
-    pub rule: String,
+    pub rule: Rule,
     pub cycles: u32,
 }
 
@@ -21,17 +22,15 @@ impl SpecLink {
         let [draft, gamma, rule, cycles] = parts[..] else {
             return Err(format!("{v:?} is not draft,gamma,rule,cycles"));
         };
-        let ok_draft = ["quant:", "exit:", "ngram:"]
-            .iter()
-            .any(|k| draft.starts_with(k))
-            && draft.len() <= 16;
+        let draft = Draft::from_name(draft).ok();
         let gamma = gamma.parse::<u32>().ok().filter(|g| (1..=16).contains(g));
+        let rule = Rule::parse(rule).ok();
         let cycles = cycles.parse::<u32>().ok().filter(|c| *c <= 10_000);
-        match (ok_draft, gamma, ["rejection", "match"].contains(&rule), cycles) {
-            (true, Some(gamma), true, Some(cycles)) => Ok(SpecLink {
-                draft: draft.to_string(),
+        match (draft, gamma, rule, cycles) {
+            (Some(draft), Some(gamma), Some(rule), Some(cycles)) => Ok(SpecLink {
+                draft,
                 gamma,
-                rule: rule.to_string(),
+                rule,
                 cycles,
             }),
             _ => Err(format!(
@@ -110,8 +109,7 @@ fn read_pair(
             page.panels = v
                 .split(',')
                 .map(str::trim)
-                .filter(|p| PANELS.contains(p))
-                .map(String::from)
+                .filter_map(Panel::from_link)
                 .collect()
         }
         "scale" => page.scale = read_scale(&v)?,
@@ -152,11 +150,8 @@ fn read_steps(v: &str) -> Result<u32, String> {
 }
 
 fn read_scale(v: &str) -> Result<Scale, String> {
-    match v {
-        "prob" => Ok(Scale::Probability),
-        "logprob" => Ok(Scale::LogProbability),
-        _ => Err(format!("{v:?} is not prob or logprob")),
-    }
+    v.parse()
+        .map_err(|_| format!("{v:?} is not prob or logprob"))
 }
 
 fn read_kv_bytes(v: &str) -> Result<u8, String> {
@@ -219,24 +214,19 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
         q.append_pair("steps", &page.steps.to_string());
     }
     if page.panels != d.panels {
-        let p: Vec<&str> = page.panels.iter().map(String::as_str).collect();
+        // By name, as links have always listed them.
+        let mut p: Vec<&str> = page.panels.iter().map(|p| p.name()).collect();
+        p.sort_unstable();
         q.append_pair("panels", &p.join(","));
     }
-    if page.scale == Scale::LogProbability {
-        q.append_pair("scale", "logprob");
+    if page.scale != d.scale {
+        q.append_pair("scale", page.scale.into());
     }
     if let Some(t) = &page.toy {
         q.append_pair("toy", t);
     }
     if page.backend != d.backend {
-        q.append_pair(
-            "backend",
-            match page.backend {
-                BackendChoice::Auto => "auto",
-                BackendChoice::Gpu => "gpu",
-                BackendChoice::Cpu => "cpu",
-            },
-        );
+        q.append_pair("backend", page.backend.name());
     }
     if let Some(p) = page.precision {
         q.append_pair("precision", p.name());
@@ -273,7 +263,7 @@ pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protoc
         settings: settings.clone(),
         steps: page.steps,
     }];
-    if page.panels.contains("toy") {
+    if page.panels.contains(&Panel::Toy) {
         let text = page.toy.clone().unwrap_or_else(|| DEFAULT_TOY.to_string());
         if let Ok(logits) = parse_toy(&text) {
             r.push(Request::Toy {
@@ -283,16 +273,25 @@ pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protoc
         }
     }
     r.push(Request::Quantization {
-        open: page.panels.contains("quant"),
+        open: page.panels.contains(&Panel::Quant),
     });
     r.push(Request::Probe {
         open: probe_open(page),
     });
+    r.extend(spec_and_compare_requests(page));
+    r
+}
+
+/// A view's speculative run, started and cycled as far as the link holds, then its
+/// compared columns (each none where the view has none).
+pub fn spec_and_compare_requests(page: &PageState) -> Vec<crate::protocol::Request> {
+    use crate::protocol::Request;
+    let mut r = Vec::new();
     if let Some(l) = &page.spec {
         r.push(Request::SpecStart {
-            draft: l.draft.clone(),
+            draft: l.draft,
             gamma: l.gamma,
-            rule: l.rule.clone(),
+            rule: l.rule,
         });
         if l.cycles > 0 {
             r.push(Request::SpecCycle { count: l.cycles });
@@ -306,7 +305,7 @@ pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protoc
 pub fn compare_requests(page: &PageState) -> Vec<crate::protocol::Request> {
     use crate::protocol::Request;
     match &page.compare {
-        Some(c) if page.panels.contains("compare") => {
+        Some(c) if page.panels.contains(&Panel::Compare) => {
             let mut r = vec![Request::ColumnsStart {
                 columns: c.columns.clone(),
             }];
@@ -337,9 +336,9 @@ mod tests {
         assert_eq!(
             r.page.spec,
             Some(SpecLink {
-                draft: "exit:2".into(),
+                draft: Draft::Exit(2),
                 gamma: 3,
-                rule: "match".into(),
+                rule: Rule::Match,
                 cycles: 7
             })
         );
@@ -388,7 +387,7 @@ mod tests {
             columns: columns.clone(),
             steps: 20,
         });
-        page.panels.insert("compare".into());
+        page.panels.insert(Panel::Compare);
         page.lesson = Some(4);
         let q = to_query(&page, &Settings::default());
         let r = from_query(&q, 512);

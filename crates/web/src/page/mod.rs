@@ -27,10 +27,12 @@ use std::collections::BTreeSet;
 
 pub const DEFAULT_PROMPT: &str = "Once upon a time";
 
-/// How the distribution is drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the distribution is drawn; its name is a link's (`scale=logprob`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr)]
 pub enum Scale {
+    #[strum(serialize = "prob")]
     Probability,
+    #[strum(serialize = "logprob")]
     LogProbability,
 }
 
@@ -50,8 +52,8 @@ pub struct PageState {
     pub prompt: String,
     /// Tokens generated (replayed when the link is opened).
     pub steps: u32,
-    /// Open panels by name ("chain", "beam", "kv", "toy").
-    pub panels: BTreeSet<String>,
+    /// The open panels.
+    pub panels: BTreeSet<Panel>,
     pub scale: Scale,
     /// The toy-logits text when toy mode is on.
     pub toy: Option<String>,
@@ -75,9 +77,7 @@ impl Default for PageState {
         PageState {
             prompt: DEFAULT_PROMPT.to_string(),
             steps: 0,
-            panels: ["chain".to_string(), "kv".to_string()]
-                .into_iter()
-                .collect(),
+            panels: [Panel::Chain, Panel::Kv].into_iter().collect(),
             scale: Scale::Probability,
             toy: None,
             backend: BackendChoice::Auto,
@@ -91,13 +91,8 @@ impl Default for PageState {
     }
 }
 
-/// The panels a link can open, by name.
-pub const PANELS: [&str; 10] = [
-    "chain", "beam", "kv", "toy", "quant", "spec", "batch", "compare", "taxonomy", "inside",
-];
-
 /// Whether the worker probes the steps: the view inside the step is open in an open KV
 /// panel.
 pub fn probe_open(page: &PageState) -> bool {
-    page.panels.contains("kv") && page.panels.contains("inside")
+    page.panels.contains(&Panel::Kv) && page.panels.contains(&Panel::Inside)
 }

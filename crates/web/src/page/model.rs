@@ -6,7 +6,7 @@
 //! tokens checked against its replay, and whether a run goes on. The UI (`decoding-app`)
 //! stores the views in its signals and does what the reaction says.
 
-use super::{compare_requests, probe_open, PageState};
+use super::{probe_open, spec_and_compare_requests, PageState, Panel};
 use crate::protocol::{Event, Request};
 use decoding_engine::beam::BeamNode;
 use decoding_engine::sampling::{Settings, Strategy};
@@ -91,7 +91,7 @@ impl PageModel {
         if !self.restored {
             self.restored = true;
             r.send_toy = true;
-            if page.panels.contains("quant") {
+            if page.panels.contains(&Panel::Quant) {
                 r.send.push(Request::Quantization { open: true });
             }
             if probe_open(page) {
@@ -103,17 +103,7 @@ impl PageModel {
                 r.lesson_in_view = page.lesson;
             }
         }
-        if let Some(l) = &page.spec {
-            r.send.push(Request::SpecStart {
-                draft: l.draft.clone(),
-                gamma: l.gamma,
-                rule: l.rule.clone(),
-            });
-            if l.cycles > 0 {
-                r.send.push(Request::SpecCycle { count: l.cycles });
-            }
-        }
-        r.send.extend(compare_requests(page));
+        r.send.extend(spec_and_compare_requests(page));
     }
 
     /// A loaded transcript's replay, once it has the file's tokens (or stopped): an error if

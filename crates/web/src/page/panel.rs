@@ -5,6 +5,7 @@
 //! shell, the link, the taxonomy and the tests read the same table.
 
 use crate::taxonomy::Row;
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// The page's panels, in the page's order.
 #[derive(
@@ -16,10 +17,10 @@ use crate::taxonomy::Row;
     PartialOrd,
     Ord,
     Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
+    EnumString,
+    IntoStaticStr,
+    Display,
+    VariantArray,
 )]
 #[strum(serialize_all = "kebab-case")]
 pub enum Panel {
@@ -128,7 +129,11 @@ impl Panel {
                 "same θ, different config",
                 Row::Serving,
             ),
-            Panel::Taxonomy => ("Taxonomy", "the taxonomy", Row::Parameters),
+            Panel::Taxonomy => (
+                "The complete inference taxonomy",
+                "the taxonomy",
+                Row::Parameters,
+            ),
             Panel::Lesson => ("Lesson track", "the lesson track", Row::State),
         }
     }

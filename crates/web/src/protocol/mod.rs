@@ -24,6 +24,7 @@ pub use trace::*;
 pub use transcript::*;
 
 use decoding_engine::sampling::Settings;
+use decoding_engine::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 use decoding_gpu::{BackendChoice, BackendReport};
 use serde::{Deserialize, Serialize};
@@ -103,12 +104,12 @@ pub enum Request {
         positions: Vec<usize>,
     },
     /// A new speculative run from the transcript's prompt with the current settings, on
-    /// its own sequence of the running backend (`draft`: quant:q8, quant:q4, exit:K,
-    /// ngram:N; `rule`: rejection or match).
+    /// its own sequence of the running backend (`draft` travels as its name, "quant:q8";
+    /// whether the model has an early exit's layers is checked when the run starts).
     SpecStart {
-        draft: String,
+        draft: Draft,
         gamma: u32,
-        rule: String,
+        rule: Rule,
     },
     /// Run `count` more draft-and-verify cycles.
     SpecCycle {
@@ -264,6 +265,13 @@ pub fn coalesce<T>(
 pub fn encode<T: Serialize>(msg: &T) -> Result<String, String> {
     crate::finite::check(msg).map_err(|e| format!("cannot encode a message: {e}"))?;
     serde_json::to_string(msg).map_err(|e| format!("cannot encode a message: {e}"))
+}
+
+/// A request from its text, or the message of the one error the worker answers a text it
+/// cannot read with (a malformed draft name, a negative count: refused before any handler
+/// runs).
+pub fn read_request(text: &str) -> Result<Request, String> {
+    decode(text).map_err(|err| format!("the worker cannot read a request: {err}"))
 }
 
 /// A message back from its text.

@@ -138,7 +138,7 @@ impl Session {
             Request::Quantization { open } => self.set_quantization(open, host),
             Request::Probe { open } => self.set_probe(open, host).await,
             Request::SpecStart { draft, gamma, rule } => {
-                self.spec_start(&draft, gamma, &rule, host).await
+                self.spec_start(draft, gamma, rule, host).await
             }
             Request::SpecCycle { count } => self.spec_cycle(count, host).await,
             Request::SetPrompt { prompt } => self.set_prompt(prompt, host).await,

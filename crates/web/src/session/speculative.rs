@@ -21,8 +21,8 @@ pub(super) struct SpecRun {
     cycles: Vec<Cycle>,
     /// what each emitted token was, its cycle, and the draft it replaced
     kinds: Vec<(SpecTokenKind, usize, Option<u32>)>,
-    draft: String,
-    rule: String,
+    draft: Draft,
+    rule: Rule,
     spent_ms: f64,
     plain_ms: f64,
     /// the knobs at Start: the run (and a link replaying it) keeps them
@@ -74,20 +74,16 @@ impl Session {
 
     pub(super) async fn spec_start(
         &mut self,
-        draft: &str,
+        draft: Draft,
         gamma: u32,
-        rule: &str,
+        rule: Rule,
         host: &dyn Host,
     ) -> Vec<Event> {
         let (Some(m), Some(g)) = (&self.model, &self.gen) else {
             return vec![err("no prompt has been run yet")];
         };
-        let d = match Draft::parse(draft, m.config().n_layers) {
-            Ok(d) => d,
-            Err(e) => return vec![err(e)],
-        };
-        let r = match Rule::parse(rule) {
-            Ok(r) => r,
+        let (d, r) = match draft.fits(m.config().n_layers) {
+            Ok(d) => (d, rule),
             Err(e) => return vec![err(e)],
         };
         let prompt = g.prompt().to_vec();
@@ -111,8 +107,8 @@ impl Session {
             speculator,
             cycles: Vec::new(),
             kinds: Vec::new(),
-            draft: d.name(),
-            rule: rule.to_string(),
+            draft: d,
+            rule: r,
             // The cycles' time only (the prompt's prefill and building the draft are once).
             spent_ms: 0.0,
             plain_ms,
@@ -174,9 +170,9 @@ impl Session {
         let emitted = sp.emitted();
         Some(Event::Spec {
             view: SpecView {
-                draft: run.draft.clone(),
+                draft: run.draft,
                 gamma: sp.gamma,
-                rule: run.rule.clone(),
+                rule: run.rule,
                 greedy: run.settings.temperature == 0.0
                     || run.settings.strategy == decoding_engine::sampling::Strategy::Greedy,
                 prompt: sp.prompt().iter().map(|&t| tok(t)).collect(),

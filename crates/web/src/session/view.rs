@@ -52,7 +52,7 @@ pub fn trace_view(t: &Trace, step: Option<usize>, top_p: f64) -> TraceView {
 fn ghosts(t: &Trace) -> (Vec<f32>, Vec<i8>) {
     let v = t.probs.len();
     let mut ghost = vec![0.0f32; v];
-    let mut removed_by = vec![-1i8; v];
+    let mut removed_by = vec![TraceView::KEPT; v];
     let mut entering = t.input_probs.clone();
     for (si, st) in t.stages.iter().enumerate() {
         for &id in &st.removed {

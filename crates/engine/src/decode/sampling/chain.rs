@@ -112,10 +112,13 @@ pub fn process(
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
-    let mut z = SCRATCH.take();
-    z.clear();
-    z.extend(logits.iter().map(|&v| v as f64));
-    run(settings, z, history, coin, trace)
+    run(
+        settings,
+        logits.iter().map(|&v| v as f64),
+        history,
+        coin,
+        trace,
+    )
 }
 
 thread_local! {
@@ -133,21 +136,21 @@ pub fn process_f64(
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
-    let mut z = SCRATCH.take();
-    z.clear();
-    z.extend_from_slice(logits);
-    run(settings, z, history, coin, trace)
+    run(settings, logits.iter().copied(), history, coin, trace)
 }
 
-/// The chain on its working copy `z` of the logits (one copy a step, not two), handed
-/// back to the scratch afterwards.
+/// The chain on its working copy `z` of the logits, the scratch filled from `logits` (one
+/// copy a step, not two) and handed back afterwards.
 fn run(
     settings: &Settings,
-    mut z: Vec<f64>,
+    logits: impl Iterator<Item = f64>,
     history: History<'_>,
     coin: f64,
     trace: bool,
 ) -> Result<Trace, SamplingError> {
+    let mut z = SCRATCH.take();
+    z.clear();
+    z.extend(logits);
     let t = run_on(settings, &mut z, history, coin, trace);
     SCRATCH.set(z);
     t

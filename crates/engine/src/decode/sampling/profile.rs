@@ -22,21 +22,12 @@
 use super::knobs::Knob;
 use super::stage::Stage;
 use serde::{Deserialize, Serialize};
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// A peer whose sampling a profile follows. Its name is spelled once, in the `strum`
 /// attribute (serde writes it through `name`); the other spellings a user may type are
 /// aliases.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, Display, VariantArray)]
 #[strum(ascii_case_insensitive)]
 pub enum Profile {
     /// The lesson's chain: temperature → top-k → top-p → min-p → typical after the penalties,

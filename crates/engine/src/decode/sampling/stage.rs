@@ -3,6 +3,7 @@
 //! importing each other.
 
 use serde::{Deserialize, Serialize};
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// A stage of the sampling chain.
 #[derive(
@@ -14,10 +15,10 @@ use serde::{Deserialize, Serialize};
     Hash,
     Serialize,
     Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
+    EnumString,
+    IntoStaticStr,
+    Display,
+    VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case", ascii_case_insensitive)]

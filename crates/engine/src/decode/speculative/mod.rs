@@ -38,6 +38,7 @@ use crate::kv_cache::KvCache;
 use crate::quant::Precision;
 use crate::sampling::{process, step_coins, History, SamplingError, Settings, Strategy};
 use std::sync::Arc;
+use strum::{Display, EnumString, IntoStaticStr};
 use thiserror::Error;
 
 mod verify;
@@ -140,9 +141,9 @@ impl std::fmt::Display for Draft {
     Eq,
     serde::Serialize,
     serde::Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
+    EnumString,
+    IntoStaticStr,
+    Display,
 )]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
@@ -555,7 +556,10 @@ mod name_tests {
         // serde carries the name.
         let json = serde_json::to_string(&Draft::Exit(2)).unwrap();
         assert_eq!(json, "\"exit:2\"");
-        assert_eq!(serde_json::from_str::<Draft>(&json).unwrap(), Draft::Exit(2));
+        assert_eq!(
+            serde_json::from_str::<Draft>(&json).unwrap(),
+            Draft::Exit(2)
+        );
         let e = serde_json::from_str::<Draft>("\"nonsense\"").unwrap_err();
         assert!(e.to_string().contains("give quant:q8"), "{e}");
     }

@@ -15,18 +15,20 @@ pub fn verify(
     targets: &[Target],
     coins: impl Fn(usize) -> [f64; 4],
 ) -> Cycle {
-    verify_with(rule, greedy, drafted, q, targets, coins, Residual::Correct)
+    verify_with(rule, greedy, Residual::Correct, drafted, q, targets, coins)
 }
 
+/// [`verify`] with the residual drawn from at the first rejection (`Residual::FromP`: the
+/// mistake the statistical test catches).
 #[doc(hidden)]
 pub fn verify_with(
     rule: Rule,
     greedy: bool,
+    residual: Residual,
     drafted: &[u32],
     q: &[Option<Vec<f64>>],
     targets: &[Target],
     coins: impl Fn(usize) -> [f64; 4],
-    residual: Residual,
 ) -> Cycle {
     let mut checked = Vec::new();
     for (i, &x) in drafted.iter().enumerate() {

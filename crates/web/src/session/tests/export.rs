@@ -1,6 +1,8 @@
 //! The exports of real views.
 
 use super::*;
+use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::Precision;
 
 /// The exports of real views: the distribution after "Once upon a time" labels its first bar
 /// with "," (p = 0.9688, the model card's answer), the beam tree draws one node per node of
@@ -99,9 +101,9 @@ fn every_panel_exports_its_chart_from_its_view() {
         },
         Request::Quantization { open: true },
         Request::SpecStart {
-            draft: "quant:q8".into(),
+            draft: Draft::Quant(Precision::Q8),
             gamma: 3,
-            rule: "rejection".into(),
+            rule: Rule::Rejection,
         },
         Request::SpecCycle { count: 2 },
         Request::ColumnsStart { columns: cols },

@@ -391,7 +391,7 @@ fn a_lesson_link_alone_opens_the_steps_view() {
         f
     });
     assert_eq!(alone.page.prompt, "The dog");
-    assert!(alone.page.panels.contains("beam"));
+    assert!(alone.page.panels.contains(&crate::page::Panel::Beam));
     let kept = crate::lesson::from_link(&format!("prompt=Hi&lesson={}", i + 1), 512);
     assert_eq!(kept.page.prompt, "Hi");
     assert_eq!(kept.page.lesson, Some(i));

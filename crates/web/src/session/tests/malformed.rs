@@ -35,7 +35,8 @@ fn malformed_requests_are_one_error_each_and_change_nothing() {
         },
     );
     let before = last!(ask(&mut s, &host, Request::Step { count: 3 }), Transcript).clone();
-    // As the page sends them: JSON text.
+    // As the page sends them: JSON text, read as the worker reads it (a request it cannot
+    // read is answered with one error too).
     let table = [
         (r#"{"type":"batch_lanes","batch":0,"tokens":4}"#, "a batch of 0 lanes"),
         (r#"{"type":"batch_lanes","batch":17,"tokens":4}"#, "a batch of 17 lanes"),
@@ -46,15 +47,19 @@ fn malformed_requests_are_one_error_each_and_change_nothing() {
         (r#"{"type":"serve_sim","slots":4,"requests":1000,"seed":1}"#, "4 slots and 1000 requests"),
         (r#"{"type":"toy","logits":[],"history":[]}"#, "between 1 and 64 logits (got 0)"),
         (r#"{"type":"columns_start","columns":[{}]}"#, "column"),
-        (r#"{"type":"spec_start","draft":"nonsense","gamma":4,"rule":"rejection"}"#, "nonsense"),
+        (r#"{"type":"spec_start","draft":"nonsense","gamma":4,"rule":"rejection"}"#, "draft \"nonsense\": give quant:q8, quant:q4, exit:K or ngram:N"),
+        (r#"{"type":"spec_start","draft":"exit:9","gamma":4,"rule":"rejection"}"#, "exit:9: K must be a whole number of layers from 1 to 4"),
+        (r#"{"type":"spec_start","draft":"quant:q8","gamma":4,"rule":"maybe"}"#, "unknown variant `maybe`, expected `rejection` or `match`"),
         (r#"{"type":"spec_start","draft":"quant:q8","gamma":0,"rule":"rejection"}"#, "gamma 0: draft 1 to 16 tokens a cycle"),
     ];
     for (json, says) in table {
-        let req = crate::protocol::decode::<Request>(json).unwrap();
-        let ev = ask(&mut s, &host, req.clone());
+        let ev = match crate::protocol::read_request(json) {
+            Ok(req) => ask(&mut s, &host, req),
+            Err(message) => vec![Event::Error { message }],
+        };
         match &ev[..] {
-            [Event::Error { message }] => assert!(message.contains(says), "{req:?}: {message}"),
-            _ => panic!("{req:?} gave {ev:?}"),
+            [Event::Error { message }] => assert!(message.contains(says), "{json}: {message}"),
+            _ => panic!("{json} gave {ev:?}"),
         }
     }
     // The transcript is as it was, and goes on.

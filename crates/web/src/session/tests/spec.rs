@@ -1,6 +1,8 @@
 //! The speculative panel.
 
 use super::*;
+use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::Precision;
 
 /// The speculative panel: a greedy run gives the transcript's greedy tokens, each marked as
 /// accepted, target or bonus; the last cycle carries p and q at its positions with Σ min(p, q);
@@ -10,9 +12,9 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
     let (mut s, host) = prompted(&[("temperature", "0"), ("max_tokens", "30")]);
     let plain = last!(&ask(&mut s, &host, Request::Step { count: 30 }), Transcript).clone();
     let start = Request::SpecStart {
-        draft: "quant:q4".into(),
+        draft: Draft::Quant(Precision::Q4),
         gamma: 4,
-        rule: "rejection".into(),
+        rule: Rule::Rejection,
     };
     ask(&mut s, &host, start);
     // Two cycles: the last one's drafted positions with p, q and Σ min(p, q).
@@ -55,11 +57,11 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
             settings: settings(&[("seed", "9"), ("max_tokens", "30")]),
         },
     );
-    let run = |s: &mut Session, draft: &str| {
+    let run = |s: &mut Session, draft: Draft| {
         let start = Request::SpecStart {
-            draft: draft.into(),
+            draft,
             gamma: 3,
-            rule: "rejection".into(),
+            rule: Rule::Rejection,
         };
         ask(s, &host, start);
         match &ask(s, &host, Request::SpecCycle { count: 50 })[..] {
@@ -67,8 +69,8 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
             e => panic!("{e:?}"),
         }
     };
-    let a = run(&mut s, "exit:2");
-    assert_eq!(a, run(&mut s, "exit:2"));
+    let a = run(&mut s, Draft::Exit(2));
+    assert_eq!(a, run(&mut s, Draft::Exit(2)));
     assert!(
         a.iter().any(|t| t.kind == SpecTokenKind::Resampled),
         "{a:?}"
@@ -77,9 +79,9 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
         &mut s,
         &host,
         Request::SpecStart {
-            draft: "exit:9".into(),
+            draft: Draft::Exit(9),
             gamma: 3,
-            rule: "rejection".into(),
+            rule: Rule::Rejection,
         },
     );
     assert!(

@@ -88,7 +88,10 @@ fn settings_rerun_the_chain_and_grey_removed_tokens() {
         .iter()
         .position(|st| st.stage == decoding_engine::sampling::Stage::TopK)
         .unwrap();
-    assert_eq!(t.removed_by[t.order[3] as usize], top_k as i8);
+    assert_eq!(t.removed_by(t.order[3] as usize), Some(top_k));
+    // The kept ones: no stage; and no token past the vocabulary.
+    assert_eq!(t.removed_by(t.order[0] as usize), None);
+    assert_eq!(t.removed_by(t.probs.len()), None);
     assert!(t.ghost[t.order[3] as usize] > 0.0);
 }
 
