@@ -5,7 +5,6 @@
 //! `usize` (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
 
 use crate::config::Config;
-use crate::forward::RunState;
 use crate::kv_cache::{cache_bytes_checked, BYTES_PER_ELEM};
 use crate::units::{human_bytes, thousands};
 use thiserror::Error;
@@ -80,7 +79,7 @@ impl Footprint {
         })?;
         // Per row: the run state's buffers (x, xb, xb2, qkv, hb); the RoPE table
         // (seq_len × head_size); the logits of one row.
-        let row = RunState::floats_per_row(c) as u64;
+        let row = c.activation_widths().iter().sum::<usize>() as u64;
         let run_state = mul(&[s, row, e], "the run state")?
             .checked_add(mul(&[s, c.head_size() as u64, e], "the RoPE table")?)
             .and_then(|b| b.checked_add(v * e))

@@ -199,6 +199,15 @@ impl Config {
         self.n_kv_heads * self.head_size()
     }
 
+    /// The floats one row of activations takes in each buffer of the forward pass's run
+    /// state: x, xb, xb2 (dim each), q/k/v (dim + 2·kv_dim), the MLP's gate and up
+    /// (2·hidden). The one place the layout is written: `forward::RunState` sizes its
+    /// buffers by it and the memory budget sums it.
+    pub fn activation_widths(&self) -> [usize; 5] {
+        let d = self.dim;
+        [d, d, d, d + 2 * self.kv_dim(), 2 * self.hidden_dim]
+    }
+
     /// How many query heads share each key/value head (1 = MHA, n_heads = MQA).
     pub fn kv_mul(&self) -> usize {
         self.n_heads / self.n_kv_heads

@@ -6,7 +6,7 @@
 //! the tests check that every knob and item has its row and that the rows agree with the
 //! knobs' own categories.
 
-use crate::page::Panel;
+use crate::page::panel::Panel;
 pub use decoding_engine::sampling::knobs::Category;
 use decoding_engine::sampling::knobs::{Knob, KnobSpec, KNOBS};
 
@@ -225,9 +225,22 @@ pub fn row_of(id: &str) -> Option<Row> {
         return KNOBS.iter().find(|s| s.name == name).map(knob_row);
     }
     if let Some(panel) = Panel::from_tag_id(id) {
-        return Some(panel.row());
+        return Some(panel_row(panel));
     }
     ITEMS.iter().find(|i| i.id == id).map(|i| i.row)
+}
+
+/// A panel's row, by its main content.
+pub fn panel_row(panel: Panel) -> Row {
+    match panel {
+        Panel::Prompt | Panel::Dist | Panel::Kv | Panel::Inside | Panel::Toy | Panel::Lesson => {
+            Row::State
+        }
+        Panel::LessonKnobs | Panel::Knobs | Panel::Chain => Row::Shaping,
+        Panel::Beam => Row::Strategy,
+        Panel::Quant | Panel::Spec | Panel::Batch | Panel::Compare => Row::Serving,
+        Panel::Taxonomy => Row::Parameters,
+    }
 }
 
 /// What the page has in a row: the knobs' labels, then the items' (not the panels: they

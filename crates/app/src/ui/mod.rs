@@ -4,6 +4,7 @@
 //! engine runs in the web worker, reached only through
 //! [`protocol`](decoding_web::protocol) messages, so the UI thread never blocks.
 
+mod badge;
 mod batching;
 mod beam;
 mod chain;

@@ -3,7 +3,7 @@
 //! row and its body. Every id and the heading come from [`Panel`], the table the link, the
 //! taxonomy and the tests read.
 
-use super::taxonomy::Tag;
+use super::badge::Tag;
 use super::Ui;
 use decoding_web::page::Panel;
 use leptos::prelude::*;

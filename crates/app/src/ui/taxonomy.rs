@@ -1,49 +1,13 @@
-//! The lesson's taxonomy on the page (lesson 10, section 6): the badge every quantity,
-//! control and panel carries, the legend, and the lesson's table with what this page has in
-//! each row — all drawn from `decoding_web::taxonomy`, the one table.
+//! The lesson's taxonomy on the page (lesson 10, section 6): the lesson's table with what
+//! this page has in each row, drawn from `decoding_web::taxonomy`, the one table (the
+//! badges and the legend are `badge.rs`).
 
+use super::badge::slug;
+pub use super::badge::{Legend, Tag};
 use super::panel::PanelShell;
 use decoding_web::page::Panel;
-use decoding_web::taxonomy::{self, Category, ROWS};
+use decoding_web::taxonomy::{self, ROWS};
 use leptos::prelude::*;
-
-fn slug(c: Category) -> &'static str {
-    match c {
-        Category::Learned => "learned",
-        Category::Config => "config",
-        Category::State => "state",
-    }
-}
-
-/// The badge of the page element `of` (its `data-testid`, or a panel's `panel-<name>`),
-/// by the taxonomy table; an id the table does not know shows "[?]" (the end-to-end test
-/// fails on it).
-#[component]
-pub fn Tag(#[prop(into)] of: String) -> impl IntoView {
-    match taxonomy::category(&of) {
-        Some(c) => view! {
-            <span class=format!("tag tag-{}", slug(c)) data-category=slug(c) data-of=of
-                title=taxonomy::meaning(c)>{c.tag()}</span>
-        }
-        .into_any(),
-        None => view! { <span class="tag tag-missing" data-of=of>"[?]"</span> }.into_any(),
-    }
-}
-
-/// The three badges and what each means.
-#[component]
-pub fn Legend() -> impl IntoView {
-    view! {
-        <p class="legend small" data-testid="legend">
-            {[Category::Learned, Category::Config, Category::State].map(|c| view! {
-                <span class="legend-item">
-                    <span class=format!("tag tag-{}", slug(c))>{c.tag()}</span>
-                    " " {taxonomy::meaning(c)}
-                </span>
-            }).collect_view()}
-        </p>
-    }
-}
 
 /// The lesson's table, and what this page has in each row.
 #[component]

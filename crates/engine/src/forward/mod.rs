@@ -71,26 +71,9 @@ impl RunState {
         s
     }
 
-    /// The floats a row takes in each buffer: x, xb, xb2, qkv, hb (the one place the
-    /// layout is written; the memory budget sums it).
-    fn widths(c: &Config) -> [usize; 5] {
-        [
-            c.dim,
-            c.dim,
-            c.dim,
-            c.dim + 2 * c.kv_dim(),
-            2 * c.hidden_dim,
-        ]
-    }
-
-    /// The floats one row of activations takes.
-    pub fn floats_per_row(c: &Config) -> usize {
-        RunState::widths(c).iter().sum()
-    }
-
     fn fit(&mut self, c: &Config, rows: usize) {
         if rows != self.rows {
-            let [x, xb, xb2, qkv, hb] = RunState::widths(c);
+            let [x, xb, xb2, qkv, hb] = c.activation_widths();
             let size = |v: &mut Vec<f32>, w: usize| v.resize(rows * w, 0.0);
             size(&mut self.x, x);
             size(&mut self.xb, xb);

@@ -1,10 +1,9 @@
 //! A panel of the page as one value: its name in a link (`?panels=kv`) is the one spelling
 //! every other id is made from: the section's test id (`kv-panel`), its heading's id
 //! (`kv-h`), its Show/Hide button's test id (`toggle-kv`) and its badge in the taxonomy
-//! (`panel-kv`). Its title and its row of the lesson's table sit beside it, so the page's
-//! shell, the link, the taxonomy and the tests read the same table.
+//! (`panel-kv`). Its title sits beside it, so the page's shell, the link, the taxonomy
+//! (which gives each panel its row) and the tests read the same table.
 
-use crate::taxonomy::Row;
 use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// The page's panels, in the page's order.
@@ -89,52 +88,22 @@ impl Panel {
 
     /// Its heading.
     pub fn title(self) -> &'static str {
-        self.spec().0
-    }
-
-    /// What it holds, as the taxonomy's table lists it.
-    pub fn label(self) -> &'static str {
-        self.spec().1
-    }
-
-    /// Its row of the lesson's table (by its main content).
-    pub fn row(self) -> Row {
-        self.spec().2
-    }
-
-    fn spec(self) -> (&'static str, &'static str, Row) {
         match self {
-            Panel::Prompt => ("Prompt", "prompt and transcript", Row::State),
-            Panel::Dist => (
-                "Next-token distribution",
-                "next-token distribution",
-                Row::State,
-            ),
-            Panel::LessonKnobs => ("Decoding knobs", "decoding knobs", Row::Shaping),
-            Panel::Knobs => ("More knobs", "more knobs", Row::Shaping),
-            Panel::Chain => ("Sampling chain", "the sampling chain", Row::Shaping),
-            Panel::Beam => ("Beam search", "beam search", Row::Strategy),
-            Panel::Kv => ("KV cache", "the KV cache", Row::State),
-            Panel::Inside => (
-                "Inside the step",
-                "the new token's attention and the logit lens",
-                Row::State,
-            ),
-            Panel::Toy => ("Toy logits", "toy logits", Row::State),
-            Panel::Quant => ("Quantization", "quantization", Row::Serving),
-            Panel::Spec => ("Speculative decoding", "speculative decoding", Row::Serving),
-            Panel::Batch => ("Batching and the two regimes", "batching", Row::Serving),
-            Panel::Compare => (
-                "Same θ, different config",
-                "same θ, different config",
-                Row::Serving,
-            ),
-            Panel::Taxonomy => (
-                "The complete inference taxonomy",
-                "the taxonomy",
-                Row::Parameters,
-            ),
-            Panel::Lesson => ("Lesson track", "the lesson track", Row::State),
+            Panel::Prompt => "Prompt",
+            Panel::Dist => "Next-token distribution",
+            Panel::LessonKnobs => "Decoding knobs",
+            Panel::Knobs => "More knobs",
+            Panel::Chain => "Sampling chain",
+            Panel::Beam => "Beam search",
+            Panel::Kv => "KV cache",
+            Panel::Inside => "Inside the step",
+            Panel::Toy => "Toy logits",
+            Panel::Quant => "Quantization",
+            Panel::Spec => "Speculative decoding",
+            Panel::Batch => "Batching and the two regimes",
+            Panel::Compare => "Same θ, different config",
+            Panel::Taxonomy => "The complete inference taxonomy",
+            Panel::Lesson => "Lesson track",
         }
     }
 }

@@ -7,13 +7,7 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     let (mut s, host) = loaded();
     let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
     ask(&mut s, &host, Request::SetSettings { settings: beam });
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     // The page's copy of the tree, built from the changes alone.
     let mut tree: Vec<decoding_engine::beam::BeamNode> = Vec::new();
     let mut view = None;

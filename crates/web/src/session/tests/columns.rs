@@ -10,13 +10,7 @@ use super::*;
 #[test]
 fn compare_columns_step_together_and_each_is_its_plain_run() {
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     let preset = crate::page::COMPARE_PRESETS[0];
     let cols: Vec<Settings> = preset
         .columns

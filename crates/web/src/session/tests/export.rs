@@ -11,13 +11,7 @@ use decoding_engine::Precision;
 fn exports_of_real_views_are_their_data() {
     use crate::export::{self, Shape};
     let (mut s, host) = loaded();
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    let ev = set_prompt(&mut s, &host, "Once upon a time");
     let t = last!(&ev, Trace).clone();
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let c = *s.model.as_ref().unwrap().config();
@@ -43,20 +37,8 @@ fn exports_of_real_views_are_their_data() {
         kv.texts()
     );
     // The beam tree of "The dog", 4 levels of width 3.
-    ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("strategy", "beam"), ("beams", "3")]),
-        },
-    );
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "The dog".into(),
-        },
-    );
+    set_settings(&mut s, &host, &[("strategy", "beam"), ("beams", "3")]);
+    set_prompt(&mut s, &host, "The dog");
     let ev = ask(&mut s, &host, Request::BeamTo { depth: 4_u32 });
     let v = ev
         .iter()
@@ -173,12 +155,10 @@ fn the_chain_export_draws_the_stages_at_work() {
     let (mut s, host) = prompted(&[]);
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let piece = |id: u32| crate::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
-    let ev = ask(
+    let ev = set_settings(
         &mut s,
         &host,
-        Request::SetSettings {
-            settings: settings(&[("temperature", "0.7"), ("top_k", "20"), ("top_p", "0.9")]),
-        },
+        &[("temperature", "0.7"), ("top_k", "20"), ("top_p", "0.9")],
     );
     let chain = crate::export::stages(last!(&ev, Trace), &piece);
     assert!(

@@ -16,26 +16,14 @@ fn bad_model_is_an_error_event_and_keeps_the_old_one() {
         Event::Error { message } => assert!(message.contains("shorter than"), "{message}"),
         e => panic!("{e:?}"),
     }
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once".into(),
-        },
-    );
+    let ev = set_prompt(&mut s, &host, "Once");
     assert!(matches!(ev[0], Event::Transcript { .. }));
 }
 
 #[test]
 fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     ask(&mut s, &host, Request::Step { count: 3 });
     let before = last!(&[s.transcript()], Transcript).clone();
     // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
@@ -187,20 +175,8 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
     use decoding_engine::Precision;
     let (mut s, host) = loaded();
     // Default settings: the final distribution is the softmax of the logits.
-    ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("seed", "7")]),
-        },
-    );
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_settings(&mut s, &host, &[("seed", "7")]);
+    set_prompt(&mut s, &host, "Once upon a time");
     let ev = ask(&mut s, &host, Request::Step { count: 12 });
     let before = last!(&ev, Transcript).clone();
     let f32_probs = last!(&ev, Trace).probs.clone();

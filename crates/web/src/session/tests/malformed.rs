@@ -27,13 +27,7 @@ fn malformed_requests_are_one_error_each_and_change_nothing() {
             _ => panic!("{req:?} gave {ev:?}"),
         }
     }
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     let before = last!(ask(&mut s, &host, Request::Step { count: 3 }), Transcript).clone();
     // As the page sends them: JSON text, read as the worker reads it (a request it cannot
     // read is answered with one error too).

@@ -95,16 +95,26 @@ pub(super) fn ask(s: &mut Session, host: &TestHost, req: Request) -> Vec<Event> 
 /// A loaded session with these settings and "Once upon a time" prefilled.
 pub(super) fn prompted(pairs: &[(&str, &str)]) -> (Session, TestHost) {
     let (mut s, host) = loaded();
+    set_settings(&mut s, &host, pairs);
+    set_prompt(&mut s, &host, "Once upon a time");
+    (s, host)
+}
+
+/// The page's "Run prompt": the events it answers.
+pub(super) fn set_prompt(s: &mut Session, host: &TestHost, prompt: &str) -> Vec<Event> {
+    let prompt = prompt.to_string();
+    ask(s, host, Request::SetPrompt { prompt })
+}
+
+/// A knob moved: the settings of these pairs, and the events they answer.
+pub(super) fn set_settings(s: &mut Session, host: &TestHost, pairs: &[(&str, &str)]) -> Vec<Event> {
     ask(
-        &mut s,
-        &host,
+        s,
+        host,
         Request::SetSettings {
             settings: settings(pairs),
         },
-    );
-    let prompt = "Once upon a time".to_string();
-    ask(&mut s, &host, Request::SetPrompt { prompt });
-    (s, host)
+    )
 }
 
 pub(super) fn settings(pairs: &[(&str, &str)]) -> Settings {

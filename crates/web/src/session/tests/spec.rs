@@ -50,13 +50,7 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
     );
     assert!(view.plain_ms_per_token > 0.0 && view.spec_ms_per_token > 0.0);
     // Sampling, rejection: the same seed gives the same run, another seed another.
-    ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("seed", "9"), ("max_tokens", "30")]),
-        },
-    );
+    set_settings(&mut s, &host, &[("seed", "9"), ("max_tokens", "30")]);
     let run = |s: &mut Session, draft: Draft| {
         let start = Request::SpecStart {
             draft,

@@ -5,13 +5,7 @@ use super::*;
 #[test]
 fn prompt_gives_the_known_first_distribution() {
     let (mut s, host) = loaded();
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    let ev = set_prompt(&mut s, &host, "Once upon a time");
     let t = last!(&ev, Trace);
     assert_eq!(t.order[0], 432);
     assert!((t.probs[432] - 0.9688).abs() < 1e-4);
@@ -66,20 +60,8 @@ fn steps_rewind_reset_and_restore() {
 #[test]
 fn settings_rerun_the_chain_and_grey_removed_tokens() {
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("top_k", "3")]),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
+    let ev = set_settings(&mut s, &host, &[("top_k", "3")]);
     let t = last!(&ev, Trace);
     assert_eq!(t.kept, 3);
     assert_eq!(t.probs.iter().filter(|&&p| p > 0.0).count(), 3);
@@ -105,13 +87,7 @@ fn greedy_loops_are_flagged() {
         ("max_tokens", "600"),
     ]);
     ask(&mut s, &host, Request::SetSettings { settings: greedy });
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     let ev = ask(&mut s, &host, Request::Step { count: 600 });
     let t = last!(&ev, Transcript);
     let w = t.loop_warning.as_deref().unwrap_or_default();
@@ -129,20 +105,8 @@ fn the_loop_flag_stays_while_the_loop_is_on_screen() {
     // Issue 10: `?prompt=The+dog&temperature=0` flagged a loop at step 49 and dropped the
     // flag at step 50 with the same four repeats on screen.
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("temperature", "0")]),
-        },
-    );
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "The dog".into(),
-        },
-    );
+    set_settings(&mut s, &host, &[("temperature", "0")]);
+    set_prompt(&mut s, &host, "The dog");
     let mut flagged = Vec::new();
     for _ in 0..60 {
         let ev = ask(&mut s, &host, Request::Step { count: 1 });
@@ -159,13 +123,7 @@ fn the_loop_flag_stays_while_the_loop_is_on_screen() {
 #[test]
 fn settings_naming_tokens_outside_the_model_are_refused() {
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once");
     // Valid in general (a message cannot know the model), but stories260K has 512 tokens.
     let far = RawSettings::from_pairs([("logit_bias", "600:1")])
         .validate(100_000)
@@ -176,13 +134,7 @@ fn settings_naming_tokens_outside_the_model_are_refused() {
         "{ev:?}"
     );
     // The settings in force are unchanged: the next trace still runs.
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("temperature", "0.5")]),
-        },
-    );
+    let ev = set_settings(&mut s, &host, &[("temperature", "0.5")]);
     last!(&ev, Trace);
 }
 
@@ -192,21 +144,9 @@ fn settings_naming_tokens_outside_the_model_are_refused() {
 #[test]
 fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     // The first distribution has "," at 0.97: a p above it keeps more than one token.
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("top_p", "0.99")]),
-        },
-    );
+    let ev = set_settings(&mut s, &host, &[("top_p", "0.99")]);
     let t = last!(&ev, Trace);
     let cut = t.cut.as_ref().expect("an active top-p stage is cut");
     assert_eq!(cut.p, 0.99);
@@ -228,25 +168,13 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     first.sort();
     assert_eq!(kept, first);
     // No top-p, no cut.
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("top_k", "5")]),
-        },
-    );
+    let ev = set_settings(&mut s, &host, &[("top_k", "5")]);
     assert!(last!(&ev, Trace).cut.is_none());
     // Each step says how many tokens it was drawn from: top-k holds it at k.
     let ev = ask(&mut s, &host, Request::Step { count: 6 });
     assert!(last!(&ev, Transcript).steps.iter().all(|s| s.kept == 5));
     ask(&mut s, &host, Request::Reset);
-    ask(
-        &mut s,
-        &host,
-        Request::SetSettings {
-            settings: settings(&[("top_p", "0.9")]),
-        },
-    );
+    set_settings(&mut s, &host, &[("top_p", "0.9")]);
     let ev = ask(&mut s, &host, Request::Step { count: 20 });
     let sizes: Vec<usize> = last!(&ev, Transcript)
         .steps
@@ -265,13 +193,7 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
 #[test]
 fn each_step_times_its_forward_pass_and_its_chain() {
     let (mut s, host) = loaded();
-    ask(
-        &mut s,
-        &host,
-        Request::SetPrompt {
-            prompt: "Once upon a time".into(),
-        },
-    );
+    set_prompt(&mut s, &host, "Once upon a time");
     let ev = ask(&mut s, &host, Request::Step { count: 3 });
     let tm = &last!(&ev, Transcript).timings;
     // The first token is drawn from the prefill's logits; each chosen token is run once.

@@ -1,0 +1,43 @@
+//! The badge every quantity, control and panel carries ([LEARNED], [CONFIG], [STATE]) and
+//! the legend of the three, drawn from `decoding_web::taxonomy`, the one table.
+
+use decoding_web::taxonomy::{self, Category};
+use leptos::prelude::*;
+
+pub(super) fn slug(c: Category) -> &'static str {
+    match c {
+        Category::Learned => "learned",
+        Category::Config => "config",
+        Category::State => "state",
+    }
+}
+
+/// The badge of the page element `of` (its `data-testid`, or a panel's `panel-<name>`),
+/// by the taxonomy table; an id the table does not know shows "[?]" (the end-to-end test
+/// fails on it).
+#[component]
+pub fn Tag(#[prop(into)] of: String) -> impl IntoView {
+    match taxonomy::category(&of) {
+        Some(c) => view! {
+            <span class=format!("tag tag-{}", slug(c)) data-category=slug(c) data-of=of
+                title=taxonomy::meaning(c)>{c.tag()}</span>
+        }
+        .into_any(),
+        None => view! { <span class="tag tag-missing" data-of=of>"[?]"</span> }.into_any(),
+    }
+}
+
+/// The three badges and what each means.
+#[component]
+pub fn Legend() -> impl IntoView {
+    view! {
+        <p class="legend small" data-testid="legend">
+            {[Category::Learned, Category::Config, Category::State].map(|c| view! {
+                <span class="legend-item">
+                    <span class=format!("tag tag-{}", slug(c))>{c.tag()}</span>
+                    " " {taxonomy::meaning(c)}
+                </span>
+            }).collect_view()}
+        </p>
+    }
+}
