@@ -33,16 +33,7 @@ fn gguf_model(name: &str) -> Model {
 
 use common::prefill_logits as logits;
 
-fn softmax_rows(l: &[f32], vocab: usize) -> Vec<f64> {
-    l.chunks(vocab)
-        .flat_map(|row| {
-            let m = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
-            let e: Vec<f64> = row.iter().map(|&z| (z as f64 - m).exp()).collect();
-            let s: f64 = e.iter().sum();
-            e.into_iter().map(move |v| v / s)
-        })
-        .collect()
-}
+use common::softmax_rows;
 
 const TOKENS: [u32; 12] = [1, 403, 407, 261, 378, 432, 383, 409, 261, 498, 20, 7];
 

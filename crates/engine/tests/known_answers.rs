@@ -4,11 +4,8 @@ mod common;
 
 use decoding_engine::{Backend, CpuBackend};
 
-/// The engine's softmax of the model's logits.
-fn softmax(logits: &[f32]) -> Vec<f64> {
-    let z: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
-    decoding_engine::sampling::stages::softmax(&z)
-}
+/// The model's probabilities: the tests' own softmax of its logits (not the engine's).
+use common::softmax_f32 as softmax;
 
 #[test]
 fn once_upon_a_time_tokenizes_to_known_ids() {

@@ -1,6 +1,10 @@
 //! Where the peers disagree, the profiles give the peers' different answers. Each test
 //! names the rule and the peers' code it follows (see `sampling/profile.rs`).
 
+mod common;
+
+// The tests' own softmax, independent of the engine's.
+use common::softmax;
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::{History, RawSettings, Settings};
 
@@ -168,14 +172,6 @@ fn the_user_can_reorder_the_chain() {
     let order = "min_p,top_p,logit_bias,repetition_penalty,frequency_penalty,presence_penalty,no_repeat_ngram,temperature,top_k,typical_p";
     let knobs = [("min_p", "0.3"), ("top_p", "0.75"), ("order", order)];
     assert_eq!(kept(&run("hf", &probs, &knobs, History::default())), 2);
-}
-
-/// Softmax of `z` (the test's own, independent of the engine's).
-fn softmax(z: &[f64]) -> Vec<f64> {
-    let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let e: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
-    let s: f64 = e.iter().sum();
-    e.iter().map(|v| v / s).collect()
 }
 
 /// The smallest prefix of `p` (sorted, descending) whose mass reaches `top_p`.

@@ -1,6 +1,9 @@
 //! Loads the default model from `assets/models/stories260K/` (filled by `scripts/fetch-models.sh`).
 #![allow(dead_code)]
 
+mod softmax;
+pub use softmax::*;
+
 use decoding_engine::Model;
 use std::path::PathBuf;
 
