@@ -6,17 +6,7 @@ use super::*;
 /// Without an adapter this is skipped, unless DECODING_EXPLORER_REQUIRE_GPU=1 (CI).
 #[test]
 fn gpu_backend_through_the_cli() {
-    let o = cli(&[
-        "--backend",
-        "gpu",
-        "generate",
-        "--prompt",
-        "Once upon a time",
-        "--max-tokens",
-        "120",
-        "--temperature",
-        "0",
-    ]);
+    let o = generate_greedy(&["--backend", "gpu"], "120");
     if !o.status.success() {
         let required = std::env::var("DECODING_EXPLORER_REQUIRE_GPU").is_ok_and(|v| v == "1");
         assert!(

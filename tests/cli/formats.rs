@@ -71,30 +71,16 @@ fn quality_reports_kl_agreement_and_perplexity_per_precision() {
     assert!(get(0, "positions") > 500.0);
 }
 
-/// `--model x.gguf`: stories260K written as GGUF by llama.cpp's `gguf` package
-/// (`scripts/make-fixtures.sh`) gives the README's greedy text and p(",") = 0.9688, its
-/// tokenizer from the file's metadata; a GGUF with `--tokenizer`, and a cut one, are errors.
-#[test]
-fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
-    let gguf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/models/fixtures/gguf/stories260K.gguf");
+/// `--model <model>` of stories260K in a fixture's format (`scripts/make-fixtures.sh` writes
+/// them) gives the README's greedy text and p(",") = 0.9688 after "Once upon a time".
+fn assert_gives_the_greedy_text(model: &std::path::Path) {
     assert!(
-        gguf.exists(),
+        model.exists(),
         "{} is missing: run scripts/test.sh (scripts/make-fixtures.sh writes it)",
-        gguf.display()
+        model.display()
     );
-    let g = gguf.to_str().unwrap();
-    let o = cli(&[
-        "--model",
-        g,
-        "generate",
-        "--prompt",
-        "Once upon a time",
-        "--max-tokens",
-        "60",
-        "--temperature",
-        "0",
-    ]);
+    let m = model.to_str().unwrap();
+    let o = generate_greedy(&["--model", m], "60");
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
@@ -103,7 +89,7 @@ fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
     );
     let v = json(&[
         "--model",
-        g,
+        m,
         "next",
         "--prompt",
         "Once upon a time",
@@ -114,6 +100,17 @@ fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
         format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
         "0.9688"
     );
+}
+
+/// `--model x.gguf`: stories260K written as GGUF by llama.cpp's `gguf` package
+/// (`scripts/make-fixtures.sh`) gives the README's greedy text and p(",") = 0.9688, its
+/// tokenizer from the file's metadata; a GGUF with `--tokenizer`, and a cut one, are errors.
+#[test]
+fn a_gguf_model_runs_with_the_tokenizer_it_carries() {
+    let gguf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/models/fixtures/gguf/stories260K.gguf");
+    assert_gives_the_greedy_text(&gguf);
+    let g = gguf.to_str().unwrap();
     let tok =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/stories260K/tok512.bin");
     assert_user_error(
@@ -137,42 +134,7 @@ fn a_safetensors_model_runs_with_its_config_and_tokenizer_beside_it() {
     let dir =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/fixtures/hf/stories260K");
     let st = dir.join("model.safetensors");
-    assert!(
-        st.exists(),
-        "{} is missing: run scripts/test.sh (scripts/make-fixtures.sh writes it)",
-        st.display()
-    );
-    let s = st.to_str().unwrap();
-    let o = cli(&[
-        "--model",
-        s,
-        "generate",
-        "--prompt",
-        "Once upon a time",
-        "--max-tokens",
-        "60",
-        "--temperature",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    assert!(
-        GREEDY.starts_with(text.trim_end()) && text.len() > 150,
-        "{text}"
-    );
-    let v = json(&[
-        "--model",
-        s,
-        "next",
-        "--prompt",
-        "Once upon a time",
-        "--json",
-    ]);
-    assert_eq!(v["top"][0]["piece"], ",");
-    assert_eq!(
-        format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
-        "0.9688"
-    );
+    assert_gives_the_greedy_text(&st);
     let alone = temp_file("alone.safetensors", &std::fs::read(&st).unwrap());
     assert_user_error(
         &cli(&["--model", alone.to_str().unwrap(), "next"]),

@@ -4,15 +4,7 @@ use super::*;
 
 #[test]
 fn generate_greedy_prints_the_published_text() {
-    let o = cli(&[
-        "generate",
-        "--prompt",
-        "Once upon a time",
-        "--max-tokens",
-        "100",
-        "--temperature",
-        "0",
-    ]);
+    let o = generate_greedy(&[], "100");
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     // 100 tokens reach the last word of the published text; its final "." is token 101.
@@ -23,46 +15,30 @@ fn generate_greedy_prints_the_published_text() {
         "{}",
         stderr(&o)
     );
-    let o = cli(&[
-        "generate",
-        "--prompt",
-        "Once upon a time",
-        "--max-tokens",
-        "120",
-        "--temperature",
-        "0",
-    ]);
+    let o = generate_greedy(&[], "120");
     let out = stdout(&o);
     assert!(out.starts_with(GREEDY), "got:\n{out}");
 }
 
 #[test]
 fn generate_is_reproducible_with_a_seed() {
-    let args = [
-        "generate",
-        "--prompt",
-        "Once",
-        "--max-tokens",
-        "40",
-        "--temperature",
-        "1",
-        "--seed",
-        "7",
-    ];
-    let (a, b) = (cli(&args), cli(&args));
+    let seeded = |seed: &str| {
+        cli(&[
+            "generate",
+            "--prompt",
+            "Once",
+            "--max-tokens",
+            "40",
+            "--temperature",
+            "1",
+            "--seed",
+            seed,
+        ])
+    };
+    let (a, b) = (seeded("7"), seeded("7"));
     assert!(a.status.success());
     assert_eq!(stdout(&a), stdout(&b));
-    let c = cli(&[
-        "generate",
-        "--prompt",
-        "Once",
-        "--max-tokens",
-        "40",
-        "--temperature",
-        "1",
-        "--seed",
-        "8",
-    ]);
+    let c = seeded("8");
     assert_ne!(stdout(&a), stdout(&c));
 }
 

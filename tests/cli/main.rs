@@ -23,6 +23,22 @@ pub fn cli(args: &[&str]) -> Output {
         .expect("the CLI runs")
 }
 
+/// `generate` greedy from "Once upon a time", `max_tokens` long, after the global options
+/// `global` (a backend, a model).
+pub fn generate_greedy(global: &[&str], max_tokens: &str) -> Output {
+    let mut args = global.to_vec();
+    args.extend([
+        "generate",
+        "--prompt",
+        "Once upon a time",
+        "--max-tokens",
+        max_tokens,
+        "--temperature",
+        "0",
+    ]);
+    cli(&args)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }

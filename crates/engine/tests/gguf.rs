@@ -33,7 +33,7 @@ fn gguf_model(name: &str) -> Model {
 
 use common::prefill_logits as logits;
 
-use common::softmax_rows;
+use common::softmax::softmax_rows;
 
 const TOKENS: [u32; 12] = [1, 403, 407, 261, 378, 432, 383, 409, 261, 498, 20, 7];
 

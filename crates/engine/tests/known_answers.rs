@@ -5,7 +5,7 @@ mod common;
 use decoding_engine::{Backend, CpuBackend};
 
 /// The model's probabilities: the tests' own softmax of its logits (not the engine's).
-use common::softmax_f32 as softmax;
+use common::softmax::softmax_f32 as softmax;
 
 #[test]
 fn once_upon_a_time_tokenizes_to_known_ids() {

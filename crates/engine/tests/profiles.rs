@@ -4,7 +4,7 @@
 mod common;
 
 // The tests' own softmax, independent of the engine's.
-use common::softmax;
+use common::softmax::softmax;
 use decoding_engine::sampling::chain::process_f64;
 use decoding_engine::sampling::{History, RawSettings, Settings};
 

@@ -19,9 +19,7 @@ fn settings(pairs: &[(&str, &str)]) -> Settings {
         .unwrap()
 }
 
-fn softmax(z: &[f64]) -> Vec<f64> {
-    decoding_engine::sampling::stages::softmax(z)
-}
+use common::softmax::softmax;
 
 fn target(p: Vec<f64>, token: u32) -> Target {
     Target { p, token }
@@ -278,15 +276,9 @@ fn simulate(
                     Target { p, token }
                 })
                 .collect();
-            let c = verify_with(
-                rule,
-                false,
-                &drafted,
-                &qs,
-                &targets,
-                |i| step_coins(seed, s0 + i as u64),
-                residual,
-            );
+            let c = verify_with(rule, false, residual, &drafted, &qs, &targets, |i| {
+                step_coins(seed, s0 + i as u64)
+            });
             emitted.extend(c.emitted());
         }
         emitted.truncate(tokens);

@@ -15,11 +15,8 @@ use decoding_gpu::{GpuBackend, GpuContext};
 use pollster::block_on;
 use std::rc::Rc;
 
-/// The engine's softmax of a backend's logits.
-fn softmax(z: &[f32]) -> Vec<f64> {
-    let z: Vec<f64> = z.iter().map(|&v| v as f64).collect();
-    decoding_engine::sampling::stages::softmax(&z)
-}
+/// The tests' own softmax of a backend's logits.
+use common::softmax::softmax_f32 as softmax;
 
 use decoding_engine::sampling::argmax;
 

@@ -6,7 +6,9 @@
 //! Generation, beam search and the page never see the switch, except in [`Engine::report`].
 //! Engine types only: which GPU backend to open is decided in `decoding-gpu` (`select.rs`).
 
-use crate::backend::{Backend, BackendError, BackendKind, CpuBackend, LocalFuture, SeqSlots};
+use crate::backend::{
+    Backend, BackendError, BackendKind, CpuBackend, LocalFuture, LogitsFuture, SeqSlots,
+};
 use crate::batch::{Batch, Logits, Row, SeqId};
 use crate::config::Config;
 use crate::kv_cache::CacheBytes;
@@ -214,10 +216,7 @@ impl Backend for Engine {
         self.backend.cache_bytes(Self::inner(&self.seqs, seq)?)
     }
 
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_> {
         Box::pin(async move { Ok(self.forward_impl(batch, None).await?.0) })
     }
 
@@ -241,12 +240,7 @@ impl Backend for Engine {
         })
     }
 
-    fn forward_exit<'a>(
-        &'a mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        layers: usize,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_exit(&mut self, seq: SeqId, tokens: &[u32], layers: usize) -> LogitsFuture<'_> {
         let tokens = tokens.to_vec();
         Box::pin(async move {
             let inner = Self::inner(&self.seqs, seq)?;

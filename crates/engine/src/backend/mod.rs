@@ -24,6 +24,9 @@ use thiserror::Error;
 /// A boxed future that need not be `Send` (wasm futures are not).
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
+/// What a forward pass gives: its logits, when they are back.
+pub type LogitsFuture<'a> = LocalFuture<'a, Result<Vec<f32>, BackendError>>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
@@ -70,20 +73,12 @@ pub trait Backend {
     /// The forward pass over a batch of rows (checked with `Batch::check`): appends every
     /// row's K/V to its sequence and returns the logits of the rows that ask for them,
     /// (rows with logits, vocab_size) in row order.
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>>;
+    fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_>;
 
     /// Runs `tokens` at the sequence's next positions (one row each) and appends their K/V.
     /// Returns the logits after the last token (vocab_size,), or after every token
     /// (n, vocab_size) with `all_logits`. One token is a decode step; several a prefill.
-    fn forward<'a>(
-        &'a mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        all_logits: bool,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward(&mut self, seq: SeqId, tokens: &[u32], all_logits: bool) -> LogitsFuture<'_> {
         let logits = if all_logits {
             Logits::All
         } else {
@@ -113,12 +108,7 @@ pub trait Backend {
     /// then the final norm and classifier: the logits after the last token (an early-exit
     /// draft, `Transformer::forward_layers`). Those layers' K/V are appended; truncate before
     /// a full pass over the same positions. Backends without it say so.
-    fn forward_exit<'a>(
-        &'a mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        layers: usize,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_exit(&mut self, seq: SeqId, tokens: &[u32], layers: usize) -> LogitsFuture<'_> {
         let _ = (seq, tokens, layers);
         Box::pin(std::future::ready(Err(BackendError::Unsupported(format!(
             "early-exit drafts run on the CPU backend, not the {} one",
@@ -221,12 +211,7 @@ impl Backend for CpuBackend {
         BackendKind::Cpu
     }
 
-    fn forward_exit<'a>(
-        &'a mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        layers: usize,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_exit(&mut self, seq: SeqId, tokens: &[u32], layers: usize) -> LogitsFuture<'_> {
         let out = self.seq_len(seq).and_then(|pos0| {
             let batch = Batch::tokens(seq, pos0, tokens, Logits::Last);
             let CpuBackend { model, state, seqs } = self;
@@ -276,10 +261,7 @@ impl Backend for CpuBackend {
         Ok(self.seqs.get(seq)?.bytes())
     }
 
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_> {
         Box::pin(std::future::ready(self.forward_sync(&batch)))
     }
 }

@@ -1,6 +1,6 @@
 //! Test doubles that the engine's, the worker's and the GPU crate's tests share.
 
-use crate::backend::{Backend, BackendError, BackendKind, CpuBackend, LocalFuture};
+use crate::backend::{Backend, BackendError, BackendKind, CpuBackend, LogitsFuture};
 use crate::batch::{Batch, SeqId};
 use crate::config::Config;
 use crate::kv_cache::CacheBytes;
@@ -26,15 +26,34 @@ impl LosesDevice {
     }
 }
 
+/// The `Backend` methods both doubles hand straight to their `inner` CPU backend.
+macro_rules! pass_to_inner {
+    () => {
+        fn config(&self) -> &Config {
+            self.inner.config()
+        }
+        fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
+            self.inner.new_sequence()
+        }
+        fn release(&mut self, seq: SeqId) {
+            self.inner.release(seq)
+        }
+        fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
+            self.inner.seq_len(seq)
+        }
+        fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
+            self.inner.truncate(seq, len)
+        }
+        fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
+            self.inner.cache_bytes(seq)
+        }
+    };
+}
+
 impl Backend for LosesDevice {
+    pass_to_inner!();
     fn kind(&self) -> BackendKind {
         BackendKind::Gpu
-    }
-    fn config(&self) -> &Config {
-        self.inner.config()
-    }
-    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
-        self.inner.new_sequence()
     }
     fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
         if self.healthy == 0 {
@@ -42,22 +61,7 @@ impl Backend for LosesDevice {
         }
         self.inner.fork(seq)
     }
-    fn release(&mut self, seq: SeqId) {
-        self.inner.release(seq)
-    }
-    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
-        self.inner.seq_len(seq)
-    }
-    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
-        self.inner.truncate(seq, len)
-    }
-    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
-        self.inner.cache_bytes(seq)
-    }
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_> {
         if self.healthy == 0 {
             return Box::pin(std::future::ready(Err(BackendError::DeviceLost(
                 "gone".into(),
@@ -95,34 +99,14 @@ impl Paced {
 }
 
 impl Backend for Paced {
+    pass_to_inner!();
     fn kind(&self) -> BackendKind {
         self.kind
-    }
-    fn config(&self) -> &Config {
-        self.inner.config()
-    }
-    fn new_sequence(&mut self) -> Result<SeqId, BackendError> {
-        self.inner.new_sequence()
     }
     fn fork(&mut self, seq: SeqId) -> Result<SeqId, BackendError> {
         self.inner.fork(seq)
     }
-    fn release(&mut self, seq: SeqId) {
-        self.inner.release(seq)
-    }
-    fn seq_len(&self, seq: SeqId) -> Result<usize, BackendError> {
-        self.inner.seq_len(seq)
-    }
-    fn truncate(&mut self, seq: SeqId, len: usize) -> Result<(), BackendError> {
-        self.inner.truncate(seq, len)
-    }
-    fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
-        self.inner.cache_bytes(seq)
-    }
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_> {
         self.clock.set(self.clock.get() + self.ms);
         self.inner.forward_batch(batch)
     }

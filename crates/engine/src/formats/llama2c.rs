@@ -224,15 +224,13 @@ impl Checkpoint {
     /// What can be known of a checkpoint from its first 28 bytes and its length, before the
     /// rest is read (the page checks a dropped file this way): the header's values, the
     /// memory the model would take against `budget`, and the file's size against the one
-    /// the header implies. `head` may be the whole file or just its start.
+    /// the header implies. `head` may be the whole file or just its start. Every caller has
+    /// refused an empty file already (`CheckpointError::Empty`).
     pub(crate) fn check_legacy_header(
         head: &[u8],
         file_len: u64,
         budget: Budget,
     ) -> Result<Config, CheckpointError> {
-        if file_len == 0 {
-            return Err(CheckpointError::Empty);
-        }
         let Some(head) = head.get(..HEADER_BYTES) else {
             return Err(CheckpointError::TooShortForHeader { len: head.len() });
         };

@@ -65,19 +65,11 @@ pub fn attend_heads<const G: usize>(
     let att = &mut att[..G * n];
     for (g, att) in att.chunks_exact_mut(n).enumerate() {
         let (q, offset) = (&q[g * hs..(g + 1) * hs], offsets[g]);
-        #[cfg(kernel = "avx512")]
+        #[cfg(any(kernel = "avx512", kernel = "wasm"))]
         if pos * kv_dim + offset + hs <= keys.len() {
-            // SAFETY: the build enables AVX-512F; every key row read, the last at
+            // SAFETY: the build enables AVX-512F or simd128; every key row read, the last at
             // pos · kv_dim + offset, ends within `keys` (checked above).
-            unsafe { super::simd::avx512::scores(att, q, keys, kv_dim, offset, scale) };
-        } else {
-            scores(att, q, keys, kv_dim, offset, scale);
-        }
-        #[cfg(kernel = "wasm")]
-        if pos * kv_dim + offset + hs <= keys.len() {
-            // SAFETY: the build enables simd128; every key row read ends within `keys`
-            // (checked above).
-            unsafe { super::simd::wasm::scores(att, q, keys, kv_dim, offset, scale) };
+            unsafe { super::simd::scores(att, q, keys.as_ptr().add(offset), kv_dim, scale) };
         } else {
             scores(att, q, keys, kv_dim, offset, scale);
         }

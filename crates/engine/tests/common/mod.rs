@@ -1,8 +1,7 @@
 //! Loads the default model from `assets/models/stories260K/` (filled by `scripts/fetch-models.sh`).
 #![allow(dead_code)]
 
-mod softmax;
-pub use softmax::*;
+pub mod softmax;
 
 use decoding_engine::Model;
 use std::path::PathBuf;

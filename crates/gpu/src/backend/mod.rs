@@ -19,7 +19,9 @@ mod submit;
 use crate::context::{GpuContext, GpuError};
 use crate::kernel::*;
 use crate::pipelines::Kernels;
-use decoding_engine::backend::{Backend, BackendError, BackendKind, LocalFuture, SeqId, SeqSlots};
+use decoding_engine::backend::{
+    Backend, BackendError, BackendKind, LocalFuture, LogitsFuture, SeqId, SeqSlots,
+};
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::{Batch, Config, ProbeSpec, Probed, Transformer};
 use plan::{final_slot, LAYER};
@@ -174,10 +176,7 @@ impl Backend for GpuBackend {
         Ok(CacheBytes::of(&self.config, self.seq(seq)?.len))
     }
 
-    fn forward_batch<'a>(
-        &'a mut self,
-        batch: Batch,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_> {
         let layers = self.config.n_layers;
         Box::pin(async move { Ok(self.forward_impl(batch, layers, None).await?.0) })
     }
@@ -200,12 +199,7 @@ impl Backend for GpuBackend {
 
     /// The early-exit draft on the GPU: the same dispatches for the first `layers` layers
     /// (their K/V into the sequence's cache), then the final norm and the classifier.
-    fn forward_exit<'a>(
-        &'a mut self,
-        seq: SeqId,
-        tokens: &[u32],
-        layers: usize,
-    ) -> LocalFuture<'a, Result<Vec<f32>, BackendError>> {
+    fn forward_exit(&mut self, seq: SeqId, tokens: &[u32], layers: usize) -> LogitsFuture<'_> {
         match self.seq_len(seq) {
             Ok(pos0) => {
                 let batch = Batch::tokens(seq, pos0, tokens, decoding_engine::Logits::Last);

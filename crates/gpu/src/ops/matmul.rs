@@ -180,15 +180,3 @@ pub async fn matmul(
     )
     .await
 }
-
-#[cfg(test)]
-mod tests {
-    /// The Rust block is the WGSL struct's size (its fields four bytes each, as laid out).
-    #[test]
-    fn the_parameter_block_is_the_shaders() {
-        assert_eq!(
-            std::mem::size_of::<super::MatmulParams>(),
-            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
-        );
-    }
-}

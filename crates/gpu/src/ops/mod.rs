@@ -18,3 +18,28 @@ pub use matmul::matmul;
 pub use rmsnorm::rmsnorm;
 pub use rope::rope;
 pub use swiglu::swiglu;
+
+#[cfg(test)]
+mod tests {
+    /// The Rust block `T` is the size of the WGSL struct `Params` in `source` (its fields four
+    /// bytes each, as laid out).
+    fn assert_block_is_the_shaders<T>(source: &str) {
+        assert_eq!(
+            std::mem::size_of::<T>(),
+            super::run::wgsl_struct_bytes(source, "Params"),
+            "{}",
+            std::any::type_name::<T>()
+        );
+    }
+
+    #[test]
+    fn the_parameter_blocks_are_the_shaders() {
+        use super::*;
+        assert_block_is_the_shaders::<attention::AttentionParams>(attention::SOURCE);
+        assert_block_is_the_shaders::<embed::EmbedParams>(embed::SOURCE);
+        assert_block_is_the_shaders::<matmul::MatmulParams>(matmul::SOURCE);
+        assert_block_is_the_shaders::<rmsnorm::RmsNormParams>(rmsnorm::SOURCE);
+        assert_block_is_the_shaders::<rope::RopeParams>(rope::SOURCE);
+        assert_block_is_the_shaders::<swiglu::SwigluParams>(swiglu::SOURCE);
+    }
+}

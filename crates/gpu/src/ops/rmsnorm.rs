@@ -89,15 +89,3 @@ pub async fn rmsnorm(ctx: &GpuContext, x: &[f32], w: &[f32], eps: f32) -> Result
     )
     .await
 }
-
-#[cfg(test)]
-mod tests {
-    /// The Rust block is the WGSL struct's size (its fields four bytes each, as laid out).
-    #[test]
-    fn the_parameter_block_is_the_shaders() {
-        assert_eq!(
-            std::mem::size_of::<super::RmsNormParams>(),
-            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
-        );
-    }
-}

@@ -85,15 +85,3 @@ pub async fn rope(
     let k_out = run(ctx, &kern, make(ctx), (groups, t as u32, 1), 1).await?;
     Ok((q_out, k_out))
 }
-
-#[cfg(test)]
-mod tests {
-    /// The Rust block is the WGSL struct's size (its fields four bytes each, as laid out).
-    #[test]
-    fn the_parameter_block_is_the_shaders() {
-        assert_eq!(
-            std::mem::size_of::<super::RopeParams>(),
-            crate::ops::run::wgsl_struct_bytes(super::SOURCE, "Params")
-        );
-    }
-}

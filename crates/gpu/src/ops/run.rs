@@ -116,8 +116,8 @@ pub(crate) fn positions(ctx: &GpuContext, pos0: u32, n: u32) -> wgpu::Buffer {
 }
 
 /// Bytes of the WGSL struct `name` in `source` as a uniform block: four bytes a scalar field
-/// (they are all u32 or f32), rounded up to 16 (uniform blocks are 16-byte aligned). Each
-/// op's test holds its Rust parameter block to it.
+/// (they are all u32 or f32), rounded up to 16 (uniform blocks are 16-byte aligned). The
+/// ops' test holds each op's Rust parameter block to it.
 #[cfg(test)]
 pub(crate) fn wgsl_struct_bytes(source: &str, name: &str) -> usize {
     let start = source

@@ -2,6 +2,10 @@
 //! the forward-pass tests' model, backend, settings and generation.
 #![allow(dead_code)]
 
+/// The engine's tests' own softmax (one copy for both crates).
+#[path = "../../../engine/tests/common/softmax.rs"]
+pub mod softmax;
+
 use decoding_engine::backend::Backend;
 use decoding_engine::generation::{Generation, StepOutcome};
 use decoding_engine::sampling::{RawSettings, Settings};

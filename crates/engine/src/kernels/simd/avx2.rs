@@ -11,13 +11,9 @@ const PREFETCH: usize = 4096;
 
 #[inline(always)]
 pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32]; R]) -> [f32; R] {
-    let n = xs.iter().fold(w.len(), |n, x| n.min(x.len()));
-    let pw = w.as_ptr();
-    let px = xs.map(|x| x.as_ptr());
-    let mut k = 0;
-    let mut acc8 = [_mm256_setzero_ps(); R];
-    if n >= 32 {
+    super::x86_tail::dot_rows(w, xs, |pw, px, n| {
         let mut acc = [[_mm256_setzero_ps(); 4]; R];
+        let mut k = 0;
         while k + 32 <= n {
             if STREAM {
                 _mm_prefetch::<_MM_HINT_T0>(pw.wrapping_add(k + PREFETCH) as *const i8);
@@ -32,10 +28,6 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
             }
             k += 32;
         }
-        for r in 0..R {
-            let [a0, a1, a2, a3] = acc[r];
-            acc8[r] = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-        }
-    }
-    super::x86_tail::finish(acc8, pw, px, k, n)
+        acc.map(|[a0, a1, a2, a3]| _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)))
+    })
 }

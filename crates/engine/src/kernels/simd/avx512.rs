@@ -91,32 +91,21 @@ unsafe fn reduce8(acc: [__m256; 8]) -> __m256 {
     _mm256_permutevar8x32_ps(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 }
 
-/// att[t] = dot(q, k_t) · scale with k_t = keys[t·stride + offset..][..q.len()], for
-/// every t of `att`: `dot_avx512`'s bits, the final reductions of eight positions done
-/// together (one at a time they were a chain of dependent shuffles and adds per
-/// position: the most of stories260K's attention, whose heads are 8 wide). The caller
-/// checks that every k_t lies in `keys`.
+/// Positions `super::scores` reduces together: eight, in one register.
+pub(super) const SCORE_GROUP: usize = 8;
+
+/// dot(q, k_j) for the eight key rows k_j at `keys.add(j * stride)`, each `dot_avx512`'s
+/// bits but for the scalar tail (from q.len() / 8 · 8, left to `super::scores`): the final
+/// reductions of the eight done together (one at a time they were a chain of dependent
+/// shuffles and adds per position: the most of stories260K's attention, whose heads are 8
+/// wide). The caller checks that every k_j lies in its slice.
 #[inline(always)]
-pub unsafe fn scores(
-    att: &mut [f32],
-    q: &[f32],
-    keys: &[f32],
-    stride: usize,
-    offset: usize,
-    scale: f32,
-) {
-    let hs = q.len();
-    let (pq, pk) = (q.as_ptr(), keys.as_ptr().add(offset));
-    let mut t = 0;
-    while t + 8 <= att.len() {
-        let mut acc = [_mm256_setzero_ps(); 8];
-        for (j, acc) in acc.iter_mut().enumerate() {
-            *acc = partial8(pq, pk.add((t + j) * stride), hs);
-        }
-        let mut s = [0.0f32; 8];
-        _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));
-        super::finish_scores(&mut att[t..t + 8], &s, q, pk.add(t * stride), stride, scale);
-        t += 8;
+pub unsafe fn score_sums(q: &[f32], keys: *const f32, stride: usize) -> [f32; SCORE_GROUP] {
+    let mut acc = [_mm256_setzero_ps(); SCORE_GROUP];
+    for (j, acc) in acc.iter_mut().enumerate() {
+        *acc = partial8(q.as_ptr(), keys.add(j * stride), q.len());
     }
-    super::rest_scores(&mut att[t..], q, pk.add(t * stride), stride, scale);
+    let mut s = [0.0f32; SCORE_GROUP];
+    _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));
+    s
 }

@@ -7,14 +7,10 @@ use std::arch::x86_64::*;
 /// a 5-row verify pass ran at a third of the machine's arithmetic rate).
 #[inline(always)]
 pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32]; R]) -> [f32; R] {
-    let n = xs.iter().fold(w.len(), |n, x| n.min(x.len()));
-    let pw = w.as_ptr();
-    let px = xs.map(|x| x.as_ptr());
-    let mut k = 0;
-    let mut acc8 = [_mm256_setzero_ps(); R];
-    if n >= 32 {
+    super::x86_tail::dot_rows(w, xs, |pw, px, n| {
         let mut lo = [_mm512_setzero_ps(); R];
         let mut hi = [_mm512_setzero_ps(); R];
+        let mut k = 0;
         while k + 32 <= n {
             if STREAM {
                 let ahead = super::avx512::PREFETCH;
@@ -31,11 +27,8 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
             }
             k += 32;
         }
-        for r in 0..R {
-            acc8[r] = super::avx512::fold32(lo[r], hi[r]);
-        }
-    }
-    super::x86_tail::finish(acc8, pw, px, k, n)
+        std::array::from_fn(|r| super::avx512::fold32(lo[r], hi[r]))
+    })
 }
 
 /// `dot_avx512` of R weight rows with one input row `x` (decode's matrix-vector
@@ -43,33 +36,10 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
 /// `dot_avx512`'s, but the chunk of `x` is loaded once for all R rows and their 2R
 /// accumulator chains run side by side. One row alone keeps two chains of dependent
 /// adds, so the adders wait on their own latency; short rows (stories260K's 64)
-/// also pay the fold and reduction per row with nothing to overlap it.
+/// also pay the fold and reduction per row with nothing to overlap it. It is `dot_rows`
+/// with the roles of the one row and the R rows swapped: x·w is w·x bit for bit (IEEE
+/// multiplication commutes), and these rows are short and sit in cache (no prefetch).
 #[inline(always)]
 pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
-    let n = ws.iter().fold(x.len(), |n, w| n.min(w.len()));
-    let pw = ws.map(|w| w.as_ptr());
-    let px = x.as_ptr();
-    let mut k = 0;
-    let mut acc8 = [_mm256_setzero_ps(); R];
-    if n >= 32 {
-        let mut lo = [_mm512_setzero_ps(); R];
-        let mut hi = [_mm512_setzero_ps(); R];
-        while k + 32 <= n {
-            let x0 = _mm512_loadu_ps(px.add(k));
-            let x1 = _mm512_loadu_ps(px.add(k + 16));
-            for r in 0..R {
-                let p0 = _mm512_mul_ps(_mm512_loadu_ps(pw[r].add(k)), x0);
-                let p1 = _mm512_mul_ps(_mm512_loadu_ps(pw[r].add(k + 16)), x1);
-                lo[r] = _mm512_add_ps(lo[r], p0);
-                hi[r] = _mm512_add_ps(hi[r], p1);
-            }
-            k += 32;
-        }
-        for r in 0..R {
-            acc8[r] = super::avx512::fold32(lo[r], hi[r]);
-        }
-    }
-    // The shared tail with the roles of the one row and the R rows swapped: x·w is w·x
-    // bit for bit (IEEE multiplication commutes).
-    super::x86_tail::finish(acc8, px, pw, k, n)
+    dot_rows::<R, false>(x, ws)
 }

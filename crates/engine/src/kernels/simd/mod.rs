@@ -6,11 +6,11 @@
 #[cfg(kernel = "avx2")]
 mod avx2;
 #[cfg(kernel = "avx512")]
-pub(super) mod avx512;
+mod avx512;
 #[cfg(kernel = "avx512")]
 mod avx512_rows;
 #[cfg(kernel = "wasm")]
-pub(super) mod wasm;
+mod wasm;
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 mod x86_tail;
 
@@ -72,44 +72,42 @@ pub(super) fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
     dot(w, x)
 }
 
-/// The end of a scores kernel that reduced several positions together to `sums`, each
-/// `dot`'s bulk and eight-wide chunks (`x86::scores`, `wasm::scores`): each position's scalar
-/// tail (elements hs / 8 · 8 .. hs, in order, as `dot_portable`), then the scale. Position j
-/// is the key row at `keys.add(j * stride)`; the caller checks that each lies in its slice.
+#[cfg(kernel = "avx512")]
+use avx512::{score_sums, SCORE_GROUP};
+#[cfg(kernel = "wasm")]
+use wasm::{score_sums, SCORE_GROUP};
+
+/// att[j] = dot(q, k_j) · scale for every j of `att`, k_j the key row at `keys.add(j *
+/// stride)`: `dot`'s bits, `SCORE_GROUP` positions at a time by the build's kernel
+/// (`avx512::score_sums`, `wasm::score_sums`: each position's bulk and eight-wide chunks,
+/// their final reductions done together), then each one's scalar tail (elements hs / 8 · 8
+/// .. hs, in order, as `dot_portable`) and the scale; the positions left over one at a
+/// time. The caller checks that each key row lies in its slice.
 #[cfg(any(kernel = "avx512", kernel = "wasm"))]
 #[inline(always)]
-pub(super) unsafe fn finish_scores(
+pub(super) unsafe fn scores(
     att: &mut [f32],
-    sums: &[f32],
     q: &[f32],
     keys: *const f32,
     stride: usize,
     scale: f32,
 ) {
     let hs = q.len();
-    for (j, (a, &sum)) in att.iter_mut().zip(sums).enumerate() {
-        let mut s = sum;
-        for (i, &qi) in q.iter().enumerate().skip(hs / 8 * 8) {
-            s += qi * *keys.add(j * stride + i);
+    let mut t = 0;
+    while t + SCORE_GROUP <= att.len() {
+        let k = keys.add(t * stride);
+        let sums = score_sums(q, k, stride);
+        for (j, (a, &sum)) in att[t..t + SCORE_GROUP].iter_mut().zip(&sums).enumerate() {
+            let mut s = sum;
+            for (i, &qi) in q.iter().enumerate().skip(hs / 8 * 8) {
+                s += qi * *k.add(j * stride + i);
+            }
+            *a = s * scale;
         }
-        *a = s * scale;
+        t += SCORE_GROUP;
     }
-}
-
-/// att[j] = dot(q, k_j) · scale one position at a time, k_j at `keys.add(j * stride)`: the
-/// positions left over after a scores kernel's groups. The caller checks that each key
-/// row lies in its slice.
-#[cfg(any(kernel = "avx512", kernel = "wasm"))]
-#[inline(always)]
-pub(super) unsafe fn rest_scores(
-    att: &mut [f32],
-    q: &[f32],
-    keys: *const f32,
-    stride: usize,
-    scale: f32,
-) {
-    for (j, a) in att.iter_mut().enumerate() {
-        let k = std::slice::from_raw_parts(keys.add(j * stride), q.len());
+    for (j, a) in att.iter_mut().enumerate().skip(t) {
+        let k = std::slice::from_raw_parts(keys.add(j * stride), hs);
         *a = dot(q, k) * scale;
     }
 }

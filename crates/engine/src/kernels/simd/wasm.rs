@@ -142,42 +142,33 @@ pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] 
     })
 }
 
-/// att[t] = dot(q, k_t) · scale for every t (`super::scores`): `dot_simd128`'s bits, the
-/// pairwise reductions of four positions done together by a 4×4 transpose (one at a
-/// time each was four lane extracts and three scalar adds for a head of 8 multiplies).
-/// The caller checks that every k_t lies in `keys`.
+/// Positions `super::scores` reduces together: four, one a lane.
+pub(super) const SCORE_GROUP: usize = 4;
+
+/// dot(q, k_j) for the four key rows k_j at `keys.add(j * stride)`, each `dot_simd128`'s
+/// bits but for the scalar tail (from q.len() / 8 · 8, left to `super::scores`): the
+/// pairwise reductions of the four done together by a 4×4 transpose (one at a time each was
+/// four lane extracts and three scalar adds for a head of 8 multiplies). The caller checks
+/// that every k_j lies in its slice.
 #[inline(always)]
-pub unsafe fn scores(
-    att: &mut [f32],
-    q: &[f32],
-    keys: &[f32],
-    stride: usize,
-    offset: usize,
-    scale: f32,
-) {
-    let hs = q.len();
-    let (pq, pk) = (q.as_ptr(), keys.as_ptr().add(offset));
-    let mut t = 0;
-    while t + 4 <= att.len() {
-        let [a, b, c, d] = [0, 1, 2, 3].map(|j| partial8(pq, pk.add((t + j) * stride), hs));
-        // e = (a0+a2, b0+b2, a1+a3, b1+b3), f the same of c and d.
-        let e = f32x4_add(
-            i32x4_shuffle::<0, 4, 1, 5>(a, b),
-            i32x4_shuffle::<2, 6, 3, 7>(a, b),
-        );
-        let f = f32x4_add(
-            i32x4_shuffle::<0, 4, 1, 5>(c, d),
-            i32x4_shuffle::<2, 6, 3, 7>(c, d),
-        );
-        // ((x0 + x2) + (x1 + x3)) for x = a, b, c, d.
-        let r = f32x4_add(
-            i32x4_shuffle::<0, 1, 4, 5>(e, f),
-            i32x4_shuffle::<2, 3, 6, 7>(e, f),
-        );
-        let mut s = [0.0f32; 4];
-        v128_store(s.as_mut_ptr() as *mut v128, r);
-        super::finish_scores(&mut att[t..t + 4], &s, q, pk.add(t * stride), stride, scale);
-        t += 4;
-    }
-    super::rest_scores(&mut att[t..], q, pk.add(t * stride), stride, scale);
+pub unsafe fn score_sums(q: &[f32], keys: *const f32, stride: usize) -> [f32; SCORE_GROUP] {
+    let (pq, hs) = (q.as_ptr(), q.len());
+    let [a, b, c, d] = [0, 1, 2, 3].map(|j| partial8(pq, keys.add(j * stride), hs));
+    // e = (a0+a2, b0+b2, a1+a3, b1+b3), f the same of c and d.
+    let e = f32x4_add(
+        i32x4_shuffle::<0, 4, 1, 5>(a, b),
+        i32x4_shuffle::<2, 6, 3, 7>(a, b),
+    );
+    let f = f32x4_add(
+        i32x4_shuffle::<0, 4, 1, 5>(c, d),
+        i32x4_shuffle::<2, 6, 3, 7>(c, d),
+    );
+    // ((x0 + x2) + (x1 + x3)) for x = a, b, c, d.
+    let r = f32x4_add(
+        i32x4_shuffle::<0, 1, 4, 5>(e, f),
+        i32x4_shuffle::<2, 3, 6, 7>(e, f),
+    );
+    let mut s = [0.0f32; SCORE_GROUP];
+    v128_store(s.as_mut_ptr() as *mut v128, r);
+    s
 }

@@ -1,11 +1,32 @@
-//! The end both x86 row kernels share once their 32-lane loop has folded each row to eight
-//! partial sums `acc8`: 8-wide chunks from `k`, the pairwise reduction
-//! ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)) and the scalar tail, as `dot_portable`.
+//! What both x86 row kernels share around their own 32-lane loop: the rows' common length,
+//! then, once that loop has folded each row to eight partial sums `acc8`, the 8-wide chunks,
+//! the pairwise reduction ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)) and the scalar
+//! tail, as `dot_portable`.
 
 use std::arch::x86_64::*;
 
+/// `dot_portable(w, x)` for each of the R rows `xs` (over the shortest length n): the bulk,
+/// the first n / 32 · 32 floats, by the kernel's own loop `bulk(pw, px, n)` (run only where
+/// n ≥ 32), which returns each row's 32 partial sums folded to eight; then `finish`.
 #[inline(always)]
-pub unsafe fn finish<const R: usize>(
+pub unsafe fn dot_rows<const R: usize>(
+    w: &[f32],
+    xs: [&[f32]; R],
+    bulk: impl FnOnce(*const f32, [*const f32; R], usize) -> [__m256; R],
+) -> [f32; R] {
+    let n = xs.iter().fold(w.len(), |n, x| n.min(x.len()));
+    let pw = w.as_ptr();
+    let px = xs.map(|x| x.as_ptr());
+    let acc8 = if n >= 32 {
+        bulk(pw, px, n)
+    } else {
+        [_mm256_setzero_ps(); R]
+    };
+    finish(acc8, pw, px, n / 32 * 32, n)
+}
+
+#[inline(always)]
+unsafe fn finish<const R: usize>(
     mut acc8: [__m256; R],
     pw: *const f32,
     px: [*const f32; R],
