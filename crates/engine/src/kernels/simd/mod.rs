@@ -31,15 +31,15 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         unsafe { avx512::dot_avx512(a, b) }
     }
     // And in four 8-lane registers where it has AVX2 only (LLVM had left the loop below
-    // mostly 4 lanes wide and scalar there: 3.5 GFLOP/s of a core's 36).
+    // mostly 4 lanes wide and scalar there).
     #[cfg(kernel = "avx2")]
     {
         // SAFETY: the build enables AVX2; the kernel reads within both slices.
         unsafe { avx2::dot_rows::<1, false>(a, [b])[0] }
     }
     // And in wasm's 4-lane registers where the page's build has SIMD (all current
-    // browsers): left to LLVM, the loop below made stories260K's forward pass in the page
-    // take 0.27 ms a token against 0.14 ms with the kernel.
+    // browsers): left to LLVM, the loop below ran the page's forward pass at about half
+    // the kernel's speed.
     #[cfg(kernel = "wasm")]
     {
         // SAFETY: the build enables simd128; the kernel reads within both slices.
@@ -51,11 +51,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 /// [`dot`] of a weight row `w` streamed from memory (a matrix-vector product runs it on
 /// row after row): the same bits. With AVX2 only, the rows ahead are prefetched in software
-/// (measured on that machine: the hardware prefetcher alone left a single core at 26 GiB/s
-/// of its 36; `cargo bench --bench matvec`). With AVX-512 they are not: on the Zen 4 of
-/// 2026-12-04 the same prefetch made decode slower (110M shape, one thread, alternating
-/// builds: 37–41 tok/s with it, 53–54 without; 15M 213–265 against 267–390), run.c (no
-/// prefetch) being ahead of us until it went.
+/// (the hardware prefetcher alone left a single core short of its read bandwidth; `cargo
+/// bench --bench matvec`). With AVX-512 they are not: there the same prefetch made decode
+/// slower (BENCHMARKS.md, "AVX-512 decode has no software prefetch").
 #[inline(always)]
 pub(super) fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
     #[cfg(kernel = "avx512")]

@@ -19,10 +19,9 @@ pub unsafe fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
 /// the same order as one pass: V8 schedules a loop's loads ahead of its arithmetic, and
 /// with all eight accumulators and sixteen loads live at once it spilled five or six
 /// vectors to the stack every 32 floats (`node --print-wasm-code`). Four accumulators a
-/// pass fit its registers: the 15M file's decode under Node went from 270–291 to
-/// 318–343 tok/s (five alternating runs), stories260K's unchanged. (The same passes
-/// through `bulk_sums::<1, 4>` gave the same bits but ran the 15M file 3–4 % slower
-/// under Node, five alternating runs: V8 laid the loop out differently.)
+/// pass fit its registers and decode faster; the same passes through `bulk_sums::<1, 4>`
+/// give the same bits but run slower under V8, which lays that loop out differently
+/// (figures: BENCHMARKS.md, "The wasm kernels are shaped for V8's 16 vector registers").
 #[inline(always)]
 unsafe fn partial8(pa: *const f32, pb: *const f32, n: usize) -> v128 {
     let load = |p: *const f32| v128_load(p as *const v128);
@@ -127,9 +126,8 @@ unsafe fn reduce_tail(t: v128, pa: *const f32, pb: *const f32, n: usize) -> f32 
 /// With R = 2 that is 4 accumulators and 6 loads live, within V8's registers: all eight
 /// groups of R rows did not fit, and V8 spilled (`node --print-wasm-code --no-liftoff`);
 /// one group at a time of four rows stored and reloaded the accumulators every 64
-/// floats. stories260K decode under Node, positions 168–205, alternating builds (rows ×
-/// groups a pass): 4 × 1 (as before) 0.120–0.129 ms a token, 2 × 2 0.092–0.096, 2 × 1
-/// 0.094–0.110, 3 × 2 0.097–0.102, 2 × 4 0.093–0.138.
+/// floats. Two rows in two groups a pass measured fastest of the shapes tried (figures:
+/// BENCHMARKS.md, the same entry).
 #[inline(always)]
 pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
     let n = ws.iter().fold(x.len(), |n, w| n.min(w.len()));
