@@ -14,22 +14,10 @@ use std::sync::Arc;
 use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// What the user asked for.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    Display,
-    VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
+#[derive(EnumString, IntoStaticStr, Display, VariantArray)]
 #[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BackendChoice {
     /// The faster of the CPU and a hardware GPU, measured; the CPU without one.

@@ -51,22 +51,10 @@ use strum::{Display, EnumString, IntoStaticStr};
 pub use tensor::{F32s, MatRef, SharedBytes, Tensor};
 
 /// How the matrices of a model are stored. Norms always stay float32.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    Display,
-)]
-#[serde(rename_all = "lowercase")]
+#[derive(EnumString, IntoStaticStr, Display)]
 #[strum(serialize_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Precision {
     #[default]

@@ -71,20 +71,10 @@ pub fn trace(
 
 /// How a batch admits requests: as slots free up (continuous) or only once the whole
 /// batch has finished (static).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::Display)]
 #[strum(serialize_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Policy {
     Continuous,

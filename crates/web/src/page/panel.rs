@@ -7,21 +7,9 @@
 use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// The page's panels, in the page's order.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    EnumString,
-    IntoStaticStr,
-    Display,
-    VariantArray,
-)]
+#[derive(EnumString, IntoStaticStr, Display, VariantArray)]
 #[strum(serialize_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Panel {
     Prompt,
     Dist,

@@ -27,8 +27,9 @@ use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 /// A peer whose sampling a profile follows. Its name is spelled once, in the `strum`
 /// attribute (serde writes it through `name`); the other spellings a user may type are
 /// aliases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, Display, VariantArray)]
+#[derive(EnumString, IntoStaticStr, Display, VariantArray)]
 #[strum(ascii_case_insensitive)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
     /// The lesson's chain: temperature → top-k → top-p → min-p → typical after the penalties,
     /// and nothing applied that the user did not set. The page's and the CLI's default.
@@ -246,8 +247,9 @@ mod tests {
     #[test]
     fn a_profile_has_one_name_and_its_aliases() {
         assert_eq!(
-            Profile::ALL.as_slice(),
-            <Profile as strum::VariantArray>::VARIANTS
+            &Profile::ALL[..],
+            Profile::VARIANTS,
+            "ALL lists every profile"
         );
         let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
         assert_eq!(names, ["lesson", "hf", "llama.cpp", "openai"]);

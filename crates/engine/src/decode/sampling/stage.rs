@@ -6,22 +6,10 @@ use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// A stage of the sampling chain.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    Display,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
+#[derive(EnumString, IntoStaticStr, Display, VariantArray)]
 #[strum(serialize_all = "snake_case", ascii_case_insensitive)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Stage {
     LogitBias,
     RepetitionPenalty,
@@ -66,10 +54,7 @@ mod tests {
 
     #[test]
     fn all_is_every_stage_once_and_names_round_trip() {
-        assert_eq!(
-            Stage::ALL.as_slice(),
-            <Stage as strum::VariantArray>::VARIANTS
-        );
+        assert_eq!(Stage::ALL.as_slice(), Stage::VARIANTS);
         for st in Stage::ALL {
             assert_eq!(Stage::parse(st.name()), Some(st));
             assert_eq!(st.to_string(), st.name());

@@ -133,20 +133,10 @@ impl std::fmt::Display for Draft {
 }
 
 /// How drafted tokens are verified.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    Display,
-)]
-#[serde(rename_all = "snake_case")]
+#[derive(EnumString, IntoStaticStr, Display)]
 #[strum(serialize_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Rule {
     Rejection,
     Match,
