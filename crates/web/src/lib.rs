@@ -6,6 +6,7 @@
 pub mod export;
 pub mod finite;
 pub mod fuzz;
+pub mod geometry;
 pub mod heap;
 pub mod lesson;
 pub mod packed;

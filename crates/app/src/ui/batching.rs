@@ -11,6 +11,8 @@ use super::Ui;
 use decoding_engine::batching::SimResult;
 use decoding_engine::roofline::{self, Roof, H100_SXM};
 use decoding_engine::units::human_bytes;
+use decoding_web::geometry::batching::{self as bg, flops_text, RoofPoint};
+use decoding_web::geometry::Tick;
 use decoding_web::page::Panel;
 use decoding_web::protocol::{LanesView, Request, ServeView, SweepView};
 use leptos::prelude::*;
@@ -145,43 +147,28 @@ fn ThroughputPart() -> impl IntoView {
     }
 }
 
-/// x position of batch size b on a log2 axis from 1 to 16 (in a 480-wide plot from 60).
-fn bx(b: f64) -> f64 {
-    60.0 + 400.0 * b.log2() / 4.0
-}
-
 #[component]
 fn ThroughputChart(v: SweepView) -> impl IntoView {
-    let max = v
-        .rows
-        .iter()
-        .map(|r| r.prefill_tokens_per_s.max(r.decode_tokens_per_s))
-        .fold(1.0, f64::max);
-    let y = move |t: f64| 200.0 - 180.0 * t / max;
-    let line = |f: &dyn Fn(&decoding_engine::batching::Throughput) -> f64| {
-        v.rows
-            .iter()
-            .map(|r| format!("{:.1},{:.1}", bx(r.batch as f64), y(f(r))))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let prefill_line = line(&|r| r.prefill_tokens_per_s);
-    let decode_line = line(&|r| r.decode_tokens_per_s);
+    // The geometry the export draws too.
+    let g = bg::throughput(&v.rows, bg::SCREEN);
+    let prefill_line = points_attr(&g.prefill);
+    let decode_line = points_attr(&g.decode);
     let points = v
         .rows
         .iter()
-        .map(|r| {
-            let (x, yp, yd) = (
-                bx(r.batch as f64),
-                y(r.prefill_tokens_per_s),
-                y(r.decode_tokens_per_s),
-            );
+        .zip(g.prefill.iter().zip(&g.decode))
+        .map(|(r, (&(x, yp), &(_, yd)))| {
             view! {
                 <circle class="tp-prefill" data-testid="tp-prefill-point" cx=x cy=yp r="5"><title>{format!("B = {}: prefill {:.0} tokens/s", r.batch, r.prefill_tokens_per_s)}</title></circle>
                 <circle class="tp-decode" data-testid="tp-decode-point" cx=x cy=yd r="5"><title>{format!("B = {}: decode {:.0} tokens/s", r.batch, r.decode_tokens_per_s)}</title></circle>
-                <text class="lbl" x=x y="222" text-anchor="middle">{r.batch.to_string()}</text>
             }
         })
+        .collect_view();
+    let x_ticks = x_ticks(&g.x_ticks, 222.0);
+    let y_ticks = g
+        .y_ticks
+        .iter()
+        .map(|t| view! { <text class="lbl" x="0" y=t.at + 4.0>{t.label.clone()}</text> })
         .collect_view();
     let first = v.rows.first().map_or(1.0, |r| r.decode_tokens_per_s);
     let last = v.rows.last();
@@ -219,10 +206,9 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
     view! {
         <svg class="tp-chart" data-testid="tp-chart" viewBox="0 0 500 240" role="img" aria-label="tokens per second against batch size">
             <title>{summary.clone()}</title>
-            <line class="axis" x1="60" y1="200" x2="470" y2="200"></line>
-            <line class="axis" x1="60" y1="20" x2="60" y2="200"></line>
-            <text class="lbl" x="0" y="24">{format!("{max:.0}")}</text>
-            <text class="lbl" x="0" y="204">"0"</text>
+            {axes()}
+            {y_ticks}
+            {x_ticks}
             <text class="lbl" x="250" y="238" text-anchor="middle">"batch size B"</text>
             <polyline class="tp-prefill-line" points=prefill_line></polyline>
             <polyline class="tp-decode-line" points=decode_line></polyline>
@@ -245,46 +231,47 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
     }
 }
 
-/// A point drawn on a roofline.
-struct RoofPoint {
-    label: String,
-    intensity: f64,
-    flops: f64,
-    prefill: bool,
+/// The x axis's tick labels, their baseline at `y`.
+fn x_ticks(ticks: &[Tick], y: f64) -> impl IntoView {
+    ticks
+        .iter()
+        .map(|t| view! { <text class="lbl" x=t.at y=y text-anchor="middle">{t.label.clone()}</text> })
+        .collect_view()
+}
+
+/// A polyline's `points` attribute.
+fn points_attr(points: &[(f64, f64)]) -> String {
+    points
+        .iter()
+        .map(|(x, y)| format!("{x:.1},{y:.1}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The axes of the throughput chart and the rooflines (their frame's left and bottom).
+fn axes() -> impl IntoView {
+    let f = bg::SCREEN;
+    view! {
+        <line class="axis" x1=f.left y1=f.bottom() x2=f.right() + 10.0 y2=f.bottom()></line>
+        <line class="axis" x1=f.left y1=f.top x2=f.left y2=f.bottom()></line>
+    }
 }
 
 /// A log-log roofline: FLOP/s against FLOP/byte, the bandwidth slope up to the ridge and
-/// the flat compute roof after it, with the points.
+/// the flat compute roof after it, with the points (placed by the geometry the export
+/// draws too).
 fn roofline_svg(roof: Roof, points: &[RoofPoint], testid: &'static str) -> impl IntoView {
+    let g = bg::roofline(roof, points, bg::SCREEN);
     // A roof under a measured point was under-measured (the machine was busy during its
     // probe): it is not drawn as a ceiling.
-    let roof_holds = points
-        .iter()
-        .all(|p| roofline::under(&roof, p.intensity, p.flops));
-    let (x0, x1) = (0.1f64, 1000.0f64);
-    let y1 = roof.flops * 3.0;
-    let y0 = y1 / 1e5;
-    let px = move |i: f64| 60.0 + 400.0 * (i.clamp(x0, x1) / x0).log10() / (x1 / x0).log10();
-    let py = move |f: f64| 200.0 - 180.0 * (f.clamp(y0, y1) / y0).log10() / (y1 / y0).log10();
-    let ridge = roof.ridge();
-    let roof_line = format!(
-        "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-        px(x0),
-        py(roof.attainable(x0)),
-        px(ridge),
-        py(roof.flops),
-        px(x1),
-        py(roof.flops)
-    );
+    let roof_holds = g.roof_holds;
+    let ridge = g.ridge;
+    let roof_line = points_attr(&g.roof_line);
     let dots = points
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let (x, y) = (px(p.intensity), py(p.flops));
-            // Prefill's labels above its points, decode's below, every other one further
-            // out, so neighbours do not overlap.
-            let step = if (i / 2) % 2 == 0 { 10.0 } else { 24.0 };
-            let label_y = if p.prefill { y - step } else { y + step + 8.0 };
+        .zip(&g.points)
+        .map(|(p, at)| {
+            let (x, y) = (at.x, at.y);
             let cls = if p.prefill { "roof-prefill" } else { "roof-decode" };
             let tid = if p.prefill {
                 "roof-prefill"
@@ -305,26 +292,23 @@ fn roofline_svg(roof: Roof, points: &[RoofPoint], testid: &'static str) -> impl 
                     } else {
                         view! { <circle class=cls cx=x cy=y r="5"><title>{title.clone()}</title></circle> }.into_any()
                     }}
-                    <text class="lbl small-lbl" x=x - 6.0 y=label_y>{p.label.clone()}</text>
+                    <text class="lbl small-lbl" x=at.label_x y=at.label_y>{p.label.clone()}</text>
                 </g>
             }
         })
         .collect_view();
-    let ticks = [0.1, 1.0, 10.0, 100.0, 1000.0]
-        .into_iter()
-        .map(|t| view! { <text class="lbl" x=px(t) y="216" text-anchor="middle">{format!("{t}")}</text> })
-        .collect_view();
+    let ticks = x_ticks(&g.x_ticks, 216.0);
+    let (ridge_x, roof_y) = (g.ridge_x, g.roof_y);
     view! {
         <svg class="roofline" data-testid=testid viewBox="0 0 500 240" role="img" aria-label="roofline: FLOP/s against FLOP per byte">
-            <line class="axis" x1="60" y1="200" x2="470" y2="200"></line>
-            <line class="axis" x1="60" y1="20" x2="60" y2="200"></line>
+            {axes()}
             {ticks}
             <text class="lbl" x="250" y="236" text-anchor="middle">"arithmetic intensity, FLOP per byte (log)"</text>
             {roof_holds.then(|| view! {
-                <text class="lbl" x="0" y=py(roof.flops) + 4.0>{flops_text(roof.flops)}</text>
+                <text class="lbl" x="0" y=roof_y + 4.0>{flops_text(roof.flops)}</text>
                 <polyline class="roof" data-testid=format!("{testid}-roof") points=roof_line.clone()></polyline>
-                <line class="ridge" x1=px(ridge) y1="20" x2=px(ridge) y2="200"></line>
-                <text class="lbl small-lbl" x=px(ridge) + 4.0 y="196">{format!("ridge {ridge:.1}")}</text>
+                <line class="ridge" x1=ridge_x y1="20" x2=ridge_x y2="200"></line>
+                <text class="lbl small-lbl" x=ridge_x + 4.0 y="196">{format!("ridge {ridge:.1}")}</text>
             })}
             {dots}
         </svg>
@@ -334,34 +318,10 @@ fn roofline_svg(roof: Roof, points: &[RoofPoint], testid: &'static str) -> impl 
     }
 }
 
-fn flops_text(f: f64) -> String {
-    if f >= 1e12 {
-        format!("{:.1} TFLOP/s", f / 1e12)
-    } else {
-        format!("{:.1} GFLOP/s", f / 1e9)
-    }
-}
-
 #[component]
 fn MachineRoofline(v: SweepView) -> impl IntoView {
     let roof = v.peaks.roof;
-    let mut points = Vec::new();
-    for r in &v.rows {
-        let (pf, _) = r.prefill_rates();
-        let (df, _) = r.decode_rates();
-        points.push(RoofPoint {
-            label: format!("P{}", r.batch),
-            intensity: r.prefill.intensity(),
-            flops: pf,
-            prefill: true,
-        });
-        points.push(RoofPoint {
-            label: format!("D{}", r.batch),
-            intensity: r.decode.intensity(),
-            flops: df,
-            prefill: false,
-        });
-    }
+    let points = bg::machine_points(&v.rows);
     let d1 = v.rows.first().map_or(0.0, |r| r.decode.intensity());
     let peaks = format!(
         "This machine, measured by the worker ({} thread) with the engine's own kernels: decode's product streams {:.1} GB/s over {} (the size of this model's weights), the batched product computes {}; ridge {:.1} FLOP/byte. Decode at B = 1 does {:.2} FLOP per byte moved — {} the ridge; prefill's one pass of many rows does {:.0}.",
@@ -505,14 +465,11 @@ fn stats(r: &SimResult) -> String {
 }
 
 fn timeline(v: &ServeView, r: &SimResult, name: &'static str, steps: usize) -> impl IntoView {
-    let w = 420.0 / steps as f64;
-    let row_h = 12.0;
-    let rows = r
-        .served
-        .iter()
-        .map(|s| {
-            let y = 4.0 + s.id as f64 * row_h;
-            let x = |step: usize| 60.0 + step as f64 * w;
+    // The geometry the export draws too.
+    let rows = bg::timeline(r, steps, bg::timeline_frame(r.served.len()))
+        .into_iter()
+        .zip(&r.served)
+        .map(|(row, s)| {
             let (plen, asked) = v.requests.get(s.id).copied().unwrap_or((0, 0));
             let title = format!(
                 "request {}: {plen}-token prompt, {} of {asked} tokens; arrived at step {}, admitted {}, finished {}",
@@ -522,17 +479,18 @@ fn timeline(v: &ServeView, r: &SimResult, name: &'static str, steps: usize) -> i
                 s.admitted,
                 s.finished
             );
+            let (w, p, d) = (row.wait, row.prefill, row.decode);
             view! {
                 <g data-testid="tl-request"><title>{title}</title>
-                    <text class="lbl small-lbl" x="0" y=y + 9.0>{format!("#{}", s.id)}</text>
-                    <rect class="tl-wait" x=x(s.arrival) y=y width=s.admitted.saturating_sub(s.arrival) as f64 * w height=row_h - 2.0></rect>
-                    <rect class="tl-prefill" x=x(s.admitted) y=y width=w height=row_h - 2.0></rect>
-                    <rect class="tl-decode" x=x(s.admitted + 1) y=y width=s.finished.saturating_sub(s.admitted) as f64 * w height=row_h - 2.0></rect>
+                    <text class="lbl small-lbl" x="0" y=row.label_y>{format!("#{}", s.id)}</text>
+                    <rect class="tl-wait" x=w.x y=w.y width=w.w height=w.h></rect>
+                    <rect class="tl-prefill" x=p.x y=p.y width=p.w height=p.h></rect>
+                    <rect class="tl-decode" x=d.x y=d.y width=d.w height=d.h></rect>
                 </g>
             }
         })
         .collect_view();
-    let h = 8.0 + r.served.len() as f64 * row_h;
+    let h = 8.0 + r.served.len() as f64 * bg::ROW_H;
     let tid = if name == "continuous" {
         "serve-continuous"
     } else {

@@ -9,17 +9,10 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::beam::{ancestry, BeamNode, NodeStatus};
 use decoding_engine::sampling::Knob;
+use decoding_web::geometry::beam::Layout;
 use decoding_web::page::{piece_text, Panel};
 use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
-
-/// Level and row spacing: labels of 14 px (cumulative log p 12 px) stay apart.
-const COL: f32 = 132.0;
-const ROW: f32 = 32.0;
-
-/// Levels of the tree drawn: older levels are collapsed into one line (their best path is in
-/// "Best beam"), so the drawing stays the same size however long the search runs.
-const WINDOW: usize = 10;
 
 /// The nodes on the best beam's path (from its last node up to the root) and on greedy's
 /// (from the root down, as far as the tree holds greedy's prefix: once a greedy token is
@@ -59,78 +52,10 @@ fn paths(v: &BeamView, all: &[BeamNode]) -> Paths {
     }
 }
 
-/// Where the drawn window's nodes sit: the last `WINDOW` levels of the tree, each level a
-/// column, its nodes in rows in node order.
-struct Layout<'a> {
-    shown: &'a [BeamNode],
-    /// Index in the whole tree of the first node drawn.
-    start: usize,
-    /// Depth of the first level drawn (= the levels collapsed above it).
-    first_depth: usize,
-    row_of: Vec<usize>,
-    per_depth: Vec<usize>,
-    /// Top of the first row: lower when a band says how many levels are not drawn.
-    top: f32,
-}
-
-/// Left margin of the drawing.
-const LEFT: f32 = 20.0;
-
-impl<'a> Layout<'a> {
-    fn new(v: &BeamView, all: &'a [BeamNode]) -> Layout<'a> {
-        // Nodes are in depth order: the window is a suffix of them.
-        let first_depth = v.depth.saturating_sub(WINDOW - 1);
-        let start = all.partition_point(|n| n.depth < first_depth);
-        let shown = &all[start..];
-        // Rows per depth, in node order.
-        let mut row_of = vec![0usize; shown.len()];
-        let mut per_depth: Vec<usize> = Vec::new();
-        for (i, n) in shown.iter().enumerate() {
-            let d = n.depth - first_depth;
-            if per_depth.len() <= d {
-                per_depth.resize(d + 1, 0);
-            }
-            row_of[i] = per_depth[d];
-            per_depth[d] += 1;
-        }
-        let top = if first_depth > 0 { 44.0 } else { 20.0 };
-        Layout {
-            shown,
-            start,
-            first_depth,
-            row_of,
-            per_depth,
-            top,
-        }
-    }
-
-    /// Rows of the tallest level.
-    fn rows(&self) -> usize {
-        self.per_depth.iter().copied().max().unwrap_or(1)
-    }
-
-    /// The column of depth `d`.
-    fn x_of(&self, d: usize) -> f32 {
-        LEFT + (d - self.first_depth) as f32 * COL
-    }
-
-    /// The point of the `i`th node drawn.
-    fn pos(&self, i: usize) -> (f32, f32) {
-        (
-            self.x_of(self.shown[i].depth),
-            self.top + self.row_of[i] as f32 * ROW,
-        )
-    }
-
-    fn width(&self) -> f32 {
-        LEFT + 40.0 + self.per_depth.len() as f32 * COL
-    }
-}
-
 /// Greedy's path once beam search pruned it: its own row under the tree, dashed. Empty
 /// while greedy stays in the tree.
 fn greedy_track(ui: Ui, v: &BeamView, greedy_ids: &[usize], at: &Layout) -> Option<AnyView> {
-    let off_y = at.top + 8.0 + at.rows() as f32 * ROW;
+    let off_y = at.greedy_y();
     let off_tree: Vec<usize> = (greedy_ids.len()..=v.greedy_tokens.len())
         .filter(|&d| d >= 1 && d >= at.first_depth && d <= v.depth)
         .collect();
@@ -172,9 +97,9 @@ fn greedy_track(ui: Ui, v: &BeamView, greedy_ids: &[usize], at: &Layout) -> Opti
 }
 
 /// Parent to child, the best beam's and greedy's paths marked.
-fn edges(at: &Layout, paths: &Paths) -> impl IntoView {
+fn edges(at: &Layout, shown: &[BeamNode], paths: &Paths) -> impl IntoView {
     let (on_best, on_greedy) = (&paths.best, &paths.greedy);
-    at.shown
+    shown
         .iter()
         .enumerate()
         .filter_map(|(i, n)| {
@@ -196,8 +121,8 @@ fn edges(at: &Layout, paths: &Paths) -> impl IntoView {
 }
 
 /// Each node: its token and cumulative log-probability, its status as its class.
-fn nodes(ui: Ui, at: &Layout, paths: &Paths) -> impl IntoView {
-    at.shown
+fn nodes(ui: Ui, at: &Layout, shown: &[BeamNode], paths: &Paths) -> impl IntoView {
+    shown
         .iter()
         .enumerate()
         .map(|(i, n)| {
@@ -248,18 +173,12 @@ fn tree(
     paths: Paths,
     wrap: NodeRef<leptos::html::Div>,
 ) -> impl IntoView {
-    let at = Layout::new(v, all);
+    // The layout the export draws too.
+    let at = Layout::new(v.depth, all, (0.0, 0.0));
+    let shown = &all[at.start..];
     let hidden_levels = at.first_depth;
     let greedy_track = greedy_track(ui, v, &paths.greedy_ids, &at);
-    let width = at.width();
-    let height = at.top
-        + 12.0
-        + at.rows() as f32 * ROW
-        + if greedy_track.is_none() {
-            0.0
-        } else {
-            ROW + 8.0
-        };
+    let (width, height) = at.size(greedy_track.is_some());
     let collapsed = (hidden_levels > 0).then(|| {
         view! {
             <text class="collapsed" data-testid="beam-collapsed" x="4" y="18">
@@ -281,8 +200,8 @@ fn tree(
                 viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
                 <title>{summary}</title>
                 {collapsed}
-                {edges(&at, &paths)}
-                {nodes(ui, &at, &paths)}
+                {edges(&at, shown, &paths)}
+                {nodes(ui, &at, shown, &paths)}
                 {greedy_track}
             </svg>
         </div>
@@ -308,7 +227,7 @@ pub fn BeamPanel() -> impl IntoView {
                     title=k.spec().help
                     prop:value=move || ui.knobs.raw.with(|r| r.get(k).map(String::from))
                         .unwrap_or_else(|| ui.knobs.settings.with(|s| s.knob_value(k).1.join("")))
-                    on:change=move |ev| ui.set_field(field, event_target_value(&ev)) />
+                    on:change=move |ev| ui.set_field(k, event_target_value(&ev)) />
             </label>
         }
     };
@@ -324,12 +243,12 @@ pub fn BeamPanel() -> impl IntoView {
                 <label data-tagged>
                     <input type="checkbox" data-testid="knob-early_stopping"
                         prop:checked=move || ui.knobs.raw.with(|r| r.get(Knob::EarlyStopping) != Some("false"))
-                        on:change=move |ev| ui.set_field("early_stopping", event_target_checked(&ev).to_string()) />
+                        on:change=move |ev| ui.set_field(Knob::EarlyStopping, event_target_checked(&ev).to_string()) />
                     " early stopping " <Tag of="knob-early_stopping" />
                 </label>
                 {move || (!ui.is_beam_tracked()).then(|| view! {
                     <button data-testid="use-beam" on:click=move |_| {
-                        ui.set_field("strategy", "beam".into());
+                        ui.set_field(Knob::Strategy, "beam".into());
                     }>"Use beam search"</button>
                 })}
                 {move || ui.is_beam_tracked().then(|| view! {

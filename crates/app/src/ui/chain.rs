@@ -6,6 +6,7 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_engine::sampling::Knob;
 use decoding_engine::sampling::Stage;
 use decoding_web::page::Panel;
 use decoding_web::protocol::StageView;
@@ -28,7 +29,7 @@ fn reorder(ui: Ui, from: usize, to: usize) {
     let st = order.remove(from);
     order.insert(to, st);
     let names: Vec<&str> = order.iter().map(|s| s.name()).collect();
-    ui.set_field("order", names.join(","));
+    ui.set_field(Knob::Order, names.join(","));
 }
 
 fn mini_chart(v: &StageView) -> impl IntoView {
@@ -136,7 +137,7 @@ pub fn Chain() -> impl IntoView {
                     }).collect_view()
                 }}
             </ol>
-            {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == "order").map(|e| {
+            {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == Knob::Order.name()).map(|e| {
                 view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
             }))}
         </PanelShell>

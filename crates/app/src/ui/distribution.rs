@@ -7,6 +7,7 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_web::geometry::distribution::{self as dg, BarKind, CHART_ALL, CHART_BARS};
 use decoding_web::page::piece_text;
 use decoding_web::page::{self, Panel, Scale};
 use decoding_web::protocol::TraceView;
@@ -35,72 +36,32 @@ fn virtual_window(len: usize, scroll_top: f64) -> (usize, usize, f64, f64) {
     )
 }
 
-/// Bar height (0..1) of a probability on the chosen scale (log scale down to 1e-8).
-fn height(p: f32, scale: Scale) -> f32 {
-    match scale {
-        Scale::Probability => p,
-        Scale::LogProbability => {
-            if p <= 0.0 {
-                0.0
-            } else {
-                ((p.ln() + 18.42) / 18.42).clamp(0.0, 1.0)
-            }
-        }
-    }
-}
-
-/// Bars in the chart unless every token is asked for, and at most with "show all" (the
-/// chart is 1,000 units wide: more bars than that are narrower than a pixel; the list below
-/// has every token).
-const CHART_BARS: usize = 64;
-const CHART_ALL: usize = 1000;
-
-/// One SVG path per class (kept, removed, chosen): three nodes for any vocabulary size.
-fn bars_svg(t: &TraceView, scale: Scale, limit: usize) -> (String, String, String) {
-    let n = limit.max(1) as f32;
-    let w = 1000.0 / n;
+/// One SVG path per class (kept, removed, chosen), three nodes for any vocabulary size,
+/// from the chart's geometry (the export draws the same bars).
+fn bars_svg(g: &dg::Geometry) -> (String, String, String) {
     let (mut kept, mut ghost, mut chosen) = (String::new(), String::new(), String::new());
-    for (x, &id) in t.order.iter().take(limit).enumerate() {
-        let i = id as usize;
-        let (p, target) = if t.probs[i] > 0.0 {
-            (
-                t.probs[i],
-                if id == t.token {
-                    &mut chosen
-                } else {
-                    &mut kept
-                },
-            )
-        } else {
-            (t.ghost[i], &mut ghost)
+    for b in g.bars.iter().filter(|b| b.height() > 0.0) {
+        let target = match b.kind {
+            BarKind::Kept => &mut kept,
+            BarKind::Removed => &mut ghost,
+            BarKind::Chosen => &mut chosen,
         };
-        let h = height(p, scale) * 100.0;
-        if h > 0.0 {
-            target.push_str(&format!(
-                "M{:.2} 100V{:.2}h{:.2}V100Z",
-                x as f32 * w,
-                100.0 - h,
-                (w * 0.9).max(0.3)
-            ));
-        }
+        target.push_str(&format!(
+            "M{:.2} {:.2}V{:.2}h{:.2}V{:.2}Z",
+            b.x, b.base, b.y, b.w, b.base
+        ));
     }
     (kept, ghost, chosen)
 }
 
-/// Top-p's running sum over what it saw (most likely first), as a line over the chart's
-/// first `limit` bars, and its threshold p: the bars left of the crossing are the kept set.
-fn cut_svg(t: &TraceView, limit: usize) -> Option<(String, f32)> {
-    let cut = t.cut.as_ref()?;
-    let w = 1000.0 / limit.max(1) as f32;
-    let mut d = String::from("M0 100");
-    for (x, c) in cut.cumulative.iter().take(limit).enumerate() {
-        d.push_str(&format!(
-            "L{:.2} {:.2}",
-            (x as f32 + 0.9) * w,
-            100.0 - c * 100.0
-        ));
+/// Top-p's running sum over what it saw (most likely first), as a line over the bars, and
+/// its threshold p's y: the bars left of the crossing are the kept set.
+fn cut_svg(cut: &dg::Cut) -> (String, f64) {
+    let mut d = String::new();
+    for (i, (x, y)) in cut.points.iter().enumerate() {
+        d.push_str(&format!("{}{x:.2} {y:.2}", if i == 0 { "M" } else { "L" }));
     }
-    Some((d, 100.0 - cut.p as f32 * 100.0))
+    (d, cut.threshold)
 }
 
 /// Points of the cumulative distribution in id order (the order the sampler walks it,
@@ -224,8 +185,9 @@ fn chart(
             <title>{summary}</title>
             {move || trace.with(|t| t.as_ref().map(|t| {
                 let limit = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
-                let (kept, ghost, chosen) = bars_svg(t, scale.get(), limit);
-                let cut = cut_svg(t, limit).map(|(d, y)| view! {
+                let g = dg::distribution(t, scale.get(), limit, dg::SCREEN);
+                let (kept, ghost, chosen) = bars_svg(&g);
+                let cut = g.cut.as_ref().map(cut_svg).map(|(d, y)| view! {
                     <path class="cumulative" data-testid="cut-curve" d=d></path>
                     <line class="threshold" data-testid="cut-line" x1="0" x2="1000" y1=y y2=y></line>
                 });
@@ -319,7 +281,7 @@ fn row_items(
                 data-testid="dist-row" data-id=id.to_string()>
                 <span class="rank">{rank + 1}</span>
                 <span class="piece">{labels.of(id)}</span>
-                <span class="barcell"><span class="bar" style:width=format!("{:.1}%", height(shown, sc) * 100.0)></span></span>
+                <span class="barcell"><span class="bar" style:width=format!("{:.1}%", dg::bar_fraction(shown as f64, sc) * 100.0)></span></span>
                 <span class="v" data-testid="dist-value">{value}</span>
                 <span class="cum" data-testid="dist-cum" title="top-p's running sum of the probabilities it saw, down to this token">{sum}</span>
                 <span class="by">{by}</span>
@@ -370,7 +332,7 @@ pub fn Distribution() -> impl IntoView {
                     <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
                         on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
                 </div>
-                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::distribution(t, &|id| super::chip_label(&ui, id), 40))))}
+                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::distribution(t, &|id| super::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
             </div>
             <DistributionView trace=trace testid="dist" />
         </section>
@@ -401,7 +363,8 @@ pub fn ToyPanel() -> impl IntoView {
         <PanelShell panel=Panel::Toy
             export=move || export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
                 let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
-                decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), 40)
+                let scale = ui.shell.page.with_untracked(|p| p.scale);
+                decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale)
             })))>
             <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
             <div class="knob-row">

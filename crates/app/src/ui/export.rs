@@ -2,7 +2,7 @@
 //! written as SVG, or painted shape by shape onto a canvas at twice its size and saved as
 //! PNG; and the transcript with its settings as JSON.
 
-use decoding_web::export::{clean, Anchor, Drawing, Shape};
+use decoding_web::export::{Anchor, Drawing, Label, Shape, Stroke};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -52,45 +52,10 @@ fn paint(d: &Drawing, ctx: &web_sys::CanvasRenderingContext2d, scale: f64) {
                 ctx.set_fill_style_str(fill);
                 ctx.fill_rect(*x, *y, *w, *h);
             }
-            Shape::Line {
-                x1,
-                y1,
-                x2,
-                y2,
-                stroke,
-                width,
-                dashed,
-            } => {
-                let dash = if *dashed {
-                    js_sys::Array::of2(&5.0.into(), &3.0.into())
-                } else {
-                    js_sys::Array::new()
-                };
-                let _ = ctx.set_line_dash(&dash);
-                ctx.set_stroke_style_str(stroke);
-                ctx.set_line_width(*width);
-                ctx.begin_path();
-                ctx.move_to(*x1, *y1);
-                ctx.line_to(*x2, *y2);
-                ctx.stroke();
-            }
-            Shape::Path {
-                points,
-                stroke,
-                width,
-            } => {
-                let _ = ctx.set_line_dash(&js_sys::Array::new());
-                ctx.set_stroke_style_str(stroke);
-                ctx.set_line_width(*width);
-                ctx.begin_path();
-                for (i, (x, y)) in points.iter().enumerate() {
-                    if i == 0 {
-                        ctx.move_to(*x, *y);
-                    } else {
-                        ctx.line_to(*x, *y);
-                    }
+            Shape::Line { .. } | Shape::Path { .. } => {
+                if let Some(st) = s.stroke() {
+                    stroke(ctx, &st);
                 }
-                ctx.stroke();
             }
             Shape::Circle { x, y, r, fill } => {
                 ctx.set_fill_style_str(fill);
@@ -98,32 +63,51 @@ fn paint(d: &Drawing, ctx: &web_sys::CanvasRenderingContext2d, scale: f64) {
                 let _ = ctx.arc(*x, *y, *r, 0.0, std::f64::consts::TAU);
                 ctx.fill();
             }
-            Shape::Text {
-                x,
-                y,
-                text,
-                size,
-                anchor,
-                fill,
-                vertical,
-            } => {
-                ctx.set_fill_style_str(fill);
-                ctx.set_font(&format!("{size}px sans-serif"));
-                ctx.set_text_align(match anchor {
-                    Anchor::Start => "start",
-                    Anchor::Middle => "center",
-                    Anchor::End => "end",
-                });
-                ctx.save();
-                let _ = ctx.translate(*x, *y);
-                if *vertical {
-                    let _ = ctx.rotate(-std::f64::consts::FRAC_PI_2);
+            Shape::Text { .. } => {
+                if let Some(l) = s.label() {
+                    label(ctx, &l);
                 }
-                let _ = ctx.fill_text(&clean(text), 0.0, 0.0);
-                ctx.restore();
             }
         }
     }
+}
+
+/// Writes a label: its font, anchor and turn.
+fn label(ctx: &web_sys::CanvasRenderingContext2d, l: &Label) {
+    ctx.set_fill_style_str(l.fill);
+    ctx.set_font(&format!("{}px sans-serif", l.size));
+    ctx.set_text_align(match l.anchor {
+        Anchor::Start => "start",
+        Anchor::Middle => "center",
+        Anchor::End => "end",
+    });
+    ctx.save();
+    let _ = ctx.translate(l.x, l.y);
+    if l.vertical {
+        let _ = ctx.rotate(-std::f64::consts::FRAC_PI_2);
+    }
+    let _ = ctx.fill_text(&l.text, 0.0, 0.0);
+    ctx.restore();
+}
+
+/// Strokes a line or path: its points joined, in its colour, width and dash.
+fn stroke(ctx: &web_sys::CanvasRenderingContext2d, st: &Stroke) {
+    let dash = js_sys::Array::new();
+    for v in st.dash.iter().flatten() {
+        dash.push(&(*v).into());
+    }
+    let _ = ctx.set_line_dash(&dash);
+    ctx.set_stroke_style_str(st.colour);
+    ctx.set_line_width(st.width);
+    ctx.begin_path();
+    for (i, &(x, y)) in st.points.iter().enumerate() {
+        if i == 0 {
+            ctx.move_to(x, y);
+        } else {
+            ctx.line_to(x, y);
+        }
+    }
+    ctx.stroke();
 }
 
 /// Saves the drawing as a PNG at twice its size.

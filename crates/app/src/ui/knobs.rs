@@ -94,11 +94,11 @@ fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
                 min=min max=max step=step
                 prop:value=slider_value
                 aria-describedby=format!("help-{field}")
-                on:input=move |ev| ui.set_field(field, event_target_value(&ev)) />
+                on:input=move |ev| ui.set_field(spec.knob, event_target_value(&ev)) />
             <input type="text" class="num" inputmode="decimal" data-testid=format!("knob-{field}-value")
                 aria-label=format!("{} value", spec.label)
                 prop:value=text
-                on:change=move |ev| ui.set_field(field, event_target_value(&ev)) />
+                on:change=move |ev| ui.set_field(spec.knob, event_target_value(&ev)) />
             <small id=format!("help-{field}") class="help">{spec.help}</small>
             {move || err.get().map(|m| view! { <p class="field-error" role="alert" data-testid=format!("error-{field}")>{m}</p> })}
         </div>
@@ -118,13 +118,13 @@ fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
     let input = if multiline {
         view! {
             <textarea id=id.clone() data-testid=id.clone() rows="2" prop:value=text
-                on:change=move |ev| ui.set_field(field, event_target_value(&ev))></textarea>
+                on:change=move |ev| ui.set_field(spec.knob, event_target_value(&ev))></textarea>
         }
         .into_any()
     } else {
         view! {
             <input type="text" id=id.clone() data-testid=id.clone() prop:value=text
-                on:change=move |ev| ui.set_field(field, event_target_value(&ev)) />
+                on:change=move |ev| ui.set_field(spec.knob, event_target_value(&ev)) />
         }
         .into_any()
     };
@@ -155,7 +155,7 @@ pub fn LessonKnobs() -> impl IntoView {
             <div class="knob-row">
                 <label data-tagged>"Strategy " <Tag of="knob-strategy" />
                     <select data-testid="strategy" prop:value=strategy
-                        on:change=move |ev| ui.set_field("strategy", event_target_value(&ev))>
+                        on:change=move |ev| ui.set_field(Knob::Strategy, event_target_value(&ev))>
                         <option value="sample">"sampling"</option>
                         <option value="greedy">"greedy"</option>
                         <option value="beam">"beam search"</option>

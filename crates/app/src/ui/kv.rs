@@ -9,6 +9,7 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
+use decoding_web::geometry::kv as kg;
 use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use leptos::prelude::*;
 
@@ -46,21 +47,19 @@ fn Cache() -> impl IntoView {
         let used = kv_bytes(n, layers, kv_dim, 4);
         let allocated = kv_bytes(seq, layers, kv_dim, 4);
         let mha = kv_bytes(seq, layers, c.dim as u64, 4);
-        // One bar per layer for K and one for V: the filled positions out of the context.
-        // In viewBox units; the SVG is at most 480 px wide, so a 15-unit label stays
-        // at least 11 px on a phone (it was 5–6 px).
-        let bar_w = 400.0;
-        let rows = (0..c.n_layers)
-            .flat_map(|l| {
-                ["K", "V"].into_iter().enumerate().map(move |(kv, name)| (l, kv, name))
-            })
-            .map(|(l, kv, name)| {
-                let y = (l * 2 + kv) as f32 * 20.0;
-                let filled = bar_w * n as f32 / seq as f32;
+        // One bar per layer for K and one for V: the filled positions out of the context,
+        // placed by the geometry the export draws too. In viewBox units; the SVG is at
+        // most 480 px wide, so a 15-unit label stays at least 11 px on a phone (it was
+        // 5–6 px).
+        let frame = kg::screen_frame(c.n_layers);
+        let rows = kg::grid(c.n_layers, cache_len, c.seq_len, frame)
+            .into_iter()
+            .map(|r| {
+                let (s, f) = (r.slots, r.filled);
                 view! {
-                    <text x="0" y=y + 14.0 class="lbl">{format!("L{l} {name}")}</text>
-                    <rect class="slot" x="60" y=y width=bar_w height="16"></rect>
-                    <rect class=if kv == 0 { "fill-k" } else { "fill-v" } x="60" y=y width=filled height="16"></rect>
+                    <text x="0" y=r.label_y class="lbl">{r.label}</text>
+                    <rect class="slot" x=s.x y=s.y width=s.w height=s.h></rect>
+                    <rect class=if r.value { "fill-v" } else { "fill-k" } x=f.x y=f.y width=f.w height=f.h></rect>
                 }
             })
             .collect_view();
@@ -73,7 +72,7 @@ fn Cache() -> impl IntoView {
                 format!("K/V head {h} ← query heads {}", q.join(", "))
             })
             .collect();
-        let grid_h = c.n_layers as f32 * 40.0;
+        let grid_h = frame.height;
         let summary = format!(
             "{n} of {seq} positions filled in each of {layers} layers, for keys and values"
         );

@@ -233,15 +233,11 @@ impl Ui {
     }
 
     /// Sets one raw field and, if everything is valid, sends the new settings to the worker.
-    pub fn set_field(&self, field: &str, value: String) {
-        self.knobs.raw.update(
-            |r| match Knob::parse(field).map(|k| (k, k.spec().control)) {
-                Some((k, Control::List { sep })) => r.put_all(k, split_entries(&value, sep)),
-                _ => {
-                    r.set(field, &value);
-                }
-            },
-        );
+    pub fn set_field(&self, knob: Knob, value: String) {
+        self.knobs.raw.update(|r| match knob.spec().control {
+            Control::List { sep } => r.put_all(knob, split_entries(&value, sep)),
+            _ => r.put(knob, &value),
+        });
         self.apply_raw();
     }
 

@@ -5,10 +5,14 @@
 //! files agree). Tested natively: the SVG parses as XML and carries its labels.
 
 mod charts;
+mod figures;
+mod grids;
 mod plot;
 mod transcript;
 
 pub use charts::*;
+pub use figures::*;
+pub use grids::*;
 pub use plot::{bars, xy, XySeries};
 pub use transcript::*;
 
@@ -70,6 +74,91 @@ pub enum Shape {
         /// Turned 90° anticlockwise about (x, y) (a y axis's label).
         vertical: bool,
     },
+}
+
+/// A dashed line's dash and gap, in pixels (the SVG's `stroke-dasharray`, the canvas's
+/// line dash).
+pub const DASH: [f64; 2] = [5.0, 3.0];
+
+/// A stroked shape as both renderers draw it: its points in order, colour, width and dash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stroke {
+    pub points: Vec<(f64, f64)>,
+    pub colour: &'static str,
+    pub width: f64,
+    pub dash: Option<[f64; 2]>,
+}
+
+impl Shape {
+    /// A line or a path as a stroke (a line is a path of two points); None for the others.
+    pub fn stroke(&self) -> Option<Stroke> {
+        match self {
+            Shape::Line {
+                x1,
+                y1,
+                x2,
+                y2,
+                stroke,
+                width,
+                dashed,
+            } => Some(Stroke {
+                points: vec![(*x1, *y1), (*x2, *y2)],
+                colour: stroke,
+                width: *width,
+                dash: dashed.then_some(DASH),
+            }),
+            Shape::Path {
+                points,
+                stroke,
+                width,
+            } => Some(Stroke {
+                points: points.clone(),
+                colour: stroke,
+                width: *width,
+                dash: None,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A text as both renderers draw it: at (x, y), its characters [`clean`]ed, turned 90°
+/// anticlockwise when `vertical`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub x: f64,
+    pub y: f64,
+    pub text: String,
+    pub size: f64,
+    pub anchor: Anchor,
+    pub fill: &'static str,
+    pub vertical: bool,
+}
+
+impl Shape {
+    /// A text shape as a label; None for the others.
+    pub fn label(&self) -> Option<Label> {
+        match self {
+            Shape::Text {
+                x,
+                y,
+                text,
+                size,
+                anchor,
+                fill,
+                vertical,
+            } => Some(Label {
+                x: *x,
+                y: *y,
+                text: clean(text),
+                size: *size,
+                anchor: *anchor,
+                fill,
+                vertical: *vertical,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// A figure: its size, title and shapes.
@@ -183,78 +272,37 @@ impl Drawing {
             t = esc(&self.title)
         );
         for shape in &self.shapes {
-            match shape {
-                Shape::Rect { x, y, w, h, fill } => {
-                    let _ = write!(
-                        s,
-                        r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"/>"#
-                    );
-                }
-                Shape::Line {
-                    x1,
-                    y1,
-                    x2,
-                    y2,
-                    stroke,
-                    width,
-                    dashed,
-                } => {
-                    let dash = if *dashed {
-                        r#" stroke-dasharray="5 3""#
-                    } else {
-                        ""
-                    };
-                    let _ = write!(
-                        s,
-                        r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"{dash}/>"#
-                    );
-                }
-                Shape::Path {
-                    points,
-                    stroke,
-                    width,
-                } => {
-                    let pts: Vec<String> = points
-                        .iter()
-                        .map(|(x, y)| format!("{x:.1},{y:.1}"))
-                        .collect();
-                    let _ = write!(
-                        s,
-                        r#"<polyline points="{}" fill="none" stroke="{stroke}" stroke-width="{width}"/>"#,
-                        pts.join(" ")
-                    );
-                }
-                Shape::Circle { x, y, r, fill } => {
-                    let _ = write!(
-                        s,
-                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
-                    );
-                }
-                Shape::Text {
-                    x,
-                    y,
-                    text,
-                    size,
-                    anchor,
-                    fill,
-                    vertical,
-                } => {
-                    let a = match anchor {
-                        Anchor::Start => "start",
-                        Anchor::Middle => "middle",
-                        Anchor::End => "end",
-                    };
-                    let rot = if *vertical {
-                        format!(r#" transform="rotate(-90 {x:.1} {y:.1})""#)
-                    } else {
-                        String::new()
-                    };
-                    let _ = write!(
-                        s,
-                        r#"<text x="{x:.1}" y="{y:.1}" font-size="{size}" text-anchor="{a}" fill="{fill}" xml:space="preserve"{rot}>{}</text>"#,
-                        esc(text)
-                    );
-                }
+            if let Some(st) = shape.stroke() {
+                stroke_svg(&mut s, &st, matches!(shape, Shape::Line { .. }));
+            } else if let Some(l) = shape.label() {
+                let a = match l.anchor {
+                    Anchor::Start => "start",
+                    Anchor::Middle => "middle",
+                    Anchor::End => "end",
+                };
+                let (x, y) = (l.x, l.y);
+                let rot = if l.vertical {
+                    format!(r#" transform="rotate(-90 {x:.1} {y:.1})""#)
+                } else {
+                    String::new()
+                };
+                let _ = write!(
+                    s,
+                    r#"<text x="{x:.1}" y="{y:.1}" font-size="{}" text-anchor="{a}" fill="{}" xml:space="preserve"{rot}>{}</text>"#,
+                    l.size,
+                    l.fill,
+                    esc(&l.text)
+                );
+            } else if let Shape::Rect { x, y, w, h, fill } = shape {
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"/>"#
+                );
+            } else if let Shape::Circle { x, y, r, fill } = shape {
+                let _ = write!(
+                    s,
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
+                );
             }
         }
         s.push_str("</svg>");
@@ -270,6 +318,32 @@ impl Drawing {
                 _ => None,
             })
             .collect()
+    }
+}
+
+/// A stroke as SVG: a `<line>` (a line's two points) or a `<polyline>`.
+fn stroke_svg(s: &mut String, st: &Stroke, line: bool) {
+    let dash = match st.dash {
+        Some([on, off]) => format!(r#" stroke-dasharray="{on} {off}""#),
+        None => String::new(),
+    };
+    let (colour, width) = (st.colour, st.width);
+    if let (true, [(x1, y1), (x2, y2)]) = (line, st.points.as_slice()) {
+        let _ = write!(
+            s,
+            r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{colour}" stroke-width="{width}"{dash}/>"#
+        );
+    } else {
+        let pts: Vec<String> = st
+            .points
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="{width}"{dash}/>"#,
+            pts.join(" ")
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! points over two axes, linear or log), with their axes, ticks and legend.
 
 use super::*;
+use crate::geometry::Frame;
 
 pub(super) const PLOT_L: f64 = 70.0;
 pub(super) const PLOT_T: f64 = 44.0;
@@ -194,10 +195,20 @@ fn draw_xy_series(d: &mut Drawing, s: &XySeries, colour: &'static str, pts: &[(f
 }
 
 fn axes(d: &mut Drawing, plot_w: f64, x_label: &str, y_label: &str) {
-    let base = PLOT_T + PLOT_H;
+    axes_in(
+        d,
+        Frame::new(PLOT_L, PLOT_T, plot_w, PLOT_H),
+        x_label,
+        y_label,
+    );
+}
+
+/// The axes of a plot in `frame`: its left and bottom edges, and their labels.
+pub(super) fn axes_in(d: &mut Drawing, frame: Frame, x_label: &str, y_label: &str) {
+    let base = frame.bottom();
     for (x1, y1, x2, y2) in [
-        (PLOT_L, PLOT_T, PLOT_L, base),
-        (PLOT_L, base, PLOT_L + plot_w, base),
+        (frame.left, frame.top, frame.left, base),
+        (frame.left, base, frame.right(), base),
     ] {
         d.shapes.push(Shape::Line {
             x1,
@@ -211,7 +222,7 @@ fn axes(d: &mut Drawing, plot_w: f64, x_label: &str, y_label: &str) {
     }
     d.shapes.push(Shape::Text {
         x: 16.0,
-        y: PLOT_T + PLOT_H / 2.0,
+        y: frame.top + frame.height / 2.0,
         text: y_label.to_string(),
         size: 12.0,
         anchor: Anchor::Middle,
@@ -219,7 +230,7 @@ fn axes(d: &mut Drawing, plot_w: f64, x_label: &str, y_label: &str) {
         vertical: true,
     });
     d.shapes.push(Shape::Text {
-        x: PLOT_L + plot_w / 2.0,
+        x: frame.left + frame.width / 2.0,
         y: d.height - 30.0,
         text: x_label.to_string(),
         size: 12.0,
@@ -230,14 +241,23 @@ fn axes(d: &mut Drawing, plot_w: f64, x_label: &str, y_label: &str) {
 }
 
 fn legend<'a>(d: &mut Drawing, names: impl Iterator<Item = &'a str>, y: f64) {
+    let keys: Vec<(&str, &'static str)> = names
+        .enumerate()
+        .map(|(k, n)| (n, SERIES[k % SERIES.len()]))
+        .collect();
+    legend_with(d, &keys, y);
+}
+
+/// A legend of (name, colour) swatches along `y`.
+pub(super) fn legend_with(d: &mut Drawing, keys: &[(&str, &'static str)], y: f64) {
     let mut x = PLOT_L;
-    for (k, n) in names.enumerate() {
+    for &(n, fill) in keys {
         d.shapes.push(Shape::Rect {
             x,
             y: y - 9.0,
             w: 10.0,
             h: 10.0,
-            fill: SERIES[k % SERIES.len()],
+            fill,
         });
         d.shapes.push(text(x + 14.0, y, n, 11.0, Anchor::Start));
         x += 24.0 + 7.0 * n.chars().count() as f64;

@@ -16,7 +16,7 @@ fn exports_of_real_views_are_their_data() {
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let c = *s.model.as_ref().unwrap().config();
     let piece = |id: u32| crate::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
-    let d = export::distribution(&t, &piece, 10);
+    let d = export::distribution(&t, &piece, 10, crate::page::Scale::Probability);
     let texts = d.texts();
     let first_label = texts
         .iter()

@@ -1,0 +1,325 @@
+//! The charts whose geometry the page shares ([`crate::geometry`]): the next-token
+//! distribution, throughput against B and the roofline, the serving timelines. Every mark
+//! is placed where the geometry puts it inside the export's frame, so the file shows what
+//! the page shows (the same scale, bars, points and rows); only sizes and colours are the
+//! export's own.
+
+use super::plot::{axes_in, legend_with, PLOT_H, PLOT_L, PLOT_T};
+use super::*;
+use crate::geometry::batching::{self as bg, RoofGeometry};
+use crate::geometry::distribution::{self as dg, BarKind};
+use crate::geometry::{Frame, Tick};
+use crate::page::Scale;
+use crate::protocol::*;
+
+/// The page's colour of a removed token's bar and of waiting (`--removed`).
+pub(super) const REMOVED: &str = "#c8cad6";
+/// top-p's threshold (`--error`).
+const ERROR: &str = "#b3261e";
+/// The width of the batching charts' plots.
+const PLOT_W: f64 = 480.0;
+
+/// Ticks on the y axis: a mark and its label left of the frame.
+fn y_ticks(d: &mut Drawing, frame: Frame, ticks: &[Tick]) {
+    for t in ticks {
+        d.shapes.push(Shape::Line {
+            x1: frame.left - 4.0,
+            y1: t.at,
+            x2: frame.left,
+            y2: t.at,
+            stroke: MUTED,
+            width: 1.0,
+            dashed: false,
+        });
+        d.shapes.push(text(
+            frame.left - 7.0,
+            t.at + 4.0,
+            t.label.clone(),
+            11.0,
+            Anchor::End,
+        ));
+    }
+}
+
+/// Ticks on the x axis: labels under the frame.
+fn x_ticks(d: &mut Drawing, frame: Frame, ticks: &[Tick]) {
+    for t in ticks {
+        d.shapes.push(text(
+            t.at,
+            frame.bottom() + 16.0,
+            t.label.clone(),
+            11.0,
+            Anchor::Middle,
+        ));
+    }
+}
+
+/// A dashed line from `a` to `b`.
+fn dashed(a: (f64, f64), b: (f64, f64), stroke: &'static str, width: f64) -> Shape {
+    Shape::Line {
+        x1: a.0,
+        y1: a.1,
+        x2: b.0,
+        y2: b.1,
+        stroke,
+        width,
+        dashed: true,
+    }
+}
+
+fn rect(r: crate::geometry::Rect, fill: &'static str) -> Shape {
+    Shape::Rect {
+        x: r.x,
+        y: r.y,
+        w: r.w,
+        h: r.h,
+        fill,
+    }
+}
+
+/// The next-token distribution as the page draws it: its `n` most likely tokens on the
+/// page's `scale` (bars for kept, chosen and removed tokens; top-p's running sum and p).
+pub fn distribution(
+    t: &TraceView,
+    piece: &dyn Fn(u32) -> String,
+    n: usize,
+    scale: Scale,
+) -> Drawing {
+    let n = n.clamp(1, t.order.len().max(1));
+    let slot = (560.0 / n as f64).clamp(14.0, 60.0);
+    let frame = Frame::new(PLOT_L, PLOT_T, slot * n as f64, PLOT_H);
+    let g = dg::distribution(t, scale, n, frame);
+    let title = match t.step {
+        Some(s) => format!(
+            "Next-token distribution at step {s}: entropy {:.3} nats, {} tokens kept",
+            t.entropy, t.kept
+        ),
+        None => format!("Toy distribution: entropy {:.3} nats", t.entropy),
+    };
+    let height = PLOT_T + PLOT_H + 110.0;
+    let mut d = Drawing::new((frame.right() + 30.0).max(420.0), height, title);
+    let y_label = match scale {
+        Scale::Probability => "probability",
+        Scale::LogProbability => "probability (log scale)",
+    };
+    axes_in(&mut d, frame, "token (most likely first)", y_label);
+    y_ticks(&mut d, frame, &g.y_ticks);
+    for b in &g.bars {
+        if b.height() > 0.0 {
+            d.shapes.push(Shape::Rect {
+                x: b.x,
+                y: b.y,
+                w: b.w,
+                h: b.height(),
+                fill: bar_fill(b.kind),
+            });
+        }
+        d.shapes.push(Shape::Text {
+            x: b.x + b.w / 2.0 + 4.0,
+            y: frame.bottom() + 10.0,
+            text: piece(b.id),
+            size: 11.0,
+            anchor: Anchor::End,
+            fill: INK,
+            vertical: true,
+        });
+    }
+    let mut keys = vec![
+        ("final p", ACCENT),
+        ("chosen", CHOSEN),
+        ("p before removal", REMOVED),
+    ];
+    if let Some(c) = &g.cut {
+        d.shapes.push(Shape::Path {
+            points: c.points.clone(),
+            stroke: INK,
+            width: 2.0,
+        });
+        let (y, x) = (c.threshold, (frame.left, frame.right()));
+        d.shapes.push(dashed((x.0, y), (x.1, y), ERROR, 2.0));
+        keys.extend([("top-p's running sum", INK), ("top-p's p", ERROR)]);
+    }
+    legend_with(&mut d, &keys, height - 12.0);
+    d
+}
+
+/// A bar's colour: the page's for its kind.
+pub fn bar_fill(kind: BarKind) -> &'static str {
+    match kind {
+        BarKind::Kept => ACCENT,
+        BarKind::Chosen => CHOSEN,
+        BarKind::Removed => REMOVED,
+    }
+}
+
+/// Throughput against the batch size, and the roofline of the measured machine, as the
+/// page draws them.
+pub fn sweep(v: &SweepView) -> Drawing {
+    let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
+    let g = bg::throughput(&v.rows, frame);
+    let mut tp = Drawing::new(
+        PLOT_L + PLOT_W + 30.0,
+        PLOT_T + PLOT_H + 80.0,
+        format!("Tokens per second against batch size B ({})", v.backend),
+    );
+    axes_in(&mut tp, frame, "batch size B (log₂)", "tokens / s");
+    y_ticks(&mut tp, frame, &g.y_ticks);
+    x_ticks(&mut tp, frame, &g.x_ticks);
+    for (points, colour) in [(&g.prefill, CHOSEN), (&g.decode, ACCENT)] {
+        tp.shapes.push(Shape::Path {
+            points: points.clone(),
+            stroke: colour,
+            width: 2.0,
+        });
+        for &(x, y) in points.iter() {
+            tp.shapes.push(Shape::Circle {
+                x,
+                y,
+                r: 4.0,
+                fill: colour,
+            });
+        }
+    }
+    let keys = [("prefill", CHOSEN), ("decode", ACCENT)];
+    let y = tp.height - 12.0;
+    legend_with(&mut tp, &keys, y);
+    let roof = v.peaks.roof;
+    let points = bg::machine_points(&v.rows);
+    let rg = bg::roofline(roof, &points, frame);
+    let mut rl = Drawing::new(
+        PLOT_L + PLOT_W + 30.0,
+        PLOT_T + PLOT_H + 80.0,
+        format!(
+            "Roofline of this machine: ridge {:.1} FLOP/byte",
+            roof.ridge()
+        ),
+    );
+    axes_in(
+        &mut rl,
+        frame,
+        "arithmetic intensity, FLOP per byte (log)",
+        "FLOP / s (log)",
+    );
+    x_ticks(&mut rl, frame, &rg.x_ticks);
+    roof_marks(&mut rl, frame, roof.flops, &rg);
+    for (p, at) in points.iter().zip(&rg.points) {
+        rl.shapes.push(if p.prefill {
+            Shape::Rect {
+                x: at.x - 4.0,
+                y: at.y - 4.0,
+                w: 8.0,
+                h: 8.0,
+                fill: CHOSEN,
+            }
+        } else {
+            Shape::Circle {
+                x: at.x,
+                y: at.y,
+                r: 4.0,
+                fill: ACCENT,
+            }
+        });
+        rl.shapes.push(text(
+            at.label_x,
+            at.label_y,
+            p.label.clone(),
+            10.0,
+            Anchor::Start,
+        ));
+    }
+    let y = rl.height - 12.0;
+    legend_with(&mut rl, &keys, y);
+    Drawing::stack("Batching and the two regimes", vec![tp, rl])
+}
+
+/// The roof, the ridge and the roof's FLOP/s, or (a point above it) why it is not drawn.
+fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry) {
+    if !g.roof_holds {
+        d.shapes.push(text(
+            frame.left + 8.0,
+            frame.top + 12.0,
+            "A measured point lies above the measured roof: the roof was under-measured, so it is not drawn.",
+            10.0,
+            Anchor::Start,
+        ));
+        return;
+    }
+    d.shapes.push(Shape::Path {
+        points: g.roof_line.clone(),
+        stroke: INK,
+        width: 2.5,
+    });
+    let x = g.ridge_x;
+    d.shapes
+        .push(dashed((x, frame.top), (x, frame.bottom()), MUTED, 1.0));
+    d.shapes.push(text(
+        g.ridge_x + 4.0,
+        frame.bottom() - 4.0,
+        format!("ridge {:.1}", g.ridge),
+        10.0,
+        Anchor::Start,
+    ));
+    // The roof's FLOP/s over its flat part's start (left of the y axis it would not fit).
+    d.shapes.push(text(
+        frame.left + 4.0,
+        g.roof_y - 6.0,
+        bg::flops_text(flops),
+        11.0,
+        Anchor::Start,
+    ));
+}
+
+/// Both policies' requests as the page's timelines: a row per request, waiting, its
+/// prefill step and decoding, over the steps of the longer run.
+pub fn serve(v: &ServeView) -> Drawing {
+    let steps = v.continuous.steps.max(v.static_.steps).max(1);
+    let part = |name: &str, r: &decoding_engine::batching::SimResult| {
+        let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, r.served.len().max(1) as f64 * 16.0);
+        let mut d = Drawing::new(
+            PLOT_L + PLOT_W + 30.0,
+            frame.bottom() + 70.0,
+            format!(
+                "{name}: {} passes, occupancy {:.0} %",
+                r.passes,
+                r.occupancy * 100.0
+            ),
+        );
+        axes_in(&mut d, frame, "step", "request");
+        x_ticks(&mut d, frame, &bg::timeline_ticks(steps, frame));
+        for row in bg::timeline(r, steps, frame) {
+            d.shapes.push(text(
+                frame.left - 6.0,
+                row.label_y,
+                format!("#{}", row.id),
+                10.0,
+                Anchor::End,
+            ));
+            d.shapes.push(rect(row.wait, REMOVED));
+            d.shapes.push(rect(row.prefill, CHOSEN));
+            d.shapes.push(rect(row.decode, ACCENT));
+        }
+        let keys = [
+            ("waiting", REMOVED),
+            ("prefill (joins a step)", CHOSEN),
+            ("decode", ACCENT),
+        ];
+        let y = d.height - 12.0;
+        legend_with(&mut d, &keys, y);
+        d
+    };
+    Drawing::stack(
+        &format!(
+            "Serving {} requests through {} slots",
+            v.requests.len(),
+            v.slots
+        ),
+        vec![
+            part("continuous", &v.continuous),
+            part("static", &v.static_),
+        ],
+    )
+}
+
+#[cfg(test)]
+#[path = "figures_tests.rs"]
+mod tests;

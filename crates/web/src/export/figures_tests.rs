@@ -1,0 +1,180 @@
+//! The shared-geometry exports: every mark where the geometry puts it, and the geometry's
+//! numbers checked by hand where they matter (the log scale's bar height).
+
+use super::*;
+use crate::geometry::batching::tests::{row, sim};
+use crate::geometry::distribution::tests::trace;
+use decoding_engine::roofline::{Peaks, Roof};
+
+/// The drawing's rectangles of colour `fill` inside the plot (the legend's swatches, under
+/// it, left out): (x, y, w, h).
+fn rects(d: &Drawing, fill: &str, below: f64) -> Vec<(f64, f64, f64, f64)> {
+    d.shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Rect {
+                x,
+                y,
+                w,
+                h,
+                fill: f,
+            } if *f == fill && y + h <= below + 1e-9 => Some((*x, *y, *w, *h)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn circles(d: &Drawing, fill: &str) -> Vec<(f64, f64)> {
+    d.shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Circle { x, y, fill: f, .. } if *f == fill => Some((*x, *y)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn the_distribution_follows_the_pages_scale() {
+    let t = trace();
+    let piece = |id: u32| format!("t{id}");
+    let base = PLOT_T + PLOT_H;
+    for scale in [Scale::Probability, Scale::LogProbability] {
+        let d = distribution(&t, &piece, 4, scale);
+        // Four slots of 60 px (560 / 4, at most 60) from the plot's left.
+        let g = dg::distribution(&t, scale, 4, Frame::new(PLOT_L, PLOT_T, 240.0, PLOT_H));
+        let mut drawn: Vec<(f64, f64, f64, f64)> = [ACCENT, CHOSEN, REMOVED]
+            .iter()
+            .flat_map(|f| rects(&d, f, base))
+            .collect();
+        drawn.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let want: Vec<(f64, f64, f64, f64)> =
+            g.bars.iter().map(|b| (b.x, b.y, b.w, b.height())).collect();
+        assert_eq!(drawn, want, "{scale:?}: the bars are the geometry's");
+        // The chosen token (p 0.5) by hand: half the plot, or on the log scale
+        // (ln 0.5 + 18.420681) / 18.420681 = 0.962371 of it.
+        let chosen = rects(&d, CHOSEN, base)[0];
+        let want_h = match scale {
+            Scale::Probability => 100.0,
+            Scale::LogProbability => 200.0 * 0.962371,
+        };
+        assert!((chosen.3 - want_h).abs() < 1e-3, "{scale:?}: {chosen:?}");
+        assert_eq!(chosen.0, PLOT_L);
+        // The SVG carries it: a rect of that height in the chosen colour.
+        let svg = d.svg();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let h: f64 = doc
+            .descendants()
+            .find(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(CHOSEN))
+            .and_then(|n| n.attribute("height")?.parse().ok())
+            .unwrap();
+        assert!((h - want_h).abs() < 0.051, "{h}");
+        // top-p's running sum where the geometry draws it.
+        let path = d.shapes.iter().find_map(|s| match s {
+            Shape::Path { points, .. } => Some(points.clone()),
+            _ => None,
+        });
+        assert_eq!(path, g.cut.as_ref().map(|c| c.points.clone()));
+        let texts = d.texts();
+        assert!(texts.contains(&"t2".to_string()) && texts.contains(&"final p".to_string()));
+        assert_eq!(
+            texts.contains(&"1e-4".to_string()),
+            scale == Scale::LogProbability
+        );
+    }
+}
+
+fn sweep_view() -> SweepView {
+    SweepView {
+        backend: "cpu".into(),
+        weight_bytes: 1 << 20,
+        peaks: Peaks {
+            roof: Roof {
+                flops: 1e10,
+                bytes_per_s: 1e9,
+            },
+            buffer_bytes: 1 << 20,
+            threads: 1,
+        },
+        rows: vec![
+            row(1, 100.0, 10.0),
+            row(4, 150.0, 30.0),
+            row(16, 200.0, 50.0),
+        ],
+        spread: vec![],
+    }
+}
+
+#[test]
+fn throughput_and_roofline_are_the_pages() {
+    let v = sweep_view();
+    let d = sweep(&v);
+    let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
+    let g = bg::throughput(&v.rows, frame);
+    // Stacked under a 34 px title: the throughput chart first, then the roofline.
+    let dy = 34.0;
+    let moved = |p: &[(f64, f64)], dy: f64| p.iter().map(|&(x, y)| (x, y + dy)).collect::<Vec<_>>();
+    let decode = circles(&d, ACCENT);
+    assert_eq!(decode[..3], moved(&g.decode, dy)[..], "decode points");
+    assert_eq!(circles(&d, CHOSEN), moved(&g.prefill, dy), "prefill points");
+    // B = 4 half way along log₂ B from 1 to 16; 50 tokens/s a quarter up.
+    assert!(close(decode[1].0, PLOT_L + PLOT_W / 2.0));
+    assert!(close(decode[2].1, dy + PLOT_T + PLOT_H * 0.75));
+    // The roofline's points, its prefill squares centred on them, under the drawn roof.
+    let rg = bg::roofline(v.peaks.roof, &bg::machine_points(&v.rows), frame);
+    let dy2 = dy + PLOT_T + PLOT_H + 80.0;
+    let decode_dots = &decode[3..];
+    let want: Vec<(f64, f64)> = rg
+        .points
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|p| (p.x, p.y + dy2))
+        .collect();
+    assert_eq!(decode_dots, &want[..]);
+    // (The legends' swatches are 10 px; the squares 8.)
+    let squares: Vec<_> = rects(&d, CHOSEN, d.height)
+        .into_iter()
+        .filter(|r| r.2 == 8.0)
+        .collect();
+    assert_eq!(squares.len(), 3);
+    for (s, p) in squares.iter().zip(rg.points.iter().step_by(2)) {
+        assert!(close(s.0 + 4.0, p.x) && close(s.1 + 4.0, p.y + dy2));
+    }
+    let roof = d.shapes.iter().find_map(|s| match s {
+        Shape::Path { points, width, .. } if *width == 2.5 => Some(points.clone()),
+        _ => None,
+    });
+    assert_eq!(roof, Some(moved(&rg.roof_line, dy2)));
+    // Decode's FLOP/s is its passes' FLOPs over their time (1e8 here, not × the tokens).
+    let d1 = (decode_dots[0].1 - dy2 - PLOT_T) / PLOT_H;
+    assert!((d1 - (1.0 - (1e8f64 / 3e5).log10() / 5.0)).abs() < 1e-9);
+}
+
+#[test]
+fn timelines_are_the_pages_rows() {
+    let v = ServeView {
+        slots: 1,
+        seed: 1,
+        requests: vec![(4, 3), (4, 3)],
+        continuous: sim(),
+        static_: sim(),
+    };
+    let d = serve(&v);
+    let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, 32.0);
+    let rows = bg::timeline(&v.continuous, 10, frame);
+    let dy = 34.0;
+    let prefill = rects(&d, CHOSEN, dy + frame.bottom());
+    assert_eq!(prefill.len(), 2);
+    for (r, row) in prefill.iter().zip(&rows) {
+        let p = row.prefill;
+        assert_eq!(*r, (p.x, p.y + dy, p.w, p.h));
+    }
+    // 480 px over 10 steps: request 0's prefill at step 2, 96 px in.
+    assert!(close(prefill[0].0, PLOT_L + 96.0));
+    assert!(d.texts().contains(&"#1".to_string()));
+}

@@ -1,0 +1,123 @@
+//! The KV grid and the beam tree exported where the page's geometry puts them.
+
+use super::*;
+use crate::geometry::beam::tests::node;
+use crate::geometry::beam::{COL, LEFT, ROW};
+
+fn config() -> decoding_engine::Config {
+    decoding_engine::Config {
+        dim: 8,
+        hidden_dim: 16,
+        n_layers: 2,
+        n_heads: 2,
+        n_kv_heads: 1,
+        vocab_size: 512,
+        seq_len: 256,
+        shared_classifier: true,
+        rope_theta: decoding_engine::Config::LLAMA2C_ROPE_THETA,
+        rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
+    }
+}
+
+fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
+    d.shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Rect {
+                x,
+                y,
+                w,
+                h,
+                fill: f,
+            } if *f == fill => Some((*x, *y, *w, *h)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_kv_grid_is_the_pages() {
+    let d = kv_grid(&config(), 64);
+    let frame = Frame::new(PLOT_L, PLOT_T, 400.0, 80.0);
+    let rows = kg::grid(2, 64, 256, frame);
+    let slots: Vec<_> = rows
+        .iter()
+        .map(|r| (r.slots.x, r.slots.y, r.slots.w, r.slots.h))
+        .collect();
+    assert_eq!(rects(&d, SLOT), slots);
+    // V's rows filled a quarter (64 of 256) of the 400 px, 16 high, 20 apart; the legend's
+    // swatch last.
+    let v = rects(&d, VALUE);
+    assert_eq!(
+        v[..2],
+        [
+            (PLOT_L, PLOT_T + 20.0, 100.0, 16.0),
+            (PLOT_L, PLOT_T + 60.0, 100.0, 16.0)
+        ]
+    );
+    assert_eq!(v.len(), 3);
+    assert!(d.texts().contains(&"L1 V".to_string()));
+    // The whole export: the grid over the bytes chart, its label kept.
+    let all = kv(&config(), 64);
+    assert!(all.texts().iter().any(|t| t.contains("n = 64 holds")));
+    assert!(all.height > d.height);
+}
+
+#[test]
+fn the_beam_tree_is_laid_out_as_the_pages() {
+    // The root, two children (one pruned), a grandchild of the first: the best path 0-1-3.
+    let mut nodes = vec![
+        node(0, None, 0),
+        node(1, Some(0), 1),
+        node(2, Some(0), 1),
+        node(3, Some(1), 2),
+    ];
+    nodes[2].status = decoding_engine::beam::NodeStatus::Pruned;
+    let d = beam_tree(&nodes, Some(3), &|t| format!("t{t}"));
+    let circles: Vec<(f64, f64, &str)> = d
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Circle { x, y, fill, .. } => Some((*x, *y, *fill)),
+            _ => None,
+        })
+        .collect();
+    // The page's layout (origin 0, 0) moved under the title: by hand, column 132 apart
+    // from 20, rows 32 apart from 20, then 44 down.
+    let screen = Layout::new(2, &nodes, (0.0, 0.0));
+    let (ox, oy) = TREE_ORIGIN;
+    for (i, c) in circles.iter().enumerate() {
+        let (x, y) = screen.pos(i);
+        assert_eq!((c.0, c.1), (x + ox, y + oy));
+    }
+    assert_eq!(
+        (circles[2].0, circles[2].1),
+        (LEFT + COL, 44.0 + 20.0 + ROW)
+    );
+    assert_eq!(
+        (circles[3].0, circles[3].1),
+        (LEFT + 2.0 * COL, 44.0 + 20.0)
+    );
+    let best: Vec<&str> = circles.iter().map(|c| c.2).collect();
+    assert_eq!(best, [ACCENT, ACCENT, GREY, ACCENT]);
+    // Edges from parent to child, the pruned one dashed, the best path's in the accent.
+    let edges: Vec<(f64, f64, bool, &str)> = d
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Line {
+                x2,
+                y2,
+                dashed,
+                stroke,
+                ..
+            } if *y2 > 44.0 => Some((*x2, *y2, *dashed, *stroke)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(edges.len(), 3);
+    assert_eq!(edges[1], (circles[2].0, circles[2].1, true, LINE));
+    assert_eq!(edges[2].3, ACCENT);
+    let texts = d.texts();
+    assert!(texts.contains(&"prompt".to_string()) && texts.contains(&"t3".to_string()));
+}
