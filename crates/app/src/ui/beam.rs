@@ -258,7 +258,8 @@ pub fn BeamPanel() -> impl IntoView {
                 // A prompt where the beam beats greedy by far (log p −4.35 against −10.10
                 // after 10 tokens), as a link: one click, and the address says what it is.
                 <a class="button" data-testid="beam-example"
-                    href=move || format!("?prompt=The+dog&strategy=beam&steps=10&panels=beam{}",
+                    href=move || format!("?prompt=The+dog&{}=beam&steps=10&panels={}{}",
+                        Knob::Strategy.name(), Panel::Beam.name(),
                         if ui.shell.page.with(|p| p.presenter) { "&presenter=1" } else { "" })>"Example: \"The dog\", 10 steps"</a>
             </div>
             {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {

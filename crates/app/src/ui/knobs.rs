@@ -6,6 +6,7 @@
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
+use decoding_engine::sampling::Profile;
 use leptos::prelude::*;
 
 /// The knobs lesson 10 teaches first (section 2): they sit together at the top, and in
@@ -153,8 +154,8 @@ pub fn LessonKnobs() -> impl IntoView {
         <section class="panel lesson-knobs" aria-labelledby="lesson-knobs-h" data-testid="lesson-knobs">
             <h2 id="lesson-knobs-h">"Decoding knobs " <Tag of="panel-lesson-knobs" /></h2>
             <div class="knob-row">
-                <label data-tagged>"Strategy " <Tag of="knob-strategy" />
-                    <select data-testid="strategy" prop:value=strategy
+                <label data-tagged>"Strategy " <Tag of=format!("knob-{}", Knob::Strategy.name()) />
+                    <select data-testid=Knob::Strategy.name() prop:value=strategy
                         on:change=move |ev| ui.set_field(Knob::Strategy, event_target_value(&ev))>
                         <option value="sample">"sampling"</option>
                         <option value="greedy">"greedy"</option>
@@ -169,6 +170,16 @@ pub fn LessonKnobs() -> impl IntoView {
     }
 }
 
+/// What a profile follows, beside its name in the menu.
+fn profile_note(p: Profile) -> &'static str {
+    match p {
+        Profile::Lesson => "only what you set",
+        Profile::Hf => "transformers generate()",
+        Profile::LlamaCpp => "default chain",
+        Profile::OpenAi => "vLLM",
+    }
+}
+
 /// The profile and every other knob.
 #[component]
 pub fn Knobs() -> impl IntoView {
@@ -178,18 +189,15 @@ pub fn Knobs() -> impl IntoView {
         <section class="panel more-knobs" aria-labelledby="knobs-h">
             <h2 id="knobs-h">"More knobs " <Tag of="panel-knobs" /></h2>
             <div class="knob-row">
-                <label data-tagged>"Profile " <Tag of="knob-profile" />
-                    <select data-testid="profile" prop:value=profile
+                <label data-tagged>"Profile " <Tag of=format!("knob-{}", Knob::Profile.name()) />
+                    <select data-testid=Knob::Profile.name() prop:value=profile
                         on:change=move |ev| {
                             let v = event_target_value(&ev);
                             // A new profile brings its own default order.
                             ui.knobs.raw.update(|r| { r.put(Knob::Profile, v); r.clear(Knob::Order); });
                             ui.apply_raw();
                         }>
-                        <option value="lesson">"lesson (only what you set)"</option>
-                        <option value="hf">"hf (transformers generate())"</option>
-                        <option value="llama.cpp">"llama.cpp (default chain)"</option>
-                        <option value="openai">"openai (vLLM)"</option>
+                        {Profile::ALL.map(|p| view! { <option value=p.name()>{format!("{} ({})", p.name(), profile_note(p))}</option> }).collect_view()}
                     </select>
                 </label>
             </div>
