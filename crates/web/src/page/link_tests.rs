@@ -1,0 +1,102 @@
+//! The link's reading and writing, checked.
+
+use super::*;
+
+#[test]
+fn query_round_trips() {
+    let r = from_query(
+        "?prompt=The+cat&temperature=0.7&top_k=5&steps=10&panels=beam,kv,quant,spec&scale=logprob&seed=3&profile=llama.cpp&precision=q4&spec=exit:2,3,match,7",
+        512,
+    );
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.page.prompt, "The cat");
+    assert_eq!(r.page.steps, 10);
+    assert_eq!(r.settings.top_k, 5);
+    assert_eq!(r.page.precision, Some(Precision::Q4));
+    assert_eq!(
+        r.page.spec,
+        Some(SpecLink {
+            draft: Draft::Exit(2),
+            gamma: 3,
+            rule: Rule::Match,
+            cycles: 7
+        })
+    );
+    let q = to_query(&r.page, &r.settings);
+    let again = from_query(&q, 512);
+    assert_eq!(again.page, r.page);
+    assert_eq!(again.settings, r.settings);
+}
+
+#[test]
+fn nonsense_is_reported_and_replaced_by_defaults() {
+    let r = from_query(
+        "temperature=banana&top_k=3&steps=-2&scale=huge&zzz=1&top_p=7&precision=q5&spec=quant:q8,17,rejection,1",
+        512,
+    );
+    let fields: Vec<&str> = r.problems.iter().map(|p| p.field.as_str()).collect();
+    for f in [
+        "temperature",
+        "steps",
+        "scale",
+        "zzz",
+        "top_p",
+        "precision",
+        "spec",
+    ] {
+        assert!(fields.contains(&f), "{f} not reported in {fields:?}");
+    }
+    assert_eq!(r.settings.temperature, 1.0);
+    assert_eq!(r.settings.top_p, 1.0);
+    // The good values survive.
+    assert_eq!(r.settings.top_k, 3);
+    assert_eq!(r.page.steps, 0);
+}
+
+/// A comparison and a lesson step survive the link; nonsense in either is reported and
+/// dropped, never half-read.
+#[test]
+fn the_comparison_and_the_lesson_step_travel_in_the_link() {
+    let mut page = PageState::default();
+    let columns: Vec<Settings> = COMPARE_PRESETS[1]
+        .columns
+        .iter()
+        .map(|c| parse_column(c, 512).unwrap())
+        .collect();
+    page.compare = Some(CompareLink {
+        columns: columns.clone(),
+        steps: 20,
+    });
+    page.panels.insert(Panel::Compare);
+    page.lesson = Some(4);
+    let q = to_query(&page, &Settings::default());
+    let r = from_query(&q, 512);
+    assert!(r.problems.is_empty(), "{q}: {:?}", r.problems);
+    assert_eq!(r.page, page, "{q}");
+    // The two profiles differ in their rules, their order and llama.cpp's hidden
+    // penalty window (its last 64 tokens), not in the knobs set.
+    assert_eq!(differing(&columns), ["penalty_window", "profile", "order"]);
+    // A column reads back as it was written.
+    for c in &columns {
+        assert_eq!(&parse_column(&column_text(c), 512).unwrap(), c);
+    }
+    for (bad, field) in [
+        ("cmp=strategy%3Dgreedy", "cmp"),
+        ("cmp=a;b;c;d;e", "cmp"),
+        ("cmp=temperature%3D-1%3Btop_k%3D3", "cmp"),
+        ("cmp=strategy%3Dbeam%3Btop_k%3D3", "cmp"),
+        ("cmp=nonsense%3D1%3Btop_k%3D3", "cmp"),
+        ("cmp_steps=99999", "cmp_steps"),
+        ("lesson=0", "lesson"),
+        ("lesson=x", "lesson"),
+    ] {
+        let r = from_query(bad, 512);
+        assert_eq!(r.problems.len(), 1, "{bad}: {:?}", r.problems);
+        assert_eq!(r.problems[0].field, field, "{bad}");
+        assert_eq!(r.page.compare, None, "{bad}");
+        assert_eq!(r.page.lesson, None, "{bad}");
+    }
+    // A column's own errors say which column and which rule.
+    let e = parse_column("temperature=abc&top_k=-2", 512).unwrap_err();
+    assert_eq!(e.len(), 2, "{e:?}");
+}
