@@ -33,24 +33,29 @@ fn reorder(ui: Ui, from: usize, to: usize) {
 }
 
 fn mini_chart(v: &StageView) -> impl IntoView {
-    let n = v.before.len().max(1) as f32;
-    let w = 100.0 / n;
+    use decoding_web::geometry::{chain, Rect};
     // Each series is one path of bars (one attribute to update a move, not two per bar: a
-    // slider move rewrote 275 bar attributes in the chain, issue 32). A square-root scale
-    // keeps the small probabilities visible beside a dominant one.
-    let series = |values: &[f32], shift: f32| -> String {
+    // slider move rewrote 275 bar attributes in the chain, issue 32). The bars are the
+    // shared geometry's (the export draws the same): a square-root scale keeps the small
+    // probabilities visible beside a dominant one.
+    let bars = chain::stage_bars(v, chain::SCREEN);
+    let series = |pick: fn(&chain::TokenBars) -> Rect| -> String {
         use std::fmt::Write;
-        let mut d = String::with_capacity(values.len() * 24);
-        for (i, &p) in values.iter().enumerate() {
-            let h = p.max(0.0).sqrt() * 30.0;
-            if h > 0.0 {
-                let x = i as f32 * w + shift;
-                let _ = write!(d, "M{x:.2} 30v{:.2}h{:.2}v{h:.2}z", -h, w * 0.45);
-            }
+        let mut d = String::with_capacity(bars.len() * 24);
+        for r in bars.iter().map(pick).filter(|r| r.h > 0.0) {
+            let _ = write!(
+                d,
+                "M{:.2} {:.2}v{:.2}h{:.2}v{:.2}z",
+                r.x,
+                r.y + r.h,
+                -r.h,
+                r.w,
+                r.h
+            );
         }
         d
     };
-    let (before, after) = (series(&v.before, 0.0), series(&v.after, w * 0.45));
+    let (before, after) = (series(|b| b.before), series(|b| b.after));
     let bars = view! {
         <path class="before" d=before></path>
         <path class="after" d=after></path>

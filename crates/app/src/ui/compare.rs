@@ -6,6 +6,8 @@
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_engine::sampling::Knob;
+use decoding_web::geometry::compare;
 use decoding_web::page::{self, CompareLink, Panel, COMPARE_PRESETS, MAX_COLUMNS};
 use decoding_web::protocol::{ColumnView, Request};
 use leptos::prelude::*;
@@ -101,7 +103,7 @@ pub fn ComparePanel() -> impl IntoView {
                 <button data-testid="cmp-step" on:click=move |_| step(1)>"Step all"</button>
                 <button data-testid="cmp-step10" on:click=move |_| step(10)>"Step all ×10"</button>
                 <button class="ghost" data-testid="cmp-add" disabled=move || texts.with(|t| t.len() >= MAX_COLUMNS)
-                    on:click=move |_| texts.update(|t| t.push("temperature=0.7".into()))>"Add a column"</button>
+                    on:click=move |_| texts.update(|t| t.push(format!("{}=0.7", Knob::Temperature.name())))>"Add a column"</button>
             </div>
             <div class="cmp-editors">
                 {move || texts.get().into_iter().enumerate().map(|(i, text)| view! {
@@ -175,12 +177,13 @@ fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView
         .top
         .iter()
         .map(|&(id, p)| {
-            let w = (p * 100.0).clamp(0.0, 100.0);
+            // The bar's length is the shared geometry's (the export draws the same).
+            let bar = compare::bar(p, compare::SCREEN);
             view! {
                 <li>
                     <span class="cmp-piece">{page::piece_text(&ui.piece(id), true, Some(12))}</span>
                     <svg class="cmp-bar" viewBox="0 0 100 6" preserveAspectRatio="none" aria-hidden="true">
-                        <rect width=format!("{w:.1}") height="6"></rect>
+                        <rect width=format!("{:.1}", bar.w) height=format!("{}", bar.h)></rect>
                     </svg>
                     <span class="cmp-p">{format!("{p:.3}")}</span>
                 </li>

@@ -1,60 +1,10 @@
-//! Each panel's chart from its view: the chain's stages, the beam tree, the KV cache, the
-//! compared columns, the three precisions, the speculative cycle (the charts whose geometry
-//! the page shares are in `figures`).
+//! Each panel's chart from its view: the KV cache's bytes, the three precisions, the
+//! speculative cycle (the charts whose geometry the page shares are in `figures`, `grids`
+//! and `panels`).
 
 use super::plot::*;
 use super::*;
 use crate::protocol::*;
-
-/// Each stage of the chain: the probability of the chart's tokens after it.
-pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String) -> Drawing {
-    let labels: Vec<String> = t.chart_ids.iter().map(|&id| piece(id)).collect();
-    // The stages that changed something, two charts a row; the neutral ones named in one
-    // line (each of them would be a chart of identical bars: eight stacked made a PNG
-    // 7,148 px tall, issue 32).
-    let neutral: Vec<&str> = t
-        .stages
-        .iter()
-        .filter(|s| !s.active)
-        .map(|s| s.stage.name())
-        .collect();
-    let parts = t
-        .stages
-        .iter()
-        .filter(|s| s.active)
-        .map(|s| {
-            bars(
-                &format!(
-                    "{} ({}){}: {} kept",
-                    s.stage.name(),
-                    s.setting,
-                    if s.active { "" } else { ", inactive" },
-                    s.kept
-                ),
-                "token",
-                "probability",
-                &labels,
-                &[
-                    ("before", s.before.iter().map(|&v| v as f64).collect()),
-                    ("after", s.after.iter().map(|&v| v as f64).collect()),
-                ],
-            )
-        })
-        .collect();
-    let mut d = Drawing::grid("The sampling chain, stage by stage", parts, 2);
-    if !neutral.is_empty() {
-        let y = d.height + 16.0;
-        d.shapes.push(text(
-            12.0,
-            y,
-            format!("Neutral here (no change): {}", neutral.join(", ")),
-            12.0,
-            Anchor::Start,
-        ));
-        d.height = y + 12.0;
-    }
-    d
-}
 
 /// The KV cache: its grid as the page draws it, and its bytes against the positions held.
 pub fn kv(cfg: &decoding_engine::Config, n: usize) -> Drawing {
@@ -103,43 +53,6 @@ fn kv_bytes(cfg: &decoding_engine::Config, n: usize) -> Drawing {
         ],
         false,
         false,
-    )
-}
-
-/// The compared columns: each column's next distribution.
-pub fn columns(v: &ColumnsView, piece: &dyn Fn(u32) -> String) -> Drawing {
-    let parts = v
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let labels: Vec<String> = c.top.iter().map(|&(id, _)| piece(id)).collect();
-            let knobs = crate::page::column_text(&c.settings);
-            bars(
-                &format!(
-                    "Column {} ({}): {} tokens, entropy {:.3} nats",
-                    i + 1,
-                    if knobs.is_empty() {
-                        "defaults".to_string()
-                    } else {
-                        knobs
-                    },
-                    c.steps.len(),
-                    c.entropy
-                ),
-                "token",
-                "probability",
-                &labels,
-                &[("next p", c.top.iter().map(|&(_, p)| p).collect())],
-            )
-        })
-        .collect();
-    Drawing::stack(
-        &format!(
-            "Same θ, different config — differing knobs: {}",
-            v.differ.join(", ")
-        ),
-        parts,
     )
 }
 

@@ -20,7 +20,7 @@ const ERROR: &str = "#b3261e";
 const PLOT_W: f64 = 480.0;
 
 /// Ticks on the y axis: a mark and its label left of the frame.
-fn y_ticks(d: &mut Drawing, frame: Frame, ticks: &[Tick]) {
+pub(super) fn y_ticks(d: &mut Drawing, frame: Frame, ticks: &[Tick]) {
     for t in ticks {
         d.shapes.push(Shape::Line {
             x1: frame.left - 4.0,
@@ -67,7 +67,7 @@ fn dashed(a: (f64, f64), b: (f64, f64), stroke: &'static str, width: f64) -> Sha
     }
 }
 
-fn rect(r: crate::geometry::Rect, fill: &'static str) -> Shape {
+pub(super) fn rect(r: crate::geometry::Rect, fill: &'static str) -> Shape {
     Shape::Rect {
         x: r.x,
         y: r.y,

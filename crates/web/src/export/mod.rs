@@ -7,12 +7,14 @@
 mod charts;
 mod figures;
 mod grids;
+mod panels;
 mod plot;
 mod transcript;
 
 pub use charts::*;
 pub use figures::*;
 pub use grids::*;
+pub use panels::*;
 pub use plot::{bars, xy, XySeries};
 pub use transcript::*;
 

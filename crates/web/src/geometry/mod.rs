@@ -8,6 +8,8 @@
 
 pub mod batching;
 pub mod beam;
+pub mod chain;
+pub mod compare;
 pub mod distribution;
 pub mod kv;
 
