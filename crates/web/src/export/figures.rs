@@ -322,4 +322,4 @@ pub fn serve(v: &ServeView) -> Drawing {
 
 #[cfg(test)]
 #[path = "figures_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -8,7 +8,7 @@ use decoding_engine::roofline::{Peaks, Roof};
 
 /// The drawing's rectangles of colour `fill` inside the plot (the legend's swatches, under
 /// it, left out): (x, y, w, h).
-fn rects(d: &Drawing, fill: &str, below: f64) -> Vec<(f64, f64, f64, f64)> {
+pub(in crate::export) fn rects(d: &Drawing, fill: &str, below: f64) -> Vec<(f64, f64, f64, f64)> {
     d.shapes
         .iter()
         .filter_map(|s| match s {

@@ -2,27 +2,10 @@
 //! them, checked against values worked out by hand.
 
 use super::*;
+use crate::export::figures::tests::rects;
 use crate::geometry::chain::tests::stage as top_k;
 use crate::geometry::Rect;
 use decoding_engine::sampling::Stage;
-
-/// The drawing's rectangles of colour `fill` above `below` (the legend's swatches left
-/// out): (x, y, w, h).
-fn rects(d: &Drawing, fill: &str, below: f64) -> Vec<(f64, f64, f64, f64)> {
-    d.shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Rect {
-                x,
-                y,
-                w,
-                h,
-                fill: f,
-            } if *f == fill && y + h <= below + 1e-9 => Some((*x, *y, *w, *h)),
-            _ => None,
-        })
-        .collect()
-}
 
 fn tuple(r: Rect) -> (f64, f64, f64, f64) {
     (r.x, r.y, r.w, r.h)
