@@ -7,76 +7,23 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::beam::{ancestry, BeamNode, NodeStatus};
+use decoding_engine::beam::{BeamNode, NodeStatus};
 use decoding_engine::sampling::Knob;
-use decoding_web::geometry::beam::Layout;
+use decoding_web::geometry::beam::{paths, Layout, OffTree, Paths};
 use decoding_web::page::{piece_text, Panel};
 use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
-/// The nodes on the best beam's path (from its last node up to the root) and on greedy's
-/// (from the root down, as far as the tree holds greedy's prefix: once a greedy token is
-/// pruned, greedy leaves the tree).
-struct Paths {
-    best: Vec<bool>,
-    greedy: Vec<bool>,
-    /// Greedy's nodes in the tree by depth (the root first), as far as it stays in it.
-    greedy_ids: Vec<usize>,
-}
-
-fn paths(v: &BeamView, all: &[BeamNode]) -> Paths {
-    let mut best = vec![false; all.len()];
-    for i in v.best_node.map_or(Vec::new(), |b| ancestry(all, b)) {
-        best[i] = true;
-    }
-    let mut greedy = vec![false; all.len()];
-    let mut greedy_ids = Vec::new();
-    let mut node = all.first().map(|n| n.id);
-    for &t in &v.greedy_tokens {
-        let Some(p) = node else { break };
-        greedy[p] = true;
-        greedy_ids.push(p);
-        node = all
-            .iter()
-            .find(|n| n.parent == Some(p) && n.token == Some(t))
-            .map(|n| n.id);
-    }
-    if let Some(p) = node {
-        greedy[p] = true;
-        greedy_ids.push(p);
-    }
-    Paths {
-        best,
-        greedy,
-        greedy_ids,
-    }
-}
-
 /// Greedy's path once beam search pruned it: its own row under the tree, dashed. Empty
 /// while greedy stays in the tree.
-fn greedy_track(ui: Ui, v: &BeamView, greedy_ids: &[usize], at: &Layout) -> Option<AnyView> {
-    let off_y = at.greedy_y();
-    let off_tree: Vec<usize> = (greedy_ids.len()..=v.greedy_tokens.len())
-        .filter(|&d| d >= 1 && d >= at.first_depth && d <= v.depth)
-        .collect();
+fn greedy_track(ui: Ui, v: &BeamView, paths: &Paths, at: &Layout) -> Option<AnyView> {
+    let off_tree = at.greedy_off_tree(paths, v.greedy_tokens.len(), v.depth);
     if off_tree.is_empty() {
         return None;
     }
     let track = off_tree
-        .iter()
-        .map(|&d| {
-            let (x, y) = (at.x_of(d), off_y);
-            // From greedy's previous point: its last node in the tree, or the row itself.
-            let from = if d == greedy_ids.len() {
-                greedy_ids
-                    .last()
-                    .and_then(|&id| id.checked_sub(at.start))
-                    .map(|i| at.pos(i))
-            } else if d > at.first_depth {
-                Some((at.x_of(d - 1), off_y))
-            } else {
-                None
-            };
+        .into_iter()
+        .map(|OffTree { depth: d, at: (x, y), from }| {
             let edge = from.map(|(x1, y1)| {
                 view! { <line class="edge greedy off-tree" x1=x1 y1=y1 x2=x y2=y></line> }
             });
@@ -177,7 +124,7 @@ fn tree(
     let at = Layout::new(v.depth, all, (0.0, 0.0));
     let shown = &all[at.start..];
     let hidden_levels = at.first_depth;
-    let greedy_track = greedy_track(ui, v, &paths.greedy_ids, &at);
+    let greedy_track = greedy_track(ui, v, &paths, &at);
     let (width, height) = at.size(greedy_track.is_some());
     let collapsed = (hidden_levels > 0).then(|| {
         view! {
@@ -234,8 +181,11 @@ pub fn BeamPanel() -> impl IntoView {
     view! {
         <PanelShell panel=Panel::Beam
             export=move || export::buttons("beam-tree", "the beam tree", move || {
-                let best = ui.views.beam.with_untracked(|v| v.as_ref().and_then(|v| v.best_node));
-                ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| decoding_web::export::beam_tree(n, best, &|id| super::chip_label(&ui, id))))
+                ui.views.beam.with_untracked(|v| {
+                    let v = v.as_ref()?;
+                    let greedy = decoding_web::export::Greedy { tokens: &v.greedy_tokens, cum: &v.greedy_cum };
+                    ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| decoding_web::export::beam_tree(n, v.best_node, greedy, &|id| super::chip_label(&ui, id))))
+                })
             })>
             <div class="knob-row">
                 {knob(Knob::Beams)}
@@ -264,7 +214,7 @@ pub fn BeamPanel() -> impl IntoView {
             </div>
             {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
                 // The best beam's and greedy's paths, found once for the legend and the tree.
-                let found = ui.views.beam_nodes.with(|all| paths(v, all));
+                let found = ui.views.beam_nodes.with(|all| paths(v.best_node, &v.greedy_tokens, all));
                 let finished = v.finished.iter().map(|h| view! {
                     <li>{format!("score {:.3} (log p {:.3}{}): {}", h.score, h.sum_logprob,
                         if h.ended { ", ended" } else { "" }, h.text)}</li>

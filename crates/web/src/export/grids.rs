@@ -3,7 +3,7 @@
 
 use super::plot::{legend_with, PLOT_L, PLOT_T};
 use super::*;
-use crate::geometry::beam::Layout;
+use crate::geometry::beam::{paths, Layout, Paths};
 use crate::geometry::kv as kg;
 use crate::geometry::Frame;
 use decoding_engine::beam::{BeamNode, NodeStatus};
@@ -54,19 +54,32 @@ pub fn kv_grid(cfg: &decoding_engine::Config, n: usize) -> Drawing {
 /// Where the exported tree starts: under the title and the axis's line.
 pub(super) const TREE_ORIGIN: (f64, f64) = (0.0, 44.0);
 
+/// Greedy's run beside the search: its tokens and its cumulative log p after each (the
+/// beam view's `greedy_tokens` and `greedy_cum`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Greedy<'a> {
+    pub tokens: &'a [u32],
+    pub cum: &'a [f64],
+}
+
+/// The colour of greedy's path (the page's `--ok`).
+const GREEDY: &str = "#2e8b57";
+
 /// The beam tree as the page lays it out (its last levels, a level a column, older ones
 /// collapsed into a line), each node its piece and Σ log p; the best beam's path in the
-/// accent colour, pruned branches dashed.
+/// accent colour, greedy's in green (dashed on its own row once beam search pruned it),
+/// pruned branches dashed.
 pub fn beam_tree(
     nodes: &[BeamNode],
     best_node: Option<usize>,
+    greedy: Greedy,
     piece: &dyn Fn(u32) -> String,
 ) -> Drawing {
-    let best = best_node.map_or(Vec::new(), |b| decoding_engine::beam::ancestry(nodes, b));
+    let paths = paths(best_node, greedy.tokens, nodes);
     let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0);
     let at = Layout::new(depth, nodes, TREE_ORIGIN);
-    let shown = &nodes[at.start..];
-    let (w, h) = at.size(false);
+    let off_tree = at.greedy_off_tree(&paths, greedy.tokens.len(), depth);
+    let (w, h) = at.size(!off_tree.is_empty());
     let mut d = Drawing::new(
         (TREE_ORIGIN.0 + w).max(420.0),
         TREE_ORIGIN.1 + h,
@@ -91,46 +104,73 @@ pub fn beam_tree(
             Anchor::Start,
         ));
     }
+    tree_edges(&mut d, &at, &nodes[at.start..], &paths);
+    for (i, n) in nodes[at.start..].iter().enumerate() {
+        let fill = match (paths.best[n.id], paths.greedy[n.id]) {
+            (true, _) => ACCENT,
+            (false, true) => GREEDY,
+            _ => GREY,
+        };
+        let label = n.token.map_or_else(|| "prompt".to_string(), piece);
+        tree_node(&mut d, at.pos(i), fill, label, n.cum_logprob);
+    }
+    for o in off_tree {
+        if let Some((x1, y1)) = o.from {
+            let (x2, y2) = o.at;
+            d.shapes.push(Shape::Line {
+                x1,
+                y1,
+                x2,
+                y2,
+                stroke: GREEDY,
+                width: 2.5,
+                dashed: true,
+            });
+        }
+        let t = greedy.tokens[o.depth - 1];
+        let cum = greedy.cum.get(o.depth - 1).copied().unwrap_or(f64::NAN);
+        tree_node(&mut d, o.at, GREEDY, piece(t), cum);
+    }
+    d
+}
+
+/// Parent to child: the best beam's path thick in the accent colour, greedy's (where it is
+/// not the best's) thick in green, pruned branches dashed.
+fn tree_edges(d: &mut Drawing, at: &Layout, shown: &[BeamNode], paths: &Paths) {
     for (i, n) in shown.iter().enumerate() {
         let Some(p) = n.parent.and_then(|p| p.checked_sub(at.start)) else {
             continue;
         };
-        let on = best.contains(&n.id) && n.parent.is_some_and(|p| best.contains(&p));
         let ((x1, y1), (x2, y2)) = (at.pos(p), at.pos(i));
+        let (stroke, width) = if paths.best[n.id] {
+            (ACCENT, 2.5)
+        } else if paths.greedy[n.id] {
+            (GREEDY, 2.5)
+        } else {
+            (LINE, 1.0)
+        };
         d.shapes.push(Shape::Line {
             x1,
             y1,
             x2,
             y2,
-            stroke: if on { ACCENT } else { LINE },
-            width: if on { 2.5 } else { 1.0 },
+            stroke,
+            width,
             dashed: n.status == NodeStatus::Pruned,
         });
     }
-    for (i, n) in shown.iter().enumerate() {
-        let (x, y) = at.pos(i);
-        d.shapes.push(Shape::Circle {
-            x,
-            y,
-            r: 6.0,
-            fill: if best.contains(&n.id) { ACCENT } else { GREY },
-        });
-        let label = n.token.map_or_else(|| "prompt".to_string(), piece);
-        d.shapes
-            .push(text(x + 9.0, y - 4.0, label, 11.0, Anchor::Start));
-        let mut lp = text(
-            x + 9.0,
-            y + 12.0,
-            format!("{:.2}", n.cum_logprob),
-            10.0,
-            Anchor::Start,
-        );
-        if let Shape::Text { fill, .. } = &mut lp {
-            *fill = MUTED;
-        }
-        d.shapes.push(lp);
+}
+
+/// A node: its circle, its piece above right, its Σ log p below right.
+fn tree_node(d: &mut Drawing, (x, y): (f64, f64), fill: &'static str, label: String, cum: f64) {
+    d.shapes.push(Shape::Circle { x, y, r: 6.0, fill });
+    d.shapes
+        .push(text(x + 9.0, y - 4.0, label, 11.0, Anchor::Start));
+    let mut lp = text(x + 9.0, y + 12.0, format!("{cum:.2}"), 10.0, Anchor::Start);
+    if let Shape::Text { fill, .. } = &mut lp {
+        *fill = MUTED;
     }
-    d
+    d.shapes.push(lp);
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
         node(3, Some(1), 2),
     ];
     nodes[2].status = decoding_engine::beam::NodeStatus::Pruned;
-    let d = beam_tree(&nodes, Some(3), &|t| format!("t{t}"));
+    let d = beam_tree(&nodes, Some(3), Greedy::default(), &|t| format!("t{t}"));
     let circles: Vec<(f64, f64, &str)> = d
         .shapes
         .iter()
@@ -120,4 +120,50 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
     assert_eq!(edges[2].3, ACCENT);
     let texts = d.texts();
     assert!(texts.contains(&"prompt".to_string()) && texts.contains(&"t3".to_string()));
+}
+
+#[test]
+fn greedy_runs_green_and_leaves_the_tree_on_its_own_row() {
+    // Root 0; children 1 (token 1) and 2 (token 2); 3 (token 3) under 2: the best path
+    // 0-2-3. Greedy took token 1, then token 9, which the tree does not hold: its second
+    // token runs off the tree.
+    let nodes = vec![
+        node(0, None, 0),
+        node(1, Some(0), 1),
+        node(2, Some(0), 1),
+        node(3, Some(2), 2),
+    ];
+    let greedy = Greedy {
+        tokens: &[1, 9],
+        cum: &[-0.5, -2.25],
+    };
+    let d = beam_tree(&nodes, Some(3), greedy, &|t| format!("t{t}"));
+    let circles: Vec<(f64, f64, &str)> = d
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Circle { x, y, fill, .. } => Some((*x, *y, *fill)),
+            _ => None,
+        })
+        .collect();
+    let green = "#2e8b57";
+    // The root, 2 and 3 on the best path, node 1 greedy's; then greedy's token 9 at depth
+    // 2 on the row under the tree: by hand, rows from 44 + 20, two rows tall, 8 below.
+    let fills: Vec<&str> = circles.iter().map(|c| c.2).collect();
+    assert_eq!(fills, [ACCENT, green, ACCENT, ACCENT, green]);
+    let off = circles[4];
+    assert_eq!(
+        off,
+        (LEFT + 2.0 * COL, 44.0 + 20.0 + 8.0 + 2.0 * ROW, green)
+    );
+    // Its edge comes from node 1, dashed, and its label is its piece and Σ log p.
+    assert!(d.shapes.iter().any(|s| matches!(s,
+        Shape::Line { x1, y1, x2, y2, stroke, dashed: true, .. }
+            if (*x1, *y1) == (circles[1].0, circles[1].1)
+                && (*x2, *y2) == (off.0, off.1)
+                && *stroke == green)));
+    let texts = d.texts();
+    assert!(texts.iter().any(|t| t == "t9"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "-2.25"), "{texts:?}");
+    assert!(d.height >= off.1 + 12.0, "{}", d.height);
 }

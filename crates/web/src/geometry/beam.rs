@@ -2,7 +2,7 @@
 //! rows in node order (older levels collapsed into one line above), and where greedy's path
 //! runs once beam search pruned it (a row under the tree).
 
-use decoding_engine::beam::BeamNode;
+use decoding_engine::beam::{ancestry, BeamNode};
 
 /// Level and row spacing: labels of 14 px (cumulative log p 12 px) stay apart.
 pub const COL: f64 = 132.0;
@@ -97,6 +97,94 @@ impl Layout {
             LEFT + 40.0 + self.per_depth.len() as f64 * COL,
             self.top - self.origin.1 + 12.0 + self.rows() as f64 * ROW + extra,
         )
+    }
+}
+
+/// The nodes on the best beam's path (from its last node up to the root) and on greedy's
+/// (from the root down, as far as the tree holds greedy's prefix: once a greedy token is
+/// pruned, greedy leaves the tree), by node id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paths {
+    pub best: Vec<bool>,
+    pub greedy: Vec<bool>,
+    /// Greedy's nodes in the tree by depth (the root first), as far as it stays in it.
+    pub greedy_ids: Vec<usize>,
+}
+
+/// The best beam's and greedy's paths through `all` (the page's tree and the export's).
+pub fn paths(best_node: Option<usize>, greedy_tokens: &[u32], all: &[BeamNode]) -> Paths {
+    let mut best = vec![false; all.len()];
+    for i in best_node.map_or(Vec::new(), |b| ancestry(all, b)) {
+        best[i] = true;
+    }
+    let mut greedy = vec![false; all.len()];
+    let mut greedy_ids = Vec::new();
+    let mut node = all.first().map(|n| n.id).filter(|&i| i < all.len());
+    for &t in greedy_tokens {
+        let Some(p) = node else { break };
+        greedy[p] = true;
+        greedy_ids.push(p);
+        node = all
+            .iter()
+            .find(|n| n.parent == Some(p) && n.token == Some(t))
+            .map(|n| n.id)
+            .filter(|&i| i < all.len());
+    }
+    if let Some(p) = node {
+        greedy[p] = true;
+        greedy_ids.push(p);
+    }
+    Paths {
+        best,
+        greedy,
+        greedy_ids,
+    }
+}
+
+/// One of greedy's tokens after beam search pruned it: its point on greedy's row under the
+/// tree, and where its edge comes from (greedy's last node in the tree, or the row's
+/// previous point; none at the window's left edge).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OffTree {
+    /// The token's position in greedy's text (1 = the first generated).
+    pub depth: usize,
+    pub at: (f64, f64),
+    pub from: Option<(f64, f64)>,
+}
+
+impl Layout {
+    /// Greedy's tokens off the tree, as far as the search has gone (`depth`), within the
+    /// window drawn. Empty while greedy stays in the tree.
+    pub fn greedy_off_tree(
+        &self,
+        paths: &Paths,
+        greedy_tokens: usize,
+        depth: usize,
+    ) -> Vec<OffTree> {
+        let in_tree = paths.greedy_ids.len();
+        let y = self.greedy_y();
+        (in_tree..=greedy_tokens)
+            .filter(|&d| d >= 1 && d >= self.first_depth && d <= depth)
+            .map(|d| {
+                let from = if d == in_tree {
+                    paths
+                        .greedy_ids
+                        .last()
+                        .and_then(|&id| id.checked_sub(self.start))
+                        .filter(|&i| i < self.len())
+                        .map(|i| self.pos(i))
+                } else if d > self.first_depth {
+                    Some((self.x_of(d - 1), y))
+                } else {
+                    None
+                };
+                OffTree {
+                    depth: d,
+                    at: (self.x_of(d), y),
+                    from,
+                }
+            })
+            .collect()
     }
 }
 

@@ -48,13 +48,31 @@ fn exports_of_real_views_are_their_data() {
         })
         .unwrap();
     assert!(v.reset);
-    let tree = export::beam_tree(&v.changed, v.best_node, &piece);
+    let greedy = export::Greedy {
+        tokens: &v.greedy_tokens,
+        cum: &v.greedy_cum,
+    };
+    let tree = export::beam_tree(&v.changed, v.best_node, greedy, &piece);
     let circles = tree
         .shapes
         .iter()
         .filter(|s| matches!(s, Shape::Circle { .. }))
         .count();
-    assert_eq!(circles, v.changed.len());
+    // A node each, and each of greedy's tokens past the last one the tree holds: found here
+    // by walking greedy's tokens down the tree from the root.
+    let mut in_tree = 0;
+    let mut at = 0;
+    for &t in &v.greedy_tokens {
+        match v
+            .changed
+            .iter()
+            .find(|n| n.parent == Some(at) && n.token == Some(t))
+        {
+            Some(n) => (at, in_tree) = (n.id, in_tree + 1),
+            None => break,
+        }
+    }
+    assert_eq!(circles, v.changed.len() + v.greedy_tokens.len() - in_tree);
     // The best path: the best node and its ancestors up to the root (depth + 1 nodes).
     let best = tree
         .shapes
