@@ -1,5 +1,5 @@
 //! "Same θ, different config" (lesson 10, section 6): 2 to 4 columns on the one loaded
-//! model, each its own knobs (typed as a link's query: `temperature=1.5&top_p=0.98`), stepping
+//! model, each its own knobs (typed as a link's query, `name=value&…`), stepping
 //! together from the transcript's prompt; each column's text, its next distribution and
 //! entropy, and the knobs that differ between columns highlighted.
 
