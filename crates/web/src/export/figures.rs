@@ -54,17 +54,29 @@ fn x_ticks(d: &mut Drawing, frame: Frame, ticks: &[Tick]) {
     }
 }
 
-/// A dashed line from `a` to `b`.
-fn dashed(a: (f64, f64), b: (f64, f64), stroke: &'static str, width: f64) -> Shape {
+/// A line from `a` to `b`, dashed or solid.
+pub(super) fn line(
+    a: (f64, f64),
+    b: (f64, f64),
+    stroke: &'static str,
+    width: f64,
+    dashed: bool,
+) -> Shape {
+    let ((x1, y1), (x2, y2)) = (a, b);
     Shape::Line {
-        x1: a.0,
-        y1: a.1,
-        x2: b.0,
-        y2: b.1,
+        x1,
+        y1,
+        x2,
+        y2,
         stroke,
         width,
-        dashed: true,
+        dashed,
     }
+}
+
+/// A dashed line from `a` to `b`.
+pub(super) fn dashed(a: (f64, f64), b: (f64, f64), stroke: &'static str, width: f64) -> Shape {
+    line(a, b, stroke, width, true)
 }
 
 pub(super) fn rect(r: crate::geometry::Rect, fill: &'static str) -> Shape {

@@ -115,17 +115,9 @@ pub fn beam_tree(
         tree_node(&mut d, at.pos(i), fill, label, n.cum_logprob);
     }
     for o in off_tree {
-        if let Some((x1, y1)) = o.from {
-            let (x2, y2) = o.at;
-            d.shapes.push(Shape::Line {
-                x1,
-                y1,
-                x2,
-                y2,
-                stroke: GREEDY,
-                width: 2.5,
-                dashed: true,
-            });
+        if let Some(from) = o.from {
+            d.shapes
+                .push(super::figures::dashed(from, o.at, GREEDY, 2.5));
         }
         let t = greedy.tokens[o.depth - 1];
         let cum = greedy.cum.get(o.depth - 1).copied().unwrap_or(f64::NAN);
@@ -141,7 +133,6 @@ fn tree_edges(d: &mut Drawing, at: &Layout, shown: &[BeamNode], paths: &Paths) {
         let Some(p) = n.parent.and_then(|p| p.checked_sub(at.start)) else {
             continue;
         };
-        let ((x1, y1), (x2, y2)) = (at.pos(p), at.pos(i));
         let (stroke, width) = if paths.best[n.id] {
             (ACCENT, 2.5)
         } else if paths.greedy[n.id] {
@@ -149,15 +140,14 @@ fn tree_edges(d: &mut Drawing, at: &Layout, shown: &[BeamNode], paths: &Paths) {
         } else {
             (LINE, 1.0)
         };
-        d.shapes.push(Shape::Line {
-            x1,
-            y1,
-            x2,
-            y2,
+        let dashed = n.status == NodeStatus::Pruned;
+        d.shapes.push(super::figures::line(
+            at.pos(p),
+            at.pos(i),
             stroke,
             width,
-            dashed: n.status == NodeStatus::Pruned,
-        });
+            dashed,
+        ));
     }
 }
 

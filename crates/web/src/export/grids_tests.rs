@@ -63,6 +63,17 @@ fn the_kv_grid_is_the_pages() {
     assert!(all.height > d.height);
 }
 
+/// The drawing's circles in order: (x, y, fill).
+fn circles(d: &Drawing) -> Vec<(f64, f64, &'static str)> {
+    d.shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Circle { x, y, fill, .. } => Some((*x, *y, *fill)),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn the_beam_tree_is_laid_out_as_the_pages() {
     // The root, two children (one pruned), a grandchild of the first: the best path 0-1-3.
@@ -74,14 +85,7 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
     ];
     nodes[2].status = decoding_engine::beam::NodeStatus::Pruned;
     let d = beam_tree(&nodes, Some(3), Greedy::default(), &|t| format!("t{t}"));
-    let circles: Vec<(f64, f64, &str)> = d
-        .shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Circle { x, y, fill, .. } => Some((*x, *y, *fill)),
-            _ => None,
-        })
-        .collect();
+    let circles = circles(&d);
     // The page's layout (origin 0, 0) moved under the title: by hand, column 132 apart
     // from 20, rows 32 apart from 20, then 44 down.
     let screen = Layout::new(2, &nodes, (0.0, 0.0));
@@ -138,14 +142,7 @@ fn greedy_runs_green_and_leaves_the_tree_on_its_own_row() {
         cum: &[-0.5, -2.25],
     };
     let d = beam_tree(&nodes, Some(3), greedy, &|t| format!("t{t}"));
-    let circles: Vec<(f64, f64, &str)> = d
-        .shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Circle { x, y, fill, .. } => Some((*x, *y, *fill)),
-            _ => None,
-        })
-        .collect();
+    let circles = circles(&d);
     let green = "#2e8b57";
     // The root, 2 and 3 on the best path, node 1 greedy's; then greedy's token 9 at depth
     // 2 on the row under the tree: by hand, rows from 44 + 20, two rows tall, 8 below.
