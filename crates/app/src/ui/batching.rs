@@ -8,11 +8,11 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::batching::SimResult;
+use decoding_engine::batching::{Policy, SimResult};
 use decoding_engine::roofline::{self, Roof, H100_SXM};
 use decoding_engine::units::human_bytes;
+use decoding_web::export::{self as ex, Drawing};
 use decoding_web::geometry::batching::{self as bg, flops_text, RoofPoint};
-use decoding_web::geometry::Tick;
 use decoding_web::page::Panel;
 use decoding_web::protocol::{LanesView, Request, ServeView, SweepView};
 use leptos::prelude::*;
@@ -149,27 +149,6 @@ fn ThroughputPart() -> impl IntoView {
 
 #[component]
 fn ThroughputChart(v: SweepView) -> impl IntoView {
-    // The geometry the export draws too.
-    let g = bg::throughput(&v.rows, bg::SCREEN);
-    let prefill_line = points_attr(&g.prefill);
-    let decode_line = points_attr(&g.decode);
-    let points = v
-        .rows
-        .iter()
-        .zip(g.prefill.iter().zip(&g.decode))
-        .map(|(r, (&(x, yp), &(_, yd)))| {
-            view! {
-                <circle class="tp-prefill" data-testid="tp-prefill-point" cx=x cy=yp r="5"><title>{format!("B = {}: prefill {:.0} tokens/s", r.batch, r.prefill_tokens_per_s)}</title></circle>
-                <circle class="tp-decode" data-testid="tp-decode-point" cx=x cy=yd r="5"><title>{format!("B = {}: decode {:.0} tokens/s", r.batch, r.decode_tokens_per_s)}</title></circle>
-            }
-        })
-        .collect_view();
-    let x_ticks = x_ticks(&g.x_ticks, 222.0);
-    let y_ticks = g
-        .y_ticks
-        .iter()
-        .map(|t| view! { <text class="lbl" x="0" y=t.at + 4.0>{t.label.clone()}</text> })
-        .collect_view();
     let first = v.rows.first().map_or(1.0, |r| r.decode_tokens_per_s);
     let last = v.rows.last();
     // The same judgement as the lesson track's caption (`verdict`): a gain counts with a
@@ -204,17 +183,7 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
         last.map_or(0.0, |r| r.prefill_tokens_per_s),
     );
     view! {
-        <svg class="tp-chart" data-testid="tp-chart" viewBox="0 0 500 240" role="img" aria-label="tokens per second against batch size">
-            <title>{summary.clone()}</title>
-            {axes()}
-            {y_ticks}
-            {x_ticks}
-            <text class="lbl" x="250" y="238" text-anchor="middle">"batch size B"</text>
-            <polyline class="tp-prefill-line" points=prefill_line></polyline>
-            <polyline class="tp-decode-line" points=decode_line></polyline>
-            {points}
-        </svg>
-        <p class="legend small"><span class="key tp-prefill"></span>" prefill tokens/s · "<span class="key tp-decode"></span>" decode tokens/s (all B sequences)"</p>
+        {export::figure(&decoding_web::export::throughput(&v).on_page("tp-chart"))}
         <table class="calc" data-testid="tp-table">
             <thead><tr><th>"B"</th><th>"runs"</th><th>"prefill tokens/s (middle half)"</th><th>"decode tokens/s (middle half)"</th></tr></thead>
             <tbody>{v.rows.iter().zip(&v.spread).map(|(r, sp)| view! {
@@ -231,89 +200,17 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
     }
 }
 
-/// The x axis's tick labels, their baseline at `y`.
-fn x_ticks(ticks: &[Tick], y: f64) -> impl IntoView {
-    ticks
+/// A roofline figure and, where a measured point lies above its measured roof, why the roof
+/// is not drawn.
+fn roofline_figure(d: Drawing, roof: Roof, points: &[RoofPoint]) -> impl IntoView {
+    let name = d.root.testid.clone();
+    let holds = points
         .iter()
-        .map(|t| view! { <text class="lbl" x=t.at y=y text-anchor="middle">{t.label.clone()}</text> })
-        .collect_view()
-}
-
-/// A polyline's `points` attribute.
-fn points_attr(points: &[(f64, f64)]) -> String {
-    points
-        .iter()
-        .map(|(x, y)| format!("{x:.1},{y:.1}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The axes of the throughput chart and the rooflines (their frame's left and bottom).
-fn axes() -> impl IntoView {
-    let f = bg::SCREEN;
+        .all(|p| roofline::under(&roof, p.intensity, p.flops));
     view! {
-        <line class="axis" x1=f.left y1=f.bottom() x2=f.right() + 10.0 y2=f.bottom()></line>
-        <line class="axis" x1=f.left y1=f.top x2=f.left y2=f.bottom()></line>
-    }
-}
-
-/// A log-log roofline: FLOP/s against FLOP/byte, the bandwidth slope up to the ridge and
-/// the flat compute roof after it, with the points (placed by the geometry the export
-/// draws too).
-fn roofline_svg(roof: Roof, points: &[RoofPoint], testid: &'static str) -> impl IntoView {
-    let g = bg::roofline(roof, points, bg::SCREEN);
-    // A roof under a measured point was under-measured (the machine was busy during its
-    // probe): it is not drawn as a ceiling.
-    let roof_holds = g.roof_holds;
-    let ridge = g.ridge;
-    let roof_line = points_attr(&g.roof_line);
-    let dots = points
-        .iter()
-        .zip(&g.points)
-        .map(|(p, at)| {
-            let (x, y) = (at.x, at.y);
-            let cls = if p.prefill { "roof-prefill" } else { "roof-decode" };
-            let tid = if p.prefill {
-                "roof-prefill"
-            } else {
-                "roof-decode"
-            };
-            let title = format!(
-                "{}: {:.2} FLOP/byte, {} ({:.0} % of the roof there)",
-                p.label,
-                p.intensity,
-                flops_text(p.flops),
-                100.0 * p.flops / roof.attainable(p.intensity)
-            );
-            view! {
-                <g data-testid=tid data-x=format!("{x:.1}") data-intensity=format!("{:.3}", p.intensity)>
-                    {if p.prefill {
-                        view! { <rect class=cls x=x - 5.0 y=y - 5.0 width="10" height="10"><title>{title.clone()}</title></rect> }.into_any()
-                    } else {
-                        view! { <circle class=cls cx=x cy=y r="5"><title>{title.clone()}</title></circle> }.into_any()
-                    }}
-                    <text class="lbl small-lbl" x=at.label_x y=at.label_y>{p.label.clone()}</text>
-                </g>
-            }
-        })
-        .collect_view();
-    let ticks = x_ticks(&g.x_ticks, 216.0);
-    let (ridge_x, roof_y) = (g.ridge_x, g.roof_y);
-    view! {
-        <svg class="roofline" data-testid=testid viewBox="0 0 500 240" role="img" aria-label="roofline: FLOP/s against FLOP per byte">
-            {axes()}
-            {ticks}
-            <text class="lbl" x="250" y="236" text-anchor="middle">"arithmetic intensity, FLOP per byte (log)"</text>
-            {roof_holds.then(|| view! {
-                <text class="lbl" x="0" y=roof_y + 4.0>{flops_text(roof.flops)}</text>
-                <polyline class="roof" data-testid=format!("{testid}-roof") points=roof_line.clone()></polyline>
-                <line class="ridge" x1=ridge_x y1="20" x2=ridge_x y2="200"></line>
-                <text class="lbl small-lbl" x=ridge_x + 4.0 y="196">{format!("ridge {ridge:.1}")}</text>
-            })}
-            {dots}
-        </svg>
-        {(!roof_holds).then(|| view! {
-            <p class="warning" data-testid=format!("{testid}-under-measured")>"A measured point lies above the measured roof: the roof was under-measured (the machine was busy while it was probed), so it is not drawn. Measure again."</p>
+        {export::figure(&d)}
+        {(!holds).then(|| view! {
+            <p class="warning" data-testid=format!("{name}-under-measured")>"A measured point lies above the measured roof: the roof was under-measured (the machine was busy while it was probed), so it is not drawn. Measure again."</p>
         })}
     }
 }
@@ -336,8 +233,7 @@ fn MachineRoofline(v: SweepView) -> impl IntoView {
     );
     view! {
         <h4>"This model on this machine"</h4>
-        {roofline_svg(roof, &points, "roofline")}
-        <p class="legend small"><span class="key roof-prefill"></span>" prefill at B (P1 … P16) · "<span class="key roof-decode"></span>" decode at B (D1 … D16)"</p>
+        {roofline_figure(ex::machine_roofline(&v).on_page("roofline"), roof, &points)}
         <p data-testid="roof-peaks">{peaks}</p>
     }
 }
@@ -378,7 +274,7 @@ fn RealScale() -> impl IntoView {
     );
     view! {
         <h4>"The lesson's point at real scale (computed, not measured)"</h4>
-        {roofline_svg(roof, &points, "roofline-h100")}
+        {roofline_figure(ex::roofline("Llama-2-7B (fp16) on an H100", roof, &points, "roofline-h100").on_page("roofline-h100"), roof, &points)}
         <p data-testid="roof-h100">{text}</p>
     }
 }
@@ -417,7 +313,6 @@ fn ServePart() -> impl IntoView {
 }
 
 fn serve_view(v: &ServeView) -> impl IntoView {
-    let steps = v.continuous.steps.max(v.static_.steps).max(1);
     let rate = |r: &SimResult| r.tokens as f64 / (r.wall_ms / 1000.0).max(1e-9);
     let (c, s) = (&v.continuous, &v.static_);
     let verdict = format!(
@@ -436,9 +331,9 @@ fn serve_view(v: &ServeView) -> impl IntoView {
     );
     view! {
         <p data-testid="serve-verdict">{verdict}</p>
-        {timeline(v, c, "continuous", steps)}
-        {timeline(v, s, "static", steps)}
-        <p class="legend small"><span class="key tl-wait"></span>" waiting · "<span class="key tl-prefill"></span>" prefill (joins a step) · "<span class="key tl-decode"></span>" decode · each column is one step; a step with no request is not a pass"</p>
+        {timeline(v, Policy::Continuous)}
+        {timeline(v, Policy::Static)}
+        <p class="note small">"Each column is one step; a step with no request is not a pass."</p>
     }
 }
 
@@ -464,41 +359,14 @@ fn stats(r: &SimResult) -> String {
     )
 }
 
-fn timeline(v: &ServeView, r: &SimResult, name: &'static str, steps: usize) -> impl IntoView {
-    // The geometry the export draws too.
-    let rows = bg::timeline(r, steps, bg::timeline_frame(r.served.len()))
-        .into_iter()
-        .zip(&r.served)
-        .map(|(row, s)| {
-            let (plen, asked) = v.requests.get(s.id).copied().unwrap_or((0, 0));
-            let title = format!(
-                "request {}: {plen}-token prompt, {} of {asked} tokens; arrived at step {}, admitted {}, finished {}",
-                s.id,
-                s.tokens.len(),
-                s.arrival,
-                s.admitted,
-                s.finished
-            );
-            let (w, p, d) = (row.wait, row.prefill, row.decode);
-            view! {
-                <g data-testid="tl-request"><title>{title}</title>
-                    <text class="lbl small-lbl" x="0" y=row.label_y>{format!("#{}", s.id)}</text>
-                    <rect class="tl-wait" x=w.x y=w.y width=w.w height=w.h></rect>
-                    <rect class="tl-prefill" x=p.x y=p.y width=p.w height=p.h></rect>
-                    <rect class="tl-decode" x=d.x y=d.y width=d.w height=d.h></rect>
-                </g>
-            }
-        })
-        .collect_view();
-    let h = 8.0 + r.served.len() as f64 * bg::ROW_H;
-    let tid = if name == "continuous" {
-        "serve-continuous"
-    } else {
-        "serve-static"
+fn timeline(v: &ServeView, policy: Policy) -> impl IntoView {
+    let r = match policy {
+        Policy::Continuous => &v.continuous,
+        Policy::Static => &v.static_,
     };
+    let tid = format!("serve-{policy}");
     view! {
-        <h4>{format!("{name}, {} slots", v.slots)}</h4>
-        <svg class="timeline" data-testid=tid viewBox=format!("0 0 490 {h}") role="img" aria-label=format!("{name} batching timeline")>{rows}</svg>
+        {export::figure(&ex::timeline(v, policy).on_page(&tid))}
         <p data-testid=format!("{tid}-stats")>{stats(r)}</p>
     }
 }

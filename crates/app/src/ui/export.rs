@@ -43,10 +43,16 @@ pub fn save_text(text: &str, mime: &str, name: &str) {
     }
 }
 
+/// A drawing on the page: the very SVG the export saves (one writer, so the file is what
+/// the page shows), in a box that fits it to the panel's width.
+pub fn figure(d: &Drawing) -> impl IntoView {
+    view! { <div class="figure" inner_html=d.svg()></div> }
+}
+
 /// Paints the drawing's shapes onto a 2D canvas context, `scale` pixels per unit.
 fn paint(d: &Drawing, ctx: &web_sys::CanvasRenderingContext2d, scale: f64) {
     let _ = ctx.scale(scale, scale);
-    for s in &d.shapes {
+    for s in d.leaves() {
         match s {
             Shape::Rect { x, y, w, h, fill } => {
                 ctx.set_fill_style_str(fill);
@@ -68,6 +74,8 @@ fn paint(d: &Drawing, ctx: &web_sys::CanvasRenderingContext2d, scale: f64) {
                     label(ctx, &l);
                 }
             }
+            // Opened by `leaves`.
+            Shape::Group { .. } => {}
         }
     }
 }

@@ -6,11 +6,13 @@
 
 use super::plot::{axes_in, legend_with, PLOT_H, PLOT_L, PLOT_T};
 use super::*;
-use crate::geometry::batching::{self as bg, RoofGeometry};
+use crate::geometry::batching::{self as bg, RoofGeometry, RoofPoint};
 use crate::geometry::distribution::{self as dg, BarKind};
 use crate::geometry::{Frame, Tick};
 use crate::page::Scale;
 use crate::protocol::*;
+use decoding_engine::batching::Policy;
+use decoding_engine::roofline::Roof;
 
 /// The page's colour of a removed token's bar and of waiting (`--removed`).
 pub(super) const REMOVED: &str = "#c8cad6";
@@ -164,9 +166,18 @@ pub fn bar_fill(kind: BarKind) -> &'static str {
     }
 }
 
-/// Throughput against the batch size, and the roofline of the measured machine, as the
-/// page draws them.
+/// Throughput against the batch size, and the roofline of the measured machine: the
+/// figures the page shows, one under the other.
 pub fn sweep(v: &SweepView) -> Drawing {
+    Drawing::stack(
+        "Batching and the two regimes",
+        vec![throughput(v), machine_roofline(v)],
+    )
+}
+
+/// Tokens per second against B, prefill's and decode's, each point with its figure as a
+/// tooltip.
+pub fn throughput(v: &SweepView) -> Drawing {
     let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
     let g = bg::throughput(&v.rows, frame);
     let mut tp = Drawing::new(
@@ -177,35 +188,56 @@ pub fn sweep(v: &SweepView) -> Drawing {
     axes_in(&mut tp, frame, "batch size B (log₂)", "tokens / s");
     y_ticks(&mut tp, frame, &g.y_ticks);
     x_ticks(&mut tp, frame, &g.x_ticks);
-    for (points, colour) in [(&g.prefill, CHOSEN), (&g.decode, ACCENT)] {
+    let prefill: Vec<f64> = v.rows.iter().map(|r| r.prefill_tokens_per_s).collect();
+    let decode: Vec<f64> = v.rows.iter().map(|r| r.decode_tokens_per_s).collect();
+    let series = [
+        (&g.prefill, CHOSEN, "prefill", prefill),
+        (&g.decode, ACCENT, "decode", decode),
+    ];
+    for (points, colour, name, rates) in series {
         tp.shapes.push(Shape::Path {
             points: points.clone(),
             stroke: colour,
             width: 2.0,
         });
-        for &(x, y) in points.iter() {
-            tp.shapes.push(Shape::Circle {
+        for ((&(x, y), r), rate) in points.iter().zip(&v.rows).zip(rates) {
+            let dot = Shape::Circle {
                 x,
                 y,
                 r: 4.0,
                 fill: colour,
-            });
+            };
+            let tip = format!("B = {}: {name} {rate:.0} tokens/s", r.batch);
+            tp.shapes.push(
+                Mark::id(format!("tp-{name}-point"))
+                    .title(tip)
+                    .around(vec![dot]),
+            );
         }
     }
     let keys = [("prefill", CHOSEN), ("decode", ACCENT)];
     let y = tp.height - 12.0;
     legend_with(&mut tp, &keys, y);
+    tp
+}
+
+/// The roofline of the machine the sweep ran on, with its prefill and decode points.
+pub fn machine_roofline(v: &SweepView) -> Drawing {
     let roof = v.peaks.roof;
-    let points = bg::machine_points(&v.rows);
-    let rg = bg::roofline(roof, &points, frame);
-    let mut rl = Drawing::new(
-        PLOT_L + PLOT_W + 30.0,
-        PLOT_T + PLOT_H + 80.0,
-        format!(
-            "Roofline of this machine: ridge {:.1} FLOP/byte",
-            roof.ridge()
-        ),
+    let title = format!(
+        "Roofline of this machine: ridge {:.1} FLOP/byte",
+        roof.ridge()
     );
+    roofline(&title, roof, &bg::machine_points(&v.rows), "roofline")
+}
+
+/// A log-log roofline: FLOP/s against FLOP/byte, the bandwidth slope up to the ridge and
+/// the flat compute roof after it, and the points, each with its share of the roof as a
+/// tooltip (marked `roof-prefill` / `roof-decode`, the roof `{name}-roof`).
+pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str) -> Drawing {
+    let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
+    let rg = bg::roofline(roof, points, frame);
+    let mut rl = Drawing::new(PLOT_L + PLOT_W + 30.0, PLOT_T + PLOT_H + 80.0, title);
     axes_in(
         &mut rl,
         frame,
@@ -213,9 +245,9 @@ pub fn sweep(v: &SweepView) -> Drawing {
         "FLOP / s (log)",
     );
     x_ticks(&mut rl, frame, &rg.x_ticks);
-    roof_marks(&mut rl, frame, roof.flops, &rg);
+    roof_marks(&mut rl, frame, roof.flops, &rg, name);
     for (p, at) in points.iter().zip(&rg.points) {
-        rl.shapes.push(if p.prefill {
+        let dot = if p.prefill {
             Shape::Rect {
                 x: at.x - 4.0,
                 y: at.y - 4.0,
@@ -230,22 +262,34 @@ pub fn sweep(v: &SweepView) -> Drawing {
                 r: 4.0,
                 fill: ACCENT,
             }
-        });
-        rl.shapes.push(text(
-            at.label_x,
-            at.label_y,
-            p.label.clone(),
-            10.0,
-            Anchor::Start,
-        ));
+        };
+        let label = text(at.label_x, at.label_y, p.label.clone(), 10.0, Anchor::Start);
+        let tip = format!(
+            "{}: {:.2} FLOP/byte, {} ({:.0} % of the roof there)",
+            p.label,
+            p.intensity,
+            bg::flops_text(p.flops),
+            100.0 * p.flops / roof.attainable(p.intensity)
+        );
+        let id = if p.prefill {
+            "roof-prefill"
+        } else {
+            "roof-decode"
+        };
+        let mark = Mark::id(id)
+            .title(tip)
+            .data("x", format!("{:.1}", at.x))
+            .data("intensity", format!("{:.3}", p.intensity));
+        rl.shapes.push(mark.around(vec![dot, label]));
     }
+    let keys = [("prefill at B (P…)", CHOSEN), ("decode at B (D…)", ACCENT)];
     let y = rl.height - 12.0;
     legend_with(&mut rl, &keys, y);
-    Drawing::stack("Batching and the two regimes", vec![tp, rl])
+    rl
 }
 
 /// The roof, the ridge and the roof's FLOP/s, or (a point above it) why it is not drawn.
-fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry) {
+fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry, name: &str) {
     if !g.roof_holds {
         d.shapes.push(text(
             frame.left + 8.0,
@@ -256,11 +300,13 @@ fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry) {
         ));
         return;
     }
-    d.shapes.push(Shape::Path {
+    let roof = Shape::Path {
         points: g.roof_line.clone(),
         stroke: INK,
         width: 2.5,
-    });
+    };
+    d.shapes
+        .push(Mark::id(format!("{name}-roof")).around(vec![roof]));
     let x = g.ridge_x;
     d.shapes
         .push(dashed((x, frame.top), (x, frame.bottom()), MUTED, 1.0));
@@ -281,55 +327,74 @@ fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry) {
     ));
 }
 
-/// Both policies' requests as the page's timelines: a row per request, waiting, its
-/// prefill step and decoding, over the steps of the longer run.
+/// Both policies' requests as timelines, one under the other.
 pub fn serve(v: &ServeView) -> Drawing {
-    let steps = v.continuous.steps.max(v.static_.steps).max(1);
-    let part = |name: &str, r: &decoding_engine::batching::SimResult| {
-        let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, r.served.len().max(1) as f64 * 16.0);
-        let mut d = Drawing::new(
-            PLOT_L + PLOT_W + 30.0,
-            frame.bottom() + 70.0,
-            format!(
-                "{name}: {} passes, occupancy {:.0} %",
-                r.passes,
-                r.occupancy * 100.0
-            ),
-        );
-        axes_in(&mut d, frame, "step", "request");
-        x_ticks(&mut d, frame, &bg::timeline_ticks(steps, frame));
-        for row in bg::timeline(r, steps, frame) {
-            d.shapes.push(text(
-                frame.left - 6.0,
-                row.label_y,
-                format!("#{}", row.id),
-                10.0,
-                Anchor::End,
-            ));
-            d.shapes.push(rect(row.wait, REMOVED));
-            d.shapes.push(rect(row.prefill, CHOSEN));
-            d.shapes.push(rect(row.decode, ACCENT));
-        }
-        let keys = [
-            ("waiting", REMOVED),
-            ("prefill (joins a step)", CHOSEN),
-            ("decode", ACCENT),
-        ];
-        let y = d.height - 12.0;
-        legend_with(&mut d, &keys, y);
-        d
-    };
     Drawing::stack(
         &format!(
             "Serving {} requests through {} slots",
             v.requests.len(),
             v.slots
         ),
-        vec![
-            part("continuous", &v.continuous),
-            part("static", &v.static_),
-        ],
+        vec![timeline(v, Policy::Continuous), timeline(v, Policy::Static)],
     )
+}
+
+/// One policy's requests as a timeline: a row per request (waiting, its prefill step and
+/// decoding) over the steps of the longer run, each row with its request as a tooltip
+/// (marked `tl-request`).
+pub fn timeline(v: &ServeView, policy: Policy) -> Drawing {
+    let steps = v.continuous.steps.max(v.static_.steps).max(1);
+    let r = match policy {
+        Policy::Continuous => &v.continuous,
+        Policy::Static => &v.static_,
+    };
+    let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, r.served.len().max(1) as f64 * 16.0);
+    let mut d = Drawing::new(
+        PLOT_L + PLOT_W + 30.0,
+        frame.bottom() + 70.0,
+        format!(
+            "{policy}, {} slots: {} passes, occupancy {:.0} %",
+            v.slots,
+            r.passes,
+            r.occupancy * 100.0
+        ),
+    );
+    axes_in(&mut d, frame, "step", "request");
+    x_ticks(&mut d, frame, &bg::timeline_ticks(steps, frame));
+    for (row, s) in bg::timeline(r, steps, frame).into_iter().zip(&r.served) {
+        let (plen, asked) = v.requests.get(s.id).copied().unwrap_or((0, 0));
+        let tip = format!(
+            "request {}: {plen}-token prompt, {} of {asked} tokens; arrived at step {}, admitted {}, finished {}",
+            s.id,
+            s.tokens.len(),
+            s.arrival,
+            s.admitted,
+            s.finished
+        );
+        let label = text(
+            frame.left - 6.0,
+            row.label_y,
+            format!("#{}", row.id),
+            10.0,
+            Anchor::End,
+        );
+        let marks = vec![
+            label,
+            rect(row.wait, REMOVED),
+            rect(row.prefill, CHOSEN),
+            rect(row.decode, ACCENT),
+        ];
+        d.shapes
+            .push(Mark::id("tl-request").title(tip).around(marks));
+    }
+    let keys = [
+        ("waiting", REMOVED),
+        ("prefill (joins a step)", CHOSEN),
+        ("decode", ACCENT),
+    ];
+    let y = d.height - 12.0;
+    legend_with(&mut d, &keys, y);
+    d
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use decoding_engine::roofline::{Peaks, Roof};
 /// The drawing's rectangles of colour `fill` inside the plot (the legend's swatches, under
 /// it, left out): (x, y, w, h).
 pub(in crate::export) fn rects(d: &Drawing, fill: &str, below: f64) -> Vec<(f64, f64, f64, f64)> {
-    d.shapes
-        .iter()
+    d.leaves()
+        .into_iter()
         .filter_map(|s| match s {
             Shape::Rect {
                 x,
@@ -25,8 +25,8 @@ pub(in crate::export) fn rects(d: &Drawing, fill: &str, below: f64) -> Vec<(f64,
 }
 
 fn circles(d: &Drawing, fill: &str) -> Vec<(f64, f64)> {
-    d.shapes
-        .iter()
+    d.leaves()
+        .into_iter()
         .filter_map(|s| match s {
             Shape::Circle { x, y, fill: f, .. } if *f == fill => Some((*x, *y)),
             _ => None,
@@ -74,7 +74,7 @@ fn the_distribution_follows_the_pages_scale() {
             .unwrap();
         assert!((h - want_h).abs() < 0.051, "{h}");
         // top-p's running sum where the geometry draws it.
-        let path = d.shapes.iter().find_map(|s| match s {
+        let path = d.leaves().into_iter().find_map(|s| match s {
             Shape::Path { points, .. } => Some(points.clone()),
             _ => None,
         });
@@ -145,7 +145,7 @@ fn throughput_and_roofline_are_the_pages() {
     for (s, p) in squares.iter().zip(rg.points.iter().step_by(2)) {
         assert!(close(s.0 + 4.0, p.x) && close(s.1 + 4.0, p.y + dy2));
     }
-    let roof = d.shapes.iter().find_map(|s| match s {
+    let roof = d.leaves().into_iter().find_map(|s| match s {
         Shape::Path { points, width, .. } if *width == 2.5 => Some(points.clone()),
         _ => None,
     });
@@ -177,4 +177,88 @@ fn timelines_are_the_pages_rows() {
     // 480 px over 10 steps: request 0's prefill at step 2, 96 px in.
     assert!(close(prefill[0].0, PLOT_L + 96.0));
     assert!(d.texts().contains(&"#1".to_string()));
+}
+
+/// The marks the page reads (its tests, its tooltips) are in the SVG it shows, parsed back
+/// with roxmltree: each point a group with its figure, at the shape's own coordinates; the
+/// page's figure name on the root; groups moved with their shapes when stacked.
+#[test]
+fn the_figures_the_page_shows_carry_their_marks() {
+    let v = sweep_view();
+    let svg = throughput(&v).on_page("tp-chart").svg();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.attribute("data-testid"), Some("tp-chart"));
+    let tips = |id: &str| tips_in(&doc, id);
+    // The rows' own figures (row(b, prefill, decode) above), written by hand.
+    assert_eq!(
+        tips("tp-decode-point"),
+        [
+            "B = 1: decode 10 tokens/s",
+            "B = 4: decode 30 tokens/s",
+            "B = 16: decode 50 tokens/s"
+        ]
+    );
+    assert_eq!(tips("tp-prefill-point")[2], "B = 16: prefill 200 tokens/s");
+
+    // A roofline point's data-x is its dot's centre, in the stacked export too.
+    let d = sweep(&v);
+    let svg = d.svg();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let points: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.attribute("data-testid") == Some("roof-decode"))
+        .collect();
+    assert_eq!(points.len(), 3);
+    for g in &points {
+        let c = g.children().find(|c| c.has_tag_name("circle")).unwrap();
+        let cx: f64 = c.attribute("cx").unwrap().parse().unwrap();
+        let x: f64 = g.attribute("data-x").unwrap().parse().unwrap();
+        assert!((cx - x).abs() < 0.051, "{cx} {x}");
+        let cy: f64 = c.attribute("cy").unwrap().parse().unwrap();
+        assert!(
+            cy > 34.0 + PLOT_T + PLOT_H + 80.0,
+            "stacked under the throughput chart"
+        );
+    }
+    let first = tips_in(&doc, "roof-decode")[0].clone();
+    // Decode's 1e8 FLOP/s at 0.5 FLOP/byte (the test row) under a roof of 1e9 B/s × 0.5.
+    assert!(
+        first.starts_with("D1: 0.50 FLOP/byte") && first.ends_with("(20 % of the roof there)"),
+        "{first}"
+    );
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.attribute("data-testid") == Some("roofline-roof"))
+            .count(),
+        1
+    );
+
+    // A timeline's rows: one group per request, its request as the tooltip.
+    let s = ServeView {
+        slots: 1,
+        seed: 1,
+        requests: vec![(4, 3), (5, 3)],
+        continuous: sim(),
+        static_: sim(),
+    };
+    let svg = timeline(&s, Policy::Static).on_page("serve-static").svg();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let rows = tips_in(&doc, "tl-request");
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows[1].starts_with("request 1: 5-token prompt"),
+        "{}",
+        rows[1]
+    );
+    assert!(svg.contains("static, 1 slots"));
+}
+
+/// The tooltips of the groups marked `id`.
+fn tips_in(doc: &roxmltree::Document, id: &str) -> Vec<String> {
+    doc.descendants()
+        .filter(|n| n.attribute("data-testid") == Some(id))
+        .filter_map(|g| g.children().find(|c| c.has_tag_name("title")))
+        .map(|t| t.text().unwrap_or_default().to_string())
+        .collect()
 }

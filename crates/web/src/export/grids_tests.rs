@@ -20,8 +20,8 @@ fn config() -> decoding_engine::Config {
 }
 
 fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
-    d.shapes
-        .iter()
+    d.leaves()
+        .into_iter()
         .filter_map(|s| match s {
             Shape::Rect {
                 x,
@@ -65,8 +65,8 @@ fn the_kv_grid_is_the_pages() {
 
 /// The drawing's circles in order: (x, y, fill).
 fn circles(d: &Drawing) -> Vec<(f64, f64, &'static str)> {
-    d.shapes
-        .iter()
+    d.leaves()
+        .into_iter()
         .filter_map(|s| match s {
             Shape::Circle { x, y, fill, .. } => Some((*x, *y, *fill)),
             _ => None,
@@ -106,8 +106,8 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
     assert_eq!(best, [ACCENT, ACCENT, GREY, ACCENT]);
     // Edges from parent to child, the pruned one dashed, the best path's in the accent.
     let edges: Vec<(f64, f64, bool, &str)> = d
-        .shapes
-        .iter()
+        .leaves()
+        .into_iter()
         .filter_map(|s| match s {
             Shape::Line {
                 x2,
@@ -154,7 +154,7 @@ fn greedy_runs_green_and_leaves_the_tree_on_its_own_row() {
         (LEFT + 2.0 * COL, 44.0 + 20.0 + 8.0 + 2.0 * ROW, green)
     );
     // Its edge comes from node 1, dashed, and its label is its piece and Σ log p.
-    assert!(d.shapes.iter().any(|s| matches!(s,
+    assert!(d.leaves().into_iter().any(|s| matches!(s,
         Shape::Line { x1, y1, x2, y2, stroke, dashed: true, .. }
             if (*x1, *y1) == (circles[1].0, circles[1].1)
                 && (*x2, *y2) == (off.0, off.1)

@@ -76,6 +76,69 @@ pub enum Shape {
         /// Turned 90° anticlockwise about (x, y) (a y axis's label).
         vertical: bool,
     },
+    /// Shapes that are one mark to a reader: a point with its tooltip, a request's row.
+    Group { mark: Mark, shapes: Vec<Shape> },
+}
+
+/// What a mark says beyond its pixels, in the SVG the page shows and the file holds: a
+/// class (the page's style), a test id, a tooltip and `data-*` values. Empty parts are
+/// not written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Mark {
+    pub class: String,
+    pub testid: String,
+    pub title: String,
+    pub data: Vec<(&'static str, String)>,
+}
+
+impl Mark {
+    /// A mark with a test id (and the same class).
+    pub fn id(testid: impl Into<String>) -> Mark {
+        let testid = testid.into();
+        Mark {
+            class: testid.clone(),
+            testid,
+            ..Mark::default()
+        }
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> Mark {
+        self.title = title.into();
+        self
+    }
+
+    pub fn data(mut self, key: &'static str, value: impl Into<String>) -> Mark {
+        self.data.push((key, value.into()));
+        self
+    }
+
+    /// The mark around `shapes`.
+    pub fn around(self, shapes: Vec<Shape>) -> Shape {
+        Shape::Group { mark: self, shapes }
+    }
+
+    /// Its attributes as SVG writes them (each with a leading space).
+    fn attrs(&self) -> String {
+        let mut s = String::new();
+        for (k, v) in [("class", &self.class), ("data-testid", &self.testid)] {
+            if !v.is_empty() {
+                let _ = write!(s, r#" {k}="{}""#, esc(v));
+            }
+        }
+        for (k, v) in &self.data {
+            let _ = write!(s, r#" data-{k}="{}""#, esc(v));
+        }
+        s
+    }
+
+    /// Its tooltip as an SVG `<title>` (nothing when it has none).
+    fn title_svg(&self) -> String {
+        if self.title.is_empty() {
+            String::new()
+        } else {
+            format!("<title>{}</title>", esc(&self.title))
+        }
+    }
 }
 
 /// A dashed line's dash and gap, in pixels (the SVG's `stroke-dasharray`, the canvas's
@@ -170,6 +233,8 @@ pub struct Drawing {
     pub height: f64,
     pub title: String,
     pub shapes: Vec<Shape>,
+    /// The whole figure's class and test id on the page (its title is the tooltip).
+    pub root: Mark,
 }
 
 fn text(x: f64, y: f64, s: impl Into<String>, size: f64, anchor: Anchor) -> Shape {
@@ -223,10 +288,31 @@ impl Drawing {
                 text(12.0, 22.0, title.clone(), 15.0, Anchor::Start),
             ],
             title,
+            root: Mark::default(),
         }
     }
 
-    /// Several drawings one under the other, under one title.
+    /// The drawing as the page's figure `testid` (its class too).
+    pub fn on_page(mut self, testid: &str) -> Drawing {
+        self.root = Mark::id(testid);
+        self
+    }
+
+    /// Its shapes with groups opened, in drawing order (what a painter paints).
+    pub fn leaves(&self) -> Vec<&Shape> {
+        fn walk<'a>(shapes: &'a [Shape], out: &mut Vec<&'a Shape>) {
+            for s in shapes {
+                match s {
+                    Shape::Group { shapes, .. } => walk(shapes, out),
+                    leaf => out.push(leaf),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.shapes, &mut out);
+        out
+    }
+
     /// Drawings side by side, `cols` a row, under one title.
     pub fn grid(title: &str, parts: Vec<Drawing>, cols: usize) -> Drawing {
         let cols = cols.max(1);
@@ -250,6 +336,7 @@ impl Drawing {
         out
     }
 
+    /// Several drawings one under the other, under one title.
     pub fn stack(title: &str, parts: Vec<Drawing>) -> Drawing {
         let width = parts.iter().map(|d| d.width).fold(320.0, f64::max);
         let mut out = Drawing::new(width, 34.0, title);
@@ -263,64 +350,87 @@ impl Drawing {
         out
     }
 
-    /// The drawing as an SVG document.
+    /// The drawing as an SVG document: the file the export saves and the figure the page
+    /// shows.
     pub fn svg(&self) -> String {
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif"><title>{t}</title>"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" role="img" aria-label="{t}"{a}><title>{t}</title>"#,
             w = self.width,
             h = self.height,
-            t = esc(&self.title)
+            t = esc(&self.title),
+            a = self.root.attrs(),
         );
-        for shape in &self.shapes {
-            if let Some(st) = shape.stroke() {
-                stroke_svg(&mut s, &st, matches!(shape, Shape::Line { .. }));
-            } else if let Some(l) = shape.label() {
-                let a = match l.anchor {
-                    Anchor::Start => "start",
-                    Anchor::Middle => "middle",
-                    Anchor::End => "end",
-                };
-                let (x, y) = (l.x, l.y);
-                let rot = if l.vertical {
-                    format!(r#" transform="rotate(-90 {x:.1} {y:.1})""#)
-                } else {
-                    String::new()
-                };
-                let _ = write!(
-                    s,
-                    r#"<text x="{x:.1}" y="{y:.1}" font-size="{}" text-anchor="{a}" fill="{}" xml:space="preserve"{rot}>{}</text>"#,
-                    l.size,
-                    l.fill,
-                    esc(&l.text)
-                );
-            } else if let Shape::Rect { x, y, w, h, fill } = shape {
-                let _ = write!(
-                    s,
-                    r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"/>"#
-                );
-            } else if let Shape::Circle { x, y, r, fill } = shape {
-                let _ = write!(
-                    s,
-                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
-                );
-            }
-        }
+        shapes_svg(&mut s, &self.shapes);
         s.push_str("</svg>");
         s
     }
 
     /// Every text of the drawing (what a reader sees), for tests.
     pub fn texts(&self) -> Vec<String> {
-        self.shapes
-            .iter()
+        self.leaves()
+            .into_iter()
             .filter_map(|s| match s {
                 Shape::Text { text, .. } => Some(clean(text)),
                 _ => None,
             })
             .collect()
     }
+}
+
+/// Shapes as SVG elements, a group as `<g>` with its mark.
+fn shapes_svg(s: &mut String, shapes: &[Shape]) {
+    for shape in shapes {
+        if let Some(st) = shape.stroke() {
+            stroke_svg(s, &st, matches!(shape, Shape::Line { .. }));
+        } else if let Some(l) = shape.label() {
+            label_svg(s, &l);
+        } else {
+            match shape {
+                Shape::Rect { x, y, w, h, fill } => {
+                    let _ = write!(
+                        s,
+                        r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"/>"#
+                    );
+                }
+                Shape::Circle { x, y, r, fill } => {
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
+                    );
+                }
+                Shape::Group { mark, shapes } => {
+                    let _ = write!(s, "<g{}>{}", mark.attrs(), mark.title_svg());
+                    shapes_svg(s, shapes);
+                    s.push_str("</g>");
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A label as an SVG `<text>`.
+fn label_svg(s: &mut String, l: &Label) {
+    let a = match l.anchor {
+        Anchor::Start => "start",
+        Anchor::Middle => "middle",
+        Anchor::End => "end",
+    };
+    let (x, y) = (l.x, l.y);
+    let rot = if l.vertical {
+        format!(r#" transform="rotate(-90 {x:.1} {y:.1})""#)
+    } else {
+        String::new()
+    };
+    let _ = write!(
+        s,
+        r#"<text x="{x:.1}" y="{y:.1}" font-size="{}" text-anchor="{a}" fill="{}" xml:space="preserve"{rot}>{}</text>"#,
+        l.size,
+        l.fill,
+        esc(&l.text)
+    );
 }
 
 /// A stroke as SVG: a `<line>` (a line's two points) or a `<polyline>`.
@@ -357,6 +467,12 @@ fn shift(mut s: Shape, dy: f64) -> Shape {
             *y2 += dy;
         }
         Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.1 += dy),
+        Shape::Group { shapes, .. } => {
+            *shapes = std::mem::take(shapes)
+                .into_iter()
+                .map(|c| shift(c, dy))
+                .collect()
+        }
     }
     s
 }
@@ -369,6 +485,12 @@ fn shift_x(mut s: Shape, dx: f64) -> Shape {
             *x2 += dx;
         }
         Shape::Path { points, .. } => points.iter_mut().for_each(|p| p.0 += dx),
+        Shape::Group { shapes, .. } => {
+            *shapes = std::mem::take(shapes)
+                .into_iter()
+                .map(|c| shift_x(c, dx))
+                .collect()
+        }
     }
     s
 }

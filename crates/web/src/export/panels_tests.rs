@@ -62,7 +62,7 @@ fn the_stages_are_the_pages_square_root_bars() {
     let after0 = rects(&d, ACCENT, base)[0];
     assert!(close(after0.0, PLOT_L + 27.0) && close(after0.3, (0.28f32 as f64).sqrt() * 200.0));
     // The square-root axis: 0.25 half way up.
-    assert!(d.shapes.iter().any(|s| matches!(s,
+    assert!(d.leaves().into_iter().any(|s| matches!(s,
         Shape::Text { text, y, .. } if text == "0.25" && close(*y, 34.0 + PLOT_T + 100.0 + 4.0))));
     let svg = d.svg();
     let doc = roxmltree::Document::parse(&svg).unwrap();

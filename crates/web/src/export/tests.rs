@@ -42,8 +42,8 @@ fn charts_carry_their_title_axes_ticks_and_legend() {
     );
     // The tallest bar reaches the top of the plot; a zero bar has no height.
     let rects: Vec<(f64, f64)> = d
-        .shapes
-        .iter()
+        .leaves()
+        .into_iter()
         .filter_map(|s| match s {
             Shape::Rect { y, h, fill, .. } if *fill == ACCENT => Some((*y, *h)),
             _ => None,
