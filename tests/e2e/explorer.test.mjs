@@ -948,7 +948,7 @@ test('quantization: q8 and back keeps the transcript; the panel shows three dist
   assert.ok((await page.getByTestId('quant-decode').allInnerTexts()).every((t) => /ms\s+\d+ tokens\/s/.test(t)));
   const tokens = page.getByTestId('quant-token');
   assert.ok(await tokens.count() >= 3);
-  assert.equal(await tokens.first().locator('.qbar').count(), 3);
+  assert.equal(await tokens.first().locator(".qbar").count(), 3);
   assert.match(await page.getByTestId('quant-row').innerText(), /starts inside a group/);
   assert.match(await page.getByTestId('quant-panel').innerText(), /After the transcript's 13 tokens/);
   // A step with the panel open: it follows.

@@ -7,151 +7,26 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::beam::{BeamNode, NodeStatus};
+use decoding_engine::beam::BeamNode;
 use decoding_engine::sampling::Knob;
-use decoding_web::geometry::beam::{paths, Layout, OffTree, Paths};
-use decoding_web::page::{piece_text, Panel};
+use decoding_web::export::{beam_tree, Greedy};
+use decoding_web::geometry::beam::paths;
+use decoding_web::page::Panel;
 use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
-/// Greedy's path once beam search pruned it: its own row under the tree, dashed. Empty
-/// while greedy stays in the tree.
-fn greedy_track(ui: Ui, v: &BeamView, paths: &Paths, at: &Layout) -> Option<AnyView> {
-    let off_tree = at.greedy_off_tree(paths, v.greedy_tokens.len(), v.depth);
-    if off_tree.is_empty() {
-        return None;
-    }
-    let track = off_tree
-        .into_iter()
-        .map(|OffTree { depth: d, at: (x, y), from }| {
-            let edge = from.map(|(x1, y1)| {
-                view! { <line class="edge greedy off-tree" x1=x1 y1=y1 x2=x y2=y></line> }
-            });
-            let t = v.greedy_tokens[d - 1];
-            let cum = v.greedy_cum.get(d - 1).copied().unwrap_or(f64::NAN);
-            view! {
-                {edge}
-                <g class="node greedy off-tree" data-testid="greedy-node">
-                    <title>{format!("greedy's token {d}: {} — cumulative log p {cum:.3} (pruned from the beam)", piece_text(&ui.piece(t), true, None))}</title>
-                    <circle cx=x cy=y r="6"></circle>
-                    <text x=x + 9.0 y=y - 4.0>{piece_text(&ui.piece(t), false, Some(10))}</text>
-                    <text class="lp" x=x + 9.0 y=y + 12.0>{format!("{cum:.2}")}</text>
-                </g>
-            }
-        })
-        .collect_view();
-    Some(track.into_any())
-}
-
-/// Parent to child, the best beam's and greedy's paths marked.
-fn edges(at: &Layout, shown: &[BeamNode], paths: &Paths) -> impl IntoView {
-    let (on_best, on_greedy) = (&paths.best, &paths.greedy);
-    shown
-        .iter()
-        .enumerate()
-        .filter_map(|(i, n)| {
-            let p = n.parent?.checked_sub(at.start)?;
-            Some((p, i, n))
-        })
-        .map(|(p, i, n)| {
-            let (x1, y1) = at.pos(p);
-            let (x2, y2) = at.pos(i);
-            let id = n.id;
-            view! {
-                <line class="edge" class:pruned=n.status == NodeStatus::Pruned
-                    class:best=on_best[id] class:greedy=on_greedy[id] && !on_best[id]
-                    class:both=on_greedy[id] && on_best[id]
-                    x1=x1 y1=y1 x2=x2 y2=y2></line>
-            }
-        })
-        .collect_view()
-}
-
-/// Each node: its token and cumulative log-probability, its status as its class.
-fn nodes(ui: Ui, at: &Layout, shown: &[BeamNode], paths: &Paths) -> impl IntoView {
-    shown
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let (x, y) = at.pos(i);
-            let class = match n.status {
-                NodeStatus::Root => "root",
-                NodeStatus::Beam => "beam",
-                NodeStatus::Pruned => "pruned",
-                NodeStatus::Finished => "finished",
-                NodeStatus::Unfinished => "unfinished",
-            };
-            let label = n.token.map_or_else(
-                || "prompt".to_string(),
-                |t| piece_text(&ui.piece(t), false, Some(10)),
-            );
-            let title = format!(
-                "{} — log p {:.3}, cumulative {:.3} ({})",
-                n.token.map_or_else(
-                    || "the prompt".to_string(),
-                    |t| piece_text(&ui.piece(t), true, None)
-                ),
-                n.logprob,
-                n.cum_logprob,
-                class
-            );
-            let path = match (paths.best[n.id], paths.greedy[n.id]) {
-                (true, true) => " best greedy",
-                (true, false) => " best",
-                (false, true) => " greedy",
-                _ => "",
-            };
-            view! {
-                <g class=format!("node {class}{path}") data-testid="beam-node" data-status=class>
-                    <title>{title}</title>
-                    <circle cx=x cy=y r="6"></circle>
-                    <text x=x + 9.0 y=y - 4.0>{label}</text>
-                    <text class="lp" x=x + 9.0 y=y + 12.0>{format!("{:.2}", n.cum_logprob)}</text>
-                </g>
-            }
-        })
-        .collect_view()
-}
-
-fn tree(
-    ui: Ui,
-    v: &BeamView,
-    all: &[BeamNode],
-    paths: Paths,
-    wrap: NodeRef<leptos::html::Div>,
-) -> impl IntoView {
-    // The layout the export draws too.
-    let at = Layout::new(v.depth, all, (0.0, 0.0));
-    let shown = &all[at.start..];
-    let hidden_levels = at.first_depth;
-    let greedy_track = greedy_track(ui, v, &paths, &at);
-    let (width, height) = at.size(greedy_track.is_some());
-    let collapsed = (hidden_levels > 0).then(|| {
-        view! {
-            <text class="collapsed" data-testid="beam-collapsed" x="4" y="18">
-                {format!("… {hidden_levels} earlier levels (their best path is the transcript's start)")}
-            </text>
-        }
-    });
-    let summary = format!(
-        "Beam tree: {} nodes over {} steps; {} finished hypotheses",
-        all.len(),
-        v.depth,
-        v.finished.iter().filter(|h| h.ended).count()
-    );
-    let aria = summary.clone();
+/// The tree: the very SVG the export saves, in a box that scrolls sideways (the figure
+/// keeps its size: a level a column).
+fn tree(ui: Ui, v: &BeamView, all: &[BeamNode], wrap: NodeRef<leptos::html::Div>) -> impl IntoView {
+    let greedy = Greedy {
+        tokens: &v.greedy_tokens,
+        cum: &v.greedy_cum,
+    };
+    let d = beam_tree(all, v.best_node, greedy, &|t| ui.piece(t));
     view! {
         <p class="small"><Tag of="beam-tree" />" the tree: every prefix kept or pruned, Σ log p at each node"</p>
-        <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label="the beam tree, scrollable">
-            <svg class="tree" data-testid="beam-tree" width=width height=height
-                viewBox=format!("0 0 {width} {height}") role="img" aria-label=aria>
-                <title>{summary}</title>
-                {collapsed}
-                {edges(&at, shown, &paths)}
-                {nodes(ui, &at, shown, &paths)}
-                {greedy_track}
-            </svg>
-        </div>
+        <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label="the beam tree, scrollable"
+            inner_html=d.svg()></div>
     }
 }
 
@@ -183,8 +58,8 @@ pub fn BeamPanel() -> impl IntoView {
             export=move || export::buttons("beam-tree", "the beam tree", move || {
                 ui.views.beam.with_untracked(|v| {
                     let v = v.as_ref()?;
-                    let greedy = decoding_web::export::Greedy { tokens: &v.greedy_tokens, cum: &v.greedy_cum };
-                    ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| decoding_web::export::beam_tree(n, v.best_node, greedy, &|id| super::chip_label(&ui, id))))
+                    let greedy = Greedy { tokens: &v.greedy_tokens, cum: &v.greedy_cum };
+                    ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| beam_tree(n, v.best_node, greedy, &|id| ui.piece(id))))
                 })
             })>
             <div class="knob-row">
@@ -238,7 +113,7 @@ pub fn BeamPanel() -> impl IntoView {
                     }</p>
                     <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
                     <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
-                    {ui.views.beam_nodes.with(|all| tree(ui, v, all, found, wrap))}
+                    {ui.views.beam_nodes.with(|all| tree(ui, v, all, wrap))}
                     <ol class="hyps">{finished}</ol>
                 }
             }))}

@@ -2,7 +2,7 @@
 //! written as SVG, or painted shape by shape onto a canvas at twice its size and saved as
 //! PNG; and the transcript with its settings as JSON.
 
-use decoding_web::export::{Anchor, Drawing, Label, Shape, Stroke};
+use decoding_web::export::{Anchor, Drawing, Label, Shape, Stroke, RING};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -63,11 +63,23 @@ fn paint(d: &Drawing, ctx: &web_sys::CanvasRenderingContext2d, scale: f64) {
                     stroke(ctx, &st);
                 }
             }
-            Shape::Circle { x, y, r, fill } => {
+            Shape::Circle {
+                x,
+                y,
+                r,
+                fill,
+                ring,
+            } => {
                 ctx.set_fill_style_str(fill);
                 ctx.begin_path();
                 let _ = ctx.arc(*x, *y, *r, 0.0, std::f64::consts::TAU);
                 ctx.fill();
+                if let Some(c) = ring {
+                    ctx.set_stroke_style_str(c);
+                    ctx.set_line_width(RING);
+                    let _ = ctx.set_line_dash(&js_sys::Array::new());
+                    ctx.stroke();
+                }
             }
             Shape::Text { .. } => {
                 if let Some(l) = s.label() {

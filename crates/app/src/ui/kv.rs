@@ -9,7 +9,6 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
-use decoding_web::geometry::kv as kg;
 use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use leptos::prelude::*;
 
@@ -47,22 +46,6 @@ fn Cache() -> impl IntoView {
         let used = kv_bytes(n, layers, kv_dim, 4);
         let allocated = kv_bytes(seq, layers, kv_dim, 4);
         let mha = kv_bytes(seq, layers, c.dim as u64, 4);
-        // One bar per layer for K and one for V: the filled positions out of the context,
-        // placed by the geometry the export draws too. In viewBox units; the SVG is at
-        // most 480 px wide, so a 15-unit label stays at least 11 px on a phone (it was
-        // 5–6 px).
-        let frame = kg::screen_frame(c.n_layers);
-        let rows = kg::grid(c.n_layers, cache_len, c.seq_len, frame)
-            .into_iter()
-            .map(|r| {
-                let (s, f) = (r.slots, r.filled);
-                view! {
-                    <text x="0" y=r.label_y class="lbl">{r.label}</text>
-                    <rect class="slot" x=s.x y=s.y width=s.w height=s.h></rect>
-                    <rect class=if r.value { "fill-v" } else { "fill-k" } x=f.x y=f.y width=f.w height=f.h></rect>
-                }
-            })
-            .collect_view();
         let kv_mul = c.kv_mul();
         let sharing: Vec<String> = (0..c.n_kv_heads)
             .map(|h| {
@@ -72,17 +55,9 @@ fn Cache() -> impl IntoView {
                 format!("K/V head {h} ← query heads {}", q.join(", "))
             })
             .collect();
-        let grid_h = frame.height;
-        let summary = format!(
-            "{n} of {seq} positions filled in each of {layers} layers, for keys and values"
-        );
-        let aria = summary.clone();
         view! {
             <p class="small"><Tag of="kv-grid" />" the cache: one row per layer, one cell per cached position"</p>
-            <svg class="kv-grid" data-testid="kv-grid" viewBox=format!("0 0 470 {grid_h}") role="img" aria-label=aria>
-                <title>{summary}</title>
-                {rows}
-            </svg>
+            {export::figure(&decoding_web::export::kv_grid(&c, cache_len).on_page("kv-grid"))}
             <p data-testid="kv-positions">{
                 let (p, g) = (prompt_len, steps_len);
                 let waiting = (p + g) as u64 - n;

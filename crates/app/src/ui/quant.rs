@@ -9,7 +9,7 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
-use decoding_web::page::{piece_text, Panel};
+use decoding_web::page::Panel;
 use decoding_web::protocol::QuantView;
 use leptos::prelude::*;
 
@@ -85,42 +85,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
 
 #[component]
 fn Bars(view: QuantView) -> impl IntoView {
-    let max = view
-        .tokens
-        .iter()
-        .flat_map(|t| t.p)
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let rows = view
-        .tokens
-        .iter()
-        .map(|t| {
-            let bars = (0..3)
-                .map(|i| {
-                    let p = t.p[i];
-                    let name = Precision::ALL[i].name();
-                    view! {
-                        <div class=format!("qbar q-{name}")>
-                            <span class="qfill" style:width=format!("{:.2}%", 100.0 * p / max)></span>
-                            <span class="qval">{format!("{name} {:.1}%", 100.0 * p)}</span>
-                        </div>
-                    }
-                })
-                .collect_view();
-            view! {
-                <div class="qrow" data-testid="quant-token">
-                    <span class="qpiece">{piece_text(&t.piece, true, Some(14))}</span>
-                    <div class="qbars">{bars}</div>
-                </div>
-            }
-        })
-        .collect_view();
-    view! {
-        <div class="quant-bars" data-testid="quant-chart" role="img"
-            aria-label="Next-token probabilities under f32, q8 and q4, aligned by token">
-            {rows}
-        </div>
-    }
+    export::figure(&decoding_web::export::quant(&view).on_page("quant-chart"))
 }
 
 #[component]

@@ -206,30 +206,6 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let max = p
-                .bars
-                .iter()
-                .map(|b| b.p.max(b.q.unwrap_or(0.0)))
-                .fold(1e-12, f64::max);
-            let bars = p
-                .bars
-                .iter()
-                .map(|b| {
-                    let q = b.q.unwrap_or(if b.id == p.token { 1.0 } else { 0.0 });
-                    let w = |x: f64| format!("{:.2}%", 100.0 * x / max.max(q));
-                    let common = b.p.min(q);
-                    view! {
-                        <div class="spec-bar-row" class:drafted=b.id == p.token>
-                            <span class="spec-piece">{piece_text(&b.piece, true, Some(12))}</span>
-                            <div class="spec-bars">
-                                <div class="sbar"><span class="sbar-p" style:width=w(b.p)></span><span class="sbar-min" style:width=w(common)></span></div>
-                                <div class="sbar"><span class="sbar-q" style:width=w(q)></span><span class="sbar-min" style:width=w(common)></span></div>
-                            </div>
-                            <span class="small">{format!("p {:.3} · q {:.3}{}", b.p, q, if b.p > q { format!(" · residual {:.3}", b.p - q) } else { String::new() })}</span>
-                        </div>
-                    }
-                })
-                .collect_view();
             let verdict = if p.accepted { "accepted" } else { "rejected" };
             let how = if greedy || rule == Rule::Match {
                 format!("{verdict}: the model's token is {}", if p.accepted { "the same" } else { "another" })
@@ -238,10 +214,9 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
             };
             view! {
                 <div class="spec-position" data-testid="spec-position">
-                    <h4>{format!("Draft {}: {}", i + 1, piece_text(&p.piece, true, Some(16)))}</h4>
                     <p class="small">{how}" · "<span data-testid="spec-overlap">{format!("Σ min(p, q) = {:.3}", p.overlap)}</span>
                         " (the chance a draft from q is accepted here)"</p>
-                    {bars}
+                    {export::figure(&decoding_web::export::spec_position(i, p).on_page("spec-bars"))}
                 </div>
             }
         })
@@ -259,7 +234,7 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
         <div class="spec-cycle" data-testid="spec-cycle">
             <h3>{format!("Cycle {}: {} drafted, {} accepted, then {}", cycle.index + 1, cycle.drafted.len(), cycle.accepted, kind_name(cycle.next_kind))}</h3>
             <p>"Drafted: "{drafted}" → "<span class=format!("spec-chip {}", kind_class(cycle.next_kind)) data-testid="spec-next">{piece_text(&cycle.next.piece, false, Some(12))}</span></p>
-            <p class="small">"Bars: p (the model) above, q (the draft) below; the dark part is min(p, q); where p is longer, the rest is the residual max(0, p − q) a rejection resamples from."</p>
+            <p class="small">"Bars: p (the model) above, q (the draft) below; the dark part is min(p, q); where p is longer, the rest is the residual max(0, p − q) a rejection resamples from. ▸: the drafted token."</p>
             <div class="spec-positions">{positions}</div>
         </div>
     }

@@ -5,6 +5,8 @@
 use super::plot::*;
 use super::*;
 use crate::protocol::*;
+use decoding_engine::Precision;
+use std::fmt::Write as _;
 
 /// The KV cache: its grid as the page draws it, and its bytes against the positions held.
 pub fn kv(cfg: &decoding_engine::Config, n: usize) -> Drawing {
@@ -56,62 +58,187 @@ fn kv_bytes(cfg: &decoding_engine::Config, n: usize) -> Drawing {
     )
 }
 
-/// f32, q8 and q4: each token's probability under the three precisions.
-pub fn quant(q: &QuantView) -> Drawing {
-    let labels: Vec<String> = q
-        .tokens
-        .iter()
-        .map(|t| crate::page::piece_text(&t.piece, true, Some(10)))
-        .collect();
-    let series: Vec<(&str, Vec<f64>)> = q
-        .precisions
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            (
-                p.precision.name(),
-                q.tokens
-                    .iter()
-                    .map(|t| t.p.get(k).copied().unwrap_or(0.0))
-                    .collect(),
-            )
-        })
-        .collect();
-    bars(
-        &format!("The same θ at three precisions, position {}", q.position),
-        "token",
-        "probability",
-        &labels,
-        &series,
-    )
+/// The width of the bar-row figures (the quant panel's tokens, the speculative panel's
+/// positions): narrow, so their 13-unit texts stay near 11 px on a phone.
+const ROWS_W: f64 = 400.0;
+/// Where the bars start (a token's piece left of them), end, and their values begin.
+const BARS_X: f64 = 108.0;
+const BARS_END: f64 = 300.0;
+/// A bar's empty track.
+const TRACK: &str = "#f1f2f6";
+/// f32, q8 and q4 (the page's `.q-…`).
+const PRECISION_FILLS: [&str; 3] = [ACCENT, "#d08a1f", "#b8336a"];
+/// p, q and their overlap min(p, q) (the page's `.sbar-…`).
+const P_FILL: &str = "#e0a1bd";
+const Q_FILL: &str = "#f0c88a";
+const MIN_FILL: &str = "#5a6480";
+
+/// A bar of `fraction` of the bars' width at `y`, `h` high, on its track; more fills
+/// (fraction, colour) drawn over it from the same start.
+fn bar(y: f64, h: f64, fills: &[(f64, &'static str)]) -> Vec<Shape> {
+    let w = BARS_END - BARS_X;
+    let mut out = vec![Shape::Rect {
+        x: BARS_X,
+        y,
+        w,
+        h,
+        fill: TRACK,
+    }];
+    for &(f, fill) in fills {
+        out.push(Shape::Rect {
+            x: BARS_X,
+            y,
+            w: w * f.clamp(0.0, 1.0),
+            h,
+            fill,
+        });
+    }
+    out
 }
 
-/// The last speculative cycle: p (target) and q (draft) of each drafted token.
+/// f32, q8 and q4: each token's probability under the three precisions, a row of three
+/// bars per token (longest: the largest probability), each with its value.
+pub fn quant(q: &QuantView) -> Drawing {
+    const BAR: f64 = 15.0;
+    const ROW: f64 = 3.0 * (BAR + 2.0) + 8.0;
+    let max = q.tokens.iter().flat_map(|t| t.p).fold(1e-9, f64::max);
+    let mut d = Drawing::new(
+        ROWS_W,
+        40.0 + q.tokens.len() as f64 * ROW,
+        format!("The same θ at three precisions, position {}", q.position),
+    );
+    for (k, t) in q.tokens.iter().enumerate() {
+        let y = 40.0 + k as f64 * ROW;
+        let piece = crate::page::piece_text(&t.piece, true, Some(12));
+        let mut shapes = vec![text(4.0, y + 30.0, piece.clone(), 13.0, Anchor::Start)];
+        let mut tip = piece;
+        for (i, (&p, &fill)) in t.p.iter().zip(&PRECISION_FILLS).enumerate() {
+            let name = Precision::ALL[i].name();
+            let by = y + i as f64 * (BAR + 2.0);
+            let mut marks = bar(by, BAR, &[(p / max, fill)]);
+            let value = format!("{name} {:.1}%", 100.0 * p);
+            marks.push(text(
+                BARS_END + 6.0,
+                by + 12.0,
+                value.clone(),
+                13.0,
+                Anchor::Start,
+            ));
+            let _ = write!(tip, "{}{value}", if i == 0 { ": " } else { ", " });
+            shapes.push(
+                Mark {
+                    class: format!("qbar q-{name}"),
+                    ..Mark::default()
+                }
+                .around(marks),
+            );
+        }
+        d.shapes
+            .push(Mark::id("quant-token").title(tip).around(shapes));
+    }
+    d
+}
+
+/// The last speculative cycle: a figure per drafted position (see [`spec_position`]), one
+/// under the other.
 pub fn spec(s: &SpecView) -> Option<Drawing> {
     let c = s.last.as_ref()?;
-    let labels: Vec<String> = c
+    let parts = c
         .positions
         .iter()
-        .map(|p| crate::page::piece_text(&p.piece, true, Some(10)))
+        .enumerate()
+        .map(|(i, p)| spec_position(i, p))
         .collect();
-    Some(bars(
+    Some(Drawing::stack(
         &format!(
             "Speculative cycle {}: {} of {} drafted tokens accepted (α = {:.3})",
-            c.index,
+            c.index + 1,
             c.accepted,
             c.drafted.len(),
             s.alpha
         ),
-        "drafted token",
-        "probability",
-        &labels,
-        &[
-            ("p (target)", c.positions.iter().map(|p| p.p).collect()),
-            ("q (draft)", c.positions.iter().map(|p| p.q).collect()),
-            (
-                "min(p, q)",
-                c.positions.iter().map(|p| p.p.min(p.q)).collect(),
-            ),
-        ],
+        parts,
     ))
 }
+
+/// Drafted position `i`: its likeliest tokens, each with p (the model) above q (the draft),
+/// their overlap min(p, q) dark over both, and its figures; the drafted token's row
+/// marked ▸. A draft that is one token (greedy, the match rule) has no q: 1 on its token.
+pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
+    const BAR: f64 = 10.0;
+    const ROW: f64 = 2.0 * (BAR + 1.0) + 22.0;
+    let q_of = |b: &SpecBar| b.q.unwrap_or(if b.id == p.token { 1.0 } else { 0.0 });
+    let max = p
+        .bars
+        .iter()
+        .map(|b| b.p.max(q_of(b)))
+        .fold(1e-12, f64::max);
+    let title = format!(
+        "Draft {}: {}, Σ min(p, q) = {:.3}",
+        i + 1,
+        crate::page::piece_text(&p.piece, true, Some(16)),
+        p.overlap
+    );
+    let mut d = Drawing::new(ROWS_W, 40.0 + p.bars.len() as f64 * ROW + 22.0, title);
+    for (k, b) in p.bars.iter().enumerate() {
+        let y = 40.0 + k as f64 * ROW;
+        let q = q_of(b);
+        let common = b.p.min(q);
+        let drafted = b.id == p.token;
+        let piece = crate::page::piece_text(&b.piece, true, Some(12));
+        let label = if drafted {
+            format!("▸ {piece}")
+        } else {
+            piece
+        };
+        let mut shapes = vec![text(4.0, y + 16.0, label, 13.0, Anchor::Start)];
+        shapes.extend(bar(
+            y,
+            BAR,
+            &[(b.p / max, P_FILL), (common / max, MIN_FILL)],
+        ));
+        shapes.extend(bar(
+            y + BAR + 1.0,
+            BAR,
+            &[(q / max, Q_FILL), (common / max, MIN_FILL)],
+        ));
+        let residual = if b.p > q {
+            format!(" · residual {:.3}", b.p - q)
+        } else {
+            String::new()
+        };
+        let figures = format!("p {:.3} · q {:.3}{residual}", b.p, q);
+        shapes.push(text(
+            BARS_X,
+            y + 2.0 * BAR + 15.0,
+            figures,
+            12.0,
+            Anchor::Start,
+        ));
+        let class = if drafted {
+            "spec-bar-row drafted"
+        } else {
+            "spec-bar-row"
+        };
+        d.shapes.push(
+            Mark {
+                class: class.into(),
+                testid: "spec-bar".into(),
+                ..Mark::default()
+            }
+            .around(shapes),
+        );
+    }
+    let keys = [
+        ("p (the model)", P_FILL),
+        ("q (the draft)", Q_FILL),
+        ("min(p, q)", MIN_FILL),
+    ];
+    let y = d.height - 10.0;
+    legend_with(&mut d, &keys, y);
+    d
+}
+
+#[cfg(test)]
+#[path = "charts_tests.rs"]
+mod tests;

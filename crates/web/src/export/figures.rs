@@ -206,6 +206,7 @@ pub fn throughput(v: &SweepView) -> Drawing {
                 y,
                 r: 4.0,
                 fill: colour,
+                ring: None,
             };
             let tip = format!("B = {}: {name} {rate:.0} tokens/s", r.batch);
             tp.shapes.push(
@@ -261,6 +262,7 @@ pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str) -> Dr
                 y: at.y,
                 r: 4.0,
                 fill: ACCENT,
+                ring: None,
             }
         };
         let label = text(at.label_x, at.label_y, p.label.clone(), 10.0, Anchor::Start);

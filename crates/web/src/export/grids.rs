@@ -1,53 +1,52 @@
 //! The KV cache's grid and the beam tree, placed by the page's own geometry
 //! ([`crate::geometry::kv`], [`crate::geometry::beam`]).
 
-use super::plot::{legend_with, PLOT_L, PLOT_T};
+use super::figures::rect;
+use super::figures::REMOVED;
+use super::plot::{legend_sized, PLOT_T};
 use super::*;
 use crate::geometry::beam::{paths, Layout, Paths};
 use crate::geometry::kv as kg;
 use crate::geometry::Frame;
+use crate::page::piece_text;
 use decoding_engine::beam::{BeamNode, NodeStatus};
 
 /// The page's colours of the cache's slots, and of V (`--v`; K is the accent).
 const SLOT: &str = "#f0f1f6";
 const VALUE: &str = "#7b4fc9";
 
-/// The cache as the page draws it: a K and a V row per layer, `n` of the context's
-/// positions filled.
+/// The cache's grid, the page's figure and the export's: a K and a V row per layer, `n` of
+/// the context's positions filled. Its texts are 15 units in a figure 470 wide, so at
+/// least 11 px on a phone.
 pub fn kv_grid(cfg: &decoding_engine::Config, n: usize) -> Drawing {
-    let pitch = 20.0;
-    let frame = Frame::new(PLOT_L, PLOT_T, 400.0, cfg.n_layers as f64 * 2.0 * pitch);
+    const SIZE: f64 = 15.0;
+    let screen = kg::screen_frame(cfg.n_layers);
+    let frame = Frame::new(screen.left, PLOT_T, screen.width, screen.height);
     let mut d = Drawing::new(
-        frame.right() + 30.0,
-        frame.bottom() + 40.0,
+        frame.right() + 10.0,
+        frame.bottom() + 34.0,
         format!(
-            "The cache: {n} of {} positions filled in each of {} layers, for keys and values",
+            "The KV cache: {n} of {} positions, {} layers",
             cfg.seq_len, cfg.n_layers
         ),
     );
     for r in kg::grid(cfg.n_layers, n, cfg.seq_len, frame) {
         d.shapes.push(text(
-            frame.left - 8.0,
+            frame.left - 6.0,
             r.label_y,
             r.label,
-            11.0,
+            SIZE,
             Anchor::End,
         ));
         for (b, fill) in [
             (r.slots, SLOT),
             (r.filled, if r.value { VALUE } else { ACCENT }),
         ] {
-            d.shapes.push(Shape::Rect {
-                x: b.x,
-                y: b.y,
-                w: b.w,
-                h: b.h,
-                fill,
-            });
+            d.shapes.push(rect(b, fill));
         }
     }
-    let y = d.height - 12.0;
-    legend_with(&mut d, &[("K", ACCENT), ("V", VALUE)], y);
+    let y = d.height - 8.0;
+    legend_sized(&mut d, &[("K", ACCENT), ("V", VALUE)], y, SIZE);
     d
 }
 
@@ -62,13 +61,16 @@ pub struct Greedy<'a> {
     pub cum: &'a [f64],
 }
 
-/// The colour of greedy's path (the page's `--ok`).
+/// The colour of greedy's path and of a finished hypothesis's ring (the page's `--ok`).
 const GREEDY: &str = "#2e8b57";
+/// A finished hypothesis's centre.
+const WHITE: &str = "#ffffff";
 
-/// The beam tree as the page lays it out (its last levels, a level a column, older ones
-/// collapsed into a line), each node its piece and Σ log p; the best beam's path in the
-/// accent colour, greedy's in green (dashed on its own row once beam search pruned it),
-/// pruned branches dashed.
+/// The beam tree, the page's figure and the export's: its last levels, a level a column
+/// (older ones collapsed into a line), each node its piece and Σ log p, its status as its
+/// class and its fill (pruned grey, finished ringed); the best beam's path thick in orange,
+/// greedy's in green (dashed on its own row once beam search pruned it), pruned branches
+/// dashed. `piece`: a token's text as the tokenizer has it.
 pub fn beam_tree(
     nodes: &[BeamNode],
     best_node: Option<usize>,
@@ -88,6 +90,11 @@ pub fn beam_tree(
             nodes.len()
         ),
     );
+    d.root = Mark {
+        class: "tree".into(),
+        testid: "beam-tree".into(),
+        ..Mark::default()
+    };
     d.shapes.push(text(
         12.0,
         40.0,
@@ -96,71 +103,146 @@ pub fn beam_tree(
         Anchor::Start,
     ));
     if at.first_depth > 0 {
-        d.shapes.push(text(
-            TREE_ORIGIN.0 + 4.0,
-            TREE_ORIGIN.1 + 18.0,
-            format!("… {} earlier levels", at.first_depth),
-            11.0,
-            Anchor::Start,
-        ));
+        let line = format!(
+            "… {} earlier levels (their best path is the transcript's start)",
+            at.first_depth
+        );
+        let (x, y) = (TREE_ORIGIN.0 + 4.0, TREE_ORIGIN.1 + 18.0);
+        let t = text(x, y, line, 12.0, Anchor::Start);
+        d.shapes.push(Mark::id("beam-collapsed").around(vec![t]));
     }
-    tree_edges(&mut d, &at, &nodes[at.start..], &paths);
-    for (i, n) in nodes[at.start..].iter().enumerate() {
-        let fill = match (paths.best[n.id], paths.greedy[n.id]) {
-            (true, _) => ACCENT,
-            (false, true) => GREEDY,
-            _ => GREY,
-        };
-        let label = n.token.map_or_else(|| "prompt".to_string(), piece);
-        tree_node(&mut d, at.pos(i), fill, label, n.cum_logprob);
+    let shown = &nodes[at.start..];
+    tree_edges(&mut d, &at, shown, &paths);
+    for (i, n) in shown.iter().enumerate() {
+        d.shapes.push(tree_node(n, at.pos(i), &paths, piece));
     }
     for o in off_tree {
         if let Some(from) = o.from {
+            let edge = super::figures::dashed(from, o.at, GREEDY, 3.0);
             d.shapes
-                .push(super::figures::dashed(from, o.at, GREEDY, 2.5));
+                .push(class("edge greedy off-tree").around(vec![edge]));
         }
         let t = greedy.tokens[o.depth - 1];
         let cum = greedy.cum.get(o.depth - 1).copied().unwrap_or(f64::NAN);
-        tree_node(&mut d, o.at, GREEDY, piece(t), cum);
+        let tip = format!(
+            "greedy's token {}: {} — cumulative log p {cum:.3} (pruned from the beam)",
+            o.depth,
+            piece_text(&piece(t), true, None)
+        );
+        let mark = Mark {
+            class: "node greedy off-tree".into(),
+            testid: "greedy-node".into(),
+            title: tip,
+            data: vec![],
+        };
+        let label = piece_text(&piece(t), false, Some(10));
+        d.shapes
+            .push(mark.around(node_marks(o.at, (GREEDY, None), label, cum)));
     }
     d
 }
 
-/// Parent to child: the best beam's path thick in the accent colour, greedy's (where it is
-/// not the best's) thick in green, pruned branches dashed.
+/// A mark with a class only.
+fn class(c: &str) -> Mark {
+    Mark {
+        class: c.into(),
+        ..Mark::default()
+    }
+}
+
+/// Parent to child: the best beam's path thick in orange, greedy's (where it is not the
+/// best's) in green and dashed, pruned branches grey and dashed; each edge's kind its class.
 fn tree_edges(d: &mut Drawing, at: &Layout, shown: &[BeamNode], paths: &Paths) {
     for (i, n) in shown.iter().enumerate() {
         let Some(p) = n.parent.and_then(|p| p.checked_sub(at.start)) else {
             continue;
         };
-        let (stroke, width) = if paths.best[n.id] {
-            (ACCENT, 2.5)
-        } else if paths.greedy[n.id] {
-            (GREEDY, 2.5)
-        } else {
-            (LINE, 1.0)
+        let pruned = n.status == NodeStatus::Pruned;
+        let (best, on_greedy) = (paths.best[n.id], paths.greedy[n.id]);
+        let (stroke, width, dashed, kind) = match (best, on_greedy) {
+            (true, true) => (CHOSEN, 5.0, false, " both"),
+            (true, false) => (CHOSEN, 4.0, false, " best"),
+            (false, true) => (GREEDY, 3.0, true, " greedy"),
+            _ if pruned => (REMOVED, 1.2, true, ""),
+            _ => (ACCENT, 1.2, false, ""),
         };
-        let dashed = n.status == NodeStatus::Pruned;
-        d.shapes.push(super::figures::line(
-            at.pos(p),
-            at.pos(i),
-            stroke,
-            width,
-            dashed,
-        ));
+        let edge = super::figures::line(at.pos(p), at.pos(i), stroke, width, dashed);
+        let c = format!("edge{}{kind}", if pruned { " pruned" } else { "" });
+        d.shapes.push(class(&c).around(vec![edge]));
     }
 }
 
-/// A node: its circle, its piece above right, its Σ log p below right.
-fn tree_node(d: &mut Drawing, (x, y): (f64, f64), fill: &'static str, label: String, cum: f64) {
-    d.shapes.push(Shape::Circle { x, y, r: 6.0, fill });
-    d.shapes
-        .push(text(x + 9.0, y - 4.0, label, 11.0, Anchor::Start));
-    let mut lp = text(x + 9.0, y + 12.0, format!("{cum:.2}"), 10.0, Anchor::Start);
+/// A node of the tree: its status and paths as its class, its token and log p as its
+/// tooltip; its circle filled as the page fills it (root dark, pruned grey, finished
+/// ringed, the best path orange, greedy's green).
+fn tree_node(n: &BeamNode, at: (f64, f64), paths: &Paths, piece: &dyn Fn(u32) -> String) -> Shape {
+    let status = match n.status {
+        NodeStatus::Root => "root",
+        NodeStatus::Beam => "beam",
+        NodeStatus::Pruned => "pruned",
+        NodeStatus::Finished => "finished",
+        NodeStatus::Unfinished => "unfinished",
+    };
+    let (best, on_greedy) = (paths.best[n.id], paths.greedy[n.id]);
+    let path = match (best, on_greedy) {
+        (true, true) => " best greedy",
+        (true, false) => " best",
+        (false, true) => " greedy",
+        _ => "",
+    };
+    let ended = matches!(n.status, NodeStatus::Finished | NodeStatus::Unfinished);
+    let fill = match n.status {
+        _ if on_greedy && !best => GREEDY,
+        _ if best => CHOSEN,
+        _ if ended => WHITE,
+        NodeStatus::Pruned => REMOVED,
+        NodeStatus::Root => INK,
+        _ => ACCENT,
+    };
+    let full = n.token.map_or_else(
+        || "the prompt".to_string(),
+        |t| piece_text(&piece(t), true, None),
+    );
+    let mark = Mark {
+        class: format!("node {status}{path}"),
+        testid: "beam-node".into(),
+        title: format!(
+            "{full} — log p {:.3}, cumulative {:.3} ({status})",
+            n.logprob, n.cum_logprob
+        ),
+        data: vec![("status", status.into())],
+    };
+    let label = n.token.map_or_else(
+        || "prompt".to_string(),
+        |t| piece_text(&piece(t), false, Some(10)),
+    );
+    let ring = ended.then_some(GREEDY);
+    mark.around(node_marks(at, (fill, ring), label, n.cum_logprob))
+}
+
+/// A node's shapes: its circle (filled, perhaps ringed), its piece above right, its Σ log p
+/// below right.
+fn node_marks(
+    (x, y): (f64, f64),
+    (fill, ring): (&'static str, Option<&'static str>),
+    label: String,
+    cum: f64,
+) -> Vec<Shape> {
+    let mut lp = text(x + 9.0, y + 12.0, format!("{cum:.2}"), 12.0, Anchor::Start);
     if let Shape::Text { fill, .. } = &mut lp {
         *fill = MUTED;
     }
-    d.shapes.push(lp);
+    vec![
+        Shape::Circle {
+            x,
+            y,
+            r: 6.0,
+            fill,
+            ring,
+        },
+        text(x + 9.0, y - 4.0, label, 14.0, Anchor::Start),
+        class("lp").around(vec![lp]),
+    ]
 }
 
 #[cfg(test)]

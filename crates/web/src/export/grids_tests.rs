@@ -38,7 +38,8 @@ fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
 #[test]
 fn the_kv_grid_is_the_pages() {
     let d = kv_grid(&config(), 64);
-    let frame = Frame::new(PLOT_L, PLOT_T, 400.0, 80.0);
+    // The page's frame (60 from the left, 400 wide, 20 a row), under the title.
+    let frame = Frame::new(60.0, PLOT_T, 400.0, 80.0);
     let rows = kg::grid(2, 64, 256, frame);
     let slots: Vec<_> = rows
         .iter()
@@ -51,12 +52,18 @@ fn the_kv_grid_is_the_pages() {
     assert_eq!(
         v[..2],
         [
-            (PLOT_L, PLOT_T + 20.0, 100.0, 16.0),
-            (PLOT_L, PLOT_T + 60.0, 100.0, 16.0)
+            (60.0, PLOT_T + 20.0, 100.0, 16.0),
+            (60.0, PLOT_T + 60.0, 100.0, 16.0)
         ]
     );
     assert_eq!(v.len(), 3);
     assert!(d.texts().contains(&"L1 V".to_string()));
+    // Every text 15 units in a figure 470 wide: 11 px or more at a phone's 340 px.
+    assert_eq!(d.width, 470.0);
+    assert!(d
+        .leaves()
+        .iter()
+        .all(|s| s.label().is_none_or(|l| l.size * 340.0 / d.width >= 10.8)));
     // The whole export: the grid over the bytes chart, its label kept.
     let all = kv(&config(), 64);
     assert!(all.texts().iter().any(|t| t.contains("n = 64 holds")));
@@ -102,9 +109,10 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
         (circles[3].0, circles[3].1),
         (LEFT + 2.0 * COL, 44.0 + 20.0)
     );
+    // The best path orange (the root on it too), the pruned node grey: the page's fills.
     let best: Vec<&str> = circles.iter().map(|c| c.2).collect();
-    assert_eq!(best, [ACCENT, ACCENT, GREY, ACCENT]);
-    // Edges from parent to child, the pruned one dashed, the best path's in the accent.
+    assert_eq!(best, [CHOSEN, CHOSEN, REMOVED, CHOSEN]);
+    // Edges from parent to child, the pruned one grey and dashed, the best path's orange.
     let edges: Vec<(f64, f64, bool, &str)> = d
         .leaves()
         .into_iter()
@@ -120,8 +128,26 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
         })
         .collect();
     assert_eq!(edges.len(), 3);
-    assert_eq!(edges[1], (circles[2].0, circles[2].1, true, LINE));
-    assert_eq!(edges[2].3, ACCENT);
+    assert_eq!(edges[1], (circles[2].0, circles[2].1, true, REMOVED));
+    assert_eq!(edges[2].3, CHOSEN);
+    // Each node a mark the page reads: its status, its class, its tooltip.
+    let svg = d.svg();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let marks: Vec<(String, String)> = doc
+        .descendants()
+        .filter(|n| n.attribute("data-testid") == Some("beam-node"))
+        .map(|n| {
+            let tip = n.children().find(|c| c.has_tag_name("title")).unwrap();
+            (
+                n.attribute("class").unwrap().to_string(),
+                tip.text().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(marks.len(), 4);
+    assert_eq!(marks[2].0, "node pruned");
+    assert_eq!(marks[3].0, "node beam best");
+    assert!(marks[3].1.starts_with("\"t3\" — log p"), "{}", marks[3].1);
     let texts = d.texts();
     assert!(texts.contains(&"prompt".to_string()) && texts.contains(&"t3".to_string()));
 }
@@ -147,7 +173,7 @@ fn greedy_runs_green_and_leaves_the_tree_on_its_own_row() {
     // The root, 2 and 3 on the best path, node 1 greedy's; then greedy's token 9 at depth
     // 2 on the row under the tree: by hand, rows from 44 + 20, two rows tall, 8 below.
     let fills: Vec<&str> = circles.iter().map(|c| c.2).collect();
-    assert_eq!(fills, [ACCENT, green, ACCENT, ACCENT, green]);
+    assert_eq!(fills, [CHOSEN, green, CHOSEN, CHOSEN, green]);
     let off = circles[4];
     assert_eq!(
         off,

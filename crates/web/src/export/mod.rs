@@ -22,7 +22,6 @@ use std::fmt::Write;
 
 const ACCENT: &str = "#2f5bd3";
 const CHOSEN: &str = "#e0662f";
-const GREY: &str = "#9a9db0";
 const INK: &str = "#1b1c22";
 const MUTED: &str = "#585b6b";
 const LINE: &str = "#d5d7e0";
@@ -65,6 +64,8 @@ pub enum Shape {
         y: f64,
         r: f64,
         fill: &'static str,
+        /// A ring round it, 2.5 px wide (a finished hypothesis).
+        ring: Option<&'static str>,
     },
     Text {
         x: f64,
@@ -144,6 +145,9 @@ impl Mark {
 /// A dashed line's dash and gap, in pixels (the SVG's `stroke-dasharray`, the canvas's
 /// line dash).
 pub const DASH: [f64; 2] = [5.0, 3.0];
+
+/// A circle's ring's width, in pixels.
+pub const RING: f64 = 2.5;
 
 /// A stroked shape as both renderers draw it: its points in order, colour, width and dash.
 #[derive(Debug, Clone, PartialEq)]
@@ -394,10 +398,19 @@ fn shapes_svg(s: &mut String, shapes: &[Shape]) {
                         r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"/>"#
                     );
                 }
-                Shape::Circle { x, y, r, fill } => {
+                Shape::Circle {
+                    x,
+                    y,
+                    r,
+                    fill,
+                    ring,
+                } => {
+                    let ring = ring.map_or(String::new(), |c| {
+                        format!(r#" stroke="{c}" stroke-width="{RING}""#)
+                    });
                     let _ = write!(
                         s,
-                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"/>"#
+                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}"{ring}/>"#
                     );
                 }
                 Shape::Group { mark, shapes } => {

@@ -186,6 +186,7 @@ fn draw_xy_series(d: &mut Drawing, s: &XySeries, colour: &'static str, pts: &[(f
             y,
             r: 3.5,
             fill: colour,
+            ring: None,
         });
         if let Some(l) = s.labels.get(i) {
             d.shapes
@@ -250,16 +251,23 @@ fn legend<'a>(d: &mut Drawing, names: impl Iterator<Item = &'a str>, y: f64) {
 
 /// A legend of (name, colour) swatches along `y`.
 pub(super) fn legend_with(d: &mut Drawing, keys: &[(&str, &'static str)], y: f64) {
+    legend_sized(d, keys, y, 11.0);
+}
+
+/// A legend of (name, colour) swatches along `y`, its names `size` units high (the swatch
+/// and the spacing in proportion).
+pub(super) fn legend_sized(d: &mut Drawing, keys: &[(&str, &'static str)], y: f64, size: f64) {
+    let k = size / 11.0;
     let mut x = PLOT_L;
     for &(n, fill) in keys {
         d.shapes.push(Shape::Rect {
             x,
-            y: y - 9.0,
-            w: 10.0,
-            h: 10.0,
+            y: y - 9.0 * k,
+            w: 10.0 * k,
+            h: 10.0 * k,
             fill,
         });
-        d.shapes.push(text(x + 14.0, y, n, 11.0, Anchor::Start));
-        x += 24.0 + 7.0 * n.chars().count() as f64;
+        d.shapes.push(text(x + 14.0 * k, y, n, size, Anchor::Start));
+        x += (24.0 + 7.0 * n.chars().count() as f64) * k;
     }
 }

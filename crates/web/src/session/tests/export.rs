@@ -54,8 +54,8 @@ fn exports_of_real_views_are_their_data() {
     };
     let tree = export::beam_tree(&v.changed, v.best_node, greedy, &piece);
     let circles = tree
-        .shapes
-        .iter()
+        .leaves()
+        .into_iter()
         .filter(|s| matches!(s, Shape::Circle { .. }))
         .count();
     // A node each, and each of greedy's tokens past the last one the tree holds: found here
@@ -73,11 +73,12 @@ fn exports_of_real_views_are_their_data() {
         }
     }
     assert_eq!(circles, v.changed.len() + v.greedy_tokens.len() - in_tree);
-    // The best path: the best node and its ancestors up to the root (depth + 1 nodes).
+    // The best path, in orange: the best node and its ancestors up to the root (depth + 1
+    // nodes).
     let best = tree
-        .shapes
-        .iter()
-        .filter(|s| matches!(s, Shape::Circle { fill, .. } if *fill == "#2f5bd3"))
+        .leaves()
+        .into_iter()
+        .filter(|s| matches!(s, Shape::Circle { fill, .. } if *fill == "#e0662f"))
         .count();
     assert_eq!(best, v.changed[v.best_node.unwrap()].depth + 1);
     assert!(roxmltree::Document::parse(&tree.svg()).is_ok());
@@ -134,7 +135,7 @@ fn every_panel_exports_its_chart_from_its_view() {
         match e {
             Event::Quant { view } => drawings.push(("quant", export::quant(view), "q4".into())),
             Event::Spec { view } if view.last.is_some() => {
-                drawings.push(("spec", export::spec(view).unwrap(), "q (draft)".into()))
+                drawings.push(("spec", export::spec(view).unwrap(), "q (the draft)".into()))
             }
             Event::Columns { view } => drawings.push((
                 "columns",

@@ -1,0 +1,128 @@
+//! The bar-row figures the quant and speculative panels show: each bar's length worked out
+//! by hand, each row a mark the page reads.
+
+use super::*;
+
+/// The rectangles of colour `fill`: (x, y, w, h).
+fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
+    d.leaves()
+        .into_iter()
+        .filter_map(|s| match s {
+            Shape::Rect {
+                x,
+                y,
+                w,
+                h,
+                fill: f,
+            } if *f == fill => Some((*x, *y, *w, *h)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The marks' (class, tooltip) of test id `id`, read back from the SVG.
+fn marks(d: &Drawing, id: &str) -> Vec<(String, String)> {
+    let svg = d.svg();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.attribute("data-testid") == Some(id))
+        .map(|n| {
+            let tip = n.children().find(|c| c.has_tag_name("title"));
+            (
+                n.attribute("class").unwrap_or_default().to_string(),
+                tip.and_then(|t| t.text()).unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn quant_rows_are_three_bars_a_token_scaled_to_the_largest() {
+    let token = |id, piece: &str, p| QuantToken {
+        id,
+        piece: piece.into(),
+        p,
+    };
+    let q = QuantView {
+        position: 7,
+        precisions: vec![],
+        tokens: vec![
+            token(1, "a", [0.5, 0.4, 0.25]),
+            token(2, " b", [0.25, 0.3, 0.5]),
+        ],
+        row: WeightRowView {
+            label: "w".into(),
+            from: 0,
+            values: [vec![], vec![], vec![]],
+            max_error: [0.0; 2],
+            groups: [0; 2],
+            straddles: false,
+        },
+        f32_is_dequantized: false,
+    };
+    let d = quant(&q);
+    // The bars run 192 units (108 to 300); the largest probability, 0.5, fills them.
+    let widths = |fill| rects(&d, fill).iter().map(|r| r.2).collect::<Vec<_>>();
+    assert_eq!(widths(ACCENT), [192.0, 96.0]);
+    assert_eq!(widths("#d08a1f"), [0.4 / 0.5 * 192.0, 0.3 / 0.5 * 192.0]);
+    assert_eq!(widths("#b8336a"), [96.0, 192.0]);
+    // Every bar on its full-length track.
+    assert_eq!(widths(TRACK), [192.0; 6]);
+    let rows = marks(&d, "quant-token");
+    assert_eq!(
+        rows[1].1, "\"␣b\": f32 25.0%, q8 30.0%, q4 50.0%",
+        "the tooltip: the piece as the page writes it, and its three values"
+    );
+    let texts = d.texts();
+    assert!(texts.contains(&"q4 50.0%".to_string()), "{texts:?}");
+    assert!(d.svg().contains(r#"class="qbar q-q8""#));
+    assert!(d.title.contains("position 7"));
+}
+
+#[test]
+fn a_spec_position_shows_p_over_q_and_their_overlap() {
+    let bar = |id, piece: &str, p, q| SpecBar {
+        id,
+        piece: piece.into(),
+        p,
+        q,
+    };
+    let p = SpecPosition {
+        token: 5,
+        piece: "x".into(),
+        p: 0.6,
+        q: 0.3,
+        accept_probability: 1.0,
+        overlap: 0.5,
+        accepted: true,
+        bars: vec![bar(5, "x", 0.6, Some(0.3)), bar(6, "y", 0.2, Some(0.5))],
+    };
+    let d = spec_position(0, &p);
+    // Longest of p and q: 0.6, 192 units. Row x: p 192, q 96, overlap 96 (on both).
+    let w = |fill| {
+        rects(&d, fill)
+            .iter()
+            .map(|r| r.2)
+            .take(2)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(w(P_FILL), [192.0, 0.2 / 0.6 * 192.0]);
+    assert_eq!(w(Q_FILL), [96.0, 0.5 / 0.6 * 192.0]);
+    let overlap: Vec<f64> = rects(&d, MIN_FILL).iter().map(|r| r.2).take(4).collect();
+    assert_eq!(overlap, [96.0, 96.0, 0.2 / 0.6 * 192.0, 0.2 / 0.6 * 192.0]);
+    let texts = d.texts();
+    assert!(texts.contains(&"▸ \"x\"".to_string()), "{texts:?}");
+    assert!(texts.contains(&"p 0.600 · q 0.300 · residual 0.300".to_string()));
+    assert!(texts.contains(&"p 0.200 · q 0.500".to_string()));
+    let rows = marks(&d, "spec-bar");
+    assert_eq!(rows[0].0, "spec-bar-row drafted");
+    assert_eq!(rows[1].0, "spec-bar-row");
+    // No q (a one-token draft): 1 on the drafted token, so it is the longest.
+    let one = SpecPosition {
+        bars: vec![bar(5, "x", 0.6, None), bar(6, "y", 0.2, None)],
+        ..p
+    };
+    let d = spec_position(0, &one);
+    assert_eq!(rects(&d, Q_FILL)[0].2, 192.0);
+    assert_eq!(rects(&d, Q_FILL)[1].2, 0.0);
+}
