@@ -2,23 +2,7 @@
 //! by hand, each row a mark the page reads.
 
 use super::*;
-
-/// The rectangles of colour `fill`: (x, y, w, h).
-fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
-    d.leaves()
-        .into_iter()
-        .filter_map(|s| match s {
-            Shape::Rect {
-                x,
-                y,
-                w,
-                h,
-                fill: f,
-            } if *f == fill => Some((*x, *y, *w, *h)),
-            _ => None,
-        })
-        .collect()
-}
+use crate::export::grids::tests::rects;
 
 /// The marks' (class, tooltip) of test id `id`, read back from the SVG.
 fn marks(d: &Drawing, id: &str) -> Vec<(String, String)> {

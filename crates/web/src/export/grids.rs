@@ -247,4 +247,4 @@ fn node_marks(
 
 #[cfg(test)]
 #[path = "grids_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -19,7 +19,8 @@ fn config() -> decoding_engine::Config {
     }
 }
 
-fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
+/// The drawing's rectangles of colour `fill`: (x, y, w, h).
+pub(in crate::export) fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f64)> {
     d.leaves()
         .into_iter()
         .filter_map(|s| match s {
