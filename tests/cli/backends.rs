@@ -36,6 +36,7 @@ fn gpu_backend_through_the_cli() {
         "--json",
     ]);
     assert_eq!(v["backend"], "gpu");
-    assert_eq!(v["dispatches_per_token"], 12 * 5 + 3);
+    // Five dispatches a layer (five layers) and three a token: embed, final norm, classifier.
+    assert_eq!(v["dispatches_per_token"], 5 * 5 + 3);
     assert!(v["decode"]["median_tokens_per_s"].as_f64().unwrap() > 0.0);
 }

@@ -132,6 +132,10 @@ impl Kernel {
     }
 }
 
+/// The WGSL of `norm_dots` (two rows against a normalised input), put after the weight
+/// reader in the kernels that fold RMSNorm into their product (qkv, mlp_in).
+pub const NORM_DOTS: &str = include_str!("shaders/norm_dots.wgsl");
+
 /// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`), put
 /// before the kernels that read matrices (matmul, embed).
 pub fn weight_reader(precision: Precision, group: u32) -> String {
@@ -176,4 +180,104 @@ pub fn group_of(t: &Tensor) -> u32 {
 pub fn row_groups(rows: u32) -> (u32, u32) {
     let x = rows.clamp(1, MAX_GROUPS);
     (x, rows.div_ceil(x))
+}
+
+/// Where each packed matrix starts in a layer's block (in weights), and a block's length.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PartsLayout {
+    pub at: Vec<usize>,
+    pub block_len: usize,
+}
+
+/// Matrices packed side by side as one per layer (`packed_parts`): the bytes and where the
+/// parts are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parts {
+    pub bytes: Vec<u8>,
+    pub layout: PartsLayout,
+}
+
+/// Several matrices of one format, each `layers` blocks, packed as one matrix a layer: block
+/// l holds part 0's layer l, then part 1's, …, in the layout the format's reader expects
+/// (`weights_*.wgsl`: for a quantized block all its values, then all its scales). Each part
+/// starts a whole number of groups in (padded with zero weights, and zero scales for any
+/// padding group), so every part keeps its own groups and their scales: the weights read are
+/// the parts' own, bit for bit. A fused kernel reads Wq, Wk and Wv (or W1 and W3) through
+/// one binding this way.
+pub fn packed_parts(parts: &[&Tensor], layers: usize) -> Result<Parts, String> {
+    let layers = layers.max(1);
+    let first = parts.first().ok_or("no matrices to pack")?;
+    let (precision, group) = (first.precision(), group_of(first));
+    if parts
+        .iter()
+        .any(|t| t.precision() != precision || group_of(t) != group)
+    {
+        return Err("the matrices packed together differ in format".into());
+    }
+    // Weights a part is padded to: a whole number of groups (and of u32 words for Q8).
+    let align = match precision {
+        Precision::F32 => 1,
+        Precision::Q8 => lcm(group.max(1) as usize, 4),
+        Precision::Q4 => decoding_engine::quant::Q4_GROUP,
+    };
+    let lens: Vec<usize> = parts.iter().map(|t| t.len() / layers).collect();
+    let padded: Vec<usize> = lens.iter().map(|l| l.div_ceil(align) * align).collect();
+    let mut at = Vec::with_capacity(parts.len());
+    let mut block_len = 0;
+    for p in &padded {
+        at.push(block_len);
+        block_len += p;
+    }
+    let mut bytes = Vec::new();
+    for l in 0..layers {
+        match precision {
+            Precision::F32 => {
+                for (t, &len) in parts.iter().zip(&lens) {
+                    let Tensor::F32(v) = t else { unreachable!() };
+                    bytes.extend_from_slice(bytemuck::cast_slice(&v[l * len..(l + 1) * len]));
+                }
+            }
+            _ => {
+                let q: Vec<&decoding_engine::quant::QTensor> = parts
+                    .iter()
+                    .map(|t| match t {
+                        Tensor::Quant(q) => Ok(q),
+                        Tensor::F32(_) => Err("the matrices packed together differ in format"),
+                    })
+                    .collect::<Result<_, _>>()?;
+                let value_bytes = |weights: usize| match precision {
+                    Precision::Q4 => weights / 2,
+                    _ => weights,
+                };
+                for (t, &p) in q.iter().zip(&padded) {
+                    let vb = t.block_value_bytes();
+                    let mut v = t.values[l * vb..(l + 1) * vb].to_vec();
+                    v.resize(value_bytes(p), 0);
+                    bytes.extend_from_slice(&v);
+                }
+                for (t, &p) in q.iter().zip(&padded) {
+                    let ng = t.groups_per_block();
+                    let mut s = t.scales[l * ng..(l + 1) * ng].to_vec();
+                    s.resize(p / t.group, 0.0);
+                    for x in s {
+                        bytes.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
+    Ok(Parts {
+        bytes,
+        layout: PartsLayout { at, block_len },
+    })
+}
+
+fn lcm(a: usize, b: usize) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    a / gcd(a, b) * b
 }

@@ -2,7 +2,7 @@
 //! for the model's precision.
 
 use crate::kernel::Kernel;
-use crate::ops::{attention, embed, matmul, rmsnorm, rope, swiglu};
+use crate::ops::{attention, embed, matmul, mlp_in, qkv, rmsnorm};
 use decoding_engine::quant::Precision;
 
 /// Every kernel of the forward pass.
@@ -10,9 +10,9 @@ pub struct Kernels {
     pub embed: Kernel,
     pub rmsnorm: Kernel,
     pub matmul: Kernel,
-    pub rope: Kernel,
+    pub qkv: Kernel,
     pub attention: Kernel,
-    pub swiglu: Kernel,
+    pub mlp_in: Kernel,
 }
 
 impl Kernels {
@@ -22,15 +22,15 @@ impl Kernels {
     }
 
     /// The kernels for a model whose matrices are `precision` (Q8 with groups of `group`):
-    /// matmul and embed read the weights through that format's `weight`.
+    /// every kernel that reads a matrix reads it through that format's `weight`.
     pub fn for_weights(device: &wgpu::Device, precision: Precision, group: u32) -> Kernels {
         Kernels {
             embed: embed::kernel(device, precision, group),
             rmsnorm: rmsnorm::kernel(device),
             matmul: matmul::kernel(device, precision, group),
-            rope: rope::kernel(device),
+            qkv: qkv::kernel(device, precision, group),
             attention: attention::kernel(device),
-            swiglu: swiglu::kernel(device),
+            mlp_in: mlp_in::kernel(device, precision, group),
         }
     }
 }

@@ -16,10 +16,10 @@ use proptest::prelude::*;
 /// Sums of products of O(1) numbers: a few ulps per term, relative to the magnitude.
 const MATMUL_TOL: (f32, f32) = (1e-5, 1e-5);
 const RMSNORM_TOL: (f32, f32) = (1e-5, 1e-5);
-const ROPE_TOL: (f32, f32) = (1e-6, 1e-6);
+/// RMSNorm folded into the product: the norm's scale applied after the sum, not before.
+const FUSED_TOL: (f32, f32) = (1e-5, 2e-5);
 /// exp on the GPU is within a few ulps; softmax weights then a weighted sum.
 const ATTENTION_TOL: (f32, f32) = (2e-5, 1e-4);
-const SWIGLU_TOL: (f32, f32) = (1e-6, 1e-5);
 
 fn cases() -> ProptestConfig {
     ProptestConfig::with_cases(6)
@@ -154,10 +154,8 @@ fn embed_quantized_matches_cpu_reference() {
     }
 }
 
-fn check_rope(n_heads: usize, n_kv_heads: usize, head_size: usize, tokens: usize, pos0: usize) {
-    let Some(ctx) = gpu() else { return };
-    let seq_len = pos0 + tokens + 2;
-    let (q_dim, k_dim) = (n_heads * head_size, n_kv_heads * head_size);
+/// The CPU's cos/sin table, interleaved as the GPU holds it.
+fn rope_table(head_size: usize, seq_len: usize) -> (cpu::RopeTable, Vec<f32>) {
     let table = cpu::RopeTable::new(head_size, seq_len, 10000.0);
     let mut flat = Vec::new();
     for pos in 0..seq_len {
@@ -167,27 +165,96 @@ fn check_rope(n_heads: usize, n_kv_heads: usize, head_size: usize, tokens: usize
             flat.push(s[j]);
         }
     }
-    let q = floats(tokens * q_dim, 11, 1.0);
-    let k = floats(seq_len * k_dim, 12, 1.0);
-    let (gq, gk) = block_on(ops::rope(ctx, &q, &k, &flat, q_dim, k_dim, head_size, pos0)).unwrap();
-    let (mut wq, mut wk) = (q.clone(), k.clone());
+    (table, flat)
+}
+
+/// A matrix of rows × n, float32 or quantized (groups of 64 for Q8: they straddle rows
+/// where n is not a multiple of 64).
+fn matrix(p: Precision, rows: usize, n: usize, seed: u64) -> Tensor {
+    let w = floats(rows * n, seed, 0.5);
+    match p {
+        Precision::F32 => Tensor::F32(w.into()),
+        _ => Tensor::Quant(QTensor::quantize(&w, 1, p, 64)),
+    }
+}
+
+/// The fused Q/K/V kernel against its CPU twin: `cpu::rmsnorm`, `cpu::matmul` for Wq, Wk
+/// and Wv, `cpu::rope` on q and k; k and v land in the cache at their positions.
+fn check_qkv(
+    p: Precision,
+    n_heads: usize,
+    n_kv_heads: usize,
+    head_size: usize,
+    tokens: usize,
+    pos0: usize,
+) {
+    let Some(ctx) = gpu() else { return };
+    let (dim, kv_dim) = (n_heads * head_size, n_kv_heads * head_size);
+    let seq_len = pos0 + tokens + 2;
+    let (table, flat) = rope_table(head_size, seq_len);
+    let (wq, wk, wv) = (
+        matrix(p, dim, dim, 1),
+        matrix(p, kv_dim, dim, 2),
+        matrix(p, kv_dim, dim, 3),
+    );
+    let x = floats(tokens * dim, 4, 3.0);
+    let gamma = floats(dim, 5, 1.0);
+    let cache = (
+        floats(seq_len * kv_dim, 6, 1.0),
+        floats(seq_len * kv_dim, 7, 1.0),
+    );
+    let shape = ops::QkvShape {
+        dim,
+        kv_dim,
+        head_size,
+        eps: 1e-5,
+        pos0,
+    };
+    let (gq, gk, gv) = block_on(ops::qkv(
+        ctx,
+        [&wq, &wk, &wv],
+        &x,
+        &gamma,
+        &flat,
+        shape,
+        (&cache.0, &cache.1),
+    ))
+    .unwrap();
+    let mut xb = vec![0.0; tokens * dim];
+    for (o, r) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
+        cpu::rmsnorm(o, r, &gamma, 1e-5);
+    }
+    let mut q = vec![0.0; tokens * dim];
+    cpu::matmul(&mut q, &xb, dim, &[wq.block(0, 1)]);
+    let (mut k, mut v) = (vec![0.0; tokens * kv_dim], vec![0.0; tokens * kv_dim]);
+    cpu::matmul(&mut k, &xb, dim, &[wk.block(0, 1)]);
+    cpu::matmul(&mut v, &xb, dim, &[wv.block(0, 1)]);
+    let (mut wkc, mut wvc) = cache.clone();
     for t in 0..tokens {
         let (c, s) = table.at(pos0 + t);
-        cpu::rope(&mut wq[t * q_dim..(t + 1) * q_dim], head_size, c, s);
-        cpu::rope(
-            &mut wk[(pos0 + t) * k_dim..(pos0 + t + 1) * k_dim],
-            head_size,
-            c,
-            s,
-        );
+        cpu::rope(&mut q[t * dim..(t + 1) * dim], head_size, c, s);
+        cpu::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], head_size, c, s);
+        let at = (pos0 + t) * kv_dim;
+        wkc[at..at + kv_dim].copy_from_slice(&k[t * kv_dim..(t + 1) * kv_dim]);
+        wvc[at..at + kv_dim].copy_from_slice(&v[t * kv_dim..(t + 1) * kv_dim]);
     }
-    assert_all_close("rope q", &gq, &wq, ROPE_TOL.0, ROPE_TOL.1);
-    assert_all_close("rope k", &gk, &wk, ROPE_TOL.0, ROPE_TOL.1);
+    let tol = FUSED_TOL.1 * (dim as f32).sqrt();
+    assert_all_close(&format!("{p} qkv q"), &gq, &q, FUSED_TOL.0, tol);
+    assert_all_close(&format!("{p} qkv k cache"), &gk, &wkc, FUSED_TOL.0, tol);
+    assert_all_close(&format!("{p} qkv v cache"), &gv, &wvc, FUSED_TOL.0, tol);
 }
 
 #[test]
-fn rope_matches_cpu_reference() {
-    check_rope(8, 4, 8, 3, 100);
+fn qkv_matches_cpu_reference() {
+    // stories260K's heads (8 query, 4 K/V, head size 8) at position 100 and a prefill of 3;
+    // GQA 4:1 with head size 64; parts that are not whole groups (dim 18: Wq 324 weights,
+    // Wk and Wv 108 each), packed with padding.
+    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+        check_qkv(p, 8, 4, 8, 1, 100);
+        check_qkv(p, 8, 4, 8, 3, 0);
+        check_qkv(p, 4, 1, 64, 2, 7);
+        check_qkv(p, 3, 1, 6, 2, 5);
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -238,21 +305,40 @@ fn attention_matches_cpu_reference() {
     check_attention(8, 4, 8, 6, 0, 22);
 }
 
-fn check_swiglu(hidden: usize, tokens: usize, seed: u64) {
+/// The fused MLP input against its CPU twin: `cpu::rmsnorm`, `cpu::matmul` for W1 and W3,
+/// `cpu::swiglu`.
+fn check_mlp_in(p: Precision, hidden: usize, dim: usize, tokens: usize, seed: u64) {
     let Some(ctx) = gpu() else { return };
-    let hb = floats(tokens * 2 * hidden, seed, 4.0);
-    let got = block_on(ops::swiglu(ctx, &hb, hidden)).unwrap();
-    let mut want = hb.clone();
-    for row in want.chunks_mut(2 * hidden) {
-        let (g, u) = row.split_at_mut(hidden);
+    let (w1, w3) = (
+        matrix(p, hidden, dim, seed),
+        matrix(p, hidden, dim, seed + 1),
+    );
+    let x = floats(tokens * dim, seed + 2, 3.0);
+    let gamma = floats(dim, seed + 3, 1.0);
+    let got = block_on(ops::mlp_in(ctx, [&w1, &w3], &x, &gamma, 1e-5)).unwrap();
+    let mut xb = vec![0.0; tokens * dim];
+    for (o, r) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
+        cpu::rmsnorm(o, r, &gamma, 1e-5);
+    }
+    let (mut gate, mut up) = (vec![0.0; tokens * hidden], vec![0.0; tokens * hidden]);
+    cpu::matmul(&mut gate, &xb, dim, &[w1.block(0, 1)]);
+    cpu::matmul(&mut up, &xb, dim, &[w3.block(0, 1)]);
+    for (g, u) in gate.chunks_mut(hidden).zip(up.chunks_mut(hidden)) {
         cpu::swiglu(g, u);
     }
-    assert_all_close("swiglu", &got, &want, SWIGLU_TOL.0, SWIGLU_TOL.1);
+    let tol = FUSED_TOL.1 * (dim as f32).sqrt();
+    assert_all_close(&format!("{p} mlp_in"), &got, &gate, FUSED_TOL.0, tol);
 }
 
 #[test]
-fn swiglu_matches_cpu_reference() {
-    check_swiglu(172, 2, 5);
+fn mlp_in_matches_cpu_reference() {
+    // stories260K's MLP (172 × 64) at decode and a prefill of 4, and a shape whose W1 is
+    // not whole groups (5 × 9: 45 weights), packed with padding.
+    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+        check_mlp_in(p, 172, 64, 1, 9);
+        check_mlp_in(p, 172, 64, 4, 10);
+        check_mlp_in(p, 5, 9, 2, 11);
+    }
 }
 
 proptest! {
@@ -275,8 +361,8 @@ proptest! {
     }
 
     #[test]
-    fn rope_random_shapes(kv in 1usize..4, mul in 1usize..4, half in 1usize..9, tokens in 1usize..4, pos0 in 0usize..300) {
-        check_rope(kv * mul, kv, 2 * half, tokens, pos0);
+    fn qkv_random_shapes(kv in 1usize..4, mul in 1usize..4, half in 1usize..9, tokens in 1usize..4, pos0 in 0usize..300) {
+        check_qkv(Precision::F32, kv * mul, kv, 2 * half, tokens, pos0);
     }
 
     #[test]
@@ -285,7 +371,7 @@ proptest! {
     }
 
     #[test]
-    fn swiglu_random_shapes(hidden in 1usize..400, tokens in 1usize..4, seed in 0u64..1000) {
-        check_swiglu(hidden, tokens, seed);
+    fn mlp_in_random_shapes(hidden in 1usize..400, dim in 1usize..200, tokens in 1usize..4, seed in 0u64..1000) {
+        check_mlp_in(Precision::F32, hidden, dim, tokens, seed);
     }
 }

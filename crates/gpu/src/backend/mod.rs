@@ -5,11 +5,12 @@
 //!
 //! A submission runs up to `MAX_ROWS` rows. Its rows are grouped by sequence (a stable
 //! reordering: a sequence's rows keep their order) into runs; the batch table gives each
-//! row's position and the rows that want logits. The matrices that do not touch a cache
-//! (Q, O, the MLP, the classifier) run once over all rows, so each weight is read once per
-//! submission; K, V, RoPE and attention run once per sequence's run, against that
-//! sequence's cache. A decode step is one submission and one logits read-back; its dispatch
-//! count does not grow with the sequence.
+//! row's position and the rows that want logits. The products that do not touch a cache
+//! (O, the MLP, the classifier) run once over all rows, so each weight is read once per
+//! submission; Q/K/V (with RoPE and the cache write) and attention run once per sequence's
+//! run, against that sequence's cache. A layer is five dispatches (`plan::LAYER`), a token
+//! three more. A decode step is one submission and one logits read-back; its dispatch count
+//! does not grow with the sequence.
 
 mod plan;
 mod probe;
@@ -25,7 +26,7 @@ use decoding_engine::backend::{
 use decoding_engine::kv_cache::CacheBytes;
 use decoding_engine::{Batch, Config, ProbeSpec, Probed, Transformer};
 use plan::{final_slot, LAYER};
-use resources::{buffer, check_limits, Activations, GpuSeq, SharedGroups, Weights};
+use resources::{bind_limit, buffer, check_limits, Activations, GpuSeq, SharedGroups, Weights};
 use std::rc::Rc;
 
 /// Rows run in one submission (longer batches go in several).
@@ -58,7 +59,7 @@ impl GpuBackend {
         check_limits(&ctx, model)?;
         let c = model.config;
         let d = &ctx.device;
-        let weights = Weights::upload(d, model);
+        let weights = Weights::upload(d, model, bind_limit(&ctx))?;
         let act = Activations::new(d, &c);
         let w = &model.weights;
         let kernels = Kernels::for_weights(d, w.precision(), group_of(&w.wq));

@@ -1,66 +1,49 @@
-//! The plan of a forward pass: `LAYER`, the one table of a layer's dispatches (kernel, bind
-//! group, parameter block, workgroups) that drives both the parameter writes and the
+//! The plan of a forward pass: `LAYER`, the one table of a layer's five dispatches (kernel,
+//! bind group, parameter block, workgroups) that drives both the parameter writes and the
 //! encoding; the parameter slots; and a batch cut into submissions of at most `MAX_ROWS`
 //! rows, grouped by sequence.
 
-use super::resources::{GpuSeq, SharedGroups};
+use super::resources::{GpuSeq, Packing, SharedGroups};
 use super::GpuBackend;
 use crate::kernel::*;
-use crate::ops::{attention, embed, matmul, rmsnorm, rope, swiglu};
+use crate::ops::{attention, embed, matmul, mlp_in, qkv, rmsnorm};
 use crate::pipelines::Kernels;
 use decoding_engine::backend::SeqId;
 use decoding_engine::{Config, Row};
 
-/// One dispatch of a layer: its kernel, bind group, parameter block for layer `l` and
-/// workgroup counts for `rows` rows; `per_seq` dispatches run once per sequence's run.
-/// `LAYER` lists them in order: adding a kernel to the layer is one entry.
+/// One dispatch of a layer: its kernel, bind group, parameter block for layer `l` (where
+/// the packed matrices are: `Packing`) and workgroup counts for `rows` rows; `per_seq`
+/// dispatches run once per sequence's run. `LAYER` lists them in order: adding a kernel to
+/// the layer is one entry.
 pub(super) struct LayerOp {
     pub(super) kernel: fn(&Kernels) -> &Kernel,
     pub(super) group: for<'a> fn(&'a SharedGroups, &'a GpuSeq) -> &'a wgpu::BindGroup,
-    pub(super) params: fn(&Config, u32) -> Vec<u8>,
+    pub(super) params: fn(&Config, &Packing, u32) -> Vec<u8>,
     pub(super) groups: fn(&Config, u32) -> [u32; 3],
     pub(super) per_seq: bool,
 }
 
+/// A layer in five dispatches (RMSNorm folded into the products that consume it, RoPE and
+/// the cache write into Q/K/V's, SwiGLU into W1/W3's, the residual adds into Wo's and W2's).
 #[rustfmt::skip]
-pub(super) const LAYER: [LayerOp; 12] = [
-    // x̂ = RMSNorm(x)
-    LayerOp { kernel: |k| &k.rmsnorm, group: |g, _| &g.rms_att, params: rmsnorm::layer_params,
-        groups: |_, r| [r, 1, 1], per_seq: false },
-    // q = Wq·x̂
-    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.wq, params: matmul::wq_block,
-        groups: |c, r| matmul::mm_groups(c.dim, r), per_seq: false },
-    // K = Wk·x̂ and V = Wv·x̂, written into the sequence's cache at each row's position
-    LayerOp { kernel: |k| &k.matmul, group: |_, s| &s.wk, params: matmul::kv_write,
-        groups: |c, r| matmul::mm_groups(c.kv_dim(), r), per_seq: true },
-    LayerOp { kernel: |k| &k.matmul, group: |_, s| &s.wv, params: matmul::kv_write,
-        groups: |c, r| matmul::mm_groups(c.kv_dim(), r), per_seq: true },
-    // RoPE on q and on the new keys
-    LayerOp { kernel: |k| &k.rope, group: |_, s| &s.rope, params: rope::layer_params,
-        groups: |c, r| [((c.dim + c.kv_dim()) as u32 / 2).div_ceil(WORKGROUP), r, 1],
-        per_seq: true },
+pub(super) const LAYER: [LayerOp; 5] = [
+    // x̂ = RMSNorm(x); q, k, v = Wq·x̂, Wk·x̂, Wv·x̂; RoPE on q and k; k and v into the
+    // sequence's cache at each row's position
+    LayerOp { kernel: |k| &k.qkv, group: |_, s| &s.qkv,
+        params: |c, p, l| qkv::layer_params(c, &p.qkv, l), groups: qkv::groups, per_seq: true },
     // attention of each row against its sequence's cache
     LayerOp { kernel: |k| &k.attention, group: |_, s| &s.attention,
-        params: attention::layer_params,
+        params: |c, _, l| attention::layer_params(c, l),
         groups: |c, r| [c.n_heads as u32, r, 1], per_seq: true },
     // x += Wo·att
-    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.wo, params: matmul::wo_block,
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.wo, params: |c, _, l| matmul::wo_block(c, l),
         groups: |c, r| matmul::mm_groups(c.dim, r), per_seq: false },
-    // x̂ = RMSNorm(x)
-    LayerOp { kernel: |k| &k.rmsnorm, group: |g, _| &g.rms_ffn, params: rmsnorm::layer_params,
-        groups: |_, r| [r, 1, 1], per_seq: false },
-    // gate = W1·x̂, up = W3·x̂ (side by side in hb)
-    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w1,
-        params: |c, l| matmul::mlp_in_block(c, l, 0),
-        groups: |c, r| matmul::mm_groups(c.hidden_dim, r), per_seq: false },
-    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w3,
-        params: |c, l| matmul::mlp_in_block(c, l, c.hidden_dim),
-        groups: |c, r| matmul::mm_groups(c.hidden_dim, r), per_seq: false },
-    // gate = silu(gate) ⊙ up
-    LayerOp { kernel: |k| &k.swiglu, group: |g, _| &g.swiglu, params: swiglu::layer_params,
-        groups: |c, r| [(c.hidden_dim as u32).div_ceil(WORKGROUP), r, 1], per_seq: false },
+    // x̂ = RMSNorm(x); gate = silu(W1·x̂) ⊙ (W3·x̂)
+    LayerOp { kernel: |k| &k.mlp_in, group: |g, _| &g.mlp_in,
+        params: |c, p, l| mlp_in::layer_params(c, &p.mlp, l), groups: mlp_in::groups,
+        per_seq: false },
     // x += W2·gate
-    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w2, params: matmul::w2_block,
+    LayerOp { kernel: |k| &k.matmul, group: |g, _| &g.w2, params: |c, _, l| matmul::w2_block(c, l),
         groups: |c, r| matmul::mm_groups(c.dim, r), per_seq: false },
 ];
 
@@ -134,7 +117,8 @@ impl GpuBackend {
         write(0, &embed::params(c));
         for l in 0..c.n_layers {
             for (i, op) in LAYER.iter().enumerate() {
-                write(layer_slot(l, i), &(op.params)(c, l as u32));
+                let block = (op.params)(c, &self.weights.packing, l as u32);
+                write(layer_slot(l, i), &block);
             }
         }
         write(final_slot(c), &rmsnorm::final_params(c));

@@ -7,7 +7,7 @@ use super::resources::buffer;
 use decoding_engine::{Config, ProbeRecord};
 
 /// The LAYER entry after which the attention scratch holds the layer's weights.
-pub(super) const ATTENTION_OP: usize = 5;
+pub(super) const ATTENTION_OP: usize = 1;
 
 /// What one chunk copies out for the probe, into a read-back buffer laid out as: for each
 /// layer the attention row's scratch (n_heads × seq_len: exp(score − max), the kernel keeps

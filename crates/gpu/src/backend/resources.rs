@@ -16,14 +16,13 @@ use wgpu::util::DeviceExt;
 pub(super) struct Weights {
     pub(super) token_embedding: wgpu::Buffer,
     pub(super) rms_att: wgpu::Buffer,
-    pub(super) wq: wgpu::Buffer,
-    pub(super) wk: wgpu::Buffer,
-    pub(super) wv: wgpu::Buffer,
+    /// [Wq; Wk; Wv] packed a layer at a time (`packed_parts`)
+    pub(super) wqkv: wgpu::Buffer,
     pub(super) wo: wgpu::Buffer,
     pub(super) rms_ffn: wgpu::Buffer,
-    pub(super) w1: wgpu::Buffer,
+    /// [W1; W3] packed a layer at a time
+    pub(super) w13: wgpu::Buffer,
     pub(super) w2: wgpu::Buffer,
-    pub(super) w3: wgpu::Buffer,
     pub(super) rms_final: wgpu::Buffer,
     /// None when the classifier shares the embedding.
     pub(super) wcls: Option<wgpu::Buffer>,
@@ -31,6 +30,13 @@ pub(super) struct Weights {
     pub(super) rope: wgpu::Buffer,
     /// Bytes of the matrices' buffers (quantized ones stay quantized).
     pub(super) matrix_bytes: u64,
+    pub(super) packing: Packing,
+}
+
+/// Where the packed matrices are in a layer's block: Wq, Wk, Wv; W1, W3.
+pub(super) struct Packing {
+    pub(super) qkv: PartsLayout,
+    pub(super) mlp: PartsLayout,
 }
 
 /// Activations for up to MAX_ROWS rows, shared by all sequences.
@@ -53,16 +59,11 @@ pub(super) struct Activations {
 /// Bind groups that do not depend on the sequence.
 pub(super) struct SharedGroups {
     pub(super) embed: wgpu::BindGroup,
-    pub(super) rms_att: wgpu::BindGroup,
-    pub(super) rms_ffn: wgpu::BindGroup,
     pub(super) rms_final: wgpu::BindGroup,
-    pub(super) wq: wgpu::BindGroup,
     pub(super) wo: wgpu::BindGroup,
-    pub(super) w1: wgpu::BindGroup,
-    pub(super) w3: wgpu::BindGroup,
+    pub(super) mlp_in: wgpu::BindGroup,
     pub(super) w2: wgpu::BindGroup,
     pub(super) cls: wgpu::BindGroup,
-    pub(super) swiglu: wgpu::BindGroup,
 }
 
 /// A sequence: its KV cache on the GPU and the bind groups that reach it.
@@ -70,9 +71,7 @@ pub(super) struct GpuSeq {
     pub(super) key: wgpu::Buffer,
     pub(super) value: wgpu::Buffer,
     pub(super) len: usize,
-    pub(super) wk: wgpu::BindGroup,
-    pub(super) wv: wgpu::BindGroup,
-    pub(super) rope: wgpu::BindGroup,
+    pub(super) qkv: wgpu::BindGroup,
     pub(super) attention: wgpu::BindGroup,
 }
 
@@ -101,19 +100,25 @@ pub(super) fn buffer(
     })
 }
 
+/// The largest buffer the device binds at once.
+pub(super) fn bind_limit(ctx: &GpuContext) -> u64 {
+    ctx.limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size)
+}
+
+fn too_large(limit: u64, tensor: &str, bytes: u64) -> Option<GpuError> {
+    (bytes > limit).then(|| GpuError::TensorTooLarge {
+        tensor: tensor.to_string(),
+        bytes,
+        limit,
+    })
+}
+
 /// Refuses, before anything is allocated, a tensor or cache larger than the device binds.
 pub(super) fn check_limits(ctx: &GpuContext, model: &Transformer) -> Result<(), GpuError> {
-    let limit = ctx
-        .limits
-        .max_storage_buffer_binding_size
-        .min(ctx.limits.max_buffer_size);
-    let too_large = |tensor: &str, bytes: u64| {
-        (bytes > limit).then(|| GpuError::TensorTooLarge {
-            tensor: tensor.to_string(),
-            bytes,
-            limit,
-        })
-    };
+    let limit = bind_limit(ctx);
+    let too_large = |tensor: &str, bytes: u64| too_large(limit, tensor, bytes);
     for (name, t, _) in model.weights.matrices(&model.config) {
         if let Some(e) = too_large(name, t.bytes()) {
             return Err(e);
@@ -125,7 +130,13 @@ pub(super) fn check_limits(ctx: &GpuContext, model: &Transformer) -> Result<(), 
 }
 
 impl Weights {
-    pub(super) fn upload(d: &wgpu::Device, model: &Transformer) -> Weights {
+    /// Uploads the weights; the packed [Wq; Wk; Wv] and [W1; W3] are refused, by name,
+    /// when larger than `limit` (before they are allocated).
+    pub(super) fn upload(
+        d: &wgpu::Device,
+        model: &Transformer,
+        limit: u64,
+    ) -> Result<Weights, GpuError> {
         let (c, w) = (&model.config, &model.weights);
         let bytes = |label: &str, contents: &[u8]| {
             d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -145,17 +156,24 @@ impl Weights {
                 rope.extend([*c, *s]);
             }
         }
-        Weights {
+        let qkv = packed_parts(&[&w.wq, &w.wk, &w.wv], c.n_layers).map_err(GpuError::Gpu)?;
+        let mlp = packed_parts(&[&w.w1, &w.w3], c.n_layers).map_err(GpuError::Gpu)?;
+        for (name, p) in [
+            ("wq, wk and wv (packed)", &qkv),
+            ("w1 and w3 (packed)", &mlp),
+        ] {
+            if let Some(e) = too_large(limit, name, p.bytes.len() as u64) {
+                return Err(e);
+            }
+        }
+        Ok(Weights {
             token_embedding: matrix("token_embedding", &w.token_embedding),
             rms_att: upload("rms_att", &w.rms_att),
-            wq: matrix("wq", &w.wq),
-            wk: matrix("wk", &w.wk),
-            wv: matrix("wv", &w.wv),
+            wqkv: bytes("wq, wk, wv", &qkv.bytes),
             wo: matrix("wo", &w.wo),
             rms_ffn: upload("rms_ffn", &w.rms_ffn),
-            w1: matrix("w1", &w.w1),
+            w13: bytes("w1, w3", &mlp.bytes),
             w2: matrix("w2", &w.w2),
-            w3: matrix("w3", &w.w3),
             rms_final: upload("rms_final", &w.rms_final),
             wcls: w.wcls.as_ref().map(|t| matrix("wcls", t)),
             rope: upload("rope table", &rope),
@@ -164,7 +182,11 @@ impl Weights {
                 .iter()
                 .map(|(_, t, _)| packed(t).len() as u64)
                 .sum(),
-        }
+            packing: Packing {
+                qkv: qkv.layout,
+                mlp: mlp.layout,
+            },
+        })
     }
 }
 
@@ -218,42 +240,41 @@ impl GpuBackend {
                 (out, ReadWrite),
                 (params, Params),
                 (&a.step, Step),
-                (&a.table, Read),
             ];
             k.matmul.bind(d, &bufs)
         };
-        let rms = |wb: &wgpu::Buffer| {
-            let bufs = [
-                (&a.x, Read),
-                (wb, Read),
-                (&a.xb, ReadWrite),
-                (params, Params),
-                (&a.table, Read),
-            ];
-            k.rmsnorm.bind(d, &bufs)
-        };
+        let rms_final = [
+            (&a.x, Read),
+            (&w.rms_final, Read),
+            (&a.xb, ReadWrite),
+            (params, Params),
+            (&a.table, Read),
+        ];
         let embed = [
             (&w.token_embedding, Read),
             (&a.tokens, Read),
             (&a.x, ReadWrite),
             (params, Params),
         ];
+        let mlp_in = [
+            (&w.w13, Read),
+            (&a.x, Read),
+            (&a.hb, ReadWrite),
+            (params, Params),
+            (&a.step, Step),
+            (&w.rms_ffn, Read),
+        ];
         SharedGroups {
             embed: k.embed.bind(d, &embed),
-            rms_att: rms(&w.rms_att),
-            rms_ffn: rms(&w.rms_ffn),
-            rms_final: rms(&w.rms_final),
-            wq: mm(&w.wq, &a.xb, &a.q),
+            rms_final: k.rmsnorm.bind(d, &rms_final),
             wo: mm(&w.wo, &a.xb, &a.x),
-            w1: mm(&w.w1, &a.xb, &a.hb),
-            w3: mm(&w.w3, &a.xb, &a.hb),
+            mlp_in: k.mlp_in.bind(d, &mlp_in),
             w2: mm(&w.w2, &a.hb, &a.x),
             cls: mm(
                 w.wcls.as_ref().unwrap_or(&w.token_embedding),
                 &a.xb,
                 &a.logits,
             ),
-            swiglu: k.swiglu.bind(d, &[(&a.hb, ReadWrite), (params, Params)]),
         }
     }
 
@@ -265,24 +286,17 @@ impl GpuBackend {
         let key = storage(d, "key cache", floats);
         let value = storage(d, "value cache", floats);
         let (k, a, w, p) = (&self.kernels, &self.act, &self.weights, &self.params);
-        let mm = |wb: &wgpu::Buffer, out: &wgpu::Buffer| {
-            let bufs = [
-                (wb, Read),
-                (&a.xb, Read),
-                (out, ReadWrite),
-                (p, Params),
-                (&a.step, Step),
-                (&a.table, Read),
-            ];
-            k.matmul.bind(d, &bufs)
-        };
-        let rope = [
+        let qkv = [
+            (&w.wqkv, Read),
+            (&a.x, Read),
             (&a.q, ReadWrite),
             (&key, ReadWrite),
-            (&w.rope, Read),
+            (&value, ReadWrite),
             (p, Params),
             (&a.step, Step),
             (&a.table, Read),
+            (&w.rms_att, Read),
+            (&w.rope, Read),
         ];
         let attention = [
             (&a.q, Read),
@@ -295,9 +309,7 @@ impl GpuBackend {
             (&a.table, Read),
         ];
         GpuSeq {
-            wk: mm(&w.wk, &key),
-            wv: mm(&w.wv, &value),
-            rope: k.rope.bind(d, &rope),
+            qkv: k.qkv.bind(d, &qkv),
             attention: k.attention.bind(d, &attention),
             key,
             value,

@@ -1,6 +1,5 @@
-//! The matrix product (`matmul.wgsl`, mirroring `cpu::matmul`): Q, K and V (K and V written
-//! into the cache at each row's position), Wo and W2 added into the residual, W1 and W3, the
-//! classifier.
+//! The matrix product (`matmul.wgsl`, mirroring `cpu::matmul`): Wo and W2 added into the
+//! residual, the classifier. (Q, K, V and W1, W3 have their fused kernels: `qkv`, `mlp_in`.)
 
 use super::run::*;
 use crate::context::GpuContext;
@@ -11,9 +10,9 @@ use decoding_engine::quant::Tensor;
 use decoding_engine::Config;
 
 /// Its bindings, in order.
-pub const SLOTS: [Slot; 6] = {
+pub const SLOTS: [Slot; 5] = {
     use Slot::*;
-    [Read, Read, ReadWrite, Params, Step, Read]
+    [Read, Read, ReadWrite, Params, Step]
 };
 
 /// Its pipeline for weights of `precision` (Q8 groups of `group`): the matrix is read through
@@ -45,14 +44,11 @@ pub struct MatmulParams {
 }
 
 pub const MATMUL_ACCUMULATE: u32 = 1;
-pub const MATMUL_AT_POSITION: u32 = 2;
 
-/// The flags as WGSL constants, put before the kernel: the shader names them, the numbers
-/// are these.
+/// The flag as a WGSL constant, put before the kernel: the shader names it, the number is
+/// this.
 pub fn flags_wgsl() -> String {
-    format!(
-        "const ACCUMULATE: u32 = {MATMUL_ACCUMULATE}u;\nconst AT_POSITION: u32 = {MATMUL_AT_POSITION}u;\n"
-    )
+    format!("const ACCUMULATE: u32 = {MATMUL_ACCUMULATE}u;\n")
 }
 
 /// A matmul block: W (rows, n) at `w_offset` times x rows `x_stride` apart, into out rows
@@ -83,28 +79,10 @@ pub fn mm_groups(out_rows: usize, rows: u32) -> [u32; 3] {
     [x, y, rows]
 }
 
-pub fn kv_write(c: &Config, l: u32) -> Vec<u8> {
-    let (dim, kv) = (c.dim, c.kv_dim());
-    mm(
-        dim,
-        kv,
-        l as usize * kv * dim,
-        dim,
-        (layer_cache(c, l), kv),
-        MATMUL_AT_POSITION,
-    )
-}
-
 /// x += Wo · att.
 pub fn wo_block(c: &Config, l: u32) -> Vec<u8> {
     let w = l as usize * c.dim * c.dim;
     mm(c.dim, c.dim, w, c.dim, (0, c.dim), MATMUL_ACCUMULATE)
-}
-
-/// W1 (at = 0) or W3 (at = hidden) times x̂, into its half of each row of hb.
-pub fn mlp_in_block(c: &Config, l: u32, at: usize) -> Vec<u8> {
-    let w = l as usize * c.hidden_dim * c.dim;
-    mm(c.dim, c.hidden_dim, w, c.dim, (at, 2 * c.hidden_dim), 0)
 }
 
 /// x += W2 · gate (the gate half of each row of hb).
@@ -117,18 +95,6 @@ pub fn w2_block(c: &Config, l: u32) -> Vec<u8> {
         2 * c.hidden_dim,
         (0, c.dim),
         MATMUL_ACCUMULATE,
-    )
-}
-
-/// q = Wq·x̂.
-pub fn wq_block(c: &Config, l: u32) -> Vec<u8> {
-    mm(
-        c.dim,
-        c.dim,
-        l as usize * c.dim * c.dim,
-        c.dim,
-        (0, c.dim),
-        0,
     )
 }
 
@@ -173,7 +139,6 @@ pub async fn matmul(
             (buffer(ctx, f32s(&init), false), Slot::ReadWrite),
             (params_buffer(ctx, &p), Slot::Params),
             (step(ctx, t as u32), Slot::Step),
-            (positions(ctx, 0, t as u32), Slot::Read),
         ],
         (gx, gy, t as u32),
         2,

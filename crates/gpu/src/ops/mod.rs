@@ -7,17 +7,17 @@
 pub mod attention;
 pub mod embed;
 pub mod matmul;
+pub mod mlp_in;
+pub mod qkv;
 pub mod rmsnorm;
-pub mod rope;
 pub(crate) mod run;
-pub mod swiglu;
 
 pub use attention::attention;
 pub use embed::embed;
 pub use matmul::matmul;
+pub use mlp_in::mlp_in;
+pub use qkv::{qkv, QkvShape};
 pub use rmsnorm::rmsnorm;
-pub use rope::rope;
-pub use swiglu::swiglu;
 
 #[cfg(test)]
 mod tests {
@@ -39,7 +39,7 @@ mod tests {
         assert_block_is_the_shaders::<embed::EmbedParams>(embed::SOURCE);
         assert_block_is_the_shaders::<matmul::MatmulParams>(matmul::SOURCE);
         assert_block_is_the_shaders::<rmsnorm::RmsNormParams>(rmsnorm::SOURCE);
-        assert_block_is_the_shaders::<rope::RopeParams>(rope::SOURCE);
-        assert_block_is_the_shaders::<swiglu::SwigluParams>(swiglu::SOURCE);
+        assert_block_is_the_shaders::<qkv::QkvParams>(qkv::SOURCE);
+        assert_block_is_the_shaders::<mlp_in::MlpInParams>(mlp_in::SOURCE);
     }
 }

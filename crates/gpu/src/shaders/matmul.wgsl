@@ -5,11 +5,9 @@
 // from Rust, `ops::matmul::flags_wgsl`): w_offset is always a whole
 // matrix (block = w_offset / (rows·n): a layer), so a quantized layer's groups are its own.
 // Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & ACCUMULATE: add into
-// out, as x += wo·xb and x += w2·hb).
-// flags & AT_POSITION: the output row is the batch row's position (K and V written into the KV cache
-// of the row's sequence); otherwise it is r.
-// Bindings: 0 W (read; f32, or packed u32 words for q8/q4), 1 x (read), 2 out (read_write), 3 params (uniform, dynamic offset),
-//           4 step (uniform, dynamic offset: row0, n_rows), 5 rows (read: positions).
+// out, as x += wo·xb and x += w2·hb). The output row of batch row r is r.
+// Bindings: 0 W (read; f32, or packed u32 words for q8/q4), 1 x (read), 2 out (read_write),
+//           3 params (uniform, dynamic offset), 4 step (uniform, dynamic offset: row0, n_rows).
 // Workgroup: 64 threads per (weight row, batch row): coalesced strided dot product, tree
 //            reduction.
 // Dispatch: (min(rows, 65535), ceil(rows / 65535), n_rows); row = wid.x + wid.y · nwg.x.
@@ -31,7 +29,6 @@ struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 @group(0) @binding(4) var<uniform> step: Step;
-@group(0) @binding(5) var<storage, read> positions: array<u32>;
 
 var<workgroup> partial: array<f32, 64>;
 
@@ -63,11 +60,7 @@ fn main(
         workgroupBarrier();
     }
     if (lid.x == 0u) {
-        var r = t;
-        if ((p.flags & AT_POSITION) != 0u) {
-            r = positions[t];
-        }
-        let o = p.out_offset + r * p.out_stride + row;
+        let o = p.out_offset + t * p.out_stride + row;
         if ((p.flags & ACCUMULATE) != 0u) {
             out[o] = out[o] + partial[0];
         } else {
