@@ -182,11 +182,22 @@ pub fn row_groups(rows: u32) -> (u32, u32) {
     (x, rows.div_ceil(x))
 }
 
-/// Where each packed matrix starts in a layer's block (in weights), and a block's length.
+/// Where each packed matrix starts in a layer's block (in weights), a block's length, and
+/// how many layers one buffer holds (the backend splits the layers over several buffers when
+/// all of them exceed what the device binds at once).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PartsLayout {
     pub at: Vec<usize>,
     pub block_len: usize,
+    pub per_buffer: usize,
+}
+
+impl PartsLayout {
+    /// Layer `l`'s buffer, and its block in that buffer.
+    pub fn locate(&self, l: usize) -> (usize, usize) {
+        let per = self.per_buffer.max(1);
+        (l / per, l % per)
+    }
 }
 
 /// Matrices packed side by side as one per layer (`packed_parts`): the bytes and where the
@@ -268,7 +279,11 @@ pub fn packed_parts(parts: &[&Tensor], layers: usize) -> Result<Parts, String> {
     }
     Ok(Parts {
         bytes,
-        layout: PartsLayout { at, block_len },
+        layout: PartsLayout {
+            at,
+            block_len,
+            per_buffer: layers,
+        },
     })
 }
 

@@ -71,6 +71,34 @@ fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
     }
 }
 
+/// On a device that binds less at once, the packed [W1; W3] is split over buffers of a few
+/// layers each (stories260K's 440,320 bytes over a limit of 327,680, the size of one of its
+/// caches: three layers, then two) and the logits are the unsplit backend's, bit for bit.
+#[test]
+fn packed_matrices_split_over_buffers_give_the_same_logits() {
+    let m = model();
+    let Some(mut whole) = gpu_backend(&m) else {
+        return;
+    };
+    let ctx = block_on(GpuContext::new()).unwrap();
+    let mut split = GpuBackend::with_bind_limit(Rc::new(ctx), &m.transformer, 327_680).unwrap();
+    let ids = m
+        .encode_prompt("Lily and Ben went to the park. They saw")
+        .unwrap();
+    let (a, b) = (whole.new_sequence().unwrap(), split.new_sequence().unwrap());
+    let (la, lb) = (
+        block_on(whole.forward(a, &ids, false)).unwrap(),
+        block_on(split.forward(b, &ids, false)).unwrap(),
+    );
+    assert_eq!(la, lb);
+    // One byte less than the cache's half: refused by name before anything is allocated.
+    let ctx = block_on(GpuContext::new()).unwrap();
+    let err = GpuBackend::with_bind_limit(Rc::new(ctx), &m.transformer, 327_679)
+        .err()
+        .expect("a limit under the cache's size is refused");
+    assert!(err.to_string().contains("KV cache"), "{err}");
+}
+
 #[test]
 fn next_token_probabilities_agree_within_1e_4() {
     let m = model();

@@ -56,10 +56,22 @@ impl GpuBackend {
     /// Uploads the model. Tensors larger than the device can bind are refused with a
     /// message naming the tensor, before anything is allocated.
     pub fn new(ctx: Rc<GpuContext>, model: &Transformer) -> Result<GpuBackend, GpuError> {
-        check_limits(&ctx, model)?;
+        let limit = bind_limit(&ctx);
+        GpuBackend::with_bind_limit(ctx, model, limit)
+    }
+
+    /// As `new`, on a device taken to bind at most `limit` bytes at once (at most its own
+    /// limit): a smaller device's splits, on this one (the tests run a model that way).
+    pub fn with_bind_limit(
+        ctx: Rc<GpuContext>,
+        model: &Transformer,
+        limit: u64,
+    ) -> Result<GpuBackend, GpuError> {
+        let limit = limit.min(bind_limit(&ctx));
+        check_limits(model, limit)?;
         let c = model.config;
         let d = &ctx.device;
-        let weights = Weights::upload(d, model, bind_limit(&ctx))?;
+        let weights = Weights::upload(d, model, limit)?;
         let act = Activations::new(d, &c);
         let w = &model.weights;
         let kernels = Kernels::for_weights(d, w.precision(), group_of(&w.wq));

@@ -16,12 +16,13 @@ use wgpu::util::DeviceExt;
 pub(super) struct Weights {
     pub(super) token_embedding: wgpu::Buffer,
     pub(super) rms_att: wgpu::Buffer,
-    /// [Wq; Wk; Wv] packed a layer at a time (`packed_parts`)
-    pub(super) wqkv: wgpu::Buffer,
+    /// [Wq; Wk; Wv] packed a layer at a time (`packed_parts`), in as many buffers as the
+    /// device's binding limit asks (`Packing`)
+    pub(super) wqkv: Vec<wgpu::Buffer>,
     pub(super) wo: wgpu::Buffer,
     pub(super) rms_ffn: wgpu::Buffer,
-    /// [W1; W3] packed a layer at a time
-    pub(super) w13: wgpu::Buffer,
+    /// [W1; W3] packed a layer at a time, likewise
+    pub(super) w13: Vec<wgpu::Buffer>,
     pub(super) w2: wgpu::Buffer,
     pub(super) rms_final: wgpu::Buffer,
     /// None when the classifier shares the embedding.
@@ -61,7 +62,8 @@ pub(super) struct SharedGroups {
     pub(super) embed: wgpu::BindGroup,
     pub(super) rms_final: wgpu::BindGroup,
     pub(super) wo: wgpu::BindGroup,
-    pub(super) mlp_in: wgpu::BindGroup,
+    /// one per buffer of [W1; W3] (`Packing::mlp`)
+    pub(super) mlp_in: Vec<wgpu::BindGroup>,
     pub(super) w2: wgpu::BindGroup,
     pub(super) cls: wgpu::BindGroup,
 }
@@ -71,7 +73,8 @@ pub(super) struct GpuSeq {
     pub(super) key: wgpu::Buffer,
     pub(super) value: wgpu::Buffer,
     pub(super) len: usize,
-    pub(super) qkv: wgpu::BindGroup,
+    /// one per buffer of [Wq; Wk; Wv] (`Packing::qkv`)
+    pub(super) qkv: Vec<wgpu::BindGroup>,
     pub(super) attention: wgpu::BindGroup,
 }
 
@@ -115,11 +118,17 @@ fn too_large(limit: u64, tensor: &str, bytes: u64) -> Option<GpuError> {
     })
 }
 
-/// Refuses, before anything is allocated, a tensor or cache larger than the device binds.
-pub(super) fn check_limits(ctx: &GpuContext, model: &Transformer) -> Result<(), GpuError> {
-    let limit = bind_limit(ctx);
+/// The matrices packed a layer at a time (their limit is a layer's, checked in `upload`).
+const PACKED: [&str; 5] = ["wq", "wk", "wv", "w1", "w3"];
+
+/// Refuses, before anything is allocated, a tensor or cache larger than `limit` (what the
+/// device binds at once).
+pub(super) fn check_limits(model: &Transformer, limit: u64) -> Result<(), GpuError> {
     let too_large = |tensor: &str, bytes: u64| too_large(limit, tensor, bytes);
     for (name, t, _) in model.weights.matrices(&model.config) {
+        if PACKED.contains(&name) {
+            continue;
+        }
         if let Some(e) = too_large(name, t.bytes()) {
             return Err(e);
         }
@@ -158,21 +167,32 @@ impl Weights {
         }
         let qkv = packed_parts(&[&w.wq, &w.wk, &w.wv], c.n_layers).map_err(GpuError::Gpu)?;
         let mlp = packed_parts(&[&w.w1, &w.w3], c.n_layers).map_err(GpuError::Gpu)?;
-        for (name, p) in [
-            ("wq, wk and wv (packed)", &qkv),
-            ("w1 and w3 (packed)", &mlp),
-        ] {
-            if let Some(e) = too_large(limit, name, p.bytes.len() as u64) {
+        // As many layers a buffer as the device binds at once (one layer at least).
+        let split = |name: &str,
+                     mut p: Parts|
+         -> Result<(Vec<wgpu::Buffer>, PartsLayout), GpuError> {
+            let per_layer = p.bytes.len() / c.n_layers.max(1);
+            if let Some(e) = too_large(limit, name, per_layer as u64) {
                 return Err(e);
             }
-        }
+            let per_buffer = (limit / per_layer.max(1) as u64).clamp(1, c.n_layers.max(1) as u64);
+            p.layout.per_buffer = per_buffer as usize;
+            let buffers = p
+                .bytes
+                .chunks((per_layer * p.layout.per_buffer).max(1))
+                .map(|b| bytes(name, b))
+                .collect();
+            Ok((buffers, p.layout))
+        };
+        let (wqkv, qkv) = split("wq, wk and wv of a layer (packed)", qkv)?;
+        let (w13, mlp) = split("w1 and w3 of a layer (packed)", mlp)?;
         Ok(Weights {
             token_embedding: matrix("token_embedding", &w.token_embedding),
             rms_att: upload("rms_att", &w.rms_att),
-            wqkv: bytes("wq, wk, wv", &qkv.bytes),
+            wqkv,
             wo: matrix("wo", &w.wo),
             rms_ffn: upload("rms_ffn", &w.rms_ffn),
-            w13: bytes("w1, w3", &mlp.bytes),
+            w13,
             w2: matrix("w2", &w.w2),
             rms_final: upload("rms_final", &w.rms_final),
             wcls: w.wcls.as_ref().map(|t| matrix("wcls", t)),
@@ -182,10 +202,7 @@ impl Weights {
                 .iter()
                 .map(|(_, t, _)| packed(t).len() as u64)
                 .sum(),
-            packing: Packing {
-                qkv: qkv.layout,
-                mlp: mlp.layout,
-            },
+            packing: Packing { qkv, mlp },
         })
     }
 }
@@ -256,19 +273,22 @@ impl GpuBackend {
             (&a.x, ReadWrite),
             (params, Params),
         ];
-        let mlp_in = [
-            (&w.w13, Read),
-            (&a.x, Read),
-            (&a.hb, ReadWrite),
-            (params, Params),
-            (&a.step, Step),
-            (&w.rms_ffn, Read),
-        ];
+        let mlp_in = |w13: &wgpu::Buffer| {
+            let bufs = [
+                (w13, Read),
+                (&a.x, Read),
+                (&a.hb, ReadWrite),
+                (params, Params),
+                (&a.step, Step),
+                (&w.rms_ffn, Read),
+            ];
+            k.mlp_in.bind(d, &bufs)
+        };
         SharedGroups {
             embed: k.embed.bind(d, &embed),
             rms_final: k.rmsnorm.bind(d, &rms_final),
             wo: mm(&w.wo, &a.xb, &a.x),
-            mlp_in: k.mlp_in.bind(d, &mlp_in),
+            mlp_in: w.w13.iter().map(mlp_in).collect(),
             w2: mm(&w.w2, &a.hb, &a.x),
             cls: mm(
                 w.wcls.as_ref().unwrap_or(&w.token_embedding),
@@ -286,18 +306,21 @@ impl GpuBackend {
         let key = storage(d, "key cache", floats);
         let value = storage(d, "value cache", floats);
         let (k, a, w, p) = (&self.kernels, &self.act, &self.weights, &self.params);
-        let qkv = [
-            (&w.wqkv, Read),
-            (&a.x, Read),
-            (&a.q, ReadWrite),
-            (&key, ReadWrite),
-            (&value, ReadWrite),
-            (p, Params),
-            (&a.step, Step),
-            (&a.table, Read),
-            (&w.rms_att, Read),
-            (&w.rope, Read),
-        ];
+        let qkv = |wqkv: &wgpu::Buffer| {
+            let bufs = [
+                (wqkv, Read),
+                (&a.x, Read),
+                (&a.q, ReadWrite),
+                (&key, ReadWrite),
+                (&value, ReadWrite),
+                (p, Params),
+                (&a.step, Step),
+                (&a.table, Read),
+                (&w.rms_att, Read),
+                (&w.rope, Read),
+            ];
+            k.qkv.bind(d, &bufs)
+        };
         let attention = [
             (&a.q, Read),
             (&key, Read),
@@ -309,7 +332,7 @@ impl GpuBackend {
             (&a.table, Read),
         ];
         GpuSeq {
-            qkv: k.qkv.bind(d, &qkv),
+            qkv: w.wqkv.iter().map(qkv).collect(),
             attention: k.attention.bind(d, &attention),
             key,
             value,

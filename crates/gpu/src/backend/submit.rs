@@ -42,7 +42,7 @@ impl GpuBackend {
         );
         for l in 0..layers.min(c.n_layers) {
             for (i, op) in LAYER.iter().enumerate() {
-                self.dispatch_op(&mut pass, op, layer_slot(l, i), &runs, n);
+                self.dispatch_op(&mut pass, op, (l, layer_slot(l, i)), &runs, n);
                 if let Some(t) = taps {
                     pass = self.tap(encoder, pass, t, l, i);
                 }
@@ -64,13 +64,13 @@ impl GpuBackend {
         Ok(())
     }
 
-    /// One op of a layer (its parameter block at `slot`): once over all `n` rows, or once
+    /// One op of layer `l` (its parameter block at `slot`): once over all `n` rows, or once
     /// per sequence's run when `per_seq`.
     fn dispatch_op(
         &self,
         pass: &mut wgpu::ComputePass,
         op: &LayerOp,
-        slot: u64,
+        (l, slot): (usize, u64),
         runs: &[(&GpuSeq, u32)],
         n: u32,
     ) {
@@ -79,11 +79,11 @@ impl GpuBackend {
         if op.per_seq {
             for (r, &(s, rows)) in runs.iter().enumerate() {
                 let groups = (op.groups)(c, rows);
-                let bg = (op.group)(g, s);
+                let bg = (op.group)(g, s, &self.weights.packing, l);
                 dispatch(pass, kernel, bg, slot, 1 + r as u64, groups);
             }
         } else {
-            let bg = (op.group)(g, runs[0].0);
+            let bg = (op.group)(g, runs[0].0, &self.weights.packing, l);
             let groups = (op.groups)(c, n);
             dispatch(pass, kernel, bg, slot, 0, groups);
         }

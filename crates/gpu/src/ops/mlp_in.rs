@@ -43,7 +43,7 @@ pub fn layer_params(c: &Config, packed: &PartsLayout, l: u32) -> Vec<u8> {
     block(MlpInParams {
         n: c.dim as u32,
         hidden: c.hidden_dim as u32,
-        block: l,
+        block: packed.locate(l as usize).1 as u32,
         block_len: packed.block_len as u32,
         up_at: packed.at[1] as u32,
         out_stride: 2 * c.hidden_dim as u32,

@@ -53,7 +53,7 @@ pub fn layer_params(c: &Config, packed: &PartsLayout, l: u32) -> Vec<u8> {
         q_rows: c.dim as u32,
         kv_rows: c.kv_dim() as u32,
         half_head: (c.head_size() / 2) as u32,
-        block: l,
+        block: packed.locate(l as usize).1 as u32,
         block_len: packed.block_len as u32,
         k_at: packed.at[1] as u32,
         v_at: packed.at[2] as u32,
