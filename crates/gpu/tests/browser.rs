@@ -13,6 +13,9 @@ use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+#[path = "common/twins.rs"]
+mod twins;
+
 const MODEL: &[u8] = include_bytes!("../../../assets/models/stories260K/stories260K.bin");
 const TOKENIZER: &[u8] = include_bytes!("../../../assets/models/stories260K/tok512.bin");
 
@@ -102,6 +105,80 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
         let on_gpu = greedy(&mut gpu, &qm, 40).await;
         let on_cpu = greedy(&mut cpu, &qm, 40).await;
         assert_eq!(on_gpu, on_cpu, "{p}");
+    }
+}
+
+/// The fused kernels in Chromium's WebGPU against their CPU twins, on stories260K's layer 0
+/// at f32, q8 and q4: Q/K/V with the norm, RoPE and the cache write (a prefill of three
+/// rows at position 5), and the MLP's input with the norm and SwiGLU.
+#[wasm_bindgen_test]
+async fn fused_kernels_in_chromium_match_their_cpu_twins() {
+    use decoding_engine::quant::{QTensor, Tensor};
+    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    let ctx = GpuContext::new().await.expect("WebGPU");
+    let c = m.transformer.config;
+    let w = &m.transformer.weights;
+    let (dim, kv, hidden, hs) = (c.dim, c.kv_dim(), c.hidden_dim, c.head_size());
+    let layer0 = |t: &Tensor, len: usize, p: Precision| {
+        let Tensor::F32(v) = t else {
+            panic!("stories260K is float32")
+        };
+        let v = &v[..len];
+        match p {
+            Precision::F32 => Tensor::F32(v.to_vec().into()),
+            _ => Tensor::Quant(QTensor::quantize(v, 1, p, 64)),
+        }
+    };
+    let x: Vec<f32> = (0..3 * dim)
+        .map(|i| ((i * 37 % 101) as f32 / 25.0) - 2.0)
+        .collect();
+    let (pos0, seq_len) = (5, 8);
+    let cache = (vec![0.5; seq_len * kv], vec![-0.5; seq_len * kv]);
+    let table = twins::rope_table(hs, seq_len);
+    let close = |what: &str, got: &[f32], want: &[f32]| {
+        for (i, (a, b)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                "{what} [{i}]: {a} vs {b}"
+            );
+        }
+    };
+    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+        let qkv_w = [
+            layer0(&w.wq, dim * dim, p),
+            layer0(&w.wk, kv * dim, p),
+            layer0(&w.wv, kv * dim, p),
+        ];
+        let ws = [&qkv_w[0], &qkv_w[1], &qkv_w[2]];
+        let gamma = &w.rms_att[..dim];
+        let shape = decoding_gpu::ops::QkvShape {
+            dim,
+            kv_dim: kv,
+            head_size: hs,
+            eps: c.rms_eps,
+            pos0,
+        };
+        let caches = (&cache.0[..], &cache.1[..]);
+        let got = decoding_gpu::ops::qkv(&ctx, ws, &x, gamma, &table, shape, caches)
+            .await
+            .unwrap();
+        let want = twins::qkv(ws, &x, gamma, c.rms_eps, hs, pos0, caches, seq_len);
+        close(&format!("{p} q"), &got.0, &want.0);
+        close(&format!("{p} key cache"), &got.1, &want.1);
+        close(&format!("{p} value cache"), &got.2, &want.2);
+        let (w1, w3) = (
+            layer0(&w.w1, hidden * dim, p),
+            layer0(&w.w3, hidden * dim, p),
+        );
+        let gamma = &w.rms_ffn[..dim];
+        let got = decoding_gpu::ops::mlp_in(&ctx, [&w1, &w3], &x, gamma, c.rms_eps)
+            .await
+            .unwrap();
+        close(
+            &format!("{p} mlp_in"),
+            &got,
+            &twins::mlp_in([&w1, &w3], &x, gamma, c.rms_eps),
+        );
     }
 }
 

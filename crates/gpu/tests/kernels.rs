@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_all_close, floats, gpu};
+use common::{assert_all_close, floats, gpu, twins};
 use decoding_engine::cpu;
 use decoding_engine::quant::{Precision, QTensor, Tensor};
 use decoding_gpu::ops;
@@ -154,20 +154,6 @@ fn embed_quantized_matches_cpu_reference() {
     }
 }
 
-/// The CPU's cos/sin table, interleaved as the GPU holds it.
-fn rope_table(head_size: usize, seq_len: usize) -> (cpu::RopeTable, Vec<f32>) {
-    let table = cpu::RopeTable::new(head_size, seq_len, 10000.0);
-    let mut flat = Vec::new();
-    for pos in 0..seq_len {
-        let (c, s) = table.at(pos);
-        for j in 0..c.len() {
-            flat.push(c[j]);
-            flat.push(s[j]);
-        }
-    }
-    (table, flat)
-}
-
 /// A matrix of rows × n, float32 or quantized (groups of 64 for Q8: they straddle rows
 /// where n is not a multiple of 64).
 fn matrix(p: Precision, rows: usize, n: usize, seed: u64) -> Tensor {
@@ -191,7 +177,6 @@ fn check_qkv(
     let Some(ctx) = gpu() else { return };
     let (dim, kv_dim) = (n_heads * head_size, n_kv_heads * head_size);
     let seq_len = pos0 + tokens + 2;
-    let (table, flat) = rope_table(head_size, seq_len);
     let (wq, wk, wv) = (
         matrix(p, dim, dim, 1),
         matrix(p, kv_dim, dim, 2),
@@ -210,6 +195,7 @@ fn check_qkv(
         eps: 1e-5,
         pos0,
     };
+    let flat = twins::rope_table(head_size, seq_len);
     let (gq, gk, gv) = block_on(ops::qkv(
         ctx,
         [&wq, &wk, &wv],
@@ -220,24 +206,17 @@ fn check_qkv(
         (&cache.0, &cache.1),
     ))
     .unwrap();
-    let mut xb = vec![0.0; tokens * dim];
-    for (o, r) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
-        cpu::rmsnorm(o, r, &gamma, 1e-5);
-    }
-    let mut q = vec![0.0; tokens * dim];
-    cpu::matmul(&mut q, &xb, dim, &[wq.block(0, 1)]);
-    let (mut k, mut v) = (vec![0.0; tokens * kv_dim], vec![0.0; tokens * kv_dim]);
-    cpu::matmul(&mut k, &xb, dim, &[wk.block(0, 1)]);
-    cpu::matmul(&mut v, &xb, dim, &[wv.block(0, 1)]);
-    let (mut wkc, mut wvc) = cache.clone();
-    for t in 0..tokens {
-        let (c, s) = table.at(pos0 + t);
-        cpu::rope(&mut q[t * dim..(t + 1) * dim], head_size, c, s);
-        cpu::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], head_size, c, s);
-        let at = (pos0 + t) * kv_dim;
-        wkc[at..at + kv_dim].copy_from_slice(&k[t * kv_dim..(t + 1) * kv_dim]);
-        wvc[at..at + kv_dim].copy_from_slice(&v[t * kv_dim..(t + 1) * kv_dim]);
-    }
+    let c = (&cache.0[..], &cache.1[..]);
+    let (q, wkc, wvc) = twins::qkv(
+        [&wq, &wk, &wv],
+        &x,
+        &gamma,
+        1e-5,
+        head_size,
+        pos0,
+        c,
+        seq_len,
+    );
     let tol = FUSED_TOL.1 * (dim as f32).sqrt();
     assert_all_close(&format!("{p} qkv q"), &gq, &q, FUSED_TOL.0, tol);
     assert_all_close(&format!("{p} qkv k cache"), &gk, &wkc, FUSED_TOL.0, tol);
@@ -316,16 +295,7 @@ fn check_mlp_in(p: Precision, hidden: usize, dim: usize, tokens: usize, seed: u6
     let x = floats(tokens * dim, seed + 2, 3.0);
     let gamma = floats(dim, seed + 3, 1.0);
     let got = block_on(ops::mlp_in(ctx, [&w1, &w3], &x, &gamma, 1e-5)).unwrap();
-    let mut xb = vec![0.0; tokens * dim];
-    for (o, r) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
-        cpu::rmsnorm(o, r, &gamma, 1e-5);
-    }
-    let (mut gate, mut up) = (vec![0.0; tokens * hidden], vec![0.0; tokens * hidden]);
-    cpu::matmul(&mut gate, &xb, dim, &[w1.block(0, 1)]);
-    cpu::matmul(&mut up, &xb, dim, &[w3.block(0, 1)]);
-    for (g, u) in gate.chunks_mut(hidden).zip(up.chunks_mut(hidden)) {
-        cpu::swiglu(g, u);
-    }
+    let gate = twins::mlp_in([&w1, &w3], &x, &gamma, 1e-5);
     let tol = FUSED_TOL.1 * (dim as f32).sqrt();
     assert_all_close(&format!("{p} mlp_in"), &got, &gate, FUSED_TOL.0, tol);
 }

@@ -5,6 +5,7 @@
 /// The engine's tests' own softmax (one copy for both crates).
 #[path = "../../../engine/tests/common/softmax.rs"]
 pub mod softmax;
+pub mod twins;
 
 use decoding_engine::backend::Backend;
 use decoding_engine::generation::{Generation, StepOutcome};
