@@ -92,6 +92,40 @@ fn matmul_matches_cpu_reference() {
     check_matmul(172, 64, 5, true, 4);
 }
 
+/// The matmul's tiles (4 weight rows × 8 batch rows a workgroup): 173 weight rows (the
+/// last tile one row) over 20 batch rows (the last tile four): every batch row gets the bits
+/// it gets alone, and the CPU's products within the tolerance, at f32, q8 and q4.
+#[test]
+fn matmul_tiles_give_each_batch_row_its_own_bits() {
+    let Some(ctx) = gpu() else { return };
+    let (rows, n, tokens) = (173, 96, 20);
+    let x = floats(tokens * n, 4, 1.0);
+    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+        let w = matrix(p, rows, n, 3);
+        let all = block_on(ops::matmul(ctx, &w, (1, 0), &x, n, None)).unwrap();
+        for t in [0, 7, 8, 19] {
+            let one = block_on(ops::matmul(
+                ctx,
+                &w,
+                (1, 0),
+                &x[t * n..(t + 1) * n],
+                n,
+                None,
+            ))
+            .unwrap();
+            assert_eq!(
+                &all[t * rows..(t + 1) * rows],
+                &one[..],
+                "{p} batch row {t}"
+            );
+        }
+        let mut want = vec![0.0; tokens * rows];
+        cpu::matmul(&mut want, &x, n, &[w.block(0, 1)]);
+        let tol = MATMUL_TOL.1 * (n as f32).sqrt();
+        assert_all_close(&format!("{p} tiled matmul"), &all, &want, MATMUL_TOL.0, tol);
+    }
+}
+
 /// A quantized matrix (`blocks` layers of rows × n) on the GPU against the CPU's quantized
 /// row products (`quant::QRef::dot`, its CPU twin), layer `block`, rows straddling groups
 /// where n is not a multiple of the group.

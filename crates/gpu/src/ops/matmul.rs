@@ -21,7 +21,7 @@ pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel
     let source = format!(
         "{}\n{}",
         weight_reader(precision, group),
-        &format!("{}{}", flags_wgsl(), SOURCE)
+        &format!("{}{}", constants_wgsl(), SOURCE)
     );
     Kernel::new(device, "matmul", &source, &SLOTS)
 }
@@ -45,10 +45,18 @@ pub struct MatmulParams {
 
 pub const MATMUL_ACCUMULATE: u32 = 1;
 
-/// The flag as a WGSL constant, put before the kernel: the shader names it, the number is
-/// this.
-pub fn flags_wgsl() -> String {
-    format!("const ACCUMULATE: u32 = {MATMUL_ACCUMULATE}u;\n")
+/// Weight rows and batch rows a workgroup computes together: each weight is read once for
+/// up to TILE_BATCH batch rows (prefill, batches, beams, speculative verification), each
+/// input once for TILE_ROWS weight rows. 4 × 8 sums a thread, 8 KiB of workgroup memory.
+pub const TILE_ROWS: u32 = 4;
+pub const TILE_BATCH: u32 = 8;
+
+/// The flag and the tile as WGSL constants, put before the kernel: the shader names them,
+/// the numbers are these.
+pub fn constants_wgsl() -> String {
+    format!(
+        "const ACCUMULATE: u32 = {MATMUL_ACCUMULATE}u;\nconst TILE_ROWS: u32 = {TILE_ROWS}u;\nconst TILE_BATCH: u32 = {TILE_BATCH}u;\n"
+    )
 }
 
 /// A matmul block: W (rows, n) at `w_offset` times x rows `x_stride` apart, into out rows
@@ -73,10 +81,10 @@ pub fn mm(
     })
 }
 
-/// Workgroups of a matmul with `out_rows` weight rows over `rows` batch rows.
+/// Workgroups of a matmul with `out_rows` weight rows over `rows` batch rows: one per tile.
 pub fn mm_groups(out_rows: usize, rows: u32) -> [u32; 3] {
-    let (x, y) = row_groups(out_rows as u32);
-    [x, y, rows]
+    let (x, y) = row_groups((out_rows as u32).div_ceil(TILE_ROWS));
+    [x, y, rows.div_ceil(TILE_BATCH)]
 }
 
 /// x += Wo · att.
@@ -129,7 +137,7 @@ pub async fn matmul(
         out_stride: rows as u32,
         flags: if acc.is_some() { MATMUL_ACCUMULATE } else { 0 },
     };
-    let (gx, gy) = row_groups(rows as u32);
+    let [gx, gy, gz] = mm_groups(rows, t as u32);
     run(
         ctx,
         &k,
@@ -140,7 +148,7 @@ pub async fn matmul(
             (params_buffer(ctx, &p), Slot::Params),
             (step(ctx, t as u32), Slot::Step),
         ],
-        (gx, gy, t as u32),
+        (gx, gy, gz),
         2,
     )
     .await

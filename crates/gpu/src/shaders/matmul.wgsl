@@ -2,15 +2,20 @@
 // batch rows r = row0 .. row0 + n_rows of the step block:
 //   out[output row of r] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + r·x_stride + j]
 // W is read through `weight` (weights_f32/q8/q4.wgsl, prepended, as are the flags' values
-// from Rust, `ops::matmul::flags_wgsl`): w_offset is always a whole
+// from Rust, `ops::matmul::constants_wgsl`): w_offset is always a whole
 // matrix (block = w_offset / (rows·n): a layer), so a quantized layer's groups are its own.
 // Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & ACCUMULATE: add into
 // out, as x += wo·xb and x += w2·hb). The output row of batch row r is r.
 // Bindings: 0 W (read; f32, or packed u32 words for q8/q4), 1 x (read), 2 out (read_write),
 //           3 params (uniform, dynamic offset), 4 step (uniform, dynamic offset: row0, n_rows).
-// Workgroup: 64 threads per (weight row, batch row): coalesced strided dot product, tree
-//            reduction.
-// Dispatch: (min(rows, 65535), ceil(rows / 65535), n_rows); row = wid.x + wid.y · nwg.x.
+// Workgroup: 64 threads per tile of TILE_ROWS weight rows × TILE_BATCH batch rows (their
+//            values prepended from Rust, `ops::matmul::constants_wgsl`): each thread walks
+//            j = lid, lid + 64, … and reads each weight once for all the tile's batch rows,
+//            each input once for all its weight rows; then a tree reduction per output. Each
+//            output's sum runs in the same order as one row alone, so a batch row gets the
+//            same bits in any tile.
+// Dispatch: (min(tiles, 65535), ceil(tiles / 65535), ceil(n_rows / TILE_BATCH)),
+//           tiles = ceil(rows / TILE_ROWS); tile = wid.x + wid.y · nwg.x.
 
 struct Params {
     n: u32,
@@ -30,7 +35,8 @@ struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
 @group(0) @binding(3) var<uniform> p: Params;
 @group(0) @binding(4) var<uniform> step: Step;
 
-var<workgroup> partial: array<f32, 64>;
+const TILE: u32 = TILE_ROWS * TILE_BATCH;
+var<workgroup> partial: array<f32, 64 * TILE>;
 
 @compute @workgroup_size(64)
 fn main(
@@ -38,33 +44,58 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let row = wid.x + wid.y * nwg.x;
-    let t = step.row0 + wid.z;
-    if (row >= p.rows) {
+    let row0 = (wid.x + wid.y * nwg.x) * TILE_ROWS;
+    let t0 = step.row0 + wid.z * TILE_BATCH;
+    let end = step.row0 + step.n_rows;
+    if (row0 >= p.rows || t0 >= end) {
         return;
     }
+    let nr = min(TILE_ROWS, p.rows - row0);
+    let nt = min(TILE_BATCH, end - t0);
     let block_len = p.rows * p.n;
     let block = p.w_offset / block_len;
-    let wbase = row * p.n;
-    let xbase = p.x_offset + t * p.x_stride;
-    var acc = 0.0;
+    var acc: array<f32, TILE>;
+    var xv: array<f32, TILE_BATCH>;
     for (var j = lid.x; j < p.n; j += 64u) {
-        acc += weight(block, block_len, wbase + j) * x[xbase + j];
+        for (var b = 0u; b < nt; b++) {
+            xv[b] = x[p.x_offset + (t0 + b) * p.x_stride + j];
+        }
+        for (var r = 0u; r < nr; r++) {
+            let wv = weight(block, block_len, (row0 + r) * p.n + j);
+            for (var b = 0u; b < nt; b++) {
+                acc[r * TILE_BATCH + b] += wv * xv[b];
+            }
+        }
     }
-    partial[lid.x] = acc;
+    // Only the tile's outputs (a decode row reduces its TILE_ROWS sums, not TILE's).
+    for (var r = 0u; r < nr; r++) {
+        for (var b = 0u; b < nt; b++) {
+            let k = r * TILE_BATCH + b;
+            partial[k * 64u + lid.x] = acc[k];
+        }
+    }
     workgroupBarrier();
     for (var s = 32u; s > 0u; s >>= 1u) {
         if (lid.x < s) {
-            partial[lid.x] += partial[lid.x + s];
+            for (var r = 0u; r < nr; r++) {
+                for (var b = 0u; b < nt; b++) {
+                    let k = (r * TILE_BATCH + b) * 64u + lid.x;
+                    partial[k] += partial[k + s];
+                }
+            }
         }
         workgroupBarrier();
     }
-    if (lid.x == 0u) {
-        let o = p.out_offset + t * p.out_stride + row;
+    // One thread per output of the tile.
+    if (lid.x < nr * nt) {
+        let r = lid.x / nt;
+        let b = lid.x % nt;
+        let sum = partial[(r * TILE_BATCH + b) * 64u];
+        let o = p.out_offset + (t0 + b) * p.out_stride + row0 + r;
         if ((p.flags & ACCUMULATE) != 0u) {
-            out[o] = out[o] + partial[0];
+            out[o] = out[o] + sum;
         } else {
-            out[o] = partial[0];
+            out[o] = sum;
         }
     }
 }
