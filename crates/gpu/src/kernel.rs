@@ -22,6 +22,10 @@ pub struct StepParams {
     pub _pad: [u32; 2],
 }
 
+/// Batch rows a matrix-product workgroup computes together (matmul, qkv, mlp_in): each weight
+/// is read once for up to this many rows (prefill, batches, beams, speculative verification).
+pub const TILE_BATCH: u32 = 8;
+
 /// Rows one submission runs at most; the batch table holds their positions at
 /// `0..MAX_ROWS` and the rows that want logits at `MAX_ROWS..2·MAX_ROWS`.
 pub const MAX_ROWS: usize = 64;
@@ -135,6 +139,11 @@ impl Kernel {
 /// The WGSL of `norm_dots` (two rows against a normalised input), put after the weight
 /// reader in the kernels that fold RMSNorm into their product (qkv, mlp_in).
 pub const NORM_DOTS: &str = include_str!("shaders/norm_dots.wgsl");
+
+/// `NORM_DOTS` with the batch tile it is written for, put after the weight reader.
+pub fn norm_dots_wgsl() -> String {
+    format!("const TILE_BATCH: u32 = {TILE_BATCH}u;\n{NORM_DOTS}")
+}
 
 /// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`), put
 /// before the kernels that read matrices (matmul, embed).

@@ -266,6 +266,8 @@ fn qkv_matches_cpu_reference() {
         check_qkv(p, 8, 4, 8, 1, 100);
         check_qkv(p, 8, 4, 8, 3, 0);
         check_qkv(p, 4, 1, 64, 2, 7);
+        // A prefill of 11 rows: a tile of 8 batch rows, then one of 3.
+        check_qkv(p, 8, 4, 8, 11, 20);
         check_qkv(p, 3, 1, 6, 2, 5);
     }
 }
@@ -342,6 +344,32 @@ fn mlp_in_matches_cpu_reference() {
         check_mlp_in(p, 172, 64, 1, 9);
         check_mlp_in(p, 172, 64, 4, 10);
         check_mlp_in(p, 5, 9, 2, 11);
+        // 19 rows: tiles of 8, 8 and 3 batch rows.
+        check_mlp_in(p, 172, 64, 19, 12);
+    }
+}
+
+/// A batch row gets the same bits from the fused kernels in any tile: 19 rows at once
+/// against each row alone.
+#[test]
+fn fused_tiles_give_each_batch_row_its_own_bits() {
+    let Some(ctx) = gpu() else { return };
+    let (hidden, dim, tokens) = (172, 64, 19);
+    let (w1, w3) = (
+        matrix(Precision::Q8, hidden, dim, 1),
+        matrix(Precision::Q8, hidden, dim, 2),
+    );
+    let x = floats(tokens * dim, 3, 3.0);
+    let gamma = floats(dim, 4, 1.0);
+    let all = block_on(ops::mlp_in(ctx, [&w1, &w3], &x, &gamma, 1e-5)).unwrap();
+    for t in [0, 8, 18] {
+        let row = &x[t * dim..(t + 1) * dim];
+        let one = block_on(ops::mlp_in(ctx, [&w1, &w3], row, &gamma, 1e-5)).unwrap();
+        assert_eq!(
+            &all[t * hidden..(t + 1) * hidden],
+            &one[..],
+            "batch row {t}"
+        );
     }
 }
 

@@ -45,11 +45,9 @@ pub struct MatmulParams {
 
 pub const MATMUL_ACCUMULATE: u32 = 1;
 
-/// Weight rows and batch rows a workgroup computes together: each weight is read once for
-/// up to TILE_BATCH batch rows (prefill, batches, beams, speculative verification), each
-/// input once for TILE_ROWS weight rows. 4 × 8 sums a thread, 8 KiB of workgroup memory.
+/// Weight rows a workgroup computes together (with `TILE_BATCH` batch rows): each input is
+/// read once for TILE_ROWS weight rows. 4 × 8 sums a thread, 8 KiB of workgroup memory.
 pub const TILE_ROWS: u32 = 4;
-pub const TILE_BATCH: u32 = 8;
 
 /// The flag and the tile as WGSL constants, put before the kernel: the shader names them,
 /// the numbers are these.

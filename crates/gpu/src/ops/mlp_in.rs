@@ -17,7 +17,11 @@ pub const SLOTS: [Slot; 6] = {
 
 /// Its pipeline for weights of `precision` (Q8 groups of `group`).
 pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
-    let source = format!("{}\n{NORM_DOTS}\n{SOURCE}", weight_reader(precision, group));
+    let source = format!(
+        "{}\n{}\n{SOURCE}",
+        weight_reader(precision, group),
+        norm_dots_wgsl()
+    );
     Kernel::new(device, "mlp_in", &source, &SLOTS)
 }
 
@@ -52,10 +56,10 @@ pub fn layer_params(c: &Config, packed: &PartsLayout, l: u32) -> Vec<u8> {
     })
 }
 
-/// Workgroups over `rows` batch rows: one per output.
+/// Workgroups over `rows` batch rows: one per output and tile of batch rows.
 pub fn groups(c: &Config, rows: u32) -> [u32; 3] {
     let (x, y) = row_groups(c.hidden_dim as u32);
-    [x, y, rows]
+    [x, y, rows.div_ceil(TILE_BATCH)]
 }
 
 /// silu(W1·x̂) ⊙ (W3·x̂) of each row of x (tokens × n), x̂ = RMSNorm(x) with `gamma` and
@@ -97,7 +101,7 @@ pub async fn mlp_in(
             (step(ctx, t as u32), Slot::Step),
             (buffer(ctx, f32s(gamma), false), Slot::Read),
         ],
-        (gx, gy, t as u32),
+        (gx, gy, (t as u32).div_ceil(TILE_BATCH)),
         2,
     )
     .await

@@ -20,7 +20,11 @@ pub const SLOTS: [Slot; 10] = {
 
 /// Its pipeline for weights of `precision` (Q8 groups of `group`).
 pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
-    let source = format!("{}\n{NORM_DOTS}\n{SOURCE}", weight_reader(precision, group));
+    let source = format!(
+        "{}\n{}\n{SOURCE}",
+        weight_reader(precision, group),
+        norm_dots_wgsl()
+    );
     Kernel::new(device, "qkv", &source, &SLOTS)
 }
 
@@ -64,9 +68,13 @@ pub fn layer_params(c: &Config, packed: &PartsLayout, l: u32) -> Vec<u8> {
     })
 }
 
-/// Workgroups over `rows` batch rows: one per pair of output rows.
+/// Workgroups over `rows` batch rows: one per pair of output rows and tile of batch rows.
 pub fn groups(c: &Config, rows: u32) -> [u32; 3] {
-    [((c.dim + 2 * c.kv_dim()) / 2) as u32, 1, rows]
+    [
+        ((c.dim + 2 * c.kv_dim()) / 2) as u32,
+        1,
+        rows.div_ceil(TILE_BATCH),
+    ]
 }
 
 /// One layer's shapes for the test run: the model's width, K/V width, head size and ε, and
@@ -134,7 +142,11 @@ pub async fn qkv(
             (buffer(ctx, f32s(table), false), Slot::Read),
         ]
     };
-    let groups = (((dim + 2 * kv_dim) / 2) as u32, 1, t as u32);
+    let groups = (
+        ((dim + 2 * kv_dim) / 2) as u32,
+        1,
+        (t as u32).div_ceil(TILE_BATCH),
+    );
     let q = run(ctx, &kern, make(ctx), groups, 2).await?;
     let k = run(ctx, &kern, make(ctx), groups, 3).await?;
     let v = run(ctx, &kern, make(ctx), groups, 4).await?;

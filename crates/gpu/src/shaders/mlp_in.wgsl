@@ -6,8 +6,9 @@
 // (`ops::mlp_in::cpu_twin`).
 // Bindings: 0 W (read), 1 x (read), 2 hb (read_write), 3 params (uniform, dynamic offset),
 //           4 step (uniform, dynamic offset), 5 norm weights (read).
-// Workgroup: 64. Dispatch: (min(hidden, 65535), ceil(hidden / 65535), n_rows);
-//            i = wid.x + wid.y · nwg.x.
+// Workgroup: 64 threads per output i and tile of TILE_BATCH batch rows (each weight read
+//            once for the tile). Dispatch: (min(hidden, 65535), ceil(hidden / 65535),
+//            ceil(n_rows / TILE_BATCH)); i = wid.x + wid.y · nwg.x.
 
 struct Params {
     n: u32,
@@ -38,12 +39,18 @@ fn main(
     if (i >= p.hidden) {
         return;
     }
-    let t = step.row0 + wid.z;
-    let d = norm_dots(p.block, p.block_len, i * p.n, p.up_at + i * p.n, t * p.n, p.g_offset, p.n, lid.x);
-    if (lid.x == 0u) {
-        let inv = 1.0 / sqrt(d.z / f32(p.n) + p.eps);
-        let gate = d.x * inv;
-        let up = d.y * inv;
-        hb[t * p.out_stride + i] = gate * (1.0 / (1.0 + exp(-gate))) * up;
+    let t0 = step.row0 + wid.z * TILE_BATCH;
+    let end = step.row0 + step.n_rows;
+    if (t0 >= end) {
+        return;
+    }
+    let nt = min(TILE_BATCH, end - t0);
+    norm_dots(p.block, p.block_len, i * p.n, p.up_at + i * p.n, t0 * p.n, p.n, nt, p.g_offset, p.n, lid.x);
+    // One thread per batch row of the tile.
+    if (lid.x < nt) {
+        let inv = 1.0 / sqrt(dots_s[lid.x * 64u] / f32(p.n) + p.eps);
+        let gate = dots_a[lid.x * 64u] * inv;
+        let up = dots_b[lid.x * 64u] * inv;
+        hb[(t0 + lid.x) * p.out_stride + i] = gate * (1.0 / (1.0 + exp(-gate))) * up;
     }
 }

@@ -10,7 +10,8 @@
 //           (read_write), 5 params (uniform, dynamic offset), 6 step (uniform, dynamic
 //           offset), 7 rows (read: positions), 8 norm weights (read), 9 rope table (read:
 //           cos, sin interleaved, (seq_len, head_size/2, 2)).
-// Workgroup: 64 threads per (pair, batch row). Dispatch: (pairs, 1, n_rows).
+// Workgroup: 64 threads per pair and tile of TILE_BATCH batch rows (each weight read once
+//            for the tile). Dispatch: (pairs, 1, ceil(n_rows / TILE_BATCH)).
 
 struct Params {
     n: u32,
@@ -45,7 +46,12 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     if (row >= p.q_rows + 2u * p.kv_rows) {
         return;
     }
-    let t = step.row0 + wid.z;
+    let t0 = step.row0 + wid.z * TILE_BATCH;
+    let end = step.row0 + step.n_rows;
+    if (t0 >= end) {
+        return;
+    }
+    let nt = min(TILE_BATCH, end - t0);
     // Which matrix the pair is in (0 q, 1 k, 2 v), its first row there and where it starts.
     var part = 0u;
     var local = row;
@@ -59,13 +65,15 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         local = row - p.q_rows;
         at = p.k_at + local * p.n;
     }
-    let d = norm_dots(p.block, p.block_len, at, at + p.n, t * p.n, p.g_offset, p.n, lid.x);
-    if (lid.x != 0u) {
+    norm_dots(p.block, p.block_len, at, at + p.n, t0 * p.n, p.n, nt, p.g_offset, p.n, lid.x);
+    // One thread per batch row of the tile.
+    if (lid.x >= nt) {
         return;
     }
-    let inv = 1.0 / sqrt(d.z / f32(p.n) + p.eps);
-    var a = d.x * inv;
-    var b = d.y * inv;
+    let t = t0 + lid.x;
+    let inv = 1.0 / sqrt(dots_s[lid.x * 64u] / f32(p.n) + p.eps);
+    var a = dots_a[lid.x * 64u] * inv;
+    var b = dots_b[lid.x * 64u] * inv;
     let pos = positions[t];
     if (part < 2u) {
         let j = (local / 2u) % p.half_head;
