@@ -140,9 +140,21 @@ impl Kernel {
 /// reader in the kernels that fold RMSNorm into their product (qkv, mlp_in).
 pub const NORM_DOTS: &str = include_str!("shaders/norm_dots.wgsl");
 
-/// `NORM_DOTS` with the batch tile it is written for, put after the weight reader.
-pub fn norm_dots_wgsl() -> String {
-    format!("const TILE_BATCH: u32 = {TILE_BATCH}u;\n{NORM_DOTS}")
+/// `NORM_DOTS` for tiles of `tile` batch rows, put after the weight reader.
+pub fn norm_dots_wgsl(tile: u32) -> String {
+    format!("const TILE_BATCH: u32 = {tile}u;\n{NORM_DOTS}")
+}
+
+/// The batch tile of a fused kernel's pipeline for a dispatch of `rows` batch rows: one row
+/// (decode) has its own pipeline, built for tiles of one (a tile's arrays and workgroup
+/// memory cost a one-row dispatch ~10 % of decode on a software adapter); more rows, tiles
+/// of `TILE_BATCH`. Either way the workgroups are `rows.div_ceil(TILE_BATCH)` deep.
+pub fn fused_tile(rows: u32) -> u32 {
+    if rows == 1 {
+        1
+    } else {
+        TILE_BATCH
+    }
 }
 
 /// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`), put

@@ -1,7 +1,7 @@
 //! The pipelines of a model's forward pass, one per kernel (`ops/`), made once per device
 //! for the model's precision.
 
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, TILE_BATCH};
 use crate::ops::{attention, embed, matmul, mlp_in, qkv, rmsnorm};
 use decoding_engine::quant::Precision;
 
@@ -10,9 +10,13 @@ pub struct Kernels {
     pub embed: Kernel,
     pub rmsnorm: Kernel,
     pub matmul: Kernel,
+    /// Q/K/V in tiles of batch rows, and for one row (decode): `kernel::fused_tile`.
     pub qkv: Kernel,
+    pub qkv_row: Kernel,
     pub attention: Kernel,
+    /// The MLP's input likewise.
     pub mlp_in: Kernel,
+    pub mlp_in_row: Kernel,
 }
 
 impl Kernels {
@@ -28,9 +32,11 @@ impl Kernels {
             embed: embed::kernel(device, precision, group),
             rmsnorm: rmsnorm::kernel(device),
             matmul: matmul::kernel(device, precision, group),
-            qkv: qkv::kernel(device, precision, group),
+            qkv: qkv::kernel(device, precision, group, TILE_BATCH),
+            qkv_row: qkv::kernel(device, precision, group, 1),
             attention: attention::kernel(device),
-            mlp_in: mlp_in::kernel(device, precision, group),
+            mlp_in: mlp_in::kernel(device, precision, group, TILE_BATCH),
+            mlp_in_row: mlp_in::kernel(device, precision, group, 1),
         }
     }
 }

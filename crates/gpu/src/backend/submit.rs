@@ -75,15 +75,16 @@ impl GpuBackend {
         n: u32,
     ) {
         let (c, g) = (&self.config, &self.shared);
-        let kernel = (op.kernel)(&self.kernels);
         if op.per_seq {
             for (r, &(s, rows)) in runs.iter().enumerate() {
                 let groups = (op.groups)(c, rows);
                 let bg = (op.group)(g, s, &self.weights.packing, l);
+                let kernel = (op.kernel)(&self.kernels, rows);
                 dispatch(pass, kernel, bg, slot, 1 + r as u64, groups);
             }
         } else {
             let bg = (op.group)(g, runs[0].0, &self.weights.packing, l);
+            let kernel = (op.kernel)(&self.kernels, n);
             let groups = (op.groups)(c, n);
             dispatch(pass, kernel, bg, slot, 0, groups);
         }

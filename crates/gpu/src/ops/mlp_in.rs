@@ -15,12 +15,13 @@ pub const SLOTS: [Slot; 6] = {
     [Read, Read, ReadWrite, Params, Step, Read]
 };
 
-/// Its pipeline for weights of `precision` (Q8 groups of `group`).
-pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
+/// Its pipeline for weights of `precision` (Q8 groups of `group`), in tiles of `tile` batch
+/// rows (`fused_tile`).
+pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32, tile: u32) -> Kernel {
     let source = format!(
         "{}\n{}\n{SOURCE}",
         weight_reader(precision, group),
-        norm_dots_wgsl()
+        norm_dots_wgsl(tile)
     );
     Kernel::new(device, "mlp_in", &source, &SLOTS)
 }
@@ -75,7 +76,12 @@ pub async fn mlp_in(
     let hidden = w[0].len() / n;
     let t = x.len() / n;
     let packed = packed_parts(&w, 1)?;
-    let kern = kernel(&ctx.device, w[0].precision(), group_of(w[0]));
+    let kern = kernel(
+        &ctx.device,
+        w[0].precision(),
+        group_of(w[0]),
+        fused_tile(t as u32),
+    );
     let p = MlpInParams {
         n: n as u32,
         hidden: hidden as u32,

@@ -18,12 +18,13 @@ pub const SLOTS: [Slot; 10] = {
     ]
 };
 
-/// Its pipeline for weights of `precision` (Q8 groups of `group`).
-pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
+/// Its pipeline for weights of `precision` (Q8 groups of `group`), in tiles of `tile` batch
+/// rows (`fused_tile`).
+pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32, tile: u32) -> Kernel {
     let source = format!(
         "{}\n{}\n{SOURCE}",
         weight_reader(precision, group),
-        norm_dots_wgsl()
+        norm_dots_wgsl(tile)
     );
     Kernel::new(device, "qkv", &source, &SLOTS)
 }
@@ -102,7 +103,8 @@ pub async fn qkv(
 ) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>), String> {
     let packed = packed_parts(&w, 1)?;
     let precision = w[0].precision();
-    let kern = kernel(&ctx.device, precision, group_of(w[0]));
+    let t = x.len() / shape.dim;
+    let kern = kernel(&ctx.device, precision, group_of(w[0]), fused_tile(t as u32));
     let QkvShape {
         dim,
         kv_dim,
@@ -110,7 +112,6 @@ pub async fn qkv(
         eps,
         pos0,
     } = shape;
-    let t = x.len() / dim;
     let p = QkvParams {
         n: dim as u32,
         q_rows: dim as u32,
