@@ -39,12 +39,12 @@ fn main(
     if (i >= p.hidden) {
         return;
     }
-    let t0 = step.row0 + wid.z * TILE_BATCH;
-    let end = step.row0 + step.n_rows;
-    if (t0 >= end) {
+    let tile = batch_tile(wid.z);
+    let t0 = tile.x;
+    let nt = tile.y;
+    if (nt == 0u) {
         return;
     }
-    let nt = min(TILE_BATCH, end - t0);
     norm_dots(p.block, p.block_len, i * p.n, p.up_at + i * p.n, t0 * p.n, p.n, nt, p.g_offset, p.n, lid.x);
     // One thread per batch row of the tile.
     if (lid.x < nt) {

@@ -9,6 +9,17 @@
 // kernel's `x`, `gamma`, TILE_BATCH and the weights' `weight` (prepended). Called from
 // uniform control flow.
 
+// Tile `z` of the step's batch rows: its first row and how many it holds (0 past the end).
+// Uses the kernel's `step`.
+fn batch_tile(z: u32) -> vec2<u32> {
+    let t0 = step.row0 + z * TILE_BATCH;
+    let end = step.row0 + step.n_rows;
+    if (t0 >= end) {
+        return vec2<u32>(t0, 0u);
+    }
+    return vec2<u32>(t0, min(TILE_BATCH, end - t0));
+}
+
 var<workgroup> dots_a: array<f32, 64 * TILE_BATCH>;
 var<workgroup> dots_b: array<f32, 64 * TILE_BATCH>;
 var<workgroup> dots_s: array<f32, 64 * TILE_BATCH>;

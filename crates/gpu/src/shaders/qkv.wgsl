@@ -46,12 +46,12 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     if (row >= p.q_rows + 2u * p.kv_rows) {
         return;
     }
-    let t0 = step.row0 + wid.z * TILE_BATCH;
-    let end = step.row0 + step.n_rows;
-    if (t0 >= end) {
+    let tile = batch_tile(wid.z);
+    let t0 = tile.x;
+    let nt = tile.y;
+    if (nt == 0u) {
         return;
     }
-    let nt = min(TILE_BATCH, end - t0);
     // Which matrix the pair is in (0 q, 1 k, 2 v), its first row there and where it starts.
     var part = 0u;
     var local = row;
