@@ -87,9 +87,11 @@ fn check_matmul(rows: usize, n: usize, tokens: usize, accumulate: bool, seed: u6
 
 #[test]
 fn matmul_matches_cpu_reference() {
-    // stories260K's classifier shape (decode) and a prefill of 5 tokens with accumulation.
+    // stories260K's classifier shape (decode) and a prefill of 5 tokens with accumulation;
+    // a submission's 64 batch rows over rows that are not whole tiles.
     check_matmul(512, 64, 1, false, 3);
     check_matmul(172, 64, 5, true, 4);
+    check_matmul(173, 48, 64, true, 5);
 }
 
 /// The matmul's tiles (4 weight rows × 8 batch rows a workgroup): 173 weight rows (the
@@ -268,6 +270,9 @@ fn qkv_matches_cpu_reference() {
         check_qkv(p, 4, 1, 64, 2, 7);
         // A prefill of 11 rows: a tile of 8 batch rows, then one of 3.
         check_qkv(p, 8, 4, 8, 11, 20);
+        // Head size 128 (GQA 2:1), and a submission's 64 batch rows (eight tiles).
+        check_qkv(p, 2, 1, 128, 3, 4);
+        check_qkv(p, 4, 2, 16, 64, 0);
         check_qkv(p, 3, 1, 6, 2, 5);
     }
 }
@@ -344,8 +349,9 @@ fn mlp_in_matches_cpu_reference() {
         check_mlp_in(p, 172, 64, 1, 9);
         check_mlp_in(p, 172, 64, 4, 10);
         check_mlp_in(p, 5, 9, 2, 11);
-        // 19 rows: tiles of 8, 8 and 3 batch rows.
+        // 19 rows: tiles of 8, 8 and 3 batch rows; a submission's 64.
         check_mlp_in(p, 172, 64, 19, 12);
+        check_mlp_in(p, 40, 32, 64, 13);
     }
 }
 
