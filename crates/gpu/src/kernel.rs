@@ -235,9 +235,17 @@ pub struct Parts {
 /// starts a whole number of groups in (padded with zero weights, and zero scales for any
 /// padding group), so every part keeps its own groups and their scales: the weights read are
 /// the parts' own, bit for bit. A fused kernel reads Wq, Wk and Wv (or W1 and W3) through
-/// one binding this way.
-pub fn packed_parts(parts: &[&Tensor], layers: usize) -> Result<Parts, String> {
+/// one binding this way. Only the blocks of `range` are packed (a buffer's worth: the host
+/// never holds more than one buffer's copy); `per_buffer` is its length.
+pub fn packed_parts(
+    parts: &[&Tensor],
+    layers: usize,
+    range: std::ops::Range<usize>,
+) -> Result<Parts, String> {
     let layers = layers.max(1);
+    if range.start >= range.end || range.end > layers {
+        return Err(format!("layers {range:?} of {layers} to pack"));
+    }
     let first = parts.first().ok_or("no matrices to pack")?;
     let (precision, group) = (first.precision(), group_of(first));
     if parts
@@ -261,7 +269,7 @@ pub fn packed_parts(parts: &[&Tensor], layers: usize) -> Result<Parts, String> {
         block_len += p;
     }
     let mut bytes = Vec::new();
-    for l in 0..layers {
+    for l in range.clone() {
         match precision {
             Precision::F32 => {
                 for (t, &len) in parts.iter().zip(&lens) {
@@ -303,7 +311,7 @@ pub fn packed_parts(parts: &[&Tensor], layers: usize) -> Result<Parts, String> {
         layout: PartsLayout {
             at,
             block_len,
-            per_buffer: layers,
+            per_buffer: range.len(),
         },
     })
 }
@@ -316,4 +324,71 @@ fn lcm(a: usize, b: usize) -> usize {
         a
     };
     a / gcd(a, b) * b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decoding_engine::quant::QTensor;
+
+    /// Two matrices of two layers each: A 6 weights a layer, B 4.
+    fn parts() -> (Vec<f32>, Vec<f32>) {
+        let a = (0..12).map(|i| i as f32 / 8.0 - 0.7).collect();
+        let b = (0..8).map(|i| 0.3 - i as f32 / 16.0).collect();
+        (a, b)
+    }
+
+    #[test]
+    fn packed_parts_keep_each_part_and_its_groups() {
+        let (a, b) = parts();
+        // Float32: layer 1 of [A; B] is A's layer 1, then B's.
+        let (fa, fb) = (Tensor::F32(a.clone().into()), Tensor::F32(b.clone().into()));
+        let p = packed_parts(&[&fa, &fb], 2, 1..2).unwrap();
+        let got: &[f32] = bytemuck::cast_slice(&p.bytes);
+        assert_eq!(got, [&a[6..12], &b[4..8]].concat());
+        assert_eq!(
+            (p.layout.at, p.layout.block_len, p.layout.per_buffer),
+            (vec![0, 6], 10, 1)
+        );
+        // Q8 in groups of 4: A's 6 weights padded to 8 (its two groups), so B starts at 8;
+        // a block is its 12 values, then A's two scales and B's one.
+        let (qa, qb) = (
+            QTensor::quantize(&a, 2, Precision::Q8, 4),
+            QTensor::quantize(&b, 2, Precision::Q8, 4),
+        );
+        let (ta, tb) = (Tensor::Quant(qa.clone()), Tensor::Quant(qb.clone()));
+        let p = packed_parts(&[&ta, &tb], 2, 0..2).unwrap();
+        assert_eq!((p.layout.at, p.layout.block_len), (vec![0, 8], 12));
+        for l in 0..2 {
+            let block = &p.bytes[l * 24..(l + 1) * 24];
+            assert_eq!(&block[..6], &qa.values[l * 8..l * 8 + 6], "A's values");
+            assert_eq!(&block[6..8], &[0, 0], "A's padding");
+            assert_eq!(&block[8..12], &qb.values[l * 4..(l + 1) * 4], "B's values");
+            let scales: Vec<f32> = block[12..]
+                .chunks(4)
+                .map(|w| f32::from_le_bytes(w.try_into().unwrap()))
+                .collect();
+            let want = [qa.scales[2 * l], qa.scales[2 * l + 1], qb.scales[l]];
+            assert_eq!(scales, want);
+        }
+        // Q4 (groups of 32): each part one group of 16 bytes and one scale.
+        let (ta, tb) = (
+            Tensor::Quant(QTensor::quantize(&a, 2, Precision::Q4, 32)),
+            Tensor::Quant(QTensor::quantize(&b, 2, Precision::Q4, 32)),
+        );
+        let p = packed_parts(&[&ta, &tb], 2, 0..1).unwrap();
+        assert_eq!((p.layout.at, p.bytes.len()), (vec![0, 32], 2 * 16 + 2 * 4));
+    }
+
+    #[test]
+    fn packed_parts_refuse_mixed_formats_and_empty_ranges() {
+        let (a, b) = parts();
+        let fa = Tensor::F32(a.clone().into());
+        let qb = Tensor::Quant(QTensor::quantize(&b, 2, Precision::Q8, 4));
+        assert!(packed_parts(&[&fa, &qb], 2, 0..2).is_err());
+        let fb = Tensor::F32(b.into());
+        assert!(packed_parts(&[&fa, &fb], 2, 1..1).is_err());
+        assert!(packed_parts(&[&fa, &fb], 2, 0..3).is_err());
+        assert!(packed_parts(&[], 2, 0..1).is_err());
+    }
 }

@@ -165,27 +165,31 @@ impl Weights {
                 rope.extend([*c, *s]);
             }
         }
-        let qkv = packed_parts(&[&w.wq, &w.wk, &w.wv], c.n_layers).map_err(GpuError::Gpu)?;
-        let mlp = packed_parts(&[&w.w1, &w.w3], c.n_layers).map_err(GpuError::Gpu)?;
-        // As many layers a buffer as the device binds at once (one layer at least).
-        let split = |name: &str,
-                     mut p: Parts|
-         -> Result<(Vec<wgpu::Buffer>, PartsLayout), GpuError> {
-            let per_layer = p.bytes.len() / c.n_layers.max(1);
-            if let Some(e) = too_large(limit, name, per_layer as u64) {
-                return Err(e);
-            }
-            let per_buffer = (limit / per_layer.max(1) as u64).clamp(1, c.n_layers.max(1) as u64);
-            p.layout.per_buffer = per_buffer as usize;
-            let buffers = p
-                .bytes
-                .chunks((per_layer * p.layout.per_buffer).max(1))
-                .map(|b| bytes(name, b))
-                .collect();
-            Ok((buffers, p.layout))
-        };
-        let (wqkv, qkv) = split("wq, wk and wv of a layer (packed)", qkv)?;
-        let (w13, mlp) = split("w1 and w3 of a layer (packed)", mlp)?;
+        // As many layers a buffer as the device binds at once (one layer at least), each
+        // buffer packed and uploaded on its own so the host holds one buffer's copy at most.
+        let layers = c.n_layers.max(1);
+        let split =
+            |name: &str, parts: &[&Tensor]| -> Result<(Vec<wgpu::Buffer>, PartsLayout), GpuError> {
+                let one = packed_parts(parts, layers, 0..1).map_err(GpuError::Gpu)?;
+                let per_layer = one.bytes.len();
+                if let Some(e) = too_large(limit, name, per_layer as u64) {
+                    return Err(e);
+                }
+                let per_buffer = (limit / per_layer.max(1) as u64).clamp(1, layers as u64) as usize;
+                let mut buffers = Vec::new();
+                for first in (0..layers).step_by(per_buffer) {
+                    let range = first..(first + per_buffer).min(layers);
+                    let p = packed_parts(parts, layers, range).map_err(GpuError::Gpu)?;
+                    buffers.push(bytes(name, &p.bytes));
+                }
+                let layout = PartsLayout {
+                    per_buffer,
+                    ..one.layout
+                };
+                Ok((buffers, layout))
+            };
+        let (wqkv, qkv) = split("wq, wk and wv of a layer (packed)", &[&w.wq, &w.wk, &w.wv])?;
+        let (w13, mlp) = split("w1 and w3 of a layer (packed)", &[&w.w1, &w.w3])?;
         Ok(Weights {
             token_embedding: matrix("token_embedding", &w.token_embedding),
             rms_att: upload("rms_att", &w.rms_att),

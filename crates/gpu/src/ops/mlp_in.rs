@@ -75,7 +75,7 @@ pub async fn mlp_in(
     let n = gamma.len();
     let hidden = w[0].len() / n;
     let t = x.len() / n;
-    let packed = packed_parts(&w, 1)?;
+    let packed = packed_parts(&w, 1, 0..1)?;
     let kern = kernel(
         &ctx.device,
         w[0].precision(),

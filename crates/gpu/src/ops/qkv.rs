@@ -101,7 +101,7 @@ pub async fn qkv(
     shape: QkvShape,
     cache: (&[f32], &[f32]),
 ) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>), String> {
-    let packed = packed_parts(&w, 1)?;
+    let packed = packed_parts(&w, 1, 0..1)?;
     let precision = w[0].precision();
     let t = x.len() / shape.dim;
     let kern = kernel(&ctx.device, precision, group_of(w[0]), fused_tile(t as u32));
