@@ -30,6 +30,10 @@ pub const TILE_BATCH: u32 = 8;
 /// `0..MAX_ROWS` and the rows that want logits at `MAX_ROWS..2·MAX_ROWS`.
 pub const MAX_ROWS: usize = 64;
 
+/// `StepParams` as WGSL, put by `Kernel::new` before every kernel that has a `Step`
+/// binding (the ops' test holds the two to one size).
+pub const STEP_WGSL: &str = "struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }\n";
+
 /// What a binding is, in a kernel's layout.
 #[derive(Clone, Copy)]
 pub enum Slot {
@@ -84,6 +88,12 @@ impl Kernel {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
+        let has_step = slots.iter().any(|s| matches!(s, Slot::Step));
+        let source = if has_step {
+            format!("{STEP_WGSL}{source}")
+        } else {
+            source.to_string()
+        };
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(name),
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -100,7 +110,7 @@ impl Kernel {
             pipeline,
             layout,
             name,
-            has_step: slots.iter().any(|s| matches!(s, Slot::Step)),
+            has_step,
         }
     }
 

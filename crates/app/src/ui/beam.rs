@@ -9,20 +9,25 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::beam::BeamNode;
 use decoding_engine::sampling::Knob;
-use decoding_web::export::{beam_tree, Greedy};
-use decoding_web::geometry::beam::paths;
+use decoding_web::export::{beam_tree, beam_tree_along, Greedy};
+use decoding_web::geometry::beam::{paths, Paths};
 use decoding_web::page::Panel;
 use decoding_web::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
 /// The tree: the very SVG the export saves, in a box that scrolls sideways (the figure
 /// keeps its size: a level a column).
-fn tree(ui: Ui, v: &BeamView, all: &[BeamNode], wrap: NodeRef<leptos::html::Div>) -> impl IntoView {
+fn tree(
+    ui: Ui,
+    v: &BeamView,
+    (all, found): (&[BeamNode], &Paths),
+    wrap: NodeRef<leptos::html::Div>,
+) -> impl IntoView {
     let greedy = Greedy {
         tokens: &v.greedy_tokens,
         cum: &v.greedy_cum,
     };
-    let d = beam_tree(all, v.best_node, greedy, &|t| ui.piece(t));
+    let d = beam_tree_along(all, found, greedy, &|t| ui.piece(t));
     view! {
         <p class="small"><Tag of="beam-tree" />" the tree: every prefix kept or pruned, Σ log p at each node"</p>
         <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label="the beam tree, scrollable"
@@ -113,7 +118,7 @@ pub fn BeamPanel() -> impl IntoView {
                     }</p>
                     <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
                     <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
-                    {ui.views.beam_nodes.with(|all| tree(ui, v, all, wrap))}
+                    {ui.views.beam_nodes.with(|all| tree(ui, v, (all, &found), wrap))}
                     <ol class="hyps">{finished}</ol>
                 }
             }))}

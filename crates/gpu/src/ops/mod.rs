@@ -41,5 +41,9 @@ mod tests {
         assert_block_is_the_shaders::<rmsnorm::RmsNormParams>(rmsnorm::SOURCE);
         assert_block_is_the_shaders::<qkv::QkvParams>(qkv::SOURCE);
         assert_block_is_the_shaders::<mlp_in::MlpInParams>(mlp_in::SOURCE);
+        assert_eq!(
+            std::mem::size_of::<crate::kernel::StepParams>(),
+            super::run::wgsl_struct_bytes(crate::kernel::STEP_WGSL, "Step")
+        );
     }
 }

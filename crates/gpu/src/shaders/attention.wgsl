@@ -22,8 +22,6 @@ struct Params {
     _p0: u32,
 }
 
-struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
-
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> kc: array<f32>;
 @group(0) @binding(2) var<storage, read> vc: array<f32>;

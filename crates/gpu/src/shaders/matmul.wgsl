@@ -28,8 +28,6 @@ struct Params {
     flags: u32,
 }
 
-struct Step { row0: u32, n_rows: u32, _p0: u32, _p1: u32 }
-
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;

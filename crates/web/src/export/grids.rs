@@ -77,10 +77,25 @@ pub fn beam_tree(
     greedy: Greedy,
     piece: &dyn Fn(u32) -> String,
 ) -> Drawing {
-    let paths = paths(best_node, greedy.tokens, nodes);
+    beam_tree_along(
+        nodes,
+        &paths(best_node, greedy.tokens, nodes),
+        greedy,
+        piece,
+    )
+}
+
+/// The beam tree with its best and greedy `paths` already found (the page finds them once
+/// for its legend and its figure).
+pub fn beam_tree_along(
+    nodes: &[BeamNode],
+    paths: &Paths,
+    greedy: Greedy,
+    piece: &dyn Fn(u32) -> String,
+) -> Drawing {
     let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0);
     let at = Layout::new(depth, nodes, TREE_ORIGIN);
-    let off_tree = at.greedy_off_tree(&paths, greedy.tokens.len(), depth);
+    let off_tree = at.greedy_off_tree(paths, greedy.tokens.len(), depth);
     let (w, h) = at.size(!off_tree.is_empty());
     let mut d = Drawing::new(
         (TREE_ORIGIN.0 + w).max(420.0),
@@ -112,9 +127,9 @@ pub fn beam_tree(
         d.shapes.push(Mark::id("beam-collapsed").around(vec![t]));
     }
     let shown = &nodes[at.start..];
-    tree_edges(&mut d, &at, shown, &paths);
+    tree_edges(&mut d, &at, shown, paths);
     for (i, n) in shown.iter().enumerate() {
-        d.shapes.push(tree_node(n, at.pos(i), &paths, piece));
+        d.shapes.push(tree_node(n, at.pos(i), paths, piece));
     }
     for o in off_tree {
         if let Some(from) = o.from {
