@@ -75,6 +75,9 @@ struct Report {
     /// Compute dispatches per decoded token (GPU backend).
     #[serde(skip_serializing_if = "Option::is_none")]
     dispatches_per_token: Option<usize>,
+    /// Each kernel's GPU time per decoded token and the launch overhead (GPU backend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gpu_times: Option<super::kernel_times::GpuTimes>,
     threads: usize,
     prefill: Timing,
     decode: Timing,
@@ -306,6 +309,14 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         (a.naive, a.probe),
     )?;
     let decode = Timing::new(a.tokens, runs.decode);
+    let gpu_times = match engine.report.kind {
+        decoding_engine::BackendKind::Gpu => Some(super::kernel_times::measure(
+            &mut engine,
+            &ids,
+            decode.median_s / a.tokens as f64,
+        )?),
+        decoding_engine::BackendKind::Cpu => None,
+    };
     let naive = a.naive.then(|| Timing::new(a.tokens, runs.naive));
     let both: Vec<f64> = runs
         .probed
@@ -325,6 +336,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         backend: engine.report.kind.to_string(),
         backend_detail: engine.report.reason,
         dispatches_per_token: engine.report.dispatches_per_token,
+        gpu_times,
         threads: decoding_engine::par::thread_count(),
         prefill: Timing::new(a.tokens, runs.prefill),
         naive_over_cached: naive.as_ref().map(|n| n.median_s / decode.median_s),
@@ -371,6 +383,9 @@ fn print_report(r: &Report) {
             r.backend, r.backend_detail
         ),
         None => println!("backend {}, {} thread(s)", r.backend, r.threads),
+    }
+    if let Some(g) = &r.gpu_times {
+        super::kernel_times::print(g);
     }
     let line = |what: &str, t: &Timing| {
         println!(

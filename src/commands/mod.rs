@@ -4,6 +4,7 @@ pub mod batched;
 pub mod beam;
 pub mod bench;
 pub mod generate;
+mod kernel_times;
 pub mod next;
 mod probe;
 pub mod quality;

@@ -39,4 +39,38 @@ fn gpu_backend_through_the_cli() {
     // Five dispatches a layer (five layers) and three a token: embed, final norm, classifier.
     assert_eq!(v["dispatches_per_token"], 5 * 5 + 3);
     assert!(v["decode"]["median_tokens_per_s"].as_f64().unwrap() > 0.0);
+    // Where a decoded token's GPU time goes: lavapipe writes timestamps, so every kernel of
+    // the plan is timed and the split adds up (wall = busy + overhead, overhead ≥ 0).
+    let g = &v["gpu_times"];
+    let names: Vec<&str> = g["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "embed",
+            "qkv",
+            "attention",
+            "wo",
+            "mlp_in",
+            "w2",
+            "final norm",
+            "classifier"
+        ],
+        "{g}"
+    );
+    assert_eq!(g["tokens"], 15);
+    let s = &g["split"];
+    let (wall, busy, over) = (
+        s["wall_s"].as_f64().unwrap(),
+        s["gpu_busy_s"].as_f64().unwrap(),
+        s["overhead_s"].as_f64().unwrap(),
+    );
+    assert!(
+        busy > 0.0 && over >= 0.0 && (over - (wall - busy).max(0.0)).abs() < 1e-9,
+        "{g}"
+    );
 }

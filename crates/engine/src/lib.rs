@@ -24,7 +24,7 @@ pub mod tokenizer;
 pub mod units;
 pub mod weights;
 
-pub use backend::{choose, engine, testing};
+pub use backend::{choose, engine, testing, timing};
 pub use decode::{beam, generation, sampling, speculative};
 pub use formats::{gguf, gguf_llama, hf, llama2c, llama2c_v2};
 pub use forward::{batch, kv_cache, probe};

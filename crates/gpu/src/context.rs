@@ -74,10 +74,12 @@ impl GpuContext {
                 }
             })?;
         let limits = adapter.limits();
+        // Optional features, taken where offered: per-kernel GPU times and f16 weights.
+        let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("decoding-explorer"),
-                required_features: wgpu::Features::empty(),
+                required_features: adapter.features() & wanted,
                 required_limits: limits.clone(),
                 experimental_features: wgpu::ExperimentalFeatures::default(),
                 memory_hints: wgpu::MemoryHints::Performance,

@@ -240,6 +240,14 @@ impl Backend for Engine {
         })
     }
 
+    fn set_kernel_timing(&mut self, on: bool) -> Result<(), BackendError> {
+        self.backend.set_kernel_timing(on)
+    }
+
+    fn take_kernel_times(&mut self) -> Option<crate::backend::timing::KernelTimes> {
+        self.backend.take_kernel_times()
+    }
+
     fn forward_exit(&mut self, seq: SeqId, tokens: &[u32], layers: usize) -> LogitsFuture<'_> {
         let tokens = tokens.to_vec();
         Box::pin(async move {

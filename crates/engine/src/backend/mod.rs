@@ -10,6 +10,7 @@
 pub mod choose;
 pub mod engine;
 pub mod testing;
+pub mod timing;
 
 pub use crate::batch::SeqId;
 use crate::batch::{Batch, Logits};
@@ -20,6 +21,7 @@ use crate::probe::{ProbeSpec, Probed};
 use std::future::Future;
 use std::pin::Pin;
 use thiserror::Error;
+use timing::KernelTimes;
 
 /// A boxed future that need not be `Send` (wasm futures are not).
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -114,6 +116,22 @@ pub trait Backend {
             "early-exit drafts run on the CPU backend, not the {} one",
             self.kind()
         )))))
+    }
+    /// Turns per-kernel GPU timing on (`timing`: each dispatch's GPU time recorded from
+    /// timestamps) or off. Backends without GPU timestamps say why.
+    fn set_kernel_timing(&mut self, on: bool) -> Result<(), BackendError> {
+        if !on {
+            return Ok(());
+        }
+        Err(BackendError::Unsupported(format!(
+            "the {} backend has no GPU timestamps",
+            self.kind()
+        )))
+    }
+
+    /// The kernel times recorded since the last call (then cleared); None when not timing.
+    fn take_kernel_times(&mut self) -> Option<KernelTimes> {
+        None
     }
 }
 

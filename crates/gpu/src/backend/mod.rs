@@ -16,6 +16,7 @@ mod plan;
 mod probe;
 mod resources;
 mod submit;
+mod timer;
 
 use crate::context::{GpuContext, GpuError};
 use crate::kernel::*;
@@ -24,6 +25,7 @@ use decoding_engine::backend::{
     Backend, BackendError, BackendKind, LocalFuture, LogitsFuture, SeqId, SeqSlots,
 };
 use decoding_engine::kv_cache::CacheBytes;
+use decoding_engine::timing::KernelTimes;
 use decoding_engine::{Batch, Config, ProbeSpec, Probed, Transformer};
 use plan::{final_slot, LAYER};
 use resources::{bind_limit, buffer, check_limits, Activations, GpuSeq, SharedGroups, Weights};
@@ -50,6 +52,8 @@ pub struct GpuBackend {
     params: wgpu::Buffer,
     shared: SharedGroups,
     seqs: SeqSlots<GpuSeq>,
+    /// Kernel times since the last take, while timing is on.
+    timing: Option<KernelTimes>,
 }
 
 impl GpuBackend {
@@ -90,6 +94,7 @@ impl GpuBackend {
             params,
             shared,
             seqs: SeqSlots::default(),
+            timing: None,
             ctx,
         };
         backend.write_params();
@@ -112,6 +117,11 @@ impl GpuBackend {
     /// classifier.
     pub fn dispatches_per_token(&self) -> usize {
         1 + LAYER.len() * self.config.n_layers + 2
+    }
+
+    /// Whether the device writes GPU timestamps (per-kernel times).
+    pub fn timestamps(&self) -> bool {
+        (self.ctx.device.features()).contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     fn seq(&self, seq: SeqId) -> Result<&GpuSeq, BackendError> {
@@ -187,6 +197,23 @@ impl Backend for GpuBackend {
 
     fn cache_bytes(&self, seq: SeqId) -> Result<CacheBytes, BackendError> {
         Ok(CacheBytes::of(&self.config, self.seq(seq)?.len))
+    }
+
+    /// Timed passes need the device's `timestamp-query` (requested in `context.rs` where
+    /// the adapter offers it).
+    fn set_kernel_timing(&mut self, on: bool) -> Result<(), BackendError> {
+        if on && !self.timestamps() {
+            return Err(BackendError::Unsupported(format!(
+                "{} offers no GPU timestamps (timestamp-query)",
+                self.ctx.describe()
+            )));
+        }
+        self.timing = on.then(KernelTimes::default);
+        Ok(())
+    }
+
+    fn take_kernel_times(&mut self) -> Option<KernelTimes> {
+        self.timing.as_mut().map(std::mem::take)
     }
 
     fn forward_batch(&mut self, batch: Batch) -> LogitsFuture<'_> {

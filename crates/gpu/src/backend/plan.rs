@@ -16,6 +16,8 @@ use decoding_engine::{Config, Row};
 /// dispatches run once per sequence's run. `LAYER` lists them in order: adding a kernel to
 /// the layer is one entry.
 pub(super) struct LayerOp {
+    /// What the kernel times call it.
+    pub(super) name: &'static str,
     /// Its pipeline for a dispatch of `rows` batch rows.
     pub(super) kernel: fn(&Kernels, u32) -> &Kernel,
     /// The bind group of layer `l` (the packed matrices may span several buffers).
@@ -32,21 +34,21 @@ pub(super) struct LayerOp {
 pub(super) const LAYER: [LayerOp; 5] = [
     // x̂ = RMSNorm(x); q, k, v = Wq·x̂, Wk·x̂, Wv·x̂; RoPE on q and k; k and v into the
     // sequence's cache at each row's position
-    LayerOp { kernel: |k, r| if r == 1 { &k.qkv_row } else { &k.qkv }, group: |_, s, p, l| &s.qkv[p.qkv.locate(l).0],
+    LayerOp { name: "qkv", kernel: |k, r| if r == 1 { &k.qkv_row } else { &k.qkv }, group: |_, s, p, l| &s.qkv[p.qkv.locate(l).0],
         params: |c, p, l| qkv::layer_params(c, &p.qkv, l), groups: qkv::groups, per_seq: true },
     // attention of each row against its sequence's cache
-    LayerOp { kernel: |k, _| &k.attention, group: |_, s, _, _| &s.attention,
+    LayerOp { name: "attention", kernel: |k, _| &k.attention, group: |_, s, _, _| &s.attention,
         params: |c, _, l| attention::layer_params(c, l),
         groups: |c, r| [c.n_heads as u32, r, 1], per_seq: true },
     // x += Wo·att
-    LayerOp { kernel: |k, _| &k.matmul, group: |g, _, _, _| &g.wo, params: |c, _, l| matmul::wo_block(c, l),
+    LayerOp { name: "wo", kernel: |k, _| &k.matmul, group: |g, _, _, _| &g.wo, params: |c, _, l| matmul::wo_block(c, l),
         groups: |c, r| matmul::mm_groups(c.dim, r), per_seq: false },
     // x̂ = RMSNorm(x); gate = silu(W1·x̂) ⊙ (W3·x̂)
-    LayerOp { kernel: |k, r| if r == 1 { &k.mlp_in_row } else { &k.mlp_in }, group: |g, _, p, l| &g.mlp_in[p.mlp.locate(l).0],
+    LayerOp { name: "mlp_in", kernel: |k, r| if r == 1 { &k.mlp_in_row } else { &k.mlp_in }, group: |g, _, p, l| &g.mlp_in[p.mlp.locate(l).0],
         params: |c, p, l| mlp_in::layer_params(c, &p.mlp, l), groups: mlp_in::groups,
         per_seq: false },
     // x += W2·gate
-    LayerOp { kernel: |k, _| &k.matmul, group: |g, _, _, _| &g.w2, params: |c, _, l| matmul::w2_block(c, l),
+    LayerOp { name: "w2", kernel: |k, _| &k.matmul, group: |g, _, _, _| &g.w2, params: |c, _, l| matmul::w2_block(c, l),
         groups: |c, r| matmul::mm_groups(c.dim, r), per_seq: false },
 ];
 

@@ -1,9 +1,11 @@
-//! A submission: a chunk's tables written, its dispatches encoded (one compute pass, or cut
-//! after each layer's attention and MLP when the probe taps it), one logits read-back.
+//! A submission: a chunk's tables written, its dispatches encoded (`timer::Recorder`: one
+//! compute pass, cut for the probe's copies, or a timed pass a dispatch), one logits
+//! read-back.
 
 use super::plan::{final_slot, layer_slot, Chunk, LayerOp, LAYER};
 use super::probe::{Taps, ATTENTION_OP};
 use super::resources::GpuSeq;
+use super::timer::{Recorder, Stamps};
 use super::GpuBackend;
 use crate::kernel::*;
 use crate::ops::matmul::mm_groups;
@@ -17,7 +19,7 @@ impl GpuBackend {
     /// whole chunk is one compute pass.
     pub(super) fn encode(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        rec: &mut Recorder,
         chunk: &Chunk,
         logit_rows: u32,
         layers: usize,
@@ -31,44 +33,39 @@ impl GpuBackend {
             .map(|&(seq, _, n)| self.seq(seq).map(|s| (s, n)))
             .collect::<Result<_, _>>()?;
         let n = chunk.rows.len() as u32;
-        let mut pass = begin_forward(encoder);
-        dispatch(
-            &mut pass,
-            &k.embed,
-            &g.embed,
-            0,
-            0,
-            [(c.dim as u32).div_ceil(WORKGROUP), n, 1],
-        );
+        let groups = [(c.dim as u32).div_ceil(WORKGROUP), n, 1];
+        rec.dispatch("embed", &k.embed, &g.embed, (0, 0), groups);
         for l in 0..layers.min(c.n_layers) {
             for (i, op) in LAYER.iter().enumerate() {
-                self.dispatch_op(&mut pass, op, (l, layer_slot(l, i)), &runs, n);
+                self.dispatch_op(rec, op, (l, layer_slot(l, i)), &runs, n);
                 if let Some(t) = taps {
-                    pass = self.tap(encoder, pass, t, l, i);
+                    self.tap(rec, t, l, i);
                 }
             }
         }
         if logit_rows > 0 {
-            let m = logit_rows;
-            dispatch(
-                &mut pass,
-                &k.rmsnorm,
-                &g.rms_final,
-                final_slot(c),
-                0,
-                [m, 1, 1],
-            );
+            let (m, slot) = (logit_rows, final_slot(c));
+            rec.dispatch("final norm", &k.rmsnorm, &g.rms_final, (slot, 0), [m, 1, 1]);
             let groups = mm_groups(c.vocab_size, m);
-            dispatch(&mut pass, &k.matmul, &g.cls, final_slot(c) + 1, 0, groups);
+            rec.dispatch("classifier", &k.matmul, &g.cls, (slot + 1, 0), groups);
         }
         Ok(())
+    }
+
+    /// Dispatches `encode` makes for `chunk` through `layers` layers.
+    fn dispatches(&self, chunk: &Chunk, layers: usize, logit_rows: usize) -> usize {
+        let per_layer: usize = LAYER
+            .iter()
+            .map(|op| if op.per_seq { chunk.runs.len() } else { 1 })
+            .sum();
+        1 + per_layer * layers.min(self.config.n_layers) + if logit_rows > 0 { 2 } else { 0 }
     }
 
     /// One op of layer `l` (its parameter block at `slot`): once over all `n` rows, or once
     /// per sequence's run when `per_seq`.
     fn dispatch_op(
         &self,
-        pass: &mut wgpu::ComputePass,
+        rec: &mut Recorder,
         op: &LayerOp,
         (l, slot): (usize, u64),
         runs: &[(&GpuSeq, u32)],
@@ -80,27 +77,20 @@ impl GpuBackend {
                 let groups = (op.groups)(c, rows);
                 let bg = (op.group)(g, s, &self.weights.packing, l);
                 let kernel = (op.kernel)(&self.kernels, rows);
-                dispatch(pass, kernel, bg, slot, 1 + r as u64, groups);
+                rec.dispatch(op.name, kernel, bg, (slot, 1 + r as u64), groups);
             }
         } else {
             let bg = (op.group)(g, runs[0].0, &self.weights.packing, l);
             let kernel = (op.kernel)(&self.kernels, n);
             let groups = (op.groups)(c, n);
-            dispatch(pass, kernel, bg, slot, 0, groups);
+            rec.dispatch(op.name, kernel, bg, (slot, 0), groups);
         }
     }
 
     /// The probe's taps after op `i` of layer `l`: after the attention (its weights) and
-    /// after the MLP (the residual rows), the pass is cut, the rows copied out and a new
-    /// pass begun; after any other op, `pass` goes on.
-    fn tap(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        pass: wgpu::ComputePass<'static>,
-        t: &Taps,
-        l: usize,
-        i: usize,
-    ) -> wgpu::ComputePass<'static> {
+    /// after the MLP (the residual rows), the pass is cut and the rows copied out; after
+    /// any other op, the pass goes on.
+    fn tap(&self, rec: &mut Recorder, t: &Taps, l: usize, i: usize) {
         let c = &self.config;
         let copy = if i == ATTENTION_OP {
             t.attention_copy(c, l)
@@ -109,19 +99,15 @@ impl GpuBackend {
         } else {
             Vec::new()
         };
-        if copy.is_empty() {
-            return pass;
-        }
-        drop(pass);
         let src = if i == ATTENTION_OP {
             &self.act.att
         } else {
             &self.act.x
         };
         for (from, to, bytes) in copy {
-            encoder.copy_buffer_to_buffer(src, from, &t.buffer, to, bytes);
+            rec.encoder()
+                .copy_buffer_to_buffer(src, from, &t.buffer, to, bytes);
         }
-        begin_forward(encoder)
     }
 
     /// Writes a chunk's tokens, batch table and step blocks.
@@ -173,13 +159,14 @@ impl GpuBackend {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("step"),
             });
-        self.encode(
-            &mut encoder,
-            chunk,
-            logit_rows.len() as u32,
-            layers,
-            taps.as_ref(),
-        )?;
+        let stamps = self.timing.as_ref().and_then(|_| {
+            let n = self.dispatches(chunk, layers, logit_rows.len());
+            Stamps::new(&self.ctx.device, n)
+        });
+        let mut rec = Recorder::new(&mut encoder, stamps);
+        let m = logit_rows.len() as u32;
+        self.encode(&mut rec, chunk, m, layers, taps.as_ref())?;
+        let stamps = rec.finish();
         let bytes = (logit_rows.len() * vocab * 4) as u64;
         if bytes > 0 {
             encoder.copy_buffer_to_buffer(&self.act.logits, 0, &self.act.staging, 0, bytes);
@@ -195,6 +182,7 @@ impl GpuBackend {
             t.buffer.destroy();
             t.fill(&self.config, &tapped, r);
         }
+        self.read_times(stamps).await?;
         if bytes == 0 {
             return self.check_error().map(|_| Vec::new());
         }
@@ -205,12 +193,38 @@ impl GpuBackend {
             .collect())
     }
 
-    /// Maps a read-back buffer and copies `bytes` out.
+    /// When timing, adds a submission's kernel times (or counts it untimed: no `stamps`).
+    async fn read_times(&mut self, stamps: Option<Stamps>) -> Result<(), BackendError> {
+        if self.timing.is_none() {
+            return Ok(());
+        }
+        let ticks: Vec<u64> = match &stamps {
+            Some(s) => bytemuck::pod_collect_to_vec(&self.read_bytes(&s.read, s.bytes()).await?),
+            None => Vec::new(),
+        };
+        let period = self.ctx.queue.get_timestamp_period();
+        if let Some(t) = self.timing.as_mut() {
+            match &stamps {
+                Some(s) => s.add_to(&ticks, period, t),
+                None => t.untimed_passes += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Maps a read-back buffer and copies `bytes` of f32 out.
     pub(super) async fn read_back(
         &self,
         buffer: &wgpu::Buffer,
         bytes: u64,
     ) -> Result<Vec<f32>, BackendError> {
+        Ok(bytemuck::pod_collect_to_vec(
+            &self.read_bytes(buffer, bytes).await?,
+        ))
+    }
+
+    /// Maps a read-back buffer and copies `bytes` out.
+    async fn read_bytes(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, BackendError> {
         let slice = buffer.slice(0..bytes);
         let (tx, rx) = futures_channel::oneshot::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -235,7 +249,7 @@ impl GpuBackend {
             let view = slice
                 .get_mapped_range()
                 .map_err(|e| BackendError::Gpu(e.to_string()))?;
-            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
+            view.to_vec()
         };
         buffer.unmap();
         Ok(out)
@@ -279,16 +293,6 @@ impl GpuBackend {
         }
         Ok((out.into_iter().flat_map(|(_, l)| l).collect(), record))
     }
-}
-
-/// A compute pass of the forward pass, not borrowing `e` (cut and begun again around the
-/// probe's copies).
-fn begin_forward(e: &mut wgpu::CommandEncoder) -> wgpu::ComputePass<'static> {
-    e.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some("forward"),
-        timestamp_writes: None,
-    })
-    .forget_lifetime()
 }
 
 /// One dispatch: `step` picks the step block (0 = all rows, 1 + i = run i).
