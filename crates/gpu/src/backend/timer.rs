@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn each_dispatch_gets_end_minus_begin_times_the_period() {
         let mut t = KernelTimes::default();
-        let names = vec!["embed", "qkv", "qkv"];
+        let names = ["embed", "qkv", "qkv"];
         let ticks = [100, 110, 200, 230, 300, 290]; // the last pair went backwards: 0
         for (name, pair) in names.iter().zip(ticks.chunks_exact(2)) {
             add_pair(&mut t, name, pair, 2.0);
