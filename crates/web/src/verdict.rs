@@ -65,9 +65,47 @@ pub fn batching_gain(v: &SweepView) -> Option<(f64, bool)> {
     ))
 }
 
+/// Where a decoded token's GPU time goes, judged with the same margin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Regime {
+    /// The time outside the kernels (launches, barriers, the read-back) is at least
+    /// `CLEAR_RATIO` × the kernels' own.
+    LaunchBound,
+    /// The kernels' own time is at least `CLEAR_RATIO` × the rest.
+    KernelBound,
+    /// Neither by the margin.
+    Even,
+}
+
+pub fn regime(s: &decoding_engine::timing::TimeSplit) -> Regime {
+    if s.overhead_s >= CLEAR_RATIO * s.gpu_busy_s {
+        Regime::LaunchBound
+    } else if s.gpu_busy_s >= CLEAR_RATIO * s.overhead_s {
+        Regime::KernelBound
+    } else {
+        Regime::Even
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_regime_needs_the_ratio() {
+        let split = |busy, over| decoding_engine::timing::TimeSplit {
+            wall_s: busy + over,
+            gpu_busy_s: busy,
+            overhead_s: over,
+        };
+        // The H200's first run: ≈ 9 µs a dispatch, 147 dispatches, 2.8 ms a token, kernels
+        // a small part of it.
+        assert_eq!(regime(&split(0.4e-3, 2.4e-3)), Regime::LaunchBound);
+        assert_eq!(regime(&split(9.4e-3, 1.0e-3)), Regime::KernelBound);
+        assert_eq!(regime(&split(1.0e-3, 1.2e-3)), Regime::Even);
+        assert_eq!(regime(&split(1.2e-3, 1.0e-3)), Regime::Even);
+        assert_eq!(regime(&split(1.4e-3, 1.0e-3)), Regime::KernelBound);
+    }
 
     #[test]
     fn a_difference_needs_the_ratio_and_apart_ranges() {

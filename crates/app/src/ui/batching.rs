@@ -14,7 +14,8 @@ use decoding_engine::units::human_bytes;
 use decoding_web::export::{self as ex, Drawing};
 use decoding_web::geometry::batching::{self as bg, flops_text, RoofPoint};
 use decoding_web::page::Panel;
-use decoding_web::protocol::{LanesView, Request, ServeView, SweepView};
+use decoding_web::protocol::{GpuSplitView, LanesView, Request, ServeView, SweepView};
+use decoding_web::verdict::{regime, Regime};
 use leptos::prelude::*;
 
 /// The batch sizes the throughput chart measures.
@@ -141,9 +142,30 @@ fn ThroughputPart() -> impl IntoView {
         {move || (ui.views.sweep.with(Option::is_none) && ui.pending("sweep")).then(|| view! {
             <p class="waiting" data-testid="sweep-waiting">"Measuring on this backend…"</p>
         })}
-        {move || ui.views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v /> })}
+        {move || ui.views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v.clone() /> })}
         </div>
+        <GpuSplitPart />
         <RealScale />
+    }
+}
+
+#[component]
+fn GpuSplitPart() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let measure = move |_| {
+        ui.views.gpu_split.set(None);
+        ui.send(&Request::GpuSplit)
+    };
+    view! {
+        <div data-testid="gpu-split">
+        <h4>"Where a decoded token's time goes on this GPU"</h4>
+        <p class="note">"A GPU runs a decode step as a queue of kernels. Each launch costs time of its own, whatever the kernel does; the lesson's \"decode is bandwidth-bound\" holds only once those launches are cheap beside the kernels' weight reads. With GPU timestamps around each kernel, the worker splits 16 decode steps' wall time into the kernels' GPU time and the rest."</p>
+        <button data-testid="gpu-split-measure" on:click=measure>"Time the GPU's kernels"</button>
+        {move || (ui.views.gpu_split.with(Option::is_none) && ui.pending("gpu-split")).then(|| view! {
+            <p class="waiting" data-testid="gpu-split-waiting">"Timing 16 decode steps…"</p>
+        })}
+        {move || ui.views.gpu_split.get().map(|v| view! { <GpuSplit v=v /> })}
+        </div>
     }
 }
 
@@ -236,6 +258,64 @@ fn MachineRoofline(v: SweepView) -> impl IntoView {
         {roofline_figure(ex::machine_roofline(&v).on_page("roofline"), roof, &points)}
         <p data-testid="roof-peaks">{peaks}</p>
     }
+}
+
+/// Where a decoded token's time goes on the GPU: the kernels' GPU time (timestamps) and
+/// the rest of the step (launches, barriers, the read-back), with the regime it puts this
+/// machine in.
+#[component]
+fn GpuSplit(v: GpuSplitView) -> impl IntoView {
+    let Some(s) = v.split else {
+        let why = v.note.unwrap_or_default();
+        return view! {
+            <p class="note" data-testid="gpu-split-none">{format!("Not measured here: {why}. Without GPU timestamps the step's wall time cannot be split into the kernels' time and the launches'.")}</p>
+        }
+        .into_any();
+    };
+    let ms = |x: f64| format!("{:.3} ms", x * 1e3);
+    let pct = |x: f64| 100.0 * x / s.wall_s.max(f64::MIN_POSITIVE);
+    let per_token = v.tokens.max(1) as f64;
+    let dispatches: u64 = v.kernels.iter().map(|k| k.dispatches).sum();
+    let summary = format!(
+        "A decode step (one row, {} timed) took {} on the wall: the GPU was busy in its {:.0} kernels for {} ({:.0} %), and {} ({:.0} %) went to launching them, the barriers between them and reading the logits back.",
+        v.tokens,
+        ms(s.wall_s),
+        dispatches as f64 / per_token,
+        ms(s.gpu_busy_s),
+        pct(s.gpu_busy_s),
+        ms(s.overhead_s),
+        pct(s.overhead_s),
+    );
+    let verdict = match regime(&s) {
+        Regime::LaunchBound => "Launch-bound: decode here waits on launches, not on memory. The lesson's \"decode is bandwidth-bound\" holds only once launches are cheap beside the kernels (fewer, fused dispatches; larger models).",
+        Regime::KernelBound => "The kernels' own time dominates: the regime the roofline describes, where decode's time is its weight reads (on a software adapter the \"GPU\" is this CPU, so its kernels are slow).",
+        Regime::Even => "Launches and kernels take about equal shares (neither by 1.3×): cheaper launches and faster kernels would both show.",
+    };
+    let busy = v
+        .kernels
+        .iter()
+        .map(|k| k.gpu_ns)
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    view! {
+        <p data-testid="gpu-split-summary">{summary}</p>
+        <table class="calc" data-testid="gpu-split-table">
+            <thead><tr><th>"kernel"</th><th>"dispatches a token"</th><th>"GPU µs a token"</th><th>"share of GPU time"</th></tr></thead>
+            <tbody>{v.kernels.iter().map(|k| {
+                let share = 100.0 * k.gpu_ns / busy;
+                view! {
+                    <tr>
+                        <td>{k.name.clone()}</td>
+                        <td>{format!("{:.0}", k.dispatches as f64 / per_token)}</td>
+                        <td>{format!("{:.1}", k.gpu_ns / 1e3 / per_token)}</td>
+                        <td><span class="share-bar" style=format!("width:{:.1}%", share * 0.6)></span>{format!(" {share:.1} %")}</td>
+                    </tr>
+                }
+            }).collect_view()}</tbody>
+        </table>
+        <p class="note" data-testid="gpu-split-verdict">{verdict}</p>
+    }
+    .into_any()
 }
 
 /// The lesson's point at real scale: Llama-2-7B in fp16 on an H100 (989 TFLOP/s, 3.35 TB/s).

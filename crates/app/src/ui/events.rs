@@ -99,6 +99,10 @@ impl Ui {
                 self.views.sweep.set(Some(view))
             }
             Event::Serve { view } => self.views.serve.set(Some(view)),
+            Event::GpuSplit { view } => {
+                self.arrived("gpu-split");
+                self.views.gpu_split.set(Some(view))
+            }
             Event::Columns { view } => self.views.columns.set(Some(view)),
             Event::Error { message } => {
                 self.gen.running.set(false);

@@ -64,7 +64,7 @@ pub struct ViewState {
     pub beam_nodes: RwSignal<Vec<decoding_engine::beam::BeamNode>>,
     /// The last cached-against-naive measurement.
     pub compare: RwSignal<Option<Vec<CompareRow>>>,
-    /// f32, q8 and q4 at the current position (while the quantization panel is open).
+    /// f32, f16, q8 and q4 at the current position (while the quantization panel is open).
     pub quant: RwSignal<Option<QuantView>>,
     /// Inside the newest step (while that view is open).
     pub probe: RwSignal<Option<ProbeView>>,
@@ -73,6 +73,8 @@ pub struct ViewState {
     /// The batching panel: its lanes, the throughput sweep, the serving simulation.
     pub lanes: RwSignal<Option<LanesView>>,
     pub sweep: RwSignal<Option<SweepView>>,
+    /// Where a decoded token's time goes on the GPU.
+    pub gpu_split: RwSignal<Option<GpuSplitView>>,
     pub serve: RwSignal<Option<ServeView>>,
     /// "Same θ, different config": the compared columns.
     pub columns: RwSignal<Option<ColumnsView>>,
@@ -139,6 +141,7 @@ impl Ui {
                 spec: RwSignal::new(None),
                 lanes: RwSignal::new(None),
                 sweep: RwSignal::new(None),
+                gpu_split: RwSignal::new(None),
                 serve: RwSignal::new(None),
                 columns: RwSignal::new(None),
                 beam_nodes: RwSignal::new(Vec::new()),
@@ -181,6 +184,7 @@ impl Ui {
         let measures = match req {
             Request::CacheCompare { .. } => Some("compare"),
             Request::BatchSweep { .. } => Some("sweep"),
+            Request::GpuSplit => Some("gpu-split"),
             _ => None,
         };
         if let Some(v) = measures {

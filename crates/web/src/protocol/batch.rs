@@ -42,6 +42,20 @@ pub struct SweepView {
     pub spread: Vec<SweepSpread>,
 }
 
+/// Where a decoded token's time goes on the GPU: each kernel's GPU time (timestamps around
+/// each dispatch) and the rest of the step's wall time (launches, barriers, the read-back).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuSplitView {
+    /// decode steps timed (one row each)
+    pub tokens: u64,
+    /// seconds a token; None when the adapter writes no timestamps
+    pub split: Option<decoding_engine::timing::TimeSplit>,
+    /// each kernel over the timed steps
+    pub kernels: Vec<decoding_engine::timing::KernelTime>,
+    /// why there is no split, in words
+    pub note: Option<String>,
+}
+
 /// How a sweep row's repeated runs spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepSpread {

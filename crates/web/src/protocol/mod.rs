@@ -129,6 +129,9 @@ pub enum Request {
         prompt_tokens: u32,
         gen_tokens: u32,
     },
+    /// Where a decoded token's time goes on the GPU backend: each kernel's GPU time
+    /// (timestamps) and the launch overhead.
+    GpuSplit,
     /// A seeded trace of requests through `slots` slots, continuous and static.
     ServeSim {
         slots: u32,
@@ -188,7 +191,7 @@ pub enum Event {
         precision: Precision,
         weight_bytes: u64,
     },
-    /// f32, q8 and q4 side by side at the current position.
+    /// f32, f16, q8 and q4 side by side at the current position.
     Quant {
         view: QuantView,
     },
@@ -208,6 +211,9 @@ pub enum Event {
     },
     Serve {
         view: ServeView,
+    },
+    GpuSplit {
+        view: GpuSplitView,
     },
     Columns {
         view: ColumnsView,

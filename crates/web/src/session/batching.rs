@@ -66,6 +66,82 @@ pub(super) fn check_room(
         .map_err(|e| format!("{extra} more sequences do not fit: {e}"))
 }
 
+/// Decode steps the GPU split times.
+const SPLIT_TOKENS: usize = 16;
+
+/// Where a decoded token's time goes on the GPU: a fresh sequence prefilled untimed, then
+/// `SPLIT_TOKENS` decode steps with timestamps around each dispatch, against their wall
+/// time. Without timestamps (or on an error) the view says why.
+async fn time_kernels(engine: &mut dyn Backend, host: &dyn Host) -> GpuSplitView {
+    let c = *engine.config();
+    let n = SPLIT_TOKENS.min(c.seq_len - 1);
+    // BOS, then ids spread over the vocabulary (as `bench` decodes).
+    let ids: Vec<u32> = (0..=n)
+        .map(|i| {
+            if i == 0 {
+                1
+            } else {
+                ((i * 7919 + 3) % c.vocab_size) as u32
+            }
+        })
+        .collect();
+    let unmeasured = |note: String| GpuSplitView {
+        tokens: 0,
+        split: None,
+        kernels: Vec::new(),
+        note: Some(note),
+    };
+    let seq = match engine.new_sequence() {
+        Ok(s) => s,
+        Err(e) => return unmeasured(e.to_string()),
+    };
+    let timed = async {
+        engine.forward(seq, &ids[..1], false).await?;
+        engine.set_kernel_timing(true)?;
+        let t0 = host.now();
+        for &id in &ids[1..] {
+            engine.forward(seq, &[id], false).await?;
+        }
+        Ok::<_, decoding_engine::BackendError>(host.now() - t0)
+    }
+    .await;
+    let times = engine.take_kernel_times().unwrap_or_default();
+    let _ = engine.set_kernel_timing(false);
+    engine.release(seq);
+    match timed {
+        Ok(ms) => GpuSplitView {
+            tokens: times.passes,
+            split: times.split(ms / 1e3 / times.passes.max(1) as f64, times.passes),
+            kernels: times.kernels,
+            note: None,
+        },
+        Err(e) => unmeasured(e.to_string()),
+    }
+}
+
+impl Session {
+    /// Where a decoded token's time goes on the running GPU backend (`time_kernels`); on
+    /// the CPU backend the view says there is nothing to time.
+    pub(super) async fn gpu_split(&mut self, host: &dyn Host) -> Vec<Event> {
+        let Some(engine) = self.engine.as_mut() else {
+            return vec![err("no model is loaded yet")];
+        };
+        let view = match engine.report.kind {
+            decoding_engine::BackendKind::Gpu => time_kernels(engine, host).await,
+            decoding_engine::BackendKind::Cpu => GpuSplitView {
+                tokens: 0,
+                split: None,
+                kernels: Vec::new(),
+                note: Some(
+                    "the page runs on the CPU backend, which launches no GPU kernels (choose WebGPU in the header)"
+                        .into(),
+                ),
+            },
+        };
+        vec![Event::GpuSplit { view }]
+    }
+}
+
 pub(super) struct LanesRun {
     lanes: Lanes,
     settings: decoding_engine::sampling::Settings,

@@ -165,6 +165,7 @@ impl Session {
                 self.batch_sweep(&batches, prompt_tokens, gen_tokens, host)
                     .await
             }
+            Request::GpuSplit => self.gpu_split(host).await,
             Request::ServeSim {
                 slots,
                 requests,

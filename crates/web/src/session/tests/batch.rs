@@ -132,3 +132,57 @@ fn batching_sequences_are_checked_against_the_budget_first() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Where a decoded token's time goes: on the CPU backend the view says there are no GPU
+/// kernels; on the GPU (lavapipe under the test command, which writes timestamps) 16
+/// decode steps are timed, every kernel of the plan named, and wall = busy + overhead.
+#[test]
+fn the_gpu_split_times_each_kernel_on_the_gpu_and_says_why_not_on_the_cpu() {
+    let (mut s, host) = loaded();
+    let split = |ev: Vec<Event>| match &ev[..] {
+        [Event::GpuSplit { view }] => view.clone(),
+        _ => panic!("{ev:?}"),
+    };
+    let v = split(ask(&mut s, &host, Request::GpuSplit));
+    assert_eq!((v.split, v.tokens), (None, 0));
+    assert!(v.note.unwrap().contains("CPU backend"));
+    let ctx = pollster::block_on(decoding_gpu::GpuContext::new());
+    if let Err(e) = &ctx {
+        let required = std::env::var("DECODING_EXPLORER_REQUIRE_GPU").is_ok_and(|v| v == "1");
+        assert!(!required, "GPU required: {e}");
+        return;
+    }
+    let m = decoding_engine::Model::from_bytes(&asset("stories260K.bin"), &asset("tok512.bin"))
+        .unwrap();
+    let opened = pollster::block_on(decoding_gpu::select::select(
+        BackendChoice::Gpu,
+        &m.transformer,
+        ctx,
+        &|| host.now(),
+    ));
+    s.install("stories260K", m, opened);
+    let v = split(ask(&mut s, &host, Request::GpuSplit));
+    assert_eq!(v.note, None);
+    assert_eq!(v.tokens, 16);
+    let names: Vec<&str> = v.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "embed",
+            "qkv",
+            "attention",
+            "wo",
+            "mlp_in",
+            "w2",
+            "final norm",
+            "classifier"
+        ]
+    );
+    // 5 layers: five of each layer kernel a step, one of the others.
+    let per_step: Vec<u64> = v.kernels.iter().map(|k| k.dispatches / 16).collect();
+    assert_eq!(per_step, [1, 5, 5, 5, 5, 5, 1, 1]);
+    let t = v.split.unwrap();
+    let busy: f64 = v.kernels.iter().map(|k| k.gpu_ns).sum::<f64>() / 1e9 / 16.0;
+    assert!((t.gpu_busy_s - busy).abs() < 1e-12 && busy > 0.0);
+    assert!((t.overhead_s - (t.wall_s - busy).max(0.0)).abs() < 1e-12);
+}
