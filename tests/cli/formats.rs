@@ -43,7 +43,7 @@ fn quantize_writes_a_v2_file_that_runs_as_q8() {
     assert!(worst <= 1e-4, "{worst}");
     assert_user_error(
         &cli(&["--precision", "q5", "next"]),
-        "[possible values: f32, q8, q4]",
+        "[possible values: f32, f16, q8, q4]",
     );
     assert_user_error(
         &cli(&["--backend", "tpu", "next"]),
@@ -52,8 +52,8 @@ fn quantize_writes_a_v2_file_that_runs_as_q8() {
     let _ = std::fs::remove_file(&out);
 }
 
-/// `quality` over the kept evaluation text: f32 against itself is exact; q8's mean KL is
-/// below q4's; the weight bytes are the formats'.
+/// `quality` over the kept evaluation text: f32 against itself is exact; f16's mean KL is
+/// below q8's, q8's below q4's; the weight bytes are the formats'.
 #[test]
 fn quality_reports_kl_agreement_and_perplexity_per_precision() {
     let o = cli(&["quality", "--json"]);
@@ -61,13 +61,16 @@ fn quality_reports_kl_agreement_and_perplexity_per_precision() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rows = v.as_array().unwrap();
     let get = |i: usize, k: &str| rows[i][k].as_f64().unwrap();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     assert_eq!((get(0, "mean_kl"), get(0, "same_top")), (0.0, 1.0));
     assert!(get(1, "mean_kl") > 0.0 && get(1, "mean_kl") < get(2, "mean_kl"));
-    assert!(get(1, "same_top") > get(2, "same_top"));
+    assert!(get(2, "mean_kl") < get(3, "mean_kl"));
+    assert!(get(1, "same_top") >= get(2, "same_top"));
+    assert!(get(2, "same_top") > get(3, "same_top"));
     assert_eq!(get(0, "perplexity"), get(0, "perplexity_ref"));
-    let bytes: Vec<f64> = (0..3).map(|i| get(i, "weight_bytes")).collect();
-    assert_eq!(bytes, [1_040_128.0, 278_352.0, 164_896.0]);
+    let bytes: Vec<f64> = (0..4).map(|i| get(i, "weight_bytes")).collect();
+    // f16: the 259,328 matrix weights at 2 bytes, the 704 norm weights at 4 (f32: 4 and 4).
+    assert_eq!(bytes, [1_040_128.0, 521_472.0, 278_352.0, 164_896.0]);
     assert!(get(0, "positions") > 500.0);
 }
 

@@ -911,10 +911,16 @@ test('the per-step time includes the forward pass: a model where it dominates sh
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('quantization: q8 and back keeps the transcript; the panel shows three distributions, their KL and agreement, and the weight bytes', async () => {
+test('quantization: f16, q8 and back keep the transcript; the panel shows four distributions, their KL and agreement, and the weight bytes', async () => {
   const { page } = await ready('backend=cpu&seed=5');
   const summary = page.getByTestId('model-summary');
   await page.waitForFunction(() => /weights f32: 1,040,128 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
+  // f16 at the prompt: the CLI's f16 distribution (the weights rounded the same way).
+  await page.getByTestId('precision-select').selectOption('f16');
+  await page.waitForFunction(() => /weights f16: 521,472 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
+  const f16Top = Number(cli('--precision', 'f16', 'next', '--prompt', 'Once upon a time', '--top', '1').split('\n')[1].trim().split(/\s+/)[2]);
+  await page.waitForFunction((v) => Number(document.querySelector('[data-testid=dist-value]').innerText) === v, f16Top);
+  assert.match(await pageUrl(page), /precision=f16/);
   // q8 at the prompt: the CLI's q8 distribution (quantized in memory the same way).
   await page.getByTestId('precision-select').selectOption('q8');
   await page.waitForFunction(() => /weights q8: 278,352 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
@@ -936,19 +942,19 @@ test('quantization: q8 and back keeps the transcript; the panel shows three dist
   await page.waitForFunction(() => /weights f32: 1,040,128 bytes/.test(document.querySelector('[data-testid=model-summary]').innerText));
   await waitChips(page, 8);
   assert.equal(await page.getByTestId('transcript-text').innerText(), text);
-  // The panel: three precisions side by side at the current position.
+  // The panel: four precisions side by side at the current position.
   await page.getByTestId('toggle-quant').click();
   const table = page.getByTestId('quant-table');
   await table.waitFor({ timeout: 30_000 });
-  assert.deepEqual(await page.getByTestId('quant-bytes').allInnerTexts(), ['1,040,128', '278,352', '164,896']);
+  assert.deepEqual(await page.getByTestId('quant-bytes').allInnerTexts(), ['1,040,128', '521,472', '278,352', '164,896']);
   const kl = (await page.getByTestId('quant-kl').allInnerTexts()).map(Number);
   assert.equal(kl[0], 0);
-  assert.ok(kl[1] > 0 && kl[2] > kl[1], `KL f32/q8/q4: ${kl}`);
+  assert.ok(kl[1] > 0 && kl[2] > kl[1] && kl[3] > kl[2], `KL f32/f16/q8/q4: ${kl}`);
   assert.equal((await page.getByTestId('quant-top').allInnerTexts())[0], 'same');
   assert.ok((await page.getByTestId('quant-decode').allInnerTexts()).every((t) => /ms\s+\d+ tokens\/s/.test(t)));
   const tokens = page.getByTestId('quant-token');
   assert.ok(await tokens.count() >= 3);
-  assert.equal(await tokens.first().locator(".qbar").count(), 3);
+  assert.equal(await tokens.first().locator(".qbar").count(), 4);
   assert.match(await page.getByTestId('quant-row').innerText(), /starts inside a group/);
   assert.match(await page.getByTestId('quant-panel').innerText(), /After the transcript's 13 tokens/);
   // A step with the panel open: it follows.
@@ -1022,6 +1028,10 @@ test('batching: four lanes step together (lane 0 is the transcript\'s text), thr
   px.forEach((x, i) => assert.ok(x > dx[i], `prefill x ${x} right of decode x ${dx[i]} at the ${i}-th B`));
   assert.ok(dx[4] > dx[0], 'decode moves right as B grows');
   assert.match(await page.getByTestId('roof-h100').innerText(), /ridge 295 FLOP\/byte\) one sequence does 0\.98 FLOP per byte/);
+  // On the CPU backend there are no GPU kernels to time, and the panel says so.
+  await page.getByTestId('gpu-split-measure').click();
+  await page.getByTestId('gpu-split-none').waitFor({ timeout: 30_000 });
+  assert.match(await page.getByTestId('gpu-split-none').innerText(), /^Not measured here: the page runs on the CPU backend, which launches no GPU kernels/);
   // Continuous against static on one seeded trace.
   await page.getByTestId('serve-run').click();
   await page.getByTestId('serve-static').waitFor({ timeout: 60_000 });

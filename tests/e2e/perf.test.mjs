@@ -139,7 +139,7 @@ test('WebGPU backend: first distribution and decode speed', async () => {
  * 32,000-token vocabulary) loaded as its llama2.c version-2 (Q8_0) file, against the native
  * CLI's decode on one thread (`bench --tokens 16`).
  */
-/** The quantization panel's decode step of f32, q8, q4 (ms; the worker's own clock). */
+/** The quantization panel's decode step of f32, f16, q8, q4 (ms; the worker's own clock). */
 async function panelDecodeMs(page) {
   return (await page.getByTestId('quant-decode').allInnerTexts()).map((t) => Number(/([\d.]+) ms/.exec(t)[1]));
 }
@@ -167,12 +167,12 @@ test('decode per precision in the page against native (CPU backend)', async () =
       await page.waitForFunction(() => /After the transcript's 15 tokens/.test(document.querySelector('[data-testid=quant-panel]')?.textContent ?? ''), null, { timeout: 60_000 });
       const ms = await panelDecodeMs(page);
       await page.close();
-      ['f32', 'q8', 'q4'].forEach((p, i) => {
+      ['f32', 'f16', 'q8', 'q4'].forEach((p, i) => {
         const native = JSON.parse(cli('--threads', '1', '--precision', p, 'bench', '--tokens', '16', '--repeat', '5', '--json'));
         out.stories260K[p] = compare(1000 / ms[i], native.decode.median_tokens_per_s);
       });
     }
-    // The 15M shape from files: the q8 file itself, then f32 and q4 from the f32 file.
+    // The 15M shape from files: the q8 file itself, then f32, f16 and q4 from the f32 file.
     const page = await pickFiles(browser, `${server.url}?backend=cpu&panels=quant`,
       path.join(dir, 'q80.bin'), path.join(dir, 'tokenizer.bin'), 'dim 288.*weights q8: 17,101,440 bytes');
     for (let i = 1; i <= 4; i++) {
@@ -183,7 +183,7 @@ test('decode per precision in the page against native (CPU backend)', async () =
     const ms = await panelDecodeMs(page);
     const memory = Number(await page.getByTestId('memory-engine').getAttribute('data-bytes'));
     await page.close();
-    ['f32', 'q8', 'q4'].forEach((p, i) => {
+    ['f32', 'f16', 'q8', 'q4'].forEach((p, i) => {
       const file = path.join(dir, p === 'q8' ? 'q80.bin' : 'model.bin');
       const native = JSON.parse(cli('--threads', '1', '--precision', p, '--model', file, '--tokenizer', path.join(dir, 'tokenizer.bin'), 'bench', '--tokens', '16', '--repeat', '5', '--json'));
       out['15M'][p] = compare(1000 / ms[i], native.decode.median_tokens_per_s);

@@ -172,6 +172,7 @@ pub fn fused_tile(rows: u32) -> u32 {
 pub fn weight_reader(precision: Precision, group: u32) -> String {
     match precision {
         Precision::F32 => include_str!("shaders/weights_f32.wgsl").to_string(),
+        Precision::F16 => include_str!("shaders/weights_f16.wgsl").to_string(),
         Precision::Q8 => {
             include_str!("shaders/weights_q8.wgsl").replace("{GROUP}", &group.max(1).to_string())
         }
@@ -185,6 +186,7 @@ pub fn weight_reader(precision: Precision, group: u32) -> String {
 pub fn packed(t: &Tensor) -> Vec<u8> {
     match t {
         Tensor::F32(v) => bytemuck::cast_slice(&v[..]).to_vec(),
+        Tensor::F16(v) => f16_words(v),
         Tensor::Quant(q) => {
             let (vb, ng) = (q.block_value_bytes(), q.groups_per_block());
             let mut out = Vec::with_capacity(q.bytes() as usize);
@@ -203,8 +205,16 @@ pub fn packed(t: &Tensor) -> Vec<u8> {
 pub fn group_of(t: &Tensor) -> u32 {
     match t {
         Tensor::Quant(q) => q.group as u32,
-        Tensor::F32(_) => 0,
+        Tensor::F32(_) | Tensor::F16(_) => 0,
     }
+}
+
+/// f16 weights as `weights_f16.wgsl` reads them: their bits, little-endian, padded with a
+/// zero to a whole word.
+fn f16_words(v: &[half::f16]) -> Vec<u8> {
+    let mut out: Vec<u8> = v.iter().flat_map(|h| h.to_bits().to_le_bytes()).collect();
+    out.resize(out.len().next_multiple_of(4), 0);
+    out
 }
 
 /// Workgroups for `rows` outputs per token: rows beyond 65,535 spill into the y dimension.
@@ -266,7 +276,7 @@ pub fn packed_parts(
     }
     // Weights a part is padded to: a whole number of groups (and of u32 words for Q8).
     let align = match precision {
-        Precision::F32 => 1,
+        Precision::F32 | Precision::F16 => 1,
         Precision::Q8 => lcm(group.max(1) as usize, 4),
         Precision::Q4 => decoding_engine::quant::Q4_GROUP,
     };
@@ -279,6 +289,7 @@ pub fn packed_parts(
         block_len += p;
     }
     let mut bytes = Vec::new();
+    let mut halves: Vec<half::f16> = Vec::new();
     for l in range.clone() {
         match precision {
             Precision::F32 => {
@@ -287,12 +298,19 @@ pub fn packed_parts(
                     bytes.extend_from_slice(bytemuck::cast_slice(&v[l * len..(l + 1) * len]));
                 }
             }
+            Precision::F16 => {
+                // The halves of every part and block in order, made words once at the end.
+                for (t, &len) in parts.iter().zip(&lens) {
+                    let Tensor::F16(v) = t else { unreachable!() };
+                    halves.extend_from_slice(&v[l * len..(l + 1) * len]);
+                }
+            }
             _ => {
                 let q: Vec<&decoding_engine::quant::QTensor> = parts
                     .iter()
                     .map(|t| match t {
                         Tensor::Quant(q) => Ok(q),
-                        Tensor::F32(_) => Err("the matrices packed together differ in format"),
+                        _ => Err("the matrices packed together differ in format"),
                     })
                     .collect::<Result<_, _>>()?;
                 let value_bytes = |weights: usize| match precision {
@@ -315,6 +333,9 @@ pub fn packed_parts(
                 }
             }
         }
+    }
+    if precision == Precision::F16 {
+        bytes = f16_words(&halves);
     }
     Ok(Parts {
         bytes,
@@ -388,6 +409,37 @@ mod tests {
         );
         let p = packed_parts(&[&ta, &tb], 2, 0..1).unwrap();
         assert_eq!((p.layout.at, p.bytes.len()), (vec![0, 32], 2 * 16 + 2 * 4));
+    }
+
+    /// f16: the halves of A's layer l then B's, one after another (no padding: the reader
+    /// indexes halves), two to a word, low half first, the buffer padded with a zero half.
+    #[test]
+    fn packed_f16_parts_are_their_halves_two_to_a_word() {
+        let a: Vec<f32> = (0..10).map(|i| i as f32 * 0.25 - 1.0).collect(); // 5 a layer
+        let b: Vec<f32> = (0..4).map(|i| 2.0 + i as f32).collect(); // 2 a layer
+        let (ha, hb) = (
+            Tensor::F32(a.clone().into()).at(Precision::F16, 2, 64),
+            Tensor::F32(b.clone().into()).at(Precision::F16, 2, 64),
+        );
+        let p = packed_parts(&[&ha, &hb], 2, 0..2).unwrap();
+        assert_eq!((p.layout.at, p.layout.block_len), (vec![0, 5], 7));
+        // 14 halves: 28 bytes, already whole words. These values are exact in f16.
+        let halves: Vec<f32> = p
+            .bytes
+            .chunks(2)
+            .map(|h| half::f16::from_le_bytes([h[0], h[1]]).to_f32())
+            .collect();
+        let want = [&a[..5], &b[..2], &a[5..], &b[2..]].concat();
+        assert_eq!(halves, want);
+        // −1.0 is 0xbc00, 2.0 is 0x4000: little-endian bytes, A's first in word 0's low
+        // half, B's first (half 5) in word 2's high half.
+        assert_eq!(&p.bytes[0..2], &[0x00, 0xbc]);
+        assert_eq!(&p.bytes[10..12], &[0x00, 0x40]);
+        // One layer of 7 halves: padded to 4 words with a zero half.
+        let one = packed_parts(&[&ha, &hb], 2, 1..2).unwrap();
+        assert_eq!(one.bytes.len(), 16);
+        assert_eq!(&one.bytes[14..], &[0, 0]);
+        assert_eq!(packed(&ha).len(), 20, "10 halves, 5 words");
     }
 
     #[test]

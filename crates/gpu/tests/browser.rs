@@ -49,7 +49,7 @@ async fn webgpu_in_chromium_generates_the_cpu_greedy_text() {
 }
 
 /// The quantized kernels in Chromium's WebGPU against their CPU twins (stories260K's w2:
-/// rows straddling groups), and q8/q4 greedy text equal to the CPU's.
+/// rows straddling groups; f16), and f16/q8/q4 greedy text equal to the CPU's.
 #[wasm_bindgen_test]
 async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
     let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
@@ -58,7 +58,7 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
     let x: Vec<f32> = (0..3 * c.hidden_dim)
         .map(|i| ((i * 37 % 101) as f32 / 50.0) - 1.0)
         .collect();
-    for p in [Precision::Q8, Precision::Q4] {
+    for p in [Precision::F16, Precision::Q8, Precision::Q4] {
         let q = m.transformer.at(p);
         for layer in [0, c.n_layers - 1] {
             let got = decoding_gpu::ops::matmul(
@@ -109,7 +109,7 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
 }
 
 /// The fused kernels in Chromium's WebGPU against their CPU twins, on stories260K's layer 0
-/// at f32, q8 and q4: Q/K/V with the norm, RoPE and the cache write (a prefill of three
+/// at f32, f16, q8 and q4: Q/K/V with the norm, RoPE and the cache write (a prefill of three
 /// rows at position 5), and the MLP's input with the norm and SwiGLU.
 #[wasm_bindgen_test]
 async fn fused_kernels_in_chromium_match_their_cpu_twins() {
@@ -124,10 +124,7 @@ async fn fused_kernels_in_chromium_match_their_cpu_twins() {
             panic!("stories260K is float32")
         };
         let v = &v[..len];
-        match p {
-            Precision::F32 => Tensor::F32(v.to_vec().into()),
-            _ => Tensor::Quant(QTensor::quantize(v, 1, p, 64)),
-        }
+        Tensor::F32(v.to_vec().into()).at(p, 1, 64)
     };
     let x: Vec<f32> = (0..3 * dim)
         .map(|i| ((i * 37 % 101) as f32 / 25.0) - 2.0)
@@ -143,7 +140,7 @@ async fn fused_kernels_in_chromium_match_their_cpu_twins() {
             );
         }
     };
-    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+    for p in Precision::ALL {
         let qkv_w = [
             layer0(&w.wq, dim * dim, p),
             layer0(&w.wk, kv * dim, p),

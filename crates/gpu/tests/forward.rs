@@ -41,8 +41,8 @@ fn greedy_200_tokens_are_identical_to_the_cpu() {
     );
 }
 
-/// Quantized weights stay quantized on the GPU (its weights buffers are the quantized
-/// bytes) and give the CPU's greedy text for 100 tokens.
+/// Quantized and f16 weights stay so on the GPU (its weights buffers are their bytes) and
+/// give the CPU's greedy text for 100 tokens.
 #[test]
 fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
     let m = model();
@@ -54,7 +54,7 @@ fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
         ("max_tokens", "100"),
         ("logit_bias", "1:-100,2:-100"),
     ]);
-    for p in [Precision::Q8, Precision::Q4] {
+    for p in [Precision::F16, Precision::Q8, Precision::Q4] {
         let q = m.with_transformer(std::sync::Arc::new(m.transformer.at(p)));
         let ctx = block_on(GpuContext::new()).unwrap();
         let mut g = GpuBackend::new(Rc::new(ctx), &q.transformer).unwrap();

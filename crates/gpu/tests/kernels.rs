@@ -8,7 +8,7 @@ mod common;
 
 use common::{assert_all_close, floats, gpu, twins};
 use decoding_engine::cpu;
-use decoding_engine::quant::{Precision, QTensor, Tensor};
+use decoding_engine::quant::{Precision, Tensor};
 use decoding_gpu::ops;
 use pollster::block_on;
 use proptest::prelude::*;
@@ -102,7 +102,7 @@ fn matmul_tiles_give_each_batch_row_its_own_bits() {
     let Some(ctx) = gpu() else { return };
     let (rows, n, tokens) = (173, 96, 20);
     let x = floats(tokens * n, 4, 1.0);
-    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+    for p in Precision::ALL {
         let w = matrix(p, rows, n, 3);
         let all = block_on(ops::matmul(ctx, &w, (1, 0), &x, n, None)).unwrap();
         for t in [0, 7, 8, 19] {
@@ -128,17 +128,13 @@ fn matmul_tiles_give_each_batch_row_its_own_bits() {
     }
 }
 
-/// A quantized matrix (`blocks` layers of rows × n) on the GPU against the CPU's quantized
-/// row products (`quant::QRef::dot`, its CPU twin), layer `block`, rows straddling groups
-/// where n is not a multiple of the group.
+/// A quantized or f16 matrix (`blocks` layers of rows × n) on the GPU against the CPU's
+/// row products (`quant::QRef::dot`, or the float32 dot of the widened f16 row: the CPU
+/// twins), layer `block`, rows straddling groups where n is not a multiple of the group
+/// (and f16 blocks that start in the middle of a word where rows × n is odd).
 fn check_quantized_matmul(p: Precision, rows: usize, n: usize, tokens: usize, blocks: usize) {
     let Some(ctx) = gpu() else { return };
-    let w = Tensor::Quant(QTensor::quantize(
-        &floats(blocks * rows * n, 5, 0.5),
-        blocks,
-        p,
-        64,
-    ));
+    let w = Tensor::F32(floats(blocks * rows * n, 5, 0.5).into()).at(p, blocks, 64);
     let x = floats(tokens * n, 6, 1.0);
     for block in [0, blocks - 1] {
         let got = block_on(ops::matmul(ctx, &w, (blocks, block), &x, n, None)).unwrap();
@@ -165,6 +161,14 @@ fn matmul_q8_matches_cpu_reference() {
 }
 
 #[test]
+fn matmul_f16_matches_cpu_reference() {
+    check_quantized_matmul(Precision::F16, 64, 172, 1, 5);
+    check_quantized_matmul(Precision::F16, 64, 172, 3, 5);
+    // 63 weights a layer: layers 1 and 2 start in the high half of a word.
+    check_quantized_matmul(Precision::F16, 7, 9, 2, 3);
+}
+
+#[test]
 fn matmul_q4_matches_cpu_reference() {
     check_quantized_matmul(Precision::Q4, 64, 172, 1, 5);
     check_quantized_matmul(Precision::Q4, 64, 172, 3, 5);
@@ -172,14 +176,14 @@ fn matmul_q4_matches_cpu_reference() {
     check_quantized_matmul(Precision::Q4, 7, 9, 2, 3);
 }
 
-/// A quantized embedding table's rows, dequantized on the GPU, are the CPU's exactly (one
-/// product q·d each).
+/// A quantized or f16 embedding table's rows, dequantized (widened) on the GPU, are the
+/// CPU's exactly (one product q·d each; f16 widening is exact).
 #[test]
 fn embed_quantized_matches_cpu_reference() {
     let Some(ctx) = gpu() else { return };
     let (vocab, dim) = (512, 64);
-    for p in [Precision::Q8, Precision::Q4] {
-        let emb = Tensor::Quant(QTensor::quantize(&floats(vocab * dim, 1, 1.0), 1, p, 64));
+    for p in [Precision::F16, Precision::Q8, Precision::Q4] {
+        let emb = Tensor::F32(floats(vocab * dim, 1, 1.0).into()).at(p, 1, 64);
         let tokens = [1u32, 403, 407, 261, 511];
         let got = block_on(ops::embed(ctx, &emb, &tokens, dim)).unwrap();
         let mut want = vec![0.0; tokens.len() * dim];
@@ -190,14 +194,10 @@ fn embed_quantized_matches_cpu_reference() {
     }
 }
 
-/// A matrix of rows × n, float32 or quantized (groups of 64 for Q8: they straddle rows
-/// where n is not a multiple of 64).
+/// A matrix of rows × n at `p` (groups of 64 for Q8: they straddle rows where n is not a
+/// multiple of 64).
 fn matrix(p: Precision, rows: usize, n: usize, seed: u64) -> Tensor {
-    let w = floats(rows * n, seed, 0.5);
-    match p {
-        Precision::F32 => Tensor::F32(w.into()),
-        _ => Tensor::Quant(QTensor::quantize(&w, 1, p, 64)),
-    }
+    Tensor::F32(floats(rows * n, seed, 0.5).into()).at(p, 1, 64)
 }
 
 /// The fused Q/K/V kernel against its CPU twin: `cpu::rmsnorm`, `cpu::matmul` for Wq, Wk
@@ -264,7 +264,7 @@ fn qkv_matches_cpu_reference() {
     // stories260K's heads (8 query, 4 K/V, head size 8) at position 100 and a prefill of 3;
     // GQA 4:1 with head size 64; parts that are not whole groups (dim 18: Wq 324 weights,
     // Wk and Wv 108 each), packed with padding.
-    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+    for p in Precision::ALL {
         check_qkv(p, 8, 4, 8, 1, 100);
         check_qkv(p, 8, 4, 8, 3, 0);
         check_qkv(p, 4, 1, 64, 2, 7);
@@ -345,7 +345,7 @@ fn check_mlp_in(p: Precision, hidden: usize, dim: usize, tokens: usize, seed: u6
 fn mlp_in_matches_cpu_reference() {
     // stories260K's MLP (172 × 64) at decode and a prefill of 4, and a shape whose W1 is
     // not whole groups (5 × 9: 45 weights), packed with padding.
-    for p in [Precision::F32, Precision::Q8, Precision::Q4] {
+    for p in Precision::ALL {
         check_mlp_in(p, 172, 64, 1, 9);
         check_mlp_in(p, 172, 64, 4, 10);
         check_mlp_in(p, 5, 9, 2, 11);

@@ -194,7 +194,7 @@ pub const ITEMS: &[Item] = &[
     item("toy-history", "toy history", Row::State),
     item(
         "quant-table",
-        "the three precisions' distributions",
+        "the four precisions' distributions",
         Row::State,
     ),
     item("spec-run", "the speculative run", Row::State),

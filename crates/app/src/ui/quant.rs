@@ -1,4 +1,4 @@
-//! Quantization (lesson 10, section 5): the same learned weights stored as f32, q8 and q4,
+//! Quantization (lesson 10, section 5): the same learned weights stored as f32, f16, q8 and q4,
 //! side by side at the current position: each precision's next-token distribution (bars
 //! aligned by token), KL from f32 and whether the top token agrees, the weight bytes and a
 //! measured decode step, and one weight row before and after quantization with its error.
@@ -18,7 +18,7 @@ pub fn QuantPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Quant
-            export=move || export::buttons("quant", "the three precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_web::export::quant)))>
+            export=move || export::buttons("quant", "the four precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_web::export::quant)))>
             <Body />
         </PanelShell>
     }
@@ -29,12 +29,12 @@ fn Body() -> impl IntoView {
     let ui = expect_context::<Ui>();
     move || {
         let Some(v) = ui.views.quant.get() else {
-            return view! { <p>"Running the three precisions…"</p> }.into_any();
+            return view! { <p>"Running the four precisions…"</p> }.into_any();
         };
         let running = ui.model.precision.get().map(|(p, _)| p);
         view! {
             <p class="note">
-                "The same weights θ stored three ways: the representation changes, not the learned values. "
+                "The same weights θ stored four ways: the representation changes, not the learned values. "
                 {format!("After the transcript's {} tokens, each precision's next-token distribution ", v.position)}
                 "(softmax of its logits, before the sampling chain), on the CPU in this page's worker, "
                 "each with its own KV cache. Activations stay f32; norms stay f32."
@@ -64,14 +64,14 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
                     <td class="nowrap">{human_bytes(p.weight_bytes)}</td>
                     <td>{format!("{smaller:.1}×")}</td>
                     <td data-testid="quant-decode" title=format!("median of 5 interleaved rounds; the middle three {:.3}–{:.3} ms", p.decode_range.0, p.decode_range.1)>{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s · {:.3}–{:.3}", 1000.0 / p.decode_ms.max(1e-6), p.decode_range.0, p.decode_range.1)}</small></td>
-                    <td data-testid="quant-kl">{format!("{:.5}", p.kl)}</td>
+                    <td data-testid="quant-kl">{kl_text(p.kl)}</td>
                     <td data-testid="quant-top">{if p.same_top { "same".to_string() } else { format!("differs (id {})", p.top) }}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
-        <div class="scroll-x" tabindex="0" role="region" aria-label="the three precisions, scrollable"><Tag of="quant-table" /><table class="compare quant-table" data-testid="quant-table">
+        <div class="scroll-x" tabindex="0" role="region" aria-label="the four precisions, scrollable"><Tag of="quant-table" /><table class="compare quant-table" data-testid="quant-table">
             <caption>"Weight bytes, one measured decode step, and the distribution against f32's"</caption>
             <thead><tr>
                 <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
@@ -112,17 +112,27 @@ fn Row(view: QuantView) -> impl IntoView {
             <table class="compare">
                 <caption>{format!("{}: its first weights, before and after ", r.label)} <Tag of="quant-weights" /></caption>
                 <thead><tr><th scope="col">""</th>{head}</tr></thead>
-                <tbody>{line(0)}{line(1)}{line(2)}</tbody>
+                <tbody>{(0..Precision::ALL.len()).map(line).collect_view()}</tbody>
             </table>
             <p class="note">
                 {format!(
-                    "Largest error over the whole row: q8 {:.2e}, q4 {:.2e}. The row touches {} q8 groups and {} q4 groups{}",
-                    r.max_error[0], r.max_error[1], r.groups[0], r.groups[1],
+                    "Largest error over the whole row: f16 {:.2e}, q8 {:.2e}, q4 {:.2e}. The row touches {} q8 groups and {} q4 groups{}",
+                    r.max_error[0], r.max_error[1], r.max_error[2], r.groups[0], r.groups[1],
                     if r.straddles {
                         ": it starts inside a group (groups run over the flattened matrix, as llama2.c's export writes them), and every one of its weights counts with its own group's scale."
                     } else { "." }
                 )}
             </p>
         </div>
+    }
+}
+
+/// A KL in nats: five decimals, or three significant digits below 10⁻³ (f16's is about
+/// 10⁻⁶, which five decimals would show as 0).
+fn kl_text(kl: f64) -> String {
+    if kl != 0.0 && kl.abs() < 1e-3 {
+        format!("{kl:.2e}")
+    } else {
+        format!("{kl:.5}")
     }
 }

@@ -218,7 +218,7 @@ pub fn assert_matvec_bits() {
                 .map(|w| dot_portable(w, x))
                 .chain((0..3).map(|r| match q.block(0, 1) {
                     MatRef::Quant(q) => q.dot(r * n, x),
-                    MatRef::F32(_) => unreachable!(),
+                    _ => unreachable!(),
                 }))
                 .chain(w1.chunks(n).map(|w| dot_portable(w, x)))
                 .map(f32::to_bits)

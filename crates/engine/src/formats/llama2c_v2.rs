@@ -263,7 +263,7 @@ impl Checkpoint {
         };
         let group = match &w.wq {
             Tensor::Quant(q) => q.group,
-            Tensor::F32(_) => unreachable!("quantized above"),
+            _ => unreachable!("quantized above"),
         };
         out.write_all(&V2Header { config: *c, group }.to_bytes())?;
         let floats = |out: &mut dyn std::io::Write, v: &[f32]| -> std::io::Result<()> {

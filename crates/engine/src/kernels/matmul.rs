@@ -61,6 +61,7 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             for (o, w_i) in chunk.chunks_exact_mut(t).zip(rows) {
                 match w_i {
                     RowRef::F32(w) => dot_rows_into(o, w, x, n),
+                    RowRef::F16(w) => with_widened(w, |w| dot_rows_into(o, w, x, n)),
                     RowRef::Quant(q, start) => {
                         for (o, x_r) in o.iter_mut().zip(x.chunks_exact(n)) {
                             *o = q.dot(start, x_r);
@@ -85,6 +86,7 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
             for (o, w_i) in out.iter_mut().zip(rows) {
                 *o = match w_i {
                     RowRef::F32(w) => dot_streamed(w, x),
+                    RowRef::F16(w) => with_widened(w, |w| dot_streamed(w, x)),
                     RowRef::Quant(q, start) => q.dot(start, x),
                 };
             }
@@ -113,6 +115,11 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
                         waiting = 0;
                     }
                 }
+                RowRef::F16(w) => {
+                    flush(out, &pending[..waiting], first);
+                    waiting = 0;
+                    out[i] = with_widened(w, |w| dot_streamed(w, x));
+                }
                 RowRef::Quant(q, start) => {
                     flush(out, &pending[..waiting], first);
                     waiting = 0;
@@ -126,6 +133,7 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
     for (o, w_i) in out.iter_mut().zip(rows) {
         *o = match w_i {
             RowRef::F32(w) => dot_streamed(w, x),
+            RowRef::F16(w) => with_widened(w, |w| dot_streamed(w, x)),
             RowRef::Quant(q, start) => q.dot(start, x),
         };
     }
@@ -161,7 +169,27 @@ pub(super) fn dot_rows_into(out: &mut [f32], w: &[f32], x: &[f32], n: usize) {
 #[derive(Clone, Copy)]
 enum RowRef<'a> {
     F32(&'a [f32]),
+    F16(&'a [half::f16]),
     Quant(QRef<'a>, usize),
+}
+
+thread_local! {
+    /// A thread's widened f16 row (as long as the longest row it has met).
+    static WIDE: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `f` on the f16 row `w` widened to float32: the float32 kernels then give the bits of the
+/// float32 model whose weights are the rounded ones.
+#[inline]
+fn with_widened<T>(w: &[half::f16], f: impl FnOnce(&[f32]) -> T) -> T {
+    WIDE.with(|cell| {
+        let mut wide = cell.borrow_mut();
+        if wide.len() < w.len() {
+            wide.resize(w.len(), 0.0);
+        }
+        crate::quant::widen(w, &mut wide[..w.len()]);
+        f(&wide[..w.len()])
+    })
 }
 
 /// The rows (n wide) of the matrices `ws` one after another, from row `row` of matrix `m`.
@@ -184,6 +212,7 @@ impl<'a> Iterator for StackedRows<'a, '_> {
                 self.row += 1;
                 return Some(match *w {
                     MatRef::F32(v) => RowRef::F32(&v[r * n..(r + 1) * n]),
+                    MatRef::F16(v) => RowRef::F16(&v[r * n..(r + 1) * n]),
                     MatRef::Quant(q) => RowRef::Quant(q, r * n),
                 });
             }

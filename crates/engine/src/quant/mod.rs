@@ -2,7 +2,13 @@
 //! Cuts memory and bandwidth — the decode bottleneck — with small, manageable accuracy loss.
 //! This changes the representation of θ, not its learned values").
 //!
-//! Two formats besides float32, both symmetric with one float32 scale per group of weights:
+//! **F16** stores each weight as IEEE half (rounded to nearest even: 11 significant bits,
+//! exponents down to 2⁻²⁴), 2 bytes a weight, and widens it back to float32 where it is
+//! read: the arithmetic is float32's, so an f16 model's logits are, bit for bit, those of the
+//! float32 model whose weights are the rounded ones (on the CPU and the GPU alike).
+//!
+//! Two formats besides float32 and f16, both symmetric with one float32 scale per group of
+//! weights:
 //!
 //! - **Q8** (llama2.c `export.py --version 2`, `quantize_q80`; GGML's Q8_0): scale
 //!   d = max|w| / 127, q = round(w / d) as int8 (round half to even, as `torch.round`), w ≈ q·d.
@@ -48,7 +54,7 @@ mod tests;
 pub use qref::QRef;
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr};
-pub use tensor::{F32s, MatRef, SharedBytes, Tensor};
+pub use tensor::{widen, F32s, MatRef, SharedBytes, Tensor};
 
 /// How the matrices of a model are stored. Norms always stay float32.
 #[derive(EnumString, IntoStaticStr, Display)]
@@ -59,12 +65,15 @@ pub use tensor::{F32s, MatRef, SharedBytes, Tensor};
 pub enum Precision {
     #[default]
     F32,
+    /// IEEE half (binary16): each weight rounded to nearest even, widened back to float32
+    /// exactly where it is read, the products and sums float32 as for `F32`.
+    F16,
     Q8,
     Q4,
 }
 
 impl Precision {
-    pub const ALL: [Precision; 3] = [Precision::F32, Precision::Q8, Precision::Q4];
+    pub const ALL: [Precision; 4] = [Precision::F32, Precision::F16, Precision::Q8, Precision::Q4];
 
     /// Its one name (serde's, a link's, the CLI's).
     pub fn name(self) -> &'static str {
@@ -74,13 +83,14 @@ impl Precision {
     /// Exactly a name.
     pub fn parse(s: &str) -> Result<Precision, String> {
         s.parse()
-            .map_err(|_| format!("precision must be f32, q8 or q4, not {s:?}"))
+            .map_err(|_| format!("precision must be f32, f16, q8 or q4, not {s:?}"))
     }
 
     /// The page's and the CLI's label: "f32 (4 bytes a weight)".
     pub fn label(self) -> &'static str {
         match self {
             Precision::F32 => "f32: 32 bits a weight",
+            Precision::F16 => "f16: 16 bits a weight (IEEE half)",
             Precision::Q8 => "q8: int8 + a float32 scale per group",
             Precision::Q4 => "q4: 4 bits + a float32 scale per 32",
         }

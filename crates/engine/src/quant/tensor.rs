@@ -78,6 +78,7 @@ impl std::fmt::Debug for F32s {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tensor {
     F32(F32s),
+    F16(Vec<half::f16>),
     Quant(QTensor),
 }
 
@@ -85,6 +86,7 @@ impl Tensor {
     pub fn precision(&self) -> Precision {
         match self {
             Tensor::F32(_) => Precision::F32,
+            Tensor::F16(_) => Precision::F16,
             Tensor::Quant(q) => q.precision,
         }
     }
@@ -93,6 +95,7 @@ impl Tensor {
     pub fn len(&self) -> usize {
         match self {
             Tensor::F32(v) => v.len(),
+            Tensor::F16(v) => v.len(),
             Tensor::Quant(q) => q.blocks * q.block_len,
         }
     }
@@ -105,6 +108,7 @@ impl Tensor {
     pub fn bytes(&self) -> u64 {
         match self {
             Tensor::F32(v) => 4 * v.len() as u64,
+            Tensor::F16(v) => 2 * v.len() as u64,
             Tensor::Quant(q) => q.bytes(),
         }
     }
@@ -116,6 +120,10 @@ impl Tensor {
                 let n = v.len() / blocks.max(1);
                 MatRef::F32(&v[b * n..(b + 1) * n])
             }
+            Tensor::F16(v) => {
+                let n = v.len() / blocks.max(1);
+                MatRef::F16(&v[b * n..(b + 1) * n])
+            }
             Tensor::Quant(q) => MatRef::Quant(q.block(b)),
         }
     }
@@ -124,6 +132,7 @@ impl Tensor {
     pub fn to_f32(&self) -> std::borrow::Cow<'_, [f32]> {
         match self {
             Tensor::F32(v) => std::borrow::Cow::Borrowed(&v[..]),
+            Tensor::F16(v) => std::borrow::Cow::Owned(v.iter().map(|h| h.to_f32()).collect()),
             Tensor::Quant(q) => std::borrow::Cow::Owned(q.dequantize()),
         }
     }
@@ -139,6 +148,8 @@ impl Tensor {
         let f = self.to_f32();
         match precision {
             Precision::F32 => Tensor::F32(f.into_owned().into()),
+            // half's from_f32 rounds to nearest, ties to even (IEEE 754's default).
+            Precision::F16 => Tensor::F16(f.iter().map(|&v| half::f16::from_f32(v)).collect()),
             p => Tensor::Quant(QTensor::quantize(&f, blocks, p, q8_group)),
         }
     }
@@ -148,6 +159,7 @@ impl Tensor {
 #[derive(Debug, Clone, Copy)]
 pub enum MatRef<'a> {
     F32(&'a [f32]),
+    F16(&'a [half::f16]),
     Quant(QRef<'a>),
 }
 
@@ -155,6 +167,7 @@ impl MatRef<'_> {
     pub fn len(&self) -> usize {
         match self {
             MatRef::F32(v) => v.len(),
+            MatRef::F16(v) => v.len(),
             MatRef::Quant(q) => q.len,
         }
     }
@@ -168,6 +181,7 @@ impl MatRef<'_> {
         let n = out.len();
         match self {
             MatRef::F32(v) => out.copy_from_slice(&v[r * n..(r + 1) * n]),
+            MatRef::F16(v) => widen(&v[r * n..(r + 1) * n], out),
             MatRef::Quant(q) => q.dequantize_into(r * n, out),
         }
     }
@@ -183,4 +197,10 @@ impl<'a> From<&'a Vec<f32>> for MatRef<'a> {
     fn from(v: &'a Vec<f32>) -> Self {
         MatRef::F32(v)
     }
+}
+
+/// f16 weights widened to float32 (exact: every f16 is a float32), into `out`.
+pub fn widen(w: &[half::f16], out: &mut [f32]) {
+    use half::slice::HalfFloatSliceExt;
+    w.convert_to_f32_slice(out);
 }

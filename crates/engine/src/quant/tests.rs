@@ -115,7 +115,7 @@ fn errors_are_within_half_a_step_and_sizes_are_the_formats() {
 #[test]
 fn a_precision_has_one_name() {
     let names: Vec<&str> = Precision::ALL.iter().map(|p| p.name()).collect();
-    assert_eq!(names, ["f32", "q8", "q4"]);
+    assert_eq!(names, ["f32", "f16", "q8", "q4"]);
     for p in Precision::ALL {
         assert_eq!(Precision::parse(p.name()), Ok(p));
         assert_eq!(p.to_string(), p.name());
@@ -128,6 +128,67 @@ fn a_precision_has_one_name() {
     assert!(Precision::parse("Q8").is_err());
     assert_eq!(
         Precision::parse("q5"),
-        Err("precision must be f32, q8 or q4, not \"q5\"".to_string())
+        Err("precision must be f32, f16, q8 or q4, not \"q5\"".to_string())
     );
+}
+
+/// IEEE half by hand: 1/3 is 0x3555 (1.0101010101 × 2⁻², the next bit 0: rounded down);
+/// 1 + 2⁻¹¹ is a tie between 1 and 1 + 2⁻¹⁰, to even: 1; 1 + 3·2⁻¹¹ ties up to 1 + 2⁻⁹;
+/// 65520 overflows to infinity (65504 is the largest), 2⁻²⁴ is the smallest subnormal and
+/// 2⁻²⁶ rounds to 0. Widening back is exact.
+#[test]
+fn f16_rounds_to_nearest_even_and_widens_exactly() {
+    let w = [
+        1.0f32 / 3.0,
+        1.0 + 2f32.powi(-11),
+        1.0 + 3.0 * 2f32.powi(-11),
+        65504.0,
+        65520.0,
+        2f32.powi(-24),
+        2f32.powi(-26),
+        -2.5,
+    ];
+    let t = Tensor::F32(w.to_vec().into()).at(Precision::F16, 1, 64);
+    let Tensor::F16(h) = &t else { panic!("{t:?}") };
+    let bits: Vec<u16> = h.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(
+        bits,
+        [0x3555, 0x3c00, 0x3c02, 0x7bff, 0x7c00, 0x0001, 0x0000, 0xc100]
+    );
+    let back = t.to_f32();
+    assert_eq!(back[0], 0.333_251_95); // 0x3555 = 1365/4096
+    assert_eq!(back[2], 1.0 + 2f32.powi(-9));
+    assert_eq!(back[5], 2f32.powi(-24));
+    assert_eq!(t.bytes(), 16, "two bytes a weight");
+    let mut row = [0.0f32; 4];
+    t.block(1, 2).row_into(0, &mut row);
+    assert_eq!(row[..], back[4..]);
+}
+
+/// The f16 matrix product is the float32 one on the widened weights, bit for bit, for one
+/// input row (decode) and a batch, alone and stacked with float32 matrices.
+#[test]
+fn f16_products_are_the_float32_products_of_the_rounded_weights() {
+    let n = 40;
+    let x = values(3 * n, 9);
+    let w = values(23 * n, 4);
+    let h = Tensor::F32(w.clone().into()).at(Precision::F16, 1, 64);
+    let rounded = h.to_f32().into_owned();
+    let other = values(5 * n, 6);
+    for t in [1, 3] {
+        let xs = &x[..t * n];
+        let mut got = vec![0.0f32; t * 28];
+        crate::cpu::matmul(&mut got, xs, n, &[h.block(0, 1), (&other).into()]);
+        let mut want = vec![0.0f32; t * 28];
+        crate::cpu::matmul(&mut want, xs, n, &[(&rounded).into(), (&other).into()]);
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "t = {t}"
+        );
+        // and the rounding moved the products off the float32 weights' (it is not a copy)
+        let mut exact = vec![0.0f32; t * 28];
+        crate::cpu::matmul(&mut exact, xs, n, &[(&w).into(), (&other).into()]);
+        assert_ne!(got, exact);
+    }
 }

@@ -1,5 +1,5 @@
 // Embedding lookup: x[t, i] = token_embedding[tokens[t], i] (read through `weight`,
-// weights_f32/q8/q4.wgsl prepended: a quantized table is dequantized row by row).
+// weights_f32/f16/q8/q4.wgsl prepended: a quantized table is dequantized row by row).
 // Mirrors: the first step of `Transformer::forward` (copy of the token's embedding row).
 // Bindings: 0 token_embedding (read; f32, or packed u32 words for q8/q4), 1 tokens (read), 2 x (read_write), 3 params (uniform).
 // Workgroup: 64. Dispatch: (ceil(dim / 64), rows, 1).

@@ -1,7 +1,7 @@
 // Matrix-vector (decode, one batch row) and matrix-matrix (several rows) product over the
 // batch rows r = row0 .. row0 + n_rows of the step block:
 //   out[output row of r] (=|+=) Σ_j W[w_offset + row·n + j] · x[x_offset + r·x_stride + j]
-// W is read through `weight` (weights_f32/q8/q4.wgsl, prepended, as are the flags' values
+// W is read through `weight` (weights_f32/f16/q8/q4.wgsl, prepended, as are the flags' values
 // from Rust, `ops::matmul::constants_wgsl`): w_offset is always a whole
 // matrix (block = w_offset / (rows·n): a layer), so a quantized layer's groups are its own.
 // Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & ACCUMULATE: add into

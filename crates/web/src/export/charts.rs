@@ -1,4 +1,4 @@
-//! Each panel's chart from its view: the KV cache's bytes, the three precisions, the
+//! Each panel's chart from its view: the KV cache's bytes, the four precisions, the
 //! speculative cycle (the charts whose geometry the page shares are in `figures`, `grids`
 //! and `panels`).
 
@@ -66,8 +66,9 @@ const BARS_X: f64 = 108.0;
 const BARS_END: f64 = 300.0;
 /// A bar's empty track.
 const TRACK: &str = "#f1f2f6";
-/// f32, q8 and q4 (the page's `.q-…`).
-const PRECISION_FILLS: [&str; 3] = [ACCENT, "#d08a1f", "#b8336a"];
+/// f32, f16, q8 and q4 (the page's `.q-…`).
+const PRECISION_FILLS: [&str; crate::protocol::PRECISIONS] =
+    [ACCENT, "#3f9b6b", "#d08a1f", "#b8336a"];
 /// p, q and their overlap min(p, q) (the page's `.sbar-…`).
 const P_FILL: &str = "#e0a1bd";
 const Q_FILL: &str = "#f0c88a";
@@ -96,16 +97,16 @@ fn bar(y: f64, h: f64, fills: &[(f64, &'static str)]) -> Vec<Shape> {
     out
 }
 
-/// f32, q8 and q4: each token's probability under the three precisions, a row of three
+/// f32, f16, q8 and q4: each token's probability under the four precisions, a row of four
 /// bars per token (longest: the largest probability), each with its value.
 pub fn quant(q: &QuantView) -> Drawing {
     const BAR: f64 = 15.0;
-    const ROW: f64 = 3.0 * (BAR + 2.0) + 8.0;
+    const ROW: f64 = crate::protocol::PRECISIONS as f64 * (BAR + 2.0) + 8.0;
     let max = q.tokens.iter().flat_map(|t| t.p).fold(1e-9, f64::max);
     let mut d = Drawing::new(
         ROWS_W,
         40.0 + q.tokens.len() as f64 * ROW,
-        format!("The same θ at three precisions, position {}", q.position),
+        format!("The same θ at four precisions, position {}", q.position),
     );
     for (k, t) in q.tokens.iter().enumerate() {
         let y = 40.0 + k as f64 * ROW;

@@ -21,7 +21,7 @@ fn marks(d: &Drawing, id: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn quant_rows_are_three_bars_a_token_scaled_to_the_largest() {
+fn quant_rows_are_four_bars_a_token_scaled_to_the_largest() {
     let token = |id, piece: &str, p| QuantToken {
         id,
         piece: piece.into(),
@@ -31,14 +31,14 @@ fn quant_rows_are_three_bars_a_token_scaled_to_the_largest() {
         position: 7,
         precisions: vec![],
         tokens: vec![
-            token(1, "a", [0.5, 0.4, 0.25]),
-            token(2, " b", [0.25, 0.3, 0.5]),
+            token(1, "a", [0.5, 0.45, 0.4, 0.25]),
+            token(2, " b", [0.25, 0.2, 0.3, 0.5]),
         ],
         row: WeightRowView {
             label: "w".into(),
             from: 0,
-            values: [vec![], vec![], vec![]],
-            max_error: [0.0; 2],
+            values: [vec![], vec![], vec![], vec![]],
+            max_error: [0.0; 3],
             groups: [0; 2],
             straddles: false,
         },
@@ -48,14 +48,15 @@ fn quant_rows_are_three_bars_a_token_scaled_to_the_largest() {
     // The bars run 192 units (108 to 300); the largest probability, 0.5, fills them.
     let widths = |fill| rects(&d, fill).iter().map(|r| r.2).collect::<Vec<_>>();
     assert_eq!(widths(ACCENT), [192.0, 96.0]);
+    assert_eq!(widths("#3f9b6b"), [0.45 / 0.5 * 192.0, 0.2 / 0.5 * 192.0]);
     assert_eq!(widths("#d08a1f"), [0.4 / 0.5 * 192.0, 0.3 / 0.5 * 192.0]);
     assert_eq!(widths("#b8336a"), [96.0, 192.0]);
     // Every bar on its full-length track.
-    assert_eq!(widths(TRACK), [192.0; 6]);
+    assert_eq!(widths(TRACK), [192.0; 8]);
     let rows = marks(&d, "quant-token");
     assert_eq!(
-        rows[1].1, "\"␣b\": f32 25.0%, q8 30.0%, q4 50.0%",
-        "the tooltip: the piece as the page writes it, and its three values"
+        rows[1].1, "\"␣b\": f32 25.0%, f16 20.0%, q8 30.0%, q4 50.0%",
+        "the tooltip: the piece as the page writes it, and its four values"
     );
     let texts = d.texts();
     assert!(texts.contains(&"q4 50.0%".to_string()), "{texts:?}");

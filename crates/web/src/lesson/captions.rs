@@ -450,7 +450,7 @@ pub(super) fn speculative(_: &Step, live: &Live) -> Out {
 }
 
 pub(super) fn quantization(_: &Step, live: &Live) -> Out {
-    let q = live.quant.ok_or("the three precisions")?;
+    let q = live.quant.ok_or("the four precisions")?;
     let get = |p: decoding_engine::Precision| q.precisions.iter().find(|v| v.precision == p);
     let (f, q8, q4) = (
         get(decoding_engine::Precision::F32).ok_or("f32")?,

@@ -1,7 +1,10 @@
-//! The quantization panel: the three precisions at the current position.
+//! The quantization panel: the four precisions at the current position.
 
 use decoding_engine::Precision;
 use serde::{Deserialize, Serialize};
+
+/// The precisions the panel runs side by side (`Precision::ALL`: f32, f16, q8, q4).
+pub const PRECISIONS: usize = Precision::ALL.len();
 
 /// One precision of the same weights at the current position (measured on the CPU in the
 /// worker).
@@ -20,13 +23,13 @@ pub struct PrecisionView {
     pub same_top: bool,
 }
 
-/// A token's probability under each precision (f32, q8, q4), softmax of the logits (the
+/// A token's probability under each precision (f32, f16, q8, q4), softmax of the logits (the
 /// model's own distribution, before the sampling chain).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuantToken {
     pub id: u32,
     pub piece: String,
-    pub p: [f64; 3],
+    pub p: [f64; PRECISIONS],
 }
 
 /// One weight row before and after quantization.
@@ -36,22 +39,22 @@ pub struct WeightRowView {
     pub label: String,
     /// index in the row of the first weight shown
     pub from: usize,
-    /// f32, q8, q4 values of the weights shown
-    pub values: [Vec<f32>; 3],
-    /// the largest |w_q − w_f32| over the whole row, for q8 and q4
-    pub max_error: [f32; 2],
-    /// each row's groups: how many groups the row touches, and whether its first one
+    /// f32, f16, q8, q4 values of the weights shown
+    pub values: [Vec<f32>; PRECISIONS],
+    /// the largest |w − w_f32| over the whole row, for f16, q8 and q4
+    pub max_error: [f32; PRECISIONS - 1],
+    /// q8's and q4's groups: how many groups the row touches, and whether its first one
     /// starts before the row (a straddling group)
     pub groups: [usize; 2],
     pub straddles: bool,
 }
 
-/// The quantization panel's view: the three precisions at the current position.
+/// The quantization panel's view: the four precisions at the current position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuantView {
     /// tokens of context the distributions follow
     pub position: usize,
-    /// f32, q8, q4
+    /// f32, f16, q8, q4
     pub precisions: Vec<PrecisionView>,
     /// the top tokens of any precision, by f32 probability
     pub tokens: Vec<QuantToken>,

@@ -1,8 +1,9 @@
 //! Precision (lesson 10, section 5: quantization "changes the representation of θ, not its
 //! learned values"): requantizing the loaded weights in the worker with the transcript kept,
-//! and the quantization panel's view, f32, q8 and q4 side by side at the current position.
+//! and the quantization panel's view, f32, f16, q8 and q4 side by side at the current
+//! position.
 //!
-//! The panel's three models run on the CPU beside the transcript's backend, each with its
+//! The panel's four models run on the CPU beside the transcript's backend, each with its
 //! own KV cache kept in step with the transcript (only new tokens are run), and are freed
 //! when the panel closes.
 
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 /// Least wall time of each decode measurement (browsers round worker clocks to ~0.1 ms).
 const DECODE_MEASURE_MS: f64 = 3.0;
-/// Rounds of the three precisions' measurements, interleaved (f32, q8, q4, f32, …), so a
+/// Rounds of the four precisions' measurements, interleaved (f32, f16, q8, q4, f32, …), so a
 /// slow moment of the machine (or the browser compiling the wasm again) touches every
 /// precision alike; each shows the median and the range.
 const DECODE_ROUNDS: usize = 5;
@@ -33,14 +34,14 @@ const ROW_SHOWN: usize = 8;
 /// A decode step's measured time, ms: (median, lowest, highest) of the rounds.
 type Timing = (f64, f64, f64);
 
-/// The three precisions of the loaded weights with their caches.
+/// The four precisions of the loaded weights with their caches.
 pub(super) struct Lab {
-    models: [Arc<Transformer>; 3],
-    caches: [KvCache; 3],
+    models: [Arc<Transformer>; PRECISIONS],
+    caches: [KvCache; PRECISIONS],
     /// what each cache holds
-    held: [Vec<u32>; 3],
+    held: [Vec<u32>; PRECISIONS],
     /// the last measured decode times (median, lowest, highest ms) and where
-    timed: Option<(usize, [Timing; 3])>,
+    timed: Option<(usize, [Timing; PRECISIONS])>,
 }
 
 impl Lab {
@@ -54,7 +55,7 @@ impl Lab {
         };
         let models = Precision::ALL.map(at);
         Lab {
-            caches: [0, 1, 2].map(|i| KvCache::new(&models[i].config)),
+            caches: std::array::from_fn(|i| KvCache::new(&models[i].config)),
             models,
             held: Default::default(),
             timed: None,
@@ -123,7 +124,7 @@ impl Session {
         self.quant_view(host).into_iter().collect()
     }
 
-    /// f32, q8 and q4 after the transcript's tokens: each model's distribution, KL from f32,
+    /// f32, f16, q8 and q4 after the transcript's tokens: each model's distribution, KL from f32,
     /// top token, weight bytes and a measured decode step; one weight row before and after.
     pub(super) fn quant_view(&mut self, host: &dyn Host) -> Option<Event> {
         let gen = self.gen.as_ref()?;
@@ -137,9 +138,9 @@ impl Session {
             .collect();
         let (&last, before) = context.split_last()?;
         let lab = self.lab.get_or_insert_with(|| Lab::new(&original));
-        let mut lps = Vec::with_capacity(3);
+        let mut lps = Vec::with_capacity(PRECISIONS);
         let mut logits = vec![0.0f32; original.config.vocab_size];
-        for i in 0..3 {
+        for i in 0..PRECISIONS {
             let (t, cache, held) = (&lab.models[i], &mut lab.caches[i], &mut lab.held[i]);
             let common = held.iter().zip(before).take_while(|(a, b)| a == b).count();
             cache.truncate(common);
@@ -166,7 +167,7 @@ impl Session {
                 Err(e) => return Some(err(e)),
             }
         }
-        let times = lab.timed.map_or([(0.0, 0.0, 0.0); 3], |(_, t)| t);
+        let times = lab.timed.map_or([(0.0, 0.0, 0.0); PRECISIONS], |(_, t)| t);
         let tops: Vec<u32> = lps.iter().map(|l| argmax(l) as u32).collect();
         let precisions = Precision::ALL
             .iter()
@@ -199,7 +200,7 @@ impl Session {
             .map(|&id| QuantToken {
                 id,
                 piece: model.tokenizer.piece(id).unwrap_or("?").to_string(),
-                p: [0, 1, 2].map(|i| lps[i][id as usize].exp()),
+                p: std::array::from_fn(|i| lps[i][id as usize].exp()),
             })
             .collect();
         Some(Event::Quant {
@@ -223,8 +224,8 @@ fn time_decodes(
     len: usize,
     last: u32,
     host: &dyn Host,
-) -> Result<[Timing; 3], decoding_engine::ForwardError> {
-    let mut runs: [Vec<f64>; 3] = Default::default();
+) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
+    let mut runs: [Vec<f64>; PRECISIONS] = Default::default();
     let mut logits = vec![0.0f32; lab.models[0].config.vocab_size];
     // One untimed round first: the browser compiles hot wasm code again once it has run.
     for round in 0..=DECODE_ROUNDS {
@@ -268,20 +269,21 @@ fn weight_row(lab: &Lab) -> WeightRowView {
             .row_into(r, &mut out);
         out
     };
-    let rows = [row(0), row(1), row(2)];
-    let max_error = [1, 2].map(|i| {
+    let rows: [Vec<f32>; PRECISIONS] = std::array::from_fn(row);
+    let max_error = std::array::from_fn(|i| {
         rows[0]
             .iter()
-            .zip(&rows[i])
+            .zip(&rows[i + 1])
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max)
     });
     let group = |i: usize| match &lab.models[i].weights.w2 {
         Tensor::Quant(q) => q.group,
-        Tensor::F32(_) => 1,
+        _ => 1,
     };
     let start = r * n;
-    let groups = [1, 2].map(|i| {
+    let (q8, q4) = (index(Precision::Q8), index(Precision::Q4));
+    let groups = [q8, q4].map(|i| {
         let g = group(i);
         (start % g + n).div_ceil(g)
     });
@@ -291,6 +293,11 @@ fn weight_row(lab: &Lab) -> WeightRowView {
         values: rows.map(|v| v[..ROW_SHOWN.min(n)].to_vec()),
         max_error,
         groups,
-        straddles: start % group(1) != 0,
+        straddles: start % group(q8) != 0,
     }
+}
+
+/// Where `p` is in `Precision::ALL` (the panel's order).
+fn index(p: Precision) -> usize {
+    Precision::ALL.iter().position(|&x| x == p).unwrap_or(0)
 }

@@ -2,11 +2,12 @@
 
 use super::*;
 
-/// The quantization panel: three precisions with their bytes, KL from f32 (0 for f32, the
-/// KL of the two distributions computed here for q8), the same top token, the tokens' three
-/// probabilities, stories260K's straddling w2 row; and a new view after each step.
+/// The quantization panel: four precisions with their bytes, KL from f32 (0 for f32, the
+/// KL of the two distributions computed here for f16 and q8), the same top token, the
+/// tokens' four probabilities, stories260K's straddling w2 row; and a new view after each
+/// step.
 #[test]
-fn the_quantization_panel_compares_three_precisions_and_follows_the_transcript() {
+fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() {
     use decoding_engine::Precision;
     let (mut s, host) = prompted(&[("temperature", "0")]);
     let ev = ask(&mut s, &host, Request::Quantization { open: true });
@@ -15,31 +16,41 @@ fn the_quantization_panel_compares_three_precisions_and_follows_the_transcript()
     };
     assert_eq!(view.position, 5);
     let bytes: Vec<u64> = view.precisions.iter().map(|p| p.weight_bytes).collect();
-    assert_eq!(bytes, [1_040_128, 278_352, 164_896]);
+    // f16: the 259,328 matrix weights at 2 bytes, the 704 norm weights at 4.
+    assert_eq!(bytes, [1_040_128, 521_472, 278_352, 164_896]);
+    let order: Vec<Precision> = view.precisions.iter().map(|p| p.precision).collect();
+    assert_eq!(
+        order,
+        [Precision::F32, Precision::F16, Precision::Q8, Precision::Q4]
+    );
     assert_eq!(view.precisions[0].kl, 0.0);
     let original = s.model().unwrap().transformer.clone();
     let context = [1, 403, 407, 261, 378];
-    let (pf, pq) = (
-        model_probs(&original, &context),
-        model_probs(&original.at(Precision::Q8), &context),
-    );
-    let kl: f64 = pf.iter().zip(&pq).map(|(a, b)| a * (a / b).ln()).sum();
-    assert!(
-        (view.precisions[1].kl - kl).abs() < 1e-9,
-        "{} vs {kl}",
-        view.precisions[1].kl
-    );
-    assert!(view.precisions[2].kl > view.precisions[1].kl);
+    let pf = model_probs(&original, &context);
+    let kl_of = |p: Precision| -> (f64, Vec<f64>) {
+        let pq = model_probs(&original.at(p), &context);
+        (pf.iter().zip(&pq).map(|(a, b)| a * (a / b).ln()).sum(), pq)
+    };
+    let (kl16, p16) = kl_of(Precision::F16);
+    let (kl8, pq) = kl_of(Precision::Q8);
+    for (i, kl) in [(1, kl16), (2, kl8)] {
+        let got = view.precisions[i].kl;
+        assert!((got - kl).abs() < 1e-9, "{i}: {got} vs {kl}");
+    }
+    assert!(kl16 > 0.0 && kl16 < kl8, "f16 {kl16} against q8 {kl8}");
+    assert!(view.precisions[3].kl > view.precisions[2].kl);
     assert!(view.precisions.iter().all(|p| p.decode_ms > 0.0));
-    assert_eq!(view.precisions[1].top, 432);
-    assert!(view.precisions[1].same_top);
+    assert_eq!(view.precisions[2].top, 432);
+    assert!(view.precisions[1].same_top && view.precisions[2].same_top);
     let t = &view.tokens[0];
     assert_eq!(t.id, 432);
-    assert!((t.p[0] - pf[432]).abs() < 1e-12 && (t.p[1] - pq[432]).abs() < 1e-12);
+    assert!((t.p[0] - pf[432]).abs() < 1e-12 && (t.p[2] - pq[432]).abs() < 1e-12);
+    assert!((t.p[1] - p16[432]).abs() < 1e-12);
     // w2 row 1 spans weights 172..344: q8 groups 2–5, q4 groups 5–10.
     assert!(view.row.straddles);
     assert_eq!(view.row.groups, [4, 6]);
-    assert!(view.row.max_error[0] > 0.0 && view.row.max_error[1] > view.row.max_error[0]);
+    let e = view.row.max_error;
+    assert!(e[0] > 0.0 && e[1] > e[0] && e[2] > e[1], "{e:?}");
     // A step: the transcript and then the panel's view at the new position.
     let ev = ask(&mut s, &host, Request::Step { count: 1 });
     match ev.last() {
