@@ -297,6 +297,12 @@ fn GpuSplit(v: GpuSplitView) -> impl IntoView {
         .map(|k| k.gpu_ns)
         .sum::<f64>()
         .max(f64::MIN_POSITIVE);
+    // The bars are scaled to the largest share (it fills its track).
+    let most = v
+        .kernels
+        .iter()
+        .map(|k| k.gpu_ns)
+        .fold(f64::MIN_POSITIVE, f64::max);
     view! {
         <p data-testid="gpu-split-summary">{summary}</p>
         <table class="calc" data-testid="gpu-split-table">
@@ -308,7 +314,7 @@ fn GpuSplit(v: GpuSplitView) -> impl IntoView {
                         <td>{k.name.clone()}</td>
                         <td>{format!("{:.0}", k.dispatches as f64 / per_token)}</td>
                         <td>{format!("{:.1}", k.gpu_ns / 1e3 / per_token)}</td>
-                        <td><span class="share-bar" style=format!("width:{:.1}%", share * 0.6)></span>{format!(" {share:.1} %")}</td>
+                        <td class="share"><svg class="cmp-bar" viewBox="0 0 100 6" preserveAspectRatio="none" aria-hidden="true"><rect width=format!("{:.1}", 100.0 * k.gpu_ns / most) height="6"></rect></svg>{format!("{share:.1} %")}</td>
                     </tr>
                 }
             }).collect_view()}</tbody>
