@@ -167,9 +167,26 @@ pub fn fused_tile(rows: u32) -> u32 {
     }
 }
 
-/// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`), put
-/// before the kernels that read matrices (matmul, embed).
-pub fn weight_reader(precision: Precision, group: u32) -> String {
+/// Whether a kernel reading rows of `n` weights of this format is built to read four
+/// weights a load (`weight4`, `VEC4`): n a multiple of 4 and at least 4 × 64 (so each of a
+/// workgroup's 64 threads has a load: below, a quarter of them would idle), and for Q8 a
+/// group that is a multiple of 4 (four weights of a word share one scale). Decided when the
+/// pipeline is built, so a small model's kernels are the one-weight code alone.
+pub fn vec4_loads(precision: Precision, group: u32, n: usize) -> bool {
+    n.is_multiple_of(4) && n >= 256 && (precision != Precision::Q8 || group.is_multiple_of(4))
+}
+
+/// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`, and
+/// `weight4` for four), with `VEC4` (whether the kernel reads four a load), put before the
+/// kernels that read matrices (matmul, embed, the fused ones).
+pub fn weight_reader(precision: Precision, group: u32, vec4: bool) -> String {
+    format!(
+        "const VEC4: bool = {vec4};\n{}",
+        weight_reader_only(precision, group)
+    )
+}
+
+fn weight_reader_only(precision: Precision, group: u32) -> String {
     match precision {
         Precision::F32 => include_str!("shaders/weights_f32.wgsl").to_string(),
         Precision::F16 => include_str!("shaders/weights_f16.wgsl").to_string(),
@@ -182,8 +199,15 @@ pub fn weight_reader(precision: Precision, group: u32) -> String {
 
 /// A matrix as the GPU holds it: float32 as is; quantized, each block (layer) its values
 /// (`QTensor::values`, already a whole number of words) then its scales, the layout
-/// `weights_q8.wgsl` / `weights_q4.wgsl` read. The bytes stay quantized.
+/// `weights_q8.wgsl` / `weights_q4.wgsl` read (f16: halves two to a word). The bytes stay
+/// quantized. Zero-padded to whole 16 bytes (`weights_f32.wgsl` binds vec4s).
 pub fn packed(t: &Tensor) -> Vec<u8> {
+    let mut out = packed_unpadded(t);
+    out.resize(out.len().next_multiple_of(16), 0);
+    out
+}
+
+fn packed_unpadded(t: &Tensor) -> Vec<u8> {
     match t {
         Tensor::F32(v) => bytemuck::cast_slice(&v[..]).to_vec(),
         Tensor::F16(v) => f16_words(v),
@@ -337,6 +361,8 @@ pub fn packed_parts(
     if precision == Precision::F16 {
         bytes = f16_words(&halves);
     }
+    // Whole 16-byte vec4s: `weights_f32.wgsl` binds the buffer as an array of them.
+    bytes.resize(bytes.len().next_multiple_of(16), 0);
     Ok(Parts {
         bytes,
         layout: PartsLayout {
@@ -376,7 +402,8 @@ mod tests {
         let (fa, fb) = (Tensor::F32(a.clone().into()), Tensor::F32(b.clone().into()));
         let p = packed_parts(&[&fa, &fb], 2, 1..2).unwrap();
         let got: &[f32] = bytemuck::cast_slice(&p.bytes);
-        assert_eq!(got, [&a[6..12], &b[4..8]].concat());
+        // 10 floats, padded to 12 (whole 16-byte vec4s) with zeros.
+        assert_eq!(got, [&a[6..12], &b[4..8], &[0.0, 0.0]].concat());
         assert_eq!(
             (p.layout.at, p.layout.block_len, p.layout.per_buffer),
             (vec![0, 6], 10, 1)
@@ -408,7 +435,11 @@ mod tests {
             Tensor::Quant(QTensor::quantize(&b, 2, Precision::Q4, 32)),
         );
         let p = packed_parts(&[&ta, &tb], 2, 0..1).unwrap();
-        assert_eq!((p.layout.at, p.bytes.len()), (vec![0, 32], 2 * 16 + 2 * 4));
+        assert_eq!(
+            (p.layout.at, p.bytes.len()),
+            (vec![0, 32], 48),
+            "40 bytes, padded to 48"
+        );
     }
 
     /// f16: the halves of A's layer l then B's, one after another (no padding: the reader
@@ -423,9 +454,9 @@ mod tests {
         );
         let p = packed_parts(&[&ha, &hb], 2, 0..2).unwrap();
         assert_eq!((p.layout.at, p.layout.block_len), (vec![0, 5], 7));
-        // 14 halves: 28 bytes, already whole words. These values are exact in f16.
-        let halves: Vec<f32> = p
-            .bytes
+        // 14 halves: 28 bytes, padded to 32. These values are exact in f16.
+        assert_eq!(p.bytes.len(), 32);
+        let halves: Vec<f32> = p.bytes[..28]
             .chunks(2)
             .map(|h| half::f16::from_le_bytes([h[0], h[1]]).to_f32())
             .collect();
@@ -439,7 +470,7 @@ mod tests {
         let one = packed_parts(&[&ha, &hb], 2, 1..2).unwrap();
         assert_eq!(one.bytes.len(), 16);
         assert_eq!(&one.bytes[14..], &[0, 0]);
-        assert_eq!(packed(&ha).len(), 20, "10 halves, 5 words");
+        assert_eq!(packed(&ha).len(), 32, "10 halves, 5 words, padded to 8");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The pipelines of a model's forward pass, one per kernel (`ops/`), made once per device
 //! for the model's precision.
 
-use crate::kernel::{Kernel, TILE_BATCH};
+use crate::kernel::{vec4_loads, Kernel, TILE_BATCH};
 use crate::ops::{attention, embed, matmul, mlp_in, qkv, rmsnorm};
 use decoding_engine::quant::Precision;
+use decoding_engine::Config;
 
 /// Every kernel of the forward pass.
 pub struct Kernels {
@@ -20,23 +21,28 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// The kernels for a float32 model.
-    pub fn new(device: &wgpu::Device) -> Kernels {
-        Kernels::for_weights(device, Precision::F32, 0)
-    }
-
     /// The kernels for a model whose matrices are `precision` (Q8 with groups of `group`):
     /// every kernel that reads a matrix reads it through that format's `weight`.
-    pub fn for_weights(device: &wgpu::Device, precision: Precision, group: u32) -> Kernels {
+    /// Whether a kernel reads four weights a load is decided here for the model's shape
+    /// (`kernel::vec4_loads`): the fused kernels' rows are `dim` long; the matmul's `dim`
+    /// (Wo, the classifier) or `hidden_dim` (W2), and it checks each dispatch's n itself.
+    pub fn for_weights(
+        device: &wgpu::Device,
+        precision: Precision,
+        group: u32,
+        c: &Config,
+    ) -> Kernels {
+        let v4 = |n| vec4_loads(precision, group, n);
+        let (fused, mm) = (v4(c.dim), v4(c.dim) || v4(c.hidden_dim));
         Kernels {
             embed: embed::kernel(device, precision, group),
             rmsnorm: rmsnorm::kernel(device),
-            matmul: matmul::kernel(device, precision, group),
-            qkv: qkv::kernel(device, precision, group, TILE_BATCH),
-            qkv_row: qkv::kernel(device, precision, group, 1),
+            matmul: matmul::kernel(device, precision, group, mm),
+            qkv: qkv::kernel(device, precision, group, (TILE_BATCH, fused)),
+            qkv_row: qkv::kernel(device, precision, group, (1, fused)),
             attention: attention::kernel(device),
-            mlp_in: mlp_in::kernel(device, precision, group, TILE_BATCH),
-            mlp_in_row: mlp_in::kernel(device, precision, group, 1),
+            mlp_in: mlp_in::kernel(device, precision, group, (TILE_BATCH, fused)),
+            mlp_in_row: mlp_in::kernel(device, precision, group, (1, fused)),
         }
     }
 }

@@ -94,13 +94,14 @@ fn matmul_matches_cpu_reference() {
     check_matmul(173, 48, 64, true, 5);
 }
 
-/// The matmul's tiles (4 weight rows × 8 batch rows a workgroup): 173 weight rows (the
+/// The matmul's tiles (4 weight rows × 8 batch rows a workgroup, vec4 loads): 173 weight rows (the
 /// last tile one row) over 20 batch rows (the last tile four): every batch row gets the bits
 /// it gets alone, and the CPU's products within the tolerance, at f32, q8 and q4.
 #[test]
 fn matmul_tiles_give_each_batch_row_its_own_bits() {
     let Some(ctx) = gpu() else { return };
-    let (rows, n, tokens) = (173, 96, 20);
+    // n = 288 (the 15M shape's dim): four weights a load (n ≥ 256, a multiple of 4).
+    let (rows, n, tokens) = (173, 288, 20);
     let x = floats(tokens * n, 4, 1.0);
     for p in Precision::ALL {
         let w = matrix(p, rows, n, 3);
@@ -158,6 +159,8 @@ fn matmul_q8_matches_cpu_reference() {
     check_quantized_matmul(Precision::Q8, 64, 172, 3, 5);
     check_quantized_matmul(Precision::Q8, 64, 64, 2, 2);
     check_quantized_matmul(Precision::Q8, 7, 9, 2, 3);
+    // n ≥ 256 and a multiple of 4: four weights a load (one word); 3 layers.
+    check_quantized_matmul(Precision::Q8, 13, 288, 2, 3);
 }
 
 #[test]
@@ -166,6 +169,7 @@ fn matmul_f16_matches_cpu_reference() {
     check_quantized_matmul(Precision::F16, 64, 172, 3, 5);
     // 63 weights a layer: layers 1 and 2 start in the high half of a word.
     check_quantized_matmul(Precision::F16, 7, 9, 2, 3);
+    check_quantized_matmul(Precision::F16, 13, 288, 2, 3);
 }
 
 #[test]
@@ -174,6 +178,7 @@ fn matmul_q4_matches_cpu_reference() {
     check_quantized_matmul(Precision::Q4, 64, 172, 3, 5);
     check_quantized_matmul(Precision::Q4, 512, 64, 1, 1);
     check_quantized_matmul(Precision::Q4, 7, 9, 2, 3);
+    check_quantized_matmul(Precision::Q4, 13, 288, 2, 3);
 }
 
 /// A quantized or f16 embedding table's rows, dequantized (widened) on the GPU, are the
@@ -349,6 +354,8 @@ fn mlp_in_matches_cpu_reference() {
         check_mlp_in(p, 172, 64, 1, 9);
         check_mlp_in(p, 172, 64, 4, 10);
         check_mlp_in(p, 5, 9, 2, 11);
+        // dim 256: four weights a load (the 15M's hidden 768 over dim 288 alike).
+        check_mlp_in(p, 40, 256, 3, 12);
         // 19 rows: tiles of 8, 8 and 3 batch rows; a submission's 64.
         check_mlp_in(p, 172, 64, 19, 12);
         check_mlp_in(p, 40, 32, 64, 13);
@@ -356,26 +363,29 @@ fn mlp_in_matches_cpu_reference() {
 }
 
 /// A batch row gets the same bits from the fused kernels in any tile: 19 rows at once
-/// against each row alone.
+/// against each row alone (the one-row pipeline), with one weight a load (dim 64) and four
+/// (dim 256).
 #[test]
 fn fused_tiles_give_each_batch_row_its_own_bits() {
     let Some(ctx) = gpu() else { return };
-    let (hidden, dim, tokens) = (172, 64, 19);
-    let (w1, w3) = (
-        matrix(Precision::Q8, hidden, dim, 1),
-        matrix(Precision::Q8, hidden, dim, 2),
-    );
-    let x = floats(tokens * dim, 3, 3.0);
-    let gamma = floats(dim, 4, 1.0);
-    let all = block_on(ops::mlp_in(ctx, [&w1, &w3], &x, &gamma, 1e-5)).unwrap();
-    for t in [0, 8, 18] {
-        let row = &x[t * dim..(t + 1) * dim];
-        let one = block_on(ops::mlp_in(ctx, [&w1, &w3], row, &gamma, 1e-5)).unwrap();
-        assert_eq!(
-            &all[t * hidden..(t + 1) * hidden],
-            &one[..],
-            "batch row {t}"
+    for (hidden, dim) in [(172, 64), (40, 256)] {
+        let tokens = 19;
+        let (w1, w3) = (
+            matrix(Precision::Q8, hidden, dim, 1),
+            matrix(Precision::Q8, hidden, dim, 2),
         );
+        let x = floats(tokens * dim, 3, 3.0);
+        let gamma = floats(dim, 4, 1.0);
+        let all = block_on(ops::mlp_in(ctx, [&w1, &w3], &x, &gamma, 1e-5)).unwrap();
+        for t in [0, 8, 18] {
+            let row = &x[t * dim..(t + 1) * dim];
+            let one = block_on(ops::mlp_in(ctx, [&w1, &w3], row, &gamma, 1e-5)).unwrap();
+            assert_eq!(
+                &all[t * hidden..(t + 1) * hidden],
+                &one[..],
+                "dim {dim}, batch row {t}"
+            );
+        }
     }
 }
 

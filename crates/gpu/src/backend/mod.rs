@@ -78,7 +78,7 @@ impl GpuBackend {
         let weights = Weights::upload(d, model, limit)?;
         let act = Activations::new(d, &c);
         let w = &model.weights;
-        let kernels = Kernels::for_weights(d, w.precision(), group_of(&w.wq));
+        let kernels = Kernels::for_weights(d, w.precision(), group_of(&w.wq), &c);
         let params = buffer(
             d,
             "kernel parameters",

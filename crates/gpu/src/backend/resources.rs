@@ -201,11 +201,7 @@ impl Weights {
             rms_final: upload("rms_final", &w.rms_final),
             wcls: w.wcls.as_ref().map(|t| matrix("wcls", t)),
             rope: upload("rope table", &rope),
-            matrix_bytes: w
-                .matrices(c)
-                .iter()
-                .map(|(_, t, _)| packed(t).len() as u64)
-                .sum(),
+            matrix_bytes: w.matrices(c).iter().map(|(_, t, _)| t.bytes()).sum(),
             packing: Packing { qkv, mlp },
         })
     }

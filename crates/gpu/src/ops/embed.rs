@@ -18,7 +18,7 @@ pub const SLOTS: [Slot; 4] = {
 /// Its pipeline for weights of `precision` (Q8 groups of `group`): the matrix is read through
 /// that format's `weight` (`kernel::weight_reader`).
 pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
-    let source = format!("{}\n{}", weight_reader(precision, group), SOURCE);
+    let source = format!("{}\n{}", weight_reader(precision, group, false), SOURCE);
     Kernel::new(device, "embed", &source, &SLOTS)
 }
 

@@ -16,11 +16,11 @@ pub const SLOTS: [Slot; 5] = {
 };
 
 /// Its pipeline for weights of `precision` (Q8 groups of `group`): the matrix is read through
-/// that format's `weight` (`kernel::weight_reader`).
-pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32) -> Kernel {
+/// that format's `weight` (`kernel::weight_reader`), four a load with `vec4`.
+pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32, vec4: bool) -> Kernel {
     let source = format!(
         "{}\n{}",
-        weight_reader(precision, group),
+        weight_reader(precision, group, vec4),
         &format!("{}{}", constants_wgsl(), SOURCE)
     );
     Kernel::new(device, "matmul", &source, &SLOTS)
@@ -119,7 +119,8 @@ pub async fn matmul(
     n: usize,
     acc: Option<&[f32]>,
 ) -> Result<Vec<f32>, String> {
-    let k = kernel(&ctx.device, w.precision(), group_of(w));
+    let (p, g) = (w.precision(), group_of(w));
+    let k = kernel(&ctx.device, p, g, vec4_loads(p, g, n));
     let rows = w.len() / blocks / n;
     let t = x.len() / n;
     let init = acc

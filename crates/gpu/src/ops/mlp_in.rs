@@ -16,11 +16,16 @@ pub const SLOTS: [Slot; 6] = {
 };
 
 /// Its pipeline for weights of `precision` (Q8 groups of `group`), in tiles of `tile` batch
-/// rows (`fused_tile`).
-pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32, tile: u32) -> Kernel {
+/// rows (`fused_tile`), four weights a load with `vec4` (`vec4_loads` of dim).
+pub fn kernel(
+    device: &wgpu::Device,
+    precision: Precision,
+    group: u32,
+    (tile, vec4): (u32, bool),
+) -> Kernel {
     let source = format!(
         "{}\n{}\n{SOURCE}",
-        weight_reader(precision, group),
+        weight_reader(precision, group, vec4),
         norm_dots_wgsl(tile)
     );
     Kernel::new(device, "mlp_in", &source, &SLOTS)
@@ -76,11 +81,12 @@ pub async fn mlp_in(
     let hidden = w[0].len() / n;
     let t = x.len() / n;
     let packed = packed_parts(&w, 1, 0..1)?;
+    let (p, g) = (w[0].precision(), group_of(w[0]));
     let kern = kernel(
         &ctx.device,
-        w[0].precision(),
-        group_of(w[0]),
-        fused_tile(t as u32),
+        p,
+        g,
+        (fused_tile(t as u32), vec4_loads(p, g, n)),
     );
     let p = MlpInParams {
         n: n as u32,

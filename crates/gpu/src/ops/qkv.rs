@@ -19,11 +19,16 @@ pub const SLOTS: [Slot; 10] = {
 };
 
 /// Its pipeline for weights of `precision` (Q8 groups of `group`), in tiles of `tile` batch
-/// rows (`fused_tile`).
-pub fn kernel(device: &wgpu::Device, precision: Precision, group: u32, tile: u32) -> Kernel {
+/// rows (`fused_tile`), four weights a load with `vec4` (`vec4_loads` of dim).
+pub fn kernel(
+    device: &wgpu::Device,
+    precision: Precision,
+    group: u32,
+    (tile, vec4): (u32, bool),
+) -> Kernel {
     let source = format!(
         "{}\n{}\n{SOURCE}",
-        weight_reader(precision, group),
+        weight_reader(precision, group, vec4),
         norm_dots_wgsl(tile)
     );
     Kernel::new(device, "qkv", &source, &SLOTS)
@@ -104,7 +109,9 @@ pub async fn qkv(
     let packed = packed_parts(&w, 1, 0..1)?;
     let precision = w[0].precision();
     let t = x.len() / shape.dim;
-    let kern = kernel(&ctx.device, precision, group_of(w[0]), fused_tile(t as u32));
+    let g = group_of(w[0]);
+    let v4 = vec4_loads(precision, g, shape.dim);
+    let kern = kernel(&ctx.device, precision, g, (fused_tile(t as u32), v4));
     let QkvShape {
         dim,
         kv_dim,

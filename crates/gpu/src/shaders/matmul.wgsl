@@ -10,7 +10,10 @@
 //           3 params (uniform, dynamic offset), 4 step (uniform, dynamic offset: row0, n_rows).
 // Workgroup: 64 threads per tile of TILE_ROWS weight rows × TILE_BATCH batch rows (their
 //            values prepended from Rust, `ops::matmul::constants_wgsl`): each thread walks
-//            j = lid, lid + 64, … and reads each weight once for all the tile's batch rows,
+//            j = lid, lid + 64, … (in a pipeline built with VEC4, `kernel::vec4_loads`,
+//            where n is a multiple of 4 and at least 256 so every thread has a load: four
+//            weights a load, j = 4·lid … 4·lid + 3, then 256 on) and
+//            reads each weight once for all the tile's batch rows,
 //            each input once for all its weight rows; then a tree reduction per output. Each
 //            output's sum runs in the same order as one row alone, so a batch row gets the
 //            same bits in any tile.
@@ -53,15 +56,37 @@ fn main(
     let block_len = p.rows * p.n;
     let block = p.w_offset / block_len;
     var acc: array<f32, TILE>;
-    var xv: array<f32, TILE_BATCH>;
-    for (var j = lid.x; j < p.n; j += 64u) {
-        for (var b = 0u; b < nt; b++) {
-            xv[b] = x[p.x_offset + (t0 + b) * p.x_stride + j];
-        }
-        for (var r = 0u; r < nr; r++) {
-            let wv = weight(block, block_len, (row0 + r) * p.n + j);
+    if (VEC4 && p.n % 4u == 0u && p.n >= 256u) {
+        // Four weights a load: thread lid takes j = 4·lid … 4·lid + 3, then 256 on.
+        var xv: array<vec4<f32>, TILE_BATCH>;
+        for (var j = lid.x * 4u; j < p.n; j += 256u) {
             for (var b = 0u; b < nt; b++) {
-                acc[r * TILE_BATCH + b] += wv * xv[b];
+                let o = p.x_offset + (t0 + b) * p.x_stride + j;
+                xv[b] = vec4<f32>(x[o], x[o + 1u], x[o + 2u], x[o + 3u]);
+            }
+            for (var r = 0u; r < nr; r++) {
+                let wv = weight4(block, block_len, (row0 + r) * p.n + j);
+                for (var b = 0u; b < nt; b++) {
+                    let k = r * TILE_BATCH + b;
+                    let v = wv * xv[b];
+                    acc[k] += v.x;
+                    acc[k] += v.y;
+                    acc[k] += v.z;
+                    acc[k] += v.w;
+                }
+            }
+        }
+    } else {
+        var xv: array<f32, TILE_BATCH>;
+        for (var j = lid.x; j < p.n; j += 64u) {
+            for (var b = 0u; b < nt; b++) {
+                xv[b] = x[p.x_offset + (t0 + b) * p.x_stride + j];
+            }
+            for (var r = 0u; r < nr; r++) {
+                let wv = weight(block, block_len, (row0 + r) * p.n + j);
+                for (var b = 0u; b < nt; b++) {
+                    acc[r * TILE_BATCH + b] += wv * xv[b];
+                }
             }
         }
     }

@@ -11,3 +11,9 @@ fn weight(block: u32, block_len: u32, k: u32) -> f32 {
     let i = block * block_len + k;
     return unpack2x16float(w[i / 2u])[i % 2u];
 }
+
+// Weights k … k + 3 (k and block_len multiples of 4): two adjacent words.
+fn weight4(block: u32, block_len: u32, k: u32) -> vec4<f32> {
+    let i = (block * block_len + k) / 2u;
+    return vec4<f32>(unpack2x16float(w[i]), unpack2x16float(w[i + 1u]));
+}

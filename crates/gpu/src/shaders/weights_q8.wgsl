@@ -18,3 +18,17 @@ fn weight(block: u32, block_len: u32, k: u32) -> f32 {
     let q = bitcast<i32>(word << ((3u - k % 4u) * 8u)) >> 24u;
     return f32(q) * bitcast<f32>(w[base + words + k / GROUP]);
 }
+
+// Weights k … k + 3 (k a multiple of 4, GROUP too): one word, one scale.
+fn weight4(block: u32, block_len: u32, k: u32) -> vec4<f32> {
+    let words = (block_len + 3u) / 4u;
+    let base = block * (words + (block_len + GROUP - 1u) / GROUP);
+    let word = w[base + k / 4u];
+    let q = vec4<i32>(
+        bitcast<i32>(word << 24u) >> 24u,
+        bitcast<i32>(word << 16u) >> 24u,
+        bitcast<i32>(word << 8u) >> 24u,
+        bitcast<i32>(word) >> 24u,
+    );
+    return vec4<f32>(q) * bitcast<f32>(w[base + words + k / GROUP]);
+}
