@@ -182,3 +182,33 @@ async fn fused_kernels_in_chromium_match_their_cpu_twins() {
 fn web_sys_log(s: &str) {
     wasm_bindgen_test::console_log!("{}", s);
 }
+
+/// Four weights a load in Chromium's WebGPU (rows of 288, `kernel::vec4_loads`): the matrix
+/// product at every precision against the CPU's, three layers of 13 rows.
+#[wasm_bindgen_test]
+async fn vec4_matmul_in_chromium_matches_the_cpu() {
+    use decoding_engine::quant::Tensor;
+    let ctx = GpuContext::new().await.expect("WebGPU");
+    let (rows, n, layers) = (13, 288, 3);
+    let wave = |len: usize, k: usize| -> Vec<f32> {
+        (0..len)
+            .map(|i| ((i * k % 97) as f32 / 48.0) - 1.0)
+            .collect()
+    };
+    let x = wave(2 * n, 31);
+    let f = Tensor::F32(wave(layers * rows * n, 17).into());
+    for p in Precision::ALL {
+        let w = f.at(p, layers, 64);
+        let got = decoding_gpu::ops::matmul(&ctx, &w, (layers, 2), &x, n, None)
+            .await
+            .unwrap();
+        let mut want = vec![0.0; 2 * rows];
+        decoding_engine::cpu::matmul(&mut want, &x, n, &[w.block(2, layers)]);
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs().max(1.0) * (n as f32).sqrt(),
+                "{p} [{i}]: {a} vs {b}"
+            );
+        }
+    }
+}
