@@ -113,7 +113,7 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
 /// rows at position 5), and the MLP's input with the norm and SwiGLU.
 #[wasm_bindgen_test]
 async fn fused_kernels_in_chromium_match_their_cpu_twins() {
-    use decoding_engine::quant::{QTensor, Tensor};
+    use decoding_engine::quant::Tensor;
     let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
     let ctx = GpuContext::new().await.expect("WebGPU");
     let c = m.transformer.config;
