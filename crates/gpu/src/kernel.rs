@@ -329,33 +329,7 @@ pub fn packed_parts(
                     halves.extend_from_slice(&v[l * len..(l + 1) * len]);
                 }
             }
-            _ => {
-                let q: Vec<&decoding_engine::quant::QTensor> = parts
-                    .iter()
-                    .map(|t| match t {
-                        Tensor::Quant(q) => Ok(q),
-                        _ => Err("the matrices packed together differ in format"),
-                    })
-                    .collect::<Result<_, _>>()?;
-                let value_bytes = |weights: usize| match precision {
-                    Precision::Q4 => weights / 2,
-                    _ => weights,
-                };
-                for (t, &p) in q.iter().zip(&padded) {
-                    let vb = t.block_value_bytes();
-                    let mut v = t.values[l * vb..(l + 1) * vb].to_vec();
-                    v.resize(value_bytes(p), 0);
-                    bytes.extend_from_slice(&v);
-                }
-                for (t, &p) in q.iter().zip(&padded) {
-                    let ng = t.groups_per_block();
-                    let mut s = t.scales[l * ng..(l + 1) * ng].to_vec();
-                    s.resize(p / t.group, 0.0);
-                    for x in s {
-                        bytes.extend_from_slice(&x.to_le_bytes());
-                    }
-                }
-            }
+            _ => pack_quantized(parts, &padded, l, &mut bytes)?,
         }
     }
     if precision == Precision::F16 {
@@ -371,6 +345,46 @@ pub fn packed_parts(
             per_buffer: range.len(),
         },
     })
+}
+
+/// Layer `l` of quantized parts, each padded to `padded` weights: all the parts' values, then
+/// all their scales (zero scales for padding groups).
+fn pack_quantized(
+    parts: &[&Tensor],
+    padded: &[usize],
+    l: usize,
+    bytes: &mut Vec<u8>,
+) -> Result<(), String> {
+    let q: Vec<&decoding_engine::quant::QTensor> = parts
+        .iter()
+        .map(|t| match t {
+            Tensor::Quant(q) => Ok(q),
+            _ => Err("the matrices packed together differ in format"),
+        })
+        .collect::<Result<_, _>>()?;
+    for (t, &p) in q.iter().zip(padded) {
+        let vb = t.block_value_bytes();
+        let mut v = t.values[l * vb..(l + 1) * vb].to_vec();
+        // Q4: two weights a byte.
+        v.resize(
+            if t.precision == Precision::Q4 {
+                p / 2
+            } else {
+                p
+            },
+            0,
+        );
+        bytes.extend_from_slice(&v);
+    }
+    for (t, &p) in q.iter().zip(padded) {
+        let ng = t.groups_per_block();
+        let mut s = t.scales[l * ng..(l + 1) * ng].to_vec();
+        s.resize(p / t.group, 0.0);
+        for x in s {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    Ok(())
 }
 
 fn lcm(a: usize, b: usize) -> usize {
