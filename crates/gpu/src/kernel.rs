@@ -176,6 +176,46 @@ pub fn vec4_loads(precision: Precision, group: u32, n: usize) -> bool {
     n.is_multiple_of(4) && n >= 256 && (precision != Precision::Q8 || group.is_multiple_of(4))
 }
 
+/// How a fused kernel (`qkv`, `mlp_in`) is built: its weights' format and Q8 group, its
+/// batch tile (`fused_tile`) and whether it reads four weights a load (`vec4_loads` of dim).
+#[derive(Debug, Clone, Copy)]
+pub struct FusedBuild {
+    pub precision: Precision,
+    pub group: u32,
+    pub tile: u32,
+    pub vec4: bool,
+}
+
+impl FusedBuild {
+    /// For dispatches of `rows` batch rows.
+    pub fn new(precision: Precision, group: u32, rows: u32, vec4: bool) -> FusedBuild {
+        let tile = fused_tile(rows);
+        FusedBuild {
+            precision,
+            group,
+            tile,
+            vec4,
+        }
+    }
+
+    /// The pipeline of the fused kernel `source`: the weight reader, the norm-and-dots
+    /// prelude, then the kernel.
+    pub fn kernel(
+        self,
+        device: &wgpu::Device,
+        name: &'static str,
+        source: &str,
+        slots: &[Slot],
+    ) -> Kernel {
+        let source = format!(
+            "{}\n{}\n{source}",
+            weight_reader(self.precision, self.group, self.vec4),
+            norm_dots_wgsl(self.tile)
+        );
+        Kernel::new(device, name, &source, slots)
+    }
+}
+
 /// The WGSL that reads a weight of the given format (`weight(block, block_len, k)`, and
 /// `weight4` for four), with `VEC4` (whether the kernel reads four a load), put before the
 /// kernels that read matrices (matmul, embed, the fused ones).

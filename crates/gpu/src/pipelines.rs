@@ -1,7 +1,7 @@
 //! The pipelines of a model's forward pass, one per kernel (`ops/`), made once per device
 //! for the model's precision.
 
-use crate::kernel::{vec4_loads, Kernel, TILE_BATCH};
+use crate::kernel::{vec4_loads, FusedBuild, Kernel, TILE_BATCH};
 use crate::ops::{attention, embed, matmul, mlp_in, qkv, rmsnorm};
 use decoding_engine::quant::Precision;
 use decoding_engine::Config;
@@ -34,15 +34,16 @@ impl Kernels {
     ) -> Kernels {
         let v4 = |n| vec4_loads(precision, group, n);
         let (fused, mm) = (v4(c.dim), v4(c.dim) || v4(c.hidden_dim));
+        let build = |rows| FusedBuild::new(precision, group, rows, fused);
         Kernels {
             embed: embed::kernel(device, precision, group),
             rmsnorm: rmsnorm::kernel(device),
             matmul: matmul::kernel(device, precision, group, mm),
-            qkv: qkv::kernel(device, precision, group, (TILE_BATCH, fused)),
-            qkv_row: qkv::kernel(device, precision, group, (1, fused)),
+            qkv: qkv::kernel(device, build(TILE_BATCH)),
+            qkv_row: qkv::kernel(device, build(1)),
             attention: attention::kernel(device),
-            mlp_in: mlp_in::kernel(device, precision, group, (TILE_BATCH, fused)),
-            mlp_in_row: mlp_in::kernel(device, precision, group, (1, fused)),
+            mlp_in: mlp_in::kernel(device, build(TILE_BATCH)),
+            mlp_in_row: mlp_in::kernel(device, build(1)),
         }
     }
 }

@@ -6,7 +6,7 @@ use super::run::*;
 use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
-use decoding_engine::quant::{Precision, Tensor};
+use decoding_engine::quant::Tensor;
 use decoding_engine::Config;
 
 /// Its bindings, in order.
@@ -15,20 +15,9 @@ pub const SLOTS: [Slot; 6] = {
     [Read, Read, ReadWrite, Params, Step, Read]
 };
 
-/// Its pipeline for weights of `precision` (Q8 groups of `group`), in tiles of `tile` batch
-/// rows (`fused_tile`), four weights a load with `vec4` (`vec4_loads` of dim).
-pub fn kernel(
-    device: &wgpu::Device,
-    precision: Precision,
-    group: u32,
-    (tile, vec4): (u32, bool),
-) -> Kernel {
-    let source = format!(
-        "{}\n{}\n{SOURCE}",
-        weight_reader(precision, group, vec4),
-        norm_dots_wgsl(tile)
-    );
-    Kernel::new(device, "mlp_in", &source, &SLOTS)
+/// Its pipeline as `build` says (`kernel::FusedBuild`).
+pub fn kernel(device: &wgpu::Device, build: FusedBuild) -> Kernel {
+    build.kernel(device, "mlp_in", SOURCE, &SLOTS)
 }
 
 /// The kernel's WGSL.
@@ -84,9 +73,7 @@ pub async fn mlp_in(
     let (p, g) = (w[0].precision(), group_of(w[0]));
     let kern = kernel(
         &ctx.device,
-        p,
-        g,
-        (fused_tile(t as u32), vec4_loads(p, g, n)),
+        FusedBuild::new(p, g, t as u32, vec4_loads(p, g, n)),
     );
     let p = MlpInParams {
         n: n as u32,

@@ -7,7 +7,7 @@ use super::run::*;
 use crate::context::GpuContext;
 use crate::kernel::*;
 use bytemuck::{Pod, Zeroable};
-use decoding_engine::quant::{Precision, Tensor};
+use decoding_engine::quant::Tensor;
 use decoding_engine::Config;
 
 /// Its bindings, in order.
@@ -18,20 +18,9 @@ pub const SLOTS: [Slot; 10] = {
     ]
 };
 
-/// Its pipeline for weights of `precision` (Q8 groups of `group`), in tiles of `tile` batch
-/// rows (`fused_tile`), four weights a load with `vec4` (`vec4_loads` of dim).
-pub fn kernel(
-    device: &wgpu::Device,
-    precision: Precision,
-    group: u32,
-    (tile, vec4): (u32, bool),
-) -> Kernel {
-    let source = format!(
-        "{}\n{}\n{SOURCE}",
-        weight_reader(precision, group, vec4),
-        norm_dots_wgsl(tile)
-    );
-    Kernel::new(device, "qkv", &source, &SLOTS)
+/// Its pipeline as `build` says (`kernel::FusedBuild`).
+pub fn kernel(device: &wgpu::Device, build: FusedBuild) -> Kernel {
+    build.kernel(device, "qkv", SOURCE, &SLOTS)
 }
 
 /// The kernel's WGSL.
@@ -111,7 +100,7 @@ pub async fn qkv(
     let t = x.len() / shape.dim;
     let g = group_of(w[0]);
     let v4 = vec4_loads(precision, g, shape.dim);
-    let kern = kernel(&ctx.device, precision, g, (fused_tile(t as u32), v4));
+    let kern = kernel(&ctx.device, FusedBuild::new(precision, g, t as u32, v4));
     let QkvShape {
         dim,
         kv_dim,
