@@ -288,7 +288,7 @@ fn GpuSplit(v: GpuSplitView) -> impl IntoView {
     );
     let verdict = match regime(&s) {
         Regime::LaunchBound => "Launch-bound: decode here waits on launches, not on memory. The lesson's \"decode is bandwidth-bound\" holds only once launches are cheap beside the kernels (fewer, fused dispatches; larger models).",
-        Regime::KernelBound => "The kernels' own time dominates: the regime the roofline describes, where decode's time is its weight reads (on a software adapter the \"GPU\" is this CPU, so its kernels are slow).",
+        Regime::KernelBound => "The kernels' own time dominates: launches are cheap beside them here, so decode's speed is the kernels' (on a software adapter the \"GPU\" is this CPU, and its kernels are CPU code).",
         Regime::Even => "Launches and kernels take about equal shares (neither by 1.3×): cheaper launches and faster kernels would both show.",
     };
     let busy = v

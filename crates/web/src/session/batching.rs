@@ -126,6 +126,10 @@ impl Session {
         let Some(engine) = self.engine.as_mut() else {
             return vec![err("no model is loaded yet")];
         };
+        // The timed steps run on a sequence of their own: its cache must fit.
+        if let Err(e) = check_room(engine.config(), 1, Budget::default()) {
+            return vec![err(e)];
+        }
         let view = match engine.report.kind {
             decoding_engine::BackendKind::Gpu => time_kernels(engine, host).await,
             decoding_engine::BackendKind::Cpu => GpuSplitView {
