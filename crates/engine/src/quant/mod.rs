@@ -54,7 +54,7 @@ mod tests;
 pub use qref::QRef;
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr};
-pub use tensor::{widen, F32s, MatRef, SharedBytes, Tensor};
+pub use tensor::{widen, widen_portable, F32s, MatRef, SharedBytes, Tensor};
 
 /// How the matrices of a model are stored. Norms always stay float32.
 #[derive(EnumString, IntoStaticStr, Display)]

@@ -199,8 +199,46 @@ impl<'a> From<&'a Vec<f32>> for MatRef<'a> {
     }
 }
 
-/// f16 weights widened to float32 (exact: every f16 is a float32), into `out`.
+/// f16 weights widened to float32 (exact: every f16 is a float32), into `out`. Natively
+/// `half`'s slice conversion (F16C where the CPU has it, detected at run time); in the page's
+/// wasm, where `half` converts in scalar software (an f16 decode step cost 13× f32's),
+/// `widen_portable`, which the compiler vectorises with simd128.
 pub fn widen(w: &[half::f16], out: &mut [f32]) {
-    use half::slice::HalfFloatSliceExt;
-    w.convert_to_f32_slice(out);
+    #[cfg(target_arch = "wasm32")]
+    widen_portable(w, out);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use half::slice::HalfFloatSliceExt;
+        w.convert_to_f32_slice(out);
+    }
+}
+
+/// `widen` in branch-free bit arithmetic (the same bits as `half`'s, tested for all 65,536).
+pub fn widen_portable(w: &[half::f16], out: &mut [f32]) {
+    for (o, h) in out.iter_mut().zip(w) {
+        *o = f16_to_f32(h.to_bits());
+    }
+}
+
+/// One IEEE half's bits as float32: the exponent rebiased (normal numbers), all ones kept
+/// (infinities; NaN with its payload, made quiet), or the 10-bit mantissa × 2⁻²⁴
+/// (subnormals and zero: exact in float32); the sign put back.
+#[inline(always)]
+fn f16_to_f32(h: u16) -> f32 {
+    let h = h as u32;
+    let em = h & 0x7fff;
+    let normal = (em << 13) + ((127 - 15) << 23);
+    // A NaN comes back quiet (as F16C's conversion gives it).
+    let quiet = if em > 0x7c00 { 0x0040_0000 } else { 0 };
+    let inf_nan = (em << 13) | 0x7f80_0000 | quiet;
+    // 2⁻²⁴ is 0x3380_0000.
+    let subnormal = (em as f32 * f32::from_bits(0x3380_0000)).to_bits();
+    let bits = if em >= 0x7c00 {
+        inf_nan
+    } else if em >= 0x0400 {
+        normal
+    } else {
+        subnormal
+    };
+    f32::from_bits(bits | ((h & 0x8000) << 16))
 }
