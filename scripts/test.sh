@@ -12,6 +12,10 @@ if [[ -z "${XDG_RUNTIME_DIR:-}" ]]; then
   export XDG_RUNTIME_DIR="$(mktemp -d)"
 fi
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# A test run builds each crate once: incremental caches would only add gigabytes to target/.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+disk() { df -h --output=avail,target "$ROOT" | tail -1 | awk -v w="$1" '{print "disk free " w ": " $1}'; du -sh "$ROOT/target" 2>/dev/null || true; }
+disk "before the build"
 
 step "cargo fetch"
 cargo fetch --locked
@@ -43,4 +47,5 @@ step "end-to-end tests in headless Chromium"
 # must not compete for the two cores.
 node --test --test-concurrency=1 tests/e2e/
 
+disk "after the tests"
 step "all tests passed"

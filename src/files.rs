@@ -4,6 +4,7 @@
 
 use crate::error::CliError;
 use decoding_engine::budget::Budget;
+use decoding_engine::quant::Activations;
 use decoding_engine::{Model, Precision};
 use decoding_gpu::{open_backend, BackendChoice, Engine};
 use std::path::{Path, PathBuf};
@@ -49,6 +50,8 @@ pub struct ModelFiles {
     pub budget: Budget,
     /// `--precision`: the matrices requantized after loading
     pub precision: Option<Precision>,
+    /// `--activations`: what the CPU multiplies quantized matrices with
+    pub activations: Activations,
 }
 
 impl ModelFiles {
@@ -146,14 +149,16 @@ impl ModelFiles {
         Ok(n == 4 && decoding_engine::gguf::Gguf::is_gguf(&magic))
     }
 
-    /// The model with its matrices at `--precision` (the loaded weights dropped).
+    /// The model with its matrices at `--precision` (the loaded weights dropped), multiplied
+    /// with `--activations`.
     pub fn at_precision(&self, model: Model) -> Model {
-        match self.precision {
+        let model = match self.precision {
             Some(p) if p != model.transformer.weights.precision() => {
                 model.with_transformer(std::sync::Arc::new(model.transformer.at(p)))
             }
             _ => model,
-        }
+        };
+        model.with_activations(self.activations)
     }
 
     pub fn is_default(&self) -> bool {

@@ -10,6 +10,7 @@ mod knobs;
 
 use clap::{Parser, Subcommand};
 use commands::*;
+use decoding_engine::quant::Activations;
 use decoding_engine::Precision;
 use decoding_gpu::BackendChoice;
 use error::CliError;
@@ -48,6 +49,11 @@ struct Cli {
     /// a legacy file, q8 for a version-2 one)
     #[arg(long, global = true, value_enum)]
     precision: Option<Precision>,
+    /// What the CPU multiplies q8/q4 weights with: int8 activations (quantized per group
+    /// once per matrix, integer dot products, as llama.cpp and runq.c) or f32 (dequantize,
+    /// then multiply; the GPU's product)
+    #[arg(long, global = true, value_enum, default_value_t = Activations::Int8)]
+    activations: Activations,
     #[command(subcommand)]
     command: Command,
 }
@@ -115,6 +121,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         tokenizer: cli.tokenizer,
         budget: parse_budget(cli.memory_limit.as_deref())?,
         precision: cli.precision,
+        activations: cli.activations,
     };
     let choice = cli.backend;
     match cli.command {

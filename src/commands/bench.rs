@@ -72,6 +72,11 @@ struct Report {
     weight_bytes: u64,
     backend: String,
     backend_detail: String,
+    /// The CPU kernels' instruction set (the build's: avx512, avx2, wasm or portable)
+    cpu_kernel: &'static str,
+    /// The int8 products' variant as measured at start-up (quantized weights on the CPU)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_variants: Option<decoding_engine::cpu::tune::Tuning>,
     /// Compute dispatches per decoded token (GPU backend).
     #[serde(skip_serializing_if = "Option::is_none")]
     dispatches_per_token: Option<usize>,
@@ -301,6 +306,11 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         })
         .collect();
     let mut engine = crate::files::open(&transformer, choice)?;
+    // The CPU's int8 products choose their variant on first use: measure it here, before
+    // the timed runs, and report it.
+    let int8 = engine.report.kind == decoding_engine::BackendKind::Cpu
+        && transformer.weights.int8_matrices(&transformer.config) > 0;
+    let cpu_variants = int8.then(|| decoding_engine::cpu::tune::tuning().clone());
     let runs = measure(
         &mut engine,
         &transformer,
@@ -335,6 +345,8 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         weight_bytes: transformer.weights.bytes(&c),
         backend: engine.report.kind.to_string(),
         backend_detail: engine.report.reason,
+        cpu_kernel: decoding_engine::cpu::KERNEL,
+        cpu_variants,
         dispatches_per_token: engine.report.dispatches_per_token,
         gpu_times,
         threads: decoding_engine::par::thread_count(),
@@ -382,7 +394,13 @@ fn print_report(r: &Report) {
             "backend {} ({}), {d} compute dispatches per token",
             r.backend, r.backend_detail
         ),
-        None => println!("backend {}, {} thread(s)", r.backend, r.threads),
+        None => println!(
+            "backend {}, {} thread(s), {} kernels",
+            r.backend, r.threads, r.cpu_kernel
+        ),
+    }
+    if let Some(t) = &r.cpu_variants {
+        println!("{}", t.describe());
     }
     if let Some(g) = &r.gpu_times {
         super::kernel_times::print(g);

@@ -271,6 +271,15 @@ impl Model {
         }
     }
 
+    /// The same model with its quantized matrices multiplied with `activations` on the CPU
+    /// (in place when nothing else holds the weights).
+    pub fn with_activations(mut self, activations: crate::quant::Activations) -> Model {
+        Arc::make_mut(&mut self.transformer)
+            .weights
+            .set_activations(activations);
+        self
+    }
+
     pub fn config(&self) -> &Config {
         &self.transformer.config
     }

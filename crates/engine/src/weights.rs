@@ -83,6 +83,40 @@ impl TransformerWeights {
         m + n
     }
 
+    /// How many matrices the CPU multiplies with int8 activations (quantized, `Int8`, and
+    /// rows a whole number of groups of 32·k).
+    pub fn int8_matrices(&self, c: &Config) -> usize {
+        self.matrices(c)
+            .iter()
+            .filter(|(name, t, blocks)| {
+                let n = if *name == "w2" { c.hidden_dim } else { c.dim };
+                matches!(t, crate::quant::Tensor::Quant(q)
+                    if q.activations == crate::quant::Activations::Int8
+                        && q.block(0).int8_ready(n)
+                        && *blocks > 0)
+            })
+            .count()
+    }
+
+    /// Every quantized matrix multiplied with `activations` on the CPU.
+    pub fn set_activations(&mut self, activations: crate::quant::Activations) {
+        let mats = [
+            &mut self.token_embedding,
+            &mut self.wq,
+            &mut self.wk,
+            &mut self.wv,
+            &mut self.wo,
+            &mut self.w1,
+            &mut self.w2,
+            &mut self.w3,
+        ];
+        for t in mats.into_iter().chain(self.wcls.as_mut()) {
+            if let crate::quant::Tensor::Quant(q) = t {
+                q.activations = activations;
+            }
+        }
+    }
+
     /// The same parameters with every matrix at `precision` (quantized from the float32
     /// values, or from the dequantized ones when already quantized; the norms unchanged).
     /// Q8's group follows llama2.c's `export.py` (64, halved until it divides `dim`).

@@ -70,3 +70,10 @@ fn the_simd_matvec_gives_the_portable_bits() {
 fn the_simd_attention_gives_the_portable_bits() {
     decoding_engine::testing::assert_attention_bits();
 }
+
+/// The page's int8 × int8 row kernels (simd128 `i32x4.dot_i16x8_s`) give the plain loops'
+/// bits, alone and through the matrix product, as AVX-512 VNNI and AVX2 do natively.
+#[wasm_bindgen_test]
+fn the_simd_int8_rows_give_the_plain_loops_bits() {
+    decoding_engine::testing::assert_int8_kernel_bits();
+}

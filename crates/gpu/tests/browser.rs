@@ -101,7 +101,11 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
         let qm = m.with_transformer(std::sync::Arc::new(q));
         let ctx = GpuContext::new().await.expect("WebGPU");
         let mut gpu = GpuBackend::new(Rc::new(ctx), &qm.transformer).unwrap();
-        let mut cpu = CpuBackend::new(qm.transformer.clone());
+        // float32 activations, as the GPU's kernels multiply them
+        let mut cpu = CpuBackend::new(std::sync::Arc::new(
+            qm.transformer
+                .with_activations(decoding_engine::quant::Activations::F32),
+        ));
         let on_gpu = greedy(&mut gpu, &qm, 40).await;
         let on_cpu = greedy(&mut cpu, &qm, 40).await;
         assert_eq!(on_gpu, on_cpu, "{p}");

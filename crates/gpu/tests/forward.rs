@@ -10,10 +10,12 @@ mod common;
 use common::{generate, gpu, gpu_backend, model, settings};
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::beam::{beam_search, BeamConfig};
+use decoding_engine::quant::Activations;
 use decoding_engine::{Model, Precision};
 use decoding_gpu::{GpuBackend, GpuContext};
 use pollster::block_on;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The tests' own softmax of a backend's logits.
 use common::softmax::softmax_f32 as softmax;
@@ -63,7 +65,8 @@ fn quantized_greedy_100_tokens_are_identical_to_the_cpu() {
             q.transformer.weights.bytes(q.config()) - 4 * 11 * 64,
             "{p}: the matrices' quantized bytes (norms apart)"
         );
-        let mut c = CpuBackend::new(q.transformer.clone());
+        // float32 activations, as the GPU's kernels multiply them
+        let mut c = CpuBackend::new(Arc::new(q.transformer.with_activations(Activations::F32)));
         let on_gpu = generate(&mut g, &q, "Once upon a time", &s);
         let on_cpu = generate(&mut c, &q, "Once upon a time", &s);
         assert_eq!(on_cpu.len(), 100, "{p}");
@@ -401,7 +404,8 @@ fn gpu_agrees_with_cpu(m: &Model, name: &str) -> bool {
     let Some(mut g) = gpu_backend(m) else {
         return false;
     };
-    let mut c = CpuBackend::new(m.transformer.clone());
+    // The GPU multiplies quantized weights with float32 activations: so does its CPU twin.
+    let mut c = CpuBackend::new(Arc::new(m.transformer.with_activations(Activations::F32)));
     let ids = m.encode_prompt("Once upon a time, there was a").unwrap();
     let (sg, sc) = (g.new_sequence().unwrap(), c.new_sequence().unwrap());
     let lg = block_on(g.forward(sg, &ids, true)).unwrap();

@@ -14,6 +14,8 @@ use pollster::block_on;
 use proptest::prelude::*;
 
 /// Sums of products of O(1) numbers: a few ulps per term, relative to the magnitude.
+/// The GPU multiplies quantized weights with float32 activations: so do its CPU twins.
+const F32_ACTS: decoding_engine::quant::Activations = decoding_engine::quant::Activations::F32;
 const MATMUL_TOL: (f32, f32) = (1e-5, 1e-5);
 const RMSNORM_TOL: (f32, f32) = (1e-5, 1e-5);
 /// RMSNorm folded into the product: the norm's scale applied after the sum, not before.
@@ -135,7 +137,9 @@ fn matmul_tiles_give_each_batch_row_its_own_bits() {
 /// (and f16 blocks that start in the middle of a word where rows × n is odd).
 fn check_quantized_matmul(p: Precision, rows: usize, n: usize, tokens: usize, blocks: usize) {
     let Some(ctx) = gpu() else { return };
-    let w = Tensor::F32(floats(blocks * rows * n, 5, 0.5).into()).at(p, blocks, 64);
+    let w = Tensor::F32(floats(blocks * rows * n, 5, 0.5).into())
+        .at(p, blocks, 64)
+        .with_activations(F32_ACTS);
     let x = floats(tokens * n, 6, 1.0);
     for block in [0, blocks - 1] {
         let got = block_on(ops::matmul(ctx, &w, (blocks, block), &x, n, None)).unwrap();
@@ -202,7 +206,9 @@ fn embed_quantized_matches_cpu_reference() {
 /// A matrix of rows × n at `p` (groups of 64 for Q8: they straddle rows where n is not a
 /// multiple of 64).
 fn matrix(p: Precision, rows: usize, n: usize, seed: u64) -> Tensor {
-    Tensor::F32(floats(rows * n, seed, 0.5).into()).at(p, 1, 64)
+    Tensor::F32(floats(rows * n, seed, 0.5).into())
+        .at(p, 1, 64)
+        .with_activations(F32_ACTS)
 }
 
 /// The fused Q/K/V kernel against its CPU twin: `cpu::rmsnorm`, `cpu::matmul` for Wq, Wk

@@ -273,3 +273,71 @@ pub fn assert_attention_bits() {
         }
     }
 }
+
+/// Asserts that the int8 × int8 row product (`QRef::dot_int8`: AVX-512 VNNI or AVX2
+/// natively, simd128 in wasm) gives the plain loops' bits (`dot_int8_portable`, the same
+/// code on every target), alone and through `cpu::matmul` in decode and in a batch, for
+/// Q8 groups of 32, 64 and 128 and Q4, 1 to 19 groups a row (around the 8 a kernel call
+/// sums), weights of every byte value (−128 included: a GGUF file may hold it).
+pub fn assert_int8_kernel_bits() {
+    use crate::cpu::matmul;
+    use crate::quant::{MatRef, Precision, QActs, QTensor};
+    let mut seed = 11u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        seed >> 8
+    };
+    for (p, g) in [
+        (Precision::Q8, 32),
+        (Precision::Q8, 64),
+        (Precision::Q8, 128),
+        (Precision::Q4, 32),
+    ] {
+        for groups in 1..=19 {
+            let (rows, n, t) = (3, groups * g, 3);
+            let mut q = QTensor::quantize(&vec![0.0; rows * n], 1, p, g);
+            q.values.iter_mut().for_each(|v| *v = next() as u8);
+            q.scales
+                .iter_mut()
+                .for_each(|s| *s = (next() % 1000) as f32 / 4096.0);
+            // Inputs of mixed sizes, a group of zeros among them.
+            let x: Vec<f32> = (0..t * n)
+                .map(|i| match (i / g) % 5 {
+                    3 => 0.0,
+                    k => ((next() % 2001) as f32 - 1000.0) * 10f32.powi(k as i32 - 3),
+                })
+                .collect();
+            let acts = QActs::quantize(&x, n, g);
+            let b = q.block(0);
+            assert!(b.int8_ready(n));
+            let want: Vec<Vec<u32>> = (0..t)
+                .map(|r| {
+                    (0..rows)
+                        .map(|i| b.dot_int8_portable(i * n, acts.row(r)).to_bits())
+                        .collect()
+                })
+                .collect();
+            for (r, want_r) in want.iter().enumerate() {
+                let got: Vec<u32> = (0..rows)
+                    .map(|i| b.dot_int8(i * n, acts.row(r)).to_bits())
+                    .collect();
+                assert_eq!(
+                    &got, want_r,
+                    "{p} groups of {g}, {groups} a row, input row {r}"
+                );
+                let mut one = vec![0.0f32; rows];
+                matmul(&mut one, &x[r * n..(r + 1) * n], n, &[MatRef::Quant(b)]);
+                let one: Vec<u32> = one.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(&one, want_r, "{p} decode, groups of {g}, {groups} a row");
+            }
+            let mut all = vec![0.0f32; t * rows];
+            matmul(&mut all, &x, n, &[MatRef::Quant(b)]);
+            let all: Vec<u32> = all.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(
+                all,
+                want.concat(),
+                "{p} batch of {t}, groups of {g}, {groups} a row"
+            );
+        }
+    }
+}

@@ -10,7 +10,7 @@ use super::gguf::{kind_of, Gguf, GgufError, Kind, TensorInfo, Value};
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
 use crate::formats::llama2c::{Checkpoint, CheckpointError};
-use crate::quant::{Precision, QTensor, Tensor};
+use crate::quant::{Activations, Precision, QTensor, Tensor};
 use crate::tokenizer::Llama2cVocab;
 use crate::weights::TransformerWeights;
 
@@ -257,6 +257,7 @@ impl Gguf<'_> {
             block_len,
             values: Vec::new(),
             scales: Vec::new(),
+            activations: Activations::default(),
         };
         let (vb, ng) = (q.block_value_bytes(), q.groups_per_block());
         q.values = vec![0u8; parts.len() * vb];

@@ -19,7 +19,7 @@
 use crate::budget::{Budget, Footprint};
 use crate::config::{Config, ConfigError};
 use crate::formats::llama2c::{read_up_to, Checkpoint, CheckpointError, TensorReader};
-use crate::quant::{Precision, QTensor, Tensor};
+use crate::quant::{Activations, Precision, QTensor, Tensor};
 use crate::units::thousands;
 use crate::weights::TransformerWeights;
 
@@ -180,6 +180,7 @@ impl<R: std::io::Read> TensorReader<'_, R> {
             block_len: len,
             values: Vec::new(),
             scales: Vec::new(),
+            activations: Activations::default(),
         };
         let (vb, ng) = (q.block_value_bytes(), q.groups_per_block());
         q.values = vec![0u8; blocks * vb];

@@ -149,6 +149,14 @@ impl Transformer {
         }
     }
 
+    /// The same weights with the CPU multiplying its quantized matrices by `activations`
+    /// (int8 by default; float32 is the GPU's product and its tests' CPU twin).
+    pub fn with_activations(&self, activations: crate::quant::Activations) -> Transformer {
+        let mut t = self.clone();
+        t.weights.set_activations(activations);
+        t
+    }
+
     /// The forward pass over a batch: runs every row at its position in its sequence,
     /// appends the rows' K/V to their caches and returns the next-token logits of the rows
     /// that ask for them ((rows with logits, vocab_size), in row order).

@@ -5,7 +5,7 @@
 
 use super::simd::{self, dot_streamed};
 use crate::par;
-use crate::quant::{MatRef, QRef};
+use crate::quant::{Activations, MatRef, QActs, QRef};
 
 /// The one matrix product of the forward pass: X (t, n) times each of a list of matrices
 /// W₀, W₁, … (each (dᵢ, n), row-major as llama2.c stores them). `out` holds the products one
@@ -45,9 +45,100 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
     }
 }
 
+/// The activations of each matrix that multiplies them in int8: x quantized once per
+/// group size (the matrices of one call share it), before the rows split between threads.
+fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Vec<Option<std::sync::Arc<QActs>>> {
+    let mut made: Vec<std::sync::Arc<QActs>> = Vec::new();
+    ws.iter()
+        .map(|w| match w {
+            MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_ready(n) => {
+                let found = made.iter().find(|a| a.group == q.group).cloned();
+                Some(found.unwrap_or_else(|| {
+                    let a = std::sync::Arc::new(QActs::quantize(x, n, q.group));
+                    made.push(a.clone());
+                    a
+                }))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
+    let acts = int8_activations(x, n, ws);
+    let ahead = if acts.iter().any(Option::is_some) {
+        super::tune::prefetch_rows()
+    } else {
+        0
+    };
     par::chunks(out_t, t, t * n, |first, chunk| {
+        // The chunk's rows matrix by matrix: an int8 matrix's run of rows in its own loop.
+        let (mut m, mut row, mut done) = (0, first, 0);
+        while done < chunk.len() / t {
+            let rows_m = ws[m].len() / n.max(1);
+            if row >= rows_m {
+                (m, row) = (m + 1, row - rows_m);
+                continue;
+            }
+            let count = (rows_m - row).min(chunk.len() / t - done);
+            let out = &mut chunk[done * t..(done + count) * t];
+            match (&ws[m], &acts[m]) {
+                (MatRef::Quant(q), Some(a)) => int8_rows(out, q, row * n, n, a, ahead),
+                _ => float_rows(out, x, n, t, &ws[m..m + 1], row),
+            }
+            (row, done) = (row + count, done + count);
+        }
+    });
+}
+
+/// out_t (rows, t) of the int8 matrix `q` from weight `start` on: one row product a weight
+/// row and input row (`QRef::dot_int8`), the weight row `ahead` rows on prefetched first
+/// where `ahead` > 0 (a variant chosen by measuring: `tune`); the bits are the same.
+#[inline(always)]
+pub(super) fn int8_rows(
+    out_t: &mut [f32],
+    q: &QRef,
+    start: usize,
+    n: usize,
+    a: &QActs,
+    ahead: usize,
+) {
+    let t = a.q.len() / n;
+    let row_bytes = match q.precision {
+        crate::Precision::Q4 => n / 2,
+        _ => n,
+    };
+    let first = start / n;
+    for (i, o) in out_t.chunks_exact_mut(t).enumerate() {
+        if ahead > 0 {
+            if let Some(row) = q.values.get((first + i + ahead) * row_bytes..) {
+                prefetch(&row[..row_bytes.min(row.len())]);
+            }
+        }
+        for (r, o) in o.iter_mut().enumerate() {
+            *o = q.dot_int8(start + i * n, a.row(r));
+        }
+    }
+}
+
+/// Asks for `bytes` in cache a line at a time (a hint: it never faults, changes no value).
+#[inline(always)]
+fn prefetch(bytes: &[u8]) {
+    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
+    for line in bytes.chunks(64) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch reads nothing architecturally and never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr() as *const i8) };
+    }
+    #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
+    let _ = bytes;
+}
+
+/// out_t (rows, t) of the float32, f16 and float-activation rows of `ws` from row `first`.
+#[inline(always)]
+fn float_rows(chunk: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef], first: usize) {
+    {
         let rows = StackedRows {
             ws,
             n,
@@ -70,7 +161,7 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
                 }
             }
         }
-    });
+    }
 }
 
 /// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows of at most
@@ -165,7 +256,7 @@ pub(super) fn dot_rows_into(out: &mut [f32], w: &[f32], x: &[f32], n: usize) {
     }
 }
 
-/// One weight row: float32, or a quantized matrix and the index of the row's first weight.
+/// One weight row: float32, or a quantized matrix and the index of the row's first weight
 #[derive(Clone, Copy)]
 enum RowRef<'a> {
     F32(&'a [f32]),

@@ -12,10 +12,30 @@ mod matmul;
 mod simd;
 #[cfg(test)]
 mod tests;
+pub mod tune;
 
 pub use attend::{attend_head, attend_heads};
 pub use matmul::matmul;
 pub use simd::dot;
+
+/// The instruction set of the build's CPU kernels (`build.rs`), with VNNI where the int8
+/// products use it.
+pub const KERNEL: &str = if cfg!(kernel = "avx512") {
+    if cfg!(all(
+        target_feature = "avx512vnni",
+        target_feature = "avx512vl"
+    )) {
+        "avx512 (int8: AVX-512 VNNI)"
+    } else {
+        "avx512 (int8: AVX2 maddubs)"
+    }
+} else if cfg!(kernel = "avx2") {
+    "avx2 (int8: maddubs)"
+} else if cfg!(kernel = "wasm") {
+    "wasm simd128"
+} else {
+    "portable"
+};
 
 /// Independent partial sums in `dot`'s main loop: enough to fill the vector units (4×8
 /// lanes on AVX2, 8×4 on wasm SIMD) and hide the adder latency.

@@ -250,3 +250,52 @@ fn rope_at_position_zero_is_identity_and_preserves_norm() {
     assert!((norm(&v) - norm(&v0)).abs() < 1e-3);
     assert_ne!(v, v0);
 }
+
+/// Every prefetch distance the tuner may choose gives the reference bits (a prefetch is only
+/// a hint), in decode and in a batch of 3, for q8 and q4, and the tuning's choice is one of
+/// them.
+#[test]
+fn every_int8_variant_gives_the_reference_bits() {
+    use crate::quant::{Precision, QActs, QTensor};
+    let (rows, n) = (37, 256);
+    let w: Vec<f32> = (0..rows * n)
+        .map(|i| ((i * 7919) % 1013) as f32 / 500.0 - 1.0)
+        .collect();
+    let x: Vec<f32> = (0..3 * n)
+        .map(|i| ((i * 31) % 97) as f32 / 40.0 - 1.2)
+        .collect();
+    for p in [Precision::Q8, Precision::Q4] {
+        let q = QTensor::quantize(&w, 1, p, 64);
+        let b = q.block(0);
+        for t in [1, 3] {
+            let acts = QActs::quantize(&x[..t * n], n, q.group);
+            let want: Vec<u32> = (0..rows)
+                .flat_map(|i| (0..t).map(move |r| (i, r)))
+                .map(|(i, r)| b.dot_int8_portable(i * n, acts.row(r)).to_bits())
+                .collect();
+            for ahead in super::tune::PREFETCH_ROWS {
+                let mut out = vec![0.0f32; rows * t];
+                super::matmul::int8_rows(&mut out, &b, 0, n, &acts, ahead);
+                let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(
+                    got, want,
+                    "{p}, {t} input rows, prefetch {ahead} rows ahead"
+                );
+            }
+        }
+    }
+    let chosen = super::tune::tuning();
+    if chosen.how == "measured" {
+        assert_eq!(chosen.timings.len(), super::tune::PREFETCH_ROWS.len());
+        assert!(chosen
+            .timings
+            .iter()
+            .all(|(_, us)| us.is_finite() && *us > 0.0));
+        let best = chosen
+            .timings
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        assert_eq!(chosen.prefetch_rows, best.0, "{}", chosen.describe());
+    }
+}

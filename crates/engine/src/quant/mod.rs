@@ -30,14 +30,15 @@
 //! dequantized weights. A matrix whose size is not a multiple of the group (possible only
 //! in memory, never in a v2 file, whose loader refuses it) gets a zero-padded last group.
 //!
-//! **Activations stay float32.** `runq.c` also quantizes the activations (x in groups, then
-//! an int8·int8 dot with integer accumulation): that doubles the arithmetic's throughput on
-//! int8 SIMD but adds a second rounding (x's own, up to half a step of max|x|/127 a value).
-//! Decode is bandwidth-bound (the weights are read once per token, the activations stay in
-//! cache), so the int8 weights already buy the speed; keeping x in float32 means a quantized
-//! model's logits equal, up to the order of float additions, those of the float32 model
-//! whose weights are the dequantized ones (tested to 1e-4 on the distribution). The cost is
-//! one int→float conversion and a float multiply per weight instead of an integer one.
+//! **Activations** (`Activations`): by default the CPU quantizes the activation row too, once
+//! per matrix, to int8 in the weights' groups (llama.cpp's Q8_0 `vec_dot_type`, `runq.c`'s
+//! `quantize`), and multiplies int8 × int8 with integer sums (`int8`): four times less
+//! arithmetic a weight byte than dequantize-then-multiply, so a quantized model runs at the
+//! speed of its bytes. It adds a second rounding (x's own, up to half a step of max|x|/127 a
+//! value), measured as the KL from the float32 model (`quality`, the quantization panel).
+//! `Activations::F32` keeps x in float32: the logits then equal, up to the order of float
+//! additions, those of the float32 model whose weights are the dequantized ones; it is the
+//! GPU's product (its WGSL reads float32 activations) and the CPU twin its tests compare.
 //!
 //! Float order is fixed by the code (as in `cpu::dot`; `QRef::dot` says it in full): each
 //! product goes into lane (index in its group) mod 16, a group's 16 lanes are scaled and
@@ -45,12 +46,17 @@
 //! reduced on their own. AVX-512 natively and simd128 in the page give the same bits, alone
 //! or in a batch.
 
+mod int8;
+mod int8_simd;
+#[cfg(test)]
+mod int8_tests;
 mod qref;
 mod simd;
 mod tensor;
 #[cfg(test)]
 mod tests;
 
+pub use int8::{reduce8, QActRow, QActs};
 pub use qref::QRef;
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr};
@@ -97,6 +103,30 @@ impl Precision {
     }
 }
 
+/// What a quantized matrix multiplies: its activations' precision on the CPU.
+#[derive(EnumString, IntoStaticStr, Display)]
+#[strum(serialize_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Activations {
+    /// x quantized to int8 per group once per matrix, integer dot products (where the
+    /// matrix's groups allow: `QRef::int8_ready`; float32 elsewhere)
+    #[default]
+    Int8,
+    /// x kept in float32: dequantize, multiply, add
+    F32,
+}
+
+impl Activations {
+    pub const ALL: [Activations; 2] = [Activations::Int8, Activations::F32];
+
+    /// Its one name (the CLI's, a link's).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// Q4's group size (GGML's QK4_0).
 pub const Q4_GROUP: usize = 32;
 /// Q8's group size when quantizing in memory: llama2.c `export.py`'s default, halved until
@@ -126,6 +156,8 @@ pub struct QTensor {
     pub values: Vec<u8>,
     /// Per block: one scale a group.
     pub scales: Vec<f32>,
+    /// How the CPU multiplies it (the weights are the same either way).
+    pub activations: Activations,
 }
 
 impl QTensor {
@@ -167,6 +199,7 @@ impl QTensor {
             block_len,
             values,
             scales,
+            activations: Activations::default(),
         }
     }
 
@@ -179,6 +212,7 @@ impl QTensor {
             len: self.block_len,
             values: &self.values[b * vb..(b + 1) * vb],
             scales: &self.scales[b * ng..(b + 1) * ng],
+            activations: self.activations,
         }
     }
 

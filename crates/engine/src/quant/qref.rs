@@ -3,7 +3,7 @@
 //! the build's kernels, `simd`).
 
 use super::simd::{self, reduce16, QL};
-use super::{Precision, Q4_GROUP};
+use super::{Activations, Precision, Q4_GROUP};
 
 /// One layer's quantized matrix.
 #[derive(Debug, Clone, Copy)]
@@ -14,6 +14,8 @@ pub struct QRef<'a> {
     pub len: usize,
     pub values: &'a [u8],
     pub scales: &'a [f32],
+    /// what the CPU's matrix product multiplies it with
+    pub activations: Activations,
 }
 
 impl QRef<'_> {

@@ -128,6 +128,14 @@ impl Tensor {
         }
     }
 
+    /// The same tensor multiplied with `activations` on the CPU (unchanged unless quantized).
+    pub fn with_activations(mut self, activations: super::Activations) -> Tensor {
+        if let Tensor::Quant(q) = &mut self {
+            q.activations = activations;
+        }
+        self
+    }
+
     /// The float32 values (dequantized if quantized).
     pub fn to_f32(&self) -> std::borrow::Cow<'_, [f32]> {
         match self {

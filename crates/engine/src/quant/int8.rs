@@ -1,0 +1,224 @@
+//! Integer products of quantized weights (q8, q4) with activations quantized to int8, the
+//! way llama.cpp multiplies Q8_0/Q4_0 weights (their `vec_dot_type` is Q8_0: the activation
+//! row is quantized once per matrix, `ggml_vec_dot_q8_0_q8_0`) and llama2.c's `runq.c` does
+//! (`quantize(&s->xq, s->x, dim)` before each `matmul`).
+//!
+//! **The activations** (`QActs::quantize`): each input row in groups of the weights' group
+//! size g, d = max|x| / 127, q = round(x / d) with ties away from zero (C's `roundf`, as
+//! `runq.c`'s `quantize`), q = 0 where d = 0. One scalar loop on every target: the integers
+//! and scales are the same bits natively and in the page.
+//!
+//! **The product** of a weight row and an activation row, group by group: the integer sum
+//! Σ q_w·q_x is exact (|Σ| ≤ 127·127·g < 2²⁴ for g ≤ 1024, so it also converts to float32
+//! exactly), whatever order the SIMD kernels add in. The float part has one order on every
+//! target: group i goes into lane i mod 8, `lane += (d_w·d_x) · Σ`, and the 8 lanes fold
+//! pairwise ([`reduce8`]). So AVX-512 VNNI, AVX2, simd128 and the portable loops give the
+//! same bits (tests natively and in wasm).
+//!
+//! Eligible matrices ([`QRef::int8_ready`]): groups a multiple of 32 (the kernels' 32-byte
+//! steps) of at most 1024, rows a whole number of groups (n a multiple of g). stories260K's
+//! `w2` (rows of 172) keeps float32 activations.
+
+use super::{Precision, QRef};
+
+/// One kernel step: 32 weights (a 256-bit register of bytes; a q4 group).
+pub const STEP: usize = 32;
+/// The largest group whose integer sums convert to float32 exactly.
+pub const MAX_GROUP: usize = 1024;
+/// Groups a kernel call sums (the epilogue's lanes).
+pub const LANES: usize = 8;
+
+/// Activation rows quantized to int8 in groups of `group`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QActs {
+    pub group: usize,
+    pub n: usize,
+    pub q: Vec<i8>,
+    /// one scale a group
+    pub scales: Vec<f32>,
+    /// Σ q of each group (q4's nibbles are unsigned: Σ (u − 8)·x = Σ u·x − 8·Σ x)
+    pub sums: Vec<i32>,
+}
+
+/// One row of [`QActs`].
+#[derive(Debug, Clone, Copy)]
+pub struct QActRow<'a> {
+    pub q: &'a [i8],
+    pub scales: &'a [f32],
+    pub sums: &'a [i32],
+}
+
+impl QActs {
+    /// The rows (n wide) of `x` quantized in groups of `group` (which divides n).
+    pub fn quantize(x: &[f32], n: usize, group: usize) -> QActs {
+        debug_assert!(group > 0 && n.is_multiple_of(group) && x.len().is_multiple_of(n));
+        let groups = x.len() / group;
+        let mut acts = QActs {
+            group,
+            n,
+            q: vec![0; x.len()],
+            scales: vec![0.0; groups],
+            sums: vec![0; groups],
+        };
+        for (gi, (xg, qg)) in x
+            .chunks_exact(group)
+            .zip(acts.q.chunks_exact_mut(group))
+            .enumerate()
+        {
+            let max = xg.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            let d = max / 127.0;
+            let mut sum = 0i32;
+            for (q, &v) in qg.iter_mut().zip(xg) {
+                // |v / d| ≤ 127 up to rounding; `as` saturates what a NaN or ∞ would give.
+                *q = if d > 0.0 { (v / d).round() as i8 } else { 0 };
+                sum += *q as i32;
+            }
+            acts.scales[gi] = d;
+            acts.sums[gi] = sum;
+        }
+        acts
+    }
+
+    /// Input row `r`.
+    pub fn row(&self, r: usize) -> QActRow<'_> {
+        let gpr = self.n / self.group;
+        QActRow {
+            q: &self.q[r * self.n..(r + 1) * self.n],
+            scales: &self.scales[r * gpr..(r + 1) * gpr],
+            sums: &self.sums[r * gpr..(r + 1) * gpr],
+        }
+    }
+}
+
+/// The 8 lanes folded in a fixed order: j + j+4, then j + j+2, then 0 + 1.
+#[inline(always)]
+pub fn reduce8(mut a: [f32; LANES]) -> f32 {
+    let mut w = LANES / 2;
+    while w > 0 {
+        for j in 0..w {
+            a[j] += a[j + w];
+        }
+        w /= 2;
+    }
+    a[0]
+}
+
+/// `lanes[j] += (w[j]·x[j]) · sums[j]` for the first `m` groups of a call: the one float
+/// order of the product (LLVM keeps it lane for lane when it vectorises; nothing fuses).
+#[inline(always)]
+fn fold(lanes: &mut [f32; LANES], sums: &[i32; LANES], ws: &[f32], xs: &[f32]) {
+    for j in 0..ws.len() {
+        lanes[j] += (ws[j] * xs[j]) * sums[j] as f32;
+    }
+}
+
+/// The integer sums of up to 8 groups: which kernel, and its data.
+#[derive(Clone, Copy)]
+pub(super) enum Sums {
+    /// int8 weights (groups of `g`)
+    Q8,
+    /// 16 bytes of nibbles a group of 32 (low nibble j, high nibble j + 16), unsigned
+    Q4,
+}
+
+impl QRef<'_> {
+    /// Whether rows of `n` weights of this matrix can take int8 activations.
+    pub fn int8_ready(&self, n: usize) -> bool {
+        let g = self.group;
+        g.is_multiple_of(STEP) && g <= MAX_GROUP && n.is_multiple_of(g) && n > 0
+    }
+
+    /// Σ w[start + i]·x[i] over a row (start a multiple of the group) with quantized
+    /// activations: the build's kernel.
+    #[inline(always)]
+    pub fn dot_int8(&self, start: usize, x: QActRow) -> f32 {
+        let (kind, w, ws) = self.int8_row(start, x);
+        #[cfg(any(kernel = "avx512", kernel = "avx2"))]
+        // SAFETY: the build enables AVX2 (and AVX-512 VNNI where it uses it); `int8_row`
+        // sliced `w` and `ws` to exactly the row's groups, as many as x has.
+        unsafe {
+            super::int8_simd::x86::row(kind, w, ws, x, self.group)
+        }
+        #[cfg(kernel = "wasm")]
+        // SAFETY: the build enables simd128; lengths as above.
+        unsafe {
+            super::int8_simd::wasm::row(kind, w, ws, x, self.group)
+        }
+        #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
+        row_with(kind, w, ws, x, self.group, portable_sums)
+    }
+
+    /// [`QRef::dot_int8`] in plain loops: the reference every kernel equals bit for bit.
+    pub fn dot_int8_portable(&self, start: usize, x: QActRow) -> f32 {
+        let (kind, w, ws) = self.int8_row(start, x);
+        row_with(kind, w, ws, x, self.group, portable_sums)
+    }
+
+    /// The row's kind, value bytes and scales.
+    #[inline(always)]
+    fn int8_row(&self, start: usize, x: QActRow) -> (Sums, &[u8], &[f32]) {
+        let g = self.group;
+        debug_assert!(start.is_multiple_of(g) && self.int8_ready(x.q.len()));
+        let (g0, groups) = (start / g, x.scales.len());
+        let (kind, bytes_a_group) = match self.precision {
+            Precision::Q4 => (Sums::Q4, 16),
+            _ => (Sums::Q8, g),
+        };
+        let w = &self.values[g0 * bytes_a_group..(g0 + groups) * bytes_a_group];
+        (kind, w, &self.scales[g0..g0 + groups])
+    }
+}
+
+/// A row's product from its groups' integer sums (`sums8`, up to 8 groups a call): the one
+/// float order, lane i mod 8.
+#[inline(always)]
+pub(super) fn row_with(
+    kind: Sums,
+    w: &[u8],
+    ws: &[f32],
+    x: QActRow,
+    g: usize,
+    sums8: impl Fn(Sums, &[u8], &[i8], usize, usize) -> [i32; LANES],
+) -> f32 {
+    let groups = ws.len();
+    let bytes_a_group = w.len() / groups.max(1);
+    let mut lanes = [0.0f32; LANES];
+    let mut c = 0;
+    while c < groups {
+        let m = LANES.min(groups - c);
+        let wc = &w[c * bytes_a_group..(c + m) * bytes_a_group];
+        let mut s = sums8(kind, wc, &x.q[c * g..(c + m) * g], g, m);
+        if let Sums::Q4 = kind {
+            for (s, &xs) in s.iter_mut().zip(&x.sums[c..c + m]) {
+                *s -= 8 * xs;
+            }
+        }
+        fold(&mut lanes, &s, &ws[c..c + m], &x.scales[c..c + m]);
+        c += m;
+    }
+    reduce8(lanes)
+}
+
+/// The integer sums of `m` ≤ 8 groups, in plain loops (q4: Σ u·x over the unsigned nibbles).
+pub(super) fn portable_sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; 8] {
+    let mut s = [0i32; LANES];
+    for (j, sj) in s.iter_mut().enumerate().take(m) {
+        let xg = &x[j * g..(j + 1) * g];
+        *sj = match kind {
+            Sums::Q8 => w[j * g..(j + 1) * g]
+                .iter()
+                .zip(xg)
+                .map(|(&a, &b)| (a as i8) as i32 * b as i32)
+                .sum(),
+            Sums::Q4 => {
+                let b = &w[j * 16..(j + 1) * 16];
+                (0..16)
+                    .map(|e| {
+                        (b[e] & 15) as i32 * xg[e] as i32 + (b[e] >> 4) as i32 * xg[16 + e] as i32
+                    })
+                    .sum()
+            }
+        };
+    }
+    s
+}

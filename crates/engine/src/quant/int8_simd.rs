@@ -1,0 +1,192 @@
+//! The integer sums of [`super::int8`] in the build's SIMD: each returns, for up to 8 groups,
+//! exactly the integers `portable_sums` returns (integer sums do not depend on their order).
+
+#[cfg(any(kernel = "avx512", kernel = "avx2"))]
+pub(super) mod x86 {
+    use super::super::int8::{Sums, LANES, STEP};
+    use std::arch::x86_64::*;
+
+    /// acc + Σ over 4-byte lanes of u·s (u unsigned, s signed bytes): AVX-512 VNNI's
+    /// `vpdpbusd` where the build has it (llama.cpp's `mul_sum_us8_pairs_float`), else
+    /// AVX2's `maddubs` (pairs to 16 bits, which cannot saturate here: |u| ≤ 128 and
+    /// |s| ≤ 127 give at most 32,512) and `madd` with ones (to 32 bits).
+    #[inline(always)]
+    unsafe fn dot_us(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        #[cfg(all(target_feature = "avx512vnni", target_feature = "avx512vl"))]
+        {
+            _mm256_dpbusd_epi32(acc, u, s)
+        }
+        #[cfg(not(all(target_feature = "avx512vnni", target_feature = "avx512vl")))]
+        {
+            let pairs = _mm256_maddubs_epi16(u, s);
+            _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+        }
+    }
+
+    /// Lane j of the result: the sum of v[j]'s 8 lanes.
+    #[inline(always)]
+    unsafe fn hsum8(v: [__m256i; LANES]) -> __m256i {
+        let t0 = _mm256_hadd_epi32(v[0], v[1]);
+        let t1 = _mm256_hadd_epi32(v[2], v[3]);
+        let t2 = _mm256_hadd_epi32(v[4], v[5]);
+        let t3 = _mm256_hadd_epi32(v[6], v[7]);
+        // low halves: the first four lanes of v0..v3 (u0) and v4..v7 (u1); high: the rest
+        let u0 = _mm256_hadd_epi32(t0, t1);
+        let u1 = _mm256_hadd_epi32(t2, t3);
+        _mm256_add_epi32(
+            _mm256_permute2x128_si256::<0x20>(u0, u1),
+            _mm256_permute2x128_si256::<0x31>(u0, u1),
+        )
+    }
+
+    /// The integer sums of `m` ≤ 8 groups of `g` (a multiple of 32), lane j group j's
+    /// (`portable_sums`' integers; lanes from m on 0).
+    #[inline(always)]
+    unsafe fn sums8(kind: Sums, wp: *const u8, xp: *const i8, g: usize, m: usize) -> __m256i {
+        let mut v = [_mm256_setzero_si256(); LANES];
+        match kind {
+            Sums::Q8 => {
+                for (j, acc) in v.iter_mut().enumerate().take(m) {
+                    let mut k = j * g;
+                    while k < (j + 1) * g {
+                        let wv = _mm256_loadu_si256(wp.add(k) as *const __m256i);
+                        let xv = _mm256_loadu_si256(xp.add(k) as *const __m256i);
+                        // |w| times x with w's sign: the signed product as unsigned × signed
+                        *acc = dot_us(*acc, _mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
+                        k += STEP;
+                    }
+                }
+            }
+            Sums::Q4 => {
+                let low = _mm_set1_epi8(15);
+                for (j, acc) in v.iter_mut().enumerate().take(m) {
+                    let b = _mm_loadu_si128(wp.add(16 * j) as *const __m128i);
+                    let lo = _mm_and_si128(b, low);
+                    let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), low);
+                    let xv = _mm256_loadu_si256(xp.add(STEP * j) as *const __m256i);
+                    *acc = dot_us(*acc, _mm256_set_m128i(hi, lo), xv);
+                }
+            }
+        }
+        if m <= 4 {
+            hsum4([v[0], v[1], v[2], v[3]])
+        } else {
+            hsum8(v)
+        }
+    }
+
+    /// `hsum8` of 4 vectors (lanes 4…7 0): half the additions, for a row's last few groups.
+    #[inline(always)]
+    unsafe fn hsum4(v: [__m256i; 4]) -> __m256i {
+        let u = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+        let s = _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256::<1>(u));
+        _mm256_zextsi128_si256(s)
+    }
+
+    /// `reduce8` of the 8 lanes: j + j+4, j + j+2, 0 + 1.
+    #[inline(always)]
+    unsafe fn reduce8(v: __m256) -> f32 {
+        let a4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let a2 = _mm_add_ps(a4, _mm_movehl_ps(a4, a4));
+        _mm_cvtss_f32(_mm_add_ss(a2, _mm_shuffle_ps::<0b01>(a2, a2)))
+    }
+
+    /// `QRef::dot_int8_portable`'s row: groups 8 at a time into 8 float lanes, the scales
+    /// of a last call of fewer groups loaded masked (the lanes they leave get + 0, which
+    /// keeps a lane's bits: a lane that starts at + 0 is never − 0).
+    #[inline(always)]
+    pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: super::super::QActRow, g: usize) -> f32 {
+        let groups = ws.len();
+        let bytes_a_group = match kind {
+            Sums::Q4 => 16,
+            Sums::Q8 => g,
+        };
+        let (wp, xp) = (w.as_ptr(), x.q.as_ptr());
+        let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mut lanes = _mm256_setzero_ps();
+        let mut c = 0;
+        while c < groups {
+            let m = LANES.min(groups - c);
+            let mut s = sums8(kind, wp.add(c * bytes_a_group), xp.add(c * g), g, m);
+            let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(m as i32), iota);
+            let (sw, sx) = (
+                _mm256_maskload_ps(ws.as_ptr().add(c), mask),
+                _mm256_maskload_ps(x.scales.as_ptr().add(c), mask),
+            );
+            if let Sums::Q4 = kind {
+                let xsum = _mm256_maskload_epi32(x.sums.as_ptr().add(c), mask);
+                s = _mm256_sub_epi32(s, _mm256_slli_epi32::<3>(xsum));
+            }
+            lanes = _mm256_add_ps(
+                lanes,
+                _mm256_mul_ps(_mm256_mul_ps(sw, sx), _mm256_cvtepi32_ps(s)),
+            );
+            c += m;
+        }
+        reduce8(lanes)
+    }
+}
+
+#[cfg(kernel = "wasm")]
+pub(super) mod wasm {
+    use super::super::int8::{Sums, LANES};
+    use core::arch::wasm32::*;
+
+    /// Σ of the 4 lanes.
+    #[inline(always)]
+    fn hsum4(v: v128) -> i32 {
+        i32x4_extract_lane::<0>(v)
+            + i32x4_extract_lane::<1>(v)
+            + i32x4_extract_lane::<2>(v)
+            + i32x4_extract_lane::<3>(v)
+    }
+
+    /// acc + the products of two 16-lane byte vectors, widened to 16 bits
+    /// (`i32x4.dot_i16x8_s`: pairs of 16-bit products summed to 32 bits, exact).
+    #[inline(always)]
+    fn dot16(acc: v128, a: [v128; 2], x: v128) -> v128 {
+        let lo = i32x4_dot_i16x8(a[0], i16x8_extend_low_i8x16(x));
+        let hi = i32x4_dot_i16x8(a[1], i16x8_extend_high_i8x16(x));
+        i32x4_add(acc, i32x4_add(lo, hi))
+    }
+
+    /// `QRef::dot_int8_portable`'s row with this kernel's integer sums (the float lanes
+    /// as the portable loops run them).
+    #[inline(always)]
+    pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: super::super::QActRow, g: usize) -> f32 {
+        super::super::int8::row_with(kind, w, ws, x, g, |k, w, x, g, m| sums(k, w, x, g, m))
+    }
+
+    /// `portable_sums` for `m` ≤ 8 groups of `g` (a multiple of 32).
+    #[inline(always)]
+    unsafe fn sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; LANES] {
+        let (wp, xp) = (w.as_ptr(), x.as_ptr());
+        let mut out = [0i32; LANES];
+        for (j, o) in out.iter_mut().enumerate().take(m) {
+            let mut acc = i32x4_splat(0);
+            match kind {
+                Sums::Q8 => {
+                    let mut k = j * g;
+                    while k < (j + 1) * g {
+                        let wv = v128_load(wp.add(k) as *const v128);
+                        let a = [i16x8_extend_low_i8x16(wv), i16x8_extend_high_i8x16(wv)];
+                        acc = dot16(acc, a, v128_load(xp.add(k) as *const v128));
+                        k += 16;
+                    }
+                }
+                Sums::Q4 => {
+                    let b = v128_load(wp.add(16 * j) as *const v128);
+                    let lo = v128_and(b, u8x16_splat(15));
+                    let hi = u8x16_shr(b, 4);
+                    let x0 = v128_load(xp.add(32 * j) as *const v128);
+                    let x1 = v128_load(xp.add(32 * j + 16) as *const v128);
+                    let widen = |v| [u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v)];
+                    acc = dot16(acc, widen(lo), x0);
+                    acc = dot16(acc, widen(hi), x1);
+                }
+            }
+            *o = hsum4(acc);
+        }
+        out
+    }
+}
