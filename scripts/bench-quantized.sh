@@ -43,17 +43,19 @@ rate() { sed -n 's/.*"median_tokens_per_s": \([0-9.]*\).*/\1/p' | sed -n "$1p"; 
 echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs;" \
   "$(lscpu | grep -o 'avx512f\|avx2' | sort -u | tr '\n' ' ')"
 echo "runq.c: gcc -Ofast -march=native -fopenmp ($(gcc -dumpversion)); ours: $("$OURS" --version)"
+echo "Ours: $("$OURS" bench --json --tokens 2 --repeat 1 | sed -n 's/.*"cpu_kernel": "\(.*\)".*/\1/p') kernels;" \
+  "q8's int8 prefetch distance measured at start-up in each run (the 'chosen' column: each round's)"
 echo "Date: $(date -u +%Y-%m-%d), $ROUNDS alternating rounds, medians (tokens/s)"
 echo
 LCPP=${LLAMA_CPP_PY:-}
 if [ -n "$LCPP" ]; then
   echo "llama.cpp: llama-cpp-python $("$LCPP" -c 'import llama_cpp; print(llama_cpp.__version__)') through Python, GGUF from scripts/llama2c-to-gguf.py"
   echo
-  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (rows ahead) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 else
-  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (rows ahead) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 fi
 for s in "${SHAPES[@]}"; do
   read -r name shape n <<<"$s"
@@ -68,7 +70,7 @@ for s in "${SHAPES[@]}"; do
     lcpp_ok=1
   fi
   for t in 1 2; do
-    for f in runq.rate f32 q8 q4 pf32 pq8 pq4 lf32 lq8; do : >"$WORK/$f"; done
+    for f in runq.rate f32 q8 q4 pf32 pq8 pq4 lf32 lq8 chosen; do : >"$WORK/$f"; done
     for _ in $(seq "$ROUNDS"); do
       OMP_NUM_THREADS=$t "$WORK/runq" "$dir/q80.bin" -z "$dir/tokenizer.bin" -n "$n" -t 0 -i x \
         2>&1 >/dev/null | sed -n 's/^achieved tok\/s: //p' >>"$WORK/runq.rate"
@@ -83,6 +85,9 @@ for s in "${SHAPES[@]}"; do
         rate 2 <"$WORK/json" >>"$WORK/$p"
         rate 1 <"$WORK/json" >>"$WORK/p$p"
         sed -n 's/.*"weight_bytes": \([0-9]*\).*/\1/p' "$WORK/json" >"$WORK/bytes_$p"
+        if [ "$p" = q8 ]; then
+          sed -n 's/.*"prefetch_rows": \([0-9]*\).*/\1/p' "$WORK/json" >>"$WORK/chosen"
+        fi
       done
     done
     r=$(median <"$WORK/runq.rate"); a=$(median <"$WORK/f32"); b=$(median <"$WORK/q8"); c=$(median <"$WORK/q4")
@@ -98,6 +103,6 @@ for s in "${SHAPES[@]}"; do
     elif [ -n "$LCPP" ]; then
       row="$row refused: $(tail -1 "$WORK/gguf.err" | sed 's/.*QuantError: //') | — |"
     fi
-    echo "$row $prefill | $bytes |"
+    echo "$row $prefill | $bytes | $(tr '\n' ' ' <"$WORK/chosen" | sed 's/ $//') |"
   done
 done

@@ -40,25 +40,31 @@ echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs;" \
 echo "run.c: gcc -Ofast -march=native -fopenmp ($(gcc -dumpversion)); ours: $("$OURS" --version)"
 echo "Date: $(date -u +%Y-%m-%d), $ROUNDS alternating rounds, medians"
 echo
-echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c |"
-echo "|---|---|---|---|---|---|"
+echo "Ours: $("$OURS" bench --json --tokens 2 --repeat 1 | sed -n 's/.*"cpu_kernel": "\(.*\)".*/\1/p') kernels;" \
+  "the f32 rows' prefetch distance measured at start-up in each run ('chosen': each round's)"
+echo
+echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c | chosen (rows ahead) |"
+echo "|---|---|---|---|---|---|---|"
 for s in "${SHAPES[@]}"; do
   read -r name shape n <<<"$s"
   dir="$WORK/$name"
   "$OURS" bench --random-weights "$shape" --write "$dir" >/dev/null
   for t in 1 2; do
-    : >"$WORK/c" ; : >"$WORK/o"
+    : >"$WORK/c" ; : >"$WORK/o" ; : >"$WORK/chosen"
     for _ in $(seq "$ROUNDS"); do
       # Greedy from a one-byte prompt: random weights never choose BOS this way, so every
       # position runs (sampling may end the run at once).
       OMP_NUM_THREADS=$t "$WORK/run" "$dir/model.bin" -z "$dir/tokenizer.bin" -n "$n" -t 0 -i x \
         2>&1 >/dev/null | sed -n 's/^achieved tok\/s: //p' >>"$WORK/c"
       "$OURS" --threads "$t" bench --model "$dir/model.bin" --tokenizer "$dir/tokenizer.bin" \
-        --tokens "$n" --repeat 1 --json | sed -n 's/.*"median_tokens_per_s": \([0-9.]*\).*/\1/p' \
-        | sed -n 2p >>"$WORK/o"
+        --tokens "$n" --repeat 1 --json >"$WORK/json"
+      sed -n 's/.*"median_tokens_per_s": \([0-9.]*\).*/\1/p' "$WORK/json" | sed -n 2p >>"$WORK/o"
+      # the f32 loop's choice: the second "prefetch_rows" of cpu_variants (int8, then f32)
+      sed -n 's/.*"prefetch_rows": \([0-9]*\).*/\1/p' "$WORK/json" | sed -n 2p >>"$WORK/chosen"
     done
     c=$(median <"$WORK/c"); o=$(median <"$WORK/o")
-    printf '| %s | %s | %s | %.1f | %.1f | %.2f |\n' "$name" "$n" "$t" "$c" "$o" "$(echo "$o / $c" | bc -l)"
+    printf '| %s | %s | %s | %.1f | %.1f | %.2f | %s |\n' "$name" "$n" "$t" "$c" "$o" "$(echo "$o / $c" | bc -l)" \
+      "$(tr '\n' ' ' <"$WORK/chosen" | sed 's/ $//')"
   done
 done
 

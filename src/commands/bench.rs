@@ -74,7 +74,7 @@ struct Report {
     backend_detail: String,
     /// The CPU kernels' instruction set (the build's: avx512, avx2, wasm or portable)
     cpu_kernel: &'static str,
-    /// The int8 products' variant as measured at start-up (quantized weights on the CPU)
+    /// The decode loops' variants as measured at start-up (CPU backend)
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_variants: Option<decoding_engine::cpu::tune::Tuning>,
     /// Compute dispatches per decoded token (GPU backend).
@@ -306,11 +306,10 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         })
         .collect();
     let mut engine = crate::files::open(&transformer, choice)?;
-    // The CPU's int8 products choose their variant on first use: measure it here, before
-    // the timed runs, and report it.
-    let int8 = engine.report.kind == decoding_engine::BackendKind::Cpu
-        && transformer.weights.int8_matrices(&transformer.config) > 0;
-    let cpu_variants = int8.then(|| decoding_engine::cpu::tune::tuning().clone());
+    // The CPU's decode loops choose their variants on first use: measure them here, before
+    // the timed runs, and report them.
+    let cpu_variants = (engine.report.kind == decoding_engine::BackendKind::Cpu)
+        .then(|| decoding_engine::cpu::tune::tuning().clone());
     let runs = measure(
         &mut engine,
         &transformer,

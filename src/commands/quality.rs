@@ -1,8 +1,11 @@
-//! `quality`: what quantization costs, f32, q8 and q4 over a fixed text against f32.
+//! `quality`: what quantization costs, f32, f16, q8 and q4 over a fixed text against f32; q8
+//! and q4 with int8 activations (the CPU's product) and with float32 ones (the GPU's), so
+//! the error the activations' rounding adds is its own line.
 
 use crate::error::CliError;
 use crate::files::ModelFiles;
 use decoding_engine::quality::{compare, Quality, EVAL_TEXT};
+use decoding_engine::quant::Activations;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::{Model, Precision};
 use std::path::PathBuf;
@@ -19,6 +22,9 @@ pub struct QualityArgs {
 #[derive(serde::Serialize)]
 struct QualityRow {
     precision: Precision,
+    /// q8 and q4: what the matrices multiply (int8 or f32 activations)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    activations: Option<Activations>,
     weight_bytes: u64,
     #[serde(flatten)]
     quality: Quality,
@@ -39,14 +45,27 @@ pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
     let reference = t.at(Precision::F32);
     let mut rows = Vec::new();
     for p in Precision::ALL {
+        let quantized = matches!(p, Precision::Q8 | Precision::Q4);
         let other = t.at(p);
-        let q = compare(&reference, &other, &tokens)
-            .map_err(|e| CliError::Usage(format!("evaluating {p}: {e}")))?;
-        rows.push(QualityRow {
-            precision: p,
-            weight_bytes: other.weights.bytes(&t.config),
-            quality: q,
-        });
+        let variants: &[Option<Activations>] = if quantized {
+            &[Some(Activations::Int8), Some(Activations::F32)]
+        } else {
+            &[None]
+        };
+        for &a in variants {
+            let other = match a {
+                Some(a) => other.with_activations(a),
+                None => other.clone(),
+            };
+            let q = compare(&reference, &other, &tokens)
+                .map_err(|e| CliError::Usage(format!("evaluating {p}: {e}")))?;
+            rows.push(QualityRow {
+                precision: p,
+                activations: a,
+                weight_bytes: other.weights.bytes(&t.config),
+                quality: q,
+            });
+        }
     }
     if a.json {
         println!(
@@ -66,13 +85,16 @@ pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
         }
     );
     println!(
-        "{:<9} {:>26} {:>10} {:>12} {:>10} {:>10}",
+        "{:<18} {:>26} {:>10} {:>12} {:>10} {:>10}",
         "precision", "weight bytes", "mean KL", "max KL", "same top", "perplexity"
     );
     for r in &rows {
         println!(
-            "{:<9} {:>26} {:>10.6} {:>12.6} {:>9.1}% {:>10.3}",
-            r.precision.name(),
+            "{:<18} {:>26} {:>10.6} {:>12.6} {:>9.1}% {:>10.3}",
+            match r.activations {
+                Some(a) => format!("{} ({} acts)", r.precision.name(), a.name()),
+                None => r.precision.name().to_string(),
+            },
             format!(
                 "{} ({})",
                 thousands(r.weight_bytes),

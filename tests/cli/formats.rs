@@ -53,7 +53,8 @@ fn quantize_writes_a_v2_file_that_runs_as_q8() {
 }
 
 /// `quality` over the kept evaluation text: f32 against itself is exact; f16's mean KL is
-/// below q8's, q8's below q4's; the weight bytes are the formats'.
+/// below q8's, q8's below q4's (each with float32 activations, and each again with int8
+/// activations, which add x's rounding); the weight bytes are the formats'.
 #[test]
 fn quality_reports_kl_agreement_and_perplexity_per_precision() {
     let o = cli(&["quality", "--json"]);
@@ -61,16 +62,35 @@ fn quality_reports_kl_agreement_and_perplexity_per_precision() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rows = v.as_array().unwrap();
     let get = |i: usize, k: &str| rows[i][k].as_f64().unwrap();
-    assert_eq!(rows.len(), 4);
+    // f32, f16, q8 (int8 activations), q8 (f32), q4 (int8), q4 (f32)
+    assert_eq!(rows.len(), 6);
+    let acts: Vec<&str> = rows
+        .iter()
+        .map(|r| r["activations"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(acts, ["-", "-", "int8", "f32", "int8", "f32"]);
     assert_eq!((get(0, "mean_kl"), get(0, "same_top")), (0.0, 1.0));
-    assert!(get(1, "mean_kl") > 0.0 && get(1, "mean_kl") < get(2, "mean_kl"));
-    assert!(get(2, "mean_kl") < get(3, "mean_kl"));
-    assert!(get(1, "same_top") >= get(2, "same_top"));
-    assert!(get(2, "same_top") > get(3, "same_top"));
+    assert!(get(1, "mean_kl") > 0.0 && get(1, "mean_kl") < get(3, "mean_kl"));
+    assert!(get(3, "mean_kl") < get(5, "mean_kl"));
+    assert!(get(1, "same_top") >= get(3, "same_top"));
+    assert!(get(3, "same_top") > get(5, "same_top"));
+    // int8 activations differ from float32 ones: their own rows, not a copy.
+    assert!(get(2, "mean_kl") != get(3, "mean_kl") && get(4, "mean_kl") != get(5, "mean_kl"));
     assert_eq!(get(0, "perplexity"), get(0, "perplexity_ref"));
-    let bytes: Vec<f64> = (0..4).map(|i| get(i, "weight_bytes")).collect();
-    // f16: the 259,328 matrix weights at 2 bytes, the 704 norm weights at 4 (f32: 4 and 4).
-    assert_eq!(bytes, [1_040_128.0, 521_472.0, 278_352.0, 164_896.0]);
+    let bytes: Vec<f64> = (0..6).map(|i| get(i, "weight_bytes")).collect();
+    // f16: the 259,328 matrix weights at 2 bytes, the 704 norm weights at 4 (f32: 4 and 4);
+    // the activations change no weight.
+    assert_eq!(
+        bytes,
+        [
+            1_040_128.0,
+            521_472.0,
+            278_352.0,
+            278_352.0,
+            164_896.0,
+            164_896.0
+        ]
+    );
     assert!(get(0, "positions") > 500.0);
 }
 

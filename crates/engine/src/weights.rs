@@ -83,21 +83,6 @@ impl TransformerWeights {
         m + n
     }
 
-    /// How many matrices the CPU multiplies with int8 activations (quantized, `Int8`, and
-    /// rows a whole number of groups of 32·k).
-    pub fn int8_matrices(&self, c: &Config) -> usize {
-        self.matrices(c)
-            .iter()
-            .filter(|(name, t, blocks)| {
-                let n = if *name == "w2" { c.hidden_dim } else { c.dim };
-                matches!(t, crate::quant::Tensor::Quant(q)
-                    if q.activations == crate::quant::Activations::Int8
-                        && q.block(0).int8_ready(n)
-                        && *blocks > 0)
-            })
-            .count()
-    }
-
     /// Every quantized matrix multiplied with `activations` on the CPU.
     pub fn set_activations(&mut self, activations: crate::quant::Activations) {
         let mats = [

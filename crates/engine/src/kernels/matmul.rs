@@ -67,11 +67,7 @@ fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Vec<Option<std::sync:
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
     let acts = int8_activations(x, n, ws);
-    let ahead = if acts.iter().any(Option::is_some) {
-        super::tune::prefetch_rows()
-    } else {
-        0
-    };
+    let ahead = super::tune::prefetch_rows();
     par::chunks(out_t, t, t * n, |first, chunk| {
         // The chunk's rows matrix by matrix: an int8 matrix's run of rows in its own loop.
         let (mut m, mut row, mut done) = (0, first, 0);
@@ -84,7 +80,10 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             let count = (rows_m - row).min(chunk.len() / t - done);
             let out = &mut chunk[done * t..(done + count) * t];
             match (&ws[m], &acts[m]) {
-                (MatRef::Quant(q), Some(a)) => int8_rows(out, q, row * n, n, a, ahead),
+                (MatRef::Quant(q), Some(a)) => int8_rows(out, q, row * n, n, a, ahead.int8),
+                (MatRef::F32(w), _) if t == 1 && n > simd::GROUPED_ROW_MAX => {
+                    f32_rows(out, &w[row * n..(row + count) * n], x, ahead.f32)
+                }
                 _ => float_rows(out, x, n, t, &ws[m..m + 1], row),
             }
             (row, done) = (row + count, done + count);
@@ -119,6 +118,22 @@ pub(super) fn int8_rows(
         for (r, o) in o.iter_mut().enumerate() {
             *o = q.dot_int8(start + i * n, a.row(r));
         }
+    }
+}
+
+/// out[i] = dot(W_i, x) for float32 weight rows `w` (decode, rows longer than the grouped
+/// ones): `dot_streamed` a row, the row `ahead` rows on prefetched first where `ahead` > 0
+/// (a variant chosen by measuring: `tune`); the bits are `dot`'s either way.
+#[inline(always)]
+pub(super) fn f32_rows(out: &mut [f32], w: &[f32], x: &[f32], ahead: usize) {
+    let n = x.len();
+    for (i, (o, row)) in out.iter_mut().zip(w.chunks_exact(n)).enumerate() {
+        if ahead > 0 {
+            if let Some(next) = w.get((i + ahead) * n..(i + ahead + 1) * n) {
+                prefetch(bytemuck::cast_slice(next));
+            }
+        }
+        *o = dot_streamed(row, x);
     }
 }
 

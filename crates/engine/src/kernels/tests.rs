@@ -284,18 +284,29 @@ fn every_int8_variant_gives_the_reference_bits() {
             }
         }
     }
-    let chosen = super::tune::tuning();
-    if chosen.how == "measured" {
-        assert_eq!(chosen.timings.len(), super::tune::PREFETCH_ROWS.len());
-        assert!(chosen
-            .timings
-            .iter()
-            .all(|(_, us)| us.is_finite() && *us > 0.0));
-        let best = chosen
-            .timings
-            .iter()
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .unwrap();
-        assert_eq!(chosen.prefetch_rows, best.0, "{}", chosen.describe());
+    // float32 rows at every distance: `dot`'s bits.
+    let xs = &x[..n];
+    let want: Vec<u32> = w
+        .chunks(n)
+        .map(|r| crate::cpu::dot(r, xs).to_bits())
+        .collect();
+    for ahead in super::tune::F32_PREFETCH_ROWS {
+        let mut out = vec![0.0f32; rows];
+        super::matmul::f32_rows(&mut out, &w, xs, ahead);
+        let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got, want, "f32, prefetch {ahead} rows ahead");
+    }
+    let t = super::tune::tuning();
+    if t.how == "measured" {
+        for (c, tried) in [
+            (&t.int8, &super::tune::PREFETCH_ROWS[..]),
+            (&t.f32, &super::tune::F32_PREFETCH_ROWS[..]),
+        ] {
+            let ahead: Vec<usize> = c.timings.iter().map(|(r, _)| *r).collect();
+            assert_eq!(ahead, tried);
+            assert!(c.timings.iter().all(|(_, us)| us.is_finite() && *us > 0.0));
+            let best = c.timings.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+            assert_eq!(c.prefetch_rows, best.0, "{}", t.describe());
+        }
     }
 }

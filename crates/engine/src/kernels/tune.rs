@@ -1,30 +1,41 @@
 //! Kernel variants chosen by measuring on the machine that runs them, not on the machine the
-//! code was written on. The int8 matrix-vector loop (`matmul`'s `int8_rows`) can prefetch
-//! the weight rows a few rows ahead in software, or leave it to the hardware prefetcher:
-//! which is faster depends on the CPU (a single core of one machine streamed q8 110M at
-//! 73–78 tok/s without it and 85–87 with two rows ahead; with four it went back to 73), so
-//! the first int8 product times each distance on a matrix of [`TUNE_BYTES`] flushed from the
-//! caches before every pass, and keeps the fastest for the process (within ≈ 30 ms).
+//! code was written on. Decode's two streaming loops, the int8 rows (`matmul`'s `int8_rows`)
+//! and the long float32 rows (`f32_rows`), can prefetch the weight rows a few rows ahead in
+//! software or leave it to the hardware prefetcher. Which is faster depends on the CPU: on
+//! an AMD Zen 4 a software prefetch made float32 decode slower (BENCHMARKS.md), on an Intel
+//! Xeon (Sapphire Rapids) 2 or 4 int8 rows ahead streamed 1.6–1.8× faster than none. So the
+//! first matrix product times each distance of each loop on a matrix of [`TUNE_BYTES`],
+//! flushed from the caches before every pass (so it streams from memory as a model's
+//! weights do), and keeps the fastest for the process (≈ 30 ms in all; `bench` prints it).
 //! Every variant gives the same bits: a prefetch is a hint, the arithmetic is the row's.
 //!
-//! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes the choice (benchmarks of one variant, tests).
+//! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes both (benchmarks of one variant).
 
 use crate::quant::{Precision, QActs, QTensor};
 use std::sync::OnceLock;
 
-/// The prefetch distances tried, in rows ahead (0: none).
+/// The prefetch distances tried for int8 rows, in rows ahead (0: none).
 pub const PREFETCH_ROWS: [usize; 3] = [0, 2, 4];
-/// Bytes of the matrix each variant streams (q8, rows of 768: the 110M shape's).
-pub const TUNE_BYTES: usize = 3 << 20;
+/// … and for float32 rows (four times the bytes a row).
+pub const F32_PREFETCH_ROWS: [usize; 3] = [0, 1, 2];
+/// Bytes of the matrix each variant streams (rows of 768: the 110M shape's).
+pub const TUNE_BYTES: usize = 3 << 19;
 const TUNE_ROW: usize = 768;
 
-/// What the tuning chose and what each variant took.
+/// One loop's choice and what each variant took.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Choice {
+    /// rows ahead the loop prefetches (0: none)
+    pub prefetch_rows: usize,
+    /// (rows ahead, best µs of its passes) in the order tried; empty when not measured
+    pub timings: Vec<(usize, f64)>,
+}
+
+/// What the tuning chose for the int8 and the float32 decode loops.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Tuning {
-    /// rows ahead the int8 loop prefetches
-    pub prefetch_rows: usize,
-    /// (rows ahead, best µs of its passes), in `PREFETCH_ROWS` order; empty when fixed
-    pub timings: Vec<(usize, f64)>,
+    pub int8: Choice,
+    pub f32: Choice,
     /// how the choice was made: "measured", "fixed by DECODING_EXPLORER_PREFETCH_ROWS", "no
     /// software prefetch on this target"
     pub how: &'static str,
@@ -32,27 +43,41 @@ pub struct Tuning {
     pub took_ms: f64,
 }
 
-impl Tuning {
-    /// One line for `bench`: "int8 rows: prefetch 2 rows ahead (measured: 0: 812 µs, …)".
-    pub fn describe(&self) -> String {
+/// Rows ahead each loop prefetches.
+#[derive(Debug, Clone, Copy)]
+pub struct Ahead {
+    pub int8: usize,
+    pub f32: usize,
+}
+
+impl Choice {
+    fn describe(&self, what: &str) -> String {
         let ahead = match self.prefetch_rows {
             0 => "no software prefetch".to_string(),
             r => format!("prefetch {r} row{} ahead", if r == 1 { "" } else { "s" }),
         };
-        if self.timings.is_empty() {
-            return format!("int8 rows: {ahead} ({})", self.how);
-        }
         let t: Vec<String> = self
             .timings
             .iter()
             .map(|(r, us)| format!("{r}: {us:.0} µs"))
             .collect();
+        match t.is_empty() {
+            true => format!("{what}: {ahead}"),
+            false => format!("{what}: {ahead} (rows ahead {})", t.join(", ")),
+        }
+    }
+}
+
+impl Tuning {
+    /// Two lines for `bench`: each loop's choice and what each variant took.
+    pub fn describe(&self) -> String {
         format!(
-            "int8 rows: {ahead} ({} on {} MB in {:.0} ms; rows ahead {})",
+            "decode loops {} ({:.1} MB flushed from the caches a pass, {:.0} ms in all):\n  {}\n  {}",
             self.how,
-            TUNE_BYTES >> 20,
+            TUNE_BYTES as f64 / (1 << 20) as f64,
             self.took_ms,
-            t.join(", ")
+            self.int8.describe("int8 rows"),
+            self.f32.describe("f32 rows"),
         )
     }
 }
@@ -64,10 +89,27 @@ pub fn tuning() -> &'static Tuning {
     TUNING.get_or_init(measure)
 }
 
-/// Rows ahead the int8 loop prefetches.
+/// Rows ahead each decode loop prefetches.
 #[inline]
-pub fn prefetch_rows() -> usize {
-    tuning().prefetch_rows
+pub fn prefetch_rows() -> Ahead {
+    let t = tuning();
+    Ahead {
+        int8: t.int8.prefetch_rows,
+        f32: t.f32.prefetch_rows,
+    }
+}
+
+fn unmeasured(r: usize, how: &'static str) -> Tuning {
+    let c = Choice {
+        prefetch_rows: r,
+        timings: vec![],
+    };
+    Tuning {
+        int8: c.clone(),
+        f32: c,
+        how,
+        took_ms: 0.0,
+    }
 }
 
 fn measure() -> Tuning {
@@ -75,56 +117,68 @@ fn measure() -> Tuning {
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok());
     if let Some(r) = fixed.filter(|r| *r <= 64) {
-        return Tuning {
-            prefetch_rows: r,
-            timings: vec![],
-            how: "fixed by DECODING_EXPLORER_PREFETCH_ROWS",
-            took_ms: 0.0,
-        };
+        return unmeasured(r, "fixed by DECODING_EXPLORER_PREFETCH_ROWS");
     }
     if !cfg!(any(kernel = "avx512", kernel = "avx2")) {
-        return Tuning {
-            prefetch_rows: 0,
-            timings: vec![],
-            how: "no software prefetch on this target",
-            took_ms: 0.0,
-        };
+        return unmeasured(0, "no software prefetch on this target");
     }
     let start = std::time::Instant::now();
+    let x: Vec<f32> = (0..TUNE_ROW).map(|i| (i as f32 * 0.37).sin()).collect();
+    // int8: bytes of every value (the values do not change the time, only the bytes
+    // read), written straight into a q8 matrix's storage.
     let rows = TUNE_BYTES / TUNE_ROW;
-    // Bytes of every value (the values do not change the time, only the bytes read),
-    // written straight into a q8 matrix's storage.
     let mut q = QTensor::quantize(&[0.0; TUNE_ROW], 1, Precision::Q8, 64);
     q.block_len = rows * TUNE_ROW;
     q.values = (0..rows * TUNE_ROW)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
         .collect();
     q.scales = vec![0.01; rows * TUNE_ROW / 64];
-    let x: Vec<f32> = (0..TUNE_ROW).map(|i| (i as f32 * 0.37).sin()).collect();
     let acts = QActs::quantize(&x, TUNE_ROW, 64);
     let mut out = vec![0.0f32; rows];
-    let mut best = [f64::INFINITY; PREFETCH_ROWS.len()];
-    // Rounds alternate the variants, so a burst of noise hits them all alike.
-    for _ in 0..3 {
-        for (b, &ahead) in best.iter_mut().zip(&PREFETCH_ROWS) {
-            flush(&q.values);
-            let t = std::time::Instant::now();
-            super::matmul::int8_rows(&mut out, &q.block(0), 0, TUNE_ROW, &acts, ahead);
-            *b = b.min(t.elapsed().as_secs_f64() * 1e6);
-            std::hint::black_box(&out);
-        }
-    }
-    let i = (0..best.len())
-        .min_by(|&a, &b| best[a].total_cmp(&best[b]))
-        .unwrap_or(0);
+    let int8 = fastest(&PREFETCH_ROWS, &q.values, |ahead| {
+        super::matmul::int8_rows(&mut out, &q.block(0), 0, TUNE_ROW, &acts, ahead);
+        std::hint::black_box(&mut out);
+    });
+    drop(q);
+    let f32_rows = TUNE_BYTES / 4 / TUNE_ROW;
+    let w: Vec<f32> = (0..f32_rows * TUNE_ROW)
+        .map(|i| (i % 251) as f32 * 1e-3)
+        .collect();
+    let mut out = vec![0.0f32; f32_rows];
+    let f32 = fastest(&F32_PREFETCH_ROWS, bytemuck::cast_slice(&w), |ahead| {
+        super::matmul::f32_rows(&mut out, &w, &x, ahead);
+        std::hint::black_box(&mut out);
+    });
     Tuning {
-        prefetch_rows: PREFETCH_ROWS[i],
-        timings: PREFETCH_ROWS.iter().copied().zip(best).collect(),
+        int8,
+        f32,
         how: "measured",
         took_ms: start.elapsed().as_secs_f64() * 1e3,
     }
 }
 
+/// The fastest of `variants` for `run`, each timed with `bytes` flushed first, best of 2
+/// rounds that alternate the variants (a burst of noise hits them all alike).
+/// Flushing costs more than the pass (≈ 45 ns a line): 2 rounds keep the whole within
+/// ≈ 30 ms.
+fn fastest(variants: &[usize], bytes: &[u8], mut run: impl FnMut(usize)) -> Choice {
+    let mut best = vec![f64::INFINITY; variants.len()];
+    for _ in 0..2 {
+        for (b, &ahead) in best.iter_mut().zip(variants) {
+            flush(bytes);
+            let t = std::time::Instant::now();
+            run(std::hint::black_box(ahead));
+            *b = b.min(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    let i = (0..best.len())
+        .min_by(|&a, &b| best[a].total_cmp(&best[b]))
+        .unwrap_or(0);
+    Choice {
+        prefetch_rows: variants[i],
+        timings: variants.iter().copied().zip(best).collect(),
+    }
+}
 /// Evicts `bytes` from every cache level, so a timed pass streams them from memory as a
 /// model's weights are (`clflush` a line at a time).
 fn flush(bytes: &[u8]) {

@@ -128,7 +128,7 @@ pub(super) const WEIGHT_ROWS_A_PASS: usize = 2;
 /// 15M shape's decode at one thread went from 167–182 to 280–287 tokens/s natively and from
 /// 111–126 to 269–279 in wasm (Node), while stories260K's stayed within the noise natively
 /// and got 1.4× slower in wasm with one row a pass (throwaway harness, alternating builds).
-#[cfg(any(kernel = "avx512", kernel = "wasm"))]
+/// (With AVX2 only, and in the portable build, every row goes one at a time.)
 pub(super) const GROUPED_ROW_MAX: usize = 256;
 
 /// R float32 weight rows times `x`, each row's bits those of [`dot`], `x` loaded once for
