@@ -86,7 +86,7 @@ for s in "${SHAPES[@]}"; do
         rate 1 <"$WORK/json" >>"$WORK/p$p"
         sed -n 's/.*"weight_bytes": \([0-9]*\).*/\1/p' "$WORK/json" >"$WORK/bytes_$p"
         if [ "$p" = q8 ]; then
-          sed -n 's/.*"prefetch_rows": \([0-9]*\).*/\1/p' "$WORK/json" >>"$WORK/chosen"
+          sed -n 's/.*"prefetch_rows": \([0-9]*\).*/\1/p' "$WORK/json" | sed -n 1p >>"$WORK/chosen"
         fi
       done
     done

@@ -109,6 +109,13 @@ pub(super) fn int8_rows(
         _ => n,
     };
     let first = start / n;
+    if a.scales.len() / t < crate::quant::INT8_LANES {
+        // Short rows (fewer groups than a kernel call sums): many rows a call.
+        for r in 0..t {
+            q.short_rows_int8(start, out_t.len() / t, a.row(r), &mut out_t[r..], t);
+        }
+        return;
+    }
     for (i, o) in out_t.chunks_exact_mut(t).enumerate() {
         if ahead > 0 {
             if let Some(row) = q.values.get((first + i + ahead) * row_bytes..) {
