@@ -44,17 +44,17 @@ echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs;" \
   "$(lscpu | grep -o 'avx512f\|avx2' | sort -u | tr '\n' ' ')"
 echo "runq.c: gcc -Ofast -march=native -fopenmp ($(gcc -dumpversion)); ours: $("$OURS" --version)"
 echo "Ours: $("$OURS" bench --json --tokens 2 --repeat 1 | sed -n 's/.*"cpu_kernel": "\(.*\)".*/\1/p') kernels;" \
-  "q8's int8 prefetch distance measured at start-up in each run (the 'chosen' column: each round's)"
+  "q8's int8 variant (streams × rows prefetched ahead) measured at start-up in each run (the 'chosen' column: each round's)"
 echo "Date: $(date -u +%Y-%m-%d), $ROUNDS alternating rounds, medians (tokens/s)"
 echo
 LCPP=${LLAMA_CPP_PY:-}
 if [ -n "$LCPP" ]; then
   echo "llama.cpp: llama-cpp-python $("$LCPP" -c 'import llama_cpp; print(llama_cpp.__version__)') through Python, GGUF from scripts/llama2c-to-gguf.py"
   echo
-  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (rows ahead) |"
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (streams×ahead) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 else
-  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (rows ahead) |"
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (streams×ahead) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 fi
 for s in "${SHAPES[@]}"; do
@@ -86,7 +86,7 @@ for s in "${SHAPES[@]}"; do
         rate 1 <"$WORK/json" >>"$WORK/p$p"
         sed -n 's/.*"weight_bytes": \([0-9]*\).*/\1/p' "$WORK/json" >"$WORK/bytes_$p"
         if [ "$p" = q8 ]; then
-          sed -n 's/.*"prefetch_rows": \([0-9]*\).*/\1/p' "$WORK/json" | sed -n 1p >>"$WORK/chosen"
+          tr -d ' \n' <"$WORK/json" | grep -o '"chosen":{"streams":[0-9]*,"ahead":[0-9]*}' | sed -n '1s/.*"streams":\([0-9]*\),"ahead":\([0-9]*\).*/\1×\2/p' >>"$WORK/chosen"
         fi
       done
     done

@@ -41,9 +41,9 @@ echo "run.c: gcc -Ofast -march=native -fopenmp ($(gcc -dumpversion)); ours: $("$
 echo "Date: $(date -u +%Y-%m-%d), $ROUNDS alternating rounds, medians"
 echo
 echo "Ours: $("$OURS" bench --json --tokens 2 --repeat 1 | sed -n 's/.*"cpu_kernel": "\(.*\)".*/\1/p') kernels;" \
-  "the f32 rows' prefetch distance measured at start-up in each run ('chosen': each round's)"
+  "the f32 rows' variant (streams × rows prefetched ahead) measured at start-up in each run ('chosen': each round's)"
 echo
-echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c | chosen (rows ahead) |"
+echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c | chosen (streams×ahead) |"
 echo "|---|---|---|---|---|---|---|"
 for s in "${SHAPES[@]}"; do
   read -r name shape n <<<"$s"
@@ -59,8 +59,8 @@ for s in "${SHAPES[@]}"; do
       "$OURS" --threads "$t" bench --model "$dir/model.bin" --tokenizer "$dir/tokenizer.bin" \
         --tokens "$n" --repeat 1 --json >"$WORK/json"
       sed -n 's/.*"median_tokens_per_s": \([0-9.]*\).*/\1/p' "$WORK/json" | sed -n 2p >>"$WORK/o"
-      # the f32 loop's choice: the second "prefetch_rows" of cpu_variants (int8, then f32)
-      sed -n 's/.*"prefetch_rows": \([0-9]*\).*/\1/p' "$WORK/json" | sed -n 2p >>"$WORK/chosen"
+      # the f32 loop's choice: the second "chosen" of cpu_variants (int8, then f32)
+      tr -d ' \n' <"$WORK/json" | grep -o '"chosen":{"streams":[0-9]*,"ahead":[0-9]*}' | sed -n '2s/.*"streams":\([0-9]*\),"ahead":\([0-9]*\).*/\1×\2/p' >>"$WORK/chosen"
     done
     c=$(median <"$WORK/c"); o=$(median <"$WORK/o")
     echo "$c" >"$WORK/runc_${name}_$t"

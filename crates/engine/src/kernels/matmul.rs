@@ -4,6 +4,7 @@
 //! pass (the passes themselves are the build's, `simd`).
 
 use super::simd::{self, dot_streamed};
+use super::tune::Variant;
 use crate::par;
 use crate::quant::{Activations, MatRef, QActs, QRef};
 
@@ -92,8 +93,8 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
 }
 
 /// out_t (rows, t) of the int8 matrix `q` from weight `start` on: one row product a weight
-/// row and input row (`QRef::dot_int8`), the weight row `ahead` rows on prefetched first
-/// where `ahead` > 0 (a variant chosen by measuring: `tune`); the bits are the same.
+/// row and input row (`QRef::dot_int8`), in the order and with the prefetch of variant `v`
+/// (chosen by measuring: `tune`); the bits are the same.
 #[inline(always)]
 pub(super) fn int8_rows(
     out_t: &mut [f32],
@@ -101,7 +102,7 @@ pub(super) fn int8_rows(
     start: usize,
     n: usize,
     a: &QActs,
-    ahead: usize,
+    v: Variant,
 ) {
     let t = a.q.len() / n;
     let row_bytes = match q.precision {
@@ -116,32 +117,46 @@ pub(super) fn int8_rows(
         }
         return;
     }
-    for (i, o) in out_t.chunks_exact_mut(t).enumerate() {
-        if ahead > 0 {
-            if let Some(row) = q.values.get((first + i + ahead) * row_bytes..) {
-                prefetch(&row[..row_bytes.min(row.len())]);
-            }
+    streamed(out_t.len() / t, v, |i, next| {
+        if let Some(j) = next {
+            prefetch(&q.values[(first + j) * row_bytes..(first + j + 1) * row_bytes]);
         }
-        for (r, o) in o.iter_mut().enumerate() {
+        for (r, o) in out_t[i * t..(i + 1) * t].iter_mut().enumerate() {
             *o = q.dot_int8(start + i * n, a.row(r));
+        }
+    });
+}
+
+/// Rows 0..rows in the order variant `v` reads them: `v.streams` runs of the rows side by
+/// side (row i of each run, then row i + 1 of each), each prefetching the row `v.ahead` on
+/// in its own run (`next`). More streams keep more of memory's reads in flight at once.
+#[inline(always)]
+fn streamed(rows: usize, v: Variant, mut f: impl FnMut(usize, Option<usize>)) {
+    let s = v.streams.clamp(1, rows.max(1));
+    let run = rows.div_ceil(s);
+    for i in 0..run {
+        for k in 0..s {
+            let r = k * run + i;
+            if r < rows {
+                let ahead = v.ahead > 0 && i + v.ahead < run && r + v.ahead < rows;
+                f(r, ahead.then_some(r + v.ahead));
+            }
         }
     }
 }
 
 /// out[i] = dot(W_i, x) for float32 weight rows `w` (decode, rows longer than the grouped
-/// ones): `dot_streamed` a row, the row `ahead` rows on prefetched first where `ahead` > 0
-/// (a variant chosen by measuring: `tune`); the bits are `dot`'s either way.
+/// ones): `dot_streamed` a row, in the order and with the prefetch of variant `v` (chosen by
+/// measuring: `tune`); the bits are `dot`'s either way.
 #[inline(always)]
-pub(super) fn f32_rows(out: &mut [f32], w: &[f32], x: &[f32], ahead: usize) {
+pub(super) fn f32_rows(out: &mut [f32], w: &[f32], x: &[f32], v: Variant) {
     let n = x.len();
-    for (i, (o, row)) in out.iter_mut().zip(w.chunks_exact(n)).enumerate() {
-        if ahead > 0 {
-            if let Some(next) = w.get((i + ahead) * n..(i + ahead + 1) * n) {
-                prefetch(bytemuck::cast_slice(next));
-            }
+    streamed(out.len(), v, |i, next| {
+        if let Some(j) = next {
+            prefetch(bytemuck::cast_slice(&w[j * n..(j + 1) * n]));
         }
-        *o = dot_streamed(row, x);
-    }
+        out[i] = dot_streamed(&w[i * n..(i + 1) * n], x);
+    });
 }
 
 /// Asks for `bytes` in cache a line at a time (a hint: it never faults, changes no value).

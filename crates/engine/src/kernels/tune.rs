@@ -14,21 +14,33 @@
 use crate::quant::{Precision, QActs, QTensor};
 use std::sync::OnceLock;
 
-/// The prefetch distances tried for int8 rows, in rows ahead (0: none).
-pub const PREFETCH_ROWS: [usize; 3] = [0, 2, 4];
+/// How a decode loop reads its weight rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Variant {
+    /// runs of rows read side by side (memory keeps more reads in flight)
+    pub streams: usize,
+    /// rows ahead each run prefetches (0: none)
+    pub ahead: usize,
+}
+
+const fn v(streams: usize, ahead: usize) -> Variant {
+    Variant { streams, ahead }
+}
+
+/// The variants tried for int8 rows …
+pub const INT8_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 2), v(4, 0), v(4, 2)];
 /// … and for float32 rows (four times the bytes a row).
-pub const F32_PREFETCH_ROWS: [usize; 3] = [0, 1, 2];
+pub const F32_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 1), v(4, 0), v(4, 1)];
 /// Bytes of the matrix each variant streams (rows of 768: the 110M shape's).
-pub const TUNE_BYTES: usize = 3 << 19;
+pub const TUNE_BYTES: usize = 1 << 20;
 const TUNE_ROW: usize = 768;
 
 /// One loop's choice and what each variant took.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Choice {
-    /// rows ahead the loop prefetches (0: none)
-    pub prefetch_rows: usize,
-    /// (rows ahead, best µs of its passes) in the order tried; empty when not measured
-    pub timings: Vec<(usize, f64)>,
+    pub chosen: Variant,
+    /// (variant, best µs of its passes) in the order tried; empty when not measured
+    pub timings: Vec<(Variant, f64)>,
 }
 
 /// What the tuning chose for the int8 and the float32 decode loops.
@@ -43,27 +55,33 @@ pub struct Tuning {
     pub took_ms: f64,
 }
 
-/// Rows ahead each loop prefetches.
+/// Each loop's variant.
 #[derive(Debug, Clone, Copy)]
 pub struct Ahead {
-    pub int8: usize,
-    pub f32: usize,
+    pub int8: Variant,
+    pub f32: Variant,
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.streams == 1 { "" } else { "s" };
+        match self.ahead {
+            0 => write!(f, "{} stream{s}, no prefetch", self.streams),
+            a => write!(f, "{} stream{s}, {a} rows ahead", self.streams),
+        }
+    }
 }
 
 impl Choice {
     fn describe(&self, what: &str) -> String {
-        let ahead = match self.prefetch_rows {
-            0 => "no software prefetch".to_string(),
-            r => format!("prefetch {r} row{} ahead", if r == 1 { "" } else { "s" }),
-        };
         let t: Vec<String> = self
             .timings
             .iter()
-            .map(|(r, us)| format!("{r}: {us:.0} µs"))
+            .map(|(v, us)| format!("{}×{}: {us:.0} µs", v.streams, v.ahead))
             .collect();
         match t.is_empty() {
-            true => format!("{what}: {ahead}"),
-            false => format!("{what}: {ahead} (rows ahead {})", t.join(", ")),
+            true => format!("{what}: {}", self.chosen),
+            false => format!("{what}: {} (streams×ahead {})", self.chosen, t.join(", ")),
         }
     }
 }
@@ -94,14 +112,14 @@ pub fn tuning() -> &'static Tuning {
 pub fn prefetch_rows() -> Ahead {
     let t = tuning();
     Ahead {
-        int8: t.int8.prefetch_rows,
-        f32: t.f32.prefetch_rows,
+        int8: t.int8.chosen,
+        f32: t.f32.chosen,
     }
 }
 
 fn unmeasured(r: usize, how: &'static str) -> Tuning {
     let c = Choice {
-        prefetch_rows: r,
+        chosen: v(1, r),
         timings: vec![],
     };
     Tuning {
@@ -135,7 +153,7 @@ fn measure() -> Tuning {
     q.scales = vec![0.01; rows * TUNE_ROW / 64];
     let acts = QActs::quantize(&x, TUNE_ROW, 64);
     let mut out = vec![0.0f32; rows];
-    let int8 = fastest(&PREFETCH_ROWS, &q.values, |ahead| {
+    let int8 = fastest(&INT8_VARIANTS, &q.values, |ahead| {
         super::matmul::int8_rows(&mut out, &q.block(0), 0, TUNE_ROW, &acts, ahead);
         std::hint::black_box(&mut out);
     });
@@ -145,7 +163,7 @@ fn measure() -> Tuning {
         .map(|i| (i % 251) as f32 * 1e-3)
         .collect();
     let mut out = vec![0.0f32; f32_rows];
-    let f32 = fastest(&F32_PREFETCH_ROWS, bytemuck::cast_slice(&w), |ahead| {
+    let f32 = fastest(&F32_VARIANTS, bytemuck::cast_slice(&w), |ahead| {
         super::matmul::f32_rows(&mut out, &w, &x, ahead);
         std::hint::black_box(&mut out);
     });
@@ -161,13 +179,13 @@ fn measure() -> Tuning {
 /// rounds that alternate the variants (a burst of noise hits them all alike).
 /// Flushing costs more than the pass (≈ 45 ns a line): 2 rounds keep the whole within
 /// ≈ 30 ms.
-fn fastest(variants: &[usize], bytes: &[u8], mut run: impl FnMut(usize)) -> Choice {
+fn fastest(variants: &[Variant], bytes: &[u8], mut run: impl FnMut(Variant)) -> Choice {
     let mut best = vec![f64::INFINITY; variants.len()];
     for _ in 0..2 {
-        for (b, &ahead) in best.iter_mut().zip(variants) {
+        for (b, &var) in best.iter_mut().zip(variants) {
             flush(bytes);
             let t = std::time::Instant::now();
-            run(std::hint::black_box(ahead));
+            run(std::hint::black_box(var));
             *b = b.min(t.elapsed().as_secs_f64() * 1e6);
         }
     }
@@ -175,7 +193,7 @@ fn fastest(variants: &[usize], bytes: &[u8], mut run: impl FnMut(usize)) -> Choi
         .min_by(|&a, &b| best[a].total_cmp(&best[b]))
         .unwrap_or(0);
     Choice {
-        prefetch_rows: variants[i],
+        chosen: variants[i],
         timings: variants.iter().copied().zip(best).collect(),
     }
 }
