@@ -5,6 +5,7 @@
 
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::quant::Activations;
 use decoding_engine::sampling::RawSettings;
 use decoding_engine::{Model, Precision};
 use decoding_gpu::{GpuBackend, GpuContext};
@@ -59,7 +60,8 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
         .map(|i| ((i * 37 % 101) as f32 / 50.0) - 1.0)
         .collect();
     for p in [Precision::F16, Precision::Q8, Precision::Q4] {
-        let q = m.transformer.at(p);
+        // float32 activations, as the GPU's kernels multiply them
+        let q = m.transformer.at(p).with_activations(Activations::F32);
         for layer in [0, c.n_layers - 1] {
             let got = decoding_gpu::ops::matmul(
                 &ctx,
@@ -128,7 +130,9 @@ async fn fused_kernels_in_chromium_match_their_cpu_twins() {
             panic!("stories260K is float32")
         };
         let v = &v[..len];
-        Tensor::F32(v.to_vec().into()).at(p, 1, 64)
+        Tensor::F32(v.to_vec().into())
+            .at(p, 1, 64)
+            .with_activations(Activations::F32)
     };
     let x: Vec<f32> = (0..3 * dim)
         .map(|i| ((i * 37 % 101) as f32 / 25.0) - 2.0)
@@ -202,7 +206,7 @@ async fn vec4_matmul_in_chromium_matches_the_cpu() {
     let x = wave(2 * n, 31);
     let f = Tensor::F32(wave(layers * rows * n, 17).into());
     for p in Precision::ALL {
-        let w = f.at(p, layers, 64);
+        let w = f.at(p, layers, 64).with_activations(Activations::F32);
         let got = decoding_gpu::ops::matmul(&ctx, &w, (layers, 2), &x, n, None)
             .await
             .unwrap();
