@@ -37,7 +37,9 @@ fn Body() -> impl IntoView {
                 "The same weights θ stored four ways: the representation changes, not the learned values. "
                 {format!("After the transcript's {} tokens, each precision's next-token distribution ", v.position)}
                 "(softmax of its logits, before the sampling chain), on the CPU in this page's worker, "
-                "each with its own KV cache. Activations stay f32; norms stay f32."
+                "each with its own KV cache. q8 and q4 round the activations to int8 too, per group, once "
+                "a matrix (as llama.cpp does; where a matrix's rows are whole groups of 32 or more), "
+                "and multiply int8 × int8; norms stay f32."
                 {v.f32_is_dequantized.then_some(" This file is itself q8: its \"f32\" is the dequantized weights.")}
             </p>
             <Summary view=v.clone() running=running />

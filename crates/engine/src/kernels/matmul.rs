@@ -48,26 +48,30 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
 
 /// The activations of each matrix that multiplies them in int8: x quantized once per
 /// group size (the matrices of one call share it), before the rows split between threads.
-fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Vec<Option<std::sync::Arc<QActs>>> {
-    let mut made: Vec<std::sync::Arc<QActs>> = Vec::new();
-    ws.iter()
+/// Returns the quantized copies and, per matrix, which one it takes.
+fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> (Vec<QActs>, Vec<Option<usize>>) {
+    let mut made: Vec<QActs> = Vec::new();
+    let which = ws
+        .iter()
         .map(|w| match w {
             MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_ready(n) => {
-                let found = made.iter().find(|a| a.group == q.group).cloned();
-                Some(found.unwrap_or_else(|| {
-                    let a = std::sync::Arc::new(QActs::quantize(x, n, q.group));
-                    made.push(a.clone());
-                    a
-                }))
+                Some(match made.iter().position(|a| a.group == q.group) {
+                    Some(i) => i,
+                    None => {
+                        made.push(QActs::quantize(x, n, q.group));
+                        made.len() - 1
+                    }
+                })
             }
             _ => None,
         })
-        .collect()
+        .collect();
+    (made, which)
 }
 
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
-    let acts = int8_activations(x, n, ws);
+    let (made, acts) = int8_activations(x, n, ws);
     let ahead = super::tune::prefetch_rows();
     par::chunks(out_t, t, t * n, |first, chunk| {
         // The chunk's rows matrix by matrix: an int8 matrix's run of rows in its own loop.
@@ -81,7 +85,7 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             let count = (rows_m - row).min(chunk.len() / t - done);
             let out = &mut chunk[done * t..(done + count) * t];
             match (&ws[m], &acts[m]) {
-                (MatRef::Quant(q), Some(a)) => int8_rows(out, q, row * n, n, a, ahead.int8),
+                (MatRef::Quant(q), Some(a)) => int8_rows(out, q, row * n, n, &made[*a], ahead.int8),
                 (MatRef::F32(w), _) if t == 1 && n > simd::GROUPED_ROW_MAX => {
                     f32_rows(out, &w[row * n..(row + count) * n], x, ahead.f32)
                 }
@@ -110,13 +114,6 @@ pub(super) fn int8_rows(
         _ => n,
     };
     let first = start / n;
-    if a.scales.len() / t < crate::quant::INT8_LANES {
-        // Short rows (fewer groups than a kernel call sums): many rows a call.
-        for r in 0..t {
-            q.short_rows_int8(start, out_t.len() / t, a.row(r), &mut out_t[r..], t);
-        }
-        return;
-    }
     streamed(out_t.len() / t, v, |i, next| {
         if let Some(j) = next {
             prefetch(&q.values[(first + j) * row_bytes..(first + j + 1) * row_bytes]);

@@ -92,15 +92,8 @@ impl QActs {
 
 /// The 8 lanes folded in a fixed order: j + j+4, then j + j+2, then 0 + 1.
 #[inline(always)]
-pub fn reduce8(mut a: [f32; LANES]) -> f32 {
-    let mut w = LANES / 2;
-    while w > 0 {
-        for j in 0..w {
-            a[j] += a[j + w];
-        }
-        w /= 2;
-    }
-    a[0]
+pub fn reduce8(a: [f32; LANES]) -> f32 {
+    super::simd::fold_pairs(a)
 }
 
 /// `lanes[j] += (w[j]·x[j]) · sums[j]` for the first `m` groups of a call: the one float
@@ -154,59 +147,6 @@ impl QRef<'_> {
         row_with(kind, w, ws, x, self.group, portable_sums)
     }
 
-    /// out[i·stride] = [`QRef::dot_int8`] of row i for `rows` rows from weight `start`, for
-    /// rows of fewer than 8 groups (stories260K's 64-wide rows are one): the integer sums
-    /// run 8 groups a call across rows (one call a row would sum mostly empty lanes), then
-    /// each row's lanes are scaled and folded as `dot_int8` folds them: the same bits.
-    pub fn short_rows_int8(
-        &self,
-        start: usize,
-        rows: usize,
-        x: QActRow,
-        out: &mut [f32],
-        stride: usize,
-    ) {
-        let g = self.group;
-        let gpr = x.scales.len();
-        debug_assert!(gpr < LANES && start.is_multiple_of(g) && self.int8_ready(x.q.len()));
-        let (kind, bytes_a_group) = match self.precision {
-            Precision::Q4 => (Sums::Q4, 16),
-            _ => (Sums::Q8, g),
-        };
-        // x tiled so that any 8 groups from any group of a row on are contiguous.
-        let copies = (LANES + gpr).div_ceil(gpr);
-        TILED.with(|cell| {
-            let mut tiled = cell.borrow_mut();
-            tiled.clear();
-            for _ in 0..copies {
-                tiled.extend_from_slice(x.q);
-            }
-            let g0 = start / g;
-            let total = rows * gpr;
-            let mut lanes = [0.0f32; LANES];
-            let (mut row, mut k) = (0, 0);
-            let mut c = 0;
-            while c < total {
-                let m = LANES.min(total - c);
-                let w = &self.values[(g0 + c) * bytes_a_group..(g0 + c + m) * bytes_a_group];
-                let s = kernel_sums(kind, w, &tiled[k * g..(k + m) * g], g, m);
-                for (j, &sj) in s.iter().enumerate().take(m) {
-                    let sj = match kind {
-                        Sums::Q4 => sj - 8 * x.sums[k],
-                        Sums::Q8 => sj,
-                    };
-                    lanes[k] += (self.scales[g0 + c + j] * x.scales[k]) * sj as f32;
-                    k += 1;
-                    if k == gpr {
-                        out[row * stride] = reduce8(lanes);
-                        (lanes, row, k) = ([0.0; LANES], row + 1, 0);
-                    }
-                }
-                c += m;
-            }
-        });
-    }
-
     /// The row's kind, value bytes and scales.
     #[inline(always)]
     fn int8_row(&self, start: usize, x: QActRow) -> (Sums, &[u8], &[f32]) {
@@ -250,28 +190,6 @@ pub(super) fn row_with(
         c += m;
     }
     reduce8(lanes)
-}
-
-thread_local! {
-    /// A thread's activation row repeated (`QRef::short_rows_int8`).
-    static TILED: std::cell::RefCell<Vec<i8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The build's [`portable_sums`].
-#[inline(always)]
-fn kernel_sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; LANES] {
-    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-    // SAFETY: the build enables AVX2 (and VNNI where used); `w` and `x` hold m groups.
-    unsafe {
-        super::int8_simd::x86::sums(kind, w, x, g, m)
-    }
-    #[cfg(kernel = "wasm")]
-    // SAFETY: the build enables simd128; lengths as above.
-    unsafe {
-        super::int8_simd::wasm::sums(kind, w, x, g, m)
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
-    portable_sums(kind, w, x, g, m)
 }
 
 /// The integer sums of `m` ≤ 8 groups, in plain loops (q4: Σ u·x over the unsigned nibbles).

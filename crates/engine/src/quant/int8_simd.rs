@@ -83,15 +83,6 @@ pub(super) mod x86 {
         _mm256_zextsi128_si256(s)
     }
 
-    /// `portable_sums` through [`sums8`] (for `QRef::short_rows_int8`).
-    #[inline(always)]
-    pub unsafe fn sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; LANES] {
-        let mut out = [0i32; LANES];
-        let v = sums8(kind, w.as_ptr(), x.as_ptr(), g, m);
-        _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, v);
-        out
-    }
-
     /// `reduce8` of the 8 lanes: j + j+4, j + j+2, 0 + 1.
     #[inline(always)]
     unsafe fn reduce8(v: __m256) -> f32 {
@@ -168,7 +159,7 @@ pub(super) mod wasm {
 
     /// `portable_sums` for `m` ≤ 8 groups of `g` (a multiple of 32).
     #[inline(always)]
-    pub unsafe fn sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; LANES] {
+    unsafe fn sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; LANES] {
         let (wp, xp) = (w.as_ptr(), x.as_ptr());
         let mut out = [0i32; LANES];
         for (j, o) in out.iter_mut().enumerate().take(m) {

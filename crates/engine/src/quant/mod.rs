@@ -56,7 +56,7 @@ mod tensor;
 #[cfg(test)]
 mod tests;
 
-pub use int8::{reduce8, QActRow, QActs, LANES as INT8_LANES};
+pub use int8::{reduce8, QActRow, QActs};
 pub use qref::QRef;
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr};

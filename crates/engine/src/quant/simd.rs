@@ -6,10 +6,11 @@
 /// Partial sums of the quantized dot products.
 pub(super) const QL: usize = 16;
 
-/// The 16 partial sums folded in a fixed order (`dot_lanes` and the kernels alike).
+/// N partial sums (a power of two) folded in a fixed order: lane j + lane j + N/2, then
+/// j + j + N/4, …, down to one (`dot_lanes`, the row kernels and the int8 epilogue alike).
 #[inline(always)]
-pub(super) fn reduce16(mut a: [f32; QL]) -> f32 {
-    let mut w = QL / 2;
+pub(super) fn fold_pairs<const N: usize>(mut a: [f32; N]) -> f32 {
+    let mut w = N / 2;
     while w > 0 {
         for j in 0..w {
             a[j] += a[j + w];
@@ -17,6 +18,12 @@ pub(super) fn reduce16(mut a: [f32; QL]) -> f32 {
         w /= 2;
     }
     a[0]
+}
+
+/// The 16 partial sums of a quantized row folded: [`fold_pairs`].
+#[inline(always)]
+pub(super) fn reduce16(a: [f32; QL]) -> f32 {
+    fold_pairs(a)
 }
 
 /// Q8: `q` the row's int8 values (whole groups of `g`), `s` their scales.
