@@ -340,7 +340,19 @@ impl Session {
         // compiled and warm (measured first, the browser ran them as its baseline code and
         // the roof drew under the points).
         let probe = (weight_bytes as usize).clamp(1 << 20, PEAK_BUFFER);
-        let peaks = roofline::measure(probe, c.dim, 3, &clock);
+        let mut peaks = roofline::measure(probe, c.dim, 3, &clock);
+        // A probe that shared the machine with other work reads low: while a measured point
+        // lies above the roof, probe again (twice at most), each ceiling its best reading.
+        let points = crate::geometry::batching::machine_points(&rows);
+        for _ in 0..2 {
+            let holds = points
+                .iter()
+                .all(|p| roofline::under(&peaks.roof, p.intensity, p.flops));
+            if holds {
+                break;
+            }
+            peaks = peaks.best(roofline::measure(probe, c.dim, 3, &clock));
+        }
         vec![Event::Sweep {
             view: SweepView {
                 backend: engine.report.kind.to_string(),
