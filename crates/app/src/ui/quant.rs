@@ -38,7 +38,8 @@ fn Body() -> impl IntoView {
                 {format!("After the transcript's {} tokens, each precision's next-token distribution ", v.position)}
                 "(softmax of its logits, before the sampling chain), on the CPU in this page's worker, "
                 "each with its own KV cache. q8 and q4 round the activations to int8 too, per group, once "
-                "a matrix (as llama.cpp does; where a matrix's rows are whole groups of 32 or more), "
+                "a matrix (as llama.cpp does, in groups of 32 or more; a matrix whose rows start inside a "
+                "group, like stories260K's w2, rounds each row with one scale), "
                 "and multiply int8 × int8; norms stay f32."
                 {v.f32_is_dequantized.then_some(" This file is itself q8: its \"f32\" is the dequantized weights.")}
             </p>

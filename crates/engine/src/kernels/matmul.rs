@@ -6,7 +6,7 @@
 use super::simd::{self, dot_streamed};
 use super::tune::Variant;
 use crate::par;
-use crate::quant::{Activations, MatRef, QActs, QRef};
+use crate::quant::{Activations, MatRef, QActs, QRef, ShiftedActs};
 
 /// The one matrix product of the forward pass: X (t, n) times each of a list of matrices
 /// W₀, W₁, … (each (dᵢ, n), row-major as llama2.c stores them). `out` holds the products one
@@ -46,32 +46,56 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
     }
 }
 
-/// The activations of each matrix that multiplies them in int8: x quantized once per
-/// group size (the matrices of one call share it), before the rows split between threads.
-/// Returns the quantized copies and, per matrix, which one it takes.
-fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> (Vec<QActs>, Vec<Option<usize>>) {
-    let mut made: Vec<QActs> = Vec::new();
-    let which = ws
-        .iter()
-        .map(|w| match w {
-            MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_ready(n) => {
-                Some(match made.iter().position(|a| a.group == q.group) {
+/// The activations of the matrices of one call that multiply them in int8.
+struct Int8Acts {
+    /// x quantized once per group size (the matrices of one call share it)
+    aligned: Vec<QActs>,
+    /// for matrices whose rows are not whole groups
+    shifted: Vec<ShiftedActs>,
+    /// per matrix: which of them it takes
+    which: Vec<Option<Which>>,
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    Aligned(usize),
+    Shifted(usize),
+}
+
+/// x quantized for each matrix that multiplies it in int8, before the rows split between
+/// threads.
+fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Int8Acts {
+    let mut acts = Int8Acts {
+        aligned: Vec::new(),
+        shifted: Vec::new(),
+        which: Vec::with_capacity(ws.len()),
+    };
+    for w in ws {
+        let which = match w {
+            MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_ready(n) => Some(
+                Which::Aligned(match acts.aligned.iter().position(|a| a.group == q.group) {
                     Some(i) => i,
                     None => {
-                        made.push(QActs::quantize(x, n, q.group));
-                        made.len() - 1
+                        acts.aligned.push(QActs::quantize(x, n, q.group));
+                        acts.aligned.len() - 1
                     }
-                })
+                }),
+            ),
+            MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_shifted_ready(n) => {
+                acts.shifted
+                    .push(ShiftedActs::quantize(x, n, q.group, q.len / n));
+                Some(Which::Shifted(acts.shifted.len() - 1))
             }
             _ => None,
-        })
-        .collect();
-    (made, which)
+        };
+        acts.which.push(which);
+    }
+    acts
 }
 
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
-    let (made, acts) = int8_activations(x, n, ws);
+    let acts = int8_activations(x, n, ws);
     let ahead = super::tune::prefetch_rows();
     par::chunks(out_t, t, t * n, |first, chunk| {
         // The chunk's rows matrix by matrix: an int8 matrix's run of rows in its own loop.
@@ -84,8 +108,13 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             }
             let count = (rows_m - row).min(chunk.len() / t - done);
             let out = &mut chunk[done * t..(done + count) * t];
-            match (&ws[m], &acts[m]) {
-                (MatRef::Quant(q), Some(a)) => int8_rows(out, q, row * n, n, &made[*a], ahead.int8),
+            match (&ws[m], acts.which[m]) {
+                (MatRef::Quant(q), Some(Which::Aligned(a))) => {
+                    int8_rows(out, q, row * n, n, &acts.aligned[a], ahead.int8)
+                }
+                (MatRef::Quant(q), Some(Which::Shifted(a))) => {
+                    shifted_rows(out, q, row, t, &acts.shifted[a])
+                }
                 (MatRef::F32(w), _) if t == 1 && n > simd::GROUPED_ROW_MAX => {
                     f32_rows(out, &w[row * n..(row + count) * n], x, ahead.f32)
                 }
@@ -94,6 +123,18 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             (row, done) = (row + count, done + count);
         }
     });
+}
+
+/// out_t (rows, t) of the int8 matrix `q`, whose rows are not whole groups, from row
+/// `first`: each row's whole groups times the activations laid out for its offset.
+#[inline(always)]
+fn shifted_rows(out_t: &mut [f32], q: &QRef, first: usize, t: usize, a: &ShiftedActs) {
+    for (i, o) in out_t.chunks_exact_mut(t).enumerate() {
+        for (r, o) in o.iter_mut().enumerate() {
+            let (start, x) = a.row(first + i, r);
+            *o = q.dot_int8(start, x);
+        }
+    }
 }
 
 /// out_t (rows, t) of the int8 matrix `q` from weight `start` on: one row product a weight
@@ -114,6 +155,22 @@ pub(super) fn int8_rows(
         _ => n,
     };
     let first = start / n;
+    if n == q.group {
+        // Rows of one group (stories260K's): 8 rows a call; short rows gain nothing from
+        // the streams or the prefetch.
+        let rows = out_t.len() / t;
+        let mut eight = [0.0f32; 8];
+        for i in (0..rows).step_by(8) {
+            let m = 8.min(rows - i);
+            for r in 0..t {
+                q.dot_int8_one_group_rows(first + i, a.row(r), &mut eight[..m]);
+                for (k, &v) in eight[..m].iter().enumerate() {
+                    out_t[(i + k) * t + r] = v;
+                }
+            }
+        }
+        return;
+    }
     streamed(out_t.len() / t, v, |i, next| {
         if let Some(j) = next {
             prefetch(&q.values[(first + j) * row_bytes..(first + j + 1) * row_bytes]);

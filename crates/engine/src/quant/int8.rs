@@ -16,8 +16,16 @@
 //! same bits (tests natively and in wasm).
 //!
 //! Eligible matrices ([`QRef::int8_ready`]): groups a multiple of 32 (the kernels' 32-byte
-//! steps) of at most 1024, rows a whole number of groups (n a multiple of g). stories260K's
-//! `w2` (rows of 172) keeps float32 activations.
+//! steps) of at most 1024, rows a whole number of groups (n a multiple of g).
+//!
+//! **Rows that are not whole groups** ([`QRef::int8_shifted_ready`]: stories260K's `w2`,
+//! rows of 172 in groups of 64, so most rows start inside a group): llama.cpp refuses to
+//! quantize such a matrix and `runq.c` reads it wrongly (its groups restart at each row).
+//! Here each activation row is quantized with one scale (d = max|x| / 127 over the row),
+//! then laid out once per offset o at which a weight row starts inside its group
+//! ([`ShiftedActs`]): o zeros, the row, zeros to a whole number of groups. A weight row then
+//! multiplies whole groups aligned with its own through the same kernels, the weights of
+//! its neighbours meeting zeros (exactly 0), each group's scale its own.
 
 use super::{Precision, QRef};
 
@@ -90,6 +98,67 @@ impl QActs {
     }
 }
 
+/// Activation rows for a matrix whose rows are not whole groups: each row quantized with
+/// one scale, laid out for each offset at which one of the matrix's rows starts in a group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShiftedActs {
+    pub group: usize,
+    pub n: usize,
+    /// offset in the group → its layout in `layouts`
+    at: Vec<Option<usize>>,
+    layouts: Vec<QActs>,
+}
+
+impl ShiftedActs {
+    /// The rows (n wide) of `x`, for weight rows 0..`rows` of a matrix in groups of `group`.
+    pub fn quantize(x: &[f32], n: usize, group: usize, rows: usize) -> ShiftedActs {
+        let one = QActs::quantize(x, n, n);
+        let t = x.len() / n.max(1);
+        let mut acts = ShiftedActs {
+            group,
+            n,
+            at: vec![None; group],
+            layouts: Vec::new(),
+        };
+        // the offsets repeat every group / gcd(n, group) rows
+        for i in 0..rows.min(group) {
+            let o = i * n % group;
+            if acts.at[o].is_some() {
+                break;
+            }
+            let width = (o + n).next_multiple_of(group);
+            let (gpr, mut q) = (width / group, vec![0i8; t * width]);
+            for (r, dst) in q.chunks_exact_mut(width).enumerate() {
+                dst[o..o + n].copy_from_slice(&one.q[r * n..(r + 1) * n]);
+            }
+            let sums = q
+                .chunks_exact(group)
+                .map(|c| c.iter().map(|&v| v as i32).sum())
+                .collect();
+            let scales = (0..t * gpr).map(|k| one.scales[k / gpr]).collect();
+            acts.at[o] = Some(acts.layouts.len());
+            acts.layouts.push(QActs {
+                group,
+                n: width,
+                q,
+                scales,
+                sums,
+            });
+        }
+        acts
+    }
+
+    /// Weight row `i`'s aligned start (its first group's first weight) and input row `r`
+    /// laid out for it.
+    #[inline(always)]
+    pub fn row(&self, i: usize, r: usize) -> (usize, QActRow<'_>) {
+        let start = i * self.n;
+        let o = start % self.group;
+        let layout = self.at[o].expect("a layout for every row's offset");
+        (start - o, self.layouts[layout].row(r))
+    }
+}
+
 /// The 8 lanes folded in a fixed order: j + j+4, then j + j+2, then 0 + 1.
 #[inline(always)]
 pub fn reduce8(a: [f32; LANES]) -> f32 {
@@ -121,6 +190,19 @@ impl QRef<'_> {
         g.is_multiple_of(STEP) && g <= MAX_GROUP && n.is_multiple_of(g) && n > 0
     }
 
+    /// Whether rows of `n` weights of this matrix, not whole groups, can take int8
+    /// activations laid out by [`ShiftedActs`] (its groups as `int8_ready`'s, the matrix
+    /// a whole number of groups, so every row's last group lies within it).
+    pub fn int8_shifted_ready(&self, n: usize) -> bool {
+        let g = self.group;
+        g.is_multiple_of(STEP)
+            && g <= MAX_GROUP
+            && n > 0
+            && !n.is_multiple_of(g)
+            && self.len.is_multiple_of(g)
+            && self.len.is_multiple_of(n)
+    }
+
     /// Σ w[start + i]·x[i] over a row (start a multiple of the group) with quantized
     /// activations: the build's kernel.
     #[inline(always)]
@@ -139,6 +221,32 @@ impl QRef<'_> {
         }
         #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
         row_with(kind, w, ws, x, self.group, portable_sums)
+    }
+
+    /// [`QRef::dot_int8`] of rows `first..first + out.len()` (at most 8) of a matrix whose
+    /// rows are one group (n = g): x86 sums them side by side, one horizontal reduction for
+    /// all (at one group a row the per-row reduction was most of a row's time); the bits
+    /// are `dot_int8`'s a row.
+    #[inline(always)]
+    pub fn dot_int8_one_group_rows(&self, first: usize, x: QActRow, out: &mut [f32]) {
+        debug_assert!(out.len() <= LANES && x.q.len() == self.group);
+        #[cfg(any(kernel = "avx512", kernel = "avx2"))]
+        {
+            let (kind, bytes_a_group) = match self.precision {
+                Precision::Q4 => (Sums::Q4, 16),
+                _ => (Sums::Q8, self.group),
+            };
+            let w = &self.values[first * bytes_a_group..(first + out.len()) * bytes_a_group];
+            let ws = &self.scales[first..first + out.len()];
+            // SAFETY: the build enables AVX2 (and AVX-512 VNNI where it uses it); `w` holds
+            // the rows' whole groups and `x` one group.
+            let r = unsafe { super::int8_simd::x86::rows_of_one_group(kind, w, ws, x, self.group) };
+            out.copy_from_slice(&r[..out.len()]);
+        }
+        #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.dot_int8((first + i) * self.group, x);
+        }
     }
 
     /// [`QRef::dot_int8`] in plain loops: the reference every kernel equals bit for bit.

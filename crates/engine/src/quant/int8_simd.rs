@@ -40,17 +40,26 @@ pub(super) mod x86 {
     }
 
     /// The integer sums of `m` ≤ 8 groups of `g` (a multiple of 32), lane j group j's
-    /// (`portable_sums`' integers; lanes from m on 0).
+    /// (`portable_sums`' integers; lanes from m on 0): group j times the activations' group j,
+    /// or, `shared`, every group times the activations' first (one-group rows side by side).
     #[inline(always)]
-    unsafe fn sums8(kind: Sums, wp: *const u8, xp: *const i8, g: usize, m: usize) -> __m256i {
+    unsafe fn sums8(
+        kind: Sums,
+        wp: *const u8,
+        xp: *const i8,
+        g: usize,
+        m: usize,
+        shared: bool,
+    ) -> __m256i {
+        let x_at = |j: usize| if shared { 0 } else { j * g };
         let mut v = [_mm256_setzero_si256(); LANES];
         match kind {
             Sums::Q8 => {
                 for (j, acc) in v.iter_mut().enumerate().take(m) {
-                    let mut k = j * g;
+                    let (mut k, xj) = (j * g, xp.add(x_at(j)));
                     while k < (j + 1) * g {
                         let wv = _mm256_loadu_si256(wp.add(k) as *const __m256i);
-                        let xv = _mm256_loadu_si256(xp.add(k) as *const __m256i);
+                        let xv = _mm256_loadu_si256(xj.add(k - j * g) as *const __m256i);
                         // |w| times x with w's sign: the signed product as unsigned × signed
                         *acc = dot_us(*acc, _mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
                         k += STEP;
@@ -63,7 +72,7 @@ pub(super) mod x86 {
                     let b = _mm_loadu_si128(wp.add(16 * j) as *const __m128i);
                     let lo = _mm_and_si128(b, low);
                     let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), low);
-                    let xv = _mm256_loadu_si256(xp.add(STEP * j) as *const __m256i);
+                    let xv = _mm256_loadu_si256(xp.add(x_at(j)) as *const __m256i);
                     *acc = dot_us(*acc, _mm256_set_m128i(hi, lo), xv);
                 }
             }
@@ -107,7 +116,7 @@ pub(super) mod x86 {
         let mut c = 0;
         while c < groups {
             let m = LANES.min(groups - c);
-            let mut s = sums8(kind, wp.add(c * bytes_a_group), xp.add(c * g), g, m);
+            let mut s = sums8(kind, wp.add(c * bytes_a_group), xp.add(c * g), g, m, false);
             let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(m as i32), iota);
             let (sw, sx) = (
                 _mm256_maskload_ps(ws.as_ptr().add(c), mask),
@@ -124,6 +133,36 @@ pub(super) mod x86 {
             c += m;
         }
         reduce8(lanes)
+    }
+
+    /// `row` for each of `m` ≤ 8 rows of one group (n = g; `w` their bytes one after
+    /// another, `ws` their scales) times the one-group activation row `x`: lane j row j's.
+    /// `row`'s result for a row of one group is its lane 0, 0 + (d_w·d_x)·Σ (the other
+    /// lanes add + 0); the rows' sums go through one `hsum8` instead of a reduction each.
+    #[inline(always)]
+    pub unsafe fn rows_of_one_group(
+        kind: Sums,
+        w: &[u8],
+        ws: &[f32],
+        x: super::super::QActRow,
+        g: usize,
+    ) -> [f32; LANES] {
+        let m = ws.len();
+        debug_assert!(m <= LANES && x.q.len() == g && x.scales.len() == 1);
+        let mut s = sums8(kind, w.as_ptr(), x.q.as_ptr(), g, m, true);
+        let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(m as i32), iota);
+        let sw = _mm256_maskload_ps(ws.as_ptr(), mask);
+        if let Sums::Q4 = kind {
+            s = _mm256_sub_epi32(s, _mm256_set1_epi32(8 * x.sums[0]));
+        }
+        let y = _mm256_mul_ps(
+            _mm256_mul_ps(sw, _mm256_set1_ps(x.scales[0])),
+            _mm256_cvtepi32_ps(s),
+        );
+        let mut out = [0.0f32; LANES];
+        _mm256_storeu_ps(out.as_mut_ptr(), _mm256_add_ps(_mm256_setzero_ps(), y));
+        out
     }
 }
 

@@ -114,9 +114,49 @@ fn int8_activations_stay_within_the_rounding_of_x() {
     }
 }
 
-/// Which products run in int8: a quantized matrix with groups of 32·k dividing its rows and
-/// `Activations::Int8`. Groups of 8, rows that start inside a group (stories260K's w2: 172
-/// wide) and `Activations::F32` keep float32 activations (`QRef::dot`'s bits).
+/// Rows that start inside a group (stories260K's w2: rows of 172 in groups of 64): each
+/// activation row quantized with one scale, d = max|x| / 127 (redone here), and each weight
+/// row times it group by group, each group's integers with that group's scale: against the
+/// same integers summed in f64, for q8 (groups of 64 and 32) and q4.
+#[test]
+fn rows_inside_groups_match_an_f64_evaluation() {
+    for (p, g, n, rows) in [
+        (Precision::Q8, 64, 172, 64),
+        (Precision::Q8, 32, 100, 24),
+        (Precision::Q4, 32, 172, 16),
+    ] {
+        let w: Vec<f32> = (0..rows * n)
+            .map(|i| ((i * 7919) % 1013) as f32 / 500.0 - 1.0)
+            .collect();
+        let q = QTensor::quantize(&w, 1, p, g);
+        let b = q.block(0);
+        assert!(b.int8_shifted_ready(n) && !b.int8_ready(n));
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+        let d = x.iter().fold(0.0f32, |m, v| m.max(v.abs())) / 127.0;
+        let qx: Vec<i64> = x.iter().map(|v| (v / d).round() as i64).collect();
+        let mut got = vec![0.0f32; rows];
+        matmul(&mut got, &x, n, &[MatRef::Quant(b)]);
+        for (i, &got) in got.iter().enumerate() {
+            let (mut want, mut size) = (0.0f64, 0.0f64);
+            for gi in i * n / g..(i * n + n).div_ceil(g) {
+                let ks = (gi * g).max(i * n)..((gi + 1) * g).min(i * n + n);
+                let s: i64 = ks.map(|k| b.int_at(k) as i64 * qx[k - i * n]).sum();
+                let term = b.scales[gi] as f64 * d as f64 * s as f64;
+                (want, size) = (want + term, size + term.abs());
+            }
+            let got = got as f64;
+            assert!(
+                (got - want).abs() <= 1e-6 * size,
+                "{p} row {i}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+/// Which products run in int8: a quantized matrix with groups of 32·k dividing its rows, or
+/// rows inside groups where the matrix is whole groups, and `Activations::Int8`. Groups of 8,
+/// rows of 172 in a matrix that ends inside a group, and `Activations::F32` keep float32
+/// activations (`QRef::dot`'s bits).
 #[test]
 fn only_ready_int8_matrices_quantize_the_activations() {
     let w: Vec<f32> = (0..4 * 192).map(|i| ((i * 31) % 17) as f32 - 8.0).collect();
@@ -145,6 +185,7 @@ fn only_ready_int8_matrices_quantize_the_activations() {
     assert_eq!(run(&groups_of_8, 192), f32_path(&groups_of_8, 192));
     let straddling = QTensor::quantize(&w[..4 * 172], 1, Precision::Q4, 32);
     assert!(!straddling.block(0).int8_ready(172));
+    assert!(!straddling.block(0).int8_shifted_ready(172));
     assert_eq!(run(&straddling, 172), f32_path(&straddling, 172));
 }
 

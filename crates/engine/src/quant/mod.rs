@@ -56,7 +56,7 @@ mod tensor;
 #[cfg(test)]
 mod tests;
 
-pub use int8::{reduce8, QActRow, QActs};
+pub use int8::{reduce8, QActRow, QActs, ShiftedActs};
 pub use qref::QRef;
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr};
@@ -111,7 +111,8 @@ impl Precision {
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Activations {
     /// x quantized to int8 per group once per matrix, integer dot products (where the
-    /// matrix's groups allow: `QRef::int8_ready`; float32 elsewhere)
+    /// matrix's groups allow: `QRef::int8_ready`; rows inside groups, one scale a row:
+    /// `QRef::int8_shifted_ready`; float32 elsewhere)
     #[default]
     Int8,
     /// x kept in float32: dequantize, multiply, add
