@@ -18,6 +18,8 @@ pub struct PrecisionView {
     pub decode_range: (f64, f64),
     /// KL(p_f32 ‖ p) of the next-token distribution, nats (0 for f32 itself).
     pub kl: f64,
+    /// q8 and q4: the same KL with float32 activations (the weights rounded, x not).
+    pub kl_f32_activations: Option<f64>,
     /// The most likely next token, and whether it is f32's.
     pub top: u32,
     pub same_top: bool,

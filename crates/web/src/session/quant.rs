@@ -10,7 +10,7 @@
 use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::forward::RunState;
-use decoding_engine::quant::{Precision, Tensor};
+use decoding_engine::quant::{Activations, Precision, Tensor};
 use decoding_engine::sampling::coin::argmax;
 use decoding_engine::sampling::stages::{kl, log_softmax};
 use decoding_engine::{KvCache, Transformer};
@@ -34,12 +34,17 @@ const ROW_SHOWN: usize = 8;
 /// A decode step's measured time, ms: (median, lowest, highest) of the rounds.
 type Timing = (f64, f64, f64);
 
+/// The models the panel runs: the four precisions (the CPU's q8 and q4 multiply int8
+/// activations), then q8 and q4 again with float32 activations, whose KL the table shows
+/// beside (what rounding the activations adds to rounding the weights).
+const RUNS: usize = PRECISIONS + 2;
+
 /// The four precisions of the loaded weights with their caches.
 pub(super) struct Lab {
-    models: [Arc<Transformer>; PRECISIONS],
-    caches: [KvCache; PRECISIONS],
+    models: [Arc<Transformer>; RUNS],
+    caches: [KvCache; RUNS],
     /// what each cache holds
-    held: [Vec<u32>; PRECISIONS],
+    held: [Vec<u32>; RUNS],
     /// the last measured decode times (median, lowest, highest ms) and where
     timed: Option<(usize, [Timing; PRECISIONS])>,
 }
@@ -53,7 +58,16 @@ impl Lab {
                 Arc::new(original.at(p))
             }
         };
-        let models = Precision::ALL.map(at);
+        let [f32, f16, q8, q4] = Precision::ALL.map(at);
+        let f32_acts = |t: &Transformer| Arc::new(t.with_activations(Activations::F32));
+        let models = [
+            f32,
+            f16,
+            q8.clone(),
+            q4.clone(),
+            f32_acts(&q8),
+            f32_acts(&q4),
+        ];
         Lab {
             caches: std::array::from_fn(|i| KvCache::new(&models[i].config)),
             models,
@@ -138,9 +152,9 @@ impl Session {
             .collect();
         let (&last, before) = context.split_last()?;
         let lab = self.lab.get_or_insert_with(|| Lab::new(&original));
-        let mut lps = Vec::with_capacity(PRECISIONS);
+        let mut lps = Vec::with_capacity(RUNS);
         let mut logits = vec![0.0f32; original.config.vocab_size];
-        for i in 0..PRECISIONS {
+        for i in 0..RUNS {
             let (t, cache, held) = (&lab.models[i], &mut lab.caches[i], &mut lab.held[i]);
             let common = held.iter().zip(before).take_while(|(a, b)| a == b).count();
             cache.truncate(common);
@@ -178,13 +192,17 @@ impl Session {
                 decode_ms: times[i].0,
                 decode_range: (times[i].1, times[i].2),
                 kl: kl(&lps[0], &lps[i]),
+                kl_f32_activations: match p {
+                    Precision::Q8 | Precision::Q4 => Some(kl(&lps[0], &lps[i + 2])),
+                    _ => None,
+                },
                 top: tops[i],
                 same_top: tops[i] == tops[0],
             })
             .collect();
         // The tokens any precision puts in its top few, ordered by f32's probability.
         let mut ids: Vec<u32> = Vec::new();
-        for l in &lps {
+        for l in &lps[..PRECISIONS] {
             let mut order: Vec<u32> = (0..l.len() as u32).collect();
             order.sort_by(|&a, &b| l[b as usize].total_cmp(&l[a as usize]));
             for &id in order.iter().take(TOKENS_SHOWN / 2) {
