@@ -46,6 +46,9 @@ pub struct QActs {
     pub scales: Vec<f32>,
     /// Σ q of each group (q4's nibbles are unsigned: Σ (u − 8)·x = Σ u·x − 8·Σ x)
     pub sums: Vec<i32>,
+    /// q widened to 16 bits once for every weight row (simd128 multiplies 16-bit lanes):
+    /// filled in the page's build only, empty elsewhere
+    pub wide: Vec<i16>,
 }
 
 /// One row of [`QActs`].
@@ -54,6 +57,8 @@ pub struct QActRow<'a> {
     pub q: &'a [i8],
     pub scales: &'a [f32],
     pub sums: &'a [i32],
+    /// `q` widened (the page's build; empty elsewhere)
+    pub wide: &'a [i16],
 }
 
 impl QActs {
@@ -67,6 +72,7 @@ impl QActs {
             q: vec![0; x.len()],
             scales: vec![0.0; groups],
             sums: vec![0; groups],
+            wide: Vec::new(),
         };
         for (gi, (xg, qg)) in x
             .chunks_exact(group)
@@ -84,7 +90,15 @@ impl QActs {
             acts.scales[gi] = d;
             acts.sums[gi] = sum;
         }
-        acts
+        acts.widened()
+    }
+
+    /// `wide` filled where the build's kernel reads it (simd128).
+    fn widened(mut self) -> QActs {
+        if cfg!(kernel = "wasm") {
+            self.wide = self.q.iter().map(|&v| v as i16).collect();
+        }
+        self
     }
 
     /// Input row `r`.
@@ -94,6 +108,10 @@ impl QActs {
             q: &self.q[r * self.n..(r + 1) * self.n],
             scales: &self.scales[r * gpr..(r + 1) * gpr],
             sums: &self.sums[r * gpr..(r + 1) * gpr],
+            wide: self
+                .wide
+                .get(r * self.n..(r + 1) * self.n)
+                .unwrap_or_default(),
         }
     }
 }
@@ -137,13 +155,17 @@ impl ShiftedActs {
                 .collect();
             let scales = (0..t * gpr).map(|k| one.scales[k / gpr]).collect();
             acts.at[o] = Some(acts.layouts.len());
-            acts.layouts.push(QActs {
-                group,
-                n: width,
-                q,
-                scales,
-                sums,
-            });
+            acts.layouts.push(
+                QActs {
+                    group,
+                    n: width,
+                    q,
+                    scales,
+                    sums,
+                    wide: Vec::new(),
+                }
+                .widened(),
+            );
         }
         acts
     }
@@ -224,29 +246,35 @@ impl QRef<'_> {
     }
 
     /// [`QRef::dot_int8`] of rows `first..first + out.len()` (at most 8) of a matrix whose
-    /// rows are one group (n = g): x86 sums them side by side, one horizontal reduction for
-    /// all (at one group a row the per-row reduction was most of a row's time); the bits
-    /// are `dot_int8`'s a row.
+    /// rows are one group (n = g): x86 and simd128 sum them side by side, one horizontal
+    /// reduction for all (at one group a row the per-row reduction was most of a row's
+    /// time); the bits are `dot_int8`'s a row.
     #[inline(always)]
     pub fn dot_int8_one_group_rows(&self, first: usize, x: QActRow, out: &mut [f32]) {
         debug_assert!(out.len() <= LANES && x.q.len() == self.group);
+        let (kind, bytes_a_group) = match self.precision {
+            Precision::Q4 => (Sums::Q4, 16),
+            _ => (Sums::Q8, self.group),
+        };
+        let w = &self.values[first * bytes_a_group..(first + out.len()) * bytes_a_group];
+        let ws = &self.scales[first..first + out.len()];
         #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-        {
-            let (kind, bytes_a_group) = match self.precision {
-                Precision::Q4 => (Sums::Q4, 16),
-                _ => (Sums::Q8, self.group),
-            };
-            let w = &self.values[first * bytes_a_group..(first + out.len()) * bytes_a_group];
-            let ws = &self.scales[first..first + out.len()];
-            // SAFETY: the build enables AVX2 (and AVX-512 VNNI where it uses it); `w` holds
-            // the rows' whole groups and `x` one group.
-            let r = unsafe { super::int8_simd::x86::rows_of_one_group(kind, w, ws, x, self.group) };
-            out.copy_from_slice(&r[..out.len()]);
-        }
-        #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = self.dot_int8((first + i) * self.group, x);
-        }
+        // SAFETY: the build enables AVX2 (and AVX-512 VNNI where it uses it); `w` holds the
+        // rows' whole groups and `x` one group.
+        let r = unsafe { super::int8_simd::x86::rows_of_one_group(kind, w, ws, x, self.group) };
+        #[cfg(kernel = "wasm")]
+        // SAFETY: the build enables simd128; `w` holds the rows' whole groups and `x` one
+        // group, widened.
+        let r = unsafe { super::int8_simd::wasm::rows_of_one_group(kind, w, ws, x, self.group) };
+        #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
+        let r: [f32; LANES] = {
+            let _ = (kind, w, ws);
+            std::array::from_fn(|i| match i < out.len() {
+                true => self.dot_int8((first + i) * self.group, x),
+                false => 0.0,
+            })
+        };
+        out.copy_from_slice(&r[..out.len()]);
     }
 
     /// [`QRef::dot_int8`] in plain loops: the reference every kernel equals bit for bit.

@@ -169,62 +169,137 @@ pub(super) mod x86 {
 #[cfg(kernel = "wasm")]
 pub(super) mod wasm {
     use super::super::int8::{Sums, LANES};
+    use super::super::QActRow;
     use core::arch::wasm32::*;
 
-    /// Σ of the 4 lanes.
+    /// Lane j: the sum of v[j]'s 4 lanes (two rounds of shuffles and adds for 4 groups).
     #[inline(always)]
-    fn hsum4(v: v128) -> i32 {
-        i32x4_extract_lane::<0>(v)
-            + i32x4_extract_lane::<1>(v)
-            + i32x4_extract_lane::<2>(v)
-            + i32x4_extract_lane::<3>(v)
+    fn hsum4x4(v: &[v128]) -> v128 {
+        let pairs = |a, b| {
+            i32x4_add(
+                i32x4_shuffle::<0, 4, 1, 5>(a, b),
+                i32x4_shuffle::<2, 6, 3, 7>(a, b),
+            )
+        };
+        let (a, b) = (pairs(v[0], v[1]), pairs(v[2], v[3]));
+        i32x4_add(
+            i32x4_shuffle::<0, 1, 4, 5>(a, b),
+            i32x4_shuffle::<2, 3, 6, 7>(a, b),
+        )
     }
 
-    /// acc + the products of two 16-lane byte vectors, widened to 16 bits
-    /// (`i32x4.dot_i16x8_s`: pairs of 16-bit products summed to 32 bits, exact).
+    /// acc + the products of 16 weights widened to 16 bits (`w`: low 8, high 8) and 16
+    /// activations already widened (`i32x4.dot_i16x8_s`: pairs summed to 32 bits, exact).
     #[inline(always)]
-    fn dot16(acc: v128, a: [v128; 2], x: v128) -> v128 {
-        let lo = i32x4_dot_i16x8(a[0], i16x8_extend_low_i8x16(x));
-        let hi = i32x4_dot_i16x8(a[1], i16x8_extend_high_i8x16(x));
+    unsafe fn dot16(acc: v128, w: [v128; 2], x: *const i16) -> v128 {
+        let lo = i32x4_dot_i16x8(w[0], v128_load(x as *const v128));
+        let hi = i32x4_dot_i16x8(w[1], v128_load(x.add(8) as *const v128));
         i32x4_add(acc, i32x4_add(lo, hi))
     }
 
-    /// `QRef::dot_int8_portable`'s row with this kernel's integer sums (the float lanes
-    /// as the portable loops run them).
+    /// Group j's integer sums as 4 lanes (their total is `portable_sums`' integer).
     #[inline(always)]
-    pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: super::super::QActRow, g: usize) -> f32 {
-        super::super::int8::row_with(kind, w, ws, x, g, |k, w, x, g, m| sums(k, w, x, g, m))
-    }
-
-    /// `portable_sums` for `m` ≤ 8 groups of `g` (a multiple of 32).
-    #[inline(always)]
-    unsafe fn sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; LANES] {
-        let (wp, xp) = (w.as_ptr(), x.as_ptr());
-        let mut out = [0i32; LANES];
-        for (j, o) in out.iter_mut().enumerate().take(m) {
-            let mut acc = i32x4_splat(0);
-            match kind {
-                Sums::Q8 => {
-                    let mut k = j * g;
-                    while k < (j + 1) * g {
-                        let wv = v128_load(wp.add(k) as *const v128);
-                        let a = [i16x8_extend_low_i8x16(wv), i16x8_extend_high_i8x16(wv)];
-                        acc = dot16(acc, a, v128_load(xp.add(k) as *const v128));
-                        k += 16;
-                    }
-                }
-                Sums::Q4 => {
-                    let b = v128_load(wp.add(16 * j) as *const v128);
-                    let lo = v128_and(b, u8x16_splat(15));
-                    let hi = u8x16_shr(b, 4);
-                    let x0 = v128_load(xp.add(32 * j) as *const v128);
-                    let x1 = v128_load(xp.add(32 * j + 16) as *const v128);
-                    let widen = |v| [u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v)];
-                    acc = dot16(acc, widen(lo), x0);
-                    acc = dot16(acc, widen(hi), x1);
+    unsafe fn group(kind: Sums, wp: *const u8, xp: *const i16, g: usize, j: usize) -> v128 {
+        let mut acc = i32x4_splat(0);
+        match kind {
+            Sums::Q8 => {
+                let mut k = j * g;
+                while k < (j + 1) * g {
+                    let wv = v128_load(wp.add(k) as *const v128);
+                    let w = [i16x8_extend_low_i8x16(wv), i16x8_extend_high_i8x16(wv)];
+                    acc = dot16(acc, w, xp.add(k));
+                    k += 16;
                 }
             }
-            *o = hsum4(acc);
+            Sums::Q4 => {
+                let b = v128_load(wp.add(16 * j) as *const v128);
+                let (lo, hi) = (v128_and(b, u8x16_splat(15)), u8x16_shr(b, 4));
+                let widen = |v| [u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v)];
+                acc = dot16(acc, widen(lo), xp.add(32 * j));
+                acc = dot16(acc, widen(hi), xp.add(32 * j + 16));
+            }
+        }
+        acc
+    }
+
+    /// `QRef::dot_int8_portable`'s row: groups 8 at a time, their sums reduced 4 groups a
+    /// shuffle tree into two i32x4, the epilogue `lane += (d_w·d_x)·Σ` in two f32x4 (lane
+    /// for lane the portable loop's operations; lanes past a last call's m add + 0), the
+    /// 8 lanes folded as `reduce8`. The activations are read widened (`QActRow::wide`).
+    #[inline(always)]
+    pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
+        let groups = ws.len();
+        debug_assert_eq!(x.wide.len(), x.q.len());
+        let bytes_a_group = match kind {
+            Sums::Q4 => 16,
+            Sums::Q8 => g,
+        };
+        let (wp, xp) = (w.as_ptr(), x.wide.as_ptr());
+        let mut lanes = [f32x4_splat(0.0); 2];
+        let mut c = 0;
+        while c < groups {
+            let m = LANES.min(groups - c);
+            let mut accs = [i32x4_splat(0); LANES];
+            for (j, acc) in accs.iter_mut().enumerate().take(m) {
+                *acc = group(kind, wp.add(c * bytes_a_group), xp.add(c * g), g, j);
+            }
+            let (mut sw, mut sx, mut xsum) = ([0.0f32; LANES], [0.0f32; LANES], [0i32; LANES]);
+            sw[..m].copy_from_slice(&ws[c..c + m]);
+            sx[..m].copy_from_slice(&x.scales[c..c + m]);
+            if let Sums::Q4 = kind {
+                xsum[..m].copy_from_slice(&x.sums[c..c + m]);
+            }
+            for h in 0..m.div_ceil(4) {
+                let mut s = hsum4x4(&accs[4 * h..4 * h + 4]);
+                if let Sums::Q4 = kind {
+                    let xs = v128_load(xsum.as_ptr().add(4 * h) as *const v128);
+                    s = i32x4_sub(s, i32x4_shl(xs, 3));
+                }
+                let d = f32x4_mul(
+                    v128_load(sw.as_ptr().add(4 * h) as *const v128),
+                    v128_load(sx.as_ptr().add(4 * h) as *const v128),
+                );
+                lanes[h] = f32x4_add(lanes[h], f32x4_mul(d, f32x4_convert_i32x4(s)));
+            }
+            c += m;
+        }
+        let mut out = [0.0f32; LANES];
+        v128_store(out.as_mut_ptr() as *mut v128, lanes[0]);
+        v128_store(out.as_mut_ptr().add(4) as *mut v128, lanes[1]);
+        super::super::int8::reduce8(out)
+    }
+
+    /// `row` for each of `m` ≤ 8 rows of one group (n = g; `w` their bytes one after
+    /// another, `ws` their scales) times the one-group row `x`: lane j row j's, 0 + (d_w·
+    /// d_x)·Σ as `row` gives a row of one group (its other lanes add + 0).
+    #[inline(always)]
+    pub unsafe fn rows_of_one_group(
+        kind: Sums,
+        w: &[u8],
+        ws: &[f32],
+        x: QActRow,
+        g: usize,
+    ) -> [f32; LANES] {
+        let m = ws.len();
+        debug_assert!(m <= LANES && x.wide.len() == g && x.scales.len() == 1);
+        let mut accs = [i32x4_splat(0); LANES];
+        for (j, acc) in accs.iter_mut().enumerate().take(m) {
+            // row j is group j of `w`, each against the same activations
+            let wj = w.as_ptr().add(j * w.len() / m);
+            *acc = group(kind, wj, x.wide.as_ptr(), g, 0);
+        }
+        let mut sw = [0.0f32; LANES];
+        sw[..m].copy_from_slice(ws);
+        let sx = f32x4_splat(x.scales[0]);
+        let mut out = [0.0f32; LANES];
+        for h in 0..m.div_ceil(4) {
+            let mut s = hsum4x4(&accs[4 * h..4 * h + 4]);
+            if let Sums::Q4 = kind {
+                s = i32x4_sub(s, i32x4_splat(8 * x.sums[0]));
+            }
+            let d = f32x4_mul(v128_load(sw.as_ptr().add(4 * h) as *const v128), sx);
+            let y = f32x4_add(f32x4_splat(0.0), f32x4_mul(d, f32x4_convert_i32x4(s)));
+            v128_store(out.as_mut_ptr().add(4 * h) as *mut v128, y);
         }
         out
     }
