@@ -119,6 +119,56 @@ async fn time_kernels(engine: &mut dyn Backend, host: &dyn Host) -> GpuSplitView
     }
 }
 
+/// A sweep's request checked: 1–8 batch sizes of 1…MAX_BATCH, at least one prompt and one
+/// generated token within the context, and room for the largest batch's caches.
+fn check_sweep(
+    c: &decoding_engine::Config,
+    batches: &[u32],
+    p: usize,
+    g: usize,
+) -> Result<(), String> {
+    if batches.is_empty() || batches.len() > 8 {
+        return Err("give 1 to 8 batch sizes".into());
+    }
+    if let Some(b) = batches.iter().find(|b| !(1..=MAX_BATCH).contains(b)) {
+        return Err(format!("a batch of {b}: choose 1 to {MAX_BATCH}"));
+    }
+    if p == 0 || g == 0 || p + g > c.seq_len {
+        return Err(format!(
+            "{p} prompt and {g} generated tokens: at least 1 each, {} together at most",
+            c.seq_len
+        ));
+    }
+    let most = batches.iter().copied().max().unwrap_or(1) as u64;
+    check_room(c, most, Budget::default()).map_err(|e| e.to_string())
+}
+
+/// The machine's ceilings, measured after the sweep's runs with the same kernels, now
+/// compiled and warm (measured first, the browser ran them as its baseline code and the roof
+/// drew under the points). A probe that shared the machine with other work reads low: while
+/// a measured point lies above the roof, it probes again (twice at most), each ceiling its
+/// best reading.
+fn machine_peaks(
+    rows: &[Throughput],
+    weight_bytes: u64,
+    dim: usize,
+    clock: &dyn Fn() -> f64,
+) -> roofline::Peaks {
+    let probe = (weight_bytes as usize).clamp(1 << 20, PEAK_BUFFER);
+    let mut peaks = roofline::measure(probe, dim, 3, clock);
+    let points = crate::geometry::batching::machine_points(rows);
+    for _ in 0..2 {
+        let holds = points
+            .iter()
+            .all(|p| roofline::under(&peaks.roof, p.intensity, p.flops));
+        if holds {
+            break;
+        }
+        peaks = peaks.best(roofline::measure(probe, dim, 3, clock));
+    }
+    peaks
+}
+
 impl Session {
     /// Where a decoded token's time goes on the running GPU backend (`time_kernels`); on
     /// the CPU backend the view says there is nothing to time.
@@ -265,6 +315,7 @@ impl Session {
         })
     }
 
+    /// The batching panel's sweep: each batch size's throughput, and the machine's peaks.
     pub(super) async fn batch_sweep(
         &mut self,
         batches: &[u32],
@@ -278,21 +329,8 @@ impl Session {
             return vec![err("no model is loaded yet")];
         };
         let c = *engine.config();
-        if batches.is_empty() || batches.len() > 8 {
-            return vec![err("give 1 to 8 batch sizes")];
-        }
-        if let Some(b) = batches.iter().find(|b| !(1..=MAX_BATCH).contains(b)) {
-            return vec![err(format!("a batch of {b}: choose 1 to {MAX_BATCH}"))];
-        }
         let (p, g) = (prompt_tokens as usize, gen_tokens as usize);
-        if p == 0 || g == 0 || p + g > c.seq_len {
-            return vec![err(format!(
-                "{p} prompt and {g} generated tokens: at least 1 each, {} together at most",
-                c.seq_len
-            ))];
-        }
-        let most = batches.iter().copied().max().unwrap_or(1) as u64;
-        if let Err(e) = check_room(&c, most, Budget::default()) {
+        if let Err(e) = check_sweep(&c, batches, p, g) {
             return vec![err(e)];
         }
         let clock = || host.now();
@@ -336,23 +374,7 @@ impl Session {
                 break;
             }
         }
-        // The machine's ceilings, measured after the runs with the same kernels, now
-        // compiled and warm (measured first, the browser ran them as its baseline code and
-        // the roof drew under the points).
-        let probe = (weight_bytes as usize).clamp(1 << 20, PEAK_BUFFER);
-        let mut peaks = roofline::measure(probe, c.dim, 3, &clock);
-        // A probe that shared the machine with other work reads low: while a measured point
-        // lies above the roof, probe again (twice at most), each ceiling its best reading.
-        let points = crate::geometry::batching::machine_points(&rows);
-        for _ in 0..2 {
-            let holds = points
-                .iter()
-                .all(|p| roofline::under(&peaks.roof, p.intensity, p.flops));
-            if holds {
-                break;
-            }
-            peaks = peaks.best(roofline::measure(probe, c.dim, 3, &clock));
-        }
+        let peaks = machine_peaks(&rows, weight_bytes, c.dim, &clock);
         vec![Event::Sweep {
             view: SweepView {
                 backend: engine.report.kind.to_string(),

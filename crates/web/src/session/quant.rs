@@ -200,27 +200,7 @@ impl Session {
                 same_top: tops[i] == tops[0],
             })
             .collect();
-        // The tokens any precision puts in its top few, ordered by f32's probability.
-        let mut ids: Vec<u32> = Vec::new();
-        for l in &lps[..PRECISIONS] {
-            let mut order: Vec<u32> = (0..l.len() as u32).collect();
-            order.sort_by(|&a, &b| l[b as usize].total_cmp(&l[a as usize]));
-            for &id in order.iter().take(TOKENS_SHOWN / 2) {
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
-            }
-        }
-        ids.sort_by(|&a, &b| lps[0][b as usize].total_cmp(&lps[0][a as usize]));
-        ids.truncate(TOKENS_SHOWN);
-        let tokens = ids
-            .iter()
-            .map(|&id| QuantToken {
-                id,
-                piece: model.tokenizer.piece(id).unwrap_or("?").to_string(),
-                p: std::array::from_fn(|i| lps[i][id as usize].exp()),
-            })
-            .collect();
+        let tokens = shown_tokens(&lps[..PRECISIONS], &model.tokenizer);
         Some(Event::Quant {
             view: QuantView {
                 position: context.len(),
@@ -231,6 +211,30 @@ impl Session {
             },
         })
     }
+}
+
+/// The tokens any precision puts in its top few, ordered by f32's probability (`lps[0]`),
+/// with each precision's probability.
+fn shown_tokens(lps: &[Vec<f64>], tokenizer: &decoding_engine::Tokenizer) -> Vec<QuantToken> {
+    let mut ids: Vec<u32> = Vec::new();
+    for l in lps {
+        let mut order: Vec<u32> = (0..l.len() as u32).collect();
+        order.sort_by(|&a, &b| l[b as usize].total_cmp(&l[a as usize]));
+        for &id in order.iter().take(TOKENS_SHOWN / 2) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    ids.sort_by(|&a, &b| lps[0][b as usize].total_cmp(&lps[0][a as usize]));
+    ids.truncate(TOKENS_SHOWN);
+    ids.iter()
+        .map(|&id| QuantToken {
+            id,
+            piece: tokenizer.piece(id).unwrap_or("?").to_string(),
+            p: std::array::from_fn(|i| lps[i][id as usize].exp()),
+        })
+        .collect()
 }
 
 /// The current token's decode step of each precision on its own cache: `DECODE_ROUNDS`
