@@ -137,7 +137,9 @@ def write_gguf(path, cfg, w, pieces, scores, qtype):
     out = gguf.GGUFWriter(str(path), "llama")
     out.add_name(Path(path).stem)
     file_type = {Q.F32: gguf.LlamaFileType.ALL_F32, Q.F16: gguf.LlamaFileType.MOSTLY_F16,
-                 Q.Q8_0: gguf.LlamaFileType.MOSTLY_Q8_0, Q.Q4_0: gguf.LlamaFileType.MOSTLY_Q4_0}
+                 Q.Q8_0: gguf.LlamaFileType.MOSTLY_Q8_0, Q.Q4_0: gguf.LlamaFileType.MOSTLY_Q4_0,
+                 Q.BF16: gguf.LlamaFileType.MOSTLY_BF16, Q.Q4_1: gguf.LlamaFileType.MOSTLY_Q4_1,
+                 Q.Q5_0: gguf.LlamaFileType.MOSTLY_Q5_0, Q.Q5_1: gguf.LlamaFileType.MOSTLY_Q5_1}
     out.add_file_type(file_type[qtype])
     out.add_context_length(cfg["seq_len"])
     out.add_embedding_length(cfg["dim"])

@@ -418,10 +418,18 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
     window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, { name, b64 });
   await drop('tiny-q8_0.gguf', fs.readFileSync(q8).toString('base64'));
-  await page.waitForFunction(() => /^\[LEARNED\] tiny-q8_0: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 512, context 64; llama from GGUF, RoPE base 10,000, RMSNorm ε 1e-5; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  await page.waitForFunction(() => /^\[LEARNED\] tiny-q8_0: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 512, context 64; llama from GGUF, RoPE base 10,000, RMSNorm ε 1e-5; tensors in the file: Q8_0 ×16, F32 ×5; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
   const want = JSON.parse(cli('--model', q8, 'next', '--prompt', 'Once upon a time', '--json'));
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(want.top[0].piece));
   assert.equal((await topRow(page)).value, Number(want.top[0].prob.toFixed(4)));
+  // Dropped: a Q4_K_M file written by llama.cpp's own quantizer (Q4_K and Q6_K), run as q8;
+  // the card names the file's types, and the first distribution is the CLI's.
+  const kq = path.join(ROOT, 'tests/fixtures/kquant/kq-q4_k_m.gguf');
+  await drop('kq-q4_k_m.gguf', fs.readFileSync(kq).toString('base64'));
+  await page.waitForFunction(() => /^\[LEARNED\] kq-q4_k_m: .* 2 layers, dim 256, .*; tensors in the file: Q4_K ×12, F32 ×5, Q6_K ×3; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  const kqWant = JSON.parse(cli('--model', kq, 'next', '--prompt', 'Once upon a time', '--json'));
+  await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(kqWant.top[0].piece));
+  assert.equal((await topRow(page)).value, Number(kqWant.top[0].prob.toFixed(4)));
   // A cut GGUF is refused with the engine's reason; the loaded model keeps working.
   const cut = fs.readFileSync(q8).subarray(0, 5000).toString('base64');
   await drop('cut.gguf', cut);

@@ -32,6 +32,9 @@ pub struct Model {
     /// The architecture as its files name it (`LlamaForCausalLM` from a `config.json`,
     /// `llama` from GGUF's `general.architecture`; llama2.c files are Llama).
     pub architecture: String,
+    /// A GGUF file's tensor types and how many of each ("Q4_K ×12, Q6_K ×3, F32 ×5"): what
+    /// the file holds, beside the precision the engine runs.
+    pub tensor_types: Option<String>,
 }
 
 /// The file formats a model is read from.
@@ -190,6 +193,7 @@ impl Model {
         let mut m = Model::new(checkpoint, tokenizer)?;
         m.format = Format::Gguf;
         m.architecture = "llama".into();
+        m.tensor_types = Some(file.tensor_types());
         Ok(m)
     }
 
@@ -259,6 +263,7 @@ impl Model {
             tokenizer,
             format: Format::Llama2c,
             architecture: "llama".into(),
+            tensor_types: None,
         })
     }
 

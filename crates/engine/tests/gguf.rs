@@ -216,7 +216,7 @@ fn bad_headers_are_typed_errors() {
 }
 
 fn bad_tensor_entries_are_typed_errors(full: &[u8]) {
-    // A tensor offset past the data, and an unknown type (Q4_K) named.
+    // A tensor offset past the data, and a type not read (Q2_K) named.
     let at = find(full, b"token_embd.weight") + 17;
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
         // n_dims (u32), 2 dims (u64), type (u32), offset (u64)
@@ -227,9 +227,9 @@ fn bad_tensor_entries_are_typed_errors(full: &[u8]) {
         "{e}"
     );
     let e = gguf_err(patched("tiny-q8_0.gguf", |b| {
-        b[at + 20..at + 24].copy_from_slice(&12u32.to_le_bytes())
+        b[at + 20..at + 24].copy_from_slice(&10u32.to_le_bytes())
     }));
-    assert_eq!(e.to_string(), "tensor \"token_embd.weight\" has type Q4_K, which this reader does not load (F32, F16, Q8_0 and Q4_0 are)");
+    assert_eq!(e.to_string(), "tensor \"token_embd.weight\" has type Q2_K, which this reader does not load (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K are)");
 }
 
 fn bad_metadata_is_a_typed_error(full: &[u8]) {

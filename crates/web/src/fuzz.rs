@@ -23,9 +23,10 @@ pub const BUDGET: Budget = Budget(64 << 20);
 pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/` and `fuzz/corpus/` name them.
-pub const TARGETS: [(&str, Target); 8] = [
+pub const TARGETS: [(&str, Target); 9] = [
     ("checkpoint", checkpoint),
     ("gguf", gguf),
+    ("ggml_blocks", ggml_blocks),
     ("safetensors", safetensors),
     ("tokenizer_bin", tokenizer_bin),
     ("tokenizer_json", tokenizer_json),
@@ -59,6 +60,32 @@ pub fn gguf(data: &[u8]) {
         return;
     };
     run_one(&m, data.len());
+}
+
+/// ggml's block decoders (`ggml_blocks::dequantize`) on any bytes: the first byte picks the
+/// type (F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), the rest is its blocks
+/// (a last partial block is left). Every value comes out; none needs to be finite.
+pub fn ggml_blocks(data: &[u8]) {
+    use decoding_engine::gguf::Kind;
+    const KINDS: [Kind; 10] = [
+        Kind::F16,
+        Kind::BF16,
+        Kind::Q8_0,
+        Kind::Q4_0,
+        Kind::Q4_1,
+        Kind::Q5_0,
+        Kind::Q5_1,
+        Kind::Q4_K,
+        Kind::Q5_K,
+        Kind::Q6_K,
+    ];
+    let Some((&pick, blocks)) = data.split_first() else {
+        return;
+    };
+    let kind = KINDS[pick as usize % KINDS.len()];
+    let (per, size) = kind.block();
+    let mut out = vec![0.0f32; blocks.len() / size as usize * per as usize];
+    decoding_engine::formats::ggml_blocks::dequantize(kind, blocks, &mut out);
 }
 
 /// A Hugging Face checkpoint, its three files in one input: a u32 config.json length and a

@@ -31,7 +31,7 @@ pub enum GgufError {
     Missing(String),
     #[error("tensor {name:?}: {why}")]
     Tensor { name: String, why: String },
-    #[error("tensor {name:?} has type {kind}, which this reader does not load (F32, F16, Q8_0 and Q4_0 are)")]
+    #[error("tensor {name:?} has type {kind}, which this reader does not load (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K are)")]
     TensorType { name: String, kind: String },
     #[error("general.architecture is {0:?}; only \"llama\" models are read")]
     Architecture(String),
@@ -134,11 +134,19 @@ fn type_name(kind: u32) -> String {
 
 /// The tensor types read: (type id, weights a block, bytes a block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
 pub enum Kind {
     F32,
     F16,
+    BF16,
     Q8_0,
     Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q4_K,
+    Q5_K,
+    Q6_K,
 }
 
 impl Kind {
@@ -146,19 +154,32 @@ impl Kind {
         Some(match kind {
             0 => Kind::F32,
             1 => Kind::F16,
+            30 => Kind::BF16,
             8 => Kind::Q8_0,
             2 => Kind::Q4_0,
+            3 => Kind::Q4_1,
+            6 => Kind::Q5_0,
+            7 => Kind::Q5_1,
+            12 => Kind::Q4_K,
+            13 => Kind::Q5_K,
+            14 => Kind::Q6_K,
             _ => return None,
         })
     }
 
     /// (weights a block, bytes a block)
-    fn block(self) -> (u64, u64) {
+    pub fn block(self) -> (u64, u64) {
         match self {
             Kind::F32 => (1, 4),
-            Kind::F16 => (1, 2),
+            Kind::F16 | Kind::BF16 => (1, 2),
             Kind::Q8_0 => (32, 34),
             Kind::Q4_0 => (32, 18),
+            Kind::Q4_1 => (32, 20),
+            Kind::Q5_0 => (32, 22),
+            Kind::Q5_1 => (32, 24),
+            Kind::Q4_K => (256, 144),
+            Kind::Q5_K => (256, 176),
+            Kind::Q6_K => (256, 210),
         }
     }
 
@@ -166,8 +187,15 @@ impl Kind {
         match self {
             Kind::F32 => "F32",
             Kind::F16 => "F16",
+            Kind::BF16 => "BF16",
             Kind::Q8_0 => "Q8_0",
             Kind::Q4_0 => "Q4_0",
+            Kind::Q4_1 => "Q4_1",
+            Kind::Q5_0 => "Q5_0",
+            Kind::Q5_1 => "Q5_1",
+            Kind::Q4_K => "Q4_K",
+            Kind::Q5_K => "Q5_K",
+            Kind::Q6_K => "Q6_K",
         }
     }
 }
@@ -547,6 +575,23 @@ impl<'a> Gguf<'a> {
                 why: format!("{v:?} is not a string"),
             }),
         }
+    }
+
+    /// The tensor types and how many of each, the most common first: "Q4_K ×12, Q6_K ×3".
+    pub fn tensor_types(&self) -> String {
+        let mut counts: Vec<(Kind, usize)> = Vec::new();
+        for t in &self.tensors {
+            match counts.iter_mut().find(|(k, _)| *k == t.kind) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((t.kind, 1)),
+            }
+        }
+        counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(k, n)| format!("{} ×{n}", k.name()))
+            .collect();
+        parts.join(", ")
     }
 
     pub fn tensor(&self, name: &str) -> Result<&TensorInfo, GgufError> {

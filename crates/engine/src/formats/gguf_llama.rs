@@ -1,6 +1,9 @@
 //! A GGUF file's Llama model (`general.architecture = llama`) onto our `Checkpoint`: its
-//! tensors in F32 or F16 (converted to f32), Q8_0 or Q4_0 (kept: their 32-weight blocks are
-//! our Q8 and Q4 groups, the scale f16 → f32 exactly); llama.cpp keeps Q and K in the
+//! tensors in F32, F16 or BF16 (converted to f32), Q8_0 or Q4_0 throughout (kept: their
+//! 32-weight blocks are our Q8 and Q4 groups, the scale f16 → f32 exactly), anything else —
+//! the k-quants Q4_K/Q5_K/Q6_K, Q4_1, Q5_0, Q5_1, and the mixes of a Q4_K_M file —
+//! decoded by ggml's rules (`ggml_blocks`) and held as our q8 in groups of 32 ([`Held`]);
+//! llama.cpp keeps Q and K in the
 //! interleaved-pair RoPE order of Meta's and llama2.c's weights (its converter permutes
 //! Hugging Face's rotate-half order back), so no permutation is needed. The tokenizer comes
 //! from the metadata (`tokenizer.ggml.model = llama`: SentencePiece pieces with "▁", scores)
@@ -16,6 +19,35 @@ use crate::weights::TransformerWeights;
 
 /// Weights in a Q8_0 or Q4_0 block (ggml's QK8_0, QK4_0): our groups of 32.
 const GGML_BLOCK: usize = 32;
+
+/// How a file's matrices are held (one precision for all: the kernels take one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// float types only (F32, F16, BF16): float32
+    F32,
+    /// Q8_0 only, or Q4_0 only: the file's blocks, which are our q8 and q4 groups of 32
+    Blocks,
+    /// anything else (k-quants, Q4_1, Q5_0, Q5_1, or a mix, as in a Q4_K_M file): our q8 in
+    /// groups of 32, converted at load from ggml's own dequantization (8 bits a weight
+    /// where the file has 4.5–6.6: the page's memory and speed are q8's; the rounding it
+    /// adds is measured against the file's own values in the tests)
+    Q8,
+}
+
+impl Held {
+    fn of(mut kinds: impl Iterator<Item = Kind> + Clone) -> Held {
+        let float = |k: Kind| matches!(k, Kind::F32 | Kind::F16 | Kind::BF16);
+        let first = kinds.clone().next();
+        if kinds.clone().all(float) {
+            Held::F32
+        } else if matches!(first, Some(Kind::Q8_0 | Kind::Q4_0)) && kinds.all(|k| Some(k) == first)
+        {
+            Held::Blocks
+        } else {
+            Held::Q8
+        }
+    }
+}
 
 impl Gguf<'_> {
     /// The model's shape from the `llama.*` keys, validated like a llama2.c header.
@@ -91,15 +123,8 @@ impl Gguf<'_> {
             .map_err(CheckpointError::from)?;
         let (d, l) = (c.dim, c.n_layers);
         let infos = self.matrices(&c)?;
-        // One precision for every matrix (the kernels take one): a file that mixes types is
-        // read as float32.
-        let first = infos[0][0].kind;
-        let kind = if infos.iter().flatten().all(|t| t.kind == first) {
-            first
-        } else {
-            Kind::F32
-        };
-        let mut tensors = infos.iter().map(|parts| self.matrix(parts, kind));
+        let held = Held::of(infos.iter().flatten().map(|t| t.kind));
+        let mut tensors = infos.iter().map(|parts| self.matrix(parts, held));
         let mut next = || tensors.next().expect("one tensor per matrix");
         let norm = |short: &str| -> Result<Vec<f32>, GgufError> {
             let mut out = Vec::with_capacity(l * d);
@@ -198,25 +223,9 @@ impl Gguf<'_> {
         Ok(out)
     }
 
-    /// Float values of an F32 or F16 tensor, or a quantized one dequantized.
+    /// A tensor's values as float32: ggml's own dequantization of its blocks.
     fn floats_into(&self, t: &TensorInfo, out: &mut [f32]) -> Result<(), GgufError> {
-        let b = self.bytes_of(t);
-        match t.kind {
-            Kind::F32 => {
-                for (o, x) in out.iter_mut().zip(b.chunks_exact(4)) {
-                    *o = f32::from_le_bytes([x[0], x[1], x[2], x[3]]);
-                }
-            }
-            Kind::F16 => {
-                for (o, x) in out.iter_mut().zip(b.chunks_exact(2)) {
-                    *o = half::f16::from_le_bytes([x[0], x[1]]).to_f32();
-                }
-            }
-            Kind::Q8_0 | Kind::Q4_0 => {
-                let q = self.quantized(&[t])?;
-                out.copy_from_slice(&q.dequantize());
-            }
-        }
+        super::ggml_blocks::dequantize(t.kind, self.bytes_of(t), out);
         if let Some(i) = out.iter().position(|v| !v.is_finite()) {
             return Err(GgufError::Tensor {
                 name: t.name.clone(),
@@ -226,17 +235,36 @@ impl Gguf<'_> {
         Ok(())
     }
 
-    /// Layer matrices (or one) as one tensor of `parts.len()` blocks at precision `kind`.
-    fn matrix(&self, parts: &[&TensorInfo], kind: Kind) -> Result<Tensor, GgufError> {
-        match kind {
-            Kind::Q8_0 | Kind::Q4_0 => Ok(Tensor::Quant(self.quantized(parts)?)),
-            Kind::F32 | Kind::F16 => {
-                let len = parts[0].elements() as usize;
+    /// Layer matrices (or one) as one tensor of `parts.len()` blocks, held as `held` says.
+    fn matrix(&self, parts: &[&TensorInfo], held: Held) -> Result<Tensor, GgufError> {
+        let len = parts[0].elements() as usize;
+        match held {
+            Held::Blocks => Ok(Tensor::Quant(self.quantized(parts)?)),
+            Held::F32 => {
                 let mut out = vec![0.0f32; len * parts.len()];
                 for (t, o) in parts.iter().zip(out.chunks_mut(len)) {
                     self.floats_into(t, o)?;
                 }
                 Ok(Tensor::F32(out.into()))
+            }
+            Held::Q8 => {
+                // Q8_0 parts as they are (their blocks are our groups); every other part
+                // dequantized by ggml's rules and quantized to q8 in groups of 32.
+                let mut q = QTensor::quantize(&[], 0, Precision::Q8, GGML_BLOCK);
+                let mut values = vec![0.0f32; len];
+                for t in parts {
+                    let part = match t.kind {
+                        Kind::Q8_0 => self.quantized(&[t])?,
+                        _ => {
+                            self.floats_into(t, &mut values)?;
+                            QTensor::quantize(&values, 1, Precision::Q8, GGML_BLOCK)
+                        }
+                    };
+                    q.values.extend_from_slice(&part.values);
+                    q.scales.extend_from_slice(&part.scales);
+                }
+                (q.blocks, q.block_len) = (parts.len(), len);
+                Ok(Tensor::Quant(q))
             }
         }
     }

@@ -3,6 +3,7 @@
 //! llama.cpp's GGUF (the container, then the Llama mapping), and Hugging Face checkpoints.
 //! This file tells llama2.c's two formats apart by their first bytes.
 
+pub mod ggml_blocks;
 pub mod gguf;
 pub mod gguf_llama;
 pub mod hf;

@@ -16,6 +16,8 @@ pub struct ModelInfo {
     /// The format it was read from, and the architecture as its files name it.
     pub format: decoding_engine::model::Format,
     pub architecture: String,
+    /// A GGUF file's tensor types ("Q4_K ×12, Q6_K ×3, F32 ×5"); None for other formats.
+    pub tensor_types: Option<String>,
 }
 
 /// One token of the prompt.

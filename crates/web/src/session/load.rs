@@ -87,6 +87,7 @@ impl Session {
                 .collect(),
             format: m.format,
             architecture: m.architecture.clone(),
+            tensor_types: m.tensor_types.clone(),
         };
         if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
             old.release(engine);

@@ -1,0 +1,186 @@
+//! The tensor types of the GGUF files people download (issue 36): ggml's blocks decoded as
+//! the `gguf` package decodes them, block by block; files of BF16, Q4_1, Q5_0 and Q5_1 written
+//! by that package; and Q4_K_M, Q5_K_M and Q6_K files written by llama.cpp's own quantizer
+//! (`scripts/make-kquant-fixtures.py`, committed with their SHA-256 and llama.cpp's logits).
+
+mod common;
+
+use common::prefill_logits as logits;
+use decoding_engine::budget::Budget;
+use decoding_engine::formats::ggml_blocks::dequantize;
+use decoding_engine::gguf::Kind;
+use decoding_engine::quant::{Activations, Tensor};
+use decoding_engine::{Model, Precision, Transformer};
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+fn read(dir: &str, name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(dir)
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/test.sh (it writes the gguf package's fixtures)",
+            p.display()
+        )
+    })
+}
+
+fn gguf_fixture(name: &str) -> Vec<u8> {
+    read("../../assets/models/fixtures/gguf", name)
+}
+
+/// A committed k-quant fixture, its SHA-256 checked against `SHA256SUMS`.
+fn kquant_fixture(name: &str) -> Vec<u8> {
+    let dir = "../../tests/fixtures/kquant";
+    let bytes = read(dir, name);
+    let sums = String::from_utf8(read(dir, "SHA256SUMS")).unwrap();
+    let want = sums
+        .lines()
+        .find_map(|l| l.strip_suffix(&format!("  {name}")))
+        .unwrap_or_else(|| panic!("{name} is not in SHA256SUMS"));
+    let got: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        got, want,
+        "{name}: not the file scripts/make-kquant-fixtures.py wrote"
+    );
+    bytes
+}
+
+/// 64 random blocks of each type (finite f16 scales, one of them 0) decode to the bits of
+/// `gguf.quants.dequantize`.
+#[test]
+fn every_block_type_decodes_as_the_gguf_package_does() {
+    for (kind, name) in [
+        (Kind::F16, "f16"),
+        (Kind::BF16, "bf16"),
+        (Kind::Q8_0, "q8_0"),
+        (Kind::Q4_0, "q4_0"),
+        (Kind::Q4_1, "q4_1"),
+        (Kind::Q5_0, "q5_0"),
+        (Kind::Q5_1, "q5_1"),
+        (Kind::Q4_K, "q4_k"),
+        (Kind::Q5_K, "q5_k"),
+        (Kind::Q6_K, "q6_k"),
+    ] {
+        let raw = gguf_fixture(&format!("blocks-{name}.bin"));
+        let want: Vec<u32> = gguf_fixture(&format!("blocks-{name}.f32"))
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let (per, size) = kind.block();
+        assert_eq!(raw.len() as u64 / size * per, want.len() as u64, "{name}");
+        let mut got = vec![0.0f32; want.len()];
+        dequantize(kind, &raw, &mut got);
+        let got: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+        let first = got.iter().zip(&want).position(|(a, b)| a != b);
+        assert_eq!(first, None, "{name}: weight {first:?} differs");
+    }
+}
+
+fn model(bytes: &[u8]) -> Model {
+    Model::from_gguf(bytes, Budget::default()).unwrap()
+}
+
+fn llama2c(name: &str) -> Transformer {
+    Transformer::new(decoding_engine::Checkpoint::from_bytes(&gguf_fixture(name)).unwrap())
+}
+
+const TOKENS: [u32; 12] = [1, 403, 407, 261, 378, 432, 383, 409, 261, 498, 20, 7];
+
+/// BF16 is read as float32 exactly: the same logits as the float32 model of gguf's own
+/// dequantization. Q4_1, Q5_0 and Q5_1 are converted to our q8 in groups of 32: each weight
+/// within half a q8 step of gguf's value, and the distributions (float32 activations) close
+/// to that model's.
+#[test]
+fn bf16_and_the_legacy_types_load_against_the_gguf_packages_values() {
+    let bf16 = model(&gguf_fixture("tiny-bf16.gguf"));
+    assert_eq!(bf16.transformer.weights.precision(), Precision::F32);
+    assert_eq!(
+        logits(&bf16.transformer, &TOKENS),
+        logits(&llama2c("tiny-bf16-deq.bin"), &TOKENS)
+    );
+    for name in ["q4_1", "q5_0", "q5_1"] {
+        let m = model(&gguf_fixture(&format!("tiny-{name}.gguf")));
+        assert_eq!(m.transformer.weights.precision(), Precision::Q8, "{name}");
+        let deq = llama2c(&format!("tiny-{name}-deq.bin"));
+        let (Tensor::Quant(q), want) = (&m.transformer.weights.w2, deq.weights.w2.to_f32()) else {
+            panic!("{name}: w2 is not quantized");
+        };
+        let got = q.dequantize();
+        for (i, (a, b)) in got.iter().zip(want.iter()).enumerate() {
+            let step = q.scales[i / q.group];
+            assert!((a - b).abs() <= step * 0.5001, "{name} w2[{i}]: {a} vs {b}");
+        }
+        let f32_acts = m.transformer.with_activations(Activations::F32);
+        let worst = worst_probability_gap(&f32_acts, &deq);
+        eprintln!("{name} as q8: a probability moves by at most {worst:.2e}");
+        // (the q8 rounding of tiny-q8_0.gguf's own int8 activations moves it by < 2e-2)
+        assert!(worst < 2e-2, "{name}: {worst}");
+    }
+}
+
+fn worst_probability_gap(a: &Transformer, b: &Transformer) -> f64 {
+    let v = a.config.vocab_size;
+    let (p, q) = (
+        common::softmax::softmax_rows(&logits(a, &TOKENS), v),
+        common::softmax::softmax_rows(&logits(b, &TOKENS), v),
+    );
+    p.iter()
+        .zip(&q)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// log-softmax of a row, centred (its mean subtracted): logits compared without their
+/// arbitrary offset.
+fn centred_log_probs(row: &[f32]) -> Vec<f64> {
+    let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+    let lse = max
+        + row
+            .iter()
+            .map(|&v| (v as f64 - max).exp())
+            .sum::<f64>()
+            .ln();
+    let lp: Vec<f64> = row.iter().map(|&v| v as f64 - lse).collect();
+    let mean = lp.iter().sum::<f64>() / lp.len() as f64;
+    lp.iter().map(|v| v - mean).collect()
+}
+
+/// ‖c(ours) − c(llama.cpp)‖ / ‖c(llama.cpp)‖ at the worst position, c the centred log-probs.
+fn relative_error(ours: &[f32], theirs: &[f32], vocab: usize) -> f64 {
+    ours.chunks_exact(vocab)
+        .zip(theirs.chunks_exact(vocab))
+        .map(|(a, b)| {
+            let (a, b) = (centred_log_probs(a), centred_log_probs(b));
+            let num: f64 = a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum();
+            let den: f64 = b.iter().map(|y| y * y).sum();
+            (num / den).sqrt()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// llama.cpp's Q4_K_M, Q5_K_M and Q6_K of a seeded random Llama (Q4_K_M mixes Q4_K and Q6_K
+/// across layers) load as our q8, and their next-token log-probabilities at every position
+/// of the prompt are within the quantization's own error of llama.cpp's on the same file.
+#[test]
+fn llama_cpps_k_quant_files_match_its_logits() {
+    for name in ["q4_k_m", "q5_k_m", "q6_k"] {
+        let m = model(&kquant_fixture(&format!("kq-{name}.gguf")));
+        assert_eq!(m.transformer.weights.precision(), Precision::Q8, "{name}");
+        let theirs: Vec<f32> = kquant_fixture(&format!("kq-{name}.logits"))
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let v = m.transformer.config.vocab_size;
+        assert_eq!(theirs.len(), TOKENS.len() * v, "{name}: logits");
+        let f32_acts = m.transformer.with_activations(Activations::F32);
+        let e_f32 = relative_error(&logits(&f32_acts, &TOKENS), &theirs, v);
+        let e_int8 = relative_error(&logits(&m.transformer, &TOKENS), &theirs, v);
+        eprintln!("{name}: centred log-probs against llama.cpp's, worst position: {e_f32:.4} (f32 activations), {e_int8:.4} (int8)");
+        assert!(e_f32 < 0.05 && e_int8 < 0.05, "{name}: {e_f32}, {e_int8}");
+    }
+}
