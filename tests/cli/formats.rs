@@ -163,6 +163,32 @@ fn a_safetensors_model_runs_with_its_config_and_tokenizer_beside_it() {
         &cli(&["--model", alone.to_str().unwrap(), "next"]),
         "config.json",
     );
+    // A llama2.c tokenizer.bin given for it is read as one (told by its content, not parsed
+    // as JSON): stories260K's own vocabulary, the same first distribution.
+    let tok =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/stories260K/tok512.bin");
+    let (st_s, tok_s) = (st.to_str().unwrap(), tok.to_str().unwrap());
+    let v = json(&[
+        "--model",
+        st_s,
+        "--tokenizer",
+        tok_s,
+        "next",
+        "--prompt",
+        "Once upon a time",
+        "--json",
+    ]);
+    assert_eq!(v["top"][0]["piece"], ",");
+    assert_eq!(
+        format!("{:.4}", v["top"][0]["prob"].as_f64().unwrap()),
+        "0.9688"
+    );
+    // Text that is neither is refused as such, whatever it is called.
+    let text = temp_file("tokenizer.json", b"hello world, not a tokenizer");
+    assert_user_error(
+        &cli(&["--model", st_s, "--tokenizer", text.to_str().unwrap(), "next"]),
+        "neither a tokenizer.json (it does not start with '{') nor a llama2.c tokenizer.bin (a binary table); it starts with \"hello world, not a tokenizer\"",
+    );
     // Named otherwise, the file is still told by its header, and refused without a config.
     let renamed = temp_file("weights.bin", &std::fs::read(&st).unwrap());
     assert_user_error(

@@ -483,9 +483,19 @@ test('a Hugging Face checkpoint (config.json, model.safetensors, tokenizer.json 
   // Without its config.json the set is refused before anything is read; the model stays.
   await drop(files.slice(1));
   await page.getByTestId('error').waitFor();
-  assert.match(await page.getByTestId('error').locator('span').innerText(), /model\.safetensors is a Hugging Face checkpoint: give it with its config\.json and tokenizer\.json/);
+  assert.match(await page.getByTestId('error').locator('span').innerText(), /model\.safetensors is a Hugging Face checkpoint: give it with its config\.json and its tokenizer \(tokenizer\.json, or a llama2\.c tokenizer\.bin\)/);
   await page.getByTestId('step').click();
   await waitChips(page, 1);
+  // stories260K's checkpoint with a llama2.c tokenizer.bin instead of its tokenizer.json:
+  // read as one (told by its content), the same first distribution.
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles(path.join(st, 'model.safetensors'));
+  await page.getByTestId('tokenizer-file').setInputFiles(path.join(ROOT, 'assets/models/stories260K/tok512.bin'));
+  await page.getByTestId('config-file').setInputFiles(path.join(st, 'config.json'));
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction(() => /^\[LEARNED\] stories260K: .*LlamaForCausalLM from safetensors/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  await page.waitForFunction(() => document.querySelector('[data-testid=dist-row] .piece')?.textContent === '","');
+  assert.deepEqual(await topRow(page), { piece: '","', value: 0.9688 });
   assert.deepEqual(problems, []);
 });
 

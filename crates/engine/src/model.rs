@@ -226,10 +226,11 @@ impl Model {
         check_tokenizer_len(tokenizer_len)
     }
 
-    /// A Hugging Face Llama: `config.json`, `model.safetensors` and `tokenizer.json`. The
-    /// config is checked first (and the memory it implies against `budget`), then the
-    /// tokenizer (small), then the tensors are converted. BOS and EOS come from the
-    /// config's `bos_token_id` / `eos_token_id` when it has them.
+    /// A Hugging Face Llama: `config.json`, `model.safetensors` and its tokenizer, a
+    /// `tokenizer.json` or a llama2.c `tokenizer.bin` (told apart by content:
+    /// `Tokenizer::from_bytes`). The config is checked first (and the memory it implies
+    /// against `budget`), then the tokenizer (small), then the tensors are converted. BOS
+    /// and EOS come from the config's `bos_token_id` / `eos_token_id` when it has them.
     pub fn from_hf(
         config: &[u8],
         safetensors: &[u8],
@@ -241,7 +242,7 @@ impl Model {
             .map_err(CheckpointError::from)?
             .check(&hf.config, budget)
             .map_err(CheckpointError::from)?;
-        let mut tokenizer = Tokenizer::from_hf_json(tokenizer)?;
+        let mut tokenizer = Tokenizer::from_bytes(tokenizer)?;
         tokenizer.check_vocab(hf.config.vocab_size)?;
         if let Some(b) = hf.bos {
             tokenizer.bos = b;

@@ -25,9 +25,10 @@ impl Chosen {
             let config = all
                 .iter()
                 .find(|f| ends(f, ".json") && name(f).contains("config"));
-            let tokenizer = all
-                .iter()
-                .find(|f| ends(f, ".json") && !name(f).contains("config"));
+            // its tokenizer: tokenizer.json, or a llama2.c tokenizer.bin (told by content)
+            let tokenizer = all.iter().find(|f| {
+                !ends(f, ".safetensors") && !(ends(f, ".json") && name(f).contains("config"))
+            });
             return match (config, tokenizer, all.len()) {
                 (Some(c), Some(t), 3) => Ok(Chosen {
                     model: st.clone(),
@@ -35,7 +36,7 @@ impl Chosen {
                     config: Some(c.clone()),
                 }),
                 _ => Err(format!(
-                    "{} is a Hugging Face checkpoint: give it with its config.json and tokenizer.json (the three together)",
+                    "{} is a Hugging Face checkpoint: give it with its config.json and its tokenizer (tokenizer.json, or a llama2.c tokenizer.bin), the three together",
                     st.name()
                 )),
             };
@@ -291,7 +292,7 @@ pub(super) fn ModelPicker() -> impl IntoView {
                 <label data-tagged>"Model (GGUF, llama2.c .bin, or model.safetensors) " <Tag of="model-file" />
                     <input type="file" data-testid="model-file" accept=".gguf,.bin,.safetensors"
                         on:change=move |ev| model.set_value(picked(&ev)) /></label>
-                <label data-tagged>"Tokenizer (for a .bin: tokenizer.bin or .json; for safetensors: tokenizer.json) " <Tag of="tokenizer-file" />
+                <label data-tagged>"Tokenizer (tokenizer.json or llama2.c's tokenizer.bin, for either) " <Tag of="tokenizer-file" />
                     <input type="file" data-testid="tokenizer-file" accept=".bin,.json"
                         on:change=move |ev| tok.set_value(picked(&ev)) /></label>
                 <label data-tagged>"Config (for safetensors: config.json) " <Tag of="config-file" />

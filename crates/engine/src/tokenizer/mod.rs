@@ -68,6 +68,8 @@ pub enum TokenizerError {
     VocabMismatch { tokenizer: usize, model: usize },
     #[error("tokenizer.json could not be read: {0}")]
     Json(String),
+    #[error("the tokenizer file is neither a tokenizer.json (it does not start with '{{') nor a llama2.c tokenizer.bin (a binary table); it starts with {0:?}")]
+    NotATokenizer(String),
     #[error("the tokenizer file is {} bytes; the limit is {} ({} bytes)", crate::units::thousands(*bytes), crate::units::human_bytes(*limit as u64), crate::units::thousands(*limit as u64))]
     FileTooLarge { bytes: u64, limit: usize },
     #[error("tokenizer.json has {0} tokens; the limit is {max}", max = crate::sampling::settings::MAX_COUNT)]
@@ -245,12 +247,25 @@ impl Tokenizer {
         })
     }
 
-    /// Detects the format: JSON if the bytes start with `{`, llama2.c otherwise.
+    /// Detects the format by content, whatever the file is called: JSON if the bytes start
+    /// with `{`, llama2.c otherwise. Text that is neither is refused as such, with its
+    /// first characters.
     pub fn from_bytes(bytes: &[u8]) -> Result<Tokenizer, TokenizerError> {
         check_size(bytes)?;
         match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
             Some(b'{') => Tokenizer::from_hf_json(bytes),
-            _ => Tokenizer::from_llama2c_bytes(bytes),
+            _ => Tokenizer::from_llama2c_bytes(bytes).map_err(|e| {
+                let head = &bytes[..bytes.len().min(32)];
+                // a llama2.c table starts with a small little-endian u32: zero bytes
+                let text = !head.is_empty()
+                    && head
+                        .iter()
+                        .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace());
+                match text {
+                    true => TokenizerError::NotATokenizer(String::from_utf8_lossy(head).into()),
+                    false => e,
+                }
+            }),
         }
     }
 
