@@ -26,9 +26,10 @@ impl Chosen {
                 .iter()
                 .find(|f| ends(f, ".json") && name(f).contains("config"));
             // its tokenizer: tokenizer.json, or a llama2.c tokenizer.bin (told by content)
-            let tokenizer = all.iter().find(|f| {
-                !ends(f, ".safetensors") && !(ends(f, ".json") && name(f).contains("config"))
-            });
+            let is_config = |f: &web_sys::File| ends(f, ".json") && name(f).contains("config");
+            let tokenizer = all
+                .iter()
+                .find(|f| !ends(f, ".safetensors") && !is_config(f));
             return match (config, tokenizer, all.len()) {
                 (Some(c), Some(t), 3) => Ok(Chosen {
                     model: st.clone(),
