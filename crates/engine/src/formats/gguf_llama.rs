@@ -35,6 +35,21 @@ enum Held {
 }
 
 impl Held {
+    /// The model's memory with its weights held so (checked against the budget before any
+    /// tensor is read): a Q4_K_M file of a 0.5 B model is 2 GB as float32, but ~0.56 GB
+    /// as our q8 (1 byte a weight and a 4-byte scale a group of 32: 9/8 byte a weight).
+    fn footprint(self, c: &Config) -> Result<Footprint, CheckpointError> {
+        let mut f = Footprint::of(c).map_err(CheckpointError::from)?;
+        let floats = f.weights / 4;
+        f.weights = match self {
+            Held::F32 => f.weights,
+            Held::Q8 => floats / 8 * 9,
+            // q8 or q4: at most q8's
+            Held::Blocks => floats / 8 * 9,
+        };
+        Ok(f)
+    }
+
     fn of(mut kinds: impl Iterator<Item = Kind> + Clone) -> Held {
         let float = |k: Kind| matches!(k, Kind::F32 | Kind::F16 | Kind::BF16);
         let first = kinds.clone().next();
@@ -117,13 +132,12 @@ impl Gguf<'_> {
     /// The weights as a checkpoint, its memory checked against `budget` first.
     pub fn checkpoint(&self, budget: Budget) -> Result<Checkpoint, GgufError> {
         let c = self.config()?;
-        Footprint::of(&c)
-            .map_err(CheckpointError::from)?
+        let infos = self.matrices(&c)?;
+        let held = Held::of(infos.iter().flatten().map(|t| t.kind));
+        held.footprint(&c)?
             .check(&c, budget)
             .map_err(CheckpointError::from)?;
         let (d, l) = (c.dim, c.n_layers);
-        let infos = self.matrices(&c)?;
-        let held = Held::of(infos.iter().flatten().map(|t| t.kind));
         let mut tensors = infos.iter().map(|parts| self.matrix(parts, held));
         let mut next = || tensors.next().expect("one tensor per matrix");
         let norm = |short: &str| -> Result<Vec<f32>, GgufError> {
@@ -371,5 +385,42 @@ impl Gguf<'_> {
             bos,
             eos,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 0.5 B model's shape (Qwen2.5-0.5B's sizes on the Llama layout): as float32 it is
+    /// over the page's 1.5 GiB; held as our q8, as a Q4_K_M file of it is, it fits.
+    #[test]
+    fn the_budget_counts_the_weights_as_they_will_be_held() {
+        let c = Config {
+            dim: 896,
+            hidden_dim: 4864,
+            n_layers: 24,
+            n_heads: 14,
+            n_kv_heads: 2,
+            vocab_size: 151_936,
+            seq_len: 512,
+            shared_classifier: true,
+            rope_theta: 1_000_000.0,
+            rms_eps: 1e-6,
+        };
+        let page = Budget(3 << 29);
+        let f32 = Held::F32.footprint(&c).unwrap();
+        assert!(f32.weights > 1_900_000_000, "{}", f32.weights);
+        assert!(f32.check(&c, page).is_err());
+        let q8 = Held::Q8.footprint(&c).unwrap();
+        assert_eq!(q8.weights, f32.weights / 4 / 8 * 9);
+        assert!(q8.check(&c, page).is_ok(), "{q8:?}");
+        assert_eq!(
+            Held::of([Kind::Q4_K, Kind::Q6_K, Kind::F32].into_iter()),
+            Held::Q8
+        );
+        assert_eq!(Held::of([Kind::F16, Kind::BF16].into_iter()), Held::F32);
+        assert_eq!(Held::of([Kind::Q4_0, Kind::Q4_0].into_iter()), Held::Blocks);
+        assert_eq!(Held::of([Kind::Q4_0, Kind::Q8_0].into_iter()), Held::Q8);
     }
 }
