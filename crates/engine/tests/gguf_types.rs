@@ -163,6 +163,33 @@ fn relative_error(ours: &[f32], theirs: &[f32], vocab: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The mean over positions of KL(p_llama.cpp ‖ p_ours), nats.
+fn mean_kl(ours: &[f32], theirs: &[f32], vocab: usize) -> f64 {
+    let log_probs = |row: &[f32]| -> Vec<f64> {
+        let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+        let lse = max
+            + row
+                .iter()
+                .map(|&v| (v as f64 - max).exp())
+                .sum::<f64>()
+                .ln();
+        row.iter().map(|&v| v as f64 - lse).collect()
+    };
+    let rows = ours.len() / vocab;
+    let total: f64 = ours
+        .chunks_exact(vocab)
+        .zip(theirs.chunks_exact(vocab))
+        .map(|(a, b)| {
+            let (a, b) = (log_probs(a), log_probs(b));
+            b.iter()
+                .zip(&a)
+                .map(|(lb, la)| lb.exp() * (lb - la))
+                .sum::<f64>()
+        })
+        .sum();
+    total / rows as f64
+}
+
 /// llama.cpp's Q4_K_M, Q5_K_M and Q6_K of a seeded random Llama (Q4_K_M mixes Q4_K and Q6_K
 /// across layers) load as our q8, and their next-token log-probabilities at every position
 /// of the prompt are within the quantization's own error of llama.cpp's on the same file.
@@ -178,9 +205,18 @@ fn llama_cpps_k_quant_files_match_its_logits() {
         let v = m.transformer.config.vocab_size;
         assert_eq!(theirs.len(), TOKENS.len() * v, "{name}: logits");
         let f32_acts = m.transformer.with_activations(Activations::F32);
-        let e_f32 = relative_error(&logits(&f32_acts, &TOKENS), &theirs, v);
-        let e_int8 = relative_error(&logits(&m.transformer, &TOKENS), &theirs, v);
-        eprintln!("{name}: centred log-probs against llama.cpp's, worst position: {e_f32:.4} (f32 activations), {e_int8:.4} (int8)");
+        let (ours_f32, ours_int8) = (logits(&f32_acts, &TOKENS), logits(&m.transformer, &TOKENS));
+        let e_f32 = relative_error(&ours_f32, &theirs, v);
+        let e_int8 = relative_error(&ours_int8, &theirs, v);
+        let (kl_f32, kl_int8) = (
+            mean_kl(&ours_f32, &theirs, v),
+            mean_kl(&ours_int8, &theirs, v),
+        );
+        eprintln!("{name}: centred log-probs against llama.cpp's, worst position: {e_f32:.4} (f32 activations), {e_int8:.4} (int8); mean KL(llama.cpp ‖ ours) {kl_f32:.2e}, {kl_int8:.2e} nats");
         assert!(e_f32 < 0.05 && e_int8 < 0.05, "{name}: {e_f32}, {e_int8}");
+        assert!(
+            kl_f32 > 0.0 && kl_f32 < 1e-3 && kl_int8 < 1e-3,
+            "{name}: KL {kl_f32}, {kl_int8}"
+        );
     }
 }
