@@ -972,11 +972,11 @@ test('quantization: f16, q8 and back keep the transcript; the panel shows four d
   assert.equal(kl[0], 0);
   assert.ok(kl[1] > 0 && kl[2] > kl[1] && kl[3] > kl[2], `KL f32/f16/q8/q4: ${kl}`);
   assert.equal((await page.getByTestId('quant-top').allInnerTexts())[0], 'same');
-  // Beside q8's and q4's KL, the same weights with float32 activations: their own numbers
+  // Under q8's and q4's KL, the same weights with float32 activations: their own numbers
   // (no int8 rounding of x), none for f32 and f16.
   const klF32Acts = await page.getByTestId('quant-kl-f32-acts').allInnerTexts();
-  assert.deepEqual(klF32Acts.slice(0, 2), ['—', '—']);
-  const [q8Acts, q4Acts] = klF32Acts.slice(2).map(Number);
+  assert.equal(klF32Acts.length, 2, `${klF32Acts}`);
+  const [q8Acts, q4Acts] = klF32Acts.map(Number);
   assert.ok(q8Acts > 0 && q8Acts !== kl[2] && q4Acts > q8Acts && q4Acts !== kl[3], `KL with f32 activations: ${klF32Acts}; int8: ${kl}`);
   assert.ok((await page.getByTestId('quant-decode').allInnerTexts()).every((t) => /ms\s+\d+ tokens\/s/.test(t)));
   const tokens = page.getByTestId('quant-token');

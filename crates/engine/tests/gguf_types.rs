@@ -135,9 +135,8 @@ fn worst_probability_gap(a: &Transformer, b: &Transformer) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// log-softmax of a row, centred (its mean subtracted): logits compared without their
-/// arbitrary offset.
-fn centred_log_probs(row: &[f32]) -> Vec<f64> {
+/// log-softmax of a row in f64.
+fn log_probs(row: &[f32]) -> Vec<f64> {
     let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
     let lse = max
         + row
@@ -145,7 +144,13 @@ fn centred_log_probs(row: &[f32]) -> Vec<f64> {
             .map(|&v| (v as f64 - max).exp())
             .sum::<f64>()
             .ln();
-    let lp: Vec<f64> = row.iter().map(|&v| v as f64 - lse).collect();
+    row.iter().map(|&v| v as f64 - lse).collect()
+}
+
+/// log-softmax of a row, centred (its mean subtracted): logits compared without their
+/// arbitrary offset.
+fn centred_log_probs(row: &[f32]) -> Vec<f64> {
+    let lp = log_probs(row);
     let mean = lp.iter().sum::<f64>() / lp.len() as f64;
     lp.iter().map(|v| v - mean).collect()
 }
@@ -165,16 +170,6 @@ fn relative_error(ours: &[f32], theirs: &[f32], vocab: usize) -> f64 {
 
 /// The mean over positions of KL(p_llama.cpp ‖ p_ours), nats.
 fn mean_kl(ours: &[f32], theirs: &[f32], vocab: usize) -> f64 {
-    let log_probs = |row: &[f32]| -> Vec<f64> {
-        let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
-        let lse = max
-            + row
-                .iter()
-                .map(|&v| (v as f64 - max).exp())
-                .sum::<f64>()
-                .ln();
-        row.iter().map(|&v| v as f64 - lse).collect()
-    };
     let rows = ours.len() / vocab;
     let total: f64 = ours
         .chunks_exact(vocab)

@@ -40,7 +40,7 @@ fn Body() -> impl IntoView {
                 "each with its own KV cache. q8 and q4 round the activations to int8 too, per group, once "
                 "a matrix (as llama.cpp does, in groups of 32 or more; a matrix whose rows start inside a "
                 "group, like stories260K's w2, rounds each row with one scale), "
-                "and multiply int8 × int8; norms stay f32. The KL beside is the same weights with f32 activations."
+                "and multiply int8 × int8; norms stay f32. Under q8's and q4's KL: the same weights with f32 activations."
                 {v.f32_is_dequantized.then_some(" This file is itself q8: its \"f32\" is the dequantized weights.")}
             </p>
             <Summary view=v.clone() running=running />
@@ -67,8 +67,9 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
                     <td class="nowrap">{human_bytes(p.weight_bytes)}</td>
                     <td>{format!("{smaller:.1}×")}</td>
                     <td data-testid="quant-decode" title=format!("median of 5 interleaved rounds; the middle three {:.3}–{:.3} ms", p.decode_range.0, p.decode_range.1)>{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s · {:.3}–{:.3}", 1000.0 / p.decode_ms.max(1e-6), p.decode_range.0, p.decode_range.1)}</small></td>
-                    <td data-testid="quant-kl">{kl_text(p.kl)}</td>
-                    <td data-testid="quant-kl-f32-acts">{p.kl_f32_activations.map_or("—".to_string(), kl_text)}</td>
+                    <td><span data-testid="quant-kl">{kl_text(p.kl)}</span>{p.kl_f32_activations.map(|k| view! {
+                        <br/><small title="the same weights with f32 activations">"f32 acts: "<span data-testid="quant-kl-f32-acts">{kl_text(k)}</span></small>
+                    })}</td>
                     <td data-testid="quant-top">{if p.same_top { "same".to_string() } else { format!("differs (id {})", p.top) }}</td>
                 </tr>
             }
@@ -80,7 +81,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
             <thead><tr>
                 <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
                 <th scope="col">"smaller"</th><th scope="col">"decode step (CPU)"</th>
-                <th scope="col">"KL(p_f32 ‖ p), nats"</th><th scope="col">"KL with f32 activations"</th><th scope="col">"top token vs f32"</th>
+                <th scope="col">"KL(p_f32 ‖ p), nats"</th><th scope="col">"top token vs f32"</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table></div>

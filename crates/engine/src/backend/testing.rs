@@ -274,6 +274,30 @@ pub fn assert_attention_bits() {
     }
 }
 
+/// A seeded linear congruential source of 24-bit numbers (the kernel-bit checks' inputs).
+fn lcg(mut seed: u32) -> impl FnMut() -> u32 {
+    move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        seed >> 8
+    }
+}
+
+/// A quantized matrix of `len` weights whose value bytes are random (every byte value, −128
+/// included) and whose scales are random in [0, 0.25).
+fn random_quant(
+    len: usize,
+    p: crate::quant::Precision,
+    g: usize,
+    next: &mut impl FnMut() -> u32,
+) -> crate::quant::QTensor {
+    let mut q = crate::quant::QTensor::quantize(&vec![0.0; len], 1, p, g);
+    q.values.iter_mut().for_each(|v| *v = next() as u8);
+    q.scales
+        .iter_mut()
+        .for_each(|s| *s = (next() % 1000) as f32 / 4096.0);
+    q
+}
+
 /// Asserts that the int8 × int8 row product (`QRef::dot_int8`: AVX-512 VNNI or AVX2
 /// natively, simd128 in wasm) gives the plain loops' bits (`dot_int8_portable`, the same
 /// code on every target), alone and through `cpu::matmul` in decode and in a batch, for
@@ -281,12 +305,8 @@ pub fn assert_attention_bits() {
 /// sums), weights of every byte value (−128 included: a GGUF file may hold it).
 pub fn assert_int8_kernel_bits() {
     use crate::cpu::matmul;
-    use crate::quant::{MatRef, Precision, QActs, QTensor};
-    let mut seed = 11u32;
-    let mut next = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        seed >> 8
-    };
+    use crate::quant::{MatRef, Precision, QActs};
+    let mut next = lcg(11);
     for (p, g) in [
         (Precision::Q8, 32),
         (Precision::Q8, 64),
@@ -296,11 +316,7 @@ pub fn assert_int8_kernel_bits() {
         for groups in 1..=19 {
             // 19 rows of one group: 8 a kernel call, and 3 left over
             let (rows, n, t) = (if groups == 1 { 19 } else { 3 }, groups * g, 3);
-            let mut q = QTensor::quantize(&vec![0.0; rows * n], 1, p, g);
-            q.values.iter_mut().for_each(|v| *v = next() as u8);
-            q.scales
-                .iter_mut()
-                .for_each(|s| *s = (next() % 1000) as f32 / 4096.0);
+            let q = random_quant(rows * n, p, g, &mut next);
             // Inputs of mixed sizes, a group of zeros among them.
             let x: Vec<f32> = (0..t * n)
                 .map(|i| match (i / g) % 5 {
@@ -349,23 +365,15 @@ pub fn assert_int8_kernel_bits() {
 /// q4, weights of every byte value.
 fn assert_int8_shifted_bits() {
     use crate::cpu::matmul;
-    use crate::quant::{MatRef, Precision, QTensor, ShiftedActs};
-    let mut seed = 29u32;
-    let mut next = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        seed >> 8
-    };
+    use crate::quant::{MatRef, Precision, ShiftedActs};
+    let mut next = lcg(29);
     for (p, g, n) in [
         (Precision::Q8, 64, 172),
         (Precision::Q8, 32, 100),
         (Precision::Q4, 32, 172),
     ] {
         let (rows, t) = (32, 3);
-        let mut q = QTensor::quantize(&vec![0.0; rows * n], 1, p, g);
-        q.values.iter_mut().for_each(|v| *v = next() as u8);
-        q.scales
-            .iter_mut()
-            .for_each(|s| *s = (next() % 1000) as f32 / 4096.0);
+        let q = random_quant(rows * n, p, g, &mut next);
         let x: Vec<f32> = (0..t * n)
             .map(|_| ((next() % 2001) as f32 - 1000.0) / 300.0)
             .collect();
