@@ -4,7 +4,8 @@
 # files of stories260K and of a seeded random Llama into assets/models/fixtures/gguf/
 # (scripts/make-gguf-fixtures.py says what each is), Hugging Face's `safetensors` and
 # `tokenizers` write Hugging Face checkpoints into assets/models/fixtures/hf/
-# (scripts/make-hf-fixtures.py). Idempotent: nothing runs when the files are newer than
+# (scripts/make-hf-fixtures.py); the BPE vocabularies and the Qwen2 and Llama 3 RoPE models
+# of issue 36 go to assets/models/fixtures/arch/ (scripts/make-arch-fixtures.py). Idempotent: nothing runs when the files are newer than
 # the scripts and the pinned requirements.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +14,9 @@ OUT=assets/models/fixtures/gguf
 VENV=.venv-fixtures
 REQ=scripts/requirements-fixtures.txt
 HF_OUT=assets/models/fixtures/hf
-SCRIPTS=(scripts/make-gguf-fixtures.py scripts/make-hf-fixtures.py scripts/llama2c_gguf.py "$REQ")
+ARCH_OUT=assets/models/fixtures/arch
+SCRIPTS=(scripts/make-gguf-fixtures.py scripts/make-hf-fixtures.py scripts/make-arch-fixtures.py
+  scripts/llama2c_gguf.py scripts/hf_reference.py "$REQ")
 stamp="assets/models/fixtures/.made"
 fresh=1
 for f in "${SCRIPTS[@]}"; do
@@ -29,7 +32,8 @@ if [[ ! -x "$VENV/bin/python" ]] || ! cmp -s "$REQ" "$VENV/requirements.txt"; th
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
   cp "$REQ" "$VENV/requirements.txt"
 fi
-rm -rf "$OUT" "$HF_OUT"
+rm -rf "$OUT" "$HF_OUT" "$ARCH_OUT"
 "$VENV/bin/python" scripts/make-gguf-fixtures.py assets/models/stories260K "$OUT"
 "$VENV/bin/python" scripts/make-hf-fixtures.py assets/models/stories260K "$HF_OUT"
+"$VENV/bin/python" scripts/make-arch-fixtures.py "$ARCH_OUT"
 touch "$stamp"

@@ -21,8 +21,8 @@ config.json (transformers' LlamaConfig keys), model.safetensors and tokenizer.js
   sentences, with a random Llama of its vocabulary (tied embeddings, rope_theta 100,000,
   BF16).
 
-expected.json holds what a reader must reproduce, from this script's own numpy forward
-pass, written in Hugging Face's convention (rotate_half over the permuted Q/K, repeat_kv,
+expected.json holds what a reader must reproduce, from the numpy forward pass of
+hf_reference.py, written in Hugging Face's convention (rotate_half over the permuted Q/K, repeat_kv,
 modeling_llama.py's order) in float64: the logits at every position of fixed tokens for
 tiny.bin's weights at θ 10,000 / ε 1e-5 (a check of this reference against the llama2.c
 file), for theta/ and for bytelevel/; and for bytelevel/ some texts with the ids
@@ -40,31 +40,11 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llama2c_gguf import read_llama2c, read_tokenizer, tiny_weights, write_gguf, write_llama2c  # noqa: E402
+from hf_reference import hf_forward, hf_tensors  # noqa: E402
 
 
-def permute(w, n_heads, dim1, dim2):
-    """convert_llama_weights_to_hf.py's permute (torch's view / transpose(1, 2) in numpy)."""
-    return w.reshape(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(0, 2, 1, 3).reshape(dim1, dim2)
 
 
-def hf_tensors(cfg, w):
-    """llama2.c-layout weights as LlamaForCausalLM's state dict (float32)."""
-    d, kv = cfg["dim"], cfg["kv_heads"] * cfg["dim"] // cfg["heads"]
-    t = {"model.embed_tokens.weight": w["token_embedding"], "model.norm.weight": w["rms_final"]}
-    for l in range(cfg["layers"]):
-        p = f"model.layers.{l}."
-        t[p + "input_layernorm.weight"] = w["rms_att"][l]
-        t[p + "self_attn.q_proj.weight"] = permute(w["wq"][l], cfg["heads"], d, d)
-        t[p + "self_attn.k_proj.weight"] = permute(w["wk"][l], cfg["kv_heads"], kv, d)
-        t[p + "self_attn.v_proj.weight"] = w["wv"][l]
-        t[p + "self_attn.o_proj.weight"] = w["wo"][l]
-        t[p + "post_attention_layernorm.weight"] = w["rms_ffn"][l]
-        t[p + "mlp.gate_proj.weight"] = w["w1"][l]
-        t[p + "mlp.down_proj.weight"] = w["w2"][l]
-        t[p + "mlp.up_proj.weight"] = w["w3"][l]
-    if not cfg["shared"]:
-        t["lm_head.weight"] = w["wcls"]
-    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in t.items()}
 
 
 def to_bf16_bits(a):
@@ -115,43 +95,6 @@ def llama2c_of(cfg, t, w):
     return out
 
 
-def hf_forward(cfg, t, tokens):
-    """LlamaForCausalLM's forward in float64 over `tokens`: logits at every position."""
-    t = {k: v.astype(np.float64) for k, v in t.items()}
-    d, H, KV = cfg["dim"], cfg["heads"], cfg["kv_heads"]
-    hs, n, eps = d // H, len(tokens), cfg.get("rms_eps", 1e-5)
-    inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (np.arange(0, hs, 2) / hs))
-    ang = np.outer(np.arange(n), inv)
-    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
-
-    def rotate_half(x):
-        return np.concatenate([-x[..., hs // 2:], x[..., : hs // 2]], -1)
-
-    def rope(x):  # (n, heads, hs)
-        return x * cos[:, None, :] + rotate_half(x) * sin[:, None, :]
-
-    def norm(x, w):
-        return w * (x / np.sqrt((x * x).mean(-1, keepdims=True) + eps))
-
-    x = t["model.embed_tokens.weight"][tokens]
-    mask = np.triu(np.full((n, n), -np.inf), 1)
-    for l in range(cfg["layers"]):
-        p = lambda part: t[f"model.layers.{l}.{part}.weight"]
-        h = norm(x, p("input_layernorm"))
-        q = rope((h @ p("self_attn.q_proj").T).reshape(n, H, hs))
-        k = rope((h @ p("self_attn.k_proj").T).reshape(n, KV, hs))
-        v = (h @ p("self_attn.v_proj").T).reshape(n, KV, hs)
-        k, v = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)  # repeat_kv
-        s = np.einsum("qhd,khd->hqk", q, k) / np.sqrt(hs) + mask
-        a = np.exp(s - s.max(-1, keepdims=True))
-        a /= a.sum(-1, keepdims=True)
-        x = x + np.einsum("hqk,khd->qhd", a, v).reshape(n, d) @ p("self_attn.o_proj").T
-        h = norm(x, p("post_attention_layernorm"))
-        g = h @ p("mlp.gate_proj").T
-        x = x + ((g / (1 + np.exp(-g))) * (h @ p("mlp.up_proj").T)) @ p("mlp.down_proj").T
-    x = norm(x, t["model.norm.weight"])
-    head = t["lm_head.weight"] if "lm_head.weight" in t else t["model.embed_tokens.weight"]
-    return (x @ head.T).tolist()
 
 
 def config_json(cfg, dtype, bos=1, eos=2, name=None):

@@ -27,39 +27,12 @@ from gguf import GGMLQuantizationType as Q
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llama2c_gguf import read_llama2c, read_tokenizer, tiny_weights, write_gguf  # noqa: E402
+from llama_cpp_ref import llama_logits  # noqa: E402
 
 # BOS, then stories260K's ids of "Once upon a time, there was a little" (tests/gguf.rs' TOKENS)
 PROMPT = [1, 403, 407, 261, 378, 432, 383, 409, 261, 498, 20, 7]
 # llama.h's llama_ftype values
 FTYPES = {"q4_k_m": 15, "q5_k_m": 17, "q6_k": 18}
-
-
-def llama_logits(llama_cpp, path):
-    """llama.cpp's logits at every position of PROMPT. Without the CPU's extra buffer types
-    (`use_extra_bufts = false`): with them, this VM's AMX/repacked k-quant kernels crash
-    (a segmentation fault in `eval`), so the reference is ggml's plain CPU kernels."""
-    mp = llama_cpp.llama_model_default_params()
-    mp.use_extra_bufts = False
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
-    cp = llama_cpp.llama_context_default_params()
-    cp.n_ctx, cp.n_batch, cp.n_threads, cp.n_threads_batch = 64, 64, 1, 1
-    # a float32 KV cache (llama.cpp's default is f16), as ours is
-    cp.type_k = cp.type_v = 0  # GGML_TYPE_F32
-    ctx = llama_cpp.llama_init_from_model(model, cp)
-    batch = llama_cpp.llama_batch_init(len(PROMPT), 0, 1)
-    batch.n_tokens = len(PROMPT)
-    for i, t in enumerate(PROMPT):
-        batch.token[i], batch.pos[i], batch.n_seq_id[i] = t, i, 1
-        batch.seq_id[i][0], batch.logits[i] = 0, True
-    if llama_cpp.llama_decode(ctx, batch) != 0:
-        raise SystemExit(f"llama_decode failed on {path}")
-    n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
-    rows = [np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, i), shape=(n_vocab,)).copy()
-            for i in range(len(PROMPT))]
-    llama_cpp.llama_batch_free(batch)
-    llama_cpp.llama_free(ctx)
-    llama_cpp.llama_model_free(model)
-    return np.asarray(rows, dtype="<f4")
 
 
 def main():
@@ -89,7 +62,7 @@ def main():
         rc = llama_cpp.llama_model_quantize(str(f32).encode(), str(out).encode(), ctypes.byref(params))
         if rc != 0:
             raise SystemExit(f"llama_model_quantize {name}: {rc}")
-        logits = llama_logits(llama_cpp, out)
+        logits = llama_logits(llama_cpp, out, PROMPT)
         (out_dir / f"kq-{name}.logits").write_bytes(logits.tobytes())
         for p in (out, out_dir / f"kq-{name}.logits"):
             sums.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}")

@@ -18,6 +18,16 @@ pub struct QuantizeArgs {
 /// export.py's group size unless it already is Q8).
 pub fn quantize(model: &Model, a: QuantizeArgs) -> Result<(), CliError> {
     let t = &model.transformer;
+    let w = &t.weights;
+    if !t.config.is_llama2c() || w.qkv_bias.is_some() || w.rope_factors.is_some() {
+        return Err(CliError::Usage(format!(
+            "a llama2.c file holds a plain Llama (RoPE θ 10,000, RMSNorm ε 1e-5, no biases, no RoPE factors); this model (θ {}, ε {}{}{}) would lose what the file cannot say",
+            t.config.rope_theta,
+            t.config.rms_eps,
+            if w.qkv_bias.is_some() { ", Q/K/V biases" } else { "" },
+            if w.rope_factors.is_some() { ", Llama 3 RoPE factors" } else { "" },
+        )));
+    }
     let ck = Checkpoint {
         config: t.config,
         weights: t.weights.clone(),

@@ -257,3 +257,42 @@ impl Config {
             .sum()
     }
 }
+
+/// Llama 3's RoPE scaling (`rope_scaling.rope_type = "llama3"` in a `config.json`): the
+/// parameters from which each pair's frequency factor is computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Llama3Rope {
+    pub factor: f64,
+    pub low_freq_factor: f64,
+    pub high_freq_factor: f64,
+    pub original_max_position_embeddings: f64,
+}
+
+impl Llama3Rope {
+    /// Each pair's factor (head_size / 2 of them): 1 for wavelengths under
+    /// original / high_freq_factor, `factor` over original / low_freq_factor, smoothed
+    /// between. The rule of transformers' `_compute_llama3_parameters` and of
+    /// convert_hf_to_gguf.py's `rope_freqs` (`conversion/llama.py`, which llama.cpp reads as
+    /// `rope_freqs.weight` and divides each frequency by).
+    pub fn factors(&self, head_size: usize, rope_theta: f32) -> Vec<f32> {
+        let (old, low, high) = (
+            self.original_max_position_embeddings,
+            self.low_freq_factor,
+            self.high_freq_factor,
+        );
+        (0..head_size / 2)
+            .map(|j| {
+                let freq = 1.0 / (rope_theta as f64).powf((2 * j) as f64 / head_size as f64);
+                let wavelen = 2.0 * std::f64::consts::PI / freq;
+                if wavelen < old / high {
+                    1.0
+                } else if wavelen > old / low {
+                    self.factor as f32
+                } else {
+                    let smooth = (old / wavelen - low) / (high - low);
+                    (1.0 / ((1.0 - smooth) / self.factor + smooth)) as f32
+                }
+            })
+            .collect()
+    }
+}

@@ -19,6 +19,8 @@ pub enum ModelError {
     Gguf(#[from] crate::gguf::GgufError),
     #[error("Hugging Face checkpoint: {0}")]
     Hf(#[from] crate::hf::HfError),
+    #[error("the prompt is empty and this model's vocabulary starts no prompt with BOS: give it some text to start from")]
+    EmptyPrompt,
     #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]
     PromptTooLong { tokens: usize, seq_len: usize },
 }
@@ -187,12 +189,12 @@ impl Model {
     /// metadata, the memory checked against `budget` before any tensor is converted.
     pub fn from_gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
         let file = crate::gguf::Gguf::parse(bytes)?;
-        let (vocab, bos, eos) = file.vocab()?;
+        let vocab = file.vocab()?;
         let checkpoint = file.checkpoint(budget)?;
-        let tokenizer = Tokenizer::from_llama2c_vocab(vocab, bos, eos)?;
+        let tokenizer = vocab.tokenizer()?;
         let mut m = Model::new(checkpoint, tokenizer)?;
         m.format = Format::Gguf;
-        m.architecture = "llama".into();
+        m.architecture = file.architecture()?.into();
         m.tensor_types = Some(file.tensor_types());
         Ok(m)
     }
@@ -250,7 +252,12 @@ impl Model {
         if let Some(e) = hf.eos {
             tokenizer.eos = e;
         }
-        let checkpoint = crate::hf::Weights::parse(safetensors)?.checkpoint(hf.config, budget)?;
+        // Qwen2's tokenizer starts no prompt with BOS (transformers adds none; its GGUF says
+        // `add_bos_token = false`).
+        if hf.architecture == "Qwen2ForCausalLM" {
+            tokenizer.add_bos = false;
+        }
+        let checkpoint = crate::hf::Weights::parse(safetensors)?.checkpoint(&hf, budget)?;
         let mut m = Model::new(checkpoint, tokenizer)?;
         m.format = Format::Safetensors;
         m.architecture = hf.architecture;
@@ -290,10 +297,13 @@ impl Model {
         &self.transformer.config
     }
 
-    /// BOS + the prompt's tokens, refused when they do not fit in the context with room for
-    /// at least one generated token.
+    /// BOS (where the vocabulary adds one) + the prompt's tokens, refused when there are
+    /// none or they do not fit in the context with room for at least one generated token.
     pub fn encode_prompt(&self, text: &str) -> Result<Vec<u32>, ModelError> {
         let ids = self.tokenizer.encode(text, true)?;
+        if ids.is_empty() {
+            return Err(ModelError::EmptyPrompt);
+        }
         let seq_len = self.config().seq_len;
         if ids.len() >= seq_len {
             return Err(ModelError::PromptTooLong {

@@ -32,6 +32,14 @@ pub struct TransformerWeights {
     pub rms_final: Vec<f32>,
     /// (vocab_size, dim); `None` when the classifier shares `token_embedding`.
     pub wcls: Option<Tensor>,
+    /// (layer, dim + 2·kv_dim): the biases added to Q, K and V before RoPE, each layer's
+    /// [bq; bk; bv] in the order of the rows of [wq; wk; wv] (Qwen2's attention:
+    /// `modeling_qwen2.py`, llama.cpp's `attn_q.bias`…). `None` for Llama, which has none.
+    pub qkv_bias: Option<Vec<f32>>,
+    /// (head_size / 2): Llama 3's RoPE frequency factors, pair j turning by
+    /// pos · θ_j / factor_j (llama.cpp's `rope_freqs.weight`, which convert_hf_to_gguf.py
+    /// computes from `rope_scaling.rope_type = llama3`). `None`: plain RoPE.
+    pub rope_factors: Option<Vec<f32>>,
 }
 
 impl TransformerWeights {
@@ -80,7 +88,8 @@ impl TransformerWeights {
     pub fn bytes(&self, c: &Config) -> u64 {
         let m: u64 = self.matrices(c).iter().map(|(_, t, _)| t.bytes()).sum();
         let n: u64 = self.norms().iter().map(|(_, v)| 4 * v.len() as u64).sum();
-        m + n
+        let b = self.qkv_bias.as_ref().map_or(0, |b| 4 * b.len() as u64);
+        m + n + b
     }
 
     /// Every quantized matrix multiplied with `activations` on the CPU.
@@ -121,6 +130,8 @@ impl TransformerWeights {
             w3: self.w3.at(precision, l, g),
             rms_final: self.rms_final.clone(),
             wcls: self.wcls.as_ref().map(|w| w.at(precision, 1, g)),
+            qkv_bias: self.qkv_bias.clone(),
+            rope_factors: self.rope_factors.clone(),
         }
     }
 }

@@ -356,10 +356,19 @@ fn malformed_config_json_is_a_typed_error(config: &[u8], st: &[u8], tok: &[u8]) 
     );
     let e = cfg_err(set(
         "rope_scaling",
+        serde_json::json!({"rope_type": "yarn", "factor": 4.0}),
+    ));
+    assert!(
+        matches!(e, HfError::Unsupported(ref s) if s.contains("rope_scaling") && s.contains("yarn")),
+        "{e}"
+    );
+    // Llama 3's scaling is read, all four of its numbers required.
+    let e = cfg_err(set(
+        "rope_scaling",
         serde_json::json!({"rope_type": "llama3", "factor": 8.0}),
     ));
     assert!(
-        matches!(e, HfError::Unsupported(ref s) if s.contains("rope_scaling")),
+        matches!(e, HfError::Value { key: "rope_scaling", ref why, .. } if why.contains("low_freq_factor")),
         "{e}"
     );
     let e = cfg_err(set("attention_bias", serde_json::json!(true)));

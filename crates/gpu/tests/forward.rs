@@ -463,3 +463,34 @@ fn hf_models_with_their_own_rope_base_and_epsilon_run_on_the_gpu_as_on_the_cpu()
         }
     }
 }
+
+/// Qwen2 (Q/K/V biases, its Q and K reordered at load) and Llama 3's RoPE factors
+/// (`scripts/make-arch-fixtures.py`, GGUF and Hugging Face) run on the GPU with the CPU's
+/// probabilities: the biases and the factored RoPE table reach the fused Q/K/V kernel.
+#[test]
+fn qwen2_biases_and_llama3_rope_run_on_the_gpu_as_on_the_cpu() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/fixtures/arch");
+    let read = |f: &str| std::fs::read(dir.join(f)).expect("run scripts/make-fixtures.sh");
+    let budget = decoding_engine::budget::Budget::default();
+    let qwen2 = Model::from_gguf(&read("qwen2.gguf"), budget).unwrap();
+    assert!(qwen2.transformer.weights.qkv_bias.is_some());
+    let llama3 = Model::from_gguf(&read("llama3-rope.gguf"), budget).unwrap();
+    assert!(llama3.transformer.weights.rope_factors.is_some());
+    let hf = Model::from_hf(
+        &read("hf-qwen2/config.json"),
+        &read("hf-qwen2/model.safetensors"),
+        &read("hf-qwen2/tokenizer.json"),
+        budget,
+    )
+    .unwrap();
+    for (m, name) in [
+        (qwen2, "qwen2.gguf"),
+        (llama3, "llama3-rope.gguf"),
+        (hf, "hf-qwen2"),
+    ] {
+        if !gpu_agrees_with_cpu(&m, name) {
+            return;
+        }
+    }
+}

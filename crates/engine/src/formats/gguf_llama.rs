@@ -1,20 +1,23 @@
-//! A GGUF file's Llama model (`general.architecture = llama`) onto our `Checkpoint`: its
-//! tensors in F32, F16 or BF16 (converted to f32), Q8_0 or Q4_0 throughout (kept: their
-//! 32-weight blocks are our Q8 and Q4 groups, the scale f16 → f32 exactly), anything else —
-//! the k-quants Q4_K/Q5_K/Q6_K, Q4_1, Q5_0, Q5_1, and the mixes of a Q4_K_M file —
-//! decoded by ggml's rules (`ggml_blocks`) and held as our q8 in groups of 32 ([`Held`]);
-//! llama.cpp keeps Q and K in the
-//! interleaved-pair RoPE order of Meta's and llama2.c's weights (its converter permutes
-//! Hugging Face's rotate-half order back), so no permutation is needed. The tokenizer comes
-//! from the metadata (`tokenizer.ggml.model = llama`: SentencePiece pieces with "▁", scores)
-//! as a llama2.c vocabulary. Anything else is an error that names it.
+//! A GGUF file's Llama model (`general.architecture = llama`, or `qwen2`: a Llama with
+//! Q/K/V biases) onto our `Checkpoint`: its tensors in F32, F16 or BF16 (converted to f32),
+//! Q8_0 or Q4_0 throughout (kept: their 32-weight blocks are our Q8 and Q4 groups, the
+//! scale f16 → f32 exactly), anything else — the k-quants Q4_K/Q5_K/Q6_K, Q4_1, Q5_0, Q5_1,
+//! and the mixes of a Q4_K_M file — decoded by ggml's rules (`ggml_blocks`) and held as our
+//! q8 in groups of 32 ([`Held`]).
+//!
+//! RoPE order: a `llama` file keeps Q and K in the interleaved-pair order of Meta's and
+//! llama2.c's weights (convert_hf_to_gguf.py permutes Hugging Face's rotate-half order
+//! back; llama.cpp's LLAMA_ROPE_TYPE_NORM), so they are read as they are. A `qwen2` file
+//! keeps Hugging Face's order (llama.cpp runs it with LLAMA_ROPE_TYPE_NEOX), so its Q and K
+//! rows, and their biases, are permuted to the interleaved order at load
+//! ([`interleave_heads`]). Llama 3's RoPE factors come from `rope_freqs.weight`. The
+//! tokenizer is read by `gguf_vocab`. Anything else is an error that names it.
 
-use super::gguf::{kind_of, Gguf, GgufError, Kind, TensorInfo, Value};
+use super::gguf::{kind_of, Gguf, GgufError, Kind, TensorInfo};
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
 use crate::formats::llama2c::{Checkpoint, CheckpointError};
 use crate::quant::{Activations, Precision, QTensor, Tensor};
-use crate::tokenizer::Llama2cVocab;
 use crate::weights::TransformerWeights;
 
 /// Weights in a Q8_0 or Q4_0 block (ggml's QK8_0, QK4_0): our groups of 32.
@@ -65,12 +68,19 @@ impl Held {
 }
 
 impl Gguf<'_> {
-    /// The model's shape from the `llama.*` keys, validated like a llama2.c header.
-    pub fn config(&self) -> Result<Config, GgufError> {
-        let arch = self.string("general.architecture")?;
-        if arch != "llama" {
-            return Err(GgufError::Architecture(arch.into()));
+    /// `general.architecture`, when this reader runs it: `llama` or `qwen2` (whose keys
+    /// are the same under its own prefix).
+    pub fn architecture(&self) -> Result<&str, GgufError> {
+        match self.string("general.architecture")? {
+            a @ ("llama" | "qwen2") => Ok(a),
+            a => Err(GgufError::Architecture(a.into())),
         }
+    }
+
+    /// The model's shape from the `<arch>.*` keys, validated like a llama2.c header.
+    pub fn config(&self) -> Result<Config, GgufError> {
+        let arch = self.architecture()?;
+        let key = |k: &str| format!("{arch}.{k}");
         let int = |key: &str| -> Result<i32, GgufError> {
             let v = self.uint(key)?;
             i32::try_from(v).map_err(|_| GgufError::Value {
@@ -78,26 +88,26 @@ impl Gguf<'_> {
                 why: format!("{v} is out of range"),
             })
         };
-        let dim = int("llama.embedding_length")?;
-        let heads = int("llama.attention.head_count")?;
-        let kv_heads = match self.get("llama.attention.head_count_kv") {
+        let dim = int(&key("embedding_length"))?;
+        let heads = int(&key("attention.head_count"))?;
+        let kv_heads = match self.get(&key("attention.head_count_kv")) {
             None => heads,
-            Some(_) => int("llama.attention.head_count_kv")?,
+            Some(_) => int(&key("attention.head_count_kv"))?,
         };
         let embd = self.tensor("token_embd.weight")?;
-        let vocab = match self.get("llama.vocab_size") {
-            Some(_) => int("llama.vocab_size")?,
+        let vocab = match self.get(&key("vocab_size")) {
+            Some(_) => int(&key("vocab_size"))?,
             None => i32::try_from(embd.dims.get(1).copied().unwrap_or(0)).unwrap_or(i32::MAX),
         };
         let shared = self.tensor("output.weight").is_err();
         let header = [
             dim,
-            int("llama.feed_forward_length")?,
-            int("llama.block_count")?,
+            int(&key("feed_forward_length"))?,
+            int(&key("block_count"))?,
             heads,
             kv_heads,
             if shared { vocab } else { -vocab },
-            int("llama.context_length")?,
+            int(&key("context_length"))?,
         ];
         let config = Config::from_header(header)?;
         // RoPE base and RMSNorm ε from the metadata (llama2.c's when absent:
@@ -112,16 +122,16 @@ impl Gguf<'_> {
             }
         };
         let config = config.with_norms(
-            float("llama.rope.freq_base", Config::LLAMA2C_ROPE_THETA as f64)?,
+            float(&key("rope.freq_base"), Config::LLAMA2C_ROPE_THETA as f64)?,
             float(
-                "llama.attention.layer_norm_rms_epsilon",
+                &key("attention.layer_norm_rms_epsilon"),
                 Config::LLAMA2C_RMS_EPS as f64,
             )?,
         )?;
-        if let Some(v) = self.get("llama.rope.dimension_count") {
+        if let Some(v) = self.get(&key("rope.dimension_count")) {
             if v.as_u64() != Some(config.head_size() as u64) {
                 return Err(GgufError::Unsupported(format!(
-                    "llama.rope.dimension_count is {v:?}; only RoPE over the whole head ({}) is run",
+                    "{arch}.rope.dimension_count is {v:?}; only RoPE over the whole head ({}) is run",
                     config.head_size()
                 )));
             }
@@ -147,7 +157,7 @@ impl Gguf<'_> {
             }
             Ok(out)
         };
-        let weights = TransformerWeights {
+        let mut weights = TransformerWeights {
             token_embedding: next()?,
             rms_att: norm("attn_norm")?,
             wq: next()?,
@@ -164,7 +174,23 @@ impl Gguf<'_> {
             } else {
                 Some(next()?)
             },
+            qkv_bias: self.qkv_bias(&c)?,
+            rope_factors: self.rope_factors(&c)?,
         };
+        if self.architecture()? == "qwen2" {
+            let (h, kv, hs) = (c.n_heads, c.n_kv_heads, c.head_size());
+            let l = c.n_layers;
+            weights.wq = interleave_heads(weights.wq, l, h, hs)?;
+            weights.wk = interleave_heads(weights.wk, l, kv, hs)?;
+            if let Some(b) = weights.qkv_bias.as_mut() {
+                for layer in b.chunks_exact_mut(c.dim + 2 * c.kv_dim()) {
+                    let (q, k) = layer.split_at_mut(c.dim);
+                    let k = &mut k[..c.kv_dim()];
+                    q.copy_from_slice(&crate::hf::unpermute(q, h, hs, 1));
+                    k.copy_from_slice(&crate::hf::unpermute(k, kv, hs, 1));
+                }
+            }
+        }
         Ok(Checkpoint { config: c, weights })
     }
 
@@ -221,6 +247,39 @@ impl Gguf<'_> {
                     .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()
+    }
+
+    /// Every layer's [bq; bk; bv] where the file has `blk.0.attn_q.bias` (Qwen2 always;
+    /// llama.cpp reads them for `llama` too, where present), all three in every layer.
+    fn qkv_bias(&self, c: &Config) -> Result<Option<Vec<f32>>, GgufError> {
+        if self.tensor("blk.0.attn_q.bias").is_err() {
+            return Ok(None);
+        }
+        let (d, kv) = (c.dim, c.kv_dim());
+        let mut out = Vec::with_capacity(c.n_layers * (d + 2 * kv));
+        for i in 0..c.n_layers {
+            for (short, n) in [("attn_q", d), ("attn_k", kv), ("attn_v", kv)] {
+                out.extend(self.vector(&format!("blk.{i}.{short}.bias"), n)?);
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// `rope_freqs.weight` where the file has it (Llama 3's RoPE): head_size/2 factors,
+    /// each finite and positive.
+    fn rope_factors(&self, c: &Config) -> Result<Option<Vec<f32>>, GgufError> {
+        const NAME: &str = "rope_freqs.weight";
+        if self.tensor(NAME).is_err() {
+            return Ok(None);
+        }
+        let f = self.vector(NAME, c.head_size() / 2)?;
+        if let Some(i) = f.iter().position(|&x| x <= 0.0) {
+            return Err(GgufError::Tensor {
+                name: NAME.into(),
+                why: format!("factor {i} is {}; RoPE factors divide frequencies", f[i]),
+            });
+        }
+        Ok(Some(f))
     }
 
     /// A 1-D float tensor of `n` values.
@@ -319,72 +378,73 @@ impl Gguf<'_> {
         }
         Ok(q)
     }
+}
 
-    /// The tokenizer in the metadata as a llama2.c vocabulary (SentencePiece's "▁" as a
-    /// space), with its BOS and EOS ids.
-    pub fn vocab(&self) -> Result<(Llama2cVocab, u32, u32), GgufError> {
-        let model = self.string("tokenizer.ggml.model")?;
-        if model != "llama" {
-            return Err(GgufError::Unsupported(format!(
-                "tokenizer.ggml.model is {model:?}; only \"llama\" (SentencePiece) vocabularies are read from GGUF so far"
-            )));
+/// Q or K rows of every block (layer) from Hugging Face's rotate-half order back to the
+/// interleaved pairs (`hf::unpermute`'s row map), whole rows moved: float rows, or a
+/// quantized row's values and its groups' scales (a row a whole number of groups).
+fn interleave_heads(
+    t: Tensor,
+    layers: usize,
+    heads: usize,
+    head_size: usize,
+) -> Result<Tensor, GgufError> {
+    let rows = heads * head_size;
+    let cols = t.len() / layers.max(1) / rows.max(1);
+    let permute = |b: usize, per_row: usize| Rows {
+        block: b,
+        rows,
+        per_row,
+        head_size,
+    };
+    match t {
+        Tensor::F32(w) => {
+            let mut w: Vec<f32> = w.to_vec();
+            permute(rows * cols, cols).apply(&mut w);
+            Ok(Tensor::F32(w.into()))
         }
-        let array = |key: &str| match self.need(key)? {
-            Value::Array(a) => Ok(a),
-            v => Err(GgufError::Value {
-                key: key.into(),
-                why: format!("{} is not an array", kind_of(v)),
-            }),
-        };
-        let tokens = array("tokenizer.ggml.tokens")?;
-        let scores = array("tokenizer.ggml.scores")?;
-        if scores.len() != tokens.len() {
-            return Err(GgufError::Value {
-                key: "tokenizer.ggml.scores".into(),
-                why: format!("{} scores for {} tokens", scores.len(), tokens.len()),
-            });
+        Tensor::F16(mut w) => {
+            permute(rows * cols, cols).apply(&mut w);
+            Ok(Tensor::F16(w))
         }
-        let mut pieces = Vec::with_capacity(tokens.len());
-        let mut score = Vec::with_capacity(tokens.len());
-        for (i, (t, s)) in tokens.iter().zip(scores).enumerate() {
-            let (Value::Str(t), Some(s)) = (t, s.as_f64()) else {
-                return Err(GgufError::Value {
-                    key: "tokenizer.ggml.tokens".into(),
-                    why: format!("entry {i} is not a string with a numeric score"),
-                });
-            };
-            pieces.push(t.replace('\u{2581}', " "));
-            score.push(s as f32);
-        }
-        let id = |key: &str, default: u32| -> Result<u32, GgufError> {
-            match self.get(key) {
-                None => Ok(default),
-                Some(_) => {
-                    let v = self.uint(key)?;
-                    u32::try_from(v)
-                        .ok()
-                        .filter(|&v| (v as usize) < pieces.len())
-                        .ok_or_else(|| GgufError::Value {
-                            key: key.into(),
-                            why: format!("{v} is not a token id (vocabulary of {})", pieces.len()),
-                        })
-                }
+        Tensor::Quant(mut q) => {
+            if !cols.is_multiple_of(q.group) {
+                return Err(GgufError::Unsupported(format!(
+                    "Q/K rows of {cols} in groups of {}: a row must be whole groups to be reordered",
+                    q.group
+                )));
             }
-        };
-        let (bos, eos) = (
-            id("tokenizer.ggml.bos_token_id", 1)?,
-            id("tokenizer.ggml.eos_token_id", 2)?,
-        );
-        let max_token_length = pieces.iter().map(|p| p.len()).max().unwrap_or(1).max(1) as u32;
-        Ok((
-            Llama2cVocab {
-                max_token_length,
-                pieces,
-                scores: score,
-            },
-            bos,
-            eos,
-        ))
+            let row_bytes = match q.precision {
+                Precision::Q4 => cols / 2,
+                _ => cols,
+            };
+            permute(q.block_value_bytes(), row_bytes).apply(&mut q.values);
+            permute(q.groups_per_block(), cols / q.group).apply(&mut q.scales);
+            Ok(Tensor::Quant(q))
+        }
+    }
+}
+
+/// Blocks of `block` items (one a layer), each `rows` rows of `per_row` first (a
+/// quantized block may end in padding).
+struct Rows {
+    block: usize,
+    rows: usize,
+    per_row: usize,
+    head_size: usize,
+}
+
+impl Rows {
+    /// Interleaved row (h, 2j + k) of each block takes rotate-half row (h, k·half + j).
+    fn apply<T: Copy>(&self, data: &mut [T]) {
+        let (hs, n) = (self.head_size, self.per_row);
+        let src = |r: usize| (r / hs) * hs + (r % 2) * (hs / 2) + (r % hs) / 2;
+        for b in data.chunks_exact_mut(self.block) {
+            let old = b[..self.rows * n].to_vec();
+            for r in 0..self.rows {
+                b[r * n..(r + 1) * n].copy_from_slice(&old[src(r) * n..(src(r) + 1) * n]);
+            }
+        }
     }
 }
 
@@ -422,5 +482,37 @@ mod tests {
         assert_eq!(Held::of([Kind::F16, Kind::BF16].into_iter()), Held::F32);
         assert_eq!(Held::of([Kind::Q4_0, Kind::Q4_0].into_iter()), Held::Blocks);
         assert_eq!(Held::of([Kind::Q4_0, Kind::Q8_0].into_iter()), Held::Q8);
+    }
+
+    /// Reordering a quantized Q or K (its rows' bytes and their groups' scales) gives the
+    /// values that reordering its float values does, for q8 and q4, rows of 1 and 2 groups,
+    /// 2 layers; the float reorder is `hf::unpermute`, row for row.
+    #[test]
+    fn quantized_heads_are_reordered_as_their_values() {
+        let (layers, heads, hs) = (2, 3, 8);
+        for (precision, cols) in [
+            (Precision::Q8, 32),
+            (Precision::Q8, 64),
+            (Precision::Q4, 64),
+        ] {
+            let n = layers * heads * hs * cols;
+            let w: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919) % 613) as f32 / 97.0 - 3.0)
+                .collect();
+            let q = QTensor::quantize(&w, layers, precision, GGML_BLOCK);
+            let floats = q.dequantize();
+            let want: Vec<f32> = floats
+                .chunks_exact(n / layers)
+                .flat_map(|b| crate::hf::unpermute(b, heads, hs, cols))
+                .collect();
+            let got = interleave_heads(Tensor::Quant(q), layers, heads, hs).unwrap();
+            assert_eq!(
+                got.to_f32().as_ref(),
+                want.as_slice(),
+                "{precision:?} {cols}"
+            );
+            let f = interleave_heads(Tensor::F32(floats.into()), layers, heads, hs).unwrap();
+            assert_eq!(f.to_f32().as_ref(), want.as_slice());
+        }
     }
 }

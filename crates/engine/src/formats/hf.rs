@@ -1,5 +1,6 @@
-//! Hugging Face Llama checkpoints (`LlamaForCausalLM`): `config.json` (transformers'
-//! `LlamaConfig`), `model.safetensors` (read with the `safetensors` crate, the format's own
+//! Hugging Face Llama checkpoints (`LlamaForCausalLM`, and `Qwen2ForCausalLM`: a Llama
+//! with Q/K/V biases, `modeling_qwen2.py`): `config.json` (transformers' `LlamaConfig` /
+//! `Qwen2Config`), `model.safetensors` (read with the `safetensors` crate, the format's own
 //! reader) and `tokenizer.json` (read by `tokenizers`, in `Tokenizer::from_hf_json`).
 //!
 //! The weights map onto our [`Checkpoint`] one tensor each (torch's `(out, in)` is
@@ -14,8 +15,10 @@
 //!
 //! Every key the shape needs must be in `config.json`; the ones `LlamaConfig` defaults
 //! take its defaults (`num_key_value_heads` = heads, `rms_norm_eps` 1e-6, `rope_theta`
-//! 10,000, `tie_word_embeddings` false). What this engine does not run (RoPE scaling,
-//! biases, another activation, a head size other than hidden/heads) is refused by name.
+//! 10,000, `tie_word_embeddings` false). Llama 3's `rope_scaling` (`rope_type = llama3`)
+//! becomes RoPE factors ([`crate::config::Llama3Rope`]). What this engine does not run
+//! (another RoPE scaling, a Llama's biases, another activation, a sliding window, a head
+//! size other than hidden/heads) is refused by name.
 
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
@@ -47,7 +50,7 @@ pub enum HfError {
         value: String,
         why: String,
     },
-    #[error("config.json describes {0}; only LlamaForCausalLM (model_type \"llama\") is read")]
+    #[error("config.json describes {0}; LlamaForCausalLM and Qwen2ForCausalLM (model_type \"llama\", \"qwen2\") are read")]
     Architecture(String),
     #[error("{0}")]
     Unsupported(String),
@@ -92,10 +95,14 @@ pub struct HfConfig {
     /// `bos_token_id`, `eos_token_id` (the first when a list), when given.
     pub bos: Option<u32>,
     pub eos: Option<u32>,
-    /// `architectures[0]`, or "LlamaForCausalLM".
+    /// `architectures[0]`, or the one `model_type` names.
     pub architecture: String,
     /// The hub name it was saved from (`_name_or_path`, e.g. "HuggingFaceTB/SmolLM2-135M").
     pub name: Option<String>,
+    /// Q, K and V have biases (Qwen2).
+    pub qkv_bias: bool,
+    /// Llama 3's RoPE factors, from `rope_scaling`.
+    pub rope_factors: Option<Vec<f32>>,
 }
 
 impl HfConfig {
@@ -115,11 +122,22 @@ impl HfConfig {
         let keys = Keys(&v);
         let config = keys.config()?;
         keys.refuse_unsupported(&config)?;
+        let architecture = architecture.unwrap_or_else(|| {
+            match v.get("model_type").and_then(Value::as_str) {
+                Some("qwen2") => "Qwen2ForCausalLM",
+                _ => "LlamaForCausalLM",
+            }
+            .into()
+        });
         Ok(HfConfig {
+            qkv_bias: architecture == "Qwen2ForCausalLM",
+            rope_factors: keys
+                .llama3_rope()?
+                .map(|r| r.factors(config.head_size(), config.rope_theta)),
             config,
             bos: keys.id("bos_token_id", config.vocab_size)?,
             eos: keys.id("eos_token_id", config.vocab_size)?,
-            architecture: architecture.unwrap_or_else(|| "LlamaForCausalLM".into()),
+            architecture,
             name: v
                 .get("_name_or_path")
                 .and_then(Value::as_str)
@@ -129,16 +147,18 @@ impl HfConfig {
     }
 }
 
-/// `architectures[0]` when given, checked to be a Llama (or, without it, `model_type`
-/// "llama").
+/// `architectures[0]` when given, checked to be a Llama or a Qwen2 (or, without it,
+/// `model_type` "llama" or "qwen2").
 fn llama_architecture(v: &Value) -> Result<Option<String>, HfError> {
     let architecture = match v.get("architectures") {
         Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
         _ => None,
     };
     let model_type = v.get("model_type").and_then(Value::as_str);
-    let llama = architecture.as_deref() == Some("LlamaForCausalLM")
-        || (architecture.is_none() && model_type == Some("llama"));
+    let llama = matches!(
+        architecture.as_deref(),
+        Some("LlamaForCausalLM" | "Qwen2ForCausalLM")
+    ) || (architecture.is_none() && matches!(model_type, Some("llama" | "qwen2")));
     if !llama {
         return Err(HfError::Architecture(match (&architecture, model_type) {
             (Some(a), _) => a.clone(),
@@ -229,14 +249,11 @@ impl Keys<'_> {
                 ))
             }
         }
-        if let Some(s) = v.get("rope_scaling").filter(|s| !s.is_null()) {
-            return refuse(format!(
-                "rope_scaling is {s}; this engine runs plain RoPE only (no scaled or long-context RoPE)"
-            ));
-        }
-        for key in ["attention_bias", "mlp_bias"] {
+        for key in ["attention_bias", "mlp_bias", "use_sliding_window"] {
             if self.flag(key)? {
-                return refuse(format!("{key} is true; this engine's Llama has no biases"));
+                return refuse(format!(
+                    "{key} is true; this engine runs no biases but Qwen2's on Q, K and V, and full attention"
+                ));
             }
         }
         if let Some(h) = v.get("head_dim").filter(|h| !h.is_null()) {
@@ -248,6 +265,47 @@ impl Keys<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `rope_scaling` of `rope_type` (or `type`) "llama3", its four numbers checked; null
+    /// or absent: none; any other scaling refused by name.
+    fn llama3_rope(&self) -> Result<Option<crate::config::Llama3Rope>, HfError> {
+        let Some(s) = self.0.get("rope_scaling").filter(|s| !s.is_null()) else {
+            return Ok(None);
+        };
+        let kind = s
+            .get("rope_type")
+            .or_else(|| s.get("type"))
+            .and_then(Value::as_str);
+        if kind != Some("llama3") {
+            return Err(HfError::Unsupported(format!(
+                "rope_scaling is {s}; this engine runs plain RoPE and Llama 3's (rope_type \"llama3\") only"
+            )));
+        }
+        let num = |key: &'static str| {
+            s.get(key)
+                .and_then(Value::as_f64)
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| HfError::Value {
+                    key: "rope_scaling",
+                    value: s.to_string(),
+                    why: format!("its {key} must be a positive number"),
+                })
+        };
+        let r = crate::config::Llama3Rope {
+            factor: num("factor")?,
+            low_freq_factor: num("low_freq_factor")?,
+            high_freq_factor: num("high_freq_factor")?,
+            original_max_position_embeddings: num("original_max_position_embeddings")?,
+        };
+        if r.high_freq_factor <= r.low_freq_factor {
+            return Err(HfError::Value {
+                key: "rope_scaling",
+                value: s.to_string(),
+                why: "its high_freq_factor must be above its low_freq_factor".into(),
+            });
+        }
+        Ok(Some(r))
     }
 
     /// A token id (the first when a list) of a vocabulary of `vocab`; None when absent or
@@ -364,7 +422,8 @@ impl<'a> Weights<'a> {
 
     /// The weights of a model of `c` as a checkpoint, the memory checked against `budget`
     /// before any tensor is converted.
-    pub fn checkpoint(&self, c: Config, budget: Budget) -> Result<Checkpoint, HfError> {
+    pub fn checkpoint(&self, hf: &HfConfig, budget: Budget) -> Result<Checkpoint, HfError> {
+        let c = hf.config;
         Footprint::of(&c)
             .map_err(CheckpointError::from)?
             .check(&c, budget)
@@ -421,8 +480,30 @@ impl<'a> Weights<'a> {
             } else {
                 Some(Tensor::F32(self.floats("lm_head.weight", &[v, d])?.into()))
             },
+            qkv_bias: match hf.qkv_bias {
+                true => Some(self.qkv_bias(&c)?),
+                false => None,
+            },
+            rope_factors: hf.rope_factors.clone(),
         };
         Ok(Checkpoint { config: c, weights })
+    }
+}
+
+impl Weights<'_> {
+    /// Every layer's [bq; bk; bv], Q's and K's permuted as their rows are.
+    fn qkv_bias(&self, c: &Config) -> Result<Vec<f32>, HfError> {
+        let (d, kv, hs) = (c.dim, c.kv_dim(), c.head_size());
+        let mut out = Vec::with_capacity(c.n_layers * (d + 2 * kv));
+        for i in 0..c.n_layers {
+            let b = |part: &str, n: usize| {
+                self.floats(&format!("model.layers.{i}.self_attn.{part}.bias"), &[n])
+            };
+            out.extend(unpermute(&b("q_proj", d)?, c.n_heads, hs, 1));
+            out.extend(unpermute(&b("k_proj", kv)?, c.n_kv_heads, hs, 1));
+            out.extend(b("v_proj", kv)?);
+        }
+        Ok(out)
     }
 }
 

@@ -345,6 +345,8 @@ impl Checkpoint {
             w3,
             rms_final,
             wcls,
+            qkv_bias: None,
+            rope_factors: None,
         })
     }
 
@@ -433,6 +435,8 @@ impl Checkpoint {
             } else {
                 Some(Tensor::F32(uniform(v * d, d).into()))
             },
+            qkv_bias: None,
+            rope_factors: None,
         };
         Ok(Checkpoint { config, weights })
     }

@@ -246,6 +246,8 @@ impl Checkpoint {
                 w3: next(),
                 rms_final,
                 wcls: (!c.shared_classifier).then(next),
+                qkv_bias: None,
+                rope_factors: None,
             },
         })
     }

@@ -6,6 +6,7 @@
 pub mod ggml_blocks;
 pub mod gguf;
 pub mod gguf_llama;
+pub mod gguf_vocab;
 pub mod hf;
 pub mod llama2c;
 pub mod llama2c_v2;

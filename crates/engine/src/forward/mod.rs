@@ -99,6 +99,8 @@ struct Layer<'a> {
     w1: MatRef<'a>,
     w2: MatRef<'a>,
     w3: MatRef<'a>,
+    /// [bq; bk; bv] (dim + 2·kv_dim), where the model has them.
+    qkv_bias: Option<&'a [f32]>,
 }
 
 impl<'a> Layer<'a> {
@@ -117,6 +119,10 @@ impl<'a> Layer<'a> {
             w1: w.w1.block(l, layers),
             w2: w.w2.block(l, layers),
             w3: w.w3.block(l, layers),
+            qkv_bias: w.qkv_bias.as_deref().map(|b| {
+                let n = dim + 2 * c.kv_dim();
+                &b[l * n..(l + 1) * n]
+            }),
         }
     }
 }
@@ -133,7 +139,12 @@ impl Transformer {
     pub fn new(checkpoint: Checkpoint) -> Transformer {
         let c = checkpoint.config;
         Transformer {
-            rope: RopeTable::new(c.head_size(), c.seq_len, c.rope_theta),
+            rope: RopeTable::with_factors(
+                c.head_size(),
+                c.seq_len,
+                c.rope_theta,
+                checkpoint.weights.rope_factors.as_deref(),
+            ),
             config: c,
             weights: checkpoint.weights,
         }
@@ -262,6 +273,9 @@ impl Transformer {
         matmul(&mut s.qkv, &s.xb, dim, &[w.wq, w.wk, w.wv]);
         let (q, kv) = s.qkv.split_at_mut(n * dim);
         let (k, v) = kv.split_at_mut(n * kv_dim);
+        if let Some(b) = w.qkv_bias {
+            add_qkv_bias(b, dim, q, k, v);
+        }
         // RoPE at each row's position, then its K and V into its sequence's cache.
         for (i, r) in rows.iter().enumerate() {
             let (cos, sin) = self.rope.at(r.pos);
@@ -437,3 +451,15 @@ impl Transformer {
 
 #[cfg(test)]
 mod tests;
+
+/// Adds a layer's biases [bq; bk; bv] to every row of q (rows, dim), k and v (rows, kv_dim),
+/// before RoPE (Qwen2's `q_proj(x) + b`).
+fn add_qkv_bias(bias: &[f32], dim: usize, q: &mut [f32], k: &mut [f32], v: &mut [f32]) {
+    let (bq, bkv) = bias.split_at(dim);
+    let (bk, bv) = bkv.split_at(bkv.len() / 2);
+    for (m, b) in [(q, bq), (k, bk), (v, bv)] {
+        for row in m.chunks_exact_mut(b.len()) {
+            add_in_place(row, b);
+        }
+    }
+}

@@ -54,6 +54,10 @@ impl Transformer {
             matmul(qi, &xb, dim, &[w.wq]);
             matmul(ki, &xb, dim, &[w.wk]);
             matmul(&mut v[i * kv_dim..][..kv_dim], &xb, dim, &[w.wv]);
+            if let Some(b) = w.qkv_bias {
+                let vi = &mut v[i * kv_dim..][..kv_dim];
+                add_qkv_bias(b, dim, qi, ki, vi);
+            }
             let (cos, sin) = self.rope.at(i);
             rope(qi, hs, cos, sin);
             rope(ki, hs, cos, sin);

@@ -240,8 +240,10 @@ pub fn softmax(x: &mut [f32]) {
 }
 
 /// Rotary position embedding tables: cos and sin of pos·θ_j, θ_j = base^(−2j/head_size)
-/// (base 10,000 in llama2.c, the model's `rope_theta` otherwise),
-/// (seq_len, head_size/2), computed once per model exactly as llama2.c computes them per call.
+/// (base 10,000 in llama2.c, the model's `rope_theta` otherwise), divided by factor_j where
+/// the model has Llama 3's factors (llama.cpp's `rope_freqs`: `theta / freq_factor` in
+/// `ggml_rope_cache_init`), (seq_len, head_size/2), computed once per model exactly as
+/// llama2.c computes them per call.
 #[derive(Debug, Clone)]
 pub struct RopeTable {
     half: usize,
@@ -251,12 +253,24 @@ pub struct RopeTable {
 
 impl RopeTable {
     pub fn new(head_size: usize, seq_len: usize, base: f32) -> RopeTable {
+        RopeTable::with_factors(head_size, seq_len, base, None)
+    }
+
+    /// The table with each pair's frequency divided by its factor (`factors`: head_size/2
+    /// of them, checked where they were read).
+    pub fn with_factors(
+        head_size: usize,
+        seq_len: usize,
+        base: f32,
+        factors: Option<&[f32]>,
+    ) -> RopeTable {
         let half = head_size / 2;
         let mut cos = Vec::with_capacity(seq_len * half);
         let mut sin = Vec::with_capacity(seq_len * half);
         for pos in 0..seq_len {
             for j in 0..half {
-                let freq = 1.0 / libm::powf(base, (2 * j) as f32 / head_size as f32);
+                let factor = factors.and_then(|f| f.get(j)).copied().unwrap_or(1.0);
+                let freq = 1.0 / libm::powf(base, (2 * j) as f32 / head_size as f32) / factor;
                 let val = pos as f32 * freq;
                 cos.push(libm::cosf(val));
                 sin.push(libm::sinf(val));

@@ -12,6 +12,7 @@
 //! `<0xNN>` pieces become raw bytes; [`TextDecoder`] turns the byte stream into text without
 //! ever panicking on invalid UTF-8.
 
+mod bpe;
 mod spm;
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ mod vocab;
 
 use spm::{byte_fallback, byte_level_inverse, display_bytes, Spm, Table, EVERY_BYTE};
 
+pub use bpe::{GgufBpe, PRE_TOKENIZERS};
 use thiserror::Error;
 pub use vocab::{reference_encode, Llama2cVocab};
 
@@ -80,6 +82,12 @@ pub enum TokenizerError {
     MissingSpecial(&'static str),
     #[error("encoding failed: {0}")]
     Encode(String),
+    #[error("tokenizer.ggml.pre is {0:?}, a pre-tokenizer this reader does not know (it reads {known})", known = bpe::PRE_TOKENIZERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))]
+    UnknownPreTokenizer(String),
+    #[error("tokenizer.ggml.merges entry {rank} ({merge:?}) is not two tokens of the vocabulary")]
+    BadMerge { rank: usize, merge: String },
+    #[error("the BPE vocabulary could not be built: {0}")]
+    Bpe(String),
     #[error("token id {id} is outside the vocabulary (size {vocab})")]
     UnknownId { id: u32, vocab: usize },
 }
@@ -105,6 +113,10 @@ pub struct Tokenizer {
     display: Table,
     pub bos: u32,
     pub eos: u32,
+    /// Whether a prompt starts with BOS: always for llama2.c, SentencePiece and
+    /// `tokenizer.json` vocabularies; for a GGUF BPE vocabulary as its
+    /// `tokenizer.ggml.add_bos_token` says (false for Qwen2, true for Llama 3).
+    pub add_bos: bool,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -173,6 +185,7 @@ impl Tokenizer {
             display,
             bos,
             eos,
+            add_bos: true,
         })
     }
 
@@ -192,6 +205,18 @@ impl Tokenizer {
             .is_some_and(|dec| dec.to_string().contains("\"ByteLevel\""));
         let hf: tokenizers::Tokenizer =
             serde_json::from_value(value).map_err(|e| TokenizerError::Json(e.to_string()))?;
+        Tokenizer::from_hf(hf, byte_level, None)
+    }
+
+    /// Around a built `tokenizers` tokenizer: its token count and each token's length
+    /// checked, each id's bytes (byte-level pieces mapped back to their bytes, SentencePiece's
+    /// "▁" to a space) and display. BOS/EOS are `specials` (a GGUF file names them) or found
+    /// by their usual names.
+    fn from_hf(
+        hf: tokenizers::Tokenizer,
+        byte_level: bool,
+        specials: Option<(u32, u32)>,
+    ) -> Result<Tokenizer, TokenizerError> {
         let n = hf.get_vocab_size(true);
         if n > crate::sampling::settings::MAX_COUNT {
             return Err(TokenizerError::TooManyTokens(n));
@@ -220,30 +245,17 @@ impl Tokenizer {
             display.push(display_bytes(&bytes).as_bytes());
             piece_bytes.push(&bytes);
         }
-        let find = |names: &[&str]| names.iter().find_map(|n| hf.token_to_id(n));
-        // "\n<s>\n" and "\n</s>\n" are llama2.c's spellings (a converted tokenizer.bin).
-        let bos = find(&[
-            "<s>",
-            "\n<s>\n",
-            "<|begin_of_text|>",
-            "<|endoftext|>",
-            "<bos>",
-        ])
-        .ok_or(TokenizerError::MissingSpecial("BOS"))?;
-        let eos = find(&[
-            "</s>",
-            "\n</s>\n",
-            "<|end_of_text|>",
-            "<|endoftext|>",
-            "<eos>",
-        ])
-        .ok_or(TokenizerError::MissingSpecial("EOS"))?;
+        let (bos, eos) = match specials {
+            Some(ids) => ids,
+            None => hf_specials(&hf)?,
+        };
         Ok(Tokenizer {
             encoder: Encoder::Hf(Box::new(hf)),
             piece_bytes: Some(piece_bytes),
             display,
             bos,
             eos,
+            add_bos: true,
         })
     }
 
@@ -293,9 +305,10 @@ impl Tokenizer {
         }
     }
 
-    /// Encodes text, with BOS first when `bos` is true.
+    /// Encodes text, with BOS first when `bos` is true and the vocabulary adds one
+    /// ([`Tokenizer::add_bos`]).
     pub fn encode(&self, text: &str, bos: bool) -> Result<Vec<u32>, TokenizerError> {
-        let bos = bos.then_some(self.bos);
+        let bos = (bos && self.add_bos).then_some(self.bos);
         match &self.encoder {
             Encoder::Spm(spm) => Ok(spm.encode(&self.display, text, bos)),
             Encoder::Hf(hf) => {
@@ -385,6 +398,29 @@ impl Tokenizer {
         }
         out
     }
+}
+
+/// BOS and EOS of a `tokenizer.json`, by their usual names ("\n<s>\n" and "\n</s>\n" are
+/// llama2.c's spellings, in a converted tokenizer.bin).
+fn hf_specials(hf: &tokenizers::Tokenizer) -> Result<(u32, u32), TokenizerError> {
+    let find = |names: &[&str]| names.iter().find_map(|n| hf.token_to_id(n));
+    let bos = find(&[
+        "<s>",
+        "\n<s>\n",
+        "<|begin_of_text|>",
+        "<|endoftext|>",
+        "<bos>",
+    ])
+    .ok_or(TokenizerError::MissingSpecial("BOS"))?;
+    let eos = find(&[
+        "</s>",
+        "\n</s>\n",
+        "<|end_of_text|>",
+        "<|endoftext|>",
+        "<eos>",
+    ])
+    .ok_or(TokenizerError::MissingSpecial("EOS"))?;
+    Ok((bos, eos))
 }
 
 /// Streaming UTF-8 decoding of token bytes: holds back an incomplete character until the

@@ -27,7 +27,8 @@ pub(super) struct Weights {
     pub(super) rms_final: wgpu::Buffer,
     /// None when the classifier shares the embedding.
     pub(super) wcls: Option<wgpu::Buffer>,
-    /// RoPE cos/sin, interleaved (seq_len, head_size/2, 2): the CPU's table.
+    /// RoPE cos/sin, interleaved (seq_len, head_size/2, 2): the CPU's table; then every
+    /// layer's [bq; bk; bv] (Qwen2's; zeros for a Llama: `qkv.wgsl` adds them either way).
     pub(super) rope: wgpu::Buffer,
     /// Bytes of the matrices' buffers (quantized ones stay quantized).
     pub(super) matrix_bytes: u64,
@@ -157,13 +158,23 @@ impl Weights {
         let upload = |label: &str, data: &[f32]| bytes(label, bytemuck::cast_slice(data));
         // Matrices in their own format (quantized ones stay quantized on the GPU).
         let matrix = |label: &str, t: &Tensor| bytes(label, &packed(t));
-        let table = RopeTable::new(c.head_size(), c.seq_len, c.rope_theta);
-        let mut rope = Vec::with_capacity(c.seq_len * c.head_size());
+        let table = RopeTable::with_factors(
+            c.head_size(),
+            c.seq_len,
+            c.rope_theta,
+            w.rope_factors.as_deref(),
+        );
+        let biases = c.n_layers * (c.dim + 2 * c.kv_dim());
+        let mut rope = Vec::with_capacity(c.seq_len * c.head_size() + biases);
         for pos in 0..c.seq_len {
             let (cos, sin) = table.at(pos);
             for (c, s) in cos.iter().zip(sin) {
                 rope.extend([*c, *s]);
             }
+        }
+        match &w.qkv_bias {
+            Some(b) => rope.extend_from_slice(b),
+            None => rope.resize(rope.len() + biases, 0.0),
         }
         // As many layers a buffer as the device binds at once (one layer at least), each
         // buffer packed and uploaded on its own so the host holds one buffer's copy at most.
@@ -200,7 +211,7 @@ impl Weights {
             w2: matrix("w2", &w.w2),
             rms_final: upload("rms_final", &w.rms_final),
             wcls: w.wcls.as_ref().map(|t| matrix("wcls", t)),
-            rope: upload("rope table", &rope),
+            rope: upload("rope table and q, k, v biases", &rope),
             matrix_bytes: w.matrices(c).iter().map(|(_, t, _)| t.bytes()).sum(),
             packing: Packing { qkv, mlp },
         })

@@ -41,7 +41,9 @@ pub struct QkvParams {
     pub cache_offset: u32,
     pub g_offset: u32,
     pub eps: f32,
-    pub _pad: u32,
+    /// Where layer l's [bq; bk; bv] starts in the RoPE table's buffer: after the table
+    /// (seq_len · head_size floats), l · (dim + 2·kv_dim) on.
+    pub bias_at: u32,
 }
 
 /// Layer `l`'s block: Wq, Wk, Wv where `packed` put them; the new keys and values at each
@@ -59,7 +61,7 @@ pub fn layer_params(c: &Config, packed: &PartsLayout, l: u32) -> Vec<u8> {
         cache_offset: layer_cache(c, l) as u32,
         g_offset: l * c.dim as u32,
         eps: c.rms_eps,
-        _pad: 0,
+        bias_at: (c.seq_len * c.head_size() + l as usize * (c.dim + 2 * c.kv_dim())) as u32,
     })
 }
 
@@ -85,7 +87,8 @@ pub struct QkvShape {
 
 /// x (tokens × dim) at positions `shape.pos0`.. through one layer's [Wq; Wk; Wv] (`w`, one block
 /// each) with norm weights `gamma`, RoPE from `table` (the CPU's cos/sin, interleaved) and
-/// one layer's caches `cache` (positions × kv_dim each). Returns q and the two caches.
+/// one layer's caches `cache` (positions × kv_dim each), no biases (the model's, Qwen2's,
+/// are checked through the whole forward pass). Returns q and the two caches.
 pub async fn qkv(
     ctx: &GpuContext,
     w: [&Tensor; 3],
@@ -120,8 +123,10 @@ pub async fn qkv(
         cache_offset: 0,
         g_offset: 0,
         eps,
-        _pad: 0,
+        bias_at: table.len() as u32,
     };
+    let mut rope_and_bias = table.to_vec();
+    rope_and_bias.resize(table.len() + dim + 2 * kv_dim, 0.0);
     let make = |ctx: &GpuContext| {
         vec![
             (buffer(ctx, &packed.bytes, false), Slot::Read),
@@ -136,7 +141,7 @@ pub async fn qkv(
             (step(ctx, t as u32), Slot::Step),
             (positions(ctx, pos0 as u32, t as u32), Slot::Read),
             (buffer(ctx, f32s(gamma), false), Slot::Read),
-            (buffer(ctx, f32s(table), false), Slot::Read),
+            (buffer(ctx, f32s(&rope_and_bias), false), Slot::Read),
         ]
     };
     let groups = (

@@ -4,12 +4,15 @@
 // of [Wq; Wk; Wv] (packed per layer by `kernel::packed_parts`, Wk at k_at and Wv at v_at
 // weights into the layer's block), so the pair is rotated in the epilogue with the CPU's
 // cos/sin table. A pair never straddles two matrices (q_rows and kv_rows are even).
-// Mirrors: `cpu::rmsnorm`, then `cpu::matmul` for each of Wq, Wk, Wv, then `cpu::rope`
-// (`ops::qkv::cpu_twin`).
+// Each row's bias (Qwen2's [bq; bk; bv], zeros for a Llama) is added before RoPE.
+// Mirrors: `cpu::rmsnorm`, then `cpu::matmul` for each of Wq, Wk, Wv, the biases, then
+// `cpu::rope` (`ops::qkv::cpu_twin`).
 // Bindings: 0 W (read), 1 x (read), 2 q (read_write), 3 key cache (read_write), 4 value cache
 //           (read_write), 5 params (uniform, dynamic offset), 6 step (uniform, dynamic
 //           offset), 7 rows (read: positions), 8 norm weights (read), 9 rope table (read:
-//           cos, sin interleaved, (seq_len, head_size/2, 2)).
+//           cos, sin interleaved, (seq_len, head_size/2, 2), then every layer's biases
+//           [bq; bk; bv], the layer's at bias_at: one buffer, so that the kernel binds 8
+//           storage buffers, WebGPU's default maxStorageBuffersPerShaderStage).
 // Workgroup: 64 threads per pair and tile of TILE_BATCH batch rows (each weight read once
 //            for the tile). Dispatch: (pairs, 1, ceil(n_rows / TILE_BATCH)).
 
@@ -25,7 +28,7 @@ struct Params {
     cache_offset: u32,
     g_offset: u32,
     eps: f32,
-    _p0: u32,
+    bias_at: u32,
 }
 
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -71,7 +74,8 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let t = t0 + lid.x;
     let inv = 1.0 / sqrt(dots_s[lid.x * 64u] / f32(p.n) + p.eps);
     var a = dots_a[lid.x * 64u] * inv;
-    var b = dots_b[lid.x * 64u] * inv;
+    var b = dots_b[lid.x * 64u] * inv + rope[p.bias_at + row + 1u];
+    a += rope[p.bias_at + row];
     let pos = positions[t];
     if (part < 2u) {
         let j = (local / 2u) % p.half_head;

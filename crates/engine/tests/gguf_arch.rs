@@ -1,0 +1,184 @@
+//! The vocabularies and architectures of the GGUF files people download (issue 36, items 2
+//! and 3), on files the set-up writes (`scripts/make-arch-fixtures.py`: llama.cpp's `gguf`
+//! package, Hugging Face's `tokenizers`, numpy's float64 forward pass) and held to
+//! llama.cpp's own tokenizer and forward pass on the same files
+//! (`tests/fixtures/arch/llama-cpp.json`, written by hand with
+//! `scripts/llama-cpp-arch-reference.py`; each entry names the sha256 of the file it read).
+
+mod common;
+
+use decoding_engine::budget::Budget;
+use decoding_engine::Model;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+fn read(dir: &str, name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(dir)
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/test.sh (its set-up writes the fixtures)",
+            p.display()
+        )
+    })
+}
+
+fn json(dir: &str, name: &str) -> Value {
+    serde_json::from_slice(&read(dir, name)).unwrap()
+}
+
+const ARCH: &str = "../../assets/models/fixtures/arch";
+
+fn llama_cpp() -> Value {
+    json("../../tests/fixtures/arch", "llama-cpp.json")
+}
+
+fn expected() -> Value {
+    json(ARCH, "expected.json")
+}
+
+/// A fixture the set-up wrote, checked to be the very file llama.cpp read for the reference.
+fn checked(name: &str, reference: &Value) -> Vec<u8> {
+    let bytes = read(ARCH, name);
+    let got: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        reference["files"][name]["sha256"].as_str(),
+        Some(got.as_str()),
+        "{name} is not the file scripts/llama-cpp-arch-reference.py read: rerun it"
+    );
+    bytes
+}
+
+fn ids(v: &Value) -> Vec<u32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
+}
+
+fn model(name: &str, reference: &Value) -> Model {
+    Model::from_gguf(&checked(name, reference), Budget::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Each named pre-tokenizer over a text of spaces, digits, punctuation, newlines, accents and
+/// emoji: the ids of llama.cpp's `llama_tokenize` on the same file, and the text back from
+/// them. The ChatML text with its special tokens parsed gives llama.cpp's ids too.
+#[test]
+fn bpe_vocabularies_tokenize_as_llama_cpp_does() {
+    let (reference, want) = (llama_cpp(), expected());
+    let text = want["text"].as_str().unwrap();
+    let chat = reference["chat_text"].as_str().unwrap();
+    let mut seen = Vec::new();
+    for pre in ["gpt-2", "smollm", "llama-bpe", "qwen2"] {
+        let name = format!("bpe-{pre}.gguf");
+        let m = model(&name, &reference);
+        let entry = &reference["files"][&name];
+        let got = m.tokenizer.encode(text, false).unwrap();
+        assert_eq!(got, ids(&entry["ids"]), "{name}: ids of the test text");
+        assert_eq!(
+            m.tokenizer.decode(&got).unwrap(),
+            text,
+            "{name}: round trip"
+        );
+        let got = m.tokenizer.encode(chat, false).unwrap();
+        assert_eq!(got, ids(&entry["chat_ids"]), "{name}: ids of the chat text");
+        seen.push(ids(&entry["ids"]));
+    }
+    // The text tells the pre-tokenizers apart: GPT-2's digit runs, SmolLM's single digits,
+    // Llama 3's runs of three, Qwen2's contractions and newlines.
+    assert_ne!(seen[0], seen[1]);
+    assert_ne!(seen[0], seen[2]);
+    assert_ne!(seen[2], seen[3]);
+}
+
+/// Llama 3's pre-tokenizer adds BOS by default (llama.cpp's default for `llama-bpe`); the
+/// others do not, and Qwen2's file says so too (`add_bos_token = false`).
+#[test]
+fn bos_is_added_as_the_vocabulary_says() {
+    let reference = llama_cpp();
+    let bos = |name: &str| {
+        let m = model(name, &reference);
+        let ids = m.encode_prompt("Hello").unwrap();
+        ids[0] == m.tokenizer.bos
+    };
+    assert!(bos("bpe-llama-bpe.gguf"));
+    assert!(!bos("bpe-gpt-2.gguf"));
+    assert!(!bos("qwen2.gguf"));
+}
+
+/// A pre-tokenizer nobody has is refused by its name, with the names read.
+#[test]
+fn an_unknown_pre_tokenizer_is_refused_by_name() {
+    let err = Model::from_gguf(&read(ARCH, "bpe-unknown.gguf"), Budget::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"no-such-pre\""), "{err}");
+    assert!(err.contains("llama-bpe") && err.contains("qwen2"), "{err}");
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .collect()
+}
+
+/// The largest |ours − reference| over every position's logits.
+fn worst(ours: &[f32], reference: &[f64]) -> f64 {
+    assert_eq!(ours.len(), reference.len());
+    ours.iter()
+        .zip(reference)
+        .map(|(&a, b)| (a as f64 - b).abs())
+        .fold(0.0, f64::max)
+}
+
+fn hf_model(dir: &str) -> Model {
+    let file = |name: &str| read(&format!("{ARCH}/{dir}"), name);
+    Model::from_hf(
+        &file("config.json"),
+        &file("model.safetensors"),
+        &file("tokenizer.json"),
+        Budget::default(),
+    )
+    .unwrap_or_else(|e| panic!("{dir}: {e}"))
+}
+
+/// Qwen2 (biases on Q, K and V, Hugging Face's RoPE order in the GGUF file, untied) and
+/// Llama 3's RoPE factors, as GGUF and as Hugging Face checkpoints: the logits at every
+/// position within 1e-4 of the float64 forward pass (hf_reference.py), and the GGUF files
+/// within llama.cpp's own float32 error of llama.cpp's logits on the same file.
+#[test]
+fn qwen2_and_llama3_rope_match_the_independent_passes() {
+    let (reference, want) = (llama_cpp(), expected());
+    let tokens = ids(&want["tokens"]);
+    let logits = |m: &Model| common::prefill_logits(&m.transformer, &tokens);
+    for (gguf, hf, key) in [
+        ("qwen2.gguf", "hf-qwen2", "qwen2_logits"),
+        ("llama3-rope.gguf", "hf-llama3-rope", "llama3_rope_logits"),
+    ] {
+        let f64_pass = floats(&want[key]);
+        let m = model(gguf, &reference);
+        let ours = logits(&m);
+        let e = worst(&ours, &f64_pass);
+        let l = worst(&ours, &floats(&reference["files"][gguf]["logits"]));
+        let h = worst(&logits(&hf_model(hf)), &f64_pass);
+        eprintln!("{gguf}: {e:.2e} from float64, {l:.2e} from llama.cpp; {hf}: {h:.2e}");
+        assert!(e < 1e-4, "{gguf}: {e} from the float64 pass");
+        assert!(l < 2e-2, "{gguf}: {l} from llama.cpp's logits");
+        assert!(h < 1e-4, "{hf}: {h} from the float64 pass");
+    }
+    // The factors matter at these positions: without them the logits are far off.
+    let m = model("llama3-rope.gguf", &reference);
+    let plain = floats(&want["llama3_rope_logits_without_factors"]);
+    assert!(worst(&logits(&m), &plain) > 0.1);
+    assert_eq!(m.architecture, "llama");
+    assert_eq!(model("qwen2.gguf", &reference).architecture, "qwen2");
+}
