@@ -23,6 +23,8 @@ Written to OUT_DIR:
 - hf-qwen2/ and hf-llama3-rope/: the same two models as Hugging Face checkpoints
   (config.json of Qwen2ForCausalLM / LlamaForCausalLM with `rope_scaling`,
   model.safetensors F32, tokenizer.json).
+- small-bpe.gguf: the vocabulary (pre `qwen2`) on the smallest working model (dim 32, one
+  layer, Q8_0): the GGUF fuzzer's seed fuzz/corpus/gguf/seed-small-bpe.
 - expected.json: the test text and the ids `tokenizers` gives it; for qwen2 and llama3-rope
   the tokens run and hf_reference.py's float64 logits at every position (and llama3-rope's
   without its factors, to show they matter).
@@ -38,6 +40,7 @@ from pathlib import Path
 
 import gguf
 import numpy as np
+from gguf import GGMLQuantizationType as Q
 from safetensors.numpy import save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -117,11 +120,11 @@ def gguf_tensors(cfg, t, neox):
     return out
 
 
-def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None):
+def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None, qtype=Q.F32):
     tokens, merges, types = vocab
     out = gguf.GGUFWriter(str(path), arch)
     out.add_name(Path(path).stem)
-    out.add_file_type(gguf.LlamaFileType.ALL_F32)
+    out.add_file_type(gguf.LlamaFileType.ALL_F32 if qtype == Q.F32 else gguf.LlamaFileType.MOSTLY_Q8_0)
     out.add_context_length(cfg["seq_len"])
     out.add_embedding_length(cfg["dim"])
     out.add_block_count(cfg["layers"])
@@ -143,7 +146,11 @@ def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None):
     for key, value in (extra or {}).items():
         getattr(out, key)(value)
     for name, v in tensors.items():
-        out.add_tensor(name, np.ascontiguousarray(v, dtype=np.float32))
+        v = np.ascontiguousarray(v, dtype=np.float32)
+        if v.ndim == 2 and qtype != Q.F32:
+            out.add_tensor(name, gguf.quants.quantize(v, qtype), raw_dtype=qtype)
+        else:
+            out.add_tensor(name, v)
     out.write_header_to_file()
     out.write_kv_data_to_file()
     out.write_tensors_to_file()
@@ -186,6 +193,13 @@ def main():
         name = "unknown" if pre == "no-such-pre" else pre
         write_gguf(out_dir / f"bpe-{name}.gguf", "llama", base, gguf_tensors(base, t, False),
                    vocab, pre)
+    # The fuzzer's seed (fuzz/corpus/gguf/seed-small-bpe): the vocabulary on the smallest
+    # working model (dim 32, one layer, Q8_0).
+    small = dict(base, dim=32, hidden=32, layers=1, heads=2, kv_heads=1, seq_len=8)
+    sw = tiny_weights(small, seed=25)
+    del sw["wcls"]
+    write_gguf(out_dir / "small-bpe.gguf", "llama", small,
+               gguf_tensors(small, hf_tensors(small, sw), False), vocab, "qwen2", qtype=Q.Q8_0)
     ids = tk.encode(TEST_TEXT, add_special_tokens=False).ids
     tokens = [eot] + ids[:15]
     expected = {"text": TEST_TEXT, "tokenizers_ids": ids, "tokens": tokens}

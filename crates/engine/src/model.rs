@@ -293,6 +293,21 @@ impl Model {
         self
     }
 
+    /// What the model has beyond llama2.c's Llama, for its card: Qwen2's biases, Llama 3's
+    /// RoPE factors, a GGUF BPE vocabulary.
+    pub fn extras(&self) -> Vec<String> {
+        let w = &self.transformer.weights;
+        let mut out = Vec::new();
+        if w.qkv_bias.is_some() {
+            out.push("Q/K/V biases".to_string());
+        }
+        if w.rope_factors.is_some() {
+            out.push("Llama 3 RoPE factors".to_string());
+        }
+        out.extend(self.tokenizer.kind.clone());
+        out
+    }
+
     pub fn config(&self) -> &Config {
         &self.transformer.config
     }

@@ -97,6 +97,7 @@ pub(super) fn Header() -> impl IntoView {
                         i.architecture, i.format.label(),
                         decoding_engine::units::thousands(i.config.rope_theta as u64), i.config.rms_eps
                     )}
+                    {(!i.extras.is_empty()).then(|| format!("; {}", i.extras.join(", ")))}
                     {i.tensor_types.map(|t| format!("; tensors in the file: {t}"))}
                     {move || ui.model.precision.get().map(|(p, b)| format!(
                         "; weights {p}: {} bytes ({})", decoding_engine::units::thousands(b),

@@ -127,6 +127,11 @@ impl Tokenizer {
             .map_err(|e| TokenizerError::Bpe(e.to_string()))?;
         let mut t = Tokenizer::from_hf(hf, true, Some((v.bos, v.eos)))?;
         t.add_bos = v.add_bos.unwrap_or(pre.add_bos);
+        t.kind = Some(format!(
+            "byte-level BPE vocabulary, {:?} split{}",
+            v.pre,
+            if t.add_bos { "" } else { ", no BOS" }
+        ));
         Ok(t)
     }
 }

@@ -117,6 +117,9 @@ pub struct Tokenizer {
     /// `tokenizer.json` vocabularies; for a GGUF BPE vocabulary as its
     /// `tokenizer.ggml.add_bos_token` says (false for Qwen2, true for Llama 3).
     pub add_bos: bool,
+    /// What kind of vocabulary, where the model card says (a GGUF BPE vocabulary: its
+    /// split's name).
+    pub kind: Option<String>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -186,6 +189,7 @@ impl Tokenizer {
             bos,
             eos,
             add_bos: true,
+            kind: None,
         })
     }
 
@@ -256,6 +260,7 @@ impl Tokenizer {
             bos,
             eos,
             add_bos: true,
+            kind: None,
         })
     }
 

@@ -18,6 +18,9 @@ pub struct ModelInfo {
     pub architecture: String,
     /// A GGUF file's tensor types ("Q4_K ×12, Q6_K ×3, F32 ×5"); None for other formats.
     pub tensor_types: Option<String>,
+    /// What it has beyond llama2.c's Llama (`Model::extras`: "Q/K/V biases", …).
+    #[serde(default)]
+    pub extras: Vec<String>,
 }
 
 /// One token of the prompt.

@@ -88,6 +88,7 @@ impl Session {
             format: m.format,
             architecture: m.architecture.clone(),
             tensor_types: m.tensor_types.clone(),
+            extras: m.extras(),
         };
         if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
             old.release(engine);
