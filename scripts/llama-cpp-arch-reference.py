@@ -14,7 +14,8 @@ wrote the same file) and:
   tokens not parsed), and the ids of the ChatML text with <|im_start|> / <|im_end|> parsed
   as special tokens;
 - qwen2.gguf, llama3-rope.gguf: llama.cpp's logits (float32 weights and KV cache) at every
-  position of expected.json's tokens.
+  position of expected.json's tokens; for qwen2.gguf also llama.cpp's rendering of its chat
+  template for one user message (`llama_chat_apply_template`).
 """
 import hashlib
 import json
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llama_cpp_ref import llama_logits  # noqa: E402
 
+CHAT_USER = "Hi there!"
 CHAT = "<|im_start|>user\nHi there!<|im_end|>\n<|im_start|>assistant\n"
 
 
@@ -44,6 +46,25 @@ def tokenize(llama_cpp, path, text, special):
     return ids
 
 
+def chat_apply(llama_cpp, path, user):
+    """llama.cpp's own rendering of the file's chat template (`llama_chat_apply_template`,
+    which recognises the template and applies its C++ version) for one user message, the
+    assistant's turn opened."""
+    import ctypes
+    mp = llama_cpp.llama_model_default_params()
+    mp.vocab_only = True
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
+    tmpl = llama_cpp.llama_model_chat_template(model, None)
+    msgs = (llama_cpp.llama_chat_message * 1)()
+    msgs[0].role, msgs[0].content = b"user", user.encode()
+    buf = ctypes.create_string_buffer(4096)
+    n = llama_cpp.llama_chat_apply_template(tmpl, msgs, 1, True, buf, len(buf))
+    llama_cpp.llama_model_free(model)
+    if n < 0:
+        raise SystemExit(f"llama_chat_apply_template failed on {path}: {n}")
+    return buf.raw[:n].decode()
+
+
 def main():
     import llama_cpp
     fixtures, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
@@ -57,6 +78,9 @@ def main():
             entry["chat_ids"] = tokenize(llama_cpp, path, CHAT, True)
         elif path.name in ("qwen2.gguf", "llama3-rope.gguf"):
             entry["logits"] = llama_logits(llama_cpp, path, expected["tokens"]).tolist()
+            if path.name == "qwen2.gguf":
+                entry["chat_user"] = CHAT_USER
+                entry["chat_rendered"] = chat_apply(llama_cpp, path, CHAT_USER)
         else:
             continue
         result["files"][path.name] = entry

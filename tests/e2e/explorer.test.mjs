@@ -440,6 +440,23 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   // (the page shows a piece's spaces as ␣)
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(qWant.top[0].piece.replaceAll(' ', '␣')));
   assert.equal((await topRow(page)).value, Number(qWant.top[0].prob.toFixed(4)));
+  // Its file carries a ChatML template: "Chat" runs the prompt through it as one user
+  // message, the template's special tokens one token each; the first distribution is the
+  // CLI's on the rendered text. Off again, the prompt is the text as typed.
+  const ptoks = () => page.evaluate(() => [...document.querySelectorAll('[data-testid=prompt-token]')].map((e) => e.textContent));
+  assert.equal(await page.getByTestId('chat-toggle').getAttribute('aria-pressed'), 'false');
+  await page.getByTestId('chat-toggle').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=prompt-token]')?.textContent === '<|im_start|>');
+  assert.match(await page.getByTestId('prompt-tokens').innerText(), /tokens, through the chat template: /);
+  assert.equal((await ptoks()).filter((t) => t === '<|im_end|>').length, 1);
+  const rendered = '<|im_start|>user\nOnce upon a time<|im_end|>\n<|im_start|>assistant\n';
+  assert.equal(await page.getByTestId('prompt-text').innerText(), rendered);
+  const chatWant = JSON.parse(cli('--model', qwen2, 'next', '--prompt', rendered, '--json'));
+  await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(chatWant.top[0].piece.replaceAll(' ', '␣')));
+  assert.equal((await topRow(page)).value, Number(chatWant.top[0].prob.toFixed(4)));
+  await page.getByTestId('chat-toggle').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=prompt-token]')?.textContent === 'Once');
+  assert.match(await page.getByTestId('prompt-tokens').innerText(), /tokens \(this vocabulary adds no BOS\): /);
   // A cut GGUF is refused with the engine's reason; the loaded model keeps working.
   const cut = fs.readFileSync(q8).subarray(0, 5000).toString('base64');
   await drop('cut.gguf', cut);

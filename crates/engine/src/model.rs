@@ -19,6 +19,8 @@ pub enum ModelError {
     Gguf(#[from] crate::gguf::GgufError),
     #[error("Hugging Face checkpoint: {0}")]
     Hf(#[from] crate::hf::HfError),
+    #[error("chat: {0}")]
+    Chat(#[from] crate::tokenizer::chat::ChatError),
     #[error("the prompt is empty and this model's vocabulary starts no prompt with BOS: give it some text to start from")]
     EmptyPrompt,
     #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]
@@ -37,6 +39,8 @@ pub struct Model {
     /// A GGUF file's tensor types and how many of each ("Q4_K ×12, Q6_K ×3, F32 ×5"): what
     /// the file holds, beside the precision the engine runs.
     pub tensor_types: Option<String>,
+    /// The chat template its file carries (GGUF's `tokenizer.chat_template`).
+    pub chat_template: Option<crate::tokenizer::chat::ChatTemplate>,
 }
 
 /// The file formats a model is read from.
@@ -196,6 +200,7 @@ impl Model {
         m.format = Format::Gguf;
         m.architecture = file.architecture()?.into();
         m.tensor_types = Some(file.tensor_types());
+        m.chat_template = file.chat_template()?;
         Ok(m)
     }
 
@@ -272,6 +277,7 @@ impl Model {
             format: Format::Llama2c,
             architecture: "llama".into(),
             tensor_types: None,
+            chat_template: None,
         })
     }
 
@@ -312,10 +318,26 @@ impl Model {
         &self.transformer.config
     }
 
-    /// BOS (where the vocabulary adds one) + the prompt's tokens, refused when there are
-    /// none or they do not fit in the context with room for at least one generated token.
+    /// The prompt as one user message of the model's chat template, the assistant's turn
+    /// opened: the text an instruct model was trained to see.
+    pub fn render_chat(&self, user: &str) -> Result<String, ModelError> {
+        let t = &self.tokenizer;
+        let template = self
+            .chat_template
+            .as_ref()
+            .ok_or(crate::tokenizer::chat::ChatError::NoTemplate)?;
+        Ok(template.render(user, t.piece(t.bos)?, t.piece(t.eos)?)?)
+    }
+
+    /// BOS (where the vocabulary adds one, and the text does not already start with it, as
+    /// a rendered chat template may) + the prompt's tokens, refused when there are none or
+    /// they do not fit in the context with room for at least one generated token.
     pub fn encode_prompt(&self, text: &str) -> Result<Vec<u32>, ModelError> {
-        let ids = self.tokenizer.encode(text, true)?;
+        let t = &self.tokenizer;
+        let mut ids = t.encode(text, false)?;
+        if t.add_bos && ids.first() != Some(&t.bos) {
+            ids.insert(0, t.bos);
+        }
         if ids.is_empty() {
             return Err(ModelError::EmptyPrompt);
         }

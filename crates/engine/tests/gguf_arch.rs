@@ -109,6 +109,11 @@ fn bos_is_added_as_the_vocabulary_says() {
         ids[0] == m.tokenizer.bos
     };
     assert!(bos("bpe-llama-bpe.gguf"));
+    // A text that starts with the BOS token (as a rendered chat template may) gets no second.
+    let m = model("bpe-llama-bpe.gguf", &reference);
+    let ids = m.encode_prompt("<|endoftext|>Hello").unwrap();
+    assert_eq!(ids[0], m.tokenizer.bos);
+    assert_ne!(ids[1], m.tokenizer.bos);
     assert!(!bos("bpe-gpt-2.gguf"));
     assert!(!bos("qwen2.gguf"));
 }
@@ -181,4 +186,24 @@ fn qwen2_and_llama3_rope_match_the_independent_passes() {
     assert!(worst(&logits(&m), &plain) > 0.1);
     assert_eq!(m.architecture, "llama");
     assert_eq!(model("qwen2.gguf", &reference).architecture, "qwen2");
+}
+
+/// Qwen2's file carries a ChatML template: one user message renders as llama.cpp's
+/// `llama_chat_apply_template` renders it, and its tokens are llama.cpp's, the template's
+/// <|im_start|> and <|im_end|> single special tokens (no BOS: Qwen2 adds none).
+#[test]
+fn the_chat_template_renders_and_tokenizes_as_llama_cpp_does() {
+    let reference = llama_cpp();
+    let entry = &reference["files"]["qwen2.gguf"];
+    let m = model("qwen2.gguf", &reference);
+    let text = m.render_chat(entry["chat_user"].as_str().unwrap()).unwrap();
+    assert_eq!(text, entry["chat_rendered"].as_str().unwrap());
+    let ids_want = ids(&reference["files"]["bpe-qwen2.gguf"]["chat_ids"]);
+    assert_eq!(m.encode_prompt(&text).unwrap(), ids_want);
+    let start = m.tokenizer.piece(ids_want[0]).unwrap();
+    assert_eq!(start, "<|im_start|>");
+    // A file without a template says so.
+    let plain = model("llama3-rope.gguf", &reference);
+    let err = plain.render_chat("Hi").unwrap_err().to_string();
+    assert!(err.contains("no chat template"), "{err}");
 }

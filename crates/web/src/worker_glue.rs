@@ -227,7 +227,10 @@ impl Worker {
                 self.post(e);
             }
             // The current prompt, on the new model.
-            events = session.set_prompt(session.prompt().to_string(), self).await;
+            // (its chat is off: the page turns the toggle off on `Loaded`)
+            events = session
+                .set_prompt(session.prompt().to_string(), false, self)
+                .await;
         }
         self.session.replace(session);
         for e in &events {

@@ -65,6 +65,8 @@ impl Ui {
             Event::Loaded { info } => {
                 // A model that loaded answers the last failure: its message goes.
                 self.shell.error.set(None);
+                // Chat is off again: the new model may have no template.
+                self.gen.chat.set(false);
                 self.model.info.set(Some(info));
                 self.model.load.set(super::LoadState::Ready);
             }

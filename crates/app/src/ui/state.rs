@@ -38,6 +38,8 @@ pub struct GenState {
     pub transcript: RwSignal<Option<TranscriptView>>,
     pub trace: RwSignal<Option<TraceView>>,
     pub running: RwSignal<bool>,
+    /// The prompt goes through the model's chat template (a model whose file has one).
+    pub chat: RwSignal<bool>,
 }
 
 /// The knobs: their text as typed, the last valid settings, the rules broken.
@@ -125,6 +127,7 @@ impl Ui {
                 transcript: RwSignal::new(None),
                 trace: RwSignal::new(None),
                 running: RwSignal::new(false),
+                chat: RwSignal::new(false),
             },
             knobs: KnobState {
                 raw: RwSignal::new(restored.raw.clone()),

@@ -30,7 +30,8 @@ pub fn Transcript() -> impl IntoView {
             s.prompt = p.clone();
             s.steps = 0;
         });
-        ui.send(&Request::SetPrompt { prompt: p });
+        let chat = ui.gen.chat.get_untracked();
+        ui.send(&Request::SetPrompt { prompt: p, chat });
         if ui.is_beam() {
             ui.send(&Request::BeamStart);
         }
@@ -63,6 +64,15 @@ pub fn Transcript() -> impl IntoView {
                         }
                     }></textarea>
                 <button data-testid="run-prompt" on:click=move |_| apply_prompt()>"Run prompt"</button>
+                {move || ui.model.info.with(|i| i.as_ref().is_some_and(|i| i.chat_template)).then(|| view! {
+                    <button class="ghost" data-testid="chat-toggle"
+                        title="Render the prompt as one user message through the chat template the model's file carries, the assistant's turn opened: what an instruct model was trained to see"
+                        aria-pressed=move || ui.gen.chat.get().to_string()
+                        on:click=move |_| {
+                            ui.gen.chat.update(|c| *c = !*c);
+                            apply_prompt();
+                        }>"Chat"</button>
+                })}
             </div>
             <div class="controls" id="controls" role="toolbar" aria-label="Generation controls">
                 <button data-testid="step" on:click=move |_| ui.step() title="Step one token (n)">"Step"</button>
@@ -90,7 +100,12 @@ pub fn Transcript() -> impl IntoView {
                         };
                         view! { <span class="ptok" data-testid="prompt-token" title=format!("token {}", p.id)>{shown}</span> }
                     }).collect_view();
-                    view! { <span class="small">{format!("The prompt as the model reads it, {n} tokens (BOS first): ")}</span>{toks} }
+                    let how = match (ui.gen.chat.get(), ui.model.info.with(|i| i.as_ref().is_none_or(|i| i.add_bos))) {
+                        (true, _) => ", through the chat template",
+                        (false, true) => " (BOS first)",
+                        (false, false) => " (this vocabulary adds no BOS)",
+                    };
+                    view! { <span class="small">{format!("The prompt as the model reads it, {n} tokens{how}: ")}</span>{toks} }
                 }))}
             </p>
             <div class="transcript" data-testid="transcript" aria-live="polite" tabindex="0" aria-label="generated tokens">

@@ -2,9 +2,11 @@
 //! specification and llama.cpp's `llama_vocab::impl::load`): a SentencePiece vocabulary
 //! (`model = llama`: pieces with "▁" and scores), read into a llama2.c vocabulary, or a
 //! GPT-2 style byte-level BPE (`model = gpt2`: tokens, merges, token types and the `pre`
-//! tokenizer's name), read into a [`GgufBpe`]. Any other model is refused by name.
+//! tokenizer's name), read into a [`GgufBpe`]. Any other model is refused by name. The chat
+//! template (`tokenizer.chat_template`) is read here too.
 
 use super::gguf::{kind_of, Gguf, GgufError, Value};
+use crate::tokenizer::chat::ChatTemplate;
 use crate::tokenizer::{GgufBpe, Llama2cVocab, Tokenizer, TokenizerError};
 
 /// A GGUF file's vocabulary, as its `tokenizer.ggml.model` says.
@@ -35,6 +37,20 @@ impl Gguf<'_> {
                 "tokenizer.ggml.model is {model:?}; GGUF vocabularies are read when it is \"llama\" (SentencePiece) or \"gpt2\" (byte-level BPE)"
             ))),
         }
+    }
+
+    /// `tokenizer.chat_template`, where the file has one.
+    pub fn chat_template(&self) -> Result<Option<ChatTemplate>, GgufError> {
+        const KEY: &str = "tokenizer.chat_template";
+        if self.get(KEY).is_none() {
+            return Ok(None);
+        }
+        ChatTemplate::new(self.string(KEY)?.to_string())
+            .map(Some)
+            .map_err(|e| GgufError::Value {
+                key: KEY.into(),
+                why: e.to_string(),
+            })
     }
 
     fn array(&self, key: &str) -> Result<&[Value], GgufError> {

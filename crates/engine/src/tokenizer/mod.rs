@@ -13,6 +13,7 @@
 //! ever panicking on invalid UTF-8.
 
 mod bpe;
+pub mod chat;
 mod spm;
 #[cfg(test)]
 mod tests;

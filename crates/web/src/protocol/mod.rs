@@ -66,9 +66,12 @@ pub enum Request {
     Probe {
         open: bool,
     },
-    /// A new prompt: prefill it (the transcript starts over).
+    /// A new prompt: prefill it (the transcript starts over). With `chat`, the prompt is
+    /// one user message rendered through the model's chat template first.
     SetPrompt {
         prompt: String,
+        #[serde(default)]
+        chat: bool,
     },
     /// New validated settings: re-run the chain on the cached logits (no forward pass).
     SetSettings {

@@ -21,6 +21,16 @@ pub struct ModelInfo {
     /// What it has beyond llama2.c's Llama (`Model::extras`: "Q/K/V biases", …).
     #[serde(default)]
     pub extras: Vec<String>,
+    /// Its file carries a chat template (the prompt's "Chat" toggle renders it).
+    #[serde(default)]
+    pub chat_template: bool,
+    /// Its vocabulary starts a prompt with BOS (Qwen2's does not).
+    #[serde(default = "yes")]
+    pub add_bos: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One token of the prompt.

@@ -10,12 +10,17 @@ use decoding_engine::sampling::{Settings, SettingsErrors};
 use decoding_engine::Backend;
 
 impl Session {
-    /// Prefills a new prompt; the transcript starts over.
-    pub async fn set_prompt(&mut self, prompt: String, host: &dyn Host) -> Vec<Event> {
+    /// Prefills a new prompt (with `chat`, rendered through the model's chat template as
+    /// one user message); the transcript starts over.
+    pub async fn set_prompt(&mut self, prompt: String, chat: bool, host: &dyn Host) -> Vec<Event> {
         let (Some(m), Some(engine)) = (&self.model, &mut self.engine) else {
             return vec![err("no model is loaded yet")];
         };
-        let ids = match m.encode_prompt(&prompt) {
+        let text = match chat {
+            true => m.render_chat(&prompt),
+            false => Ok(prompt.clone()),
+        };
+        let ids = match text.and_then(|t| m.encode_prompt(&t)) {
             Ok(ids) => ids,
             Err(e) => return vec![err(e)],
         };
@@ -273,7 +278,8 @@ impl Session {
             Ok(s) => s,
             Err(e) => return vec![err(e)],
         };
-        let mut events = self.set_prompt(prompt, host).await;
+        // A link holds no chat: its prompt is the text as typed.
+        let mut events = self.set_prompt(prompt, false, host).await;
         if events.iter().any(|e| matches!(e, Event::Error { .. })) {
             return events;
         }

@@ -89,6 +89,8 @@ impl Session {
             architecture: m.architecture.clone(),
             tensor_types: m.tensor_types.clone(),
             extras: m.extras(),
+            chat_template: m.chat_template.is_some(),
+            add_bos: m.tokenizer.add_bos,
         };
         if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
             old.release(engine);

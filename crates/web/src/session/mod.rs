@@ -141,7 +141,7 @@ impl Session {
                 self.spec_start(draft, gamma, rule, host).await
             }
             Request::SpecCycle { count } => self.spec_cycle(count, host).await,
-            Request::SetPrompt { prompt } => self.set_prompt(prompt, host).await,
+            Request::SetPrompt { prompt, chat } => self.set_prompt(prompt, chat, host).await,
             Request::SetSettings { settings } => self.set_settings(settings).await,
             Request::Step { count } => self.step(count, host).await,
             Request::Rewind => self.rewind().await,

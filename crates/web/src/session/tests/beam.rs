@@ -115,6 +115,7 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
         &host,
         Request::SetPrompt {
             prompt: "The dog".into(),
+            chat: false,
         },
     );
     for _ in 0..10 {

@@ -99,6 +99,7 @@ fn every_panel_exports_its_chart_from_its_view() {
     for req in [
         Request::SetPrompt {
             prompt: "Once upon a time".into(),
+            chat: false,
         },
         Request::Quantization { open: true },
         Request::SpecStart {

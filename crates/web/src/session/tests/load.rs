@@ -217,3 +217,50 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
         "back at f32, f32's distribution exactly"
     );
 }
+
+/// A Qwen2 GGUF with a chat template: the card says so; "Chat" prefills the prompt as one
+/// user message through the template (its special tokens one token each, no BOS), plain
+/// prompts stay as typed; stories260K, which has no template, refuses chat by name.
+#[test]
+fn chat_renders_the_prompt_through_the_files_template() {
+    let (mut s, host) = loaded();
+    let err = ask(
+        &mut s,
+        &host,
+        Request::SetPrompt {
+            prompt: "Hi".into(),
+            chat: true,
+        },
+    );
+    assert!(
+        matches!(&err[0], Event::Error { message } if message.contains("no chat template")),
+        "{err:?}"
+    );
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/models/fixtures/arch/qwen2.gguf");
+    let bytes = std::fs::read(&p).expect("run scripts/make-fixtures.sh");
+    let ev = pollster::block_on(s.load("qwen2", &bytes, &[], BackendChoice::Cpu, &host));
+    let info = match &ev[0] {
+        Event::Loaded { info } => info.clone(),
+        e => panic!("{e:?}"),
+    };
+    assert!(info.chat_template && !info.add_bos);
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::SetPrompt {
+            prompt: "Hi there!".into(),
+            chat: true,
+        },
+    );
+    let t = last_transcript(&ev);
+    let pieces: Vec<&str> = t.prompt.iter().map(|p| p.piece.as_str()).collect();
+    assert_eq!(pieces.first(), Some(&"<|im_start|>"));
+    assert_eq!(pieces.iter().filter(|p| **p == "<|im_end|>").count(), 1);
+    assert_eq!(
+        t.prompt_text,
+        "<|im_start|>user\nHi there!<|im_end|>\n<|im_start|>assistant\n"
+    );
+    let ev = set_prompt(&mut s, &host, "Hi there!");
+    assert_eq!(last_transcript(&ev).prompt_text, "Hi there!");
+}

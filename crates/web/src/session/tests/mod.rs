@@ -103,7 +103,14 @@ pub(super) fn prompted(pairs: &[(&str, &str)]) -> (Session, TestHost) {
 /// The page's "Run prompt": the events it answers.
 pub(super) fn set_prompt(s: &mut Session, host: &TestHost, prompt: &str) -> Vec<Event> {
     let prompt = prompt.to_string();
-    ask(s, host, Request::SetPrompt { prompt })
+    ask(
+        s,
+        host,
+        Request::SetPrompt {
+            prompt,
+            chat: false,
+        },
+    )
 }
 
 /// A knob moved: the settings of these pairs, and the events they answer.
@@ -145,6 +152,7 @@ pub(super) fn demo(s: &mut Session, host: &TestHost) -> (Vec<Event>, Vec<Event>)
         host,
         Request::SetPrompt {
             prompt: "Once upon a time".into(),
+            chat: false,
         },
     );
     let steps = ask(s, host, Request::Step { count: 12 });
