@@ -14,9 +14,9 @@ Written to OUT_DIR:
   in each; only the pre-tokenizer differs. bpe-unknown.gguf names a pre-tokenizer nobody
   has ("no-such-pre"), to be refused.
 - qwen2.gguf: `general.architecture = qwen2` (llama.cpp's LLM_ARCH_QWEN2): Q/K/V biases,
-  untied classifier, θ 1,000,000, ε 1e-6, Q and K in Hugging Face's rotate-half order (the
-  converter does not permute them: llama.cpp runs qwen2 with NEOX RoPE), pre `qwen2`, a
-  ChatML `tokenizer.chat_template`, add_bos_token false.
+  untied classifier, θ 1,000,000, ε 1e-6, trained context 32,768, Q and K in Hugging Face's
+  rotate-half order (the converter does not permute them: llama.cpp runs qwen2 with NEOX
+  RoPE), pre `qwen2`, a ChatML `tokenizer.chat_template`, add_bos_token false.
 - llama3-rope.gguf: a Llama with `rope_freqs.weight`, the per-frequency factors that
   convert_hf_to_gguf.py writes for `rope_scaling.rope_type = llama3` (here factor 8, low 1,
   high 4, original context 32, so that they act within the 64 positions tested).
@@ -205,7 +205,9 @@ def main():
     expected = {"text": TEST_TEXT, "tokenizers_ids": ids, "tokens": tokens}
 
     # Qwen2: biases on Q, K, V; untied; Qwen2's θ and ε.
-    qcfg = dict(base, shared=False, rope_theta=1000000.0, rms_eps=1e-6)
+    # (and Qwen2.5's trained context, 32,768: the engine runs it at 4,096, as llama.cpp runs
+    # a model at the n_ctx chosen at load)
+    qcfg = dict(base, shared=False, rope_theta=1000000.0, rms_eps=1e-6, seq_len=32768)
     qw = tiny_weights(qcfg, seed=22)
     qt = hf_tensors(qcfg, qw)
     rng = np.random.default_rng(23)

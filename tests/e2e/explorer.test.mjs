@@ -435,7 +435,7 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   const arch = path.join(ROOT, 'assets/models/fixtures/arch');
   const qwen2 = path.join(arch, 'qwen2.gguf');
   await drop('qwen2.gguf', fs.readFileSync(qwen2).toString('base64'));
-  await page.waitForFunction(() => /^\[LEARNED\] qwen2: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 420, context 64; qwen2 from GGUF, RoPE base 1,000,000, RMSNorm ε 1e-6; Q\/K\/V biases, byte-level BPE vocabulary, "qwen2" split, no BOS; tensors in the file: F32 ×/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  await page.waitForFunction(() => /^\[LEARNED\] qwen2: .* 2 layers, dim 64, 4 query \/ 2 K\/V heads, vocab 420, context 4,096 \(of the file's 32,768, as llama\.cpp runs at its n_ctx\); qwen2 from GGUF, RoPE base 1,000,000, RMSNorm ε 1e-6; Q\/K\/V biases, byte-level BPE vocabulary, "qwen2" split, no BOS; tensors in the file: F32 ×/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
   const qWant = JSON.parse(cli('--model', qwen2, 'next', '--prompt', 'Once upon a time', '--json'));
   // (the page shows a piece's spaces as ␣)
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(qWant.top[0].piece.replaceAll(' ', '␣')));

@@ -64,6 +64,13 @@ pub struct Config {
     pub rms_eps: f32,
 }
 
+/// The longest context a GGUF or Hugging Face model is run at: its file's trained context
+/// when shorter. llama.cpp too runs a model at the context chosen when it is loaded
+/// (`n_ctx`; llama-cli's default is 4,096), not at the trained one: Qwen2.5-0.5B's 32,768
+/// positions would take 805 MB of float32 K/V cache for one sequence, over the page's
+/// budget with the weights, for prompts a class never writes.
+pub const MAX_RUN_CONTEXT: i32 = 4096;
+
 impl Config {
     /// llama2.c's RoPE base (`run.c`: `powf(10000.0f, head_dim / (float)head_size)`).
     pub const LLAMA2C_ROPE_THETA: f32 = 10000.0;

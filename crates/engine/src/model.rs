@@ -39,6 +39,9 @@ pub struct Model {
     /// A GGUF file's tensor types and how many of each ("Q4_K ×12, Q6_K ×3, F32 ×5"): what
     /// the file holds, beside the precision the engine runs.
     pub tensor_types: Option<String>,
+    /// The context its file was trained at, where longer than the context it runs at
+    /// ([`crate::config::MAX_RUN_CONTEXT`]).
+    pub trained_context: Option<u64>,
     /// The chat template its file carries (GGUF's `tokenizer.chat_template`).
     pub chat_template: Option<crate::tokenizer::chat::ChatTemplate>,
 }
@@ -83,6 +86,21 @@ impl Model {
         let config = Checkpoint::check_header(checkpoint_head, checkpoint_len, budget)?;
         check_tokenizer_len(tokenizer_len)?;
         Ok(config)
+    }
+
+    /// What the first bytes of a GGUF file of `len` bytes say before the rest is read
+    /// (`Gguf::check`: the shape, the tensors, the memory they will take against `budget`,
+    /// the vocabulary). Ok when `head` ends before the tensor table does (the whole file's
+    /// reading checks it all again).
+    pub fn check_gguf_head(head: &[u8], len: u64, budget: Budget) -> Result<(), ModelError> {
+        Model::check_gguf_len(len, budget)?;
+        match crate::gguf::Gguf::parse_head(head, len) {
+            Ok(g) => Ok(g.check(budget)?),
+            Err(
+                crate::gguf::GgufError::Truncated { .. } | crate::gguf::GgufError::Count { .. },
+            ) if (head.len() as u64) < len => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// What can be checked of a GGUF file before reading it: its length against the budget
@@ -201,6 +219,7 @@ impl Model {
         m.architecture = file.architecture()?.into();
         m.tensor_types = Some(file.tensor_types());
         m.chat_template = file.chat_template()?;
+        m.trained_context = Some(file.context_length()?).filter(|&n| n > m.config().seq_len as u64);
         Ok(m)
     }
 
@@ -266,6 +285,7 @@ impl Model {
         let mut m = Model::new(checkpoint, tokenizer)?;
         m.format = Format::Safetensors;
         m.architecture = hf.architecture;
+        m.trained_context = Some(hf.trained_context).filter(|&n| n > m.config().seq_len as u64);
         Ok(m)
     }
 
@@ -277,6 +297,7 @@ impl Model {
             format: Format::Llama2c,
             architecture: "llama".into(),
             tensor_types: None,
+            trained_context: None,
             chat_template: None,
         })
     }

@@ -207,3 +207,34 @@ fn the_chat_template_renders_and_tokenizes_as_llama_cpp_does() {
     let err = plain.render_chat("Hi").unwrap_err().to_string();
     assert!(err.contains("no chat template"), "{err}");
 }
+
+/// A file's first bytes are checked before the rest is read (the page reads 32 MB of it):
+/// the whole metadata and tensor table pass and fail as the whole file would; a head that
+/// ends inside them cannot be checked (the full read checks it all); a file whose tensors
+/// run past its length, a budget the model does not fit and an unknown split are refused.
+/// Qwen2's trained context of 32,768 runs at 4,096, as llama.cpp runs at its n_ctx.
+#[test]
+fn a_gguf_head_is_checked_before_the_file_is_read() {
+    let reference = llama_cpp();
+    let bytes = checked("qwen2.gguf", &reference);
+    let len = bytes.len() as u64;
+    let head = &bytes[..bytes.len() / 4];
+    let b = Budget::default();
+    Model::check_gguf_head(head, len, b).unwrap();
+    Model::check_gguf_head(&bytes[..100], len, b).unwrap();
+    let short = Model::check_gguf_head(head, len / 2, b)
+        .unwrap_err()
+        .to_string();
+    assert!(short.contains("run past the end of the data"), "{short}");
+    let over = Model::check_gguf_head(head, len, Budget(len + 1000))
+        .unwrap_err()
+        .to_string();
+    assert!(over.contains("the limit is"), "{over}");
+    let unknown = read(ARCH, "bpe-unknown.gguf");
+    let e = Model::check_gguf_head(&unknown, unknown.len() as u64, b).unwrap_err();
+    assert!(e.to_string().contains("\"no-such-pre\""), "{e}");
+    let m = model("qwen2.gguf", &reference);
+    assert_eq!(m.config().seq_len, 4096);
+    assert_eq!(m.trained_context, Some(32768));
+    assert_eq!(hf_model("hf-qwen2").trained_context, Some(32768));
+}

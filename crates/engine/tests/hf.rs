@@ -483,9 +483,10 @@ fn a_vocabulary_of_256k_tokens_loads_and_samples() {
 }
 
 /// A config of SmolLM2-135M's shape (REFERENCES.md: 30 layers, hidden 576, 9 heads / 3 K/V
-/// heads, intermediate 1,536, tied, vocab 49,152, RoPE base 100,000) at a context of 8,192
-/// parses with the keys a hub config carries beside them, and fits the page's 1.5 GiB
-/// budget: 538 MB of weights, 377 MB of cache, 189 MB of run state.
+/// heads, intermediate 1,536, tied, vocab 49,152, RoPE base 100,000), trained at a context
+/// of 8,192, parses with the keys a hub config carries beside them, runs at 4,096 (the
+/// engine's longest run context, as llama.cpp runs at its n_ctx) and fits the page's 1.5 GiB
+/// budget: 538 MB of weights, 189 MB of cache.
 #[test]
 fn a_smollm2_135m_config_parses_and_fits_the_pages_budget() {
     use decoding_engine::budget::Footprint;
@@ -509,12 +510,13 @@ fn a_smollm2_135m_config_parses_and_fits_the_pages_budget() {
     );
     assert_eq!(
         (c.vocab_size, c.seq_len, c.shared_classifier),
-        (49_152, 8192, true)
+        (49_152, 4096, true)
     );
+    assert_eq!(hf.trained_context, 8192);
     assert_eq!((c.rope_theta, c.rms_eps), (100_000.0, 1e-5));
     assert_eq!((hf.bos, hf.eos), (Some(0), Some(0)));
     assert_eq!(hf.name.as_deref(), Some("HuggingFaceTB/SmolLM2-135M"));
     let f = Footprint::of(&c).unwrap();
-    assert_eq!(f.kv_per_sequence, 2 * 8192 * 30 * 192 * 4);
+    assert_eq!(f.kv_per_sequence, 2 * 4096 * 30 * 192 * 4);
     f.check(&c, Budget(3 << 29)).unwrap();
 }

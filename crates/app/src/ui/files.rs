@@ -118,6 +118,10 @@ fn load_files(ui: Ui, chosen: Chosen) {
     });
 }
 
+/// How much of a GGUF file is read to check it before the rest: its metadata and tensor
+/// table (Gemma 3's 262,144-token vocabulary takes about 8 MB of them).
+const GGUF_HEAD_BYTES: u64 = 32 << 20;
+
 /// The model's name and its `config.json`'s bytes (a Hugging Face set), once the files'
 /// sizes and headers fit the budget.
 async fn check(ui: Ui, chosen: &Chosen) -> Result<(String, Option<Vec<u8>>), String> {
@@ -151,7 +155,19 @@ async fn check(ui: Ui, chosen: &Chosen) -> Result<(String, Option<Vec<u8>>), Str
         (Some(c), Some(_), _) => {
             return check_hf(ui, c, m_len, t_len).await.map(|(n, c)| (n.unwrap_or(name), Some(c)))
         }
-        (None, None, true) => Model::check_gguf_len(m_len, budget),
+        (None, None, true) => {
+            // Its first megabytes hold the shape, the tensor table and the vocabulary: the
+            // memory it will take is checked before the rest is read.
+            let n = m_len.min(GGUF_HEAD_BYTES) as f64;
+            let head = match model.slice_with_f64_and_f64(0.0, n) {
+                Ok(blob) => wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await,
+                Err(e) => Err(e),
+            };
+            let Ok(head) = head else {
+                return Err(format!("{} could not be read", model.name()));
+            };
+            Model::check_gguf_head(&js_sys::Uint8Array::new(&head).to_vec(), m_len, budget)
+        }
         (None, Some(_), true) => Err(decoding_engine::gguf::GgufError::TokenizerGiven.into()),
         (None, Some(_), false) => Model::check_files(&head, m_len, t_len, budget).map(|_| ()),
         // Named like a GGUF file but without its magic: say what it is not.

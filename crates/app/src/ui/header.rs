@@ -90,10 +90,11 @@ pub(super) fn Header() -> impl IntoView {
                 <span class="summary" data-testid="model-summary">
                     <Tag of="model-summary" />" "
                     {format!(
-                        "{}: {} parameters, {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}; {} from {}, RoPE base {}, RMSNorm ε {:e}",
+                        "{}: {} parameters, {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}{}; {} from {}, RoPE base {}, RMSNorm ε {:e}",
                         i.name, decoding_engine::units::thousands(i.params), i.config.n_layers, i.config.dim,
                         i.config.n_heads, i.config.n_kv_heads, decoding_engine::units::thousands(i.config.vocab_size as u64),
                         decoding_engine::units::thousands(i.config.seq_len as u64),
+                        i.trained_context.map_or(String::new(), |n| format!(" (of the file's {}, as llama.cpp runs at its n_ctx)", decoding_engine::units::thousands(n))),
                         i.architecture, i.format.label(),
                         decoding_engine::units::thousands(i.config.rope_theta as u64), i.config.rms_eps
                     )}

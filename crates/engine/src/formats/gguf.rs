@@ -522,6 +522,37 @@ impl<'a> Gguf<'a> {
     /// Parses the header, the metadata and the tensor table, and checks every tensor's
     /// place in the data.
     pub fn parse(bytes: &'a [u8]) -> Result<Gguf<'a>, GgufError> {
+        let (g, _) = Gguf::parse_table(bytes)?;
+        check_in_data(&g.tensors, g.data)?;
+        Ok(g)
+    }
+
+    /// The first bytes of a file of `len` bytes (at least its header, metadata and tensor
+    /// table), parsed without its data: what the page checks before reading the rest.
+    /// Every tensor must fit in the `len` bytes.
+    pub fn parse_head(head: &'a [u8], len: u64) -> Result<Gguf<'a>, GgufError> {
+        let (mut g, start) = Gguf::parse_table(head)?;
+        let virtual_data = len.saturating_sub(start);
+        for t in &g.tensors {
+            if t.offset
+                .checked_add(t.bytes)
+                .is_none_or(|e| e > virtual_data)
+            {
+                return Err(GgufError::Tensor {
+                    name: t.name.clone(),
+                    why: format!(
+                        "its {} bytes at offset {} run past the end of the data ({virtual_data} bytes)",
+                        t.bytes, t.offset
+                    ),
+                });
+            }
+        }
+        g.data = &[];
+        Ok(g)
+    }
+
+    /// The file parsed up to its data, and where the data starts.
+    fn parse_table(bytes: &'a [u8]) -> Result<(Gguf<'a>, u64), GgufError> {
         let mut c = Cursor {
             bytes,
             at: 0,
@@ -542,13 +573,13 @@ impl<'a> Gguf<'a> {
         }
         let start = (c.at as u64).div_ceil(alignment) * alignment;
         let data = bytes.get(start as usize..).unwrap_or(&[]);
-        check_in_data(&tensors, data)?;
-        Ok(Gguf {
+        let g = Gguf {
             version,
             metadata,
             tensors,
             data,
-        })
+        };
+        Ok((g, start))
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {

@@ -77,7 +77,14 @@ impl Gguf<'_> {
         }
     }
 
-    /// The model's shape from the `<arch>.*` keys, validated like a llama2.c header.
+    /// `<arch>.context_length`: the context the model was trained at (it runs at
+    /// [`crate::config::MAX_RUN_CONTEXT`] at most).
+    pub fn context_length(&self) -> Result<u64, GgufError> {
+        self.uint(&format!("{}.context_length", self.architecture()?))
+    }
+
+    /// The model's shape from the `<arch>.*` keys, validated like a llama2.c header; the
+    /// context at most [`crate::config::MAX_RUN_CONTEXT`].
     pub fn config(&self) -> Result<Config, GgufError> {
         let arch = self.architecture()?;
         let key = |k: &str| format!("{arch}.{k}");
@@ -107,7 +114,7 @@ impl Gguf<'_> {
             heads,
             kv_heads,
             if shared { vocab } else { -vocab },
-            int(&key("context_length"))?,
+            int(&key("context_length"))?.min(crate::config::MAX_RUN_CONTEXT),
         ];
         let config = Config::from_header(header)?;
         // RoPE base and RMSNorm ε from the metadata (llama2.c's when absent:
@@ -141,12 +148,7 @@ impl Gguf<'_> {
 
     /// The weights as a checkpoint, its memory checked against `budget` first.
     pub fn checkpoint(&self, budget: Budget) -> Result<Checkpoint, GgufError> {
-        let c = self.config()?;
-        let infos = self.matrices(&c)?;
-        let held = Held::of(infos.iter().flatten().map(|t| t.kind));
-        held.footprint(&c)?
-            .check(&c, budget)
-            .map_err(CheckpointError::from)?;
+        let (c, infos, held) = self.plan(budget)?;
         let (d, l) = (c.dim, c.n_layers);
         let mut tensors = infos.iter().map(|parts| self.matrix(parts, held));
         let mut next = || tensors.next().expect("one tensor per matrix");
@@ -192,6 +194,35 @@ impl Gguf<'_> {
             }
         }
         Ok(Checkpoint { config: c, weights })
+    }
+
+    /// The model's shape, its matrices' tensors and how they will be held, the memory that
+    /// takes checked against `budget`: all from the header, metadata and tensor table.
+    fn plan(&self, budget: Budget) -> Result<(Config, Vec<Vec<&TensorInfo>>, Held), GgufError> {
+        let c = self.config()?;
+        let infos = self.matrices(&c)?;
+        let held = Held::of(infos.iter().flatten().map(|t| t.kind));
+        held.footprint(&c)?
+            .check(&c, budget)
+            .map_err(CheckpointError::from)?;
+        Ok((c, infos, held))
+    }
+
+    /// What can be checked before the tensors' data is read (the page reads a file's first
+    /// megabytes, `Gguf::parse_head`): the architecture, the shape, every tensor's type and
+    /// shape, the memory against `budget`, the vocabulary's kind and BPE split.
+    pub fn check(&self, budget: Budget) -> Result<(), GgufError> {
+        self.plan(budget)?;
+        if let super::gguf_vocab::GgufVocab::Bpe(b) = self.vocab()? {
+            if !crate::tokenizer::PRE_TOKENIZERS
+                .iter()
+                .any(|(n, _)| *n == b.pre)
+            {
+                let e = crate::tokenizer::TokenizerError::UnknownPreTokenizer(b.pre);
+                return Err(GgufError::Unsupported(e.to_string()));
+            }
+        }
+        Ok(())
     }
 
     /// The tensors of each matrix (one a layer for the layers' matrices), in

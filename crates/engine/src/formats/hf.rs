@@ -103,6 +103,9 @@ pub struct HfConfig {
     pub qkv_bias: bool,
     /// Llama 3's RoPE factors, from `rope_scaling`.
     pub rope_factors: Option<Vec<f32>>,
+    /// `max_position_embeddings` as the file says (the model runs at
+    /// [`crate::config::MAX_RUN_CONTEXT`] at most).
+    pub trained_context: u64,
 }
 
 impl HfConfig {
@@ -130,6 +133,7 @@ impl HfConfig {
             .into()
         });
         Ok(HfConfig {
+            trained_context: keys.int("max_position_embeddings", None)? as u64,
             qkv_bias: architecture == "Qwen2ForCausalLM",
             rope_factors: keys
                 .llama3_rope()?
@@ -228,7 +232,8 @@ impl Keys<'_> {
             heads,
             self.int("num_key_value_heads", Some(heads.max(0) as u64))?,
             if tied { vocab } else { vocab.saturating_neg() },
-            self.int("max_position_embeddings", None)?,
+            self.int("max_position_embeddings", None)?
+                .min(crate::config::MAX_RUN_CONTEXT),
         ];
         Ok(Config::from_header(header)?.with_norms(
             self.float("rope_theta", 10_000.0)?,

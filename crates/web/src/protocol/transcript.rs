@@ -21,6 +21,9 @@ pub struct ModelInfo {
     /// What it has beyond llama2.c's Llama (`Model::extras`: "Q/K/V biases", …).
     #[serde(default)]
     pub extras: Vec<String>,
+    /// The context its file was trained at, where longer than the one it runs at.
+    #[serde(default)]
+    pub trained_context: Option<u64>,
     /// Its file carries a chat template (the prompt's "Chat" toggle renders it).
     #[serde(default)]
     pub chat_template: bool,

@@ -90,6 +90,7 @@ impl Session {
             tensor_types: m.tensor_types.clone(),
             extras: m.extras(),
             chat_template: m.chat_template.is_some(),
+            trained_context: m.trained_context,
             add_bos: m.tokenizer.add_bos,
         };
         if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
