@@ -25,6 +25,8 @@ Written to OUT_DIR:
   model.safetensors F32, tokenizer.json).
 - small-bpe.gguf: the vocabulary (pre `qwen2`) on the smallest working model (dim 32, one
   layer, Q8_0): the GGUF fuzzer's seed fuzz/corpus/gguf/seed-small-bpe.
+- unsupported-arch.gguf (`general.architecture = phi3`), unsupported-type.gguf (a Q2_K
+  tensor) and unsupported-rope.gguf (YaRN scaling): what is refused by name.
 - expected.json: the test text and the ids `tokenizers` gives it; for qwen2 and llama3-rope
   the tokens run and hf_reference.py's float64 logits at every position (and llama3-rope's
   without its factors, to show they matter).
@@ -120,7 +122,7 @@ def gguf_tensors(cfg, t, neox):
     return out
 
 
-def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None, qtype=Q.F32):
+def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None, qtype=Q.F32, raw=None):
     tokens, merges, types = vocab
     out = gguf.GGUFWriter(str(path), arch)
     out.add_name(Path(path).stem)
@@ -146,6 +148,9 @@ def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None, qtype=Q.F32):
     for key, value in (extra or {}).items():
         getattr(out, key)(value)
     for name, v in tensors.items():
+        if name in (raw or {}):
+            out.add_tensor(name, v, raw_dtype=raw[name])
+            continue
         v = np.ascontiguousarray(v, dtype=np.float32)
         if v.ndim == 2 and qtype != Q.F32:
             out.add_tensor(name, gguf.quants.quantize(v, qtype), raw_dtype=qtype)
@@ -200,6 +205,15 @@ def main():
     del sw["wcls"]
     write_gguf(out_dir / "small-bpe.gguf", "llama", small,
                gguf_tensors(small, hf_tensors(small, sw), False), vocab, "qwen2", qtype=Q.Q8_0)
+    # What stays unsupported, to be refused by name: an architecture (phi3) and a tensor
+    # type (Q2_K: 84 bytes of a 256-weight block, zeros).
+    bt = gguf_tensors(base, t, False)
+    write_gguf(out_dir / "unsupported-arch.gguf", "phi3", base, bt, vocab, "gpt-2")
+    write_gguf(out_dir / "unsupported-rope.gguf", "llama", base, bt, vocab, "gpt-2",
+               {"add_rope_scaling_type": gguf.RopeScalingType.YARN, "add_rope_scaling_factor": 4.0})
+    bt["blk.0.ffn_extra.weight"] = np.zeros((1, 84), dtype=np.uint8)
+    write_gguf(out_dir / "unsupported-type.gguf", "llama", base, bt, vocab, "gpt-2",
+               raw={"blk.0.ffn_extra.weight": Q.Q2_K})
     ids = tk.encode(TEST_TEXT, add_special_tokens=False).ids
     tokens = [eot] + ids[:15]
     expected = {"text": TEST_TEXT, "tokenizers_ids": ids, "tokens": tokens}

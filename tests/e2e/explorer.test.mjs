@@ -470,6 +470,16 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   await page.waitForFunction(() => /tokenizer\.ggml\.pre is "no-such-pre", a pre-tokenizer this reader does not know \(it reads gpt-2, .*qwen2/.test(document.querySelector('[data-testid=error] span')?.innerText ?? ''));
   const took = Date.now() - t0;
   assert.ok(took < 1000, `refused after ${took} ms`);
+  // So are an architecture and a tensor type this reader does not run.
+  for (const [file, why] of [
+    ['unsupported-arch.gguf', /general\.architecture is "phi3"; "llama" and "qwen2" models are read/],
+    ['unsupported-type.gguf', /tensor "blk\.0\.ffn_extra\.weight" has type Q2_K, which this reader does not load/],
+  ]) {
+    const t1 = Date.now();
+    await drop(file, fs.readFileSync(path.join(arch, file)).toString('base64'));
+    await page.waitForFunction((src) => new RegExp(src).test(document.querySelector('[data-testid=error] span')?.innerText ?? ''), why.source);
+    assert.ok(Date.now() - t1 < 1000, `${file} refused after ${Date.now() - t1} ms`);
+  }
   await page.getByTestId('step').click();
   await waitChips(page, 2);
   assert.match(await page.getByTestId('model-summary').innerText(), /^\[LEARNED\] qwen2: /);

@@ -118,14 +118,24 @@ fn bos_is_added_as_the_vocabulary_says() {
     assert!(!bos("qwen2.gguf"));
 }
 
-/// A pre-tokenizer nobody has is refused by its name, with the names read.
+/// A pre-tokenizer nobody has is refused by its name, with the names read; so are an
+/// architecture, a tensor type and a RoPE scaling this engine does not run.
 #[test]
-fn an_unknown_pre_tokenizer_is_refused_by_name() {
-    let err = Model::from_gguf(&read(ARCH, "bpe-unknown.gguf"), Budget::default())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("\"no-such-pre\""), "{err}");
-    assert!(err.contains("llama-bpe") && err.contains("qwen2"), "{err}");
+fn what_is_not_run_is_refused_by_name() {
+    let err = |name: &str| {
+        Model::from_gguf(&read(ARCH, name), Budget::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err("bpe-unknown.gguf");
+    assert!(e.contains("\"no-such-pre\""), "{e}");
+    assert!(e.contains("llama-bpe") && e.contains("qwen2"), "{e}");
+    let e = err("unsupported-arch.gguf");
+    assert!(e.contains("\"phi3\""), "{e}");
+    let e = err("unsupported-type.gguf");
+    assert!(e.contains("type Q2_K"), "{e}");
+    let e = err("unsupported-rope.gguf");
+    assert!(e.contains("llama.rope.scaling.type is \"yarn\""), "{e}");
 }
 
 fn floats(v: &Value) -> Vec<f64> {

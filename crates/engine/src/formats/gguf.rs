@@ -33,7 +33,7 @@ pub enum GgufError {
     Tensor { name: String, why: String },
     #[error("tensor {name:?} has type {kind}, which this reader does not load (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K are)")]
     TensorType { name: String, kind: String },
-    #[error("general.architecture is {0:?}; only \"llama\" models are read")]
+    #[error("general.architecture is {0:?}; \"llama\" and \"qwen2\" models are read")]
     Architecture(String),
     #[error("{0}")]
     Unsupported(String),

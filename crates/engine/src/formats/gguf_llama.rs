@@ -135,6 +135,16 @@ impl Gguf<'_> {
                 Config::LLAMA2C_RMS_EPS as f64,
             )?,
         )?;
+        // Linear, YaRN and LongRoPE scaling (convert_hf_to_gguf.py writes their type; Llama
+        // 3's is `rope_freqs.weight` with no type, or "none") change every frequency: refused.
+        if self.get(&key("rope.scaling.type")).is_some() {
+            let t = self.string(&key("rope.scaling.type"))?;
+            if t != "none" {
+                return Err(GgufError::Unsupported(format!(
+                    "{arch}.rope.scaling.type is {t:?}; this engine runs plain RoPE and Llama 3's factors (rope_freqs.weight) only"
+                )));
+            }
+        }
         if let Some(v) = self.get(&key("rope.dimension_count")) {
             if v.as_u64() != Some(config.head_size() as u64) {
                 return Err(GgufError::Unsupported(format!(
