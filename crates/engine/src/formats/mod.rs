@@ -4,6 +4,7 @@
 //! This file tells llama2.c's two formats apart by their first bytes.
 
 pub mod ggml_blocks;
+pub mod ggml_types;
 pub mod gguf;
 pub mod gguf_llama;
 pub mod gguf_vocab;
