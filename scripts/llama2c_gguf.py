@@ -131,9 +131,10 @@ LAYER_NAMES = {
 }
 
 
-def write_gguf(path, cfg, w, pieces, scores, qtype):
-    """The weights as a GGUF file, every matrix in `qtype`; returns the dequantized weights
-    (what a reader must load) in llama2.c's layout."""
+def write_gguf(path, cfg, w, pieces, scores, qtype, chat_template=None):
+    """The weights as a GGUF file, every matrix in `qtype` (with `chat_template` as
+    tokenizer.chat_template); returns the dequantized weights (what a reader must load) in
+    llama2.c's layout."""
     out = gguf.GGUFWriter(str(path), "llama")
     out.add_name(Path(path).stem)
     file_type = {Q.F32: gguf.LlamaFileType.ALL_F32, Q.F16: gguf.LlamaFileType.MOSTLY_F16,
@@ -159,6 +160,8 @@ def write_gguf(path, cfg, w, pieces, scores, qtype):
     out.add_bos_token_id(1)
     out.add_eos_token_id(2)
     out.add_unk_token_id(0)
+    if chat_template is not None:
+        out.add_chat_template(chat_template)
     deq = dict(w)
 
     def put(name, arr, key=None):

@@ -19,14 +19,15 @@ Written to OUT_DIR:
   RoPE), pre `qwen2`, a ChatML `tokenizer.chat_template`, add_bos_token false.
 - llama3-rope.gguf: a Llama with `rope_freqs.weight`, the per-frequency factors that
   convert_hf_to_gguf.py writes for `rope_scaling.rope_type = llama3` (here factor 8, low 1,
-  high 4, original context 32, so that they act within the 64 positions tested).
+  high 4, original context 32, so that they act within the 16 positions tested).
 - hf-qwen2/ and hf-llama3-rope/: the same two models as Hugging Face checkpoints
   (config.json of Qwen2ForCausalLM / LlamaForCausalLM with `rope_scaling`,
   model.safetensors F32, tokenizer.json).
 - small-bpe.gguf: the vocabulary (pre `qwen2`) on the smallest working model (dim 32, one
   layer, Q8_0): the GGUF fuzzer's seed fuzz/corpus/gguf/seed-small-bpe.
 - unsupported-arch.gguf (`general.architecture = phi3`), unsupported-type.gguf (a Q2_K
-  tensor) and unsupported-rope.gguf (YaRN scaling): what is refused by name.
+  tensor), unsupported-rope.gguf (YaRN scaling), unsupported-scale.gguf (a RoPE scale with
+  no type: linear to llama.cpp) and unsupported-bias.gguf (Wo's bias): refused by name.
 - expected.json: the test text and the ids `tokenizers` gives it; for qwen2 and llama3-rope
   the tokens run and hf_reference.py's float64 logits at every position (and llama3-rope's
   without its factors, to show they matter).
@@ -211,6 +212,11 @@ def main():
     write_gguf(out_dir / "unsupported-arch.gguf", "phi3", base, bt, vocab, "gpt-2")
     write_gguf(out_dir / "unsupported-rope.gguf", "llama", base, bt, vocab, "gpt-2",
                {"add_rope_scaling_type": gguf.RopeScalingType.YARN, "add_rope_scaling_factor": 4.0})
+    write_gguf(out_dir / "unsupported-scale.gguf", "llama", base, bt, vocab, "gpt-2",
+               {"add_rope_scaling_factor": 2.0})
+    write_gguf(out_dir / "unsupported-bias.gguf", "llama", base,
+               dict(bt, **{"blk.0.attn_output.bias": np.ones(base["dim"], np.float32)}),
+               vocab, "gpt-2")
     bt["blk.0.ffn_extra.weight"] = np.zeros((1, 84), dtype=np.uint8)
     write_gguf(out_dir / "unsupported-type.gguf", "llama", base, bt, vocab, "gpt-2",
                raw={"blk.0.ffn_extra.weight": Q.Q2_K})

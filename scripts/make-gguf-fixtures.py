@@ -14,6 +14,7 @@ MODEL_DIR holds stories260K.bin and tok512.bin (llama2.c files). Written to OUT_
   llama2.c float32 file of what that GGUF's tensors dequantize to (gguf.quants.dequantize),
   the reference a loader of it must match. The same for BF16, Q4_1, Q5_0 and Q5_1
   (tiny-bf16.gguf …), which gguf quantizes too.
+- small-q8_0.gguf, the fuzzer's seed; small-chat.gguf, the same with a chat template.
 - blocks-<type>.bin and blocks-<type>.f32: random blocks of each type a GGUF reader takes
   (the f16 scales finite), and what `gguf.quants.dequantize` makes of them (little-endian
   float32): the reference of our block decoders, block by block, for the k-quants too
@@ -52,6 +53,10 @@ def main():
     sw = tiny_weights(small, seed=3)
     del sw["wcls"]
     write_gguf(out_dir / "small-q8_0.gguf", small, sw, pieces, scores, Q.Q8_0)
+    # A SentencePiece vocabulary with a chat template (Llama 2's [INST] form): our llama2.c
+    # encoder would read its <s> and [INST] as text, so chat is refused for it.
+    write_gguf(out_dir / "small-chat.gguf", small, sw, pieces, scores, Q.Q8_0,
+               chat_template="{{ bos_token }}[INST] {{ messages[0]['content'] }} [/INST]")
     write_blocks(out_dir)
     print(f"wrote GGUF fixtures to {out_dir}")
 

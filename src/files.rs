@@ -52,6 +52,8 @@ pub struct ModelFiles {
     pub precision: Option<Precision>,
     /// `--activations`: what the CPU multiplies quantized matrices with
     pub activations: Activations,
+    /// `--chat`: prompts go through the model's chat template
+    pub chat: bool,
 }
 
 impl ModelFiles {
@@ -74,7 +76,19 @@ impl ModelFiles {
         })
     }
 
+    /// The model, its prompts through its chat template with `--chat` (refused at once
+    /// when it has none, or one that cannot be used).
     pub fn load(&self) -> Result<Model, CliError> {
+        let mut m = self.load_files()?;
+        if self.chat {
+            m.render_chat("")
+                .map_err(|e| CliError::Usage(format!("--chat: {e}")))?;
+            m.chat = true;
+        }
+        Ok(m)
+    }
+
+    fn load_files(&self) -> Result<Model, CliError> {
         let mp = Self::resolve(&self.model, DEFAULT_MODEL);
         let tp = Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER);
         let io = |path: &Path, e: std::io::Error| CliError::Io {

@@ -54,6 +54,11 @@ struct Cli {
     /// then multiply; the GPU's product)
     #[arg(long, global = true, value_enum, default_value_t = Activations::Int8)]
     activations: Activations,
+    /// Give the prompt as one user message through the chat template the model's file
+    /// carries (GGUF's tokenizer.chat_template), the assistant's turn opened, as the page's
+    /// Chat toggle does
+    #[arg(long, global = true)]
+    chat: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -122,6 +127,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         budget: parse_budget(cli.memory_limit.as_deref())?,
         precision: cli.precision,
         activations: cli.activations,
+        chat: cli.chat,
     };
     let choice = cli.backend;
     match cli.command {

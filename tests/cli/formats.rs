@@ -186,3 +186,31 @@ fn a_safetensors_model_runs_with_its_config_and_tokenizer_beside_it() {
         "needs its config.json",
     );
 }
+
+/// `--chat`: the prompt as one user message through the file's chat template (Qwen2's
+/// ChatML), the same distribution as the rendered text given by hand (the page's Chat
+/// toggle renders it the same way); a model whose file has none is refused at once.
+#[test]
+fn chat_gives_the_prompt_through_the_files_template() {
+    let arch = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/fixtures/arch");
+    let qwen2 = arch.join("qwen2.gguf");
+    let q = qwen2.to_str().unwrap();
+    let chat = json(&[
+        "--model",
+        q,
+        "--chat",
+        "next",
+        "--prompt",
+        "Hi there!",
+        "--json",
+    ]);
+    let rendered = "<|im_start|>user\nHi there!<|im_end|>\n<|im_start|>assistant\n";
+    let by_hand = json(&["--model", q, "next", "--prompt", rendered, "--json"]);
+    let plain = json(&["--model", q, "next", "--prompt", "Hi there!", "--json"]);
+    assert_eq!(chat["top"], by_hand["top"]);
+    assert_ne!(chat["top"], plain["top"]);
+    assert_user_error(
+        &cli(&["--chat", "next"]),
+        "--chat: chat: this model's file carries no chat template",
+    );
+}

@@ -5,6 +5,7 @@ use crate::budget::{Budget, Footprint};
 use crate::config::Config;
 use crate::formats::llama2c::{Checkpoint, CheckpointError};
 use crate::forward::Transformer;
+use crate::tokenizer::chat::ChatError;
 use crate::tokenizer::{Tokenizer, TokenizerError};
 use std::sync::Arc;
 use thiserror::Error;
@@ -20,7 +21,7 @@ pub enum ModelError {
     #[error("Hugging Face checkpoint: {0}")]
     Hf(#[from] crate::hf::HfError),
     #[error("chat: {0}")]
-    Chat(#[from] crate::tokenizer::chat::ChatError),
+    Chat(#[from] ChatError),
     #[error("the prompt is empty and this model's vocabulary starts no prompt with BOS: give it some text to start from")]
     EmptyPrompt,
     #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]
@@ -33,17 +34,22 @@ pub struct Model {
     pub tokenizer: Tokenizer,
     /// The file format it was read from.
     pub format: Format,
-    /// The architecture as its files name it (`LlamaForCausalLM` from a `config.json`,
-    /// `llama` from GGUF's `general.architecture`; llama2.c files are Llama).
+    /// The architecture as its files name it (`LlamaForCausalLM` or `Qwen2ForCausalLM` from
+    /// a `config.json`, `llama` or `qwen2` from GGUF's `general.architecture`; llama2.c files
+    /// are Llama).
     pub architecture: String,
     /// A GGUF file's tensor types and how many of each ("Q4_K ×12, Q6_K ×3, F32 ×5"): what
     /// the file holds, beside the precision the engine runs.
     pub tensor_types: Option<String>,
+    /// Prompts are one user message through the chat template (the CLI's `--chat`; the page
+    /// asks per prompt).
+    pub chat: bool,
     /// The context its file was trained at, where longer than the context it runs at
     /// ([`crate::config::MAX_RUN_CONTEXT`]).
     pub trained_context: Option<u64>,
-    /// The chat template its file carries (GGUF's `tokenizer.chat_template`).
-    pub chat_template: Option<crate::tokenizer::chat::ChatTemplate>,
+    /// The chat template its file carries (GGUF's `tokenizer.chat_template`), or why it
+    /// cannot be used (the model runs all the same).
+    pub chat_template: Option<Result<crate::tokenizer::chat::ChatTemplate, ChatError>>,
 }
 
 /// The file formats a model is read from.
@@ -218,7 +224,13 @@ impl Model {
         m.format = Format::Gguf;
         m.architecture = file.architecture()?.into();
         m.tensor_types = Some(file.tensor_types());
-        m.chat_template = file.chat_template()?;
+        m.chat_template = file
+            .chat_template()
+            .map_err(|e| ChatError::Unreadable(e.to_string()))
+            .transpose();
+        if m.tokenizer.hf().is_none() && matches!(m.chat_template, Some(Ok(_))) {
+            m.chat_template = Some(Err(ChatError::SpecialsAsText));
+        }
         m.trained_context = Some(file.context_length()?).filter(|&n| n > m.config().seq_len as u64);
         Ok(m)
     }
@@ -298,6 +310,7 @@ impl Model {
             architecture: "llama".into(),
             tensor_types: None,
             trained_context: None,
+            chat: false,
             chat_template: None,
         })
     }
@@ -331,6 +344,9 @@ impl Model {
         if w.rope_factors.is_some() {
             out.push("Llama 3 RoPE factors".to_string());
         }
+        if let Some(Err(e)) = &self.chat_template {
+            out.push(format!("no chat ({e})"));
+        }
         out.extend(self.tokenizer.kind.clone());
         out
     }
@@ -343,22 +359,28 @@ impl Model {
     /// opened: the text an instruct model was trained to see.
     pub fn render_chat(&self, user: &str) -> Result<String, ModelError> {
         let t = &self.tokenizer;
-        let template = self
-            .chat_template
-            .as_ref()
-            .ok_or(crate::tokenizer::chat::ChatError::NoTemplate)?;
+        let template = match &self.chat_template {
+            None => return Err(ChatError::NoTemplate.into()),
+            Some(Err(e)) => return Err(e.clone().into()),
+            Some(Ok(t)) => t,
+        };
         Ok(template.render(user, t.piece(t.bos)?, t.piece(t.eos)?)?)
     }
 
     /// BOS (where the vocabulary adds one, and the text does not already start with it, as
-    /// a rendered chat template may) + the prompt's tokens, refused when there are none or
-    /// they do not fit in the context with room for at least one generated token.
+    /// a rendered chat template may) + the prompt's tokens (with [`Model::chat`], of the
+    /// prompt through the chat template), refused when there are none or they do not fit in
+    /// the context with room for at least one generated token.
     pub fn encode_prompt(&self, text: &str) -> Result<Vec<u32>, ModelError> {
-        let t = &self.tokenizer;
-        let mut ids = t.encode(text, false)?;
-        if t.add_bos && ids.first() != Some(&t.bos) {
-            ids.insert(0, t.bos);
-        }
+        let rendered;
+        let text = match self.chat {
+            true => {
+                rendered = self.render_chat(text)?;
+                &rendered
+            }
+            false => text,
+        };
+        let ids = self.tokenizer.encode(text, true)?;
         if ids.is_empty() {
             return Err(ModelError::EmptyPrompt);
         }

@@ -114,6 +114,11 @@ fn bos_is_added_as_the_vocabulary_says() {
     let ids = m.encode_prompt("<|endoftext|>Hello").unwrap();
     assert_eq!(ids[0], m.tokenizer.bos);
     assert_ne!(ids[1], m.tokenizer.bos);
+    // A byte-level vocabulary has no dummy prefix: a space after BOS is the text's own.
+    let ids = m.encode_prompt(" Hello").unwrap();
+    let first = m.tokenizer.decode_piece(Some(ids[0]), ids[1]).unwrap();
+    assert_eq!(first.first(), Some(&b' '));
+    assert_eq!(m.tokenizer.decode(&ids).unwrap(), " Hello");
     assert!(!bos("bpe-gpt-2.gguf"));
     assert!(!bos("qwen2.gguf"));
 }
@@ -136,6 +141,13 @@ fn what_is_not_run_is_refused_by_name() {
     assert!(e.contains("type Q2_K"), "{e}");
     let e = err("unsupported-rope.gguf");
     assert!(e.contains("llama.rope.scaling.type is \"yarn\""), "{e}");
+    let e = err("unsupported-scale.gguf");
+    assert!(e.contains("llama.rope.scaling.factor is 2;"), "{e}");
+    let e = err("unsupported-bias.gguf");
+    assert!(
+        e.contains("\"blk.0.attn_output.bias\": this engine's Llama/Qwen2 has no such tensor"),
+        "{e}"
+    );
 }
 
 fn floats(v: &Value) -> Vec<f64> {
@@ -247,4 +259,24 @@ fn a_gguf_head_is_checked_before_the_file_is_read() {
     assert_eq!(m.config().seq_len, 4096);
     assert_eq!(m.trained_context, Some(32768));
     assert_eq!(hf_model("hf-qwen2").trained_context, Some(32768));
+}
+
+/// A SentencePiece vocabulary is encoded with llama2.c's algorithm, which reads a
+/// template's <s> and [INST] as text: its file's template is kept out of use, said on the
+/// model card and by the Chat request, and the model runs.
+#[test]
+fn chat_is_refused_for_a_vocabulary_that_reads_specials_as_text() {
+    let bytes = read("../../assets/models/fixtures/gguf", "small-chat.gguf");
+    let m = Model::from_gguf(&bytes, Budget::default()).unwrap();
+    let err = m.render_chat("Hi").unwrap_err().to_string();
+    assert!(
+        err.contains("SentencePiece") && err.contains("plain text"),
+        "{err}"
+    );
+    assert!(
+        m.extras().iter().any(|e| e.starts_with("no chat")),
+        "{:?}",
+        m.extras()
+    );
+    assert!(m.encode_prompt("Hi").is_ok());
 }

@@ -477,17 +477,21 @@ fn qwen2_biases_and_llama3_rope_run_on_the_gpu_as_on_the_cpu() {
     assert!(qwen2.transformer.weights.qkv_bias.is_some());
     let llama3 = Model::from_gguf(&read("llama3-rope.gguf"), budget).unwrap();
     assert!(llama3.transformer.weights.rope_factors.is_some());
-    let hf = Model::from_hf(
-        &read("hf-qwen2/config.json"),
-        &read("hf-qwen2/model.safetensors"),
-        &read("hf-qwen2/tokenizer.json"),
-        budget,
-    )
-    .unwrap();
+    let hf = |dir: &str| {
+        let file = |f: &str| read(&format!("{dir}/{f}"));
+        Model::from_hf(
+            &file("config.json"),
+            &file("model.safetensors"),
+            &file("tokenizer.json"),
+            budget,
+        )
+        .unwrap()
+    };
     for (m, name) in [
         (qwen2, "qwen2.gguf"),
         (llama3, "llama3-rope.gguf"),
-        (hf, "hf-qwen2"),
+        (hf("hf-qwen2"), "hf-qwen2"),
+        (hf("hf-llama3-rope"), "hf-llama3-rope"),
     ] {
         if !gpu_agrees_with_cpu(&m, name) {
             return;

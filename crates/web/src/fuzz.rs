@@ -53,13 +53,20 @@ pub fn checkpoint(data: &[u8]) {
     }
 }
 
-/// A GGUF file: parsed, and one that loads under the budget runs a token and its
-/// tokenizer encodes and decodes.
+/// A GGUF file: its head checked as the page checks it before reading (whole, and its
+/// first half as a head of the whole length), parsed, and one that loads under the budget
+/// runs a token, its tokenizer encodes and decodes, and its chat template (if any) renders.
 pub fn gguf(data: &[u8]) {
-    let Ok(m) = decoding_engine::Model::from_gguf(data, BUDGET) else {
+    use decoding_engine::Model;
+    let _ = Model::check_gguf_head(data, data.len() as u64, BUDGET);
+    let _ = Model::check_gguf_head(&data[..data.len() / 2], data.len() as u64, BUDGET);
+    let Ok(m) = Model::from_gguf(data, BUDGET) else {
         return;
     };
     run_one(&m, data.len());
+    if let Ok(text) = m.render_chat("Hi there!") {
+        let _ = m.encode_prompt(&text);
+    }
 }
 
 /// ggml's block decoders (`ggml_blocks::dequantize`) on any bytes: the first byte picks the

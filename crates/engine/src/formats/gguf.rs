@@ -524,8 +524,20 @@ impl<'a> Gguf<'a> {
             .ok_or_else(|| GgufError::MissingTensor(name.into()))
     }
 
-    pub(crate) fn bytes_of(&self, t: &TensorInfo) -> &[u8] {
-        &self.data[t.offset as usize..(t.offset + t.bytes) as usize]
+    /// A tensor's bytes; an error for a file parsed without its data (`parse_head`).
+    pub(crate) fn bytes_of(&self, t: &TensorInfo) -> Result<&[u8], GgufError> {
+        usize::try_from(t.offset)
+            .ok()
+            .zip(
+                t.offset
+                    .checked_add(t.bytes)
+                    .and_then(|e| usize::try_from(e).ok()),
+            )
+            .and_then(|(a, b)| self.data.get(a..b))
+            .ok_or_else(|| GgufError::Tensor {
+                name: t.name.clone(),
+                why: "its data was not read".into(),
+            })
     }
 }
 

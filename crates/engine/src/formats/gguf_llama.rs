@@ -145,6 +145,17 @@ impl Gguf<'_> {
                 )));
             }
         }
+        // A scale with no type is linear to llama.cpp; so is the older `rope.scale_linear`.
+        for k in [key("rope.scaling.factor"), key("rope.scale_linear")] {
+            if let Some(v) = self.get(&k) {
+                let f = v.as_f64().unwrap_or(f64::NAN);
+                if f != 0.0 && f != 1.0 {
+                    return Err(GgufError::Unsupported(format!(
+                        "{k} is {f}; this engine runs unscaled RoPE and Llama 3's factors (rope_freqs.weight) only"
+                    )));
+                }
+            }
+        }
         if let Some(v) = self.get(&key("rope.dimension_count")) {
             if v.as_u64() != Some(config.head_size() as u64) {
                 return Err(GgufError::Unsupported(format!(
@@ -192,8 +203,8 @@ impl Gguf<'_> {
         if self.architecture()? == "qwen2" {
             let (h, kv, hs) = (c.n_heads, c.n_kv_heads, c.head_size());
             let l = c.n_layers;
-            weights.wq = interleave_heads(weights.wq, l, h, hs)?;
-            weights.wk = interleave_heads(weights.wk, l, kv, hs)?;
+            weights.wq = super::rope_order::interleave_heads(weights.wq, l, h, hs)?;
+            weights.wk = super::rope_order::interleave_heads(weights.wk, l, kv, hs)?;
             if let Some(b) = weights.qkv_bias.as_mut() {
                 for layer in b.chunks_exact_mut(c.dim + 2 * c.kv_dim()) {
                     let (q, k) = layer.split_at_mut(c.dim);
@@ -210,12 +221,59 @@ impl Gguf<'_> {
     /// takes checked against `budget`: all from the header, metadata and tensor table.
     fn plan(&self, budget: Budget) -> Result<(Config, Vec<Vec<&TensorInfo>>, Held), GgufError> {
         let c = self.config()?;
+        self.only_known_tensors(&c)?;
         let infos = self.matrices(&c)?;
         let held = Held::of(infos.iter().flatten().map(|t| t.kind));
         held.footprint(&c)?
             .check(&c, budget)
             .map_err(CheckpointError::from)?;
         Ok((c, infos, held))
+    }
+
+    /// Every tensor is one this engine runs: a tensor it would not read (Wo's bias, a K bias
+    /// without Q's, another architecture's) is refused by name, not left out unsaid.
+    fn only_known_tensors(&self, c: &Config) -> Result<(), GgufError> {
+        const TOP: [&str; 4] = [
+            "token_embd.weight",
+            "output_norm.weight",
+            "output.weight",
+            "rope_freqs.weight",
+        ];
+        const LAYER: [&str; 9] = [
+            "attn_norm",
+            "attn_q",
+            "attn_k",
+            "attn_v",
+            "attn_output",
+            "ffn_norm",
+            "ffn_gate",
+            "ffn_down",
+            "ffn_up",
+        ];
+        let biased = self.tensor("blk.0.attn_q.bias").is_ok();
+        let known = |name: &str| {
+            if TOP.contains(&name) {
+                return true;
+            }
+            let Some((l, rest)) = name.strip_prefix("blk.").and_then(|r| r.split_once('.')) else {
+                return false;
+            };
+            let layer = l.parse::<usize>().is_ok_and(|l| l < c.n_layers);
+            let part = match rest.rsplit_once('.') {
+                Some((p, "weight")) => LAYER.contains(&p),
+                Some((p, "bias")) => biased && ["attn_q", "attn_k", "attn_v"].contains(&p),
+                _ => false,
+            };
+            layer && part
+        };
+        match self.tensors.iter().find(|t| !known(&t.name)) {
+            None => Ok(()),
+            Some(t) => Err(GgufError::Tensor {
+                name: t.name.clone(),
+                why: "this engine's Llama/Qwen2 has no such tensor, and would run without it"
+                    .into(),
+            }),
+        }
     }
 
     /// What can be checked before the tensors' data is read (the page reads a file's first
@@ -314,10 +372,14 @@ impl Gguf<'_> {
             return Ok(None);
         }
         let f = self.vector(NAME, c.head_size() / 2)?;
-        if let Some(i) = f.iter().position(|&x| x <= 0.0) {
+        // Llama 3's are 1 to 8; a factor near 0 would make a frequency infinite.
+        if let Some(i) = f.iter().position(|&x| !(1e-3..=1e6).contains(&x)) {
             return Err(GgufError::Tensor {
                 name: NAME.into(),
-                why: format!("factor {i} is {}; RoPE factors divide frequencies", f[i]),
+                why: format!(
+                    "factor {i} is {}; RoPE factors must be in [0.001, 1e6]",
+                    f[i]
+                ),
             });
         }
         Ok(Some(f))
@@ -339,7 +401,7 @@ impl Gguf<'_> {
 
     /// A tensor's values as float32: ggml's own dequantization of its blocks.
     fn floats_into(&self, t: &TensorInfo, out: &mut [f32]) -> Result<(), GgufError> {
-        super::ggml_blocks::dequantize(t.kind, self.bytes_of(t), out);
+        super::ggml_blocks::dequantize(t.kind, self.bytes_of(t)?, out);
         if let Some(i) = out.iter().position(|v| !v.is_finite()) {
             return Err(GgufError::Tensor {
                 name: t.name.clone(),
@@ -405,7 +467,7 @@ impl Gguf<'_> {
         q.values = vec![0u8; parts.len() * vb];
         q.scales = Vec::with_capacity(parts.len() * ng);
         for (t, values) in parts.iter().zip(q.values.chunks_mut(vb)) {
-            for (g, block) in self.bytes_of(t).chunks_exact(2 + value_bytes).enumerate() {
+            for (g, block) in self.bytes_of(t)?.chunks_exact(2 + value_bytes).enumerate() {
                 let d = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
                 if !d.is_finite() {
                     return Err(GgufError::Tensor {
@@ -418,74 +480,6 @@ impl Gguf<'_> {
             }
         }
         Ok(q)
-    }
-}
-
-/// Q or K rows of every block (layer) from Hugging Face's rotate-half order back to the
-/// interleaved pairs (`hf::unpermute`'s row map), whole rows moved: float rows, or a
-/// quantized row's values and its groups' scales (a row a whole number of groups).
-fn interleave_heads(
-    t: Tensor,
-    layers: usize,
-    heads: usize,
-    head_size: usize,
-) -> Result<Tensor, GgufError> {
-    let rows = heads * head_size;
-    let cols = t.len() / layers.max(1) / rows.max(1);
-    let permute = |b: usize, per_row: usize| Rows {
-        block: b,
-        rows,
-        per_row,
-        head_size,
-    };
-    match t {
-        Tensor::F32(w) => {
-            let mut w: Vec<f32> = w.to_vec();
-            permute(rows * cols, cols).apply(&mut w);
-            Ok(Tensor::F32(w.into()))
-        }
-        Tensor::F16(mut w) => {
-            permute(rows * cols, cols).apply(&mut w);
-            Ok(Tensor::F16(w))
-        }
-        Tensor::Quant(mut q) => {
-            if !cols.is_multiple_of(q.group) {
-                return Err(GgufError::Unsupported(format!(
-                    "Q/K rows of {cols} in groups of {}: a row must be whole groups to be reordered",
-                    q.group
-                )));
-            }
-            let row_bytes = match q.precision {
-                Precision::Q4 => cols / 2,
-                _ => cols,
-            };
-            permute(q.block_value_bytes(), row_bytes).apply(&mut q.values);
-            permute(q.groups_per_block(), cols / q.group).apply(&mut q.scales);
-            Ok(Tensor::Quant(q))
-        }
-    }
-}
-
-/// Blocks of `block` items (one a layer), each `rows` rows of `per_row` first (a
-/// quantized block may end in padding).
-struct Rows {
-    block: usize,
-    rows: usize,
-    per_row: usize,
-    head_size: usize,
-}
-
-impl Rows {
-    /// Interleaved row (h, 2j + k) of each block takes rotate-half row (h, k·half + j).
-    fn apply<T: Copy>(&self, data: &mut [T]) {
-        let (hs, n) = (self.head_size, self.per_row);
-        let src = |r: usize| (r / hs) * hs + (r % 2) * (hs / 2) + (r % hs) / 2;
-        for b in data.chunks_exact_mut(self.block) {
-            let old = b[..self.rows * n].to_vec();
-            for r in 0..self.rows {
-                b[r * n..(r + 1) * n].copy_from_slice(&old[src(r) * n..(src(r) + 1) * n]);
-            }
-        }
     }
 }
 
@@ -523,37 +517,5 @@ mod tests {
         assert_eq!(Held::of([Kind::F16, Kind::BF16].into_iter()), Held::F32);
         assert_eq!(Held::of([Kind::Q4_0, Kind::Q4_0].into_iter()), Held::Blocks);
         assert_eq!(Held::of([Kind::Q4_0, Kind::Q8_0].into_iter()), Held::Q8);
-    }
-
-    /// Reordering a quantized Q or K (its rows' bytes and their groups' scales) gives the
-    /// values that reordering its float values does, for q8 and q4, rows of 1 and 2 groups,
-    /// 2 layers; the float reorder is `hf::unpermute`, row for row.
-    #[test]
-    fn quantized_heads_are_reordered_as_their_values() {
-        let (layers, heads, hs) = (2, 3, 8);
-        for (precision, cols) in [
-            (Precision::Q8, 32),
-            (Precision::Q8, 64),
-            (Precision::Q4, 64),
-        ] {
-            let n = layers * heads * hs * cols;
-            let w: Vec<f32> = (0..n)
-                .map(|i| ((i * 7919) % 613) as f32 / 97.0 - 3.0)
-                .collect();
-            let q = QTensor::quantize(&w, layers, precision, GGML_BLOCK);
-            let floats = q.dequantize();
-            let want: Vec<f32> = floats
-                .chunks_exact(n / layers)
-                .flat_map(|b| crate::hf::unpermute(b, heads, hs, cols))
-                .collect();
-            let got = interleave_heads(Tensor::Quant(q), layers, heads, hs).unwrap();
-            assert_eq!(
-                got.to_f32().as_ref(),
-                want.as_slice(),
-                "{precision:?} {cols}"
-            );
-            let f = interleave_heads(Tensor::F32(floats.into()), layers, heads, hs).unwrap();
-            assert_eq!(f.to_f32().as_ref(), want.as_slice());
-        }
     }
 }

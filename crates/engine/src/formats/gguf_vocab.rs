@@ -12,8 +12,9 @@ use crate::tokenizer::{GgufBpe, Llama2cVocab, Tokenizer, TokenizerError};
 /// A GGUF file's vocabulary, as its `tokenizer.ggml.model` says.
 #[derive(Debug, Clone)]
 pub enum GgufVocab {
-    /// `llama`: SentencePiece pieces (a space for "▁") and scores, BOS and EOS ids.
-    Spm(Llama2cVocab, u32, u32),
+    /// `llama`: SentencePiece pieces (a space for "▁") and scores, BOS and EOS ids, and
+    /// `add_bos_token` where the file says.
+    Spm(Llama2cVocab, u32, u32, Option<bool>),
     /// `gpt2`: byte-level BPE.
     Bpe(GgufBpe),
 }
@@ -21,7 +22,11 @@ pub enum GgufVocab {
 impl GgufVocab {
     pub fn tokenizer(self) -> Result<Tokenizer, TokenizerError> {
         match self {
-            GgufVocab::Spm(vocab, bos, eos) => Tokenizer::from_llama2c_vocab(vocab, bos, eos),
+            GgufVocab::Spm(vocab, bos, eos, add_bos) => {
+                let mut t = Tokenizer::from_llama2c_vocab(vocab, bos, eos)?;
+                t.add_bos = add_bos.unwrap_or(true);
+                Ok(t)
+            }
             GgufVocab::Bpe(bpe) => Tokenizer::from_gguf_bpe(bpe),
         }
     }
@@ -51,6 +56,20 @@ impl Gguf<'_> {
                 key: KEY.into(),
                 why: e.to_string(),
             })
+    }
+
+    /// `tokenizer.ggml.add_bos_token`, where the file says (llama.cpp honours it for every
+    /// vocabulary).
+    fn add_bos(&self) -> Result<Option<bool>, GgufError> {
+        const KEY: &str = "tokenizer.ggml.add_bos_token";
+        match self.get(KEY) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(GgufError::Value {
+                key: KEY.into(),
+                why: format!("{} is not a bool", kind_of(v)),
+            }),
+        }
     }
 
     fn array(&self, key: &str) -> Result<&[Value], GgufError> {
@@ -124,7 +143,7 @@ impl Gguf<'_> {
             pieces,
             scores: score,
         };
-        Ok(GgufVocab::Spm(vocab, bos, eos))
+        Ok(GgufVocab::Spm(vocab, bos, eos, self.add_bos()?))
     }
 
     /// `model = gpt2`: tokens, merges, token types (optional), the `pre` name (refused
@@ -156,16 +175,7 @@ impl Gguf<'_> {
             None => return Err(GgufError::Missing("tokenizer.ggml.pre".into())),
             Some(_) => self.string("tokenizer.ggml.pre")?.to_string(),
         };
-        let add_bos = match self.get("tokenizer.ggml.add_bos_token") {
-            None => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(v) => {
-                return Err(GgufError::Value {
-                    key: "tokenizer.ggml.add_bos_token".into(),
-                    why: format!("{} is not a bool", kind_of(v)),
-                })
-            }
-        };
+        let add_bos = self.add_bos()?;
         Ok(GgufVocab::Bpe(GgufBpe {
             bos: self.token_id("tokenizer.ggml.bos_token_id", 11, n)?,
             eos: self.token_id("tokenizer.ggml.eos_token_id", 11, n)?,

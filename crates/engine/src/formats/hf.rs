@@ -137,7 +137,14 @@ impl HfConfig {
             qkv_bias: architecture == "Qwen2ForCausalLM",
             rope_factors: keys
                 .llama3_rope()?
-                .map(|r| r.factors(config.head_size(), config.rope_theta)),
+                .map(|r| r.factors(config.head_size(), config.rope_theta))
+                .map(|f| match f.iter().all(|x| (1e-3..=1e6).contains(x)) {
+                    true => Ok(f),
+                    false => Err(HfError::Unsupported(format!(
+                        "rope_scaling gives RoPE factors {f:?}; they must be in [0.001, 1e6]"
+                    ))),
+                })
+                .transpose()?,
             config,
             bos: keys.id("bos_token_id", config.vocab_size)?,
             eos: keys.id("eos_token_id", config.vocab_size)?,

@@ -11,6 +11,7 @@ pub mod gguf_vocab;
 pub mod hf;
 pub mod llama2c;
 pub mod llama2c_v2;
+mod rope_order;
 
 use crate::budget::Budget;
 use crate::config::Config;

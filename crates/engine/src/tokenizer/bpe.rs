@@ -10,7 +10,7 @@
 //! Then each piece's bytes are written in GPT-2's byte alphabet and merged by rank. Special
 //! tokens (token type CONTROL or USER_DEFINED) are matched in the text before that.
 //! The ids are checked against llama.cpp's own tokenizer on the same files
-//! (`tests/gguf_bpe.rs`).
+//! (`crates/engine/tests/gguf_arch.rs`).
 
 use super::{Tokenizer, TokenizerError};
 use tokenizers::models::bpe::{Vocab, BPE};

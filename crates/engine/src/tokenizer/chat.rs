@@ -2,8 +2,9 @@
 //! (an instruct model's `tokenizer_config.json` `chat_template`), which turns a conversation
 //! into the text the model was trained on, special tokens and all ("<|im_start|>user\n…").
 //!
-//! Rendered with minijinja the way transformers' `apply_chat_template` renders it:
-//! `messages` (here one user message), `add_generation_prompt = true` (the assistant's turn
+//! Rendered with minijinja the way transformers' `apply_chat_template` renders it (its
+//! Jinja environment has `trim_blocks` and `lstrip_blocks`, so a template written over
+//! several lines renders no newline or indent of its own): `messages` (here one user message), `add_generation_prompt = true` (the assistant's turn
 //! opened, so the next token is the answer's first), `bos_token` and `eos_token` as text,
 //! and `raise_exception(msg)`; Python's string methods (`.strip()`, `.startswith()` …) through
 //! minijinja-contrib's pycompat, as templates written for Jinja2 call them. A hostile
@@ -24,6 +25,10 @@ const MAX_RENDERED_BYTES: usize = 1 << 20;
 pub enum ChatError {
     #[error("this model's file carries no chat template (GGUF's tokenizer.chat_template)")]
     NoTemplate,
+    #[error("this model's file has a chat template, but it could not be read: {0}")]
+    Unreadable(String),
+    #[error("a SentencePiece vocabulary is encoded with llama2.c's algorithm, which reads a template's special tokens (<s>, [INST] …) as plain text, not as the tokens the model was trained on")]
+    SpecialsAsText,
     #[error("the chat template is {0} bytes; the limit is {MAX_TEMPLATE_BYTES}")]
     TooLarge(usize),
     #[error("the chat template could not be rendered: {0}")]
@@ -55,12 +60,18 @@ impl ChatTemplate {
     /// One user message as the model was trained to see it, the assistant's turn opened.
     pub fn render(&self, user: &str, bos: &str, eos: &str) -> Result<String, ChatError> {
         let mut env = Environment::new();
+        let render = |e: Error| ChatError::Render(e.to_string());
+        let syntax = minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+            .map_err(render)?;
+        env.set_syntax(syntax);
         env.set_fuel(Some(FUEL));
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_function("raise_exception", |msg: String| -> Result<String, Error> {
             Err(Error::new(ErrorKind::InvalidOperation, msg))
         });
-        let render = |e: Error| ChatError::Render(e.to_string());
         env.add_template("chat_template", &self.source)
             .map_err(render)?;
         let out = env
@@ -103,6 +114,19 @@ mod tests {
         assert_eq!(
             t.render(" Hi ", "<|begin_of_text|>", "<|eot_id|>").unwrap(),
             "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+        );
+    }
+
+    /// Zephyr's template, written over several lines: rendered as Jinja2 renders it with
+    /// transformers' `trim_blocks` and `lstrip_blocks` (the expected text is Jinja2 3.1.6's,
+    /// `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`).
+    #[test]
+    fn a_template_over_several_lines_renders_no_whitespace_of_its_own() {
+        let zephyr = "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\\n' + message['content'] + eos_token }}\n{% elif message['role'] == 'system' %}\n{{ '<|system|>\\n' + message['content'] + eos_token }}\n{% endif %}\n{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}\n";
+        let t = ChatTemplate::new(zephyr.into()).unwrap();
+        assert_eq!(
+            t.render("Hi there!", "<s>", "</s>").unwrap(),
+            "<|user|>\nHi there!</s>\n<|assistant|>\n"
         );
     }
 

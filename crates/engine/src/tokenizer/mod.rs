@@ -8,7 +8,8 @@
 //! algorithm small and readable, as the specification; the tests hold the index-based encoder
 //! to it and to the converted `tokenizers` model on the known answers and random text.
 //!
-//! Decoding follows llama2.c's `decode`: a piece right after BOS drops its leading space and
+//! Decoding follows llama2.c's `decode`: a piece right after BOS drops its leading space (a
+//! SentencePiece vocabulary's dummy prefix; a byte-level one keeps it) and
 //! `<0xNN>` pieces become raw bytes; [`TextDecoder`] turns the byte stream into text without
 //! ever panicking on invalid UTF-8.
 
@@ -118,6 +119,8 @@ pub struct Tokenizer {
     /// `tokenizer.json` vocabularies; for a GGUF BPE vocabulary as its
     /// `tokenizer.ggml.add_bos_token` says (false for Qwen2, true for Llama 3).
     pub add_bos: bool,
+    /// GPT-2's byte-level alphabet: no dummy-prefix space to drop after BOS.
+    byte_level: bool,
     /// What kind of vocabulary, where the model card says (a GGUF BPE vocabulary: its
     /// split's name).
     pub kind: Option<String>,
@@ -190,6 +193,7 @@ impl Tokenizer {
             bos,
             eos,
             add_bos: true,
+            byte_level: false,
             kind: None,
         })
     }
@@ -261,6 +265,7 @@ impl Tokenizer {
             bos,
             eos,
             add_bos: true,
+            byte_level,
             kind: None,
         })
     }
@@ -311,8 +316,8 @@ impl Tokenizer {
         }
     }
 
-    /// Encodes text, with BOS first when `bos` is true and the vocabulary adds one
-    /// ([`Tokenizer::add_bos`]).
+    /// Encodes text, with BOS first when `bos` is true, the vocabulary adds one
+    /// ([`Tokenizer::add_bos`]) and the text does not start with it.
     pub fn encode(&self, text: &str, bos: bool) -> Result<Vec<u32>, TokenizerError> {
         let bos = (bos && self.add_bos).then_some(self.bos);
         match &self.encoder {
@@ -322,7 +327,9 @@ impl Tokenizer {
                     .encode(text, false)
                     .map_err(|e| TokenizerError::Encode(e.to_string()))?;
                 let mut ids = Vec::with_capacity(enc.len() + 1);
-                ids.extend(bos);
+                // A text that starts with the BOS token itself (a rendered chat template's
+                // "<|begin_of_text|>") gets no second.
+                ids.extend(bos.filter(|b| enc.get_ids().first() != Some(b)));
                 ids.extend_from_slice(enc.get_ids());
                 Ok(ids)
             }
@@ -358,7 +365,9 @@ impl Tokenizer {
                 }
             }
         };
-        if prev == Some(self.bos) && bytes.first() == Some(&b' ') {
+        // (SentencePiece's dummy prefix: a byte-level vocabulary adds none, so its space is
+        // the text's own.)
+        if prev == Some(self.bos) && !self.byte_level && bytes.first() == Some(&b' ') {
             Ok(&bytes[1..])
         } else {
             Ok(bytes)

@@ -89,7 +89,7 @@ impl Session {
             architecture: m.architecture.clone(),
             tensor_types: m.tensor_types.clone(),
             extras: m.extras(),
-            chat_template: m.chat_template.is_some(),
+            chat_template: matches!(m.chat_template, Some(Ok(_))),
             trained_context: m.trained_context,
             add_bos: m.tokenizer.add_bos,
         };
