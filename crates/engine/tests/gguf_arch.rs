@@ -11,19 +11,8 @@ use decoding_engine::budget::Budget;
 use decoding_engine::Model;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 
-fn read(dir: &str, name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(dir)
-        .join(name);
-    std::fs::read(&p).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run scripts/test.sh (its set-up writes the fixtures)",
-            p.display()
-        )
-    })
-}
+use common::fixture as read;
 
 fn json(dir: &str, name: &str) -> Value {
     serde_json::from_slice(&read(dir, name)).unwrap()

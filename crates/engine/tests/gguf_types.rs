@@ -12,19 +12,8 @@ use decoding_engine::gguf::Kind;
 use decoding_engine::quant::{Activations, Tensor};
 use decoding_engine::{Model, Precision, Transformer};
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 
-fn read(dir: &str, name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(dir)
-        .join(name);
-    std::fs::read(&p).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run scripts/test.sh (it writes the gguf package's fixtures)",
-            p.display()
-        )
-    })
-}
+use common::fixture as read;
 
 fn gguf_fixture(name: &str) -> Vec<u8> {
     read("../../assets/models/fixtures/gguf", name)

@@ -20,6 +20,19 @@ pub fn read(name: &str) -> Vec<u8> {
     })
 }
 
+/// A file of `dir` (relative to the engine crate), written by the test command's set-up.
+pub fn fixture(dir: &str, name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(dir)
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/test.sh (its set-up writes the fixtures)",
+            p.display()
+        )
+    })
+}
+
 pub fn stories260k() -> Model {
     Model::from_bytes(&read("stories260K.bin"), &read("tok512.bin")).expect("stories260K loads")
 }
