@@ -150,10 +150,6 @@ pub(super) fn int8_rows(
     v: Variant,
 ) {
     let t = a.q.len() / n;
-    let row_bytes = match q.precision {
-        crate::Precision::Q4 => n / 2,
-        _ => n,
-    };
     let first = start / n;
     if n == q.group {
         // Rows of one group (stories260K's): 8 rows a call; short rows gain nothing from
@@ -171,6 +167,20 @@ pub(super) fn int8_rows(
         }
         return;
     }
+    int8_long_rows(out_t, q, start, n, a, v);
+}
+
+/// `int8_rows` of rows of several groups: streamed as variant `v` says, one row product a
+/// call.
+#[cfg(not(kernel = "wasm"))]
+#[inline(always)]
+fn int8_long_rows(out_t: &mut [f32], q: &QRef, start: usize, n: usize, a: &QActs, v: Variant) {
+    let t = a.q.len() / n;
+    let first = start / n;
+    let row_bytes = match q.precision {
+        crate::Precision::Q4 => n / 2,
+        _ => n,
+    };
     streamed(out_t.len() / t, v, |i, next| {
         if let Some(j) = next {
             prefetch(&q.values[(first + j) * row_bytes..(first + j + 1) * row_bytes]);
@@ -179,6 +189,42 @@ pub(super) fn int8_rows(
             *o = q.dot_int8(start + i * n, a.row(r));
         }
     });
+}
+
+/// `int8_rows` of rows of several groups in the page (no prefetch, one stream): the rows
+/// in order, 4 a call sharing each load of an input row's activations (`dot_int8_rows`;
+/// 2 or 8 a call were slower on the 15M shape in Node, BENCHMARKS.md).
+#[cfg(kernel = "wasm")]
+#[inline(always)]
+fn int8_long_rows(out_t: &mut [f32], q: &QRef, start: usize, n: usize, a: &QActs, _: Variant) {
+    const R: usize = 4;
+    let t = a.q.len() / n;
+    let rows = out_t.len() / t;
+    let whole = rows / R * R;
+    if t == 1 {
+        // decode: out_t is the rows' outputs in order
+        let x = a.row(0);
+        for i in (0..whole).step_by(R) {
+            out_t[i..i + R].copy_from_slice(&q.dot_int8_rows::<R>(start + i * n, x));
+        }
+        for (i, o) in out_t.iter_mut().enumerate().skip(whole) {
+            *o = q.dot_int8(start + i * n, x);
+        }
+        return;
+    }
+    for i in (0..whole).step_by(R) {
+        for r in 0..t {
+            let four = q.dot_int8_rows::<R>(start + i * n, a.row(r));
+            for (k, v) in four.into_iter().enumerate() {
+                out_t[(i + k) * t + r] = v;
+            }
+        }
+    }
+    for i in whole..rows {
+        for r in 0..t {
+            out_t[i * t + r] = q.dot_int8(start + i * n, a.row(r));
+        }
+    }
 }
 
 /// Rows 0..rows in the order variant `v` reads them: `v.streams` runs of the rows side by

@@ -283,12 +283,33 @@ impl QRef<'_> {
         row_with(kind, w, ws, x, self.group, portable_sums)
     }
 
+    /// [`QRef::dot_int8`] of the `R` rows from weight `start` on: simd128 shares each load
+    /// of the activations between them; each row's bits are `dot_int8`'s.
+    #[inline(always)]
+    pub fn dot_int8_rows<const R: usize>(&self, start: usize, x: QActRow) -> [f32; R] {
+        #[cfg(kernel = "wasm")]
+        {
+            let (kind, w, ws) = self.int8_rows_of(start, x, R);
+            // SAFETY: the build enables simd128; `int8_rows_of` sliced `w` and `ws` to
+            // exactly R rows of x's groups.
+            unsafe { super::int8_simd::wasm::rows::<R>(kind, w, ws, x, self.group) }
+        }
+        #[cfg(not(kernel = "wasm"))]
+        std::array::from_fn(|r| self.dot_int8(start + r * x.q.len(), x))
+    }
+
     /// The row's kind, value bytes and scales.
     #[inline(always)]
     fn int8_row(&self, start: usize, x: QActRow) -> (Sums, &[u8], &[f32]) {
+        self.int8_rows_of(start, x, 1)
+    }
+
+    /// The kind, value bytes and scales of `rows` rows from weight `start` on.
+    #[inline(always)]
+    fn int8_rows_of(&self, start: usize, x: QActRow, rows: usize) -> (Sums, &[u8], &[f32]) {
         let g = self.group;
         debug_assert!(start.is_multiple_of(g) && self.int8_ready(x.q.len()));
-        let (g0, groups) = (start / g, x.scales.len());
+        let (g0, groups) = (start / g, rows * x.scales.len());
         let (kind, bytes_a_group) = match self.precision {
             Precision::Q4 => (Sums::Q4, 16),
             _ => (Sums::Q8, g),

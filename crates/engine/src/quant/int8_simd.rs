@@ -175,13 +175,21 @@ pub(super) mod wasm {
     /// Lane j: the sum of v[j]'s 4 lanes (two rounds of shuffles and adds for 4 groups).
     #[inline(always)]
     fn hsum4x4(v: &[v128]) -> v128 {
-        let pairs = |a, b| {
-            i32x4_add(
-                i32x4_shuffle::<0, 4, 1, 5>(a, b),
-                i32x4_shuffle::<2, 6, 3, 7>(a, b),
-            )
-        };
-        let (a, b) = (pairs(v[0], v[1]), pairs(v[2], v[3]));
+        finish4(pair4(v[0], v[1]), pair4(v[2], v[3]))
+    }
+
+    /// `hsum4x4`'s first round for two of its vectors.
+    #[inline(always)]
+    fn pair4(a: v128, b: v128) -> v128 {
+        i32x4_add(
+            i32x4_shuffle::<0, 4, 1, 5>(a, b),
+            i32x4_shuffle::<2, 6, 3, 7>(a, b),
+        )
+    }
+
+    /// `hsum4x4`'s second round.
+    #[inline(always)]
+    fn finish4(a: v128, b: v128) -> v128 {
         i32x4_add(
             i32x4_shuffle::<0, 1, 4, 5>(a, b),
             i32x4_shuffle::<2, 3, 6, 7>(a, b),
@@ -200,73 +208,158 @@ pub(super) mod wasm {
     /// Group j's integer sums as 4 lanes (their total is `portable_sums`' integer).
     #[inline(always)]
     unsafe fn group(kind: Sums, wp: *const u8, xp: *const i16, g: usize, j: usize) -> v128 {
-        let mut acc = i32x4_splat(0);
+        group_rows::<1>(kind, [wp], xp, g, j)[0]
+    }
+
+    /// `group` of R rows (`wp[r]`: row r's first byte) against the same activations, each
+    /// load of the activations shared by the rows.
+    #[inline(always)]
+    unsafe fn group_rows<const R: usize>(
+        kind: Sums,
+        wp: [*const u8; R],
+        xp: *const i16,
+        g: usize,
+        j: usize,
+    ) -> [v128; R] {
+        let mut acc = [i32x4_splat(0); R];
         match kind {
             Sums::Q8 => {
                 let mut k = j * g;
                 while k < (j + 1) * g {
-                    let wv = v128_load(wp.add(k) as *const v128);
-                    let w = [i16x8_extend_low_i8x16(wv), i16x8_extend_high_i8x16(wv)];
-                    acc = dot16(acc, w, xp.add(k));
+                    let x = xp.add(k);
+                    for (acc, wp) in acc.iter_mut().zip(wp) {
+                        // each 8 bytes widened as they load (one `pmovsxbw` on x86)
+                        let w = [
+                            i16x8_load_extend_i8x8(wp.add(k) as *const i8),
+                            i16x8_load_extend_i8x8(wp.add(k + 8) as *const i8),
+                        ];
+                        *acc = dot16(*acc, w, x);
+                    }
                     k += 16;
                 }
             }
             Sums::Q4 => {
-                let b = v128_load(wp.add(16 * j) as *const v128);
-                let (lo, hi) = (v128_and(b, u8x16_splat(15)), u8x16_shr(b, 4));
-                let widen = |v| [u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v)];
-                acc = dot16(acc, widen(lo), xp.add(32 * j));
-                acc = dot16(acc, widen(hi), xp.add(32 * j + 16));
+                let x = xp.add(32 * j);
+                for (acc, wp) in acc.iter_mut().zip(wp) {
+                    // bytes e and 8 + e widened as they load; nibbles in 16-bit lanes: the
+                    // low ones are weights e and 8 + e, the high ones 16 + e and 24 + e
+                    let b = [
+                        u16x8_load_extend_u8x8(wp.add(16 * j)),
+                        u16x8_load_extend_u8x8(wp.add(16 * j + 8)),
+                    ];
+                    let low = b.map(|b| v128_and(b, u16x8_splat(15)));
+                    let high = b.map(|b| u16x8_shr(b, 4));
+                    *acc = dot16(*acc, low, x);
+                    *acc = dot16(*acc, high, x.add(16));
+                }
             }
         }
         acc
     }
 
-    /// `QRef::dot_int8_portable`'s row: groups 8 at a time, their sums reduced 4 groups a
-    /// shuffle tree into two i32x4, the epilogue `lane += (d_w·d_x)·Σ` in two f32x4 (lane
-    /// for lane the portable loop's operations; lanes past a last call's m add + 0), the
-    /// 8 lanes folded as `reduce8`. The activations are read widened (`QActRow::wide`).
+    /// `QRef::dot_int8_portable`'s row: groups 4 at a time, their sums reduced by a shuffle
+    /// tree into one i32x4, the epilogue `lane += (d_w·d_x)·Σ` in one f32x4, the lanes of
+    /// groups 0–3 mod 8 and 4–7 mod 8 taking turns (lane for lane the portable loop's
+    /// operations; lanes past the last groups add + 0), the 8 lanes folded as `reduce8`.
+    /// Scales are read in place, and q8's usual groups of 32 and 64 are unrolled. The
+    /// activations are read widened (`QActRow::wide`).
     #[inline(always)]
     pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
-        let groups = ws.len();
-        debug_assert_eq!(x.wide.len(), x.q.len());
+        rows::<1>(kind, w, ws, x, g)[0]
+    }
+
+    /// `row` of R rows one after another (`w`, `ws`: their bytes and scales in turn), each
+    /// load of the activations shared by the rows; row r's bits are `row`'s.
+    #[inline(always)]
+    pub unsafe fn rows<const R: usize>(
+        kind: Sums,
+        w: &[u8],
+        ws: &[f32],
+        x: QActRow,
+        g: usize,
+    ) -> [f32; R] {
+        match (kind, g) {
+            (Sums::Q8, 32) => rows4::<R>(Sums::Q8, w, ws, x, 32),
+            (Sums::Q8, 64) => rows4::<R>(Sums::Q8, w, ws, x, 64),
+            _ => rows4::<R>(kind, w, ws, x, g),
+        }
+    }
+
+    /// `rows`, 4 groups a step (`g` a constant where `rows` matched it).
+    #[inline(always)]
+    unsafe fn rows4<const R: usize>(
+        kind: Sums,
+        w: &[u8],
+        ws: &[f32],
+        x: QActRow,
+        g: usize,
+    ) -> [f32; R] {
+        let groups = x.scales.len();
+        debug_assert!(x.wide.len() == x.q.len() && ws.len() == R * groups);
         let bytes_a_group = match kind {
             Sums::Q4 => 16,
             Sums::Q8 => g,
         };
-        let (wp, xp) = (w.as_ptr(), x.wide.as_ptr());
-        let mut lanes = [f32x4_splat(0.0); 2];
-        let mut c = 0;
-        while c < groups {
-            let m = LANES.min(groups - c);
-            let mut accs = [i32x4_splat(0); LANES];
-            for (j, acc) in accs.iter_mut().enumerate().take(m) {
-                *acc = group(kind, wp.add(c * bytes_a_group), xp.add(c * g), g, j);
-            }
-            let (mut sw, mut sx, mut xsum) = ([0.0f32; LANES], [0.0f32; LANES], [0i32; LANES]);
-            sw[..m].copy_from_slice(&ws[c..c + m]);
-            sx[..m].copy_from_slice(&x.scales[c..c + m]);
-            if let Sums::Q4 = kind {
-                xsum[..m].copy_from_slice(&x.sums[c..c + m]);
-            }
-            for h in 0..m.div_ceil(4) {
-                let mut s = hsum4x4(&accs[4 * h..4 * h + 4]);
-                if let Sums::Q4 = kind {
-                    let xs = v128_load(xsum.as_ptr().add(4 * h) as *const v128);
-                    s = i32x4_sub(s, i32x4_shl(xs, 3));
+        let row_bytes = groups * bytes_a_group;
+        let wp: [*const u8; R] = std::array::from_fn(|r| w.as_ptr().add(r * row_bytes));
+        let sp: [*const f32; R] = std::array::from_fn(|r| ws.as_ptr().add(r * groups));
+        let xp = x.wide.as_ptr();
+        let q4 = matches!(kind, Sums::Q4);
+        let mut lanes = [[f32x4_splat(0.0); 2]; R];
+        // 4 groups into lanes[r][half], the last 1–3 groups padded: the missing ones sum to
+        // 0 with scales 0, and each adds + 0.
+        let block = |lanes: &mut [[v128; 2]; R], c: usize, m: usize, half: usize| {
+            let at = wp.map(|p| p.add(c * bytes_a_group));
+            let sums = |j| match j < m {
+                true => group_rows::<R>(kind, at, xp.add(c * g), g, j),
+                false => [i32x4_splat(0); R],
+            };
+            // hsum4x4's rounds as the groups come (fewer vectors live at once)
+            let (a0, a1) = (sums(0), sums(1));
+            let p01: [v128; R] = std::array::from_fn(|r| pair4(a0[r], a1[r]));
+            let (a2, a3) = (sums(2), sums(3));
+            let p23: [v128; R] = std::array::from_fn(|r| pair4(a2[r], a3[r]));
+            let sx = load4(x.scales.as_ptr().add(c), m);
+            let xsum = if q4 {
+                load4(x.sums.as_ptr().add(c), m)
+            } else {
+                i32x4_splat(0)
+            };
+            for r in 0..R {
+                let mut s = finish4(p01[r], p23[r]);
+                if q4 {
+                    s = i32x4_sub(s, i32x4_shl(xsum, 3));
                 }
-                let d = f32x4_mul(
-                    v128_load(sw.as_ptr().add(4 * h) as *const v128),
-                    v128_load(sx.as_ptr().add(4 * h) as *const v128),
-                );
-                lanes[h] = f32x4_add(lanes[h], f32x4_mul(d, f32x4_convert_i32x4(s)));
+                let d = f32x4_mul(load4(sp[r].add(c), m), sx);
+                let l = &mut lanes[r][half];
+                *l = f32x4_add(*l, f32x4_mul(d, f32x4_convert_i32x4(s)));
             }
-            c += m;
+        };
+        let (mut c, mut half) = (0, 0);
+        while c + 4 <= groups {
+            block(&mut lanes, c, 4, half);
+            (c, half) = (c + 4, half ^ 1);
         }
-        let mut out = [0.0f32; LANES];
-        v128_store(out.as_mut_ptr() as *mut v128, lanes[0]);
-        v128_store(out.as_mut_ptr().add(4) as *mut v128, lanes[1]);
-        super::super::int8::reduce8(out)
+        if c < groups {
+            block(&mut lanes, c, groups - c, half);
+        }
+        lanes.map(|l| {
+            let mut out = [0.0f32; LANES];
+            v128_store(out.as_mut_ptr() as *mut v128, l[0]);
+            v128_store(out.as_mut_ptr().add(4) as *mut v128, l[1]);
+            super::super::int8::reduce8(out)
+        })
+    }
+
+    /// The `m` ≤ 4 values (4-byte) at `p`, zeros after them.
+    #[inline(always)]
+    unsafe fn load4<T: Copy + Default>(p: *const T, m: usize) -> v128 {
+        if m == 4 {
+            return v128_load(p as *const v128);
+        }
+        let mut v = [T::default(); 4];
+        v[..m].copy_from_slice(std::slice::from_raw_parts(p, m));
+        v128_load(v.as_ptr() as *const v128)
     }
 
     /// `row` for each of `m` ≤ 8 rows of one group (n = g; `w` their bytes one after
