@@ -66,7 +66,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
                     <td data-testid="quant-bytes">{thousands(p.weight_bytes)}</td>
                     <td class="nowrap">{human_bytes(p.weight_bytes)}</td>
                     <td>{format!("{smaller:.1}×")}</td>
-                    <td data-testid="quant-decode" title=format!("median of 5 interleaved rounds; the middle three {:.3}–{:.3} ms", p.decode_range.0, p.decode_range.1)>{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s · {:.3}–{:.3}", 1000.0 / p.decode_ms.max(1e-6), p.decode_range.0, p.decode_range.1)}</small></td>
+                    <td data-testid="quant-decode" title=format!("median of 5 rounds after warm-up steps; the middle three {:.3}–{:.3} ms", p.decode_range.0, p.decode_range.1)>{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s · {:.3}–{:.3}", 1000.0 / p.decode_ms.max(1e-6), p.decode_range.0, p.decode_range.1)}</small></td>
                     <td><span data-testid="quant-kl">{kl_text(p.kl)}</span>{p.kl_f32_activations.map(|k| view! {
                         <br/><small title="the same weights with f32 activations">"f32 acts: "<span data-testid="quant-kl-f32-acts">{kl_text(k)}</span></small>
                     })}</td>

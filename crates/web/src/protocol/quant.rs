@@ -12,8 +12,9 @@ pub const PRECISIONS: usize = Precision::ALL.len();
 pub struct PrecisionView {
     pub precision: Precision,
     pub weight_bytes: u64,
-    /// One decode step on the CPU, ms: the median of five interleaved rounds (each a mean
-    /// over enough steps for the clock), and the middle three rounds' lowest and highest.
+    /// One decode step on the CPU, ms: the median of five rounds after warm-up steps (each a
+    /// mean over enough steps for the clock), and the middle three rounds' lowest and
+    /// highest.
     pub decode_ms: f64,
     pub decode_range: (f64, f64),
     /// KL(p_f32 ‖ p) of the next-token distribution, nats (0 for f32 itself).

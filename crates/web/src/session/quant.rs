@@ -19,10 +19,16 @@ use std::sync::Arc;
 
 /// Least wall time of each decode measurement (browsers round worker clocks to ~0.1 ms).
 const DECODE_MEASURE_MS: f64 = 3.0;
-/// Rounds of the four precisions' measurements, interleaved (f32, f16, q8, q4, f32, …), so a
-/// slow moment of the machine (or the browser compiling the wasm again) touches every
-/// precision alike; each shows the median and the range.
+/// Rounds of a precision's measurement, one after another; each shows the median and the
+/// range.
 const DECODE_ROUNDS: usize = 5;
+/// Untimed steps before a precision's rounds, for at least this long and this many: the
+/// first steps after the other precisions ran are slow (the wasm's code for this precision
+/// compiles again once it has run, and the caches hold the other models' weights). In
+/// headless Chromium on an Intel Xeon the 15M shape's q8 step took 3.3 ms after one warm
+/// step, 2.1 ms after three; f32 6.7 ms after one, 3.4 ms after ten (BENCHMARKS.md).
+const WARM_MS: f64 = 20.0;
+const WARM_STEPS: u32 = 3;
 /// The decode times are measured again when the context has moved this far since (a step
 /// costs about the same one position later; measuring at every token would slow a run).
 const REMEASURE_AFTER: usize = 32;
@@ -237,44 +243,45 @@ fn shown_tokens(lps: &[Vec<f64>], tokenizer: &decoding_engine::Tokenizer) -> Vec
         .collect()
 }
 
-/// The current token's decode step of each precision on its own cache: `DECODE_ROUNDS`
-/// rounds after an untimed one, each precision in turn repeated until `DECODE_MEASURE_MS`
-/// have passed (the clock can then measure it); (median, and the middle three rounds'
-/// lowest and highest) ms a step per precision.
+/// The current token's decode step of each precision on its own cache, as it runs while that
+/// precision generates: untimed steps for `WARM_MS` (at least `WARM_STEPS`), then
+/// `DECODE_ROUNDS` rounds, each repeated until `DECODE_MEASURE_MS` have passed (the clock
+/// can then measure it); (median, and the middle three rounds' lowest and highest) ms a step
+/// per precision.
 fn time_decodes(
     lab: &mut Lab,
     len: usize,
     last: u32,
     host: &dyn Host,
 ) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
-    let mut runs: [Vec<f64>; PRECISIONS] = Default::default();
     let mut logits = vec![0.0f32; lab.models[0].config.vocab_size];
-    // One untimed round first: the browser compiles hot wasm code again once it has run.
-    for round in 0..=DECODE_ROUNDS {
-        for (i, run) in runs.iter_mut().enumerate() {
-            let (t, cache) = (&lab.models[i], &mut lab.caches[i]);
-            let mut s = RunState::new(&t.config);
+    let mut out = [(0.0, 0.0, 0.0); PRECISIONS];
+    for (i, timing) in out.iter_mut().enumerate() {
+        let (t, cache) = (&lab.models[i], &mut lab.caches[i]);
+        let mut s = RunState::new(&t.config);
+        // Steps for at least `ms` and `min` steps: (mean ms a step).
+        let mut steps = |ms: f64, min: u32| -> Result<f64, decoding_engine::ForwardError> {
             let (t0, mut n) = (host.now(), 0u32);
             loop {
                 t.decode(&mut s, cache, last, &mut logits)?;
                 cache.truncate(len);
                 n += 1;
-                if host.now() - t0 >= DECODE_MEASURE_MS || n >= 1000 {
-                    break;
+                if (host.now() - t0 >= ms && n >= min) || n >= 1000 {
+                    return Ok((host.now() - t0) / n as f64);
                 }
             }
-            if round > 0 {
-                run.push((host.now() - t0) / n as f64);
-            }
-        }
-    }
-    // The median and the middle three of the five rounds (one slow moment of the machine
-    // does not widen the range).
-    Ok(runs.map(|mut r| {
+        };
+        steps(WARM_MS, WARM_STEPS)?;
+        let mut r = (0..DECODE_ROUNDS)
+            .map(|_| steps(DECODE_MEASURE_MS, 1))
+            .collect::<Result<Vec<f64>, _>>()?;
+        // The median and the middle three of the five rounds (one slow moment of the machine
+        // does not widen the range).
         r.sort_by(f64::total_cmp);
         let k = r.len() / 2;
-        (r[k], r[k.saturating_sub(1)], r[(k + 1).min(r.len() - 1)])
-    }))
+        *timing = (r[k], r[k.saturating_sub(1)], r[(k + 1).min(r.len() - 1)]);
+    }
+    Ok(out)
 }
 
 /// w2 (the MLP's down projection), layer 0, row 1: the row that starts inside a group when
