@@ -255,7 +255,10 @@ pub(super) fn f32_rows(out: &mut [f32], w: &[f32], x: &[f32], v: Variant) {
         if let Some(j) = next {
             prefetch(bytemuck::cast_slice(&w[j * n..(j + 1) * n]));
         }
-        out[i] = dot_streamed(&w[i * n..(i + 1) * n], x);
+        out[i] = match v.lead {
+            0 => dot_streamed(&w[i * n..(i + 1) * n], x),
+            _ => simd::dot_led(&w[i * n..(i + 1) * n], x),
+        };
     });
 }
 

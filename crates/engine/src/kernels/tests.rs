@@ -296,9 +296,9 @@ fn every_decode_variant_gives_the_reference_bits() {
     }
     let t = super::tune::tuning();
     if t.how == "measured" {
-        for (c, tried) in [(&t.int8, &INT8_VARIANTS), (&t.f32, &F32_VARIANTS)] {
+        for (c, tried) in [(&t.int8, &INT8_VARIANTS[..]), (&t.f32, &F32_VARIANTS[..])] {
             let timed: Vec<_> = c.timings.iter().map(|(v, _)| *v).collect();
-            assert_eq!(&timed[..], &tried[..]);
+            assert_eq!(&timed[..], tried);
             assert!(c.timings.iter().all(|(_, us)| us.is_finite() && *us > 0.0));
             let best = c.timings.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
             assert_eq!(c.chosen, best.0, "{}", t.describe());

@@ -21,16 +21,36 @@ pub struct Variant {
     pub streams: usize,
     /// rows ahead each run prefetches (0: none)
     pub ahead: usize,
+    /// bytes ahead of its loads a float32 row's loop prefetches, a line each step (0: none;
+    /// AVX-512 builds: the dot product's loop, 128 bytes a step)
+    pub lead: usize,
 }
 
 const fn v(streams: usize, ahead: usize) -> Variant {
-    Variant { streams, ahead }
+    Variant {
+        streams,
+        ahead,
+        lead: 0,
+    }
+}
+
+/// `streams` runs, each row's loop prefetching `lead` bytes ahead.
+const fn led(streams: usize, lead: usize) -> Variant {
+    Variant {
+        streams,
+        ahead: 0,
+        lead,
+    }
 }
 
 /// The variants tried for int8 rows …
 pub const INT8_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 2), v(4, 0), v(4, 2)];
-/// … and for float32 rows (four times the bytes a row).
-pub const F32_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 1), v(4, 0), v(4, 1)];
+/// … and for float32 rows (four times the bytes a row); a lead inside the row: on an Intel
+/// Xeon (Sapphire Rapids flags) one core's run.c-shaped loop read 13.5 GB/s without and
+/// 16.9 with 1 KiB (BENCHMARKS.md), where the rows ahead had not helped.
+pub const F32_VARIANTS: [Variant; 5] = [v(1, 0), v(4, 0), v(4, 1), led(1, LEAD), led(4, LEAD)];
+/// The float32 rows' prefetch lead, bytes.
+pub const LEAD: usize = 1024;
 /// Bytes of the matrix each variant streams (rows of 768: the 110M shape's).
 pub const TUNE_BYTES: usize = 1 << 20;
 const TUNE_ROW: usize = 768;
@@ -65,9 +85,15 @@ pub struct Ahead {
 impl std::fmt::Display for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = if self.streams == 1 { "" } else { "s" };
-        match self.ahead {
-            0 => write!(f, "{} stream{s}, no prefetch", self.streams),
-            a => write!(f, "{} stream{s}, {a} rows ahead", self.streams),
+        match (self.ahead, self.lead) {
+            (0, 0) => write!(f, "{} stream{s}, no prefetch", self.streams),
+            (a, 0) => write!(f, "{} stream{s}, {a} rows ahead", self.streams),
+            (0, l) => write!(f, "{} stream{s}, {l} bytes ahead in the row", self.streams),
+            (a, l) => write!(
+                f,
+                "{} stream{s}, {a} rows and {l} bytes ahead",
+                self.streams
+            ),
         }
     }
 }
@@ -77,7 +103,10 @@ impl Choice {
         let t: Vec<String> = self
             .timings
             .iter()
-            .map(|(v, us)| format!("{}×{}: {us:.0} µs", v.streams, v.ahead))
+            .map(|(v, us)| match v.lead {
+                0 => format!("{}×{}: {us:.0} µs", v.streams, v.ahead),
+                l => format!("{}×{}+{l} B: {us:.0} µs", v.streams, v.ahead),
+            })
             .collect();
         match t.is_empty() {
             true => format!("{what}: {}", self.chosen),

@@ -10,9 +10,16 @@ pub(super) const PREFETCH: usize = 4096;
 /// reduction and tail.
 #[inline(always)]
 pub unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
+    dot_avx512_led::<0>(a, b)
+}
+
+/// `dot_avx512` asking for `a`'s line `LEAD` bytes ahead of each step's loads (0: none),
+/// a hint that changes no value.
+#[inline(always)]
+pub unsafe fn dot_avx512_led<const LEAD: usize>(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    let acc8 = partial8(pa, pb, n);
+    let acc8 = partial8::<LEAD>(pa, pb, n);
     // ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
     let t = _mm_add_ps(_mm256_castps256_ps128(acc8), _mm256_extractf128_ps(acc8, 1));
     let u = _mm_add_ps(t, _mm_movehl_ps(t, t));
@@ -36,12 +43,18 @@ pub(super) unsafe fn fold32(lo: __m512, hi: __m512) -> __m256 {
 /// `dot_avx512`'s eight partial sums of a[..n]·b[..n] before its final reduction: the
 /// 32-lane loop folded to 8, then the 8-wide chunks (the tail from n / 8 · 8 is left).
 #[inline(always)]
-unsafe fn partial8(pa: *const f32, pb: *const f32, n: usize) -> __m256 {
+unsafe fn partial8<const LEAD: usize>(pa: *const f32, pb: *const f32, n: usize) -> __m256 {
     let mut k = 0;
     let mut acc8 = _mm256_setzero_ps();
     if n >= 32 {
         let (mut lo, mut hi) = (_mm512_setzero_ps(), _mm512_setzero_ps());
         while k + 32 <= n {
+            if LEAD > 0 {
+                // past the row's end this is the next row's (or no) memory: a prefetch
+                // never faults
+                let ahead = (pa.add(k) as *const i8).wrapping_add(LEAD);
+                _mm_prefetch::<_MM_HINT_T0>(ahead);
+            }
             let x0 = _mm512_mul_ps(_mm512_loadu_ps(pa.add(k)), _mm512_loadu_ps(pb.add(k)));
             let x1 = _mm512_mul_ps(
                 _mm512_loadu_ps(pa.add(k + 16)),
@@ -103,7 +116,7 @@ pub(super) const SCORE_GROUP: usize = 8;
 pub unsafe fn score_sums(q: &[f32], keys: *const f32, stride: usize) -> [f32; SCORE_GROUP] {
     let mut acc = [_mm256_setzero_ps(); SCORE_GROUP];
     for (j, acc) in acc.iter_mut().enumerate() {
-        *acc = partial8(q.as_ptr(), keys.add(j * stride), q.len());
+        *acc = partial8::<0>(q.as_ptr(), keys.add(j * stride), q.len());
     }
     let mut s = [0.0f32; SCORE_GROUP];
     _mm256_storeu_ps(s.as_mut_ptr(), reduce8(acc));

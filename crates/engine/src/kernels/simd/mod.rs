@@ -70,6 +70,19 @@ pub(super) fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
     dot(w, x)
 }
 
+/// [`dot_streamed`] prefetching the row [`super::tune::LEAD`] bytes ahead of its loads
+/// (AVX-512 builds; elsewhere `dot_streamed`): the same bits.
+#[inline(always)]
+pub(super) fn dot_led(w: &[f32], x: &[f32]) -> f32 {
+    #[cfg(kernel = "avx512")]
+    {
+        // SAFETY: as in `dot`; prefetches are hints and never fault.
+        unsafe { avx512::dot_avx512_led::<{ super::tune::LEAD }>(w, x) }
+    }
+    #[cfg(not(kernel = "avx512"))]
+    dot_streamed(w, x)
+}
+
 #[cfg(kernel = "avx512")]
 use avx512::{score_sums, SCORE_GROUP};
 #[cfg(kernel = "wasm")]
