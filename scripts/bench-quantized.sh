@@ -51,10 +51,10 @@ LCPP=${LLAMA_CPP_PY:-}
 if [ -n "$LCPP" ]; then
   echo "llama.cpp: llama-cpp-python $("$LCPP" -c 'import llama_cpp; print(llama_cpp.__version__)') through Python, GGUF from scripts/llama2c-to-gguf.py"
   echo
-  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (streams×ahead) |"
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | llama.cpp f32 / Q8_0 decode | ours q8 / llama.cpp Q8_0 | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (streams×ahead+lead) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 else
-  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (streams×ahead) |"
+  echo "| shape | threads | f32 decode | q8 decode | q4 decode | q8 / f32 | q4 / f32 | runq.c q8 decode | ours q8 / runq.c | f32 / q8 / q4 prefill | weight MB f32 / q8 / q4 | chosen (streams×ahead+lead) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 fi
 for s in "${SHAPES[@]}"; do
@@ -86,7 +86,7 @@ for s in "${SHAPES[@]}"; do
         rate 1 <"$WORK/json" >>"$WORK/p$p"
         sed -n 's/.*"weight_bytes": \([0-9]*\).*/\1/p' "$WORK/json" >"$WORK/bytes_$p"
         if [ "$p" = q8 ]; then
-          tr -d ' \n' <"$WORK/json" | grep -o '"chosen":{"streams":[0-9]*,"ahead":[0-9]*}' | sed -n '1s/.*"streams":\([0-9]*\),"ahead":\([0-9]*\).*/\1×\2/p' >>"$WORK/chosen"
+          tr -d ' \n' <"$WORK/json" | grep -o '"chosen":{"streams":[0-9]*,"ahead":[0-9]*,"lead":[0-9]*}' | sed -n '1s/.*"streams":\([0-9]*\),"ahead":\([0-9]*\),"lead":\([0-9]*\).*/\1×\2+\3/p' >>"$WORK/chosen"
         fi
       done
     done

@@ -43,7 +43,7 @@ echo
 echo "Ours: $("$OURS" bench --json --tokens 2 --repeat 1 | sed -n 's/.*"cpu_kernel": "\(.*\)".*/\1/p') kernels;" \
   "the f32 rows' variant (streams × rows prefetched ahead) measured at start-up in each run ('chosen': each round's)"
 echo
-echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c | chosen (streams×ahead) |"
+echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c | chosen (streams×ahead+lead bytes) |"
 echo "|---|---|---|---|---|---|---|"
 for s in "${SHAPES[@]}"; do
   read -r name shape n <<<"$s"
@@ -60,7 +60,7 @@ for s in "${SHAPES[@]}"; do
         --tokens "$n" --repeat 1 --json >"$WORK/json"
       sed -n 's/.*"median_tokens_per_s": \([0-9.]*\).*/\1/p' "$WORK/json" | sed -n 2p >>"$WORK/o"
       # the f32 loop's choice: the second "chosen" of cpu_variants (int8, then f32)
-      tr -d ' \n' <"$WORK/json" | grep -o '"chosen":{"streams":[0-9]*,"ahead":[0-9]*}' | sed -n '2s/.*"streams":\([0-9]*\),"ahead":\([0-9]*\).*/\1×\2/p' >>"$WORK/chosen"
+      tr -d ' \n' <"$WORK/json" | grep -o '"chosen":{"streams":[0-9]*,"ahead":[0-9]*,"lead":[0-9]*}' | sed -n '2s/.*"streams":\([0-9]*\),"ahead":\([0-9]*\),"lead":\([0-9]*\).*/\1×\2+\3/p' >>"$WORK/chosen"
     done
     c=$(median <"$WORK/c"); o=$(median <"$WORK/o")
     echo "$c" >"$WORK/runc_${name}_$t"
