@@ -6,13 +6,7 @@
 mod commands;
 mod error;
 mod files;
-#[cfg(target_os = "linux")]
-mod huge_pages;
 mod knobs;
-
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
 use clap::{Parser, Subcommand};
 use commands::*;
@@ -97,8 +91,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    #[cfg(target_os = "linux")]
-    huge_pages::init();
     let cli = Cli::parse();
     // Mesa's Vulkan drivers warn on stderr when XDG_RUNTIME_DIR is unset (as in containers
     // and CI); give them a private one so user-facing output stays clean. Set before any

@@ -77,9 +77,6 @@ struct Report {
     /// The decode loops' variants as measured at start-up (CPU backend)
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_variants: Option<decoding_engine::cpu::tune::Tuning>,
-    /// Large buffers advised onto 2 MiB pages (`src/huge_pages.rs`), and the bytes of the
-    /// process's memory Linux gave on them at the end of the run
-    huge_pages: HugePagesReport,
     /// Compute dispatches per decoded token (GPU backend).
     #[serde(skip_serializing_if = "Option::is_none")]
     dispatches_per_token: Option<usize>,
@@ -106,27 +103,6 @@ struct Report {
     /// (probed passes + lens) seconds / plain decode seconds
     #[serde(skip_serializing_if = "Option::is_none")]
     probed_and_lens_over_plain: Option<f64>,
-}
-
-#[derive(serde::Serialize)]
-struct HugePagesReport {
-    advised: bool,
-    granted_bytes: Option<u64>,
-}
-
-impl HugePagesReport {
-    fn now() -> HugePagesReport {
-        #[cfg(target_os = "linux")]
-        return HugePagesReport {
-            advised: crate::huge_pages::on(),
-            granted_bytes: crate::huge_pages::granted_bytes(),
-        };
-        #[cfg(not(target_os = "linux"))]
-        HugePagesReport {
-            advised: false,
-            granted_bytes: None,
-        }
-    }
 }
 
 /// Parses "dim,hidden,layers,heads,kv_heads,vocab,seq_len" and validates it like a header.
@@ -370,7 +346,6 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         backend_detail: engine.report.reason,
         cpu_kernel: decoding_engine::cpu::KERNEL,
         cpu_variants,
-        huge_pages: HugePagesReport::now(),
         dispatches_per_token: engine.report.dispatches_per_token,
         gpu_times,
         threads: decoding_engine::par::thread_count(),
@@ -425,15 +400,6 @@ fn print_report(r: &Report) {
     }
     if let Some(t) = &r.cpu_variants {
         println!("{}", t.describe());
-    }
-    match (r.huge_pages.advised, r.huge_pages.granted_bytes) {
-        (true, Some(b)) => println!(
-            "huge pages: buffers of 4 MiB and more advised; Linux gave {:.1} MiB on 2 MiB pages (weights {:.1} MiB)",
-            b as f64 / 1048576.0,
-            r.weight_bytes as f64 / 1048576.0
-        ),
-        (true, None) => println!("huge pages: advised; this system does not say how many it gave"),
-        (false, _) => println!("huge pages: not advised"),
     }
     if let Some(g) = &r.gpu_times {
         super::kernel_times::print(g);
