@@ -35,6 +35,7 @@ const fn v(streams: usize, ahead: usize) -> Variant {
 }
 
 /// `streams` runs, each row's loop prefetching `lead` bytes ahead.
+#[cfg(kernel = "avx512")]
 const fn led(streams: usize, lead: usize) -> Variant {
     Variant {
         streams,
@@ -45,10 +46,14 @@ const fn led(streams: usize, lead: usize) -> Variant {
 
 /// The variants tried for int8 rows …
 pub const INT8_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 2), v(4, 0), v(4, 2)];
-/// … and for float32 rows (four times the bytes a row); a lead inside the row: on an Intel
-/// Xeon (Sapphire Rapids flags) one core's run.c-shaped loop read 13.5 GB/s without and
-/// 16.9 with 1 KiB (BENCHMARKS.md), where the rows ahead had not helped.
+/// … and for float32 rows (four times the bytes a row); with AVX-512, a lead inside the
+/// row: on an Intel Xeon (Sapphire Rapids flags) one core's loop of our shape read 13.5 GB/s
+/// without and 16.9 with 1 KiB (BENCHMARKS.md), where the rows ahead had not helped …
+#[cfg(kernel = "avx512")]
 pub const F32_VARIANTS: [Variant; 5] = [v(1, 0), v(4, 0), v(4, 1), led(1, LEAD), led(4, LEAD)];
+/// … (AVX2's row loop always prefetches 16 KiB ahead inside the row: `simd::dot_streamed`).
+#[cfg(not(kernel = "avx512"))]
+pub const F32_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 1), v(4, 0), v(4, 1)];
 /// The float32 rows' prefetch lead, bytes.
 pub const LEAD: usize = 1024;
 /// Bytes of the matrix each variant streams (rows of 768: the 110M shape's).
