@@ -131,17 +131,9 @@ LAYER_NAMES = {
 }
 
 
-def write_gguf(path, cfg, w, pieces, scores, qtype, chat_template=None):
-    """The weights as a GGUF file, every matrix in `qtype` (with `chat_template` as
-    tokenizer.chat_template); returns the dequantized weights (what a reader must load) in
-    llama2.c's layout."""
-    out = gguf.GGUFWriter(str(path), "llama")
-    out.add_name(Path(path).stem)
-    file_type = {Q.F32: gguf.LlamaFileType.ALL_F32, Q.F16: gguf.LlamaFileType.MOSTLY_F16,
-                 Q.Q8_0: gguf.LlamaFileType.MOSTLY_Q8_0, Q.Q4_0: gguf.LlamaFileType.MOSTLY_Q4_0,
-                 Q.BF16: gguf.LlamaFileType.MOSTLY_BF16, Q.Q4_1: gguf.LlamaFileType.MOSTLY_Q4_1,
-                 Q.Q5_0: gguf.LlamaFileType.MOSTLY_Q5_0, Q.Q5_1: gguf.LlamaFileType.MOSTLY_Q5_1}
-    out.add_file_type(file_type[qtype])
+def add_llama_metadata(out, cfg, pieces, scores):
+    """The hyperparameters and SentencePiece vocabulary of a llama2.c model as GGUF keys, in
+    the order write_gguf has always written them."""
     out.add_context_length(cfg["seq_len"])
     out.add_embedding_length(cfg["dim"])
     out.add_block_count(cfg["layers"])
@@ -160,6 +152,20 @@ def write_gguf(path, cfg, w, pieces, scores, qtype, chat_template=None):
     out.add_bos_token_id(1)
     out.add_eos_token_id(2)
     out.add_unk_token_id(0)
+
+
+def write_gguf(path, cfg, w, pieces, scores, qtype, chat_template=None):
+    """The weights as a GGUF file, every matrix in `qtype` (with `chat_template` as
+    tokenizer.chat_template); returns the dequantized weights (what a reader must load) in
+    llama2.c's layout."""
+    out = gguf.GGUFWriter(str(path), "llama")
+    out.add_name(Path(path).stem)
+    file_type = {Q.F32: gguf.LlamaFileType.ALL_F32, Q.F16: gguf.LlamaFileType.MOSTLY_F16,
+                 Q.Q8_0: gguf.LlamaFileType.MOSTLY_Q8_0, Q.Q4_0: gguf.LlamaFileType.MOSTLY_Q4_0,
+                 Q.BF16: gguf.LlamaFileType.MOSTLY_BF16, Q.Q4_1: gguf.LlamaFileType.MOSTLY_Q4_1,
+                 Q.Q5_0: gguf.LlamaFileType.MOSTLY_Q5_0, Q.Q5_1: gguf.LlamaFileType.MOSTLY_Q5_1}
+    out.add_file_type(file_type[qtype])
+    add_llama_metadata(out, cfg, pieces, scores)
     if chat_template is not None:
         out.add_chat_template(chat_template)
     deq = dict(w)

@@ -1,6 +1,6 @@
 """llama.cpp's own answers through llama-cpp-python (pinned 0.3.36, built from source, by
 hand: not part of the test set-up), for the scripts that write committed references
-(make-kquant-fixtures.py, llama-cpp-arch-reference.py)."""
+(make-kquant-fixtures.py --reference, llama-cpp-arch-reference.py)."""
 import numpy as np
 
 

@@ -19,7 +19,7 @@ as_root() {
 }
 
 apt_packages() {
-  local want=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 ca-certificates curl python3 python3-venv)
+  local want=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 ca-certificates curl python3 python3-venv gcc libc6-dev)
   command -v node >/dev/null || want+=(nodejs)
   command -v npm >/dev/null || want+=(npm)
   local missing=()

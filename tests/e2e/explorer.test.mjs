@@ -424,7 +424,7 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   assert.equal((await topRow(page)).value, Number(want.top[0].prob.toFixed(4)));
   // Dropped: a Q4_K_M file written by llama.cpp's own quantizer (Q4_K and Q6_K), run as q8;
   // the card names the file's types, and the first distribution is the CLI's.
-  const kq = path.join(ROOT, 'tests/fixtures/kquant/kq-q4_k_m.gguf');
+  const kq = path.join(ROOT, 'assets/models/fixtures/kquant/kq-q4_k_m.gguf');
   await drop('kq-q4_k_m.gguf', fs.readFileSync(kq).toString('base64'));
   await page.waitForFunction(() => /^\[LEARNED\] kq-q4_k_m: .* 2 layers, dim 256, .*; tensors in the file: Q4_K ×12, F32 ×5, Q6_K ×3; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
   const kqWant = JSON.parse(cli('--model', kq, 'next', '--prompt', 'Once upon a time', '--json'));

@@ -1,7 +1,8 @@
 //! The tensor types of the GGUF files people download (issue 36): ggml's blocks decoded as
 //! the `gguf` package decodes them, block by block; files of BF16, Q4_1, Q5_0 and Q5_1 written
 //! by that package; and Q4_K_M, Q5_K_M and Q6_K files written by llama.cpp's own quantizer
-//! (`scripts/make-kquant-fixtures.py`, committed with their SHA-256 and llama.cpp's logits).
+//! (`scripts/make-kquant-fixtures.py` rebuilds them at set-up with ggml's quantizer; the
+//! SHA-256 of the files llama.cpp wrote and its logits on them are committed).
 
 mod common;
 
@@ -19,11 +20,17 @@ fn gguf_fixture(name: &str) -> Vec<u8> {
     read("../../assets/models/fixtures/gguf", name)
 }
 
-/// A committed k-quant fixture, its SHA-256 checked against `SHA256SUMS`.
+/// A k-quant fixture (a file the set-up wrote, or llama.cpp's committed logits), its SHA-256
+/// checked against the committed `SHA256SUMS` of what llama.cpp wrote.
 fn kquant_fixture(name: &str) -> Vec<u8> {
-    let dir = "../../tests/fixtures/kquant";
+    let refs = "../../tests/fixtures/kquant";
+    let dir = if name.ends_with(".gguf") {
+        "../../assets/models/fixtures/kquant"
+    } else {
+        refs
+    };
     let bytes = read(dir, name);
-    let sums = String::from_utf8(read(dir, "SHA256SUMS")).unwrap();
+    let sums = String::from_utf8(read(refs, "SHA256SUMS")).unwrap();
     let want = sums
         .lines()
         .find_map(|l| l.strip_suffix(&format!("  {name}")))
@@ -34,7 +41,7 @@ fn kquant_fixture(name: &str) -> Vec<u8> {
         .collect();
     assert_eq!(
         got, want,
-        "{name}: not the file scripts/make-kquant-fixtures.py wrote"
+        "{name}: not the file llama.cpp wrote (run scripts/make-fixtures.sh)"
     );
     bytes
 }
