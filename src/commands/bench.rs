@@ -306,10 +306,20 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         })
         .collect();
     let mut engine = crate::files::open(&transformer, choice)?;
-    // The CPU's decode loops choose their variants on first use: measure them here, before
-    // the timed runs, and report them.
-    let cpu_variants = (engine.report.kind == decoding_engine::BackendKind::Cpu)
-        .then(|| decoding_engine::cpu::tune::tuning().clone());
+    // The CPU's decode loops choose their variants on first use, the float32 loop over its
+    // first decode steps: untimed steps let them choose before the timed runs; then report.
+    let cpu_variants = match engine.report.kind {
+        decoding_engine::BackendKind::Cpu => {
+            let seq = engine.new_sequence()?;
+            for _ in 0..decoding_engine::cpu::tune::TRIAL_STEPS {
+                pollster::block_on(engine.forward(seq, &ids[..1], false))?;
+                engine.truncate(seq, 0)?;
+            }
+            engine.release(seq);
+            Some(decoding_engine::cpu::tune::tuning())
+        }
+        decoding_engine::BackendKind::Gpu => None,
+    };
     let runs = measure(
         &mut engine,
         &transformer,

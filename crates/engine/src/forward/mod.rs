@@ -226,6 +226,9 @@ impl Transformer {
         })?;
         let rows = batch.rows();
         s.fit(c, rows.len());
+        if rows.len() == 1 {
+            crate::kernels::tune::decode_step();
+        }
 
         // Each row's token embedding starts its residual stream.
         let dim = c.dim;

@@ -97,6 +97,12 @@ fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Int8Acts {
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
     let acts = int8_activations(x, n, ws);
     let ahead = super::tune::prefetch_rows();
+    // decode's products of long float32 rows are timed while their variants are on trial
+    let trial = (t == 1
+        && n > simd::GROUPED_ROW_MAX
+        && ws.iter().all(|w| matches!(w, MatRef::F32(_)))
+        && super::tune::f32_on_trial())
+    .then(std::time::Instant::now);
     par::chunks(out_t, t, t * n, |first, chunk| {
         // The chunk's rows matrix by matrix: an int8 matrix's run of rows in its own loop.
         let (mut m, mut row, mut done) = (0, first, 0);
@@ -123,6 +129,9 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
             (row, done) = (row + count, done + count);
         }
     });
+    if let Some(start) = trial {
+        super::tune::record_f32(ahead.f32, start.elapsed().as_nanos() as u64);
+    }
 }
 
 /// out_t (rows, t) of the int8 matrix `q`, whose rows are not whole groups, from row

@@ -3,15 +3,23 @@
 //! and the long float32 rows (`f32_rows`), can prefetch the weight rows a few rows ahead in
 //! software or leave it to the hardware prefetcher. Which is faster depends on the CPU: on
 //! an AMD Zen 4 a software prefetch made float32 decode slower (BENCHMARKS.md), on an Intel
-//! Xeon (Sapphire Rapids) 2 or 4 int8 rows ahead streamed 1.6–1.8× faster than none. So the
-//! first matrix product times each distance of each loop on a matrix of [`TUNE_BYTES`],
-//! flushed from the caches before every pass (so it streams from memory as a model's
-//! weights do), and keeps the fastest for the process (≈ 30 ms in all; `bench` prints it).
-//! Every variant gives the same bits: a prefetch is a hint, the arithmetic is the row's.
+//! Xeon (Sapphire Rapids) 2 or 4 int8 rows ahead streamed 1.6–1.8× faster than none. So each
+//! int8 loop's first use times each of its variants on [`TUNE_BYTES`] of rows, flushed from
+//! the caches before every pass (so they stream from memory as a model's weights do), and
+//! keeps the fastest for the process (≈ 15 ms; `bench` prints it). Every variant gives the
+//! same bits: a prefetch is a hint, the arithmetic is the row's.
+//!
+//! The float32 loop is timed on the decode itself instead ([`Trial`]): its first decode
+//! steps take the variants in turn, one a step, and the one whose matrix products took least
+//! is kept. A flushed buffer did not predict it: on an Intel Xeon the 4-stream variant read
+//! a flushed buffer fastest (4 KiB or 2 MiB pages, 1 to 64 MiB), while over a model's file,
+//! read again every step, one stream with the in-row lead read 5–9 % faster
+//! (BENCHMARKS.md).
 //!
 //! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes both (benchmarks of one variant).
 
 use crate::quant::{Precision, QActs, QTensor};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// How a decode loop reads its weight rows.
@@ -64,7 +72,8 @@ const TUNE_ROW: usize = 768;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Choice {
     pub chosen: Variant,
-    /// (variant, best µs of its passes) in the order tried; empty when not measured
+    /// (variant, µs) in the order tried: the int8 loop's best pass, the float32 loop's
+    /// matrix products a decode step (the mean of its trial steps); empty when not measured
     pub timings: Vec<(Variant, f64)>,
 }
 
@@ -134,50 +143,178 @@ impl Tuning {
     }
 }
 
-static TUNING: OnceLock<Tuning> = OnceLock::new();
+/// The int8 loop's choice (and the measurement's wall time, ms), measured on first use.
+static INT8: OnceLock<(Choice, f64)> = OnceLock::new();
+/// The float32 loop's trial on the process's decode steps.
+static F32: Trial = Trial::new();
 
-/// The process's choice, measured on first use.
-pub fn tuning() -> &'static Tuning {
-    TUNING.get_or_init(measure)
-}
-
-/// Rows ahead each decode loop prefetches.
-#[inline]
-pub fn prefetch_rows() -> Ahead {
-    let t = tuning();
-    Ahead {
-        int8: t.int8.chosen,
-        f32: t.f32.chosen,
-    }
-}
-
-fn unmeasured(r: usize, how: &'static str) -> Tuning {
-    let c = Choice {
-        chosen: v(1, r),
-        timings: vec![],
+/// What the process has chosen so far (the float32 loop: its first variant until its trial
+/// has run).
+pub fn tuning() -> Tuning {
+    let int8 = INT8.get_or_init(measure_int8);
+    let (how, f32) = match (how(), F32.chosen.get()) {
+        (Err((how, r)), _) => (how, unmeasured(r)),
+        (Ok(()), Some(c)) => ("measured", c.clone()),
+        (Ok(()), None) => (
+            "measured (float32 rows: no decode steps yet)",
+            unmeasured(0),
+        ),
     };
     Tuning {
-        int8: c.clone(),
-        f32: c,
+        int8: int8.0.clone(),
+        f32,
         how,
-        took_ms: 0.0,
+        took_ms: int8.1,
     }
 }
 
-fn measure() -> Tuning {
-    let fixed = std::env::var("DECODING_EXPLORER_PREFETCH_ROWS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    if let Some(r) = fixed.filter(|r| *r <= 64) {
-        return unmeasured(r, "fixed by DECODING_EXPLORER_PREFETCH_ROWS");
+/// Each decode loop's variant now.
+#[inline]
+pub fn prefetch_rows() -> Ahead {
+    Ahead {
+        int8: INT8.get_or_init(measure_int8).0.chosen,
+        f32: match how() {
+            Ok(()) => F32.variant(),
+            Err((_, r)) => v(1, r),
+        },
     }
-    if !cfg!(any(kernel = "avx512", kernel = "avx2")) {
-        return unmeasured(0, "no software prefetch on this target");
+}
+
+/// A decode step (one input row) begins: the float32 loop's trial moves on.
+#[inline]
+pub fn decode_step() {
+    F32.step();
+}
+
+/// Whether the float32 loop is still on trial: its matrix products are to be timed
+/// ([`record_f32`]).
+#[inline]
+pub fn f32_on_trial() -> bool {
+    F32.chosen.get().is_none() && how().is_ok()
+}
+
+/// `ns` spent in one decode matrix product of float32 rows with `variant`.
+#[inline]
+pub fn record_f32(variant: Variant, ns: u64) {
+    F32.record(variant, ns);
+}
+
+/// Steps each float32 variant is tried for, after the first [`WARM_STEPS`] (untimed: the
+/// first steps also fault the model's pages in).
+const TRIAL_ROUNDS: usize = 3;
+const WARM_STEPS: usize = 2;
+const NF: usize = F32_VARIANTS.len();
+/// Decode steps after which the float32 loop has chosen (the trial's, then the one that
+/// chooses).
+pub const TRIAL_STEPS: usize = WARM_STEPS + TRIAL_ROUNDS * NF + 1;
+
+/// The float32 loop's choice made on the decode itself: decode step k (from the first) runs
+/// variant k mod [`F32_VARIANTS`]'s length, and its float32 matrix products are timed; after
+/// [`TRIAL_ROUNDS`] steps of each, the variant with the least time is kept for the process.
+/// Every step of the trial reads the same weights, so the variants stream the same bytes.
+pub struct Trial {
+    steps: AtomicUsize,
+    ns: [AtomicU64; NF],
+    chosen: OnceLock<Choice>,
+}
+
+impl Trial {
+    pub const fn new() -> Trial {
+        Trial {
+            steps: AtomicUsize::new(0),
+            ns: [const { AtomicU64::new(0) }; NF],
+            chosen: OnceLock::new(),
+        }
+    }
+
+    /// The variant the current step runs (the chosen one after the trial).
+    pub fn variant(&self) -> Variant {
+        match self.chosen.get() {
+            Some(c) => c.chosen,
+            None => F32_VARIANTS[self.steps.load(Relaxed).saturating_sub(WARM_STEPS + 1) % NF],
+        }
+    }
+
+    /// A step begins; after the trial's last, the choice is made (none if no step multiplied
+    /// float32 rows: a later trial then starts over).
+    pub fn step(&self) {
+        if self.chosen.get().is_some() {
+            return;
+        }
+        if self.steps.fetch_add(1, Relaxed) == TRIAL_STEPS - 1 {
+            let ns: Vec<u64> = self.ns.iter().map(|t| t.load(Relaxed)).collect();
+            if ns.iter().all(|&t| t > 0) {
+                let _ = self.chosen.set(choose(&ns));
+            } else {
+                self.steps.store(WARM_STEPS + 1, Relaxed);
+                self.ns.iter().for_each(|t| t.store(0, Relaxed));
+            }
+        }
+    }
+
+    /// `ns` spent by `variant` (the current step's) in one matrix product.
+    pub fn record(&self, variant: Variant, ns: u64) {
+        if self.steps.load(Relaxed) <= WARM_STEPS {
+            return;
+        }
+        if let Some(i) = F32_VARIANTS.iter().position(|&v| v == variant) {
+            self.ns[i].fetch_add(ns.max(1), Relaxed);
+        }
+    }
+}
+
+impl Default for Trial {
+    fn default() -> Trial {
+        Trial::new()
+    }
+}
+
+/// The variant of least total time, each variant's time the mean µs a step.
+fn choose(ns: &[u64]) -> Choice {
+    let i = (0..ns.len()).min_by_key(|&i| ns[i]).unwrap_or(0);
+    Choice {
+        chosen: F32_VARIANTS[i],
+        timings: F32_VARIANTS
+            .iter()
+            .zip(ns)
+            .map(|(&v, &t)| (v, t as f64 / 1e3 / TRIAL_ROUNDS as f64))
+            .collect(),
+    }
+}
+
+fn unmeasured(r: usize) -> Choice {
+    Choice {
+        chosen: v(1, r),
+        timings: vec![],
+    }
+}
+
+/// Ok where the variants are measured, else why not and the rows ahead every loop takes.
+fn how() -> Result<(), (&'static str, usize)> {
+    static HOW: OnceLock<Result<(), (&'static str, usize)>> = OnceLock::new();
+    *HOW.get_or_init(|| {
+        let fixed = std::env::var("DECODING_EXPLORER_PREFETCH_ROWS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok());
+        if let Some(r) = fixed.filter(|r| *r <= 64) {
+            return Err(("fixed by DECODING_EXPLORER_PREFETCH_ROWS", r));
+        }
+        if !cfg!(any(kernel = "avx512", kernel = "avx2")) {
+            return Err(("no software prefetch on this target", 0));
+        }
+        Ok(())
+    })
+}
+
+/// The int8 loop timed on a q8 matrix of [`TUNE_BYTES`], rows of 768 (the 110M shape's).
+fn measure_int8() -> (Choice, f64) {
+    if let Err((_, r)) = how() {
+        return (unmeasured(r), 0.0);
     }
     let start = std::time::Instant::now();
     let x: Vec<f32> = (0..TUNE_ROW).map(|i| (i as f32 * 0.37).sin()).collect();
-    // int8: bytes of every value (the values do not change the time, only the bytes
-    // read), written straight into a q8 matrix's storage.
+    // bytes of every value (the values do not change the time, only the bytes read),
+    // written straight into a q8 matrix's storage
     let rows = TUNE_BYTES / TUNE_ROW;
     let mut q = QTensor::quantize(&[0.0; TUNE_ROW], 1, Precision::Q8, 64);
     q.block_len = rows * TUNE_ROW;
@@ -191,22 +328,7 @@ fn measure() -> Tuning {
         super::matmul::int8_rows(&mut out, &q.block(0), 0, TUNE_ROW, &acts, ahead);
         std::hint::black_box(&mut out);
     });
-    drop(q);
-    let f32_rows = TUNE_BYTES / 4 / TUNE_ROW;
-    let w: Vec<f32> = (0..f32_rows * TUNE_ROW)
-        .map(|i| (i % 251) as f32 * 1e-3)
-        .collect();
-    let mut out = vec![0.0f32; f32_rows];
-    let f32 = fastest(&F32_VARIANTS, bytemuck::cast_slice(&w), |ahead| {
-        super::matmul::f32_rows(&mut out, &w, &x, ahead);
-        std::hint::black_box(&mut out);
-    });
-    Tuning {
-        int8,
-        f32,
-        how: "measured",
-        took_ms: start.elapsed().as_secs_f64() * 1e3,
-    }
+    (int8, start.elapsed().as_secs_f64() * 1e3)
 }
 
 /// The fastest of `variants` for `run`, each timed with `bytes` flushed first, best of 2
