@@ -306,14 +306,18 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         })
         .collect();
     let mut engine = crate::files::open(&transformer, choice)?;
-    // The CPU's decode loops choose their variants on first use, the float32 loop over its
-    // first decode steps: untimed steps let them choose before the timed runs; then report.
+    // The CPU's decode loops choose their variants on first use, the float32 loop over the
+    // first decode steps: untimed steps (the sequence's first positions) let them choose
+    // before the timed runs; then report.
     let cpu_variants = match engine.report.kind {
         decoding_engine::BackendKind::Cpu => {
             let seq = engine.new_sequence()?;
-            for _ in 0..decoding_engine::cpu::tune::TRIAL_STEPS {
-                pollster::block_on(engine.forward(seq, &ids[..1], false))?;
-                engine.truncate(seq, 0)?;
+            for k in 0..decoding_engine::cpu::tune::TRIAL_STEPS {
+                if k % ids.len() == 0 {
+                    engine.truncate(seq, 0)?;
+                }
+                let id = &ids[k % ids.len()..][..1];
+                pollster::block_on(engine.forward(seq, id, false))?;
             }
             engine.release(seq);
             Some(decoding_engine::cpu::tune::tuning())

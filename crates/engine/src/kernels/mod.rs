@@ -12,6 +12,7 @@ mod matmul;
 mod simd;
 #[cfg(test)]
 mod tests;
+pub mod trial;
 pub mod tune;
 
 pub use attend::{attend_head, attend_heads};

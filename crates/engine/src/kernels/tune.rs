@@ -10,16 +10,16 @@
 //! same bits: a prefetch is a hint, the arithmetic is the row's.
 //!
 //! The float32 loop is timed on the decode itself instead ([`Trial`]): its first decode
-//! steps take the variants in turn, one a step, and the one whose matrix products took least
-//! is kept. A flushed buffer did not predict it: on an Intel Xeon the 4-stream variant read
-//! a flushed buffer fastest (4 KiB or 2 MiB pages, 1 to 64 MiB), while over a model's file,
-//! read again every step, one stream with the in-row lead read 5–9 % faster
+//! steps take the variants in turn, one a step, and the one whose best step's matrix
+//! products took least is kept. A flushed buffer did not predict it: on an Intel Xeon the
+//! 4-stream variant read 1 or 4 MiB of the model's own rows, flushed, fastest, while over
+//! the whole file, read again every step, one stream with the in-row lead read 5–9 % faster
 //! (BENCHMARKS.md).
 //!
 //! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes both (benchmarks of one variant).
 
+use super::trial::Trial;
 use crate::quant::{Precision, QActs, QTensor};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// How a decode loop reads its weight rows.
@@ -73,7 +73,7 @@ const TUNE_ROW: usize = 768;
 pub struct Choice {
     pub chosen: Variant,
     /// (variant, µs) in the order tried: the int8 loop's best pass, the float32 loop's
-    /// matrix products a decode step (the mean of its trial steps); empty when not measured
+    /// matrix products in its best decode step; empty when not measured
     pub timings: Vec<(Variant, f64)>,
 }
 
@@ -133,7 +133,7 @@ impl Tuning {
     /// Two lines for `bench`: each loop's choice and what each variant took.
     pub fn describe(&self) -> String {
         format!(
-            "decode loops {} ({:.1} MB flushed from the caches a pass, {:.0} ms in all):\n  {}\n  {}",
+            "decode loops {} (int8: {:.1} MB flushed from the caches a pass, {:.0} ms; f32: the best of its decode steps):\n  {}\n  {}",
             self.how,
             TUNE_BYTES as f64 / (1 << 20) as f64,
             self.took_ms,
@@ -145,16 +145,21 @@ impl Tuning {
 
 /// The int8 loop's choice (and the measurement's wall time, ms), measured on first use.
 static INT8: OnceLock<(Choice, f64)> = OnceLock::new();
-/// The float32 loop's trial on the process's decode steps.
-static F32: Trial = Trial::new();
+/// The float32 loop's trial over the process's first decode steps (`trial.rs`).
+static F32: Trial<NF> = Trial::new(TRIAL_LEN);
+const NF: usize = F32_VARIANTS.len();
+/// Three steps of each float32 variant.
+const TRIAL_LEN: usize = 3 * NF;
+/// Decode steps after which the float32 loop has chosen.
+pub const TRIAL_STEPS: usize = super::trial::WARM_STEPS + TRIAL_LEN + 1;
 
 /// What the process has chosen so far (the float32 loop: its first variant until its trial
 /// has run).
 pub fn tuning() -> Tuning {
     let int8 = INT8.get_or_init(measure_int8);
-    let (how, f32) = match (how(), F32.chosen.get()) {
+    let (how, f32) = match (how(), F32.chosen()) {
         (Err((how, r)), _) => (how, unmeasured(r)),
-        (Ok(()), Some(c)) => ("measured", c.clone()),
+        (Ok(()), Some((i, us))) => ("measured", choice(&F32_VARIANTS, *i, us)),
         (Ok(()), None) => (
             "measured (float32 rows: no decode steps yet)",
             unmeasured(0),
@@ -168,13 +173,20 @@ pub fn tuning() -> Tuning {
     }
 }
 
+fn choice(variants: &[Variant], i: usize, us: &[f64]) -> Choice {
+    Choice {
+        chosen: variants[i],
+        timings: variants.iter().copied().zip(us.iter().copied()).collect(),
+    }
+}
+
 /// Each decode loop's variant now.
 #[inline]
 pub fn prefetch_rows() -> Ahead {
     Ahead {
         int8: INT8.get_or_init(measure_int8).0.chosen,
         f32: match how() {
-            Ok(()) => F32.variant(),
+            Ok(()) => F32_VARIANTS[F32.index()],
             Err((_, r)) => v(1, r),
         },
     }
@@ -183,102 +195,23 @@ pub fn prefetch_rows() -> Ahead {
 /// A decode step (one input row) begins: the float32 loop's trial moves on.
 #[inline]
 pub fn decode_step() {
-    F32.step();
+    if how().is_ok() {
+        F32.step();
+    }
 }
 
 /// Whether the float32 loop is still on trial: its matrix products are to be timed
 /// ([`record_f32`]).
 #[inline]
 pub fn f32_on_trial() -> bool {
-    F32.chosen.get().is_none() && how().is_ok()
+    F32.open() && how().is_ok()
 }
 
 /// `ns` spent in one decode matrix product of float32 rows with `variant`.
 #[inline]
 pub fn record_f32(variant: Variant, ns: u64) {
-    F32.record(variant, ns);
-}
-
-/// Steps each float32 variant is tried for, after the first [`WARM_STEPS`] (untimed: the
-/// first steps also fault the model's pages in).
-const TRIAL_ROUNDS: usize = 3;
-const WARM_STEPS: usize = 2;
-const NF: usize = F32_VARIANTS.len();
-/// Decode steps after which the float32 loop has chosen (the trial's, then the one that
-/// chooses).
-pub const TRIAL_STEPS: usize = WARM_STEPS + TRIAL_ROUNDS * NF + 1;
-
-/// The float32 loop's choice made on the decode itself: decode step k (from the first) runs
-/// variant k mod [`F32_VARIANTS`]'s length, and its float32 matrix products are timed; after
-/// [`TRIAL_ROUNDS`] steps of each, the variant with the least time is kept for the process.
-/// Every step of the trial reads the same weights, so the variants stream the same bytes.
-pub struct Trial {
-    steps: AtomicUsize,
-    ns: [AtomicU64; NF],
-    chosen: OnceLock<Choice>,
-}
-
-impl Trial {
-    pub const fn new() -> Trial {
-        Trial {
-            steps: AtomicUsize::new(0),
-            ns: [const { AtomicU64::new(0) }; NF],
-            chosen: OnceLock::new(),
-        }
-    }
-
-    /// The variant the current step runs (the chosen one after the trial).
-    pub fn variant(&self) -> Variant {
-        match self.chosen.get() {
-            Some(c) => c.chosen,
-            None => F32_VARIANTS[self.steps.load(Relaxed).saturating_sub(WARM_STEPS + 1) % NF],
-        }
-    }
-
-    /// A step begins; after the trial's last, the choice is made (none if no step multiplied
-    /// float32 rows: a later trial then starts over).
-    pub fn step(&self) {
-        if self.chosen.get().is_some() {
-            return;
-        }
-        if self.steps.fetch_add(1, Relaxed) == TRIAL_STEPS - 1 {
-            let ns: Vec<u64> = self.ns.iter().map(|t| t.load(Relaxed)).collect();
-            if ns.iter().all(|&t| t > 0) {
-                let _ = self.chosen.set(choose(&ns));
-            } else {
-                self.steps.store(WARM_STEPS + 1, Relaxed);
-                self.ns.iter().for_each(|t| t.store(0, Relaxed));
-            }
-        }
-    }
-
-    /// `ns` spent by `variant` (the current step's) in one matrix product.
-    pub fn record(&self, variant: Variant, ns: u64) {
-        if self.steps.load(Relaxed) <= WARM_STEPS {
-            return;
-        }
-        if let Some(i) = F32_VARIANTS.iter().position(|&v| v == variant) {
-            self.ns[i].fetch_add(ns.max(1), Relaxed);
-        }
-    }
-}
-
-impl Default for Trial {
-    fn default() -> Trial {
-        Trial::new()
-    }
-}
-
-/// The variant of least total time, each variant's time the mean µs a step.
-fn choose(ns: &[u64]) -> Choice {
-    let i = (0..ns.len()).min_by_key(|&i| ns[i]).unwrap_or(0);
-    Choice {
-        chosen: F32_VARIANTS[i],
-        timings: F32_VARIANTS
-            .iter()
-            .zip(ns)
-            .map(|(&v, &t)| (v, t as f64 / 1e3 / TRIAL_ROUNDS as f64))
-            .collect(),
+    if F32_VARIANTS[F32.index()] == variant {
+        F32.record(ns);
     }
 }
 
