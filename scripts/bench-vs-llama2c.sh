@@ -41,7 +41,7 @@ echo "run.c: gcc -Ofast -march=native -fopenmp ($(gcc -dumpversion)); ours: $("$
 echo "Date: $(date -u +%Y-%m-%d), $ROUNDS alternating rounds, medians"
 echo
 echo "Ours: $("$OURS" bench --json --tokens 2 --repeat 1 | sed -n 's/.*"cpu_kernel": "\(.*\)".*/\1/p') kernels;" \
-  "the f32 rows' variant (streams × rows prefetched ahead) measured at start-up in each run ('chosen': each round's)"
+  "the f32 rows' variant (streams × rows prefetched ahead + lead bytes in the row) chosen over the first decode steps of each run ('chosen': each round's)"
 echo
 echo "| shape | positions | threads | run.c decode tok/s | ours decode tok/s | ours / run.c | chosen (streams×ahead+lead bytes) |"
 echo "|---|---|---|---|---|---|---|"
