@@ -74,7 +74,8 @@ struct Report {
     backend_detail: String,
     /// The CPU kernels' instruction set (the build's: avx512, avx2, wasm or portable)
     cpu_kernel: &'static str,
-    /// The decode loops' variants as measured at start-up (CPU backend)
+    /// The decode loops' variants as measured (int8 at start-up, f32 over the first decode
+    /// steps; CPU backend)
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_variants: Option<decoding_engine::cpu::tune::Tuning>,
     /// Compute dispatches per decoded token (GPU backend).
