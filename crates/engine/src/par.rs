@@ -3,20 +3,35 @@
 //! matrices (stories260K's 64×64) stay on one core, where a thread hand-off costs more than
 //! the work.
 
-/// Below this many multiply-adds per task, splitting does not pay for the hand-off.
-const MIN_WORK_PER_TASK: usize = 1 << 15;
+/// Below this many multiply-adds per task, splitting does not pay for the hand-off: the
+/// default, until `kernels::tune` has measured what a hand-off costs on this machine.
+pub const MIN_WORK_PER_TASK: usize = 1 << 15;
+static MIN_WORK: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(MIN_WORK_PER_TASK);
 
-/// How many units go in one task, or `None` to run everything on the calling thread.
-fn units_per_task(units: usize, work_per_unit: usize) -> Option<usize> {
+/// Sets the smallest task worth handing to another thread (multiply-adds); results never
+/// depend on it.
+pub fn set_min_work_per_task(work: usize) {
+    MIN_WORK.store(work.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The smallest task worth handing to another thread now.
+pub fn min_work_per_task() -> usize {
+    MIN_WORK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// How many units go in one task, or `None` to run everything on the calling thread, with
+/// tasks of at least `floor` multiply-adds.
+fn units_per_task(units: usize, work_per_unit: usize, floor: usize) -> Option<usize> {
     let threads = threads();
     let total = units.saturating_mul(work_per_unit.max(1));
-    if threads < 2 || total < 2 * MIN_WORK_PER_TASK {
+    if threads < 2 || total < floor.saturating_mul(2) {
         return None;
     }
     // One run of units per thread (the team's members take contiguous runs; rows cost the
     // same); none smaller than the minimum.
     let by_balance = units.div_ceil(threads);
-    let by_minimum = MIN_WORK_PER_TASK.div_ceil(work_per_unit.max(1));
+    let by_minimum = floor.div_ceil(work_per_unit.max(1));
     Some(by_balance.max(by_minimum).max(1))
 }
 
@@ -71,8 +86,17 @@ pub fn chunks<F>(out: &mut [f32], unit: usize, work_per_unit: usize, f: F)
 where
     F: Fn(usize, &mut [f32]) + Sync + Send,
 {
+    chunks_with_floor(out, unit, work_per_unit, min_work_per_task(), f)
+}
+
+/// `chunks` with tasks of at least `floor` multiply-adds (`usize::MAX`: on the calling
+/// thread alone), whatever the engine's floor is now: what `kernels::tune` times.
+pub fn chunks_with_floor<F>(out: &mut [f32], unit: usize, work_per_unit: usize, floor: usize, f: F)
+where
+    F: Fn(usize, &mut [f32]) + Sync + Send,
+{
     let units = out.len() / unit.max(1);
-    match units_per_task(units, work_per_unit) {
+    match units_per_task(units, work_per_unit, floor) {
         None => f(0, out),
         Some(per_task) => split(out, unit * per_task, per_task, f),
     }
@@ -101,7 +125,7 @@ pub fn zip_units<F>(
     let units = a.len() / unit_a.max(1);
     let run = |i: usize, x: &mut [f32], y: &mut [f32]| f(i, x, y);
     #[cfg(not(target_arch = "wasm32"))]
-    if units_per_task(units, work_per_unit).is_some() {
+    if units_per_task(units, work_per_unit, min_work_per_task()).is_some() {
         use rayon::prelude::*;
         a.par_chunks_mut(unit_a)
             .zip(b.par_chunks_mut(unit_b))

@@ -303,6 +303,30 @@ fn every_decode_variant_gives_the_reference_bits() {
         let best = c.timings.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
         assert_eq!(c.chosen, best.0, "{}", t.describe());
     }
+    // The thread split: the smallest floor whose split paid, each tried from the default
+    // down until one did not; `par` uses it.
+    let s = &t.split;
+    assert!(super::tune::SPLIT_FLOORS.contains(&s.chosen));
+    assert_eq!(crate::par::min_work_per_task(), s.chosen);
+    if crate::par::thread_count() >= 2 {
+        let paid: Vec<usize> = s
+            .timings
+            .iter()
+            .take_while(|(_, alone, split)| *split <= 0.9 * alone)
+            .map(|(f, _, _)| *f)
+            .collect();
+        let tried: Vec<usize> = s.timings.iter().map(|(f, _, _)| *f).collect();
+        assert_eq!(tried[..], super::tune::SPLIT_FLOORS[..tried.len()]);
+        assert_eq!(
+            s.chosen,
+            paid.last().copied().unwrap_or(1 << 15),
+            "{}",
+            t.describe()
+        );
+        assert!(paid.len() == tried.len() - 1 || paid.len() == tried.len());
+    } else {
+        assert!(s.timings.is_empty());
+    }
 }
 
 /// A trial on the decode: untimed warm steps, then each variant a step in turn, and the one

@@ -19,6 +19,7 @@
 //! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes both (benchmarks of one variant).
 
 use super::trial::Trial;
+use crate::par;
 use crate::quant::{Precision, QActs, QTensor};
 use std::sync::OnceLock;
 
@@ -82,12 +83,26 @@ pub struct Choice {
 pub struct Tuning {
     pub int8: Choice,
     pub f32: Choice,
+    /// the smallest task handed to another thread
+    pub split: Split,
     /// how the choice was made: "measured", "fixed by DECODING_EXPLORER_PREFETCH_ROWS", "no
     /// software prefetch on this target"
     pub how: &'static str,
     /// the whole tuning's wall time, ms
     pub took_ms: f64,
 }
+
+/// The smallest task worth handing to another thread (multiply-adds, `par`), and what each
+/// floor F tried took for 2F multiply-adds (rows of 64) alone and split in two, µs; no
+/// timings with one thread.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Split {
+    pub chosen: usize,
+    pub timings: Vec<(usize, f64, f64)>,
+}
+
+/// The floors tried, from the default down.
+pub const SPLIT_FLOORS: [usize; 5] = [1 << 15, 1 << 14, 1 << 13, 1 << 12, 1 << 11];
 
 /// Each loop's variant.
 #[derive(Debug, Clone, Copy)]
@@ -130,21 +145,35 @@ impl Choice {
 }
 
 impl Tuning {
-    /// Two lines for `bench`: each loop's choice and what each variant took.
+    /// Three lines for `bench`: each loop's choice and what each variant took, and the
+    /// thread split's.
     pub fn describe(&self) -> String {
+        let split: Vec<String> = self
+            .split
+            .timings
+            .iter()
+            .map(|(f, alone, split)| format!("{f}: {alone:.2} / {split:.2} µs"))
+            .collect();
         format!(
-            "decode loops {} (int8: {:.1} MB flushed from the caches a pass, {:.0} ms; f32: the best of its decode steps):\n  {}\n  {}",
+            "decode loops {} (int8: {:.1} MB flushed from the caches a pass; f32: the best of its decode steps; {:.0} ms in all):\n  {}\n  {}\n  thread split: tasks of at least {} multiply-adds{}",
             self.how,
             TUNE_BYTES as f64 / (1 << 20) as f64,
             self.took_ms,
             self.int8.describe("int8 rows"),
             self.f32.describe("f32 rows"),
+            self.split.chosen,
+            match split.is_empty() {
+                true => String::new(),
+                false => format!(" (floor F: 2F alone / in two {})", split.join(", ")),
+            }
         )
     }
 }
 
-/// The int8 loop's choice (and the measurement's wall time, ms), measured on first use.
+/// The int8 loop's choice and the thread split's (and each measurement's wall time, ms),
+/// measured on first use.
 static INT8: OnceLock<(Choice, f64)> = OnceLock::new();
+static SPLIT: OnceLock<(Split, f64)> = OnceLock::new();
 /// The float32 loop's trial over the process's first decode steps (`trial.rs`).
 static F32: Trial<NF> = Trial::new(TRIAL_LEN);
 const NF: usize = F32_VARIANTS.len();
@@ -165,11 +194,13 @@ pub fn tuning() -> Tuning {
             unmeasured(0),
         ),
     };
+    let split = SPLIT.get_or_init(measure_split);
     Tuning {
         int8: int8.0.clone(),
         f32,
+        split: split.0.clone(),
         how,
-        took_ms: int8.1,
+        took_ms: int8.1 + split.1,
     }
 }
 
@@ -183,6 +214,7 @@ fn choice(variants: &[Variant], i: usize, us: &[f64]) -> Choice {
 /// Each decode loop's variant now.
 #[inline]
 pub fn prefetch_rows() -> Ahead {
+    SPLIT.get_or_init(measure_split);
     Ahead {
         int8: INT8.get_or_init(measure_int8).0.chosen,
         f32: match how() {
@@ -237,6 +269,72 @@ fn how() -> Result<(), (&'static str, usize)> {
         }
         Ok(())
     })
+}
+
+/// The thread split's floor: from the default down, the smallest floor F for which 2F
+/// multiply-adds (rows of 64 in cache, as stories260K's) split in two take at most 0.9 of
+/// the time alone, each floor tried until one does not pay; then `par` uses it. A hand-off
+/// to a spinning thread costs what the machine makes it: on an Intel Xeon stories260K's
+/// decode at 2 threads ran 1.2× faster with tasks of 2^13 than of 2^15 (BENCHMARKS.md).
+/// About 1 ms; one thread: nothing to measure.
+fn measure_split() -> (Split, f64) {
+    const ROW: usize = 64;
+    let mut chosen = par::MIN_WORK_PER_TASK;
+    if par::thread_count() < 2 {
+        return (
+            Split {
+                chosen,
+                timings: vec![],
+            },
+            0.0,
+        );
+    }
+    let start = std::time::Instant::now();
+    let x: Vec<f32> = (0..ROW).map(|i| (i as f32 * 0.37).sin()).collect();
+    let w: Vec<f32> = (0..2 * SPLIT_FLOORS[0])
+        .map(|i| (i % 251) as f32 * 1e-3)
+        .collect();
+    let mut out = vec![0.0f32; 2 * SPLIT_FLOORS[0] / ROW];
+    let mut timings = Vec::new();
+    for floor in SPLIT_FLOORS {
+        let rows = 2 * floor / ROW;
+        let mut pass = |task_floor: usize| {
+            par::chunks_with_floor(&mut out[..rows], 1, ROW, task_floor, |first, chunk| {
+                for (i, o) in chunk.iter_mut().enumerate() {
+                    *o = super::dot(&w[(first + i) * ROW..][..ROW], &x);
+                }
+            });
+        };
+        let alone = best_us(|| pass(usize::MAX));
+        let split = best_us(|| pass(floor));
+        timings.push((floor, alone, split));
+        if split > 0.9 * alone {
+            break;
+        }
+        chosen = floor;
+    }
+    par::set_min_work_per_task(chosen);
+    (
+        Split { chosen, timings },
+        start.elapsed().as_secs_f64() * 1e3,
+    )
+}
+
+/// The best of 12 batches of 8 calls of `run`, µs a call (after 16 untimed calls, which
+/// also wake the thread team).
+fn best_us(mut run: impl FnMut()) -> f64 {
+    for _ in 0..16 {
+        run();
+    }
+    (0..12)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..8 {
+                run();
+            }
+            t.elapsed().as_secs_f64() * 1e6 / 8.0
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// The int8 loop timed on a q8 matrix of [`TUNE_BYTES`], rows of 768 (the 110M shape's).
