@@ -154,6 +154,14 @@ def add_llama_metadata(out, cfg, pieces, scores):
     out.add_unk_token_id(0)
 
 
+def finish(out):
+    """Writes the GGUFWriter's header, keys and tensors, and closes the file."""
+    out.write_header_to_file()
+    out.write_kv_data_to_file()
+    out.write_tensors_to_file()
+    out.close()
+
+
 def write_gguf(path, cfg, w, pieces, scores, qtype, chat_template=None):
     """The weights as a GGUF file, every matrix in `qtype` (with `chat_template` as
     tokenizer.chat_template); returns the dequantized weights (what a reader must load) in
@@ -187,10 +195,7 @@ def write_gguf(path, cfg, w, pieces, scores, qtype, chat_template=None):
     deq["rms_final"] = put("output_norm.weight", w["rms_final"])
     if not cfg["shared"]:
         deq["wcls"] = put("output.weight", w["wcls"])
-    out.write_header_to_file()
-    out.write_kv_data_to_file()
-    out.write_tensors_to_file()
-    out.close()
+    finish(out)
     return deq
 
 

@@ -49,7 +49,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hf_reference import hf_forward, hf_tensors, llama3_rope_factors  # noqa: E402
-from llama2c_gguf import tiny_weights  # noqa: E402
+from llama2c_gguf import finish, tiny_weights  # noqa: E402
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 TRAIN = [
@@ -157,10 +157,7 @@ def write_gguf(path, arch, cfg, tensors, vocab, pre, extra=None, qtype=Q.F32, ra
             out.add_tensor(name, gguf.quants.quantize(v, qtype), raw_dtype=qtype)
         else:
             out.add_tensor(name, v)
-    out.write_header_to_file()
-    out.write_kv_data_to_file()
-    out.write_tensors_to_file()
-    out.close()
+    finish(out)
 
 
 def hf_config(cfg, arch, eot, **more):

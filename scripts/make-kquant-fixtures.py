@@ -44,7 +44,8 @@ from gguf import GGMLQuantizationType as Q
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llama2c_gguf import (  # noqa: E402
-    LAYER_NAMES, add_llama_metadata, read_llama2c, read_tokenizer, tiny_weights, write_gguf)
+    LAYER_NAMES, add_llama_metadata, finish, read_llama2c, read_tokenizer, tiny_weights,
+    write_gguf)
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "tests/fixtures/kquant"
@@ -172,10 +173,7 @@ def write_quantized(path, name, shape, w, pieces, scores, lib):
             out.add_tensor(t, quantize(lib, arr, types[t]), raw_dtype=types[t])
         else:
             out.add_tensor(t, arr)
-    out.write_header_to_file()
-    out.write_kv_data_to_file()
-    out.write_tensors_to_file()
-    out.close()
+    finish(out)
 
 
 def sha256(path):

@@ -211,7 +211,8 @@ fn choice(variants: &[Variant], i: usize, us: &[f64]) -> Choice {
     }
 }
 
-/// Each decode loop's variant now.
+/// Each decode loop's variant now (the first call also measures the int8 loop and the
+/// threads' task floor: every matrix product passes here first).
 #[inline]
 pub fn prefetch_rows() -> Ahead {
     SPLIT.get_or_init(measure_split);
