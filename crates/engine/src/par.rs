@@ -20,12 +20,32 @@ pub fn min_work_per_task() -> usize {
     MIN_WORK.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+thread_local! {
+    /// Set inside `alone`: this thread's parallel loops run on it alone.
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every parallel loop it calls on the calling thread alone (other threads
+/// are untouched): how a small model's decode runs its products, each under the task floor.
+/// `roofline::measure` times the engine's kernels both ways, since a ceiling is the best
+/// of the ways the engine runs.
+pub fn alone<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            ALONE.with(|a| a.set(self.0));
+        }
+    }
+    let _reset = Reset(ALONE.with(|a| a.replace(true)));
+    f()
+}
+
 /// How many units go in one task, or `None` to run everything on the calling thread, with
 /// tasks of at least `floor` multiply-adds.
 fn units_per_task(units: usize, work_per_unit: usize, floor: usize) -> Option<usize> {
     let threads = threads();
     let total = units.saturating_mul(work_per_unit.max(1));
-    if threads < 2 || total < floor.saturating_mul(2) {
+    if threads < 2 || total < floor.saturating_mul(2) || ALONE.with(|a| a.get()) {
         return None;
     }
     // One run of units per thread (the team's members take contiguous runs; rows cost the
@@ -414,5 +434,42 @@ mod tests {
             part.fill(1.0);
         });
         assert!(outer.iter().all(|&v| v == 1.0));
+    }
+
+    /// Inside `alone` a loop that would split runs as one chunk on the calling thread; the
+    /// scope ends with `alone` (a panic inside included) and touches no other thread.
+    #[test]
+    fn alone_keeps_a_splittable_loop_on_its_caller() {
+        let calls = |out: &mut [f32]| {
+            let seen = std::sync::Mutex::new(Vec::new());
+            chunks(out, 1, MIN_WORK_PER_TASK, |first, chunk| {
+                let me = std::thread::current().id();
+                seen.lock().unwrap().push((first, chunk.len(), me));
+            });
+            seen.into_inner().unwrap()
+        };
+        let mut out = vec![0.0f32; 4096];
+        let me = std::thread::current().id();
+        assert_eq!(alone(|| calls(&mut out)), vec![(0, 4096, me)]);
+        if thread_count() >= 2 {
+            assert!(calls(&mut out).len() >= 2, "split outside the scope");
+            // Another thread inside its scope while this one splits.
+            let (entered, leave) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    alone(|| {
+                        entered.wait();
+                        leave.wait();
+                    })
+                });
+                entered.wait();
+                let split = calls(&mut out).len();
+                leave.wait();
+                assert!(split >= 2, "another thread's scope is its own");
+            });
+            let unwound = std::panic::catch_unwind(|| alone(|| panic!("inside")));
+            assert!(unwound.is_err());
+            assert!(calls(&mut out).len() >= 2, "a panic ends the scope");
+        }
     }
 }
