@@ -64,8 +64,9 @@ fn the_simd_matvec_gives_the_portable_bits() {
     decoding_engine::testing::assert_matvec_bits();
 }
 
-/// Attention (its scores four positions a pass in wasm SIMD) gives the portable `dot`'s
-/// scores and the plain softmax and weighted sum, bit for bit.
+/// Attention (its scores four positions a pass, the weighted values of up to four heads
+/// side by side in wasm SIMD) gives the portable `dot`'s scores and the plain softmax and
+/// weighted sum, bit for bit, 1 to 8 heads at once.
 #[wasm_bindgen_test]
 fn the_simd_attention_gives_the_portable_bits() {
     decoding_engine::testing::assert_attention_bits();

@@ -229,49 +229,61 @@ pub fn assert_matvec_bits() {
     }
 }
 
-/// Asserts that one head's attention (`cpu::attend_head`, whose scores run several
-/// positions at a time on AVX-512 and in wasm SIMD) leaves the weights softmax(q·k_t /
-/// sqrt(hs)) with each q·k_t one `dot_portable`, and the output Σ_t w_t·v_t added in
-/// position order: head sizes below, at and above the 8- and 32-wide steps, 1 to 41
-/// positions (around the groups of four and eight), the head's keys at an offset in rows
-/// of several heads.
+/// Asserts that attention (`cpu::attend_heads`: scores several positions at a time on
+/// AVX-512 and in wasm SIMD, the weighted values of G heads side by side in the build's
+/// vectors) leaves each head's weights softmax(q·k_t / sqrt(hs)) with each q·k_t one
+/// `dot_portable`, and its output Σ_t w_t·v_t added in position order: 1, 2, 4 and 8 heads
+/// (pairs sharing a K/V head, as in grouped-query attention), head sizes below, at and above
+/// the 8- and 32-wide steps, 1 to 41 positions (around the groups of four and eight), the
+/// heads' keys at offsets in rows of several heads.
 pub fn assert_attention_bits() {
-    use crate::cpu::{attend_head, dot_portable, softmax};
+    use crate::cpu::{attend_heads, dot_portable, softmax};
+    fn check<const G: usize>(next: &mut impl FnMut() -> f32) {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
+            let stride = 5 * hs + 5;
+            // heads 2j and 2j + 1 read K/V head j (mod 4), from 2 floats into the row
+            let offsets: [usize; G] = std::array::from_fn(|g| 2 + (g / 2 % 4) * hs);
+            let keys: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+            let values: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
+            let q: Vec<f32> = (0..G * hs).map(|_| next()).collect();
+            let scale = 1.0 / (hs as f32).sqrt();
+            for pos in 0..41 {
+                let (mut out, mut att) = (vec![0.0f32; G * hs], vec![0.0f32; G * (pos + 1)]);
+                attend_heads::<G>(&mut out, &q, &keys, &values, stride, offsets, pos, &mut att);
+                for (g, &offset) in offsets.iter().enumerate() {
+                    let q = &q[g * hs..][..hs];
+                    let mut want: Vec<f32> = (0..=pos)
+                        .map(|t| dot_portable(q, &keys[t * stride + offset..][..hs]) * scale)
+                        .collect();
+                    softmax(&mut want);
+                    let want_out: Vec<f32> = (0..hs)
+                        .map(|i| {
+                            (0..=pos).fold(0.0f32, |acc, t| {
+                                acc + want[t] * values[t * stride + offset + i]
+                            })
+                        })
+                        .collect();
+                    let at = format!("G = {G}, head {g}, hs = {hs}, pos = {pos}");
+                    assert_eq!(
+                        bits(&att[g * (pos + 1)..][..=pos]),
+                        bits(&want),
+                        "{at}: weights"
+                    );
+                    assert_eq!(bits(&out[g * hs..][..hs]), bits(&want_out), "{at}: output");
+                }
+            }
+        }
+    }
     let mut seed = 7u32;
     let mut next = move || {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         (seed >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
     };
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
-        let stride = 3 * hs + 5;
-        let offset = hs + 2;
-        let keys: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
-        let values: Vec<f32> = (0..41 * stride).map(|_| next()).collect();
-        let q: Vec<f32> = (0..hs).map(|_| next()).collect();
-        let scale = 1.0 / (hs as f32).sqrt();
-        for pos in 0..41 {
-            let mut want: Vec<f32> = (0..=pos)
-                .map(|t| dot_portable(&q, &keys[t * stride + offset..][..hs]) * scale)
-                .collect();
-            softmax(&mut want);
-            let want_out: Vec<f32> = (0..hs)
-                .map(|i| {
-                    (0..=pos).fold(0.0f32, |acc, t| {
-                        acc + want[t] * values[t * stride + offset + i]
-                    })
-                })
-                .collect();
-            let (mut out, mut att) = (vec![0.0f32; hs], vec![0.0f32; pos + 1]);
-            attend_head(&mut out, &q, &keys, &values, stride, offset, pos, &mut att);
-            assert_eq!(bits(&att), bits(&want), "hs = {hs}, pos = {pos}: weights");
-            assert_eq!(
-                bits(&out),
-                bits(&want_out),
-                "hs = {hs}, pos = {pos}: output"
-            );
-        }
-    }
+    check::<1>(&mut next);
+    check::<2>(&mut next);
+    check::<4>(&mut next);
+    check::<8>(&mut next);
 }
 
 /// A seeded linear congruential source of 24-bit numbers (the kernel-bit checks' inputs).

@@ -78,27 +78,26 @@ pub fn attend_heads<const G: usize>(
         softmax(att);
     }
     let att = &*att;
-    // out = Σ_t att_t · v_t, accumulated per output element in t order. The loop runs over
-    // 8-wide slices of the head and the heads outside, positions inside, with each head's
-    // running sum a local, so it stays in a register. (Indexed by the head inside the
-    // position loop, the sums went through the stack at every position: a store-to-load
-    // chain that was the largest part of stories260K's decode, whose heads are 8 wide.)
-    // The bits are the same: each element is still summed in t order.
-    let (chunks, rest) = (hs / 8, hs % 8);
+    // out = Σ_t att_t · v_t, accumulated per output element in t order, over 8-wide slices
+    // of the heads: the build's vectors (`simd::weighted_values`) hold the G heads' sums side
+    // by side, so the adder is not waiting on one head's chain of dependent adds (a head of 8
+    // is one chain, a position at a time: the largest part of a stories260K step); the
+    // slices left over go element by element, in the same order. Every value read ends
+    // within `values` (the last at (n − 1)·kv_dim + the largest offset + hs), or everything
+    // goes element by element, checked.
+    let end = offsets.iter().max().map_or(0, |&o| o + hs);
+    let fits = end <= kv_dim && (n - 1) * kv_dim + end <= values.len();
+    let chunks = if fits { hs / 8 } else { 0 };
     for c in 0..chunks {
-        for (g, att) in att.chunks_exact(n).enumerate() {
-            let mut acc = [0.0f32; 8];
-            for (t, &a) in att.iter().enumerate() {
-                let at = t * kv_dim + offsets[g] + c * 8;
-                let v: &[f32; 8] = values[at..at + 8].try_into().unwrap_or(&[0.0; 8]);
-                for i in 0..8 {
-                    acc[i] += a * v[i];
-                }
-            }
-            out[g * hs + c * 8..][..8].copy_from_slice(&acc);
+        // SAFETY: `att` holds G·n weights and the reads end within `values` (`fits`).
+        let sums = unsafe {
+            super::simd::weighted_values(att, n, values.as_ptr().add(c * 8), kv_dim, offsets)
+        };
+        for (g, s) in sums.iter().enumerate() {
+            out[g * hs + c * 8..][..8].copy_from_slice(s);
         }
     }
-    for i in hs - rest..hs {
+    for i in chunks * 8..hs {
         let mut acc = [0.0f32; G];
         for t in 0..n {
             for (g, acc) in acc.iter_mut().enumerate() {

@@ -9,6 +9,7 @@ mod avx2;
 mod avx512;
 #[cfg(kernel = "avx512")]
 mod avx512_rows;
+mod values;
 #[cfg(kernel = "wasm")]
 mod wasm;
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
@@ -82,6 +83,10 @@ pub(super) fn dot_led(w: &[f32], x: &[f32]) -> f32 {
     #[cfg(not(kernel = "avx512"))]
     dot_streamed(w, x)
 }
+
+/// Attention's weighted values for one 8-wide slice of G heads (`values::weighted`): the
+/// portable loop's bits.
+pub(super) use values::weighted as weighted_values;
 
 #[cfg(kernel = "avx512")]
 use avx512::{score_sums, SCORE_GROUP};
