@@ -231,9 +231,7 @@ fn larger(a: f32, b: f32) -> f32 {
 /// In-place softmax, shifted by the maximum for stability.
 pub fn softmax(x: &mut [f32]) {
     let max = max(x);
-    for v in x.iter_mut() {
-        *v = exp(*v - max);
-    }
+    simd::exp_shifted(x, max);
     let total = sum(x);
     for v in x.iter_mut() {
         *v /= total;

@@ -70,6 +70,56 @@ fn scores_kernel_gives_one_dot_a_positions_bits() {
     }
 }
 
+/// Softmax's exp pass (sixteen lanes with AVX-512) gives the scalar `exp`'s bits: every
+/// length 0 to 40 (the tail), values across the clamp and the cut to 0 at −87.33, NaN,
+/// infinities, zeros of both signs and subnormals, shifts of 0, a maximum and NaN.
+#[test]
+fn exp_pass_gives_the_scalar_exp_bits() {
+    let special = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+        -87.33,
+        -87.329_99,
+        -87.330_01,
+        88.72,
+        88.73,
+        -103.0,
+    ];
+    let mut seed = 11u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 240.0 - 140.0
+    };
+    for len in 0..=40 {
+        let x: Vec<f32> = (0..len)
+            .map(|i| {
+                if i % 3 == 0 {
+                    special[i / 3 % special.len()]
+                } else {
+                    next()
+                }
+            })
+            .collect();
+        for shift in [0.0, 3.5, -20.0, f32::NAN] {
+            let mut got = x.clone();
+            simd::exp_shifted(&mut got, shift);
+            for (i, (&g, &v)) in got.iter().zip(&x).enumerate() {
+                let want = exp(v - shift);
+                assert_eq!(
+                    g.to_bits(),
+                    want.to_bits(),
+                    "len {len}, x[{i}] = {v}, shift {shift}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn dot_kernel_gives_the_portable_bits() {
     crate::testing::assert_dot_kernel_bits(dot);

@@ -88,6 +88,21 @@ pub(super) fn dot_led(w: &[f32], x: &[f32]) -> f32 {
 /// portable loop's bits.
 pub(super) use values::weighted as weighted_values;
 
+/// x[i] = `exp`(x[i] − shift) (softmax's pass): sixteen lanes at a time where the build has
+/// AVX-512 (the same bits), elsewhere the scalar loop, which LLVM vectorises.
+#[inline(always)]
+pub fn exp_shifted(x: &mut [f32], shift: f32) {
+    #[cfg(kernel = "avx512")]
+    // SAFETY: the build enables AVX-512F; the kernel reads and writes within `x`.
+    unsafe {
+        avx512::exp_shifted(x, shift)
+    }
+    #[cfg(not(kernel = "avx512"))]
+    for v in x.iter_mut() {
+        *v = super::exp(*v - shift);
+    }
+}
+
 #[cfg(kernel = "avx512")]
 use avx512::{score_sums, SCORE_GROUP};
 #[cfg(kernel = "wasm")]
