@@ -316,63 +316,12 @@ fn float_rows(chunk: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef], f
     }
 }
 
-/// out[i] = dot(W_i, x) for the weight rows `rows` (decode): float32 rows of at most
-/// [`GROUPED_ROW_MAX`] floats [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`
-/// (AVX-512 and wasm SIMD), longer ones and quantized rows one at a time; each row's bits
-/// those of [`dot`].
+/// out[i] = dot(W_i, x) for the weight rows `rows` (decode) that are not float32 (those go
+/// through `f32_rows` and `f32_short_rows`): float16 rows widened, quantized rows with
+/// float32 activations, one at a time; each row's bits those of [`dot`] on the widened or
+/// dequantized row.
 #[inline(always)]
 fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &[f32]) {
-    #[cfg(any(kernel = "avx512", kernel = "wasm"))]
-    {
-        const R: usize = simd::WEIGHT_ROWS_A_PASS;
-        if x.len() > simd::GROUPED_ROW_MAX {
-            for (o, w_i) in out.iter_mut().zip(rows) {
-                *o = match w_i {
-                    RowRef::F32(w) => dot_streamed(w, x),
-                    RowRef::F16(w) => with_widened(w, |w| dot_streamed(w, x)),
-                    RowRef::Quant(q, start) => q.dot(start, x),
-                };
-            }
-            return;
-        }
-        let mut pending: [&[f32]; R] = [&[]; R];
-        let (mut waiting, mut first) = (0, 0);
-        // The rows held back, one at a time (fewer than R: a matrix's or the chunk's end).
-        let flush = |out: &mut [f32], pending: &[&[f32]], first: usize| {
-            for (o, w) in out[first..].iter_mut().zip(pending) {
-                *o = dot_streamed(w, x);
-            }
-        };
-        let len = out.len();
-        for (i, w_i) in rows.take(len).enumerate() {
-            match w_i {
-                RowRef::F32(w) => {
-                    if waiting == 0 {
-                        first = i;
-                    }
-                    pending[waiting] = w;
-                    waiting += 1;
-                    if waiting == R {
-                        let r = simd::dot_wrows::<R>(pending, x);
-                        out[first..first + R].copy_from_slice(&r);
-                        waiting = 0;
-                    }
-                }
-                RowRef::F16(w) => {
-                    flush(out, &pending[..waiting], first);
-                    waiting = 0;
-                    out[i] = with_widened(w, |w| dot_streamed(w, x));
-                }
-                RowRef::Quant(q, start) => {
-                    flush(out, &pending[..waiting], first);
-                    waiting = 0;
-                    out[i] = q.dot(start, x);
-                }
-            }
-        }
-        flush(out, &pending[..waiting], first);
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
     for (o, w_i) in out.iter_mut().zip(rows) {
         *o = match w_i {
             RowRef::F32(w) => dot_streamed(w, x),
@@ -385,7 +334,9 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
 /// Decode's float32 rows of at most [`GROUPED_ROW_MAX`] floats, `w` the rows one after
 /// another (one matrix's): [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`
 /// (AVX-512 and wasm SIMD), the rest one at a time; each row's bits those of [`dot`]. Cut
-/// straight from the matrix (`decode_rows`' row-by-row walk cost stories260K's decode 6 %).
+/// straight from the matrix: walked row by row through an iterator and a list of rows held
+/// back, as before, stories260K's shape decoded 11,783–12,129 tok/s on one Intel core, and
+/// cut straight 16,557–17,020 (BENCHMARKS.md).
 #[inline(always)]
 fn f32_short_rows(out: &mut [f32], w: &[f32], x: &[f32]) {
     let n = x.len().max(1);
