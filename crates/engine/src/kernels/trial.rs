@@ -1,8 +1,9 @@
-//! A choice among N variants made on the decode itself (`tune`'s float32 rows): after [`WARM_STEPS`] untimed decode steps (the first also fault the model's pages
-//! in), step k of the trial runs variant k mod N and what it spends is recorded; after the
-//! trial's last step the variant whose best step took least is kept for the process (the
-//! best, not the mean: one step that met a page fault or a sleeping thread would decide a
-//! mean). Every step reads the same weights, so the variants are timed on the same work.
+//! A choice among N variants made on the decode itself (`tune`'s float32 rows): after
+//! [`WARM_STEPS`] untimed decode steps (the first also fault the model's pages in), step k
+//! of the trial runs variant k mod N and what it spends is recorded; after the trial's last
+//! step the variant whose best step took least is kept for the process (the best, not the
+//! mean: one step that met a page fault or a sleeping thread would decide a mean). Every
+//! step reads the same weights, so the variants are timed on the same work.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
