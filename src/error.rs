@@ -1,7 +1,7 @@
 //! The CLI's errors: what went wrong, in words, for stderr.
 
-use decoding_engine::generation::GenerationError;
-use decoding_engine::sampling::{SamplingError, SettingsErrors};
+use decoding_engine::decode::generation::GenerationError;
+use decoding_engine::decode::sampling::{SamplingError, SettingsErrors};
 use decoding_engine::{BackendError, ModelError, TokenizerError};
 use std::path::PathBuf;
 use thiserror::Error;

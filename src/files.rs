@@ -136,7 +136,7 @@ impl ModelFiles {
         let mut head = Vec::with_capacity(256);
         std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, 256), &mut head)
             .map_err(|e| io(&mp, e))?;
-        if !decoding_engine::hf::is_safetensors(&head) {
+        if !decoding_engine::formats::hf::is_safetensors(&head) {
             Model::check_files(&head, len, tok.len() as u64, self.budget).map_err(|e| {
                 CliError::Model {
                     path: mp.clone(),
@@ -160,7 +160,7 @@ impl ModelFiles {
         let mut magic = [0u8; 4];
         let n = file.read(&mut magic)?;
         file.rewind()?;
-        Ok(n == 4 && decoding_engine::gguf::Gguf::is_gguf(&magic))
+        Ok(n == 4 && decoding_engine::formats::gguf::Gguf::is_gguf(&magic))
     }
 
     /// The model with its matrices at `--precision` (the loaded weights dropped), multiplied

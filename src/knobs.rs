@@ -1,11 +1,11 @@
 //! The decoding knobs as command-line options, derived from the engine's one knob table
-//! (`decoding_engine::sampling::KNOBS`): each knob's flag is its name with '-' for '_', its
+//! (`decoding_engine::decode::sampling::KNOBS`): each knob's flag is its name with '-' for '_', its
 //! help the table's. Values stay text here: `RawSettings::validate` parses them, so the CLI,
 //! the page and URLs share one set of rules and messages.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use decoding_engine::sampling::knobs::{CliGroup, Control, KnobSpec};
-use decoding_engine::sampling::{RawSettings, KNOBS};
+use decoding_engine::decode::sampling::knobs::{CliGroup, Control, KnobSpec};
+use decoding_engine::decode::sampling::{RawSettings, KNOBS};
 
 /// The knobs of `generate`, `next` and `sample`: everything but the beam knobs.
 #[derive(Debug, Default, Clone)]
@@ -128,11 +128,12 @@ mod tests {
         let a: KnobArgs =
             parse(&["--stop", ".", "--stop", "!", "--presence-penalty", "-1"]).unwrap();
         assert_eq!(
-            a.raw.entries(decoding_engine::sampling::Knob::Stop),
+            a.raw.entries(decoding_engine::decode::sampling::Knob::Stop),
             [".".to_string(), "!".to_string()]
         );
         assert_eq!(
-            a.raw.get(decoding_engine::sampling::Knob::PresencePenalty),
+            a.raw
+                .get(decoding_engine::decode::sampling::Knob::PresencePenalty),
             Some("-1")
         );
     }

@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use crate::files::ModelFiles;
-use decoding_engine::batching::{simulate, throughput, trace, Policy, Throughput};
-use decoding_engine::roofline::{self, Bound};
+use decoding_engine::serving::batching::{simulate, throughput, trace, Policy, Throughput};
+use decoding_engine::serving::roofline::{self, Bound};
 use decoding_engine::units::human_bytes;
 use decoding_gpu::BackendChoice;
 use std::time::Instant;

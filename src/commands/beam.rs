@@ -5,10 +5,10 @@ use super::{decode, end_tokens};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::BeamKnobArgs;
-use decoding_engine::beam::{beam_search, score_continuation, BeamConfig};
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::settings::BEAM_DEFAULTS;
-use decoding_engine::sampling::{Knob, Settings};
+use decoding_engine::decode::beam::{beam_search, score_continuation, BeamConfig};
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::settings::BEAM_DEFAULTS;
+use decoding_engine::decode::sampling::{Knob, Settings};
 use decoding_engine::{Backend, Model};
 use decoding_gpu::BackendChoice;
 

@@ -77,7 +77,7 @@ struct Report {
     /// The decode loops' variants as measured (int8 at start-up, f32 over the first decode
     /// steps; CPU backend)
     #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_variants: Option<decoding_engine::cpu::tune::Tuning>,
+    cpu_variants: Option<decoding_engine::kernels::tune::Tuning>,
     /// Compute dispatches per decoded token (GPU backend).
     #[serde(skip_serializing_if = "Option::is_none")]
     dispatches_per_token: Option<usize>,
@@ -313,7 +313,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
     let cpu_variants = match engine.report.kind {
         decoding_engine::BackendKind::Cpu => {
             let seq = engine.new_sequence()?;
-            for k in 0..decoding_engine::cpu::tune::TRIAL_STEPS {
+            for k in 0..decoding_engine::kernels::tune::TRIAL_STEPS {
                 if k % ids.len() == 0 {
                     engine.truncate(seq, 0)?;
                 }
@@ -321,7 +321,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
                 pollster::block_on(engine.forward(seq, id, false))?;
             }
             engine.release(seq);
-            Some(decoding_engine::cpu::tune::tuning())
+            Some(decoding_engine::kernels::tune::tuning())
         }
         decoding_engine::BackendKind::Gpu => None,
     };
@@ -359,7 +359,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         weight_bytes: transformer.weights.bytes(&c),
         backend: engine.report.kind.to_string(),
         backend_detail: engine.report.reason,
-        cpu_kernel: decoding_engine::cpu::KERNEL,
+        cpu_kernel: decoding_engine::kernels::KERNEL,
         cpu_variants,
         dispatches_per_token: engine.report.dispatches_per_token,
         gpu_times,

@@ -3,7 +3,7 @@
 //! launch overhead, the untimed decode's wall time minus the GPU's busy time.
 
 use crate::error::CliError;
-use decoding_engine::timing::{KernelTimes, TimeSplit};
+use decoding_engine::backend::timing::{KernelTimes, TimeSplit};
 use decoding_engine::Backend;
 
 /// One kernel's time per decoded token.

@@ -6,7 +6,7 @@ use super::trace::{print_trace_table, trace_json};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::KnobArgs;
-use decoding_engine::sampling::{process, step_coin, History};
+use decoding_engine::decode::sampling::{process, step_coin, History};
 use decoding_engine::{Backend, Model};
 use decoding_gpu::BackendChoice;
 

@@ -1,7 +1,7 @@
 //! `next --probe attention,lens`: inside the prompt's last step, printed as a table or JSON
-//! (`decoding_engine::probe`).
+//! (`decoding_engine::forward::probe`).
 
-use decoding_engine::probe::ProbeRecord;
+use decoding_engine::forward::probe::ProbeRecord;
 use decoding_engine::Model;
 use serde_json::{json, Value};
 

@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use crate::files::ModelFiles;
-use decoding_engine::quality::{compare, Quality, EVAL_TEXT};
 use decoding_engine::quant::Activations;
+use decoding_engine::serving::quality::{compare, Quality, EVAL_TEXT};
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::{Model, Precision};
 use std::path::PathBuf;

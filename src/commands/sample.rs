@@ -3,8 +3,8 @@
 use super::trace::{print_trace_table, trace_json};
 use crate::error::CliError;
 use crate::knobs::KnobArgs;
-use decoding_engine::sampling::chain::process_f64;
-use decoding_engine::sampling::{step_coin, History};
+use decoding_engine::decode::sampling::chain::process_f64;
+use decoding_engine::decode::sampling::{step_coin, History};
 
 #[derive(clap::Args, Debug)]
 pub struct SampleArgs {

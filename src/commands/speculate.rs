@@ -5,9 +5,9 @@ use super::{decode, end_tokens};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::KnobArgs;
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::{Settings, Strategy};
-use decoding_engine::speculative::{
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::{Settings, Strategy};
+use decoding_engine::decode::speculative::{
     expected_tokens_per_cycle, Cycle, Draft, Rule, SpecError, SpecStats, Speculator,
 };
 use decoding_engine::Model;

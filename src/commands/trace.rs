@@ -1,7 +1,7 @@
 //! A processed next-token distribution as `sample` and `next` print it: a table with a
 //! column per active stage, or JSON.
 
-use decoding_engine::sampling::Trace;
+use decoding_engine::decode::sampling::Trace;
 
 /// The JSON shape shared by `sample` and `next --json`.
 pub fn trace_json(trace: &Trace) -> serde_json::Value {

@@ -4,8 +4,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::sampling::chain::process_f64;
-use decoding_engine::sampling::{History, RawSettings};
+use decoding_engine::decode::sampling::chain::process_f64;
+use decoding_engine::decode::sampling::{History, RawSettings};
 use decoding_engine::{Batch, Checkpoint, Config, Logits, Transformer};
 use rand_core::{RngCore, SeedableRng};
 use std::hint::black_box;
@@ -63,11 +63,11 @@ fn chain(c: &mut Criterion) {
         |b| b.iter(|| process_f64(&greedy, black_box(&z), h, 0.5, false).unwrap()),
     );
     // The model probability every step records (`Step::model_prob`): log Σ e^z over the
-    // vocabulary, in 8 lanes of `cpu::exp_nonpositive8`, beside the plain libm sum it
+    // vocabulary, in 8 lanes of `kernels::exp_nonpositive8`, beside the plain libm sum it
     // replaced.
     let z32: Vec<f32> = z.iter().map(|&v| v as f32).collect();
     g.bench_function("log-sum-exp (model probability of a step)", |b| {
-        b.iter(|| decoding_engine::sampling::stages::log_sum_exp(black_box(&z32)))
+        b.iter(|| decoding_engine::decode::sampling::stages::log_sum_exp(black_box(&z32)))
     });
     g.bench_function("log-sum-exp, libm exp one at a time", |b| {
         b.iter(|| {

@@ -32,7 +32,7 @@ fn matvec_from_memory(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 pool.install(|| {
-                    decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[(&w).into()])
+                    decoding_engine::kernels::matmul(&mut out, black_box(&x), n, &[(&w).into()])
                 })
             })
         });
@@ -64,7 +64,12 @@ fn matvec_in_cache(c: &mut Criterion) {
                 decoding_engine::par::install(|| {
                     let start = std::time::Instant::now();
                     for _ in 0..iters {
-                        decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[(&w).into()]);
+                        decoding_engine::kernels::matmul(
+                            &mut out,
+                            black_box(&x),
+                            n,
+                            &[(&w).into()],
+                        );
                     }
                     start.elapsed()
                 })
@@ -96,7 +101,12 @@ fn quantized_matvec_from_memory(c: &mut Criterion) {
             g.bench_function(name, |b| {
                 b.iter(|| {
                     pool.install(|| {
-                        decoding_engine::cpu::matmul(&mut out, black_box(&x), n, &[t.block(0, 1)])
+                        decoding_engine::kernels::matmul(
+                            &mut out,
+                            black_box(&x),
+                            n,
+                            &[t.block(0, 1)],
+                        )
                     })
                 })
             });

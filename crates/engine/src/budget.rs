@@ -5,7 +5,7 @@
 //! `usize` (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
 
 use crate::config::Config;
-use crate::kv_cache::{cache_bytes_checked, BYTES_PER_ELEM};
+use crate::forward::kv_cache::{cache_bytes_checked, BYTES_PER_ELEM};
 use crate::units::{human_bytes, thousands};
 use thiserror::Error;
 

@@ -17,9 +17,9 @@ pub enum ModelError {
     #[error("tokenizer: {0}")]
     Tokenizer(#[from] TokenizerError),
     #[error("GGUF: {0}")]
-    Gguf(#[from] crate::gguf::GgufError),
+    Gguf(#[from] crate::formats::gguf::GgufError),
     #[error("Hugging Face checkpoint: {0}")]
-    Hf(#[from] crate::hf::HfError),
+    Hf(#[from] crate::formats::hf::HfError),
     #[error("chat: {0}")]
     Chat(#[from] ChatError),
     #[error("the prompt is empty and this model's vocabulary starts no prompt with BOS: give it some text to start from")]
@@ -100,10 +100,11 @@ impl Model {
     /// reading checks it all again).
     pub fn check_gguf_head(head: &[u8], len: u64, budget: Budget) -> Result<(), ModelError> {
         Model::check_gguf_len(len, budget)?;
-        match crate::gguf::Gguf::parse_head(head, len) {
+        match crate::formats::gguf::Gguf::parse_head(head, len) {
             Ok(g) => Ok(g.check(budget)?),
             Err(
-                crate::gguf::GgufError::Truncated { .. } | crate::gguf::GgufError::Count { .. },
+                crate::formats::gguf::GgufError::Truncated { .. }
+                | crate::formats::gguf::GgufError::Count { .. },
             ) if (head.len() as u64) < len => Ok(()),
             Err(e) => Err(e.into()),
         }
@@ -113,7 +114,7 @@ impl Model {
     /// (it is read whole, then converted; the tensors are checked against the budget again).
     pub fn check_gguf_len(len: u64, budget: Budget) -> Result<(), ModelError> {
         if len > budget.0 {
-            return Err(crate::gguf::GgufError::TooLarge {
+            return Err(crate::formats::gguf::GgufError::TooLarge {
                 bytes: len,
                 limit: budget.0,
             }
@@ -179,15 +180,15 @@ impl Model {
             Model::check_hf_len(len, budget)?;
             return Model::from_hf(config, &whole(checkpoint)?, tokenizer, budget);
         }
-        if crate::gguf::Gguf::is_gguf(head) {
+        if crate::formats::gguf::Gguf::is_gguf(head) {
             if !tokenizer.is_empty() {
-                return Err(crate::gguf::GgufError::TokenizerGiven.into());
+                return Err(crate::formats::gguf::GgufError::TokenizerGiven.into());
             }
             Model::check_gguf_len(len, budget)?;
             return Model::from_gguf(&whole(checkpoint)?, budget);
         }
-        if crate::hf::is_safetensors(head) {
-            return Err(crate::hf::HfError::NoConfig.into());
+        if crate::formats::hf::is_safetensors(head) {
+            return Err(crate::formats::hf::HfError::NoConfig.into());
         }
         let mut rest = head.chain(checkpoint);
         let checkpoint = Checkpoint::read_within(&mut rest, len, budget)?;
@@ -205,7 +206,7 @@ impl Model {
         budget: Budget,
     ) -> Result<Model, ModelError> {
         let bytes = (*checkpoint).as_ref();
-        if crate::gguf::Gguf::is_gguf(bytes) || crate::hf::is_safetensors(bytes) {
+        if crate::formats::gguf::Gguf::is_gguf(bytes) || crate::formats::hf::is_safetensors(bytes) {
             return Model::read_files(&mut &bytes[..], bytes.len() as u64, tokenizer, None, budget);
         }
         let checkpoint = Checkpoint::from_shared(checkpoint, budget)?;
@@ -216,7 +217,7 @@ impl Model {
     /// A GGUF file (llama.cpp's format): its Llama weights and the tokenizer in its
     /// metadata, the memory checked against `budget` before any tensor is converted.
     pub fn from_gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
-        let file = crate::gguf::Gguf::parse(bytes)?;
+        let file = crate::formats::gguf::Gguf::parse(bytes)?;
         let vocab = file.vocab()?;
         let checkpoint = file.checkpoint(budget)?;
         let tokenizer = vocab.tokenizer()?;
@@ -239,7 +240,7 @@ impl Model {
     /// budget (it is read whole, then converted; the tensors are checked again).
     pub fn check_hf_len(len: u64, budget: Budget) -> Result<(), ModelError> {
         if len > budget.0 {
-            return Err(crate::hf::HfError::TooLarge {
+            return Err(crate::formats::hf::HfError::TooLarge {
                 bytes: len,
                 limit: budget.0,
             }
@@ -275,7 +276,7 @@ impl Model {
         tokenizer: &[u8],
         budget: Budget,
     ) -> Result<Model, ModelError> {
-        let hf = crate::hf::HfConfig::parse(config)?;
+        let hf = crate::formats::hf::HfConfig::parse(config)?;
         Footprint::of(&hf.config)
             .map_err(CheckpointError::from)?
             .check(&hf.config, budget)
@@ -293,7 +294,8 @@ impl Model {
         if hf.architecture == "Qwen2ForCausalLM" {
             tokenizer.add_bos = false;
         }
-        let checkpoint = crate::hf::Weights::parse(safetensors)?.checkpoint(&hf, budget)?;
+        let checkpoint =
+            crate::formats::hf::Weights::parse(safetensors)?.checkpoint(&hf, budget)?;
         let mut m = Model::new(checkpoint, tokenizer)?;
         m.format = Format::Safetensors;
         m.architecture = hf.architecture;

@@ -4,12 +4,12 @@
 
 mod common;
 
+use decoding_engine::backend::testing::LosesDevice;
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::batch::{Batch, Logits};
-use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy};
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::RawSettings;
-use decoding_engine::testing::LosesDevice;
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::RawSettings;
+use decoding_engine::forward::batch::{Batch, Logits};
+use decoding_engine::serving::batching::{simulate, throughput, trace, Lanes, Policy};
 use pollster::block_on;
 
 /// Up to 16 sequences of different lengths in one pass — some decoding, some prefilling

@@ -2,11 +2,13 @@
 
 mod common;
 
+use decoding_engine::backend::testing::LosesDevice;
 use decoding_engine::backend::{Backend, CpuBackend, SeqId};
-use decoding_engine::beam::{beam_search, score_continuation, BeamConfig, BeamSearch, NodeStatus};
-use decoding_engine::generation::{Generation, StepOutcome, StopReason};
-use decoding_engine::sampling::{RawSettings, Settings};
-use decoding_engine::testing::LosesDevice;
+use decoding_engine::decode::beam::{
+    beam_search, score_continuation, BeamConfig, BeamSearch, NodeStatus,
+};
+use decoding_engine::decode::generation::{Generation, StepOutcome, StopReason};
+use decoding_engine::decode::sampling::{RawSettings, Settings};
 use decoding_engine::Model;
 use pollster::block_on;
 
@@ -351,7 +353,7 @@ fn forced_tokens_are_recorded_like_chosen_ones() {
 /// forward pass per step beyond them and gives the same distributions and tokens again.
 #[test]
 fn old_logits_are_freed_and_a_deep_rewind_recomputes_them_exactly() {
-    use decoding_engine::generation::LOGITS_KEPT;
+    use decoding_engine::decode::generation::LOGITS_KEPT;
     let m = common::stories260k();
     let mut be = LosesDevice::after(CpuBackend::new(m.transformer.clone()), usize::MAX);
     let prompt = m.encode_prompt("Once upon a time").unwrap();

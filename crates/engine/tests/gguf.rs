@@ -1,12 +1,12 @@
 //! GGUF files written by llama.cpp's own `gguf` package (`scripts/make-gguf-fixtures.py`,
 //! run by the README's test command into `assets/models/fixtures/gguf/`), read by
-//! `decoding_engine::gguf`: the same next-token distributions as the llama2.c files of the
+//! `decoding_engine::formats::gguf`: the same next-token distributions as the llama2.c files of the
 //! same weights, stories260K's known answers, and a typed error for each malformed file.
 
 mod common;
 
 use decoding_engine::budget::Budget;
-use decoding_engine::gguf::{Gguf, GgufError};
+use decoding_engine::formats::gguf::{Gguf, GgufError};
 use decoding_engine::quant::Activations;
 use decoding_engine::{Model, ModelError, Transformer};
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! Hugging Face checkpoints written by Hugging Face's own `safetensors` and `tokenizers`
 //! packages (`scripts/make-hf-fixtures.py`, run by the README's test command into
-//! `assets/models/fixtures/hf/`), read by `decoding_engine::hf`: the llama2.c file's
+//! `assets/models/fixtures/hf/`), read by `decoding_engine::formats::hf`: the llama2.c file's
 //! distribution from every dtype, stories260K's known answers, the RoPE base and RMSNorm ε
 //! of the model against an independent float64 forward pass (the script's numpy, in
 //! Hugging Face's rotate-half convention), a byte-level BPE tokenizer as `tokenizers`
@@ -9,7 +9,7 @@
 mod common;
 
 use decoding_engine::budget::Budget;
-use decoding_engine::hf::HfError;
+use decoding_engine::formats::hf::HfError;
 use decoding_engine::model::Format;
 use decoding_engine::{Model, ModelError, Transformer};
 use std::path::PathBuf;
@@ -445,8 +445,8 @@ fn budget_and_missing_files_are_checked(config: &[u8], st: &[u8], tok: &[u8]) {
 /// chain; one token more than the engine's limit is refused by name.
 #[test]
 fn a_vocabulary_of_256k_tokens_loads_and_samples() {
-    use decoding_engine::llama2c::Checkpoint;
-    use decoding_engine::sampling::{process, History, RawSettings};
+    use decoding_engine::decode::sampling::{process, History, RawSettings};
+    use decoding_engine::formats::llama2c::Checkpoint;
     use decoding_engine::Config;
     let n = 262_144usize;
     let mut vocab = serde_json::Map::new();
@@ -502,7 +502,7 @@ fn a_smollm2_135m_config_parses_and_fits_the_pages_budget() {
         "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
         "use_cache": true, "vocab_size": 49152
     });
-    let hf = decoding_engine::hf::HfConfig::parse(config.to_string().as_bytes()).unwrap();
+    let hf = decoding_engine::formats::hf::HfConfig::parse(config.to_string().as_bytes()).unwrap();
     let c = hf.config;
     assert_eq!(
         (c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_size()),

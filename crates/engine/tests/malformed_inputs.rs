@@ -2,7 +2,7 @@
 
 mod common;
 
-use decoding_engine::llama2c::{CheckpointError, HEADER_BYTES};
+use decoding_engine::formats::llama2c::{CheckpointError, HEADER_BYTES};
 use decoding_engine::tokenizer::{Llama2cVocab, TokenizerError};
 use decoding_engine::ConfigError;
 use decoding_engine::{Checkpoint, Model, ModelError, Tokenizer};

@@ -6,10 +6,10 @@
 mod common;
 
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::batch::{Batch, Logits, SeqId};
+use decoding_engine::formats::llama2c::Checkpoint;
+use decoding_engine::forward::batch::{Batch, Logits, SeqId};
+use decoding_engine::forward::probe::{ProbeRecord, ProbeSpec};
 use decoding_engine::forward::RunState;
-use decoding_engine::llama2c::Checkpoint;
-use decoding_engine::probe::{ProbeRecord, ProbeSpec};
 use decoding_engine::Config;
 use decoding_engine::{KvCache, Transformer};
 use pollster::block_on;
@@ -223,7 +223,7 @@ fn a_backend_without_a_probe_says_so_and_an_empty_batch_is_refused() {
     let err = block_on(be.forward_probe(Batch::new(), ProbeSpec { lens_rows: 1 }));
     let err = err.unwrap_err().to_string();
     assert!(err.contains("no tokens") || err.contains("empty"), "{err}");
-    let mut lossy = decoding_engine::testing::LosesDevice::after(CpuBackend::new(m), 5);
+    let mut lossy = decoding_engine::backend::testing::LosesDevice::after(CpuBackend::new(m), 5);
     let seq = lossy.new_sequence().unwrap();
     let b = Batch::tokens(seq, 0, &[1, 2], Logits::Last);
     let err = block_on(lossy.forward_probe(b, ProbeSpec { lens_rows: 1 }));

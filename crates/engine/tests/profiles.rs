@@ -5,13 +5,13 @@ mod common;
 
 // The tests' own softmax, independent of the engine's.
 use common::softmax::softmax;
-use decoding_engine::sampling::chain::process_f64;
-use decoding_engine::sampling::{History, RawSettings, Settings};
+use decoding_engine::decode::sampling::chain::process_f64;
+use decoding_engine::decode::sampling::{History, RawSettings, Settings};
 
 /// A profile's settings with `pairs` given, and the peer's defaults for the rest.
 fn settings(profile: &str, pairs: &[(&str, &str)]) -> Settings {
     let mut raw = RawSettings::from_pairs(pairs.iter().copied());
-    raw.put(decoding_engine::sampling::Knob::Profile, profile);
+    raw.put(decoding_engine::decode::sampling::Knob::Profile, profile);
     raw.validate(100).unwrap()
 }
 
@@ -226,7 +226,7 @@ fn hf_sampling_applies_generates_hidden_top_k_50() {
 
 #[test]
 fn llama_cpp_unset_knobs_take_common_params_sampling_defaults() {
-    use decoding_engine::sampling::Knob;
+    use decoding_engine::decode::sampling::Knob;
     let s = settings("llama.cpp", &[]);
     assert_eq!(
         (s.temperature, s.top_k, s.top_p, s.min_p, s.penalty_window),
@@ -275,7 +275,7 @@ fn the_lesson_profile_is_the_default_and_applies_nothing_unset() {
 fn the_openai_profile_applies_the_apis_ranges() {
     let err = |profile: &str, pairs: &[(&str, &str)]| {
         let mut raw = RawSettings::from_pairs(pairs.iter().copied());
-        raw.put(decoding_engine::sampling::Knob::Profile, profile);
+        raw.put(decoding_engine::decode::sampling::Knob::Profile, profile);
         raw.validate(100).err().map(|e| e.to_string())
     };
     let bias = [("logit_bias", "5:150")];

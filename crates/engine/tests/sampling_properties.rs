@@ -1,11 +1,13 @@
 //! Properties of the chain over random logits and random settings, and a statistical test
 //! of the seeded draw.
 
-use decoding_engine::sampling::chain::process_f64;
-use decoding_engine::sampling::coin::sample_from;
-use decoding_engine::sampling::profile::TopKTies;
-use decoding_engine::sampling::settings::MAX_COUNT;
-use decoding_engine::sampling::{stages, step_coin, History, RawSettings, Settings, Stage, KNOBS};
+use decoding_engine::decode::sampling::chain::process_f64;
+use decoding_engine::decode::sampling::coin::sample_from;
+use decoding_engine::decode::sampling::profile::TopKTies;
+use decoding_engine::decode::sampling::settings::MAX_COUNT;
+use decoding_engine::decode::sampling::{
+    stages, step_coin, History, RawSettings, Settings, Stage, KNOBS,
+};
 use proptest::prelude::*;
 
 fn logits_strategy() -> impl Strategy<Value = Vec<f64>> {
@@ -177,7 +179,7 @@ proptest! {
         stages::top_k(&mut w, 0, TopKTies::Exact);
         stages::top_p(&mut w, 1.0);
         stages::min_p(&mut w, 0.0);
-        stages::typical_p(&mut w, 1.0, decoding_engine::sampling::TypicalBoundary::Reaching);
+        stages::typical_p(&mut w, 1.0, decoding_engine::decode::sampling::TypicalBoundary::Reaching);
         stages::repetition_penalty(&mut w, &generated, 1.0);
         stages::frequency_penalty(&mut w, &generated, 0.0);
         stages::presence_penalty(&mut w, &generated, 0.0);

@@ -3,9 +3,9 @@
 //! llama.cpp's `tests/test-sampling.cpp` and Hugging Face's
 //! `tests/generation/test_logits_process.py`, ported as data, each citing its source.
 
-use decoding_engine::sampling::profile::{TopKTies, TypicalBoundary};
-use decoding_engine::sampling::stages::{self, softmax};
-use decoding_engine::sampling::{process, History, RawSettings, Settings};
+use decoding_engine::decode::sampling::profile::{TopKTies, TypicalBoundary};
+use decoding_engine::decode::sampling::stages::{self, softmax};
+use decoding_engine::decode::sampling::{process, History, RawSettings, Settings};
 
 const LN2: f64 = std::f64::consts::LN_2;
 
@@ -455,8 +455,8 @@ fn hf_test_temperature_dist_warper() {
 
 #[test]
 fn nan_and_infinite_logits_are_errors_not_samples() {
-    use decoding_engine::sampling::chain::process_f64;
-    use decoding_engine::sampling::SamplingError;
+    use decoding_engine::decode::sampling::chain::process_f64;
+    use decoding_engine::decode::sampling::SamplingError;
     let s = Settings::default();
     assert_eq!(
         process_f64(&s, &[0.0, f64::NAN, 1.0], History::default(), 0.5, true).unwrap_err(),

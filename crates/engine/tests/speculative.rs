@@ -6,10 +6,12 @@
 mod common;
 
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::{
+    process, sample_from, step_coins, History, RawSettings, Settings,
+};
+use decoding_engine::decode::speculative::*;
 use decoding_engine::quant::Precision;
-use decoding_engine::sampling::{process, sample_from, step_coins, History, RawSettings, Settings};
-use decoding_engine::speculative::*;
 use decoding_engine::{KvCache, Model, Transformer};
 use pollster::block_on;
 

@@ -4,8 +4,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use decoding_engine::backend::CpuBackend;
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::RawSettings;
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::RawSettings;
 use decoding_engine::Model;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -47,21 +47,21 @@ async fn seed_7_top_p_0_9_matches_the_native_golden_text() {
 /// (the 32-wide bulk, the 8-wide chunks, the tail).
 #[wasm_bindgen_test]
 fn the_simd_dot_gives_the_portable_bits() {
-    decoding_engine::testing::assert_dot_kernel_bits(decoding_engine::cpu::dot);
+    decoding_engine::backend::testing::assert_dot_kernel_bits(decoding_engine::kernels::dot);
 }
 
 /// The page's quantized row kernels (simd128) give the plain loops' bits, which are the
 /// same code natively, where the AVX-512 kernels are held to them too.
 #[wasm_bindgen_test]
 fn the_simd_quantized_rows_give_the_plain_loops_bits() {
-    decoding_engine::testing::assert_quant_kernel_bits();
+    decoding_engine::backend::testing::assert_quant_kernel_bits();
 }
 
 /// Decode's matrix-vector product (four weight rows a pass in wasm SIMD) gives one
 /// portable `dot` a row, bit for bit.
 #[wasm_bindgen_test]
 fn the_simd_matvec_gives_the_portable_bits() {
-    decoding_engine::testing::assert_matvec_bits();
+    decoding_engine::backend::testing::assert_matvec_bits();
 }
 
 /// Attention (its scores four positions a pass, the weighted values of up to four heads
@@ -69,12 +69,12 @@ fn the_simd_matvec_gives_the_portable_bits() {
 /// weighted sum, bit for bit, 1 to 8 heads at once.
 #[wasm_bindgen_test]
 fn the_simd_attention_gives_the_portable_bits() {
-    decoding_engine::testing::assert_attention_bits();
+    decoding_engine::backend::testing::assert_attention_bits();
 }
 
 /// The page's int8 × int8 row kernels (simd128 `i32x4.dot_i16x8_s`) give the plain loops'
 /// bits, alone and through the matrix product, as AVX-512 VNNI and AVX2 do natively.
 #[wasm_bindgen_test]
 fn the_simd_int8_rows_give_the_plain_loops_bits() {
-    decoding_engine::testing::assert_int8_kernel_bits();
+    decoding_engine::backend::testing::assert_int8_kernel_bits();
 }

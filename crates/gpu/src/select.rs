@@ -1,12 +1,12 @@
 //! Which backend runs the model, and why: the user's choice (auto, gpu, cpu) against what
 //! opening a GPU device gave. The `Engine` that survives a lost device lives in the engine
-//! crate (`decoding_engine::engine`); it is re-exported here for the front ends.
+//! crate (`decoding_engine::backend::engine`); it is re-exported here for the front ends.
 
 use crate::backend::GpuBackend;
 use crate::context::{GpuContext, GpuError};
+use decoding_engine::backend::choose::{choose_faster, Candidate};
+pub use decoding_engine::backend::engine::{BackendReport, Engine};
 use decoding_engine::backend::{Backend, BackendKind, CpuBackend};
-use decoding_engine::choose::{choose_faster, Candidate};
-pub use decoding_engine::engine::{BackendReport, Engine};
 use decoding_engine::Transformer;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;

@@ -4,9 +4,9 @@
 #![cfg(target_arch = "wasm32")]
 
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::RawSettings;
 use decoding_engine::quant::Activations;
-use decoding_engine::sampling::RawSettings;
 use decoding_engine::{Model, Precision};
 use decoding_gpu::{GpuBackend, GpuContext};
 use std::rc::Rc;
@@ -74,7 +74,7 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
             .await
             .unwrap();
             let mut want = vec![0.0; 3 * c.dim];
-            decoding_engine::cpu::matmul(
+            decoding_engine::kernels::matmul(
                 &mut want,
                 &x,
                 c.hidden_dim,
@@ -211,7 +211,7 @@ async fn vec4_matmul_in_chromium_matches_the_cpu() {
             .await
             .unwrap();
         let mut want = vec![0.0; 2 * rows];
-        decoding_engine::cpu::matmul(&mut want, &x, n, &[w.block(2, layers)]);
+        decoding_engine::kernels::matmul(&mut want, &x, n, &[w.block(2, layers)]);
         for (i, (a, b)) in got.iter().zip(&want).enumerate() {
             assert!(
                 (a - b).abs() <= 1e-4 * b.abs().max(1.0) * (n as f32).sqrt(),

@@ -8,7 +8,7 @@ mod common;
 
 use common::{generate, gpu, gpu_backend, model, settings};
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::generation::{Generation, StepOutcome};
+use decoding_engine::decode::generation::{Generation, StepOutcome};
 use decoding_engine::{BackendError, BackendKind};
 use decoding_gpu::select::select;
 use decoding_gpu::{BackendChoice, Engine, GpuBackend, GpuContext, GpuError};

@@ -9,7 +9,7 @@ mod common;
 
 use common::{generate, gpu, gpu_backend, model, settings};
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::beam::{beam_search, BeamConfig};
+use decoding_engine::decode::beam::{beam_search, BeamConfig};
 use decoding_engine::quant::Activations;
 use decoding_engine::{Model, Precision};
 use decoding_gpu::{GpuBackend, GpuContext};
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// The tests' own softmax of a backend's logits.
 use common::softmax::softmax_f32 as softmax;
 
-use decoding_engine::sampling::argmax;
+use decoding_engine::decode::sampling::argmax;
 
 #[test]
 fn greedy_200_tokens_are_identical_to_the_cpu() {
@@ -277,7 +277,7 @@ fn same_seeded_samples_on_both_backends() {
 /// prompts, 100 tokens equal to plain greedy on the CPU.
 #[test]
 fn speculative_greedy_on_the_gpu_is_plain_greedy_for_every_draft_and_rule() {
-    use decoding_engine::speculative::{Draft, Rule, Speculator};
+    use decoding_engine::decode::speculative::{Draft, Rule, Speculator};
     let m = model();
     let Some(mut g) = gpu_backend(&m) else { return };
     let s = settings(&[
@@ -326,7 +326,7 @@ fn speculative_greedy_on_the_gpu_is_plain_greedy_for_every_draft_and_rule() {
 /// through 4 slots gives every request the CPU's tokens under both policies.
 #[test]
 fn continuous_and_static_batching_on_the_gpu_give_the_cpu_tokens() {
-    use decoding_engine::batching::{simulate, trace, Policy};
+    use decoding_engine::serving::batching::{simulate, trace, Policy};
     let m = model();
     let Some(mut g) = gpu_backend(&m) else { return };
     let s = settings(&[("temperature", "0"), ("max_tokens", "1000")]);
@@ -337,7 +337,7 @@ fn continuous_and_static_batching_on_the_gpu_give_the_cpu_tokens() {
         let mut cpu = CpuBackend::new(m.transformer.clone());
         let want = block_on(simulate(&mut cpu, &s, &reqs, 4, policy, &ends, &clock)).unwrap();
         let got = block_on(simulate(&mut g, &s, &reqs, 4, policy, &ends, &clock)).unwrap();
-        let tokens = |r: &decoding_engine::batching::SimResult| -> Vec<Vec<u32>> {
+        let tokens = |r: &decoding_engine::serving::batching::SimResult| -> Vec<Vec<u32>> {
             r.served.iter().map(|x| x.tokens.clone()).collect()
         };
         assert_eq!(tokens(&got), tokens(&want), "{policy:?}");

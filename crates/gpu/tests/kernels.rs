@@ -1,4 +1,4 @@
-//! Every WGSL kernel against its CPU twin in `decoding_engine::cpu`: one fixed case and a few
+//! Every WGSL kernel against its CPU twin in `decoding_engine::kernels`: one fixed case and a few
 //! random shapes each, with a named tolerance (float sums run in a different order on the GPU,
 //! and its exp is not libm's).
 // Native only: these run on the Vulkan adapter (lavapipe without a GPU).
@@ -7,7 +7,7 @@
 mod common;
 
 use common::{assert_all_close, floats, gpu, twins};
-use decoding_engine::cpu;
+use decoding_engine::kernels;
 use decoding_engine::quant::{Precision, Tensor};
 use decoding_gpu::ops;
 use pollster::block_on;
@@ -56,7 +56,7 @@ fn check_rmsnorm(rows: usize, dim: usize, seed: u64) {
     let got = block_on(ops::rmsnorm(ctx, &x, &w, 1e-5)).unwrap();
     let mut want = vec![0.0; rows * dim];
     for (o, r) in want.chunks_mut(dim).zip(x.chunks(dim)) {
-        cpu::rmsnorm(o, r, &w, 1e-5);
+        kernels::rmsnorm(o, r, &w, 1e-5);
     }
     assert_all_close("rmsnorm", &got, &want, RMSNORM_TOL.0, RMSNORM_TOL.1);
 }
@@ -74,9 +74,9 @@ fn check_matmul(rows: usize, n: usize, tokens: usize, accumulate: bool, seed: u6
     let w = Tensor::F32(w.into());
     let got = block_on(ops::matmul(ctx, &w, (1, 0), &x, n, acc.as_deref())).unwrap();
     let mut want = vec![0.0; tokens * rows];
-    cpu::matmul(&mut want, &x, n, &[w.block(0, 1)]);
+    kernels::matmul(&mut want, &x, n, &[w.block(0, 1)]);
     if let Some(a) = &acc {
-        cpu::add_in_place(&mut want, a);
+        kernels::add_in_place(&mut want, a);
     }
     assert_all_close(
         "matmul",
@@ -125,7 +125,7 @@ fn matmul_tiles_give_each_batch_row_its_own_bits() {
             );
         }
         let mut want = vec![0.0; tokens * rows];
-        cpu::matmul(&mut want, &x, n, &[w.block(0, 1)]);
+        kernels::matmul(&mut want, &x, n, &[w.block(0, 1)]);
         let tol = MATMUL_TOL.1 * (n as f32).sqrt();
         assert_all_close(&format!("{p} tiled matmul"), &all, &want, MATMUL_TOL.0, tol);
     }
@@ -144,7 +144,7 @@ fn check_quantized_matmul(p: Precision, rows: usize, n: usize, tokens: usize, bl
     for block in [0, blocks - 1] {
         let got = block_on(ops::matmul(ctx, &w, (blocks, block), &x, n, None)).unwrap();
         let mut want = vec![0.0; tokens * rows];
-        cpu::matmul(&mut want, &x, n, &[w.block(block, blocks)]);
+        kernels::matmul(&mut want, &x, n, &[w.block(block, blocks)]);
         assert_all_close(
             &format!("{p} matmul {rows}x{n} block {block}"),
             &got,
@@ -211,8 +211,8 @@ fn matrix(p: Precision, rows: usize, n: usize, seed: u64) -> Tensor {
         .with_activations(F32_ACTS)
 }
 
-/// The fused Q/K/V kernel against its CPU twin: `cpu::rmsnorm`, `cpu::matmul` for Wq, Wk
-/// and Wv, `cpu::rope` on q and k; k and v land in the cache at their positions.
+/// The fused Q/K/V kernel against its CPU twin: `kernels::rmsnorm`, `kernels::matmul` for Wq, Wk
+/// and Wv, `kernels::rope` on q and k; k and v land in the cache at their positions.
 fn check_qkv(
     p: Precision,
     n_heads: usize,
@@ -314,7 +314,7 @@ fn check_attention(
         for h in 0..n_heads {
             let off = (h / (n_heads / n_kv_heads)) * head_size;
             let r = t * dim + h * head_size..t * dim + (h + 1) * head_size;
-            cpu::attend_head(
+            kernels::attend_head(
                 &mut want[r.clone()],
                 &q[r],
                 &keys,
@@ -336,8 +336,8 @@ fn attention_matches_cpu_reference() {
     check_attention(8, 4, 8, 6, 0, 22);
 }
 
-/// The fused MLP input against its CPU twin: `cpu::rmsnorm`, `cpu::matmul` for W1 and W3,
-/// `cpu::swiglu`.
+/// The fused MLP input against its CPU twin: `kernels::rmsnorm`, `kernels::matmul` for W1 and W3,
+/// `kernels::swiglu`.
 fn check_mlp_in(p: Precision, hidden: usize, dim: usize, tokens: usize, seed: u64) {
     let Some(ctx) = gpu() else { return };
     let (w1, w3) = (

@@ -11,8 +11,8 @@ use crate::protocol::{decode, encode, Request};
 use crate::session::Session;
 use decoding_engine::backend::CpuBackend;
 use decoding_engine::budget::Budget;
-use decoding_engine::llama2c::Checkpoint;
-use decoding_engine::sampling::{process, History};
+use decoding_engine::decode::sampling::{process, History};
+use decoding_engine::formats::llama2c::Checkpoint;
 use decoding_engine::tokenizer::Tokenizer;
 use decoding_engine::Backend;
 
@@ -73,7 +73,7 @@ pub fn gguf(data: &[u8]) {
 /// type (F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), the rest is its blocks
 /// (a last partial block is left). Every value comes out; none needs to be finite.
 pub fn ggml_blocks(data: &[u8]) {
-    use decoding_engine::gguf::Kind;
+    use decoding_engine::formats::gguf::Kind;
     const KINDS: [Kind; 10] = [
         Kind::F16,
         Kind::BF16,
@@ -110,8 +110,8 @@ pub fn safetensors(data: &[u8]) {
     let rest = data.get(8..).unwrap_or(&[]);
     let (config, rest) = rest.split_at(len(0).min(rest.len()));
     let (tokenizer, weights) = rest.split_at(len(4).min(rest.len()));
-    let _ = decoding_engine::hf::HfConfig::parse(config);
-    let _ = decoding_engine::hf::Weights::parse(weights);
+    let _ = decoding_engine::formats::hf::HfConfig::parse(config);
+    let _ = decoding_engine::formats::hf::Weights::parse(weights);
     let Ok(m) = decoding_engine::Model::from_hf(config, weights, tokenizer, BUDGET) else {
         return;
     };

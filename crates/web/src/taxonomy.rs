@@ -7,8 +7,8 @@
 //! knobs' own categories.
 
 use crate::page::panel::Panel;
-pub use decoding_engine::sampling::knobs::Category;
-use decoding_engine::sampling::knobs::{Knob, KnobSpec, KNOBS};
+pub use decoding_engine::decode::sampling::knobs::Category;
+use decoding_engine::decode::sampling::knobs::{Knob, KnobSpec, KNOBS};
 
 /// A row of the lesson's table (and one this page adds for section 5's knobs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

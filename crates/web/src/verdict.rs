@@ -77,7 +77,7 @@ pub enum Regime {
     Even,
 }
 
-pub fn regime(s: &decoding_engine::timing::TimeSplit) -> Regime {
+pub fn regime(s: &decoding_engine::backend::timing::TimeSplit) -> Regime {
     if s.overhead_s >= CLEAR_RATIO * s.gpu_busy_s {
         Regime::LaunchBound
     } else if s.gpu_busy_s >= CLEAR_RATIO * s.overhead_s {
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_regime_needs_the_ratio() {
-        let split = |busy, over| decoding_engine::timing::TimeSplit {
+        let split = |busy, over| decoding_engine::backend::timing::TimeSplit {
             wall_s: busy + over,
             gpu_busy_s: busy,
             overhead_s: over,

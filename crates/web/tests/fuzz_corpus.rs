@@ -60,7 +60,7 @@ fn put(target: &str, name: &str, bytes: &[u8]) {
 
 /// A tiny checkpoint in both classifier layouts, one with a single token, a bare header.
 fn write_checkpoint_seeds() {
-    use decoding_engine::llama2c::Checkpoint;
+    use decoding_engine::formats::llama2c::Checkpoint;
     use decoding_engine::Config;
     let tiny = |shared_classifier, vocab_size, seq_len| Config {
         dim: 8,
@@ -132,7 +132,7 @@ fn write_url_query_seeds() {
 
 /// Requests the UI sends.
 fn write_request_seeds() {
-    use decoding_engine::sampling::RawSettings;
+    use decoding_engine::decode::sampling::RawSettings;
     use decoding_web::protocol::{encode, Request};
     let settings = RawSettings::from_pairs([("temperature", "0.5"), ("top_k", "3")])
         .validate(512)

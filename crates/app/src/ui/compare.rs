@@ -6,7 +6,7 @@
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::sampling::Knob;
+use decoding_engine::decode::sampling::Knob;
 use decoding_web::geometry::compare;
 use decoding_web::page::{self, CompareLink, Panel, COMPARE_PRESETS, MAX_COLUMNS};
 use decoding_web::protocol::{ColumnView, Request};
@@ -158,7 +158,7 @@ fn ColumnsGrid() -> impl IntoView {
 }
 
 fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView {
-    use decoding_engine::sampling::knobs::KNOBS;
+    use decoding_engine::decode::sampling::knobs::KNOBS;
     let knobs = KNOBS
         .iter()
         .filter_map(|spec| {

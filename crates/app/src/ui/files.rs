@@ -150,7 +150,7 @@ async fn check(ui: Ui, chosen: &Chosen) -> Result<(String, Option<Vec<u8>>), Str
         .trim_end_matches(".gguf")
         .trim_end_matches(".safetensors")
         .to_string();
-    let gguf = decoding_engine::gguf::Gguf::is_gguf(&head);
+    let gguf = decoding_engine::formats::gguf::Gguf::is_gguf(&head);
     let checked = match (config, tokenizer, gguf) {
         (Some(c), Some(_), _) => {
             return check_hf(ui, c, m_len, t_len).await.map(|(n, c)| (n.unwrap_or(name), Some(c)))
@@ -168,7 +168,7 @@ async fn check(ui: Ui, chosen: &Chosen) -> Result<(String, Option<Vec<u8>>), Str
             };
             Model::check_gguf_head(&js_sys::Uint8Array::new(&head).to_vec(), m_len, budget)
         }
-        (None, Some(_), true) => Err(decoding_engine::gguf::GgufError::TokenizerGiven.into()),
+        (None, Some(_), true) => Err(decoding_engine::formats::gguf::GgufError::TokenizerGiven.into()),
         (None, Some(_), false) => Model::check_files(&head, m_len, t_len, budget).map(|_| ()),
         // Named like a GGUF file but without its magic: say what it is not.
         (None, None, false) if model.name().to_ascii_lowercase().ends_with(".gguf") => {

@@ -5,8 +5,8 @@
 
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
-use decoding_engine::sampling::Profile;
+use decoding_engine::decode::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
+use decoding_engine::decode::sampling::Profile;
 use leptos::prelude::*;
 
 /// The knobs lesson 10 teaches first (section 2): they sit together at the top, and in
@@ -145,9 +145,9 @@ pub fn LessonKnobs() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let strategy = move || {
         ui.knobs.settings.with(|s| match s.strategy {
-            decoding_engine::sampling::Strategy::Sample => "sample",
-            decoding_engine::sampling::Strategy::Greedy => "greedy",
-            decoding_engine::sampling::Strategy::Beam { .. } => "beam",
+            decoding_engine::decode::sampling::Strategy::Sample => "sample",
+            decoding_engine::decode::sampling::Strategy::Greedy => "greedy",
+            decoding_engine::decode::sampling::Strategy::Beam { .. } => "beam",
         })
     };
     view! {

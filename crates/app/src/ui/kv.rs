@@ -7,7 +7,7 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::kv_cache::cache_bytes_formula as kv_bytes;
+use decoding_engine::forward::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use leptos::prelude::*;

@@ -9,7 +9,7 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 use decoding_web::page::{piece_text, Panel, SpecLink};
 use decoding_web::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};

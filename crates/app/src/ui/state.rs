@@ -1,8 +1,8 @@
 //! The page's state: one group of signals per part of the page ([`Ui`]), fed by the
 //! worker's events (`events.rs`) and by the controls, and what the controls do with it.
 
-use decoding_engine::sampling::knobs::{Control, Knob};
-use decoding_engine::sampling::{RawSettings, SettingError, Settings, Strategy};
+use decoding_engine::decode::sampling::knobs::{Control, Knob};
+use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings, Strategy};
 use decoding_engine::Precision;
 use decoding_gpu::BackendReport;
 use decoding_web::page::{self, PageModel, PageState, Panel};
@@ -63,7 +63,7 @@ pub struct ViewState {
     pub toy_history: RwSignal<String>,
     pub beam: RwSignal<Option<BeamView>>,
     /// The beam tree, kept here and updated from each view's changed nodes.
-    pub beam_nodes: RwSignal<Vec<decoding_engine::beam::BeamNode>>,
+    pub beam_nodes: RwSignal<Vec<decoding_engine::decode::beam::BeamNode>>,
     /// The last cached-against-naive measurement.
     pub compare: RwSignal<Option<Vec<CompareRow>>>,
     /// f32, f16, q8 and q4 at the current position (while the quantization panel is open).

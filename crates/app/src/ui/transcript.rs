@@ -4,7 +4,7 @@
 
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_engine::generation::StopReason;
+use decoding_engine::decode::generation::StopReason;
 use decoding_engine::units::human_bytes;
 use decoding_web::page::piece_text;
 use decoding_web::protocol::Request;
@@ -153,7 +153,7 @@ fn escape_html(s: &str) -> String {
 }
 
 /// One chip's markup: the piece, its probability and rank.
-fn chip_html(i: usize, s: &decoding_engine::generation::Step) -> String {
+fn chip_html(i: usize, s: &decoding_engine::decode::generation::Step) -> String {
     // The model's probability first (the same under greedy and T = 0), then the one the
     // token was drawn from when the knobs changed it.
     let drawn = ((s.prob - s.model_prob).abs() >= 0.005).then_some(s.prob);
@@ -384,9 +384,12 @@ fn Timings() -> impl IntoView {
 impl Ui {
     /// `is_beam`, tracked (for reactive attributes).
     pub fn is_beam_tracked(&self) -> bool {
-        self.knobs
-            .settings
-            .with(|s| matches!(s.strategy, decoding_engine::sampling::Strategy::Beam { .. }))
+        self.knobs.settings.with(|s| {
+            matches!(
+                s.strategy,
+                decoding_engine::decode::sampling::Strategy::Beam { .. }
+            )
+        })
     }
 }
 

@@ -6,8 +6,8 @@
 //! scratch sequence, within a time budget, and the faster one runs the model; the report
 //! says both figures and why.
 
+use crate::backend::engine::BackendReport;
 use crate::backend::{Backend, BackendError, BackendKind};
-use crate::engine::BackendReport;
 
 /// Least timed decode steps per candidate (after one untimed warm-up step).
 const MIN_STEPS: usize = 3;
@@ -124,15 +124,15 @@ pub async fn choose_faster(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::testing::Paced;
     use crate::backend::CpuBackend;
-    use crate::testing::Paced;
     use std::cell::Cell;
     use std::rc::Rc;
 
-    fn model() -> std::sync::Arc<crate::Transformer> {
-        let c = crate::Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
-        std::sync::Arc::new(crate::Transformer::new(
-            crate::Checkpoint::random(c, 7).unwrap(),
+    fn model() -> std::sync::Arc<crate::forward::Transformer> {
+        let c = crate::config::Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
+        std::sync::Arc::new(crate::forward::Transformer::new(
+            crate::formats::llama2c::Checkpoint::random(c, 7).unwrap(),
         ))
     }
 
@@ -221,7 +221,7 @@ mod tests {
             move || c.get()
         };
         let lost = Candidate {
-            backend: Box::new(crate::testing::LosesDevice::after(
+            backend: Box::new(crate::backend::testing::LosesDevice::after(
                 CpuBackend::new(model()),
                 0,
             )),

@@ -9,11 +9,11 @@
 use crate::backend::{
     Backend, BackendError, BackendKind, CpuBackend, LocalFuture, LogitsFuture, SeqSlots,
 };
-use crate::batch::{Batch, Logits, Row, SeqId};
 use crate::config::Config;
-use crate::kv_cache::CacheBytes;
-use crate::probe::{ProbeRecord, ProbeSpec, Probed};
-use crate::Transformer;
+use crate::forward::batch::{Batch, Logits, Row, SeqId};
+use crate::forward::kv_cache::CacheBytes;
+use crate::forward::probe::{ProbeRecord, ProbeSpec, Probed};
+use crate::forward::Transformer;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::sync::Arc;
@@ -262,8 +262,8 @@ impl Backend for Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::testing::LosesDevice;
     use crate::formats::llama2c::Checkpoint;
-    use crate::testing::LosesDevice;
 
     fn model() -> Arc<Transformer> {
         let c = Config::from_header([16, 24, 2, 4, 2, 20, 12]).unwrap();

@@ -12,12 +12,12 @@ pub mod engine;
 pub mod testing;
 pub mod timing;
 
-pub use crate::batch::SeqId;
-use crate::batch::{Batch, Logits};
 use crate::config::Config;
+pub use crate::forward::batch::SeqId;
+use crate::forward::batch::{Batch, Logits};
+use crate::forward::kv_cache::{CacheBytes, Caches, KvCache};
+use crate::forward::probe::{ProbeSpec, Probed};
 use crate::forward::{ForwardError, RunState, Transformer};
-use crate::kv_cache::{CacheBytes, Caches, KvCache};
-use crate::probe::{ProbeSpec, Probed};
 use std::future::Future;
 use std::pin::Pin;
 use thiserror::Error;
@@ -92,7 +92,7 @@ pub trait Backend {
         }
     }
 
-    /// A forward pass with the probe ([`crate::probe`]): the logits as `forward_batch`
+    /// A forward pass with the probe ([`crate::forward::probe`]): the logits as `forward_batch`
     /// gives them (the same cache writes), and what the pass recorded inside.
     fn forward_probe<'a>(
         &'a mut self,

@@ -1,9 +1,9 @@
 //! Test doubles that the engine's, the worker's and the GPU crate's tests share.
 
 use crate::backend::{Backend, BackendError, BackendKind, CpuBackend, LogitsFuture};
-use crate::batch::{Batch, SeqId};
 use crate::config::Config;
-use crate::kv_cache::CacheBytes;
+use crate::forward::batch::{Batch, SeqId};
+use crate::forward::kv_cache::CacheBytes;
 
 /// A CPU backend that calls itself a GPU, counts its forward passes, and loses its
 /// "device" after a number of them: from then on every forward pass and fork fails with
@@ -112,7 +112,7 @@ impl Backend for Paced {
     }
 }
 
-/// Pairs of vectors for checking a dot-product kernel against `cpu::dot_portable`: lengths
+/// Pairs of vectors for checking a dot-product kernel against `kernels::dot_portable`: lengths
 /// around each boundary of its order (the 32-wide bulk, the 8-wide chunks, the tail), the
 /// second vector longer (only the common length counts), values in ±4 from a fixed LCG.
 pub fn dot_cases() -> Vec<(Vec<f32>, Vec<f32>)> {
@@ -133,10 +133,10 @@ pub fn dot_cases() -> Vec<(Vec<f32>, Vec<f32>)> {
     .collect()
 }
 
-/// Asserts that `kernel` gives `cpu::dot_portable`'s bits on every `dot_cases()` pair, both
+/// Asserts that `kernel` gives `kernels::dot_portable`'s bits on every `dot_cases()` pair, both
 /// ways round.
 pub fn assert_dot_kernel_bits(kernel: impl Fn(&[f32], &[f32]) -> f32) {
-    use crate::cpu::dot_portable;
+    use crate::kernels::dot_portable;
     for (a, b) in dot_cases() {
         let n = a.len();
         assert_eq!(
@@ -188,12 +188,12 @@ pub fn assert_quant_kernel_bits() {
     }
 }
 
-/// Asserts that decode's matrix-vector product (`cpu::matmul` of one row: float32 weight rows
+/// Asserts that decode's matrix-vector product (`kernels::matmul` of one row: float32 weight rows
 /// several at a time on AVX-512 and in wasm SIMD) gives every output one `dot_portable` of
 /// its row: each `dot_cases()` length, 1 to 9 rows a matrix (around the group of four),
 /// matrices stacked in one call and next to a quantized matrix (whose rows break a group).
 pub fn assert_matvec_bits() {
-    use crate::cpu::{dot_portable, matmul};
+    use crate::kernels::{dot_portable, matmul};
     use crate::quant::{MatRef, Precision, Tensor};
     for (a, b) in dot_cases() {
         let n = a.len();
@@ -229,7 +229,7 @@ pub fn assert_matvec_bits() {
     }
 }
 
-/// Asserts that attention (`cpu::attend_heads`: scores several positions at a time on
+/// Asserts that attention (`kernels::attend_heads`: scores several positions at a time on
 /// AVX-512 and in wasm SIMD, the weighted values of G heads side by side in the build's
 /// vectors) leaves each head's weights softmax(q·k_t / sqrt(hs)) with each q·k_t one
 /// `dot_portable`, and its output Σ_t w_t·v_t added in position order: 1, 2, 4 and 8 heads
@@ -237,7 +237,7 @@ pub fn assert_matvec_bits() {
 /// the 8- and 32-wide steps, 1 to 41 positions (around the groups of four and eight), the
 /// heads' keys at offsets in rows of several heads.
 pub fn assert_attention_bits() {
-    use crate::cpu::{attend_heads, dot_portable, softmax};
+    use crate::kernels::{attend_heads, dot_portable, softmax};
     fn check<const G: usize>(next: &mut impl FnMut() -> f32) {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for hs in [1, 3, 8, 12, 16, 24, 32, 40, 48, 64] {
@@ -312,11 +312,11 @@ fn random_quant(
 
 /// Asserts that the int8 × int8 row product (`QRef::dot_int8`: AVX-512 VNNI or AVX2
 /// natively, simd128 in wasm) gives the plain loops' bits (`dot_int8_portable`, the same
-/// code on every target), alone and through `cpu::matmul` in decode and in a batch, for
+/// code on every target), alone and through `kernels::matmul` in decode and in a batch, for
 /// Q8 groups of 32, 64 and 128 and Q4, 1 to 19 groups a row (around the 8 a kernel call
 /// sums), weights of every byte value (−128 included: a GGUF file may hold it).
 pub fn assert_int8_kernel_bits() {
-    use crate::cpu::matmul;
+    use crate::kernels::matmul;
     use crate::quant::{MatRef, Precision, QActs};
     let mut next = lcg(11);
     for (p, g) in [
@@ -377,7 +377,7 @@ pub fn assert_int8_kernel_bits() {
 /// loops' on the same layouts, alone and in a batch of 3, for q8 (groups of 64 and 32) and
 /// q4, weights of every byte value.
 fn assert_int8_shifted_bits() {
-    use crate::cpu::matmul;
+    use crate::kernels::matmul;
     use crate::quant::{MatRef, Precision, ShiftedActs};
     let mut next = lcg(29);
     for (p, g, n) in [

@@ -9,9 +9,9 @@
 //! copies the cache) as they diverge, never re-run from the prompt.
 
 use crate::backend::{Backend, BackendError, SeqId};
-use crate::batch::{Batch, Logits};
-use crate::sampling::stages::log_softmax;
-use crate::sampling::{Settings, Strategy};
+use crate::decode::sampling::stages::log_softmax;
+use crate::decode::sampling::{Settings, Strategy};
+use crate::forward::batch::{Batch, Logits};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

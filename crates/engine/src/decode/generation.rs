@@ -11,9 +11,9 @@
 //! ([`step_coin`]), so rewind-and-step with unchanged settings gives the same token.
 
 use crate::backend::{Backend, BackendError, SeqId};
-use crate::batch::{Batch, Logits};
-use crate::probe::{ProbeRecord, ProbeSpec};
-use crate::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
+use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
+use crate::forward::batch::{Batch, Logits};
+use crate::forward::probe::{ProbeRecord, ProbeSpec};
 use crate::tokenizer::Tokenizer;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -110,7 +110,7 @@ pub struct Generation {
     freed_to: usize,
     end_tokens: Vec<u32>,
     seq_len: usize,
-    /// With a probe set, the newest token's forward pass records it ([`crate::probe`]).
+    /// With a probe set, the newest token's forward pass records it ([`crate::forward::probe`]).
     probe: Option<ProbeSpec>,
     /// The last probed pass's record (dropped when the sequence changes without one).
     probed: Option<ProbeRecord>,
@@ -420,7 +420,7 @@ impl Generation {
     ) -> Result<(), GenerationError> {
         let vocab = backend.config().vocab_size;
         if token as usize >= vocab {
-            let e = crate::ForwardError::TokenOutOfRange { id: token, vocab };
+            let e = crate::forward::ForwardError::TokenOutOfRange { id: token, vocab };
             return Err(BackendError::from(e).into());
         }
         let trace = self.run_chain(backend, settings, false).await?;
@@ -446,7 +446,7 @@ impl Generation {
         }
         top.sort_by(order);
         let model_prob = self.current_logits().map_or(0.0, |z| {
-            crate::sampling::stages::log_softmax_at(z, token as usize).exp()
+            crate::decode::sampling::stages::log_softmax_at(z, token as usize).exp()
         });
         self.generated.push(Step {
             token,
@@ -457,7 +457,7 @@ impl Generation {
             rank: if token == trace.token {
                 trace.rank
             } else {
-                crate::sampling::chain::rank_of(&trace.probs, token as usize)
+                crate::decode::sampling::chain::rank_of(&trace.probs, token as usize)
             },
             kept: trace.kept,
             coin: trace.coin,

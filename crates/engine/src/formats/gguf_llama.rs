@@ -209,8 +209,8 @@ impl Gguf<'_> {
                 for layer in b.chunks_exact_mut(c.dim + 2 * c.kv_dim()) {
                     let (q, k) = layer.split_at_mut(c.dim);
                     let k = &mut k[..c.kv_dim()];
-                    q.copy_from_slice(&crate::hf::unpermute(q, h, hs, 1));
-                    k.copy_from_slice(&crate::hf::unpermute(k, kv, hs, 1));
+                    q.copy_from_slice(&crate::formats::hf::unpermute(q, h, hs, 1));
+                    k.copy_from_slice(&crate::formats::hf::unpermute(k, kv, hs, 1));
                 }
             }
         }

@@ -98,7 +98,7 @@ mod tests {
             let floats = q.dequantize();
             let want: Vec<f32> = floats
                 .chunks_exact(n / layers)
-                .flat_map(|b| crate::hf::unpermute(b, heads, hs, cols))
+                .flat_map(|b| crate::formats::hf::unpermute(b, heads, hs, cols))
                 .collect();
             let got = interleave_heads(Tensor::Quant(q), layers, heads, hs).unwrap();
             assert_eq!(

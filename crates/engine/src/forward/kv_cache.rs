@@ -2,8 +2,8 @@
 //! decode step computes Q/K/V for the new token only and attends against the stored ones
 //! (lesson 10, section 4). bytes = 2 × n × N_layers × kv_dim × bytes/elem.
 
-use crate::batch::SeqId;
 use crate::config::Config;
+use crate::forward::batch::SeqId;
 
 /// The caches a forward pass reads and writes, by sequence: a backend's slots of several
 /// sequences, or one cache alone (which answers to any id: the batch has one sequence).

@@ -20,20 +20,20 @@ pub mod lens;
 mod naive;
 pub mod probe;
 
-use crate::batch::{Batch, Logits, Row, SeqId};
 use crate::config::Config;
-use crate::cpu::{
+use crate::formats::llama2c::Checkpoint;
+use crate::forward::batch::{Batch, Logits, Row, SeqId};
+use crate::forward::kv_cache::{Caches, KvCache};
+use crate::forward::probe::{ProbeRecord, ProbeSpec, Probed};
+use crate::kernels::{
     add_in_place, attend_head, attend_heads, matmul, rmsnorm, rope, swiglu, RopeTable,
 };
-use crate::formats::llama2c::Checkpoint;
-use crate::kv_cache::{Caches, KvCache};
 use crate::par;
-use crate::probe::{ProbeRecord, ProbeSpec, Probed};
 use crate::quant::{MatRef, Precision};
 use crate::weights::TransformerWeights;
 use std::sync::Mutex;
 
-pub use crate::batch::ForwardError;
+pub use crate::forward::batch::ForwardError;
 
 thread_local! {
     /// Attention scores of one (row, head), reused by each thread from pass to pass (a
@@ -42,7 +42,7 @@ thread_local! {
     static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Query heads of one row that attend together (`cpu::attend_heads`: their weighted sums of
+/// Query heads of one row that attend together (`kernels::attend_heads`: their weighted sums of
 /// the values advance side by side).
 const HEADS_AT_ONCE: usize = 8;
 
@@ -194,7 +194,7 @@ impl Transformer {
         self.run(s, caches, batch, layers, None)
     }
 
-    /// [`Transformer::forward`] with the probe ([`crate::probe`]): the last row's attention
+    /// [`Transformer::forward`] with the probe ([`crate::forward::probe`]): the last row's attention
     /// weights per layer and head, and the residual streams of the last `spec.lens_rows`
     /// rows after each layer, recorded as the pass computes them.
     pub fn forward_probed(

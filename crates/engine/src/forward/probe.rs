@@ -17,8 +17,8 @@
 //! lens, which the model was not trained for. At the last layer it is the model's own
 //! distribution, bit for bit on the CPU.
 
-use crate::batch::{Batch, ForwardError, SeqId};
 use crate::config::Config;
+use crate::forward::batch::{Batch, ForwardError, SeqId};
 
 /// What a probed pass records besides its logits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

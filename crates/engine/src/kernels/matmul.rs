@@ -190,7 +190,7 @@ fn int8_long_rows(out_t: &mut [f32], q: &QRef, start: usize, n: usize, a: &QActs
     let t = a.q.len() / n;
     let first = start / n;
     let row_bytes = match q.precision {
-        crate::Precision::Q4 => n / 2,
+        crate::quant::Precision::Q4 => n / 2,
         _ => n,
     };
     streamed(out_t.len() / t, v, |i, next| {

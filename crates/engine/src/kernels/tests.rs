@@ -8,7 +8,7 @@ use super::*;
 
 #[test]
 fn rows_kernel_gives_one_dot_a_rows_bits() {
-    for (a, b) in crate::testing::dot_cases() {
+    for (a, b) in crate::backend::testing::dot_cases() {
         let n = a.len();
         if n == 0 {
             continue;
@@ -32,14 +32,14 @@ fn rows_kernel_gives_one_dot_a_rows_bits() {
 /// Decode's matrix-vector product (`testing::assert_matvec_bits`; wasm runs it too).
 #[test]
 fn decode_rows_give_one_dot_a_rows_bits() {
-    crate::testing::assert_matvec_bits();
+    crate::backend::testing::assert_matvec_bits();
 }
 
 /// Attention weights and outputs, 1 to 8 heads at once (`testing::assert_attention_bits`;
 /// wasm runs it too).
 #[test]
 fn attention_gives_one_dot_a_positions_bits() {
-    crate::testing::assert_attention_bits();
+    crate::backend::testing::assert_attention_bits();
 }
 
 /// Attention scores eight positions at a time give one `dot` a position's bits: head
@@ -122,8 +122,8 @@ fn exp_pass_gives_the_scalar_exp_bits() {
 
 #[test]
 fn dot_kernel_gives_the_portable_bits() {
-    crate::testing::assert_dot_kernel_bits(dot);
-    crate::testing::assert_dot_kernel_bits(dot_streamed);
+    crate::backend::testing::assert_dot_kernel_bits(dot);
+    crate::backend::testing::assert_dot_kernel_bits(dot_streamed);
 }
 
 #[test]
@@ -178,7 +178,7 @@ fn exp_is_within_two_ulp_of_libm() {
 /// NaNs and infinities among the values.
 #[test]
 fn max_is_the_running_maximum() {
-    for (a, _) in crate::testing::dot_cases() {
+    for (a, _) in crate::backend::testing::dot_cases() {
         for n in 0..=a.len().min(40) {
             let v = &a[..n];
             let want = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -299,7 +299,7 @@ fn every_decode_variant_gives_the_reference_bits() {
     let xs = &x[..n];
     let want: Vec<u32> = w
         .chunks(n)
-        .map(|r| crate::cpu::dot(r, xs).to_bits())
+        .map(|r| crate::kernels::dot(r, xs).to_bits())
         .collect();
     for v in F32_VARIANTS {
         let mut out = vec![0.0f32; rows];

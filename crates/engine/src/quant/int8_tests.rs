@@ -2,7 +2,7 @@
 //! f64 evaluation, the error bound against float32 activations, and which matrices take them.
 
 use super::*;
-use crate::cpu::matmul;
+use crate::kernels::matmul;
 
 fn q8_of(w: &[i8], scale: f32, g: usize) -> QTensor {
     let mut q = QTensor::quantize(&vec![0.0; w.len()], 1, Precision::Q8, g);
@@ -192,5 +192,5 @@ fn only_ready_int8_matrices_quantize_the_activations() {
 /// Every kernel gives the portable loops' bits (the wasm test runs the same on simd128).
 #[test]
 fn int8_kernels_give_the_plain_loops_bits() {
-    crate::testing::assert_int8_kernel_bits();
+    crate::backend::testing::assert_int8_kernel_bits();
 }

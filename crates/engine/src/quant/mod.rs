@@ -40,7 +40,7 @@
 //! additions, those of the float32 model whose weights are the dequantized ones; it is the
 //! GPU's product (its WGSL reads float32 activations) and the CPU twin its tests compare.
 //!
-//! Float order is fixed by the code (as in `cpu::dot`; `QRef::dot` says it in full): each
+//! Float order is fixed by the code (as in `kernels::dot`; `QRef::dot` says it in full): each
 //! product goes into lane (index in its group) mod 16, a group's 16 lanes are scaled and
 //! added into 16 row totals, reduced pairwise; a row's partial groups at either end are
 //! reduced on their own. AVX-512 natively and simd128 in the page give the same bits, alone

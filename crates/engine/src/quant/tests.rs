@@ -1,7 +1,7 @@
 //! Q8 and Q4 against export.py and GGML, the row products against the dequantized ones.
 
 use super::*;
-use crate::cpu::dot_portable;
+use crate::kernels::dot_portable;
 
 fn values(n: usize, seed: u32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(2654435761).wrapping_add(1);
@@ -87,7 +87,7 @@ fn row_products_equal_the_dequantized_products_for_straddling_rows() {
 /// rows straddling them (the wasm test runs the same check on simd128).
 #[test]
 fn row_kernels_give_the_plain_loops_bits() {
-    crate::testing::assert_quant_kernel_bits();
+    crate::backend::testing::assert_quant_kernel_bits();
 }
 
 /// Quantization error is within half a step of each group's scale, and the sizes are
@@ -178,9 +178,9 @@ fn f16_products_are_the_float32_products_of_the_rounded_weights() {
     for t in [1, 3] {
         let xs = &x[..t * n];
         let mut got = vec![0.0f32; t * 28];
-        crate::cpu::matmul(&mut got, xs, n, &[h.block(0, 1), (&other).into()]);
+        crate::kernels::matmul(&mut got, xs, n, &[h.block(0, 1), (&other).into()]);
         let mut want = vec![0.0f32; t * 28];
-        crate::cpu::matmul(&mut want, xs, n, &[(&rounded).into(), (&other).into()]);
+        crate::kernels::matmul(&mut want, xs, n, &[(&rounded).into(), (&other).into()]);
         assert_eq!(
             got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
             want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
@@ -188,7 +188,7 @@ fn f16_products_are_the_float32_products_of_the_rounded_weights() {
         );
         // and the rounding moved the products off the float32 weights' (it is not a copy)
         let mut exact = vec![0.0f32; t * 28];
-        crate::cpu::matmul(&mut exact, xs, n, &[(&w).into(), (&other).into()]);
+        crate::kernels::matmul(&mut exact, xs, n, &[(&w).into(), (&other).into()]);
         assert_ne!(got, exact);
     }
 }

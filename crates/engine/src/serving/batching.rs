@@ -14,9 +14,9 @@
 //! come from a seeded arrival trace with different prompt and output lengths.
 
 use crate::backend::{Backend, BackendError, SeqId};
-use crate::batch::{Batch, Logits};
-use crate::cost::PassCost;
-use crate::sampling::{process, step_coin, History, SamplingError, Settings};
+use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings};
+use crate::forward::batch::{Batch, Logits};
+use crate::serving::cost::PassCost;
 use rand_core::{RngCore, SeedableRng};
 
 /// One request of a trace.

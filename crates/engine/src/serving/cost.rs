@@ -4,7 +4,7 @@
 //! again, O(n²·d). The page's cache comparison and the CLI show these beside measured times.
 
 use crate::config::Config;
-use crate::kv_cache::cache_bytes_formula;
+use crate::forward::kv_cache::cache_bytes_formula;
 
 /// Multiply-adds of the weight matrices for one token (Q, K, V, O and the three MLP
 /// matrices in every layer), without the classifier.

@@ -16,9 +16,9 @@
 //! 989 TFLOP/s fp16 dense, 3.35 TB/s, ridge ≈ 295 FLOP/byte).
 
 use crate::config::Config;
-use crate::cost::PassCost;
 use crate::quant::MatRef;
-use crate::{cpu, par};
+use crate::serving::cost::PassCost;
+use crate::{kernels, par};
 
 /// A machine's two ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -147,12 +147,12 @@ fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, f: &mut dyn FnMut()) -> f
 /// bound cannot beat them (issue 32: a multiply-then-add chain gave 12.5 GFLOP/s on two
 /// AVX-512 cores, and prefill then drew at 312–2,826 % "of roof"):
 ///
-/// - bandwidth: decode's own matrix-vector product (`cpu::matmul` with one input row, the
+/// - bandwidth: decode's own matrix-vector product (`kernels::matmul` with one input row, the
 ///   widest SIMD this build has) streaming a float32 matrix of `buffer_bytes` with rows of
 ///   `row` floats — pass the model's weight bytes and `dim`, and the probe reads from where
 ///   its decode reads (a small model's weights sit in the cache: so does the probe's
 ///   matrix); bytes a second over the matrix;
-/// - compute: the same `cpu::matmul` on a batch of 64 rows against a matrix inside the
+/// - compute: the same `kernels::matmul` on a batch of 64 rows against a matrix inside the
 ///   cache (prefill's path), rows of the model's length and long ones: the faster's FLOP a
 ///   second.
 ///
@@ -181,7 +181,7 @@ pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() ->
     let (w, x) = (fill(d * n, 1), fill(n, 2));
     let mut out = vec![0.0f32; d];
     let read_ms = best_either_way(&mut || {
-        cpu::matmul(&mut out, &x, n, &[MatRef::F32(&w)]);
+        kernels::matmul(&mut out, &x, n, &[MatRef::F32(&w)]);
         std::hint::black_box(&out);
     });
     drop(w);
@@ -191,7 +191,7 @@ pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() ->
             let (wc, xc) = (fill(PEAK_D * k, 3), fill(PEAK_ROWS * k, 4));
             let mut outc = vec![0.0f32; PEAK_ROWS * PEAK_D];
             let ms = best_either_way(&mut || {
-                cpu::matmul(&mut outc, &xc, k, &[MatRef::F32(&wc)]);
+                kernels::matmul(&mut outc, &xc, k, &[MatRef::F32(&wc)]);
                 std::hint::black_box(&outc);
             });
             (2 * PEAK_ROWS * PEAK_D * k) as f64 / (ms / 1000.0)

@@ -21,11 +21,11 @@ mod timer;
 use crate::context::{GpuContext, GpuError};
 use crate::kernel::*;
 use crate::pipelines::Kernels;
+use decoding_engine::backend::timing::KernelTimes;
 use decoding_engine::backend::{
     Backend, BackendError, BackendKind, LocalFuture, LogitsFuture, SeqId, SeqSlots,
 };
-use decoding_engine::kv_cache::CacheBytes;
-use decoding_engine::timing::KernelTimes;
+use decoding_engine::forward::kv_cache::CacheBytes;
 use decoding_engine::{Batch, Config, ProbeSpec, Probed, Transformer};
 use plan::{final_slot, LAYER};
 use resources::{bind_limit, buffer, check_limits, Activations, GpuSeq, SharedGroups, Weights};

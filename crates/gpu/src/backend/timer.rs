@@ -6,7 +6,7 @@
 
 use super::submit::dispatch;
 use crate::kernel::Kernel;
-use decoding_engine::timing::KernelTimes;
+use decoding_engine::backend::timing::KernelTimes;
 
 /// Two queries a dispatch; a query set holds at most this many.
 const MAX_QUERIES: u32 = wgpu::QUERY_SET_MAX_QUERIES;

@@ -1,5 +1,5 @@
 //! Attention of each row against its sequence's cache (`attention.wgsl`, mirroring
-//! `cpu::attend_head`): each query head over positions 0..=pos, GQA's shared K/V heads.
+//! `kernels::attend_head`): each query head over positions 0..=pos, GQA's shared K/V heads.
 
 use super::run::*;
 use crate::context::GpuContext;

@@ -1,4 +1,4 @@
-//! The matrix product (`matmul.wgsl`, mirroring `cpu::matmul`): Wo and W2 added into the
+//! The matrix product (`matmul.wgsl`, mirroring `kernels::matmul`): Wo and W2 added into the
 //! residual, the classifier. (Q, K, V and W1, W3 have their fused kernels: `qkv`, `mlp_in`.)
 
 use super::run::*;

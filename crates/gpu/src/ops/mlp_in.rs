@@ -1,6 +1,6 @@
 //! A layer's MLP input in one kernel (`mlp_in.wgsl`): RMSNorm folded into the product with
 //! the packed [W1; W3] (`kernel::packed_parts`), SwiGLU in its epilogue. Its CPU twin is
-//! `cpu::rmsnorm`, `cpu::matmul` for W1 and W3, then `cpu::swiglu`.
+//! `kernels::rmsnorm`, `kernels::matmul` for W1 and W3, then `kernels::swiglu`.
 
 use super::run::*;
 use crate::context::GpuContext;

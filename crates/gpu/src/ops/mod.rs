@@ -2,7 +2,7 @@
 //! checked against the WGSL struct), the blocks a layer writes for it, and the single-kernel
 //! run the `<op>_matches_cpu_reference` tests use (same pipelines and parameter blocks as the
 //! backend, one dispatch, one read-back). Every kernel mirrors a CPU function of
-//! `decoding_engine::cpu`.
+//! `decoding_engine::kernels`.
 
 pub mod attention;
 pub mod embed;

@@ -1,7 +1,7 @@
 //! A layer's attention input in one kernel (`qkv.wgsl`): RMSNorm folded into the product
 //! with the packed [Wq; Wk; Wv] (`kernel::packed_parts`), RoPE on q and k in its epilogue,
 //! k and v written into the sequence's cache at each row's position. Its CPU twin is
-//! `cpu::rmsnorm`, `cpu::matmul` for each matrix, then `cpu::rope`.
+//! `kernels::rmsnorm`, `kernels::matmul` for each matrix, then `kernels::rope`.
 
 use super::run::*;
 use crate::context::GpuContext;

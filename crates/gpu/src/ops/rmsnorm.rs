@@ -1,4 +1,4 @@
-//! RMSNorm of each row (`rmsnorm.wgsl`, mirroring `cpu::rmsnorm`): before attention, before
+//! RMSNorm of each row (`rmsnorm.wgsl`, mirroring `kernels::rmsnorm`): before attention, before
 //! the MLP, and the final norm over the rows that want logits.
 
 use super::run::*;

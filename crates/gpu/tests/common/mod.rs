@@ -8,8 +8,8 @@ pub mod softmax;
 pub mod twins;
 
 use decoding_engine::backend::Backend;
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::{RawSettings, Settings};
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::{RawSettings, Settings};
 use decoding_engine::Model;
 use decoding_gpu::{GpuBackend, GpuContext};
 use pollster::block_on;

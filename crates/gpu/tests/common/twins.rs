@@ -1,8 +1,8 @@
-//! The fused kernels' CPU twins, composed of the reference kernels of `decoding_engine::cpu`
+//! The fused kernels' CPU twins, composed of the reference kernels of `decoding_engine::kernels`
 //! in the order the engine's forward pass runs them (shared by the native and the Chromium
 //! tests).
 
-use decoding_engine::cpu;
+use decoding_engine::kernels;
 use decoding_engine::quant::Tensor;
 
 /// RMSNorm of each row of x (rows of `gamma.len()`).
@@ -10,7 +10,7 @@ fn normed(x: &[f32], gamma: &[f32], eps: f32) -> Vec<f32> {
     let dim = gamma.len();
     let mut xb = vec![0.0; x.len()];
     for (o, r) in xb.chunks_mut(dim).zip(x.chunks(dim)) {
-        cpu::rmsnorm(o, r, gamma, eps);
+        kernels::rmsnorm(o, r, gamma, eps);
     }
     xb
 }
@@ -32,18 +32,18 @@ pub fn qkv(
     let dim = gamma.len();
     let kv_dim = w[1].len() / dim;
     let tokens = x.len() / dim;
-    let table = cpu::RopeTable::new(head_size, seq_len, 10000.0);
+    let table = kernels::RopeTable::new(head_size, seq_len, 10000.0);
     let xb = normed(x, gamma, eps);
     let mut q = vec![0.0; tokens * dim];
-    cpu::matmul(&mut q, &xb, dim, &[w[0].block(0, 1)]);
+    kernels::matmul(&mut q, &xb, dim, &[w[0].block(0, 1)]);
     let (mut k, mut v) = (vec![0.0; tokens * kv_dim], vec![0.0; tokens * kv_dim]);
-    cpu::matmul(&mut k, &xb, dim, &[w[1].block(0, 1)]);
-    cpu::matmul(&mut v, &xb, dim, &[w[2].block(0, 1)]);
+    kernels::matmul(&mut k, &xb, dim, &[w[1].block(0, 1)]);
+    kernels::matmul(&mut v, &xb, dim, &[w[2].block(0, 1)]);
     let (mut kc, mut vc) = (cache.0.to_vec(), cache.1.to_vec());
     for t in 0..tokens {
         let (c, s) = table.at(pos0 + t);
-        cpu::rope(&mut q[t * dim..(t + 1) * dim], head_size, c, s);
-        cpu::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], head_size, c, s);
+        kernels::rope(&mut q[t * dim..(t + 1) * dim], head_size, c, s);
+        kernels::rope(&mut k[t * kv_dim..(t + 1) * kv_dim], head_size, c, s);
         let at = (pos0 + t) * kv_dim;
         kc[at..at + kv_dim].copy_from_slice(&k[t * kv_dim..(t + 1) * kv_dim]);
         vc[at..at + kv_dim].copy_from_slice(&v[t * kv_dim..(t + 1) * kv_dim]);
@@ -58,17 +58,17 @@ pub fn mlp_in(w: [&Tensor; 2], x: &[f32], gamma: &[f32], eps: f32) -> Vec<f32> {
     let tokens = x.len() / dim;
     let xb = normed(x, gamma, eps);
     let (mut gate, mut up) = (vec![0.0; tokens * hidden], vec![0.0; tokens * hidden]);
-    cpu::matmul(&mut gate, &xb, dim, &[w[0].block(0, 1)]);
-    cpu::matmul(&mut up, &xb, dim, &[w[1].block(0, 1)]);
+    kernels::matmul(&mut gate, &xb, dim, &[w[0].block(0, 1)]);
+    kernels::matmul(&mut up, &xb, dim, &[w[1].block(0, 1)]);
     for (g, u) in gate.chunks_mut(hidden).zip(up.chunks_mut(hidden)) {
-        cpu::swiglu(g, u);
+        kernels::swiglu(g, u);
     }
     gate
 }
 
 /// The CPU's cos/sin table (base 10,000), interleaved as the GPU holds it.
 pub fn rope_table(head_size: usize, seq_len: usize) -> Vec<f32> {
-    let table = cpu::RopeTable::new(head_size, seq_len, 10000.0);
+    let table = kernels::RopeTable::new(head_size, seq_len, 10000.0);
     let mut flat = Vec::new();
     for pos in 0..seq_len {
         let (c, s) = table.at(pos);

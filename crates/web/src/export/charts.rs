@@ -18,7 +18,7 @@ pub fn kv(cfg: &decoding_engine::Config, n: usize) -> Drawing {
 fn kv_bytes(cfg: &decoding_engine::Config, n: usize) -> Drawing {
     let kv_dim = cfg.kv_dim();
     let bytes = |n: usize| {
-        decoding_engine::kv_cache::cache_bytes_formula(
+        decoding_engine::forward::kv_cache::cache_bytes_formula(
             n as u64,
             cfg.n_layers as u64,
             kv_dim as u64,

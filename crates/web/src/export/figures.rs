@@ -11,8 +11,8 @@ use crate::geometry::distribution::{self as dg, BarKind};
 use crate::geometry::{Frame, Tick};
 use crate::page::Scale;
 use crate::protocol::*;
-use decoding_engine::batching::Policy;
-use decoding_engine::roofline::Roof;
+use decoding_engine::serving::batching::Policy;
+use decoding_engine::serving::roofline::Roof;
 
 /// The page's colour of a removed token's bar and of waiting (`--removed`).
 pub(super) const REMOVED: &str = "#c8cad6";

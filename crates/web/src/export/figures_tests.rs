@@ -4,7 +4,7 @@
 use super::*;
 use crate::geometry::batching::tests::{row, sim};
 use crate::geometry::distribution::tests::trace;
-use decoding_engine::roofline::{Peaks, Roof};
+use decoding_engine::serving::roofline::{Peaks, Roof};
 
 /// The drawing's rectangles of colour `fill` inside the plot (the legend's swatches, under
 /// it, left out): (x, y, w, h).

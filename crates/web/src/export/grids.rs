@@ -9,7 +9,7 @@ use crate::geometry::beam::{paths, Layout, Paths};
 use crate::geometry::kv as kg;
 use crate::geometry::Frame;
 use crate::page::piece_text;
-use decoding_engine::beam::{BeamNode, NodeStatus};
+use decoding_engine::decode::beam::{BeamNode, NodeStatus};
 
 /// The page's colours of the cache's slots, and of V (`--v`; K is the accent).
 const SLOT: &str = "#f0f1f6";

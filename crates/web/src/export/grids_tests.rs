@@ -91,7 +91,7 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
         node(2, Some(0), 1),
         node(3, Some(1), 2),
     ];
-    nodes[2].status = decoding_engine::beam::NodeStatus::Pruned;
+    nodes[2].status = decoding_engine::decode::beam::NodeStatus::Pruned;
     let d = beam_tree(&nodes, Some(3), Greedy::default(), &|t| format!("t{t}"));
     let circles = circles(&d);
     // The page's layout (origin 0, 0) moved under the title: by hand, column 132 apart

@@ -5,7 +5,7 @@ use super::*;
 use crate::export::figures::tests::rects;
 use crate::geometry::chain::tests::stage as top_k;
 use crate::geometry::Rect;
-use decoding_engine::sampling::Stage;
+use decoding_engine::decode::sampling::Stage;
 
 fn tuple(r: Rect) -> (f64, f64, f64, f64) {
     (r.x, r.y, r.w, r.h)

@@ -3,8 +3,8 @@
 //! the roof), and the serving timelines (a row per request: waiting, prefill, decode).
 
 use super::{log_fraction, Frame, Rect, Tick};
-use decoding_engine::batching::{SimResult, Throughput};
-use decoding_engine::roofline::{self, Roof};
+use decoding_engine::serving::batching::{SimResult, Throughput};
+use decoding_engine::serving::roofline::{self, Roof};
 
 /// The page's box for the throughput chart and the rooflines (in a 500 × 240 viewBox).
 pub const SCREEN: Frame = Frame::new(60.0, 20.0, 400.0, 180.0);

@@ -1,8 +1,8 @@
 //! The batching charts' geometry against values worked out by hand.
 
 use super::*;
-use decoding_engine::batching::{Policy, Served};
-use decoding_engine::cost::PassCost;
+use decoding_engine::serving::batching::{Policy, Served};
+use decoding_engine::serving::cost::PassCost;
 
 pub(crate) fn row(batch: usize, prefill: f64, decode: f64) -> Throughput {
     Throughput {

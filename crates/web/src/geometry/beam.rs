@@ -2,7 +2,7 @@
 //! rows in node order (older levels collapsed into one line above), and where greedy's path
 //! runs once beam search pruned it (a row under the tree).
 
-use decoding_engine::beam::{ancestry, BeamNode};
+use decoding_engine::decode::beam::{ancestry, BeamNode};
 
 /// Level and row spacing: labels of 14 px (cumulative log p 12 px) stay apart.
 pub const COL: f64 = 132.0;
@@ -191,7 +191,7 @@ impl Layout {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use decoding_engine::beam::NodeStatus;
+    use decoding_engine::decode::beam::NodeStatus;
 
     pub(crate) fn node(id: usize, parent: Option<usize>, depth: usize) -> BeamNode {
         BeamNode {

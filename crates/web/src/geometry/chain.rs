@@ -83,7 +83,7 @@ pub fn y_ticks(frame: Frame) -> Vec<Tick> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use decoding_engine::sampling::Stage;
+    use decoding_engine::decode::sampling::Stage;
 
     /// top_k keeping two of four tokens: before 0.25, 0.64, 0.09, 0.02; after 0.28, 0.72,
     /// 0, 0.

@@ -6,8 +6,8 @@ use super::{Caption, Live, Part, Step, Wait};
 use crate::page::{self, PRESETS};
 use crate::protocol::*;
 use crate::taxonomy::{self, Category};
-use decoding_engine::generation::detect_loop;
-use decoding_engine::kv_cache::cache_bytes_formula;
+use decoding_engine::decode::generation::detect_loop;
+use decoding_engine::forward::kv_cache::cache_bytes_formula;
 use decoding_engine::units::{human_bytes, thousands};
 
 type Out = Result<Vec<Part>, Wait>;
@@ -179,7 +179,7 @@ pub(super) fn temperature(_: &Step, live: &Live) -> Out {
     live.toy.ok_or("the toy distribution")?;
     let top = |t: f64| {
         let scaled: Vec<f64> = z.iter().map(|v| v / t).collect();
-        decoding_engine::sampling::stages::softmax(&scaled)
+        decoding_engine::decode::sampling::stages::softmax(&scaled)
             .into_iter()
             .fold(0.0f64, f64::max)
     };

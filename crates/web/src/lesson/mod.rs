@@ -11,7 +11,7 @@ mod captions;
 
 use crate::page::{self, PageState};
 use crate::protocol::*;
-use decoding_engine::sampling::SettingError;
+use decoding_engine::decode::sampling::SettingError;
 use decoding_engine::units::thousands;
 
 /// What a step asks the page to do beyond opening its link.

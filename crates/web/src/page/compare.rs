@@ -1,7 +1,7 @@
 //! "Same θ, different config" as a link holds it: the columns' settings and the steps they
 //! took, the presets, a column's knobs as query text, and the knobs that differ.
 
-use decoding_engine::sampling::{RawSettings, SettingError, Settings};
+use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings};
 
 /// Most columns side by side (each is a KV cache of the loaded model).
 pub const MAX_COLUMNS: usize = 4;
@@ -61,8 +61,8 @@ pub fn parse_column(text: &str, vocab_size: usize) -> Result<Settings, Vec<Setti
     }
     match raw.validate(vocab_size) {
         Ok(s) if errors.is_empty() => match s.strategy {
-            decoding_engine::sampling::Strategy::Beam { .. } => Err(vec![SettingError {
-                field: decoding_engine::sampling::knobs::Knob::Strategy
+            decoding_engine::decode::sampling::Strategy::Beam { .. } => Err(vec![SettingError {
+                field: decoding_engine::decode::sampling::knobs::Knob::Strategy
                     .name()
                     .into(),
                 message: "a column runs greedy or sampling (beam search has its own panel)".into(),
@@ -88,7 +88,7 @@ pub fn column_text(s: &Settings) -> String {
 
 /// The knobs (URL keys) whose effective values are not the same in every column.
 pub fn differing(columns: &[Settings]) -> Vec<String> {
-    decoding_engine::sampling::knobs::KNOBS
+    decoding_engine::decode::sampling::knobs::KNOBS
         .iter()
         .filter(|spec| {
             let mut values = columns.iter().map(|s| s.knob_value(spec.knob).1);

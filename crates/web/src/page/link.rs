@@ -4,8 +4,8 @@
 //! and the requests that open a view in a running page.
 
 use super::*;
-use decoding_engine::sampling::{Knob, RawSettings, SettingError, Settings};
-use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::decode::sampling::{Knob, RawSettings, SettingError, Settings};
+use decoding_engine::decode::speculative::{Draft, Rule};
 
 /// A speculative run as a link holds it: `spec=quant:q8,4,rejection,5`.
 #[derive(Debug, Clone, PartialEq, Eq)]

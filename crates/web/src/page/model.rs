@@ -8,8 +8,8 @@
 
 use super::{probe_open, spec_and_compare_requests, PageState, Panel};
 use crate::protocol::{Event, Request};
-use decoding_engine::beam::BeamNode;
-use decoding_engine::sampling::{Settings, Strategy};
+use decoding_engine::decode::beam::BeamNode;
+use decoding_engine::decode::sampling::{Settings, Strategy};
 
 /// The page's own model files.
 pub const MODEL_URL: &str = "models/stories260K/stories260K.bin";

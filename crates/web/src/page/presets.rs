@@ -2,7 +2,7 @@
 //! bytes/elem): presets with their shapes and parameter counts, the weights against a
 //! batch's caches, MHA against GQA against MQA.
 
-use decoding_engine::kv_cache::cache_bytes_formula;
+use decoding_engine::forward::kv_cache::cache_bytes_formula;
 
 /// A real model's attention shape, for the calculator.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -174,7 +174,10 @@ mod tests {
     fn weights_against_the_cache_of_a_batch() {
         let l2 = PRESETS[2];
         assert_eq!(l2.name, "Llama-2-7B");
-        assert_eq!(l2.params, decoding_engine::roofline::llama2_7b().n_params());
+        assert_eq!(
+            l2.params,
+            decoding_engine::serving::roofline::llama2_7b().n_params()
+        );
         let (w, kv, n1) = weights_and_kv(&l2, 4096, 2, 1);
         assert_eq!(w, 2 * 6_738_415_616);
         assert_eq!(kv, 2 * 4096 * 32 * 4096 * 2);

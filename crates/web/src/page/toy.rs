@@ -29,7 +29,7 @@ pub fn toy_temperature_table(logits: &[f64]) -> Vec<(f64, Vec<f64>)> {
         .into_iter()
         .map(|t| {
             let z: Vec<f64> = logits.iter().map(|v| v / t).collect();
-            (t, decoding_engine::sampling::stages::softmax(&z))
+            (t, decoding_engine::decode::sampling::stages::softmax(&z))
         })
         .collect()
 }

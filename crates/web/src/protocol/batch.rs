@@ -35,9 +35,9 @@ pub struct LanesView {
 pub struct SweepView {
     pub backend: String,
     pub weight_bytes: u64,
-    pub peaks: decoding_engine::roofline::Peaks,
+    pub peaks: decoding_engine::serving::roofline::Peaks,
     /// Each batch size's median run (prefill and decode medians taken apart).
-    pub rows: Vec<decoding_engine::batching::Throughput>,
+    pub rows: Vec<decoding_engine::serving::batching::Throughput>,
     /// Each row's runs: how many, and the lowest and highest tokens/s of each phase.
     pub spread: Vec<SweepSpread>,
 }
@@ -49,9 +49,9 @@ pub struct GpuSplitView {
     /// decode steps timed (one row each)
     pub tokens: u64,
     /// seconds a token; None when the adapter writes no timestamps
-    pub split: Option<decoding_engine::timing::TimeSplit>,
+    pub split: Option<decoding_engine::backend::timing::TimeSplit>,
     /// each kernel over the timed steps
-    pub kernels: Vec<decoding_engine::timing::KernelTime>,
+    pub kernels: Vec<decoding_engine::backend::timing::KernelTime>,
     /// why there is no split, in words
     pub note: Option<String>,
 }
@@ -76,6 +76,6 @@ pub struct ServeView {
     pub seed: u64,
     /// (prompt tokens, tokens asked for) of each request
     pub requests: Vec<(usize, usize)>,
-    pub continuous: decoding_engine::batching::SimResult,
-    pub static_: decoding_engine::batching::SimResult,
+    pub continuous: decoding_engine::serving::batching::SimResult,
+    pub static_: decoding_engine::serving::batching::SimResult,
 }

@@ -1,6 +1,6 @@
 //! The beam tree beside greedy.
 
-use decoding_engine::beam::BeamNode;
+use decoding_engine::decode::beam::BeamNode;
 use serde::{Deserialize, Serialize};
 
 /// A finished (or cut) beam hypothesis.

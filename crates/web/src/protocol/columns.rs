@@ -1,8 +1,8 @@
 //! "Same θ, different config": the compared columns.
 
 use super::transcript::PromptToken;
-use decoding_engine::generation::{Step, StopReason};
-use decoding_engine::sampling::Settings;
+use decoding_engine::decode::generation::{Step, StopReason};
+use decoding_engine::decode::sampling::Settings;
 use serde::{Deserialize, Serialize};
 
 /// One column of the comparison.

@@ -23,8 +23,8 @@ pub use spec::*;
 pub use trace::*;
 pub use transcript::*;
 
-use decoding_engine::sampling::Settings;
-use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::decode::sampling::Settings;
+use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 use decoding_gpu::{BackendChoice, BackendReport};
 use serde::{Deserialize, Serialize};

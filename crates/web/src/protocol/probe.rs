@@ -19,7 +19,7 @@ pub struct LensLayerView {
     pub kl: f64,
 }
 
-/// Inside the newest step (`decoding_engine::probe`): the token just processed at
+/// Inside the newest step (`decoding_engine::forward::probe`): the token just processed at
 /// position `pos`, its query's attention over the pos + 1 cached positions per layer and
 /// head, and the raw logit lens over the last positions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

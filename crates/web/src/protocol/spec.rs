@@ -66,9 +66,9 @@ pub struct SpecCycleView {
 /// The speculative panel's view.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecView {
-    pub draft: decoding_engine::speculative::Draft,
+    pub draft: decoding_engine::decode::speculative::Draft,
     pub gamma: usize,
-    pub rule: decoding_engine::speculative::Rule,
+    pub rule: decoding_engine::decode::speculative::Rule,
     pub greedy: bool,
     /// the prompt, then every emitted token with how it came
     pub prompt: Vec<PromptToken>,

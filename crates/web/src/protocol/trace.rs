@@ -1,6 +1,6 @@
 //! The sampling chain's trace shaped for drawing.
 
-use decoding_engine::sampling::{Profile, Stage};
+use decoding_engine::decode::sampling::{Profile, Stage};
 use serde::{Deserialize, Serialize};
 
 /// One stage's effect, summarised for its small before/after chart.

@@ -1,7 +1,7 @@
 //! The model, the prompt and the transcript with its timings.
 
-use decoding_engine::generation::{Step, StopReason};
-use decoding_engine::kv_cache::CacheBytes;
+use decoding_engine::decode::generation::{Step, StopReason};
+use decoding_engine::forward::kv_cache::CacheBytes;
 use decoding_engine::Config;
 use serde::{Deserialize, Serialize};
 

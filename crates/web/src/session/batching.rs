@@ -2,13 +2,13 @@
 //! together to amortize the memory-bandwidth cost of loading weights"): B lanes of the
 //! transcript's prompt stepping together, throughput against B with the machine's peaks
 //! measured here for the roofline, and a seeded trace served continuous and static — all
-//! on the running backend, with the engine's own code (`decoding_engine::batching`).
+//! on the running backend, with the engine's own code (`decoding_engine::serving::batching`).
 
 use super::{err, Host, Session};
 use crate::protocol::*;
-use decoding_engine::batching::{simulate, throughput, trace, Lanes, Policy, Throughput};
 use decoding_engine::budget::{Budget, Footprint};
-use decoding_engine::roofline;
+use decoding_engine::serving::batching::{simulate, throughput, trace, Lanes, Policy, Throughput};
+use decoding_engine::serving::roofline;
 use decoding_engine::Backend;
 
 /// Largest batch the panel runs (each lane is a KV cache).
@@ -198,7 +198,7 @@ impl Session {
 
 pub(super) struct LanesRun {
     lanes: Lanes,
-    settings: decoding_engine::sampling::Settings,
+    settings: decoding_engine::decode::sampling::Settings,
 }
 
 impl Session {

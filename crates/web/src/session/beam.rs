@@ -4,10 +4,10 @@
 use super::Beam;
 use super::{err, Session};
 use crate::protocol::*;
-use decoding_engine::beam::{BeamConfig, BeamNode, BeamSearch};
-use decoding_engine::generation::{Generation, GenerationError};
-use decoding_engine::sampling::stages::log_softmax_at;
-use decoding_engine::sampling::Settings;
+use decoding_engine::decode::beam::{BeamConfig, BeamNode, BeamSearch};
+use decoding_engine::decode::generation::{Generation, GenerationError};
+use decoding_engine::decode::sampling::stages::log_softmax_at;
+use decoding_engine::decode::sampling::Settings;
 use decoding_engine::Backend;
 
 impl Session {

@@ -5,7 +5,7 @@
 use super::MEASURE_MS;
 use super::{err, Host, Session};
 use crate::protocol::*;
-use decoding_engine::cost::StepMacs;
+use decoding_engine::serving::cost::StepMacs;
 use decoding_engine::Backend;
 
 impl Session {

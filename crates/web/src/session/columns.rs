@@ -9,8 +9,8 @@ use super::{err, Host, Session};
 use crate::page::{differing, MAX_COLUMNS};
 use crate::protocol::*;
 use decoding_engine::budget::Budget;
-use decoding_engine::generation::{Generation, StepOutcome};
-use decoding_engine::sampling::{Settings, Strategy};
+use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::{Settings, Strategy};
 
 /// Most tokens a column grows to in one request.
 pub const MAX_COLUMN_STEPS: u32 = 4096;

@@ -5,8 +5,8 @@ use super::view::trace_view;
 use super::{err, Host, Session};
 use super::{TIMINGS_KEPT, YIELD_EVERY_MS};
 use crate::protocol::*;
-use decoding_engine::generation::{Generation, GenerationError, StepOutcome};
-use decoding_engine::sampling::{Settings, SettingsErrors};
+use decoding_engine::decode::generation::{Generation, GenerationError, StepOutcome};
+use decoding_engine::decode::sampling::{Settings, SettingsErrors};
 use decoding_engine::Backend;
 
 impl Session {
@@ -61,7 +61,7 @@ impl Session {
         }
     }
 
-    fn stop_reason(&self) -> Option<decoding_engine::generation::StopReason> {
+    fn stop_reason(&self) -> Option<decoding_engine::decode::generation::StopReason> {
         let (Some(m), Some(g)) = (&self.model, &self.gen) else {
             return None;
         };
@@ -100,7 +100,7 @@ impl Session {
                 heap_bytes: crate::heap::live_bytes(),
                 loop_warning: {
                     let ids = g.generated_ids();
-                    decoding_engine::generation::detect_loop(&ids, 3).map(|l| {
+                    decoding_engine::decode::generation::detect_loop(&ids, 3).map(|l| {
                         let phrase = &ids[l.start..l.start + l.period];
                         let phrase = m.tokenizer.decode(phrase).unwrap_or_default();
                         format!(
@@ -109,7 +109,7 @@ impl Session {
                              sampling, a repetition penalty or no-repeat-n-gram.",
                             l.period,
                             l.repeats,
-                            decoding_engine::generation::LOOP_WINDOW
+                            decoding_engine::decode::generation::LOOP_WINDOW
                         )
                     })
                 },
@@ -296,7 +296,7 @@ impl Session {
     pub(super) fn is_beam(&self) -> bool {
         matches!(
             self.settings.strategy,
-            decoding_engine::sampling::Strategy::Beam { .. }
+            decoding_engine::decode::sampling::Strategy::Beam { .. }
         )
     }
 }
@@ -331,7 +331,7 @@ pub(super) async fn warm_up(
         }
         match engine.forward(seq, &[token], false).await {
             Ok(logits) => {
-                token = decoding_engine::sampling::coin::argmax(&logits) as u32;
+                token = decoding_engine::decode::sampling::coin::argmax(&logits) as u32;
                 ran += 1;
             }
             Err(_) => break,

@@ -21,9 +21,9 @@ mod view;
 pub use view::trace_view;
 
 use crate::protocol::*;
-use decoding_engine::beam::{BeamSearch, NodeStatus};
-use decoding_engine::generation::Generation;
-use decoding_engine::sampling::Settings;
+use decoding_engine::decode::beam::{BeamSearch, NodeStatus};
+use decoding_engine::decode::generation::Generation;
+use decoding_engine::decode::sampling::Settings;
 use decoding_engine::Model;
 use decoding_gpu::Engine;
 use std::future::Future;

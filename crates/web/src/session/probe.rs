@@ -1,5 +1,5 @@
 //! Inside the step (lesson 10, section 4): while the view is open the transcript's newest
-//! pass runs with the probe (`decoding_engine::probe`) on the running backend, and after
+//! pass runs with the probe (`decoding_engine::forward::probe`) on the running backend, and after
 //! every change of the transcript the worker sends the new token's attention over the cache
 //! and the raw logit lens over the last `LENS_POSITIONS` positions.
 //!
@@ -13,7 +13,7 @@ use super::{err, Host, Session};
 use crate::protocol::*;
 use decoding_engine::backend::Backend;
 use decoding_engine::forward::lens::LensCell;
-use decoding_engine::probe::{ProbeRecord, ProbeSpec};
+use decoding_engine::forward::probe::{ProbeRecord, ProbeSpec};
 use decoding_engine::{Batch, Logits, Model};
 
 /// Positions the lens heatmap shows (the newest last).

@@ -9,10 +9,10 @@
 
 use super::{err, Host, Session};
 use crate::protocol::*;
+use decoding_engine::decode::sampling::coin::argmax;
+use decoding_engine::decode::sampling::stages::{kl, log_softmax};
 use decoding_engine::forward::RunState;
 use decoding_engine::quant::{Activations, Precision, Tensor};
-use decoding_engine::sampling::coin::argmax;
-use decoding_engine::sampling::stages::{kl, log_softmax};
 use decoding_engine::{KvCache, Transformer};
 use decoding_gpu::{open_backend, Engine};
 use std::sync::Arc;

@@ -5,8 +5,8 @@
 
 use super::{err, Host, Session};
 use crate::protocol::*;
-use decoding_engine::sampling::{process, step_coin, History};
-use decoding_engine::speculative::{
+use decoding_engine::decode::sampling::{process, step_coin, History};
+use decoding_engine::decode::speculative::{
     expected_tokens_per_cycle, Checked, Cycle, Draft, NextKind, Rule, Speculator,
 };
 use decoding_engine::Backend;
@@ -26,7 +26,7 @@ pub(super) struct SpecRun {
     spent_ms: f64,
     plain_ms: f64,
     /// the knobs at Start: the run (and a link replaying it) keeps them
-    settings: decoding_engine::sampling::Settings,
+    settings: decoding_engine::decode::sampling::Settings,
 }
 
 fn kind(k: NextKind) -> SpecTokenKind {
@@ -174,7 +174,7 @@ impl Session {
                 gamma: sp.gamma,
                 rule: run.rule,
                 greedy: run.settings.temperature == 0.0
-                    || run.settings.strategy == decoding_engine::sampling::Strategy::Greedy,
+                    || run.settings.strategy == decoding_engine::decode::sampling::Strategy::Greedy,
                 prompt: sp.prompt().iter().map(|&t| tok(t)).collect(),
                 tokens: emitted
                     .iter()

@@ -3,8 +3,8 @@
 use super::view::trace_view;
 use super::{err, Session};
 use crate::protocol::*;
-use decoding_engine::sampling::chain::process_f64;
-use decoding_engine::sampling::History;
+use decoding_engine::decode::sampling::chain::process_f64;
+use decoding_engine::decode::sampling::History;
 
 impl Session {
     /// The chain on hand-typed logits (the lesson's toy example).
@@ -20,7 +20,7 @@ impl Session {
             prompt: &[],
             generated: history,
         };
-        let coin = decoding_engine::sampling::step_coin(settings.seed, 0);
+        let coin = decoding_engine::decode::sampling::step_coin(settings.seed, 0);
         match process_f64(&settings, logits, h, coin, true) {
             Ok(t) => vec![Event::Trace {
                 view: trace_view(&t, None, settings.top_p),

@@ -2,7 +2,7 @@
 
 use super::CHART_TOKENS;
 use crate::protocol::*;
-use decoding_engine::sampling::{Stage, Trace};
+use decoding_engine::decode::sampling::{Stage, Trace};
 
 /// How far down the order the top-p cut's running sum is sent (the page lists at most
 /// this many rows with a cumulative value; "show every token" lists the rest without).

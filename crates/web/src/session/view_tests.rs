@@ -41,7 +41,7 @@ fn order_keys_order_as_total_cmp() {
 /// with ties in probability and in ghost (top-k and min-p removing tokens of equal mass).
 #[test]
 fn order_and_chart_match_the_comparator_sorts() {
-    use decoding_engine::sampling::{
+    use decoding_engine::decode::sampling::{
         chain::{process, History},
         RawSettings,
     };

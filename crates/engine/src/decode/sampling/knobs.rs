@@ -291,7 +291,7 @@ mod tests {
     /// text, and survives settings → pairs (URL, CLI) → raw values → settings.
     #[test]
     fn every_knob_round_trips_through_pairs_and_validation() {
-        use crate::sampling::{RawSettings, Settings};
+        use crate::decode::sampling::{RawSettings, Settings};
         for spec in &KNOBS {
             let mut raw = RawSettings::default();
             if spec.with_strategy && spec.knob != Knob::Strategy {

@@ -111,13 +111,13 @@ pub fn log_softmax_at(logits: &[f32], token: usize) -> f64 {
 
 /// ln Σ e^z, shifted by the maximum (the normaliser of [`log_softmax_at`]).
 /// The sum runs in 8 lanes (position i into lane i mod 8) folded in a fixed order, with
-/// `cpu::exp_nonpositive8`: the same bits on every target, and a vectorised pass where the
+/// `kernels::exp_nonpositive8`: the same bits on every target, and a vectorised pass where the
 /// scalar libm `exp` of each of 32,000 logits took a tenth of a 15M model's step at two
 /// threads (issue 11).
 pub fn log_sum_exp(logits: &[f32]) -> f64 {
     #[inline(always)]
     fn add(lanes: &mut [f64; 8], x: [f64; 8]) {
-        let e = crate::cpu::exp_nonpositive8(x);
+        let e = crate::kernels::exp_nonpositive8(x);
         for l in 0..8 {
             lanes[l] += e[l];
         }
@@ -375,7 +375,7 @@ mod tests {
         let mut x = 0.0f64;
         let check = |x: f64| {
             let want = x.exp();
-            let got = crate::cpu::exp_nonpositive(x);
+            let got = crate::kernels::exp_nonpositive(x);
             if x < -708.39 {
                 assert!(got == 0.0 && want < 1e-307, "{x}");
             } else {
@@ -399,7 +399,7 @@ mod tests {
         ] {
             check(x);
         }
-        assert_eq!(crate::cpu::exp_nonpositive(f64::NEG_INFINITY), 0.0);
+        assert_eq!(crate::kernels::exp_nonpositive(f64::NEG_INFINITY), 0.0);
     }
 
     /// The eight-lane maximum and the first index of it equal the plain scans: every

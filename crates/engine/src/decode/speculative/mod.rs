@@ -33,10 +33,10 @@
 //! A speculative run is reproducible from its seed and the same on every backend.
 
 use crate::backend::{Backend, BackendError, SeqId};
+use crate::decode::sampling::{process, step_coins, History, SamplingError, Settings, Strategy};
+use crate::forward::kv_cache::KvCache;
 use crate::forward::{RunState, Transformer};
-use crate::kv_cache::KvCache;
 use crate::quant::Precision;
-use crate::sampling::{process, step_coins, History, SamplingError, Settings, Strategy};
 use std::sync::Arc;
 use strum::{Display, EnumString, IntoStaticStr};
 use thiserror::Error;

@@ -66,7 +66,7 @@ pub fn verify_with(
                     Residual::Correct => residual_of(&t.p, q.get(i).and_then(Option::as_ref), x),
                 };
                 (
-                    crate::sampling::sample_from(&r, coins(i)[3]),
+                    crate::decode::sampling::sample_from(&r, coins(i)[3]),
                     NextKind::Resampled,
                 )
             };

@@ -9,7 +9,7 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     ask(&mut s, &host, Request::SetSettings { settings: beam });
     set_prompt(&mut s, &host, "Once upon a time");
     // The page's copy of the tree, built from the changes alone.
-    let mut tree: Vec<decoding_engine::beam::BeamNode> = Vec::new();
+    let mut tree: Vec<decoding_engine::decode::beam::BeamNode> = Vec::new();
     let mut view = None;
     let mut sent = 0;
     for _ in 0..5 {
@@ -57,7 +57,7 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     // The running greedy total equals greedy's path scored again from scratch.
     let prompt = s.gen.as_ref().unwrap().prompt().to_vec();
     let engine = s.engine.as_mut().unwrap();
-    let (_, again) = pollster::block_on(decoding_engine::beam::score_continuation(
+    let (_, again) = pollster::block_on(decoding_engine::decode::beam::score_continuation(
         engine,
         &prompt,
         &v.greedy_tokens,

@@ -84,7 +84,7 @@ fn compare_columns_step_together_and_each_is_its_plain_run() {
 /// gives alone: the same tokens and the same stored logits as the plain loop.
 #[test]
 fn pending_tokens_of_several_generations_run_as_one_pass() {
-    use decoding_engine::testing::LosesDevice;
+    use decoding_engine::backend::testing::LosesDevice;
     let (s, _) = loaded();
     let m = s.model.as_ref().unwrap();
     let prompt = m.encode_prompt("Once upon a time").unwrap();

@@ -1,7 +1,7 @@
 //! The exports of real views.
 
 use super::*;
-use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 
 /// The exports of real views: the distribution after "Once upon a time" labels its first bar

@@ -37,7 +37,7 @@ fn cache_comparison_measures_and_counts_quadratic_work_without_the_cache() {
 /// the newest position is the transcript's own top token; a rewind and a close.
 #[test]
 fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
-    use decoding_engine::probe::ProbeSpec;
+    use decoding_engine::forward::probe::ProbeSpec;
     use decoding_engine::{Batch, KvCache, Logits, SeqId};
     let (mut s, host) = prompted(&[("temperature", "0")]);
     let ev = ask(&mut s, &host, Request::Probe { open: true });

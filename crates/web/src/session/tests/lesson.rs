@@ -370,7 +370,7 @@ fn check_same_theta(o: &Opened, _s: &mut Session, _host: &TestHost, info: &Model
 }
 
 fn check_taxonomy(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
-    use decoding_engine::sampling::knobs::KNOBS;
+    use decoding_engine::decode::sampling::knobs::KNOBS;
     let items = crate::taxonomy::ITEMS.len();
     assert_eq!(
         (o.n("learned") + o.n("config") + o.n("state")) as usize,

@@ -39,7 +39,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         rope_theta: decoding_engine::Config::LLAMA2C_ROPE_THETA,
         rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
     };
-    let ck = decoding_engine::llama2c::Checkpoint::random(c, 5).unwrap();
+    let ck = decoding_engine::formats::llama2c::Checkpoint::random(c, 5).unwrap();
     let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
     let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
     let opened = pollster::block_on(decoding_gpu::select::select(
@@ -124,8 +124,8 @@ fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
 
 #[test]
 fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
-    use decoding_engine::engine::BackendReport;
-    use decoding_engine::testing::LosesDevice;
+    use decoding_engine::backend::engine::BackendReport;
+    use decoding_engine::backend::testing::LosesDevice;
     use decoding_engine::{BackendKind, CpuBackend};
     let (mut cpu, host) = loaded();
     let (want_steps, want_beams) = demo(&mut cpu, &host);

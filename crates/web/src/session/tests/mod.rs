@@ -2,7 +2,7 @@
 //! panel; `last!` finds the last event of a kind.
 
 use super::*;
-use decoding_engine::sampling::RawSettings;
+use decoding_engine::decode::sampling::RawSettings;
 use decoding_gpu::BackendChoice;
 use std::cell::Cell;
 
@@ -140,7 +140,7 @@ pub(super) fn model_probs(t: &decoding_engine::Transformer, tokens: &[u32]) -> V
     let mut cache = decoding_engine::KvCache::new(&t.config);
     let logits = t.prefill(&mut cache, tokens, false).unwrap();
     let z: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
-    decoding_engine::sampling::stages::softmax(&z)
+    decoding_engine::decode::sampling::stages::softmax(&z)
 }
 
 /// The requests of a short class demo: a prompt, 12 tokens, then a beam search of 4 steps.

@@ -1,7 +1,7 @@
 //! The speculative panel.
 
 use super::*;
-use decoding_engine::speculative::{Draft, Rule};
+use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 
 /// The speculative panel: a greedy run gives the transcript's greedy tokens, each marked as

@@ -68,7 +68,7 @@ fn settings_rerun_the_chain_and_grey_removed_tokens() {
     let top_k = t
         .stages
         .iter()
-        .position(|st| st.stage == decoding_engine::sampling::Stage::TopK)
+        .position(|st| st.stage == decoding_engine::decode::sampling::Stage::TopK)
         .unwrap();
     assert_eq!(t.removed_by(t.order[3] as usize), Some(top_k));
     // The kept ones: no stage; and no token past the vocabulary.
@@ -151,7 +151,7 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     let cut = t.cut.as_ref().expect("an active top-p stage is cut");
     assert_eq!(cut.p, 0.99);
     let stage = &t.stages[cut.stage];
-    assert_eq!(stage.stage, decoding_engine::sampling::Stage::TopP);
+    assert_eq!(stage.stage, decoding_engine::decode::sampling::Stage::TopP);
     // The smallest most-likely set whose mass reaches p.
     let n = 1 + cut
         .cumulative

@@ -1,7 +1,7 @@
 //! Settings from raw knobs: every rule's message, the peers' defaults, the round trips.
 
 use super::*;
-use crate::sampling::raw::RawSettings;
+use crate::decode::sampling::raw::RawSettings;
 
 fn raw(pairs: &[(&str, &str)]) -> RawSettings {
     RawSettings::from_pairs(pairs.iter().copied())
@@ -198,7 +198,7 @@ fn overflowing_and_oversized_values_are_errors_not_infinities() {
 /// the page: the chain names the stage.
 #[test]
 fn a_stage_that_overflows_is_named() {
-    use crate::sampling::chain::{process_f64, SamplingError};
+    use crate::decode::sampling::chain::{process_f64, SamplingError};
     let s = Settings {
         temperature: 1e-320,
         ..Settings::default()
