@@ -1,8 +1,8 @@
 //! `quantize`: the model written as a llama2.c version-2 (Q8_0) file.
 
 use crate::error::CliError;
-use decoding_engine::formats::llama2c::Checkpoint;
 use decoding_engine::units::thousands;
+use decoding_engine::weights::Checkpoint;
 use decoding_engine::Model;
 use std::io::Write;
 use std::path::PathBuf;

@@ -67,7 +67,7 @@ fn chain(c: &mut Criterion) {
     // replaced.
     let z32: Vec<f32> = z.iter().map(|&v| v as f32).collect();
     g.bench_function("log-sum-exp (model probability of a step)", |b| {
-        b.iter(|| decoding_engine::decode::sampling::stages::log_sum_exp(black_box(&z32)))
+        b.iter(|| decoding_engine::kernels::logprob::log_sum_exp(black_box(&z32)))
     });
     g.bench_function("log-sum-exp, libm exp one at a time", |b| {
         b.iter(|| {

@@ -6,10 +6,13 @@ use thiserror::Error;
 
 /// Upper bounds that keep a hostile header from asking for absurd work before the size check.
 /// They are far above any llama2.c checkpoint (Llama-2-70B has dim 8192, hidden 28672).
+/// The largest count the engine takes: a vocabulary, a context, a knob's count (top-k, a
+/// penalty window).
+pub const MAX_COUNT: usize = 1 << 20;
 const MAX_DIM: usize = 1 << 15;
 const MAX_HIDDEN: usize = 1 << 17;
 const MAX_LAYERS: usize = 1 << 10;
-const MAX_VOCAB: usize = 1 << 20;
+const MAX_VOCAB: usize = MAX_COUNT;
 const MAX_SEQ_LEN: usize = 1 << 20;
 
 /// What can be wrong with a model's shape or its norms' constants, wherever they were read

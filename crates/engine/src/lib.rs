@@ -27,12 +27,14 @@ pub mod weights;
 
 pub use backend::{Backend, BackendError, BackendKind, CpuBackend};
 pub use config::{Config, ConfigError};
-pub use formats::llama2c::{Checkpoint, CheckpointError};
+pub use formats::llama2c::CheckpointError;
+pub use forward::batch::ForwardError;
 pub use forward::batch::{Batch, Logits, Row, SeqId};
 pub use forward::kv_cache::{CacheBytes, KvCache};
 pub use forward::probe::{ProbeRecord, ProbeSpec, Probed};
-pub use forward::{ForwardError, Transformer};
+pub use forward::Transformer;
 pub use model::{Model, ModelError};
 pub use quant::Precision;
 pub use tokenizer::{Tokenizer, TokenizerError};
+pub use weights::Checkpoint;
 pub use weights::TransformerWeights;

@@ -3,10 +3,11 @@
 
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
-use crate::formats::llama2c::{Checkpoint, CheckpointError};
+use crate::formats::llama2c::CheckpointError;
 use crate::forward::Transformer;
 use crate::tokenizer::chat::ChatError;
 use crate::tokenizer::{Tokenizer, TokenizerError};
+use crate::weights::Checkpoint;
 use std::sync::Arc;
 use thiserror::Error;
 

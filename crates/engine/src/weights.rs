@@ -135,3 +135,11 @@ impl TransformerWeights {
         }
     }
 }
+
+/// A validated checkpoint: the blueprint and its parameters, as every file format reads it
+/// (`formats`).
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub config: Config,
+    pub weights: TransformerWeights,
+}

@@ -3,13 +3,14 @@
 mod common;
 
 use decoding_engine::backend::testing::LosesDevice;
-use decoding_engine::backend::{Backend, CpuBackend, SeqId};
+use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::decode::beam::{
     beam_search, score_continuation, BeamConfig, BeamSearch, NodeStatus,
 };
 use decoding_engine::decode::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::decode::sampling::{RawSettings, Settings};
 use decoding_engine::Model;
+use decoding_engine::SeqId;
 use pollster::block_on;
 
 fn settings(pairs: &[(&str, &str)]) -> Settings {

@@ -3,8 +3,8 @@
 
 mod common;
 
-use decoding_engine::decode::sampling::coin::argmax;
 use decoding_engine::forward::RunState;
+use decoding_engine::kernels::logprob::argmax;
 use decoding_engine::KvCache;
 
 fn max_abs_diff(a: &[f32], b: &[f32]) -> (f32, usize) {

@@ -9,7 +9,7 @@ mod common;
 use common::prefill_logits as logits;
 use decoding_engine::budget::Budget;
 use decoding_engine::formats::ggml_blocks::dequantize;
-use decoding_engine::formats::gguf::Kind;
+use decoding_engine::formats::ggml_types::Kind;
 use decoding_engine::quant::{Activations, Tensor};
 use decoding_engine::{Model, Precision, Transformer};
 use sha2::{Digest, Sha256};

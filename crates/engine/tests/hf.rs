@@ -446,7 +446,7 @@ fn budget_and_missing_files_are_checked(config: &[u8], st: &[u8], tok: &[u8]) {
 #[test]
 fn a_vocabulary_of_256k_tokens_loads_and_samples() {
     use decoding_engine::decode::sampling::{process, History, RawSettings};
-    use decoding_engine::formats::llama2c::Checkpoint;
+    use decoding_engine::weights::Checkpoint;
     use decoding_engine::Config;
     let n = 262_144usize;
     let mut vocab = serde_json::Map::new();

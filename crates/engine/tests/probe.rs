@@ -6,10 +6,10 @@
 mod common;
 
 use decoding_engine::backend::{Backend, CpuBackend};
-use decoding_engine::formats::llama2c::Checkpoint;
 use decoding_engine::forward::batch::{Batch, Logits, SeqId};
 use decoding_engine::forward::probe::{ProbeRecord, ProbeSpec};
 use decoding_engine::forward::RunState;
+use decoding_engine::weights::Checkpoint;
 use decoding_engine::Config;
 use decoding_engine::{KvCache, Transformer};
 use pollster::block_on;

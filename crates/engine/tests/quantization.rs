@@ -6,10 +6,11 @@
 mod common;
 
 use decoding_engine::decode::sampling::stages::softmax;
-use decoding_engine::formats::llama2c::{Checkpoint, CheckpointError};
+use decoding_engine::formats::llama2c::CheckpointError;
 use decoding_engine::kernels::dot_portable;
 use decoding_engine::quant::Activations;
 use decoding_engine::quant::{Precision, Tensor};
+use decoding_engine::weights::Checkpoint;
 use decoding_engine::{KvCache, Transformer};
 
 /// Next-token distributions after every prefix of `tokens`.

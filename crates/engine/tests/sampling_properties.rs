@@ -1,10 +1,10 @@
 //! Properties of the chain over random logits and random settings, and a statistical test
 //! of the seeded draw.
 
+use decoding_engine::config::MAX_COUNT;
 use decoding_engine::decode::sampling::chain::process_f64;
 use decoding_engine::decode::sampling::coin::sample_from;
 use decoding_engine::decode::sampling::profile::TopKTies;
-use decoding_engine::decode::sampling::settings::MAX_COUNT;
 use decoding_engine::decode::sampling::{
     stages, step_coin, History, RawSettings, Settings, Stage, KNOBS,
 };

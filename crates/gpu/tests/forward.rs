@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// The tests' own softmax of a backend's logits.
 use common::softmax::softmax_f32 as softmax;
 
-use decoding_engine::decode::sampling::argmax;
+use decoding_engine::kernels::logprob::argmax;
 
 #[test]
 fn greedy_200_tokens_are_identical_to_the_cpu() {

@@ -12,8 +12,8 @@ use crate::session::Session;
 use decoding_engine::backend::CpuBackend;
 use decoding_engine::budget::Budget;
 use decoding_engine::decode::sampling::{process, History};
-use decoding_engine::formats::llama2c::Checkpoint;
 use decoding_engine::tokenizer::Tokenizer;
+use decoding_engine::weights::Checkpoint;
 use decoding_engine::Backend;
 
 /// The memory budget the targets load under (the fuzzer's allocation limit is set above it).
@@ -73,7 +73,7 @@ pub fn gguf(data: &[u8]) {
 /// type (F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), the rest is its blocks
 /// (a last partial block is left). Every value comes out; none needs to be finite.
 pub fn ggml_blocks(data: &[u8]) {
-    use decoding_engine::formats::gguf::Kind;
+    use decoding_engine::formats::ggml_types::Kind;
     const KINDS: [Kind; 10] = [
         Kind::F16,
         Kind::BF16,

@@ -60,7 +60,7 @@ fn put(target: &str, name: &str, bytes: &[u8]) {
 
 /// A tiny checkpoint in both classifier layouts, one with a single token, a bare header.
 fn write_checkpoint_seeds() {
-    use decoding_engine::formats::llama2c::Checkpoint;
+    use decoding_engine::weights::Checkpoint;
     use decoding_engine::Config;
     let tiny = |shared_classifier, vocab_size, seq_len| Config {
         dim: 8,

@@ -132,7 +132,7 @@ mod tests {
     fn model() -> std::sync::Arc<crate::forward::Transformer> {
         let c = crate::config::Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
         std::sync::Arc::new(crate::forward::Transformer::new(
-            crate::formats::llama2c::Checkpoint::random(c, 7).unwrap(),
+            crate::weights::Checkpoint::random(c, 7).unwrap(),
         ))
     }
 

@@ -263,7 +263,7 @@ impl Backend for Engine {
 mod tests {
     use super::*;
     use crate::backend::testing::LosesDevice;
-    use crate::formats::llama2c::Checkpoint;
+    use crate::weights::Checkpoint;
 
     fn model() -> Arc<Transformer> {
         let c = Config::from_header([16, 24, 2, 4, 2, 20, 12]).unwrap();

@@ -13,11 +13,12 @@ pub mod testing;
 pub mod timing;
 
 use crate::config::Config;
-pub use crate::forward::batch::SeqId;
+use crate::forward::batch::ForwardError;
+use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
 use crate::forward::kv_cache::{CacheBytes, Caches, KvCache};
 use crate::forward::probe::{ProbeSpec, Probed};
-use crate::forward::{ForwardError, RunState, Transformer};
+use crate::forward::{RunState, Transformer};
 use std::future::Future;
 use std::pin::Pin;
 use thiserror::Error;

@@ -8,10 +8,11 @@
 //! Beams share the prompt's KV cache: a beam with several children is forked (the backend
 //! copies the cache) as they diverge, never re-run from the prompt.
 
-use crate::backend::{Backend, BackendError, SeqId};
-use crate::decode::sampling::stages::log_softmax;
+use crate::backend::{Backend, BackendError};
 use crate::decode::sampling::{Settings, Strategy};
+use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
+use crate::kernels::logprob::log_softmax;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

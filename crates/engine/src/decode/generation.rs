@@ -10,8 +10,9 @@
 //! 253 tokens, and unbounded in a long page session). Each step draws its own coin
 //! ([`step_coin`]), so rewind-and-step with unchanged settings gives the same token.
 
-use crate::backend::{Backend, BackendError, SeqId};
+use crate::backend::{Backend, BackendError};
 use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
+use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
 use crate::forward::probe::{ProbeRecord, ProbeSpec};
 use crate::tokenizer::Tokenizer;
@@ -420,7 +421,7 @@ impl Generation {
     ) -> Result<(), GenerationError> {
         let vocab = backend.config().vocab_size;
         if token as usize >= vocab {
-            let e = crate::forward::ForwardError::TokenOutOfRange { id: token, vocab };
+            let e = crate::forward::batch::ForwardError::TokenOutOfRange { id: token, vocab };
             return Err(BackendError::from(e).into());
         }
         let trace = self.run_chain(backend, settings, false).await?;
@@ -446,7 +447,7 @@ impl Generation {
         }
         top.sort_by(order);
         let model_prob = self.current_logits().map_or(0.0, |z| {
-            crate::decode::sampling::stages::log_softmax_at(z, token as usize).exp()
+            crate::kernels::logprob::log_softmax_at(z, token as usize).exp()
         });
         self.generated.push(Step {
             token,

@@ -20,7 +20,7 @@
 //! In Q4_K/Q5_K each 64 weights take 32 bytes of `qs`: low nibbles the first 32 (sub-block
 //! 2i), high nibbles the next (2i + 1), each sub-block of 32 with its own scale and min.
 
-use super::gguf::Kind;
+use super::ggml_types::Kind;
 
 /// `ggml_fp16_to_fp32` of the two bytes at `i`.
 #[inline]

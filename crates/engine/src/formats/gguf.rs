@@ -10,7 +10,7 @@
 //! against its type's block size. `gguf_llama.rs` maps a Llama model onto a `Checkpoint`.
 
 use super::ggml_types::type_name;
-pub use super::ggml_types::Kind;
+use super::ggml_types::Kind;
 use crate::formats::llama2c::CheckpointError;
 use thiserror::Error;
 

@@ -13,11 +13,13 @@
 //! ([`interleave_heads`]). Llama 3's RoPE factors come from `rope_freqs.weight`. The
 //! tokenizer is read by `gguf_vocab`. Anything else is an error that names it.
 
-use super::gguf::{kind_of, Gguf, GgufError, Kind, TensorInfo};
+use super::ggml_types::Kind;
+use super::gguf::{kind_of, Gguf, GgufError, TensorInfo};
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
-use crate::formats::llama2c::{Checkpoint, CheckpointError};
+use crate::formats::llama2c::CheckpointError;
 use crate::quant::{Activations, Precision, QTensor, Tensor};
+use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
 
 /// Weights in a Q8_0 or Q4_0 block (ggml's QK8_0, QK4_0): our groups of 32.

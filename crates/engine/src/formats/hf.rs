@@ -22,8 +22,9 @@
 
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
-use crate::formats::llama2c::{Checkpoint, CheckpointError};
+use crate::formats::llama2c::CheckpointError;
 use crate::quant::Tensor;
+use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
 use safetensors::tensor::{Dtype, SafeTensors};
 use serde_json::Value;

@@ -9,7 +9,7 @@ use crate::budget::{Budget, BudgetError, Footprint};
 use crate::config::{Config, ConfigError};
 use crate::quant::{F32s, SharedBytes, Tensor};
 use crate::units::thousands;
-pub use crate::weights::TransformerWeights;
+use crate::weights::{Checkpoint, TransformerWeights};
 use thiserror::Error;
 
 /// Bytes of the header: seven little-endian i32.
@@ -50,13 +50,6 @@ pub enum CheckpointError {
         index: usize,
         value: f32,
     },
-}
-
-/// A validated checkpoint: the blueprint and its parameters.
-#[derive(Debug, Clone)]
-pub struct Checkpoint {
-    pub config: Config,
-    pub weights: TransformerWeights,
 }
 
 /// Reads consecutive float32 tensors, rejecting NaN and infinities, each straight into its

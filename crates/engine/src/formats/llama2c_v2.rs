@@ -18,9 +18,10 @@
 
 use crate::budget::{Budget, Footprint};
 use crate::config::{Config, ConfigError};
-use crate::formats::llama2c::{read_up_to, Checkpoint, CheckpointError, TensorReader};
+use crate::formats::llama2c::{read_up_to, CheckpointError, TensorReader};
 use crate::quant::{Activations, Precision, QTensor, Tensor};
 use crate::units::thousands;
+use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
 
 /// `ak42` read as a little-endian u32.

@@ -16,7 +16,8 @@ mod rope_order;
 use crate::budget::Budget;
 use crate::config::Config;
 use crate::quant::SharedBytes;
-use llama2c::{read_up_to, Checkpoint, CheckpointError, HEADER_BYTES};
+use crate::weights::Checkpoint;
+use llama2c::{read_up_to, CheckpointError, HEADER_BYTES};
 
 /// Bytes of a file's start that tell its format and its header (a version-2 file's header is
 /// 256 bytes): what the page reads of a dropped file before the rest.

@@ -6,8 +6,8 @@
 
 use super::probe::ProbeRecord;
 use super::Transformer;
-use crate::decode::sampling::coin::argmax;
-use crate::decode::sampling::stages::{kl, log_softmax};
+use crate::kernels::logprob::argmax;
+use crate::kernels::logprob::{kl, log_softmax};
 
 /// One cell of the lens: the top token of a layer's lens at a position and its probability.
 #[derive(Debug, Clone, Copy, PartialEq)]

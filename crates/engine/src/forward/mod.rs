@@ -21,7 +21,6 @@ mod naive;
 pub mod probe;
 
 use crate::config::Config;
-use crate::formats::llama2c::Checkpoint;
 use crate::forward::batch::{Batch, Logits, Row, SeqId};
 use crate::forward::kv_cache::{Caches, KvCache};
 use crate::forward::probe::{ProbeRecord, ProbeSpec, Probed};
@@ -30,10 +29,11 @@ use crate::kernels::{
 };
 use crate::par;
 use crate::quant::{MatRef, Precision};
+use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
 use std::sync::Mutex;
 
-pub use crate::forward::batch::ForwardError;
+use crate::forward::batch::ForwardError;
 
 thread_local! {
     /// Attention scores of one (row, head), reused by each thread from pass to pass (a

@@ -8,6 +8,7 @@
 //! same reason (the platform `expf` differs between glibc and wasm).
 
 mod attend;
+pub mod logprob;
 mod matmul;
 mod simd;
 #[cfg(test)]

@@ -13,8 +13,9 @@
 //! its own history, so it gets exactly the tokens it would get alone (tested). Requests
 //! come from a seeded arrival trace with different prompt and output lengths.
 
-use crate::backend::{Backend, BackendError, SeqId};
+use crate::backend::{Backend, BackendError};
 use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings};
+use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
 use crate::serving::cost::PassCost;
 use rand_core::{RngCore, SeedableRng};

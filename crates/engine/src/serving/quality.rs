@@ -4,11 +4,11 @@
 //! put the same token on top, and each model's perplexity on the text's next tokens.
 //! The text, [`EVAL_TEXT`], is a few hundred tokens of simple stories written for this.
 
-use crate::decode::sampling::coin::argmax;
-use crate::decode::sampling::stages::log_softmax;
 use crate::forward::batch::ForwardError;
 use crate::forward::kv_cache::KvCache;
 use crate::forward::Transformer;
+use crate::kernels::logprob::argmax;
+use crate::kernels::logprob::log_softmax;
 
 /// The evaluation text kept in the repository (three short stories written for it).
 pub const EVAL_TEXT: &str = include_str!("../eval/stories.txt");
@@ -88,9 +88,9 @@ pub fn compare(
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::decode::sampling::stages::kl;
-    use crate::formats::llama2c::Checkpoint;
+    use crate::kernels::logprob::kl;
     use crate::quant::Precision;
+    use crate::weights::Checkpoint;
 
     fn tiny() -> Transformer {
         let c = Config {

@@ -93,7 +93,7 @@ impl Tokenizer {
     pub fn from_gguf_bpe(v: GgufBpe) -> Result<Tokenizer, TokenizerError> {
         let pre = pre(&v.pre).ok_or_else(|| TokenizerError::UnknownPreTokenizer(v.pre.clone()))?;
         let n = v.tokens.len();
-        if n > crate::decode::sampling::settings::MAX_COUNT {
+        if n > crate::config::MAX_COUNT {
             return Err(TokenizerError::TooManyTokens(n));
         }
         let mut vocab = Vocab::with_capacity(n);

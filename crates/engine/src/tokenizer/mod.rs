@@ -76,7 +76,7 @@ pub enum TokenizerError {
     NotATokenizer(String),
     #[error("the tokenizer file is {} bytes; the limit is {} ({} bytes)", crate::units::thousands(*bytes), crate::units::human_bytes(*limit as u64), crate::units::thousands(*limit as u64))]
     FileTooLarge { bytes: u64, limit: usize },
-    #[error("tokenizer.json has {0} tokens; the limit is {max}", max = crate::decode::sampling::settings::MAX_COUNT)]
+    #[error("tokenizer.json has {0} tokens; the limit is {max}", max = crate::config::MAX_COUNT)]
     TooManyTokens(usize),
     #[error("tokenizer.json token {id} is {len} bytes, longer than {MAX_PIECE_BYTES}")]
     TokenTooLong { id: u32, len: usize },
@@ -227,7 +227,7 @@ impl Tokenizer {
         specials: Option<(u32, u32)>,
     ) -> Result<Tokenizer, TokenizerError> {
         let n = hf.get_vocab_size(true);
-        if n > crate::decode::sampling::settings::MAX_COUNT {
+        if n > crate::config::MAX_COUNT {
             return Err(TokenizerError::TooManyTokens(n));
         }
         for id in 0..n as u32 {

@@ -23,10 +23,10 @@ use crate::kernel::*;
 use crate::pipelines::Kernels;
 use decoding_engine::backend::timing::KernelTimes;
 use decoding_engine::backend::{
-    Backend, BackendError, BackendKind, LocalFuture, LogitsFuture, SeqId, SeqSlots,
+    Backend, BackendError, BackendKind, LocalFuture, LogitsFuture, SeqSlots,
 };
 use decoding_engine::forward::kv_cache::CacheBytes;
-use decoding_engine::{Batch, Config, ProbeSpec, Probed, Transformer};
+use decoding_engine::{Batch, Config, ProbeSpec, Probed, SeqId, Transformer};
 use plan::{final_slot, LAYER};
 use resources::{bind_limit, buffer, check_limits, Activations, GpuSeq, SharedGroups, Weights};
 use std::rc::Rc;

@@ -8,7 +8,7 @@ use super::GpuBackend;
 use crate::kernel::*;
 use crate::ops::{attention, embed, matmul, mlp_in, qkv, rmsnorm};
 use crate::pipelines::Kernels;
-use decoding_engine::backend::SeqId;
+use decoding_engine::forward::batch::SeqId;
 use decoding_engine::{Config, Row};
 
 /// One dispatch of a layer: its kernel, bind group, parameter block for layer `l` (where

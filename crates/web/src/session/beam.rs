@@ -6,8 +6,8 @@ use super::{err, Session};
 use crate::protocol::*;
 use decoding_engine::decode::beam::{BeamConfig, BeamNode, BeamSearch};
 use decoding_engine::decode::generation::{Generation, GenerationError};
-use decoding_engine::decode::sampling::stages::log_softmax_at;
 use decoding_engine::decode::sampling::Settings;
+use decoding_engine::kernels::logprob::log_softmax_at;
 use decoding_engine::Backend;
 
 impl Session {

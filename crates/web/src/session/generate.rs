@@ -331,7 +331,7 @@ pub(super) async fn warm_up(
         }
         match engine.forward(seq, &[token], false).await {
             Ok(logits) => {
-                token = decoding_engine::decode::sampling::coin::argmax(&logits) as u32;
+                token = decoding_engine::kernels::logprob::argmax(&logits) as u32;
                 ran += 1;
             }
             Err(_) => break,

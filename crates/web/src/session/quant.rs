@@ -9,9 +9,9 @@
 
 use super::{err, Host, Session};
 use crate::protocol::*;
-use decoding_engine::decode::sampling::coin::argmax;
-use decoding_engine::decode::sampling::stages::{kl, log_softmax};
 use decoding_engine::forward::RunState;
+use decoding_engine::kernels::logprob::argmax;
+use decoding_engine::kernels::logprob::{kl, log_softmax};
 use decoding_engine::quant::{Activations, Precision, Tensor};
 use decoding_engine::{KvCache, Transformer};
 use decoding_gpu::{open_backend, Engine};

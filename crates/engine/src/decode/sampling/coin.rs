@@ -23,18 +23,6 @@ pub fn step_coins(seed: u64, step: u64) -> [f64; 4] {
     [0; 4].map(|_| (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64))
 }
 
-/// Index of the largest value (the lowest index on a tie), as llama2.c's `sample_argmax`:
-/// the engine's one argmax (logits, log-probabilities).
-pub fn argmax<T: PartialOrd>(x: &[T]) -> usize {
-    let mut best = 0;
-    for (i, v) in x.iter().enumerate() {
-        if *v > x[best] {
-            best = i;
-        }
-    }
-    best
-}
-
 /// The token whose cumulative probability first exceeds `coin` (inverse-CDF sampling, as
 /// llama2.c's `sample_mult`); the last token with non-zero mass if rounding leaves a gap.
 pub fn sample_from(probs: &[f64], coin: f64) -> u32 {
@@ -75,10 +63,5 @@ mod tests {
         assert_eq!(sample_from(&p, 0.5), 2);
         assert_eq!(sample_from(&p, 0.8), 3);
         assert_eq!(sample_from(&p, 0.999_999_9), 3);
-    }
-
-    #[test]
-    fn argmax_takes_first_of_ties() {
-        assert_eq!(argmax(&[1.0, 3.0, 3.0, 2.0]), 1);
     }
 }

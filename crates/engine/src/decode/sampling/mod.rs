@@ -20,8 +20,9 @@ pub mod stage;
 pub mod stages;
 
 pub use chain::{process, History, SamplingError, StageTrace, Trace};
-pub use coin::{argmax, sample_from, step_coin, step_coins};
+pub use coin::{sample_from, step_coin, step_coins};
 pub use knobs::{Category, Knob, KnobSpec, KNOBS};
 pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
 pub use raw::RawSettings;
-pub use settings::{SettingError, Settings, SettingsErrors, Stage, Strategy};
+pub use settings::{SettingError, Settings, SettingsErrors, Strategy};
+pub use stage::Stage;

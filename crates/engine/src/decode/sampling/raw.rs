@@ -5,6 +5,8 @@
 use super::knobs::Knob;
 use super::profile::{Profile, OPENAI_BOUNDS};
 use super::settings::*;
+use super::stage::Stage;
+use crate::config::MAX_COUNT;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

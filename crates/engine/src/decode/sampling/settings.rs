@@ -5,7 +5,7 @@
 
 use super::knobs::{Knob, KNOBS};
 use super::profile::Profile;
-pub use super::stage::Stage;
+use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -29,8 +29,6 @@ pub enum Strategy {
     },
 }
 
-/// The largest count a knob takes (the largest vocabulary and context the loader accepts).
-pub const MAX_COUNT: usize = 1 << 20;
 /// Largest |value| of a logit bias or a frequency/presence penalty, and the range of the
 /// repetition penalty and temperature: wide enough for any use (a bias of −10,000 bans a
 /// token), narrow enough that no stage can overflow to ±∞ from finite logits.

@@ -32,8 +32,9 @@
 //! token, the bonus), draw 1 the draft's, draw 2 the acceptance test, draw 3 the residual.
 //! A speculative run is reproducible from its seed and the same on every backend.
 
-use crate::backend::{Backend, BackendError, SeqId};
+use crate::backend::{Backend, BackendError};
 use crate::decode::sampling::{process, step_coins, History, SamplingError, Settings, Strategy};
+use crate::forward::batch::SeqId;
 use crate::forward::kv_cache::KvCache;
 use crate::forward::{RunState, Transformer};
 use crate::quant::Precision;

@@ -39,7 +39,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         rope_theta: decoding_engine::Config::LLAMA2C_ROPE_THETA,
         rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
     };
-    let ck = decoding_engine::formats::llama2c::Checkpoint::random(c, 5).unwrap();
+    let ck = decoding_engine::weights::Checkpoint::random(c, 5).unwrap();
     let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
     let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
     let opened = pollster::block_on(decoding_gpu::select::select(
