@@ -23,7 +23,7 @@ cargo fetch --locked
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo clippy -p decoding-web -p decoding-app -p decoding-gpu --target wasm32-unknown-unknown --locked -- -D warnings
+cargo clippy -p decoding-page -p decoding-worker -p decoding-app -p decoding-gpu --target wasm32-unknown-unknown --locked -- -D warnings
 
 step "native tests (engine, WebGPU backend on Vulkan, CLI, page logic)"
 # The set-up installs Mesa's lavapipe, so the GPU tests require an adapter here too: one

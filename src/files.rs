@@ -3,10 +3,12 @@
 //! asked for, and the backend opened for it.
 
 use crate::error::CliError;
+use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::backend::engine::Engine;
 use decoding_engine::budget::Budget;
 use decoding_engine::quant::Activations;
 use decoding_engine::{Model, Precision};
-use decoding_gpu::{open_backend, BackendChoice, Engine};
+use decoding_gpu::open_backend;
 use std::path::{Path, PathBuf};
 
 const DEFAULT_MODEL: &str = "assets/models/stories260K/stories260K.bin";

@@ -10,9 +10,9 @@ mod knobs;
 
 use clap::{Parser, Subcommand};
 use commands::*;
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::quant::Activations;
 use decoding_engine::Precision;
-use decoding_gpu::BackendChoice;
 use error::CliError;
 use files::{parse_budget, ModelFiles};
 use std::path::PathBuf;

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| decoding_web::fuzz::checkpoint(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| decoding_worker::fuzz::checkpoint(data));

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| decoding_web::fuzz::tokenizer_json(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| decoding_worker::fuzz::tokenizer_json(data));

@@ -4,10 +4,10 @@
 
 use crate::error::CliError;
 use crate::files::ModelFiles;
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::serving::batching::{simulate, throughput, trace, Policy, Throughput};
 use decoding_engine::serving::roofline::{self, Bound};
 use decoding_engine::units::human_bytes;
-use decoding_gpu::BackendChoice;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]

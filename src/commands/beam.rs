@@ -5,12 +5,12 @@ use super::{decode, end_tokens};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::BeamKnobArgs;
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::beam::{beam_search, score_continuation, BeamConfig};
 use decoding_engine::decode::generation::{Generation, StepOutcome};
 use decoding_engine::decode::sampling::settings::BEAM_DEFAULTS;
 use decoding_engine::decode::sampling::{Knob, Settings};
 use decoding_engine::{Backend, Model};
-use decoding_gpu::BackendChoice;
 
 #[derive(clap::Args, Debug)]
 pub struct BeamArgs {

@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use crate::files::ModelFiles;
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::{Backend, Checkpoint, Config, Logits, Transformer};
-use decoding_gpu::BackendChoice;
 use std::sync::Arc;
 use std::time::Instant;
 

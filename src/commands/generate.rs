@@ -4,10 +4,10 @@ use super::{decode, end_tokens};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::KnobArgs;
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::generation::{Generation, StepOutcome, StopReason};
 use decoding_engine::decode::sampling::{Knob, Strategy};
 use decoding_engine::Model;
-use decoding_gpu::BackendChoice;
 use std::io::Write;
 
 #[derive(clap::Args, Debug)]

@@ -6,9 +6,9 @@ use super::trace::{print_trace_table, trace_json};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::KnobArgs;
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::sampling::{process, step_coin, History};
 use decoding_engine::{Backend, Model};
-use decoding_gpu::BackendChoice;
 
 #[derive(clap::Args, Debug)]
 pub struct NextArgs {

@@ -5,13 +5,14 @@ use super::{decode, end_tokens};
 use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::KnobArgs;
+use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::backend::engine::Engine;
 use decoding_engine::decode::generation::{Generation, StepOutcome};
 use decoding_engine::decode::sampling::{Settings, Strategy};
 use decoding_engine::decode::speculative::{
     expected_tokens_per_cycle, Cycle, Draft, Rule, SpecError, SpecStats, Speculator,
 };
 use decoding_engine::Model;
-use decoding_gpu::{BackendChoice, Engine};
 
 #[derive(clap::Args, Debug)]
 pub struct SpeculateArgs {

@@ -1,5 +1,5 @@
 //! The page's UI thread (built by Trunk from `www/index.html`): a Leptos app that talks to the
-//! engine's web worker (`decoding-web`'s bin `worker`) through typed messages.
+//! engine's web worker (`decoding-worker`'s bin `worker`) through typed messages.
 
 #[cfg(target_arch = "wasm32")]
 mod ui;

@@ -12,4 +12,4 @@ pub mod select;
 
 pub use backend::GpuBackend;
 pub use context::{GpuContext, GpuError};
-pub use select::{open_backend, BackendChoice, BackendReport, Engine};
+pub use select::open_backend;

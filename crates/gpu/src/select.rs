@@ -4,44 +4,12 @@
 
 use crate::backend::GpuBackend;
 use crate::context::{GpuContext, GpuError};
-use decoding_engine::backend::choose::{choose_faster, Candidate};
-pub use decoding_engine::backend::engine::{BackendReport, Engine};
+use decoding_engine::backend::choose::{choose_faster, BackendChoice, Candidate};
+use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::backend::{Backend, BackendKind, CpuBackend};
 use decoding_engine::Transformer;
-use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 use std::sync::Arc;
-use strum::{Display, EnumString, IntoStaticStr, VariantArray};
-
-/// What the user asked for.
-#[derive(EnumString, IntoStaticStr, Display, VariantArray)]
-#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-pub enum BackendChoice {
-    /// The faster of the CPU and a hardware GPU, measured; the CPU without one.
-    #[default]
-    Auto,
-    /// WebGPU through wgpu (Vulkan natively).
-    #[cfg_attr(feature = "clap", value(alias = "webgpu"))]
-    #[strum(to_string = "gpu", serialize = "webgpu")]
-    Gpu,
-    /// The CPU (threads, SIMD kernels chosen for the machine).
-    Cpu,
-}
-
-impl BackendChoice {
-    /// Its one name (a link's, the menu's, the CLI's).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
-    /// By name (or "webgpu"), in any case.
-    pub fn parse(s: &str) -> Option<BackendChoice> {
-        s.trim().parse().ok()
-    }
-}
 
 /// Each backend's share of the measuring "auto" does (`choose::choose_faster`): a few
 /// decode steps each, about a quarter of a second in all with the GPU's first pass.

@@ -7,11 +7,13 @@
 mod common;
 
 use common::{generate, gpu, gpu_backend, model, settings};
+use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::backend::engine::Engine;
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::decode::generation::{Generation, StepOutcome};
 use decoding_engine::{BackendError, BackendKind};
 use decoding_gpu::select::select;
-use decoding_gpu::{BackendChoice, Engine, GpuBackend, GpuContext, GpuError};
+use decoding_gpu::{GpuBackend, GpuContext, GpuError};
 use pollster::block_on;
 use std::rc::Rc;
 
@@ -116,7 +118,7 @@ fn a_lost_device_switches_to_the_cpu_and_keeps_the_transcript() {
     let Some(be) = gpu_backend(&m) else { return };
     let ctx = be.context().clone();
     let mut raw = GpuBackend::new(ctx.clone(), &m.transformer).unwrap();
-    let report = decoding_gpu::BackendReport {
+    let report = decoding_engine::backend::engine::BackendReport {
         kind: BackendKind::Gpu,
         reason: "test".into(),
         dispatches_per_token: None,

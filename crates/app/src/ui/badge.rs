@@ -1,7 +1,7 @@
 //! The badge every quantity, control and panel carries ([LEARNED], [CONFIG], [STATE]) and
-//! the legend of the three, drawn from `decoding_web::taxonomy`, the one table.
+//! the legend of the three, drawn from `decoding_page::taxonomy`, the one table.
 
-use decoding_web::taxonomy::{self, Category};
+use decoding_page::taxonomy::{self, Category};
 use leptos::prelude::*;
 
 pub(super) fn slug(c: Category) -> &'static str {

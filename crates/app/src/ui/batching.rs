@@ -11,11 +11,11 @@ use super::Ui;
 use decoding_engine::serving::batching::{Policy, SimResult};
 use decoding_engine::serving::roofline::{self, Roof, H100_SXM};
 use decoding_engine::units::human_bytes;
-use decoding_web::export::{self as ex, Drawing};
-use decoding_web::geometry::batching::{self as bg, flops_text, RoofPoint};
-use decoding_web::page::Panel;
-use decoding_web::protocol::{GpuSplitView, LanesView, Request, ServeView, SweepView};
-use decoding_web::verdict::{regime, Regime};
+use decoding_page::export::{self as ex, Drawing};
+use decoding_page::geometry::batching::{self as bg, flops_text, RoofPoint};
+use decoding_page::page::Panel;
+use decoding_page::protocol::{GpuSplitView, LanesView, Request, ServeView, SweepView};
+use decoding_page::verdict::{regime, Regime};
 use leptos::prelude::*;
 
 /// The batch sizes the throughput chart measures.
@@ -32,8 +32,8 @@ pub fn BatchPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let exports = move || {
         view! {
-            {export::buttons("throughput", "throughput and the roofline", move || ui.views.sweep.with_untracked(|v| v.as_ref().map(decoding_web::export::sweep)))}
-            {export::buttons("serving", "the serving timelines", move || ui.views.serve.with_untracked(|v| v.as_ref().map(decoding_web::export::serve)))}
+            {export::buttons("throughput", "throughput and the roofline", move || ui.views.sweep.with_untracked(|v| v.as_ref().map(decoding_page::export::sweep)))}
+            {export::buttons("serving", "the serving timelines", move || ui.views.serve.with_untracked(|v| v.as_ref().map(decoding_page::export::serve)))}
         }
     };
     view! {
@@ -175,7 +175,7 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
     let last = v.rows.last();
     // The same judgement as the lesson track's caption (`verdict`): a gain counts with a
     // 1.3× ratio and every run of the largest B above every run of B = 1.
-    let (gain, clear) = decoding_web::verdict::batching_gain(&v).unwrap_or((1.0, false));
+    let (gain, clear) = decoding_page::verdict::batching_gain(&v).unwrap_or((1.0, false));
     let in_cache = v.weight_bytes < CACHE_BYTES;
     let why = match (clear, in_cache) {
         (false, true) => format!(
@@ -205,7 +205,7 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
         last.map_or(0.0, |r| r.prefill_tokens_per_s),
     );
     view! {
-        {export::figure(&decoding_web::export::throughput(&v).on_page("tp-chart"))}
+        {export::figure(&decoding_page::export::throughput(&v).on_page("tp-chart"))}
         <table class="calc" data-testid="tp-table">
             <thead><tr><th>"B"</th><th>"runs"</th><th>"prefill tokens/s (middle half)"</th><th>"decode tokens/s (middle half)"</th></tr></thead>
             <tbody>{v.rows.iter().zip(&v.spread).map(|(r, sp)| view! {

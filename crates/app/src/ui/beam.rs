@@ -9,10 +9,10 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::beam::BeamNode;
 use decoding_engine::decode::sampling::Knob;
-use decoding_web::export::{beam_tree, beam_tree_along, Greedy};
-use decoding_web::geometry::beam::{paths, Paths};
-use decoding_web::page::Panel;
-use decoding_web::protocol::{BeamView, Request};
+use decoding_page::export::{beam_tree, beam_tree_along, Greedy};
+use decoding_page::geometry::beam::{paths, Paths};
+use decoding_page::page::Panel;
+use decoding_page::protocol::{BeamView, Request};
 use leptos::prelude::*;
 
 /// The tree: the very SVG the export saves, in a box that scrolls sideways (the figure

@@ -8,8 +8,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::sampling::Knob;
 use decoding_engine::decode::sampling::Stage;
-use decoding_web::page::Panel;
-use decoding_web::protocol::StageView;
+use decoding_page::page::Panel;
+use decoding_page::protocol::StageView;
 use leptos::prelude::*;
 
 /// Moves a stage with its ↑/↓ button and keeps the focus on that stage's button in its new
@@ -33,7 +33,7 @@ fn reorder(ui: Ui, from: usize, to: usize) {
 }
 
 fn mini_chart(v: &StageView) -> impl IntoView {
-    use decoding_web::geometry::{chain, Rect};
+    use decoding_page::geometry::{chain, Rect};
     // Each series is one path of bars (one attribute to update a move, not two per bar: a
     // slider move rewrote 275 bar attributes in the chain, issue 32). The bars are the
     // shared geometry's (the export draws the same): a square-root scale keeps the small
@@ -87,7 +87,7 @@ pub fn Chain() -> impl IntoView {
     };
     view! {
         <PanelShell panel=Panel::Chain
-            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::stages(t, &|id| super::chip_label(&ui, id)))))>
+            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::stages(t, &|id| super::chip_label(&ui, id)))))>
             <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules. Each stage's chart: "<Tag of="chain-charts" /></p>
             <ol class="chain" data-testid="chain">
                 {move || {

@@ -7,9 +7,9 @@ use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::sampling::Knob;
-use decoding_web::geometry::compare;
-use decoding_web::page::{self, CompareLink, Panel, COMPARE_PRESETS, MAX_COLUMNS};
-use decoding_web::protocol::{ColumnView, Request};
+use decoding_page::geometry::compare;
+use decoding_page::page::{self, CompareLink, Panel, COMPARE_PRESETS, MAX_COLUMNS};
+use decoding_page::protocol::{ColumnView, Request};
 use leptos::prelude::*;
 
 /// The columns' texts: the link's comparison, else the lesson's preset.
@@ -122,7 +122,7 @@ pub fn ComparePanel() -> impl IntoView {
                 }).collect_view()}
             </div>
             <div class="export-row">
-                {super::export::buttons("compare", "the compared columns", move || ui.views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_web::export::columns(v, &|id| super::chip_label(&ui, id)))))}
+                {super::export::buttons("compare", "the compared columns", move || ui.views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::chip_label(&ui, id)))))}
             </div>
             <ColumnsGrid />
         </PanelShell>

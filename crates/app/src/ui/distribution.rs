@@ -7,10 +7,10 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_web::geometry::distribution::{self as dg, BarKind, CHART_ALL, CHART_BARS};
-use decoding_web::page::piece_text;
-use decoding_web::page::{self, Panel, Scale};
-use decoding_web::protocol::TraceView;
+use decoding_page::geometry::distribution::{self as dg, BarKind, CHART_ALL, CHART_BARS};
+use decoding_page::page::piece_text;
+use decoding_page::page::{self, Panel, Scale};
+use decoding_page::protocol::TraceView;
 use leptos::prelude::*;
 
 /// Rows listed under the chart before "show all".
@@ -332,7 +332,7 @@ pub fn Distribution() -> impl IntoView {
                     <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
                         on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
                 </div>
-                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_web::export::distribution(t, &|id| super::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
+                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::distribution(t, &|id| super::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
             </div>
             <DistributionView trace=trace testid="dist" />
         </section>
@@ -364,7 +364,7 @@ pub fn ToyPanel() -> impl IntoView {
             export=move || export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
                 let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
                 let scale = ui.shell.page.with_untracked(|p| p.scale);
-                decoding_web::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale)
+                decoding_page::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale)
             })))>
             <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
             <div class="knob-row">

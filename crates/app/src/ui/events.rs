@@ -1,10 +1,10 @@
 //! The worker's events into the page's signals: what they call for is decided by the page's
-//! model (`decoding_web::page::PageModel`, tested natively); here its reaction is carried
+//! model (`decoding_page::page::PageModel`, tested natively); here its reaction is carried
 //! out and each view stored in its signal.
 
 use super::{lesson, Ui};
-use decoding_web::page::{self, Reaction};
-use decoding_web::protocol::*;
+use decoding_page::page::{self, Reaction};
+use decoding_page::protocol::*;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use web_sys::MessageEvent;
@@ -15,7 +15,7 @@ impl Ui {
         let ui = self;
         let on_event = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             let text = e.data().as_string().unwrap_or_default();
-            match decoding_web::protocol::decode::<Event>(&text) {
+            match decoding_page::protocol::decode::<Event>(&text) {
                 Ok(ev) => ui.on_event(ev),
                 Err(err) => ui
                     .shell
@@ -124,7 +124,7 @@ impl Ui {
         }
         if let Some(step) = r
             .lesson_in_view
-            .and_then(|i| decoding_web::lesson::STEPS.get(i))
+            .and_then(|i| decoding_page::lesson::STEPS.get(i))
         {
             lesson::bring_into_view(step.shows, true, 120);
         }

@@ -1,8 +1,8 @@
-//! Saving a chart: the view's [`Drawing`] (built from its data in `decoding_web::export`)
+//! Saving a chart: the view's [`Drawing`] (built from its data in `decoding_page::export`)
 //! written as SVG, or painted shape by shape onto a canvas at twice its size and saved as
 //! PNG; and the transcript with its settings as JSON.
 
-use decoding_web::export::{Anchor, Drawing, Label, Shape, Stroke, RING};
+use decoding_page::export::{Anchor, Drawing, Label, Shape, Stroke, RING};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

@@ -196,7 +196,7 @@ async fn check_hf(
     m_len: u64,
     t_len: u64,
 ) -> Result<(Option<String>, Vec<u8>), String> {
-    use decoding_engine::{budget::Budget, hf, Model};
+    use decoding_engine::{budget::Budget, formats::hf, Model};
     if config.size() as u64 > hf::MAX_CONFIG_BYTES as u64 {
         return Err(hf::HfError::ConfigTooLarge {
             bytes: config.size() as u64,

@@ -4,9 +4,9 @@
 use super::files::ModelPicker;
 use super::taxonomy::Tag;
 use super::{lesson, LoadState, Ui};
+use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::Precision;
-use decoding_gpu::BackendChoice;
-use decoding_web::protocol::*;
+use decoding_page::protocol::*;
 use leptos::prelude::*;
 
 #[component]

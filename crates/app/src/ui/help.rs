@@ -1,7 +1,7 @@
 //! Keyboard control for every action, and the help overlay (`?`) that lists it.
 
 use super::Ui;
-use decoding_web::page::Shortcut;
+use decoding_page::page::Shortcut;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 

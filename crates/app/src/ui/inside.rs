@@ -9,8 +9,8 @@
 use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::thousands;
-use decoding_web::page::{piece_text, Panel};
-use decoding_web::protocol::ProbeView;
+use decoding_page::page::{piece_text, Panel};
+use decoding_page::protocol::ProbeView;
 use leptos::prelude::*;
 
 /// Most positions the attention grid draws (the newest).

@@ -9,7 +9,7 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::forward::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
-use decoding_web::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
+use decoding_page::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use leptos::prelude::*;
 
 #[component]
@@ -19,7 +19,7 @@ pub fn KvPanel() -> impl IntoView {
         <PanelShell panel=Panel::Kv
             export=move || export::buttons("kv", "the KV cache", move || {
                 let n = ui.gen.transcript.with_untracked(|t| t.as_ref().map(|t| t.cache_len));
-                ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_web::export::kv(&i.config, n)))
+                ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_page::export::kv(&i.config, n)))
             })>
             <Cache /> <super::inside::Inside /> <Compare /> <Calculator />
         </PanelShell>
@@ -57,7 +57,7 @@ fn Cache() -> impl IntoView {
             .collect();
         view! {
             <p class="small"><Tag of="kv-grid" />" the cache: one row per layer, one cell per cached position"</p>
-            {export::figure(&decoding_web::export::kv_grid(&c, cache_len).on_page("kv-grid"))}
+            {export::figure(&decoding_page::export::kv_grid(&c, cache_len).on_page("kv-grid"))}
             <p data-testid="kv-positions">{
                 let (p, g) = (prompt_len, steps_len);
                 let waiting = (p + g) as u64 - n;
@@ -110,7 +110,7 @@ fn Compare() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let run = move |_| {
         ui.views.compare.set(None);
-        ui.send(&decoding_web::protocol::Request::CacheCompare {
+        ui.send(&decoding_page::protocol::Request::CacheCompare {
             positions: vec![16, 32, 64, 128, 256, 512],
         });
     };

@@ -1,5 +1,5 @@
 //! The lesson track: Lesson 10 walked section by section, each step a prepared view of this
-//! page (`decoding_web::lesson::STEPS`: a link state and its panel action) with a caption
+//! page (`decoding_page::lesson::STEPS`: a link state and its panel action) with a caption
 //! whose numbers come from what the page shows (`Step::caption`). Next / previous with the
 //! buttons, PageDown / PageUp (a presenter's clicker) or "." / ","; the step is in the link.
 //! A step is a place: opening it brings what it shows to the top of the viewport, under the
@@ -7,8 +7,8 @@
 
 use super::taxonomy::Tag;
 use super::Ui;
-use decoding_web::lesson::{Live, Part, STEPS};
-use decoding_web::page;
+use decoding_page::lesson::{Live, Part, STEPS};
+use decoding_page::page;
 use leptos::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use wasm_bindgen::JsCast;
@@ -65,7 +65,7 @@ impl Ui {
         self.knobs.field_errors.set(Vec::new());
         self.knobs.settings.set(r.settings.clone());
         self.shell.page.set(page.clone());
-        self.send(&decoding_web::protocol::Request::Cancel);
+        self.send(&decoding_page::protocol::Request::Cancel);
         for req in page::view_requests(&page, &r.settings) {
             self.send(&req);
         }

@@ -1,8 +1,8 @@
 //! The page's UI (Leptos, client-side rendered). Components are thin: the state is a set of
 //! signals ([`Ui`], `state.rs`) fed by the worker's events (`events.rs`); what an event calls
-//! for and the link's state live in plain types (`decoding_web::page`) tested natively. The
+//! for and the link's state live in plain types (`decoding_page::page`) tested natively. The
 //! engine runs in the web worker, reached only through
-//! [`protocol`](decoding_web::protocol) messages, so the UI thread never blocks.
+//! [`protocol`](decoding_page::protocol) messages, so the UI thread never blocks.
 
 mod badge;
 mod batching;
@@ -28,13 +28,13 @@ mod transcript;
 
 pub use state::*;
 
-use decoding_web::page;
+use decoding_page::page;
 use leptos::prelude::*;
 
 #[component]
 fn App() -> impl IntoView {
     let query = window().location().search().unwrap_or_default();
-    let restored = decoding_web::lesson::from_link(&query, 512);
+    let restored = decoding_page::lesson::from_link(&query, 512);
     let worker = match web_sys::Worker::new("./worker_loader.js") {
         Ok(w) => w,
         Err(e) => {

@@ -5,7 +5,7 @@
 
 use super::badge::Tag;
 use super::Ui;
-use decoding_web::page::Panel;
+use decoding_page::page::Panel;
 use leptos::prelude::*;
 
 /// A collapsible panel. The body (`children`) and the export row are built each time the

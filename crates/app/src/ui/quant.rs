@@ -9,8 +9,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
-use decoding_web::page::Panel;
-use decoding_web::protocol::QuantView;
+use decoding_page::page::Panel;
+use decoding_page::protocol::QuantView;
 use leptos::prelude::*;
 
 #[component]
@@ -18,7 +18,7 @@ pub fn QuantPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Quant
-            export=move || export::buttons("quant", "the four precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_web::export::quant)))>
+            export=move || export::buttons("quant", "the four precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_page::export::quant)))>
             <Body />
         </PanelShell>
     }
@@ -90,7 +90,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
 
 #[component]
 fn Bars(view: QuantView) -> impl IntoView {
-    export::figure(&decoding_web::export::quant(&view).on_page("quant-chart"))
+    export::figure(&decoding_page::export::quant(&view).on_page("quant-chart"))
 }
 
 #[component]

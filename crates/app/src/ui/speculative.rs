@@ -11,8 +11,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
-use decoding_web::page::{piece_text, Panel, SpecLink};
-use decoding_web::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
+use decoding_page::page::{piece_text, Panel, SpecLink};
+use decoding_page::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
 use leptos::prelude::*;
 
 fn kind_class(k: SpecTokenKind) -> &'static str {
@@ -38,7 +38,7 @@ pub fn SpecPanel() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Spec
-            export=move || export::buttons("spec", "the last cycle's p and q", move || ui.views.spec.with_untracked(|s| s.as_ref().and_then(decoding_web::export::spec)))>
+            export=move || export::buttons("spec", "the last cycle's p and q", move || ui.views.spec.with_untracked(|s| s.as_ref().and_then(decoding_page::export::spec)))>
             <Controls /> <Body />
         </PanelShell>
     }
@@ -216,7 +216,7 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
                 <div class="spec-position" data-testid="spec-position">
                     <p class="small">{how}" · "<span data-testid="spec-overlap">{format!("Σ min(p, q) = {:.3}", p.overlap)}</span>
                         " (the chance a draft from q is accepted here)"</p>
-                    {export::figure(&decoding_web::export::spec_position(i, p).on_page("spec-bars"))}
+                    {export::figure(&decoding_page::export::spec_position(i, p).on_page("spec-bars"))}
                 </div>
             }
         })

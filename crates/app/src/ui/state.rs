@@ -1,12 +1,12 @@
 //! The page's state: one group of signals per part of the page ([`Ui`]), fed by the
 //! worker's events (`events.rs`) and by the controls, and what the controls do with it.
 
+use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::decode::sampling::knobs::{Control, Knob};
 use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings, Strategy};
 use decoding_engine::Precision;
-use decoding_gpu::BackendReport;
-use decoding_web::page::{self, PageModel, PageState, Panel};
-use decoding_web::protocol::*;
+use decoding_page::page::{self, PageModel, PageState, Panel};
+use decoding_page::protocol::*;
 use leptos::prelude::*;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
@@ -198,7 +198,7 @@ impl Ui {
             });
         }
         self.link
-            .with_value(|w| match decoding_web::protocol::encode(req) {
+            .with_value(|w| match decoding_page::protocol::encode(req) {
                 Ok(text) => {
                     if let Err(e) = w.post_message(&JsValue::from_str(&text)) {
                         web_sys::console::error_2(&"postMessage failed".into(), &e);

@@ -1,12 +1,12 @@
 //! The lesson's taxonomy on the page (lesson 10, section 6): the lesson's table with what
-//! this page has in each row, drawn from `decoding_web::taxonomy`, the one table (the
+//! this page has in each row, drawn from `decoding_page::taxonomy`, the one table (the
 //! badges and the legend are `badge.rs`).
 
 use super::badge::slug;
 pub use super::badge::{Legend, Tag};
 use super::panel::PanelShell;
-use decoding_web::page::Panel;
-use decoding_web::taxonomy::{self, ROWS};
+use decoding_page::page::Panel;
+use decoding_page::taxonomy::{self, ROWS};
 use leptos::prelude::*;
 
 /// The lesson's table, and what this page has in each row.

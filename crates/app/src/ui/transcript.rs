@@ -6,8 +6,8 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::generation::StopReason;
 use decoding_engine::units::human_bytes;
-use decoding_web::page::piece_text;
-use decoding_web::protocol::Request;
+use decoding_page::page::piece_text;
+use decoding_page::protocol::Request;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -367,8 +367,8 @@ fn Timings() -> impl IntoView {
         <p class="timings" data-testid="memory">
             <Tag of="memory" />" "
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.memory_bytes.map(|m| (m, t.heap_bytes.unwrap_or(0)))).map(|(engine, engine_live)| {
-                let page = decoding_web::heap::wasm_memory_bytes().unwrap_or(0);
-                let page_live = decoding_web::heap::live_bytes().unwrap_or(0);
+                let page = decoding_page::heap::wasm_memory_bytes().unwrap_or(0);
+                let page_live = decoding_page::heap::live_bytes().unwrap_or(0);
                 view! {
                     "Memory (wasm, peak): engine "
                     <span data-testid="memory-engine" data-bytes=engine.to_string() data-live=engine_live.to_string()>{human_bytes(engine)}</span>
@@ -411,7 +411,7 @@ pub fn stop_words(r: &StopReason) -> String {
 /// replayed (same prompt, knobs and seed) and its tokens checked against the replay.
 #[component]
 fn TranscriptFiles() -> impl IntoView {
-    use decoding_web::export::{TranscriptFile, MAX_TRANSCRIPT_BYTES, TRANSCRIPT_FORMAT};
+    use decoding_page::export::{TranscriptFile, MAX_TRANSCRIPT_BYTES, TRANSCRIPT_FORMAT};
     let ui = expect_context::<Ui>();
     let save = move |_| {
         let (Some(info), Some(t)) = (
@@ -435,7 +435,7 @@ fn TranscriptFiles() -> impl IntoView {
                 .collect(),
             tokens: t.steps.iter().map(|s| s.token).collect(),
             text: format!("{}{}", t.prompt_text, t.generated_text),
-            link: decoding_web::page::to_query(&page, &settings),
+            link: decoding_page::page::to_query(&page, &settings),
         };
         if let Ok(json) = serde_json::to_string_pretty(&file) {
             super::export::save_text(&json, "application/json", "transcript.json");

@@ -8,6 +8,38 @@
 
 use crate::backend::engine::BackendReport;
 use crate::backend::{Backend, BackendError, BackendKind};
+use serde::{Deserialize, Serialize};
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
+
+/// What the user asked for.
+#[derive(EnumString, IntoStaticStr, Display, VariantArray)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum BackendChoice {
+    /// The faster of the CPU and a hardware GPU, measured; the CPU without one.
+    #[default]
+    Auto,
+    /// WebGPU through wgpu (Vulkan natively).
+    #[cfg_attr(feature = "clap", value(alias = "webgpu"))]
+    #[strum(to_string = "gpu", serialize = "webgpu")]
+    Gpu,
+    /// The CPU (threads, SIMD kernels chosen for the machine).
+    Cpu,
+}
+
+impl BackendChoice {
+    /// Its one name (a link's, the menu's, the CLI's).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// By name (or "webgpu"), in any case.
+    pub fn parse(s: &str) -> Option<BackendChoice> {
+        s.trim().parse().ok()
+    }
+}
 
 /// Least timed decode steps per candidate (after one untimed warm-up step).
 const MIN_STEPS: usize = 3;

@@ -9,6 +9,7 @@
 
 pub mod choose;
 pub mod engine;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod timing;
 

@@ -3,7 +3,7 @@
 //! the command-line group it belongs to, and its category in the lesson's table (lesson 10,
 //! section 6: parameters are [LEARNED], configuration [CONFIG], transient values [STATE]).
 //!
-//! The CLI's flags (`src/knobs.rs`), the URL query (`decoding_web::state`), the page's
+//! The CLI's flags (`src/knobs.rs`), the URL query (`decoding_page::page::link`), the page's
 //! controls (`crates/app/src/ui/knobs.rs`) and validation (`RawSettings`) all walk [`KNOBS`];
 //! adding a knob is one entry here plus its rule in `RawSettings::validate`.
 

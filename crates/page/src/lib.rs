@@ -1,0 +1,16 @@
+//! The Decoding Explorer page's plain logic, shared by its UI thread (crate `decoding-app`)
+//! and its engine worker (crate `decoding-worker`), tested natively: the typed messages
+//! between them ([`protocol`]), the page's state and its reactions ([`page`]), the lesson
+//! track ([`lesson`]), the taxonomy, and every figure's geometry and export. No GPU and no
+//! browser types: the UI links it without the engine's backends.
+
+pub mod export;
+pub mod finite;
+pub mod geometry;
+pub mod heap;
+pub mod lesson;
+pub mod packed;
+pub mod page;
+pub mod protocol;
+pub mod taxonomy;
+pub mod verdict;

@@ -1,0 +1,193 @@
+//! Loading a model from bytes with its backend, as one swap that keeps the old model on any
+//! failure, and switching the backend that runs it (the transcript is rebuilt there).
+
+use super::{err, Host, Session};
+use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::backend::engine::BackendReport;
+use decoding_engine::backend::engine::Engine;
+use decoding_engine::{Backend, Model};
+use decoding_gpu::{open_backend, GpuError};
+use decoding_page::protocol::*;
+
+impl Session {
+    /// Loads a model and opens its backend aside (`choice`; `Auto` falls back to the CPU),
+    /// then swaps: the current model, its backend and its transcript are replaced only when
+    /// both worked. On any failure the old model keeps working, on the backend it had.
+    pub async fn load(
+        &mut self,
+        name: &str,
+        model: &[u8],
+        tokenizer: &[u8],
+        choice: BackendChoice,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        let len = model.len() as u64;
+        self.load_from(name, &mut &model[..], len, tokenizer, None, choice, host)
+            .await
+    }
+
+    /// `load` with the checkpoint read from `model` (`len` bytes): the page's worker reads
+    /// the fetched or picked file from JavaScript memory this way, tensor by tensor, so
+    /// wasm memory holds the weights once, not the file and the weights (issue 11). With a
+    /// `config` (a Hugging Face `config.json`), `model` is its `model.safetensors` and
+    /// `tokenizer` its `tokenizer.json` (`Model::read_files`). With `Auto`, the backends are
+    /// measured on the new model (`select::open_backend`, `host`'s clock).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn load_from(
+        &mut self,
+        name: &str,
+        model: &mut impl std::io::Read,
+        len: u64,
+        tokenizer: &[u8],
+        config: Option<&[u8]>,
+        choice: BackendChoice,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        let budget = decoding_engine::budget::Budget::default();
+        let m = match Model::read_files(model, len, tokenizer, config, budget) {
+            Ok(m) => m,
+            Err(e) => return vec![err(e)],
+        };
+        let opened = open_backend(choice, &m.transformer, &|| host.now()).await;
+        let events = self.install(name, m, opened);
+        if matches!(events.first(), Some(Event::Loaded { .. })) {
+            self.choice = choice;
+        }
+        events
+    }
+
+    /// The swap: a model and what opening its backend gave.
+    pub(super) fn install(
+        &mut self,
+        name: &str,
+        m: Model,
+        opened: Result<(Box<dyn Backend>, BackendReport), GpuError>,
+    ) -> Vec<Event> {
+        let (backend, report) = match opened {
+            Ok(x) => x,
+            // With no model yet (a link being opened), the backend asked for is a preference:
+            // the CPU runs the model and the report says why (issue 10: a GPU link opened
+            // without WebGPU stranded the student on "no model is loaded yet").
+            Err(e) if self.model.is_none() => decoding_gpu::select::cpu_backend(
+                &m.transformer,
+                format!("the GPU asked for is not available ({e}); running on the CPU"),
+            ),
+            Err(e) => {
+                let kept = if self.model.is_some() {
+                    "; the current model is kept"
+                } else {
+                    ""
+                };
+                return vec![err(format!("{name} could not be opened: {e}{kept}"))];
+            }
+        };
+        let info = ModelInfo {
+            name: name.to_string(),
+            config: *m.config(),
+            params: m.config().n_params(),
+            pieces: (0..m.tokenizer.vocab_size() as u32)
+                .map(|i| m.tokenizer.piece(i).unwrap_or("?").to_string())
+                .collect(),
+            format: m.format,
+            architecture: m.architecture.clone(),
+            tensor_types: m.tensor_types.clone(),
+            extras: m.extras(),
+            chat_template: matches!(m.chat_template, Some(Ok(_))),
+            trained_context: m.trained_context,
+            add_bos: m.tokenizer.add_bos,
+        };
+        if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
+            old.release(engine);
+        }
+        self.beam = None;
+        self.spec = None;
+        self.lanes = None;
+        self.columns = None;
+        self.warm_up_due = report.kind == decoding_engine::BackendKind::Cpu;
+        self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
+        self.original = Some(m.transformer.clone());
+        self.precision = m.transformer.weights.precision();
+        self.lab = None;
+        self.model = Some(m);
+        vec![
+            Event::Loaded { info },
+            self.precision_event(),
+            Event::Backend { report },
+        ]
+    }
+
+    pub fn model(&self) -> Option<&Model> {
+        self.model.as_ref()
+    }
+
+    /// The prompt of the current transcript.
+    pub fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
+    /// The backend the user chose (auto by default): another model, or other weights, are
+    /// opened with it (auto measures again).
+    /// (A GPU asked for that could not be had runs on the CPU: that is what reopens.)
+    pub fn backend_choice(&self) -> BackendChoice {
+        let kind = self.engine.as_ref().map(|e| e.report.kind);
+        match (self.choice, kind) {
+            (BackendChoice::Gpu, Some(decoding_engine::BackendKind::Cpu)) => BackendChoice::Cpu,
+            (c, _) => c,
+        }
+    }
+
+    /// Opens the chosen backend (or switches to it, rebuilding the transcript there).
+    pub async fn set_backend(&mut self, choice: BackendChoice, host: &dyn Host) -> Vec<Event> {
+        let Some(m) = &self.model else {
+            return vec![err("no model is loaded yet")];
+        };
+        let (backend, report) = match open_backend(choice, &m.transformer, &|| host.now()).await {
+            Ok(x) => x,
+            Err(e) => return vec![err(e)],
+        };
+        self.choice = choice;
+        let engine = Engine::new(m.transformer.clone(), backend, report.clone());
+        match self.adopt(engine).await {
+            Ok(_) => [vec![Event::Backend { report }], self.shown_again().await].concat(),
+            Err(e) => vec![e],
+        }
+    }
+
+    /// Runs the transcript on `engine` from now on: its cache rebuilt there from its tokens
+    /// (backend switch, new weights); the beam search is dropped. On failure nothing
+    /// changed.
+    pub(super) async fn adopt(&mut self, mut engine: Engine) -> Result<(), Event> {
+        if let Some(old) = &self.gen {
+            let g = old
+                .rebuild(&mut engine)
+                .await
+                .map_err(|e| err(format!("could not move the transcript: {e}")))?;
+            if let (Some(old_engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
+                old.release(&mut *old_engine);
+            }
+            self.gen = Some(g);
+        }
+        self.beam = None;
+        // The step timings were the old backend's: a mean across both would mix them.
+        self.timings.forward_ms.clear();
+        self.timings.chain_ms.clear();
+        self.timings.last_run = None;
+        // The speculative run lived on the old engine (the page starts it again).
+        self.spec = None;
+        // So did the batching panel's lanes and the compared columns.
+        self.lanes = None;
+        self.columns = None;
+        self.engine = Some(engine);
+        Ok(())
+    }
+
+    /// The transcript and its distribution, shown again after `adopt` (none without one).
+    pub(super) async fn shown_again(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.gen.is_some() {
+            events.push(self.transcript());
+            events.extend(self.preview().await);
+        }
+        events
+    }
+}

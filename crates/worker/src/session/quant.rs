@@ -1,0 +1,333 @@
+//! Precision (lesson 10, section 5: quantization "changes the representation of θ, not its
+//! learned values"): requantizing the loaded weights in the worker with the transcript kept,
+//! and the quantization panel's view, f32, f16, q8 and q4 side by side at the current
+//! position.
+//!
+//! The panel's four models run on the CPU beside the transcript's backend, each with its
+//! own KV cache kept in step with the transcript (only new tokens are run), and are freed
+//! when the panel closes.
+
+use super::{err, Host, Session};
+use decoding_engine::backend::engine::Engine;
+use decoding_engine::forward::RunState;
+use decoding_engine::kernels::logprob::argmax;
+use decoding_engine::kernels::logprob::{kl, log_softmax};
+use decoding_engine::quant::{Activations, Precision, Tensor};
+use decoding_engine::{KvCache, Transformer};
+use decoding_gpu::open_backend;
+use decoding_page::protocol::*;
+use std::sync::Arc;
+
+/// Least wall time of each decode measurement (browsers round worker clocks to ~0.1 ms).
+const DECODE_MEASURE_MS: f64 = 3.0;
+/// Rounds of a precision's measurement, one after another; each shows the median and the
+/// range.
+const DECODE_ROUNDS: usize = 5;
+/// Untimed steps before a precision's rounds, for at least this long and this many: the
+/// first steps after the other precisions ran are slow (the wasm's code for this precision
+/// compiles again once it has run, and the caches hold the other models' weights). In
+/// headless Chromium on an Intel Xeon the 15M shape's q8 step took 3.3 ms after one warm
+/// step, 2.1 ms after three; f32 6.7 ms after one, 3.4 ms after ten (BENCHMARKS.md).
+const WARM_MS: f64 = 20.0;
+const WARM_STEPS: u32 = 3;
+/// The decode times are measured again when the context has moved this far since (a step
+/// costs about the same one position later; measuring at every token would slow a run).
+const REMEASURE_AFTER: usize = 32;
+/// Tokens listed in the panel's chart.
+const TOKENS_SHOWN: usize = 12;
+/// Weights of the example row shown.
+const ROW_SHOWN: usize = 8;
+
+/// A decode step's measured time, ms: (median, lowest, highest) of the rounds.
+type Timing = (f64, f64, f64);
+
+/// The models the panel runs: the four precisions (the CPU's q8 and q4 multiply int8
+/// activations), then q8 and q4 again with float32 activations, whose KL the table shows
+/// beside (what rounding the activations adds to rounding the weights).
+const RUNS: usize = PRECISIONS + 2;
+
+/// The four precisions of the loaded weights with their caches.
+pub(super) struct Lab {
+    models: [Arc<Transformer>; RUNS],
+    caches: [KvCache; RUNS],
+    /// what each cache holds
+    held: [Vec<u32>; RUNS],
+    /// the last measured decode times (median, lowest, highest ms) and where
+    timed: Option<(usize, [Timing; PRECISIONS])>,
+}
+
+impl Lab {
+    fn new(original: &Arc<Transformer>) -> Lab {
+        let at = |p: Precision| {
+            if original.weights.precision() == p {
+                original.clone()
+            } else {
+                Arc::new(original.at(p))
+            }
+        };
+        let [f32, f16, q8, q4] = Precision::ALL.map(at);
+        let f32_acts = |t: &Transformer| Arc::new(t.with_activations(Activations::F32));
+        let models = [
+            f32,
+            f16,
+            q8.clone(),
+            q4.clone(),
+            f32_acts(&q8),
+            f32_acts(&q4),
+        ];
+        Lab {
+            caches: std::array::from_fn(|i| KvCache::new(&models[i].config)),
+            models,
+            held: Default::default(),
+            timed: None,
+        }
+    }
+}
+
+impl Session {
+    /// The precision event: what the page's selector and summary show.
+    pub(super) fn precision_event(&self) -> Event {
+        let bytes = self
+            .model
+            .as_ref()
+            .map_or(0, |m| m.transformer.weights.bytes(m.config()));
+        Event::Precision {
+            precision: self.precision,
+            weight_bytes: bytes,
+        }
+    }
+
+    /// Requantizes the loaded weights to `p` and rebuilds the transcript under them on the
+    /// backend that runs now (its tokens kept; the next distribution is the new weights').
+    /// On any failure the current weights keep running.
+    /// With "auto" the backends are measured again on the new weights.
+    pub async fn set_precision(&mut self, p: Precision, host: &dyn Host) -> Vec<Event> {
+        let (Some(m), Some(original)) = (&self.model, &self.original) else {
+            return vec![err("no model is loaded yet")];
+        };
+        if p == self.precision {
+            return vec![self.precision_event()];
+        }
+        let transformer = if original.weights.precision() == p {
+            original.clone()
+        } else {
+            Arc::new(original.at(p))
+        };
+        let new = m.with_transformer(transformer);
+        let (backend, report) =
+            match open_backend(self.backend_choice(), &new.transformer, &|| host.now()).await {
+                Ok(x) => x,
+                Err(e) => {
+                    return vec![err(format!(
+                        "the {p} weights could not be opened: {e}; still running {}",
+                        self.precision
+                    ))]
+                }
+            };
+        let engine = Engine::new(new.transformer.clone(), backend, report.clone());
+        if let Err(e) = self.adopt(engine).await {
+            return vec![e];
+        }
+        self.model = Some(new);
+        self.precision = p;
+        let mut events = vec![self.precision_event(), Event::Backend { report }];
+        events.extend(self.shown_again().await);
+        events
+    }
+
+    /// The panel opened or closed.
+    pub(super) fn set_quantization(&mut self, open: bool, host: &dyn Host) -> Vec<Event> {
+        self.quant_open = open;
+        if !open {
+            self.lab = None;
+            return vec![];
+        }
+        self.quant_view(host).into_iter().collect()
+    }
+
+    /// f32, f16, q8 and q4 after the transcript's tokens: each model's distribution, KL from f32,
+    /// top token, weight bytes and a measured decode step; one weight row before and after.
+    pub(super) fn quant_view(&mut self, host: &dyn Host) -> Option<Event> {
+        let gen = self.gen.as_ref()?;
+        let original = self.original.clone()?;
+        let model = self.model.as_ref()?;
+        let context: Vec<u32> = gen
+            .prompt()
+            .iter()
+            .copied()
+            .chain(gen.generated_ids())
+            .collect();
+        let (&last, before) = context.split_last()?;
+        let lab = self.lab.get_or_insert_with(|| Lab::new(&original));
+        let mut lps = Vec::with_capacity(RUNS);
+        let mut logits = vec![0.0f32; original.config.vocab_size];
+        for i in 0..RUNS {
+            let (t, cache, held) = (&lab.models[i], &mut lab.caches[i], &mut lab.held[i]);
+            let common = held.iter().zip(before).take_while(|(a, b)| a == b).count();
+            cache.truncate(common);
+            held.truncate(common);
+            if before.len() > common {
+                if let Err(e) = t.prefill(cache, &before[common..], false) {
+                    return Some(err(e));
+                }
+                held.extend_from_slice(&before[common..]);
+            }
+            let mut s = RunState::new(&t.config);
+            if let Err(e) = t.decode(&mut s, cache, last, &mut logits) {
+                return Some(err(e));
+            }
+            cache.truncate(before.len());
+            lps.push(log_softmax(&logits));
+        }
+        let due = lab
+            .timed
+            .is_none_or(|(at, _)| at.abs_diff(context.len()) >= REMEASURE_AFTER);
+        if due {
+            match time_decodes(lab, before.len(), last, host) {
+                Ok(t) => lab.timed = Some((context.len(), t)),
+                Err(e) => return Some(err(e)),
+            }
+        }
+        let times = lab.timed.map_or([(0.0, 0.0, 0.0); PRECISIONS], |(_, t)| t);
+        let tops: Vec<u32> = lps.iter().map(|l| argmax(l) as u32).collect();
+        let precisions = Precision::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| PrecisionView {
+                precision: p,
+                weight_bytes: lab.models[i].weights.bytes(&lab.models[i].config),
+                decode_ms: times[i].0,
+                decode_range: (times[i].1, times[i].2),
+                kl: kl(&lps[0], &lps[i]),
+                kl_f32_activations: match p {
+                    Precision::Q8 | Precision::Q4 => Some(kl(&lps[0], &lps[i + 2])),
+                    _ => None,
+                },
+                top: tops[i],
+                same_top: tops[i] == tops[0],
+            })
+            .collect();
+        let tokens = shown_tokens(&lps[..PRECISIONS], &model.tokenizer);
+        Some(Event::Quant {
+            view: QuantView {
+                position: context.len(),
+                precisions,
+                tokens,
+                row: weight_row(lab),
+                f32_is_dequantized: original.weights.precision() != Precision::F32,
+            },
+        })
+    }
+}
+
+/// The tokens any precision puts in its top few, ordered by f32's probability (`lps[0]`),
+/// with each precision's probability.
+fn shown_tokens(lps: &[Vec<f64>], tokenizer: &decoding_engine::Tokenizer) -> Vec<QuantToken> {
+    let mut ids: Vec<u32> = Vec::new();
+    for l in lps {
+        let mut order: Vec<u32> = (0..l.len() as u32).collect();
+        order.sort_by(|&a, &b| l[b as usize].total_cmp(&l[a as usize]));
+        for &id in order.iter().take(TOKENS_SHOWN / 2) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    ids.sort_by(|&a, &b| lps[0][b as usize].total_cmp(&lps[0][a as usize]));
+    ids.truncate(TOKENS_SHOWN);
+    ids.iter()
+        .map(|&id| QuantToken {
+            id,
+            piece: tokenizer.piece(id).unwrap_or("?").to_string(),
+            p: std::array::from_fn(|i| lps[i][id as usize].exp()),
+        })
+        .collect()
+}
+
+/// The current token's decode step of each precision on its own cache, as it runs while that
+/// precision generates: untimed steps for `WARM_MS` (at least `WARM_STEPS`), then
+/// `DECODE_ROUNDS` rounds, each repeated until `DECODE_MEASURE_MS` have passed (the clock
+/// can then measure it); (median, and the middle three rounds' lowest and highest) ms a step
+/// per precision.
+fn time_decodes(
+    lab: &mut Lab,
+    len: usize,
+    last: u32,
+    host: &dyn Host,
+) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
+    let mut logits = vec![0.0f32; lab.models[0].config.vocab_size];
+    let mut out = [(0.0, 0.0, 0.0); PRECISIONS];
+    for (i, timing) in out.iter_mut().enumerate() {
+        let (t, cache) = (&lab.models[i], &mut lab.caches[i]);
+        let mut s = RunState::new(&t.config);
+        // Steps for at least `ms` and `min` steps: (mean ms a step).
+        let mut steps = |ms: f64, min: u32| -> Result<f64, decoding_engine::ForwardError> {
+            let (t0, mut n) = (host.now(), 0u32);
+            loop {
+                t.decode(&mut s, cache, last, &mut logits)?;
+                cache.truncate(len);
+                n += 1;
+                if (host.now() - t0 >= ms && n >= min) || n >= 1000 {
+                    return Ok((host.now() - t0) / n as f64);
+                }
+            }
+        };
+        steps(WARM_MS, WARM_STEPS)?;
+        let mut r = (0..DECODE_ROUNDS)
+            .map(|_| steps(DECODE_MEASURE_MS, 1))
+            .collect::<Result<Vec<f64>, _>>()?;
+        // The median and the middle three of the five rounds (one slow moment of the machine
+        // does not widen the range).
+        r.sort_by(f64::total_cmp);
+        let k = r.len() / 2;
+        *timing = (r[k], r[k.saturating_sub(1)], r[(k + 1).min(r.len() - 1)]);
+    }
+    Ok(out)
+}
+
+/// w2 (the MLP's down projection), layer 0, row 1: the row that starts inside a group when
+/// hidden_dim is not a multiple of the group (stories260K's 172).
+fn weight_row(lab: &Lab) -> WeightRowView {
+    let c = lab.models[0].config;
+    let (n, r) = (c.hidden_dim, 1.min(c.dim - 1));
+    let row = |i: usize| -> Vec<f32> {
+        let mut out = vec![0.0f32; n];
+        lab.models[i]
+            .weights
+            .w2
+            .block(0, c.n_layers)
+            .row_into(r, &mut out);
+        out
+    };
+    let rows: [Vec<f32>; PRECISIONS] = std::array::from_fn(row);
+    let max_error = std::array::from_fn(|i| {
+        rows[0]
+            .iter()
+            .zip(&rows[i + 1])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max)
+    });
+    let group = |i: usize| match &lab.models[i].weights.w2 {
+        Tensor::Quant(q) => q.group,
+        _ => 1,
+    };
+    let start = r * n;
+    let (q8, q4) = (index(Precision::Q8), index(Precision::Q4));
+    let groups = [q8, q4].map(|i| {
+        let g = group(i);
+        (start % g + n).div_ceil(g)
+    });
+    WeightRowView {
+        label: format!("w2 (the MLP's down projection), layer 0, row {r}"),
+        from: 0,
+        values: rows.map(|v| v[..ROW_SHOWN.min(n)].to_vec()),
+        max_error,
+        groups,
+        straddles: start % group(q8) != 0,
+    }
+}
+
+/// Where `p` is in `Precision::ALL` (the panel's order).
+fn index(p: Precision) -> usize {
+    Precision::ALL.iter().position(|&x| x == p).unwrap_or(0)
+}

@@ -1,0 +1,166 @@
+//! The worker's `Session` driven as the page drives it (`Session::handle`), one file per
+//! panel; `last!` finds the last event of a kind.
+
+use super::*;
+use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::decode::sampling::RawSettings;
+use std::cell::Cell;
+
+/// The view of the last event of `kind` among `ev` (`Transcript`, `Trace`, `Beam`, …).
+macro_rules! last {
+    ($ev:expr, $kind:ident) => {
+        $ev.iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::$kind { view, .. } => Some(view),
+                _ => None,
+            })
+            .expect(concat!("a ", stringify!($kind), " event"))
+    };
+}
+
+mod batch;
+mod beam;
+mod columns;
+mod export;
+mod kv;
+mod lesson;
+mod load;
+mod malformed;
+mod page;
+mod quant;
+mod spec;
+mod transcript;
+
+pub(super) struct TestHost {
+    cancel: Cell<bool>,
+    start: std::time::Instant,
+}
+
+impl Host for TestHost {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64() * 1000.0
+    }
+    fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(std::future::ready(()))
+    }
+    fn cancelled(&self) -> bool {
+        self.cancel.get()
+    }
+    fn clear_cancel(&self) {
+        self.cancel.set(false)
+    }
+}
+
+pub(super) fn asset(name: &str) -> Vec<u8> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/models/stories260K")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+pub(super) fn loaded() -> (Session, TestHost) {
+    let host = TestHost {
+        cancel: Cell::new(false),
+        start: std::time::Instant::now(),
+    };
+    let mut s = Session::default();
+    let ev = pollster::block_on(s.load(
+        "stories260K",
+        &asset("stories260K.bin"),
+        &asset("tok512.bin"),
+        BackendChoice::Cpu,
+        &host,
+    ));
+    assert!(
+        matches!(
+            ev[..],
+            [
+                Event::Loaded { .. },
+                Event::Precision { .. },
+                Event::Backend { .. }
+            ]
+        ),
+        "{ev:?}"
+    );
+    (s, host)
+}
+
+/// Asks the session as the page does (`Session::handle`: the request, then what follows
+/// it, such as the quantization panel's and the probe's views).
+pub(super) fn ask(s: &mut Session, host: &TestHost, req: Request) -> Vec<Event> {
+    pollster::block_on(s.handle(req, host))
+}
+
+/// A loaded session with these settings and "Once upon a time" prefilled.
+pub(super) fn prompted(pairs: &[(&str, &str)]) -> (Session, TestHost) {
+    let (mut s, host) = loaded();
+    set_settings(&mut s, &host, pairs);
+    set_prompt(&mut s, &host, "Once upon a time");
+    (s, host)
+}
+
+/// The page's "Run prompt": the events it answers.
+pub(super) fn set_prompt(s: &mut Session, host: &TestHost, prompt: &str) -> Vec<Event> {
+    let prompt = prompt.to_string();
+    ask(
+        s,
+        host,
+        Request::SetPrompt {
+            prompt,
+            chat: false,
+        },
+    )
+}
+
+/// A knob moved: the settings of these pairs, and the events they answer.
+pub(super) fn set_settings(s: &mut Session, host: &TestHost, pairs: &[(&str, &str)]) -> Vec<Event> {
+    ask(
+        s,
+        host,
+        Request::SetSettings {
+            settings: settings(pairs),
+        },
+    )
+}
+
+pub(super) fn settings(pairs: &[(&str, &str)]) -> Settings {
+    RawSettings::from_pairs(pairs.iter().copied())
+        .validate(512)
+        .unwrap()
+}
+
+/// `last!(ev, Transcript)` as a function (the lesson tests' helper).
+pub(super) fn last_transcript(ev: &[Event]) -> &TranscriptView {
+    last!(ev, Transcript)
+}
+
+/// The next-token probabilities after `tokens` under `t` (softmax of the logits, f64).
+pub(super) fn model_probs(t: &decoding_engine::Transformer, tokens: &[u32]) -> Vec<f64> {
+    let mut cache = decoding_engine::KvCache::new(&t.config);
+    let logits = t.prefill(&mut cache, tokens, false).unwrap();
+    let z: Vec<f64> = logits.iter().map(|&v| v as f64).collect();
+    decoding_engine::decode::sampling::stages::softmax(&z)
+}
+
+/// The requests of a short class demo: a prompt, 12 tokens, then a beam search of 4 steps.
+pub(super) fn demo(s: &mut Session, host: &TestHost) -> (Vec<Event>, Vec<Event>) {
+    let greedy = settings(&[("temperature", "0"), ("max_tokens", "40")]);
+    ask(s, host, Request::SetSettings { settings: greedy });
+    ask(
+        s,
+        host,
+        Request::SetPrompt {
+            prompt: "Once upon a time".into(),
+            chat: false,
+        },
+    );
+    let steps = ask(s, host, Request::Step { count: 12 });
+    let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
+    ask(s, host, Request::SetSettings { settings: beam });
+    let mut beams = ask(s, host, Request::BeamStart);
+    for _ in 0..4 {
+        beams.extend(ask(s, host, Request::BeamStep));
+    }
+    (steps, beams)
+}
