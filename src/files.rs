@@ -6,8 +6,9 @@ use crate::error::CliError;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::Engine;
 use decoding_engine::budget::Budget;
+use decoding_engine::formats::source::{Looks, ModelFile, ModelSource, Shared, PROBE_BYTES};
 use decoding_engine::quant::Activations;
-use decoding_engine::{Model, Precision};
+use decoding_engine::{Model, ModelError, Precision};
 use decoding_gpu::open_backend;
 use std::path::{Path, PathBuf};
 
@@ -92,77 +93,82 @@ impl ModelFiles {
 
     fn load_files(&self) -> Result<Model, CliError> {
         let mp = Self::resolve(&self.model, DEFAULT_MODEL);
-        let tp = Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER);
-        let io = |path: &Path, e: std::io::Error| CliError::Io {
-            path: path.to_path_buf(),
-            error: e.to_string(),
+        let mut first = Self::open(&mp)?;
+        let model_err = |e: ModelError| CliError::Model {
+            path: mp.clone(),
+            error: e,
         };
-        // The checkpoint is read tensor by tensor from the file (one copy of the weights in
-        // memory, not the file and the weights); the tokenizer, small, whole.
-        let mut file = std::fs::File::open(&mp).map_err(|e| io(&mp, e))?;
-        let len = file.metadata().map_err(|e| io(&mp, e))?.len();
-        if Self::is_gguf(&mut file).map_err(|e| io(&mp, e))? {
-            // A GGUF file carries its tokenizer.
-            if self.tokenizer.is_some() {
+        let looks = Looks::of(
+            &first.head(PROBE_BYTES).map_err(|e| model_err(e.into()))?,
+            first.len(),
+        );
+        // What goes with the model file: nothing with a GGUF file (it carries its
+        // tokenizer), config.json and a tokenizer beside a Hugging Face checkpoint, else its
+        // tokenizer. Which file is which is then told by content (`ModelSource`).
+        let mut files = vec![first];
+        match looks {
+            Looks::Gguf if self.tokenizer.is_some() => {
                 return Err(CliError::Usage(format!(
                     "{} is a GGUF file, which carries its own tokenizer: drop --tokenizer",
                     mp.display()
-                )));
+                )))
             }
-            let bytes = Self::read(&mp)?;
-            let model = Model::from_gguf(&bytes, self.budget)
-                .map_err(|e| CliError::Model { path: mp, error: e })?;
-            return Ok(self.at_precision(model));
-        }
-        if mp
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
-        {
-            // A Hugging Face checkpoint: config.json beside it, and tokenizer.json unless
-            // --tokenizer names another.
-            let dir = mp.parent().unwrap_or(Path::new("."));
-            let config = Self::read(&dir.join("config.json"))?;
-            let tok = Self::read(&match &self.tokenizer {
-                Some(t) => t.clone(),
-                None => dir.join("tokenizer.json"),
-            })?;
-            let model = Model::read_files(&mut file, len, &tok, Some(&config), self.budget)
-                .map_err(|e| CliError::Model { path: mp, error: e })?;
-            return Ok(self.at_precision(model));
-        }
-        let tok = Self::read(&tp)?;
-        // A llama2.c file is mapped, read-only, and its float32 tensors are used in place:
-        // the weights in memory are the file's pages (shared with the page cache), not a
-        // copy, and nothing is read twice (issue 11; llama2.c's run.c maps its file too).
-        // Its header is checked against the budget and the file's length before mapping.
-        let mut head = Vec::with_capacity(256);
-        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, 256), &mut head)
-            .map_err(|e| io(&mp, e))?;
-        if !decoding_engine::formats::hf::is_safetensors(&head) {
-            Model::check_files(&head, len, tok.len() as u64, self.budget).map_err(|e| {
-                CliError::Model {
-                    path: mp.clone(),
-                    error: e,
+            Looks::Gguf => {}
+            Looks::Safetensors => {
+                let dir = mp.parent().unwrap_or(Path::new("."));
+                let config = dir.join("config.json");
+                if !config.exists() {
+                    return Err(CliError::Usage(format!(
+                        "{} is a Hugging Face checkpoint (safetensors): it needs its config.json beside it, and {} is not there",
+                        mp.display(),
+                        config.display()
+                    )));
                 }
-            })?;
+                files.push(Self::open(&config)?);
+                let tok = self
+                    .tokenizer
+                    .clone()
+                    .unwrap_or_else(|| dir.join("tokenizer.json"));
+                files.push(Self::open(&tok)?);
+            }
+            _ => files.push(Self::open(&Self::resolve(
+                &self.tokenizer,
+                DEFAULT_TOKENIZER,
+            ))?),
         }
-        // SAFETY: the mapping is read-only and private; like every program that maps its
-        // weights (run.c, llama.cpp) this assumes the file is not truncated or rewritten by
-        // another process while it runs.
-        let map =
-            unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(|e| io(&mp, e))?;
-        let model = Model::from_shared(std::sync::Arc::new(map), &tok, self.budget)
-            .map_err(|e| CliError::Model { path: mp, error: e })?;
+        let source = ModelSource::identify(&mut files).map_err(|e| model_err(e.into()))?;
+        let checked = source.check(&mut files, self.budget).map_err(model_err)?;
+        if let ModelSource::Llama2c { checkpoint, .. } = source {
+            // A llama2.c file is mapped, read-only, once its header passed: its float32
+            // tensors are used in place, so the weights in memory are the file's pages
+            // (shared with the page cache), not a copy, and nothing is read twice
+            // (llama2.c's run.c maps its file too).
+            let path = PathBuf::from(&files[checkpoint].name);
+            let file = std::fs::File::open(&path).map_err(|e| Self::io(&path, e))?;
+            // SAFETY: the mapping is read-only and private; like every program that maps
+            // its weights (run.c, llama.cpp) this assumes the file is not truncated or
+            // rewritten by another process while it runs.
+            let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+                .map_err(|e| Self::io(&path, e))?;
+            files[checkpoint].bytes = Box::new(Shared(std::sync::Arc::new(map)));
+        }
+        let model = source
+            .load(&mut files, checked, self.budget)
+            .map_err(model_err)?;
         Ok(self.at_precision(model))
     }
 
-    /// Whether the file starts with GGUF's magic (the file is left at its start).
-    fn is_gguf(file: &mut std::fs::File) -> std::io::Result<bool> {
-        use std::io::{Read, Seek};
-        let mut magic = [0u8; 4];
-        let n = file.read(&mut magic)?;
-        file.rewind()?;
-        Ok(n == 4 && decoding_engine::formats::gguf::Gguf::is_gguf(&magic))
+    /// A file of the model's, by its path.
+    fn open(path: &Path) -> Result<ModelFile, CliError> {
+        let file = std::fs::File::open(path).map_err(|e| Self::io(path, e))?;
+        Ok(ModelFile::new(path.display().to_string(), Box::new(file)))
+    }
+
+    fn io(path: &Path, e: std::io::Error) -> CliError {
+        CliError::Io {
+            path: path.to_path_buf(),
+            error: e.to_string(),
+        }
     }
 
     /// The model with its matrices at `--precision` (the loaded weights dropped), multiplied

@@ -600,10 +600,12 @@ test('a peer profile shows its hidden defaults, each settable to off; the defaul
 });
 
 /** Puts files in the model picker's two inputs, built in the page (a Blob made of
- * references to one 1 MiB blob costs no memory), and presses Load. */
+ * references to one 1 MiB blob costs no memory) beside stories260K's real tokenizer, and
+ * presses Load. */
 async function pickFiles(page, header, mib) {
+  const tok = fs.readFileSync(path.join(ROOT, 'assets/models/stories260K/tok512.bin')).toString('base64');
   await page.getByTestId('load-model').click();
-  await page.evaluate(({ header, mib }) => {
+  await page.evaluate(({ header, mib, tok }) => {
     const chunk = new Blob([new Uint8Array(1 << 20)]);
     const model = new File([new Int32Array(header), ...Array(mib).fill(chunk)], 'hostile.bin');
     const put = (testid, file) => {
@@ -614,8 +616,8 @@ async function pickFiles(page, header, mib) {
       input.dispatchEvent(new Event('change', { bubbles: true }));
     };
     put('model-file', model);
-    put('tokenizer-file', new File([new Uint8Array(16)], 'tok.bin'));
-  }, { header, mib });
+    put('tokenizer-file', new File([Uint8Array.from(atob(tok), (c) => c.charCodeAt(0))], 'tok512.bin'));
+  }, { header, mib, tok });
   await page.getByTestId('load-files').click();
 }
 

@@ -7,6 +7,7 @@ mod common;
 
 use decoding_engine::budget::Budget;
 use decoding_engine::formats::gguf::{Gguf, GgufError};
+use decoding_engine::formats::source::SourceError;
 use decoding_engine::quant::Activations;
 use decoding_engine::{Model, ModelError, Transformer};
 use std::path::PathBuf;
@@ -29,7 +30,7 @@ fn llama2c(name: &str) -> Transformer {
 }
 
 fn gguf_model(name: &str) -> Model {
-    Model::from_gguf(&fixture(name), Budget::default()).unwrap()
+    Model::from_memory([("model.gguf", &fixture(name))], Budget::default()).unwrap()
 }
 
 use common::prefill_logits as logits;
@@ -134,7 +135,7 @@ fn every_tensor_type_gives_the_distribution_of_its_dequantized_weights() {
 fn patched(name: &str, f: impl FnOnce(&mut Vec<u8>)) -> Result<Model, ModelError> {
     let mut b = fixture(name);
     f(&mut b);
-    Model::from_gguf(&b, Budget::default())
+    Model::from_memory([("model.gguf", &b)], Budget::default())
 }
 
 fn gguf_err(r: Result<Model, ModelError>) -> GgufError {
@@ -176,7 +177,7 @@ fn truncated_files_are_typed_errors(full: &[u8]) {
         full.len() / 2,
         full.len() - 1,
     ] {
-        let e = Model::from_gguf(&full[..cut], Budget::default());
+        let e = Model::from_memory([("model.gguf", &full[..cut])], Budget::default());
         assert!(e.is_err(), "cut at {cut}");
     }
     // Cut in the header (21 tensors cannot fit in 100 bytes), inside the tokenizer's strings.
@@ -190,9 +191,15 @@ fn truncated_files_are_typed_errors(full: &[u8]) {
 }
 
 fn bad_headers_are_typed_errors() {
+    // A broken magic is no GGUF file at all (the one way in tells files by their content).
+    let e = patched("tiny-q8_0.gguf", |b| b[0] = b'X').err().unwrap();
+    assert!(
+        matches!(e, ModelError::Source(SourceError::NotGguf { .. })),
+        "{e}"
+    );
     assert!(matches!(
-        gguf_err(patched("tiny-q8_0.gguf", |b| b[0] = b'X')),
-        GgufError::Magic { .. }
+        Gguf::parse(b"XGUF\x03\0\0\0").err(),
+        Some(GgufError::Magic { .. })
     ));
     assert_eq!(
         gguf_err(patched("tiny-q8_0.gguf", |b| b[4] = 1)),
@@ -253,7 +260,9 @@ fn bad_metadata_is_a_typed_error(full: &[u8]) {
 
 fn budget_and_array_limits_are_checked(full: &[u8]) {
     // The budget is checked before any tensor is converted.
-    let e = Model::from_gguf(full, Budget(1000)).err().unwrap();
+    let e = Model::from_memory([("model.gguf", full)], Budget(1000))
+        .err()
+        .unwrap();
     assert!(
         e.to_string().contains("budget") || e.to_string().contains("limit"),
         "{e}"
@@ -278,24 +287,30 @@ fn budget_and_array_limits_are_checked(full: &[u8]) {
     assert_eq!((g.version, g.tensors.len()), (3, 21));
 }
 
-/// The page's path: `Model::read_within` tells a GGUF file by its magic, reads it whole
-/// under the budget, and refuses a tokenizer beside it.
+/// The one way in (`Model::load`) tells a GGUF file by its magic whatever it is called,
+/// reads it whole under the budget, and refuses a tokenizer beside it.
 #[test]
-fn read_within_takes_a_gguf_file_alone() {
+fn the_one_way_in_takes_a_gguf_file_alone() {
     let bytes = fixture("tiny-q4_0.gguf");
     let len = bytes.len() as u64;
-    let m = Model::read_within(&mut &bytes[..], len, &[], Budget::default()).unwrap();
+    let m = Model::from_memory([("weights.bin", &bytes)], Budget::default()).unwrap();
     let direct = gguf_model("tiny-q4_0.gguf");
     assert_eq!(
         logits(&m.transformer, &TOKENS),
         logits(&direct.transformer, &TOKENS)
     );
     let tok = std::fs::read(common::model_dir().join("tok512.bin")).unwrap();
-    let e = Model::read_within(&mut &bytes[..], len, &tok, Budget::default())
-        .err()
-        .unwrap();
-    assert_eq!(e, ModelError::Gguf(GgufError::TokenizerGiven));
-    let e = Model::read_within(&mut &bytes[..], len, &[], Budget(len - 1))
+    let e = Model::from_memory(
+        [("tiny-q4_0.gguf", &bytes), ("tok512.bin", &tok)],
+        Budget::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "tiny-q4_0.gguf is a GGUF file, which carries its own tokenizer: give it alone"
+    );
+    let e = Model::from_memory([("tiny-q4_0.gguf", &bytes)], Budget(len - 1))
         .err()
         .unwrap();
     assert_eq!(
@@ -305,9 +320,13 @@ fn read_within_takes_a_gguf_file_alone() {
             limit: len - 1
         })
     );
-    // A llama2.c file still reads through the same door (its first 4 bytes put back).
+    // A llama2.c file goes through the same door.
     let bin = fixture("tiny.bin");
-    let m = Model::read_within(&mut &bin[..], bin.len() as u64, &tok, Budget::default()).unwrap();
+    let m = Model::from_memory(
+        [("tiny.bin", &bin), ("tok512.bin", &tok)],
+        Budget::default(),
+    )
+    .unwrap();
     assert_eq!(
         logits(&m.transformer, &TOKENS),
         logits(&llama2c("tiny.bin"), &TOKENS)

@@ -52,8 +52,11 @@ fn ids(v: &Value) -> Vec<u32> {
 }
 
 fn model(name: &str, reference: &Value) -> Model {
-    Model::from_gguf(&checked(name, reference), Budget::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    Model::from_memory(
+        [("model.gguf", &checked(name, reference))],
+        Budget::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Each named pre-tokenizer over a text of spaces, digits, punctuation, newlines, accents and
@@ -117,7 +120,7 @@ fn bos_is_added_as_the_vocabulary_says() {
 #[test]
 fn what_is_not_run_is_refused_by_name() {
     let err = |name: &str| {
-        Model::from_gguf(&read(ARCH, name), Budget::default())
+        Model::from_memory([("model.gguf", &read(ARCH, name))], Budget::default())
             .unwrap_err()
             .to_string()
     };
@@ -158,10 +161,12 @@ fn worst(ours: &[f32], reference: &[f64]) -> f64 {
 
 fn hf_model(dir: &str) -> Model {
     let file = |name: &str| read(&format!("{ARCH}/{dir}"), name);
-    Model::from_hf(
-        &file("config.json"),
-        &file("model.safetensors"),
-        &file("tokenizer.json"),
+    Model::from_memory(
+        [
+            ("config.json", &file("config.json")),
+            ("model.safetensors", &file("model.safetensors")),
+            ("tokenizer.json", &file("tokenizer.json")),
+        ],
         Budget::default(),
     )
     .unwrap_or_else(|e| panic!("{dir}: {e}"))
@@ -231,18 +236,27 @@ fn a_gguf_head_is_checked_before_the_file_is_read() {
     let len = bytes.len() as u64;
     let head = &bytes[..bytes.len() / 4];
     let b = Budget::default();
-    Model::check_gguf_head(head, len, b).unwrap();
-    Model::check_gguf_head(&bytes[..100], len, b).unwrap();
-    let short = Model::check_gguf_head(head, len / 2, b)
-        .unwrap_err()
-        .to_string();
+    let check = |head: &[u8], len: u64, budget: Budget| {
+        use decoding_engine::backend::testing::HeadOnly;
+        use decoding_engine::formats::source::{ModelFile, ModelSource};
+        let only = HeadOnly {
+            head: head.to_vec(),
+            len,
+        };
+        let mut f = [ModelFile::new("qwen2.gguf", Box::new(only))];
+        let source = ModelSource::identify(&mut f).unwrap();
+        source.check(&mut f, budget).map(|_| ())
+    };
+    check(head, len, b).unwrap();
+    check(&bytes[..100], len, b).unwrap();
+    let short = check(head, len / 2, b).unwrap_err().to_string();
     assert!(short.contains("run past the end of the data"), "{short}");
-    let over = Model::check_gguf_head(head, len, Budget(len + 1000))
+    let over = check(head, len, Budget(len + 1000))
         .unwrap_err()
         .to_string();
     assert!(over.contains("the limit is"), "{over}");
     let unknown = read(ARCH, "bpe-unknown.gguf");
-    let e = Model::check_gguf_head(&unknown, unknown.len() as u64, b).unwrap_err();
+    let e = check(&unknown, unknown.len() as u64, b).unwrap_err();
     assert!(e.to_string().contains("\"no-such-pre\""), "{e}");
     let m = model("qwen2.gguf", &reference);
     assert_eq!(m.config().seq_len, 4096);
@@ -256,7 +270,7 @@ fn a_gguf_head_is_checked_before_the_file_is_read() {
 #[test]
 fn chat_is_refused_for_a_vocabulary_that_reads_specials_as_text() {
     let bytes = read("../../assets/models/fixtures/gguf", "small-chat.gguf");
-    let m = Model::from_gguf(&bytes, Budget::default()).unwrap();
+    let m = Model::from_memory([("model.gguf", &bytes)], Budget::default()).unwrap();
     let err = m.render_chat("Hi").unwrap_err().to_string();
     assert!(
         err.contains("SentencePiece") && err.contains("plain text"),

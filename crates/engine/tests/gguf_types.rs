@@ -78,7 +78,7 @@ fn every_block_type_decodes_as_the_gguf_package_does() {
 }
 
 fn model(bytes: &[u8]) -> Model {
-    Model::from_gguf(bytes, Budget::default()).unwrap()
+    Model::from_memory([("model.gguf", bytes)], Budget::default()).unwrap()
 }
 
 fn llama2c(name: &str) -> Transformer {

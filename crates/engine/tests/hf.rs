@@ -28,10 +28,12 @@ fn fixture(name: &str) -> Vec<u8> {
 
 fn hf(dir: &str) -> Model {
     let f = |n: &str| fixture(&format!("{dir}/{n}"));
-    Model::from_hf(
-        &f("config.json"),
-        &f("model.safetensors"),
-        &f("tokenizer.json"),
+    Model::from_memory(
+        [
+            ("config.json", &f("config.json")),
+            ("model.safetensors", &f("model.safetensors")),
+            ("tokenizer.json", &f("tokenizer.json")),
+        ],
         Budget::default(),
     )
     .unwrap_or_else(|e| panic!("{dir}: {e}"))
@@ -141,7 +143,11 @@ fn the_rope_base_and_rms_epsilon_come_from_the_model() {
     assert!(w < 1e-5, "θ 100,000: {w}");
     // …which a model running θ 10,000 would miss by far more than that.
     assert!(worst(&plain, &e["theta_logits"]) > 1e-3);
-    let g = Model::from_gguf(&fixture("theta/theta.gguf"), Budget::default()).unwrap();
+    let g = Model::from_memory(
+        [("model.gguf", &fixture("theta/theta.gguf"))],
+        Budget::default(),
+    )
+    .unwrap();
     assert_eq!(
         (g.config().rope_theta, g.config().rms_eps),
         (100_000.0, 1e-6)
@@ -205,7 +211,14 @@ fn a_byte_level_bpe_tokenizer_encodes_and_decodes_as_tokenizers_does() {
 }
 
 fn load(config: &[u8], st: &[u8], tok: &[u8]) -> Result<Model, ModelError> {
-    Model::from_hf(config, st, tok, Budget::default())
+    Model::from_memory(
+        [
+            ("config.json", config),
+            ("model.safetensors", st),
+            ("tokenizer.json", tok),
+        ],
+        Budget::default(),
+    )
 }
 
 fn hf_err(r: Result<Model, ModelError>) -> HfError {
@@ -421,22 +434,32 @@ fn config_json_that_disagrees_with_the_files_is_refused(config: &[u8], st: &[u8]
 
 fn budget_and_missing_files_are_checked(config: &[u8], st: &[u8], tok: &[u8]) {
     // The memory budget is checked from config.json before any tensor is converted.
-    let e = Model::from_hf(config, st, tok, Budget(1000)).err().unwrap();
+    let e = Model::from_memory(
+        [
+            ("config.json", config),
+            ("model.safetensors", st),
+            ("tokenizer.json", tok),
+        ],
+        Budget(1000),
+    )
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("limit"), "{e}");
     // A safetensors file without its config.json.
-    let e = Model::read_within(&mut &st[..], st.len() as u64, tok, Budget::default())
-        .err()
-        .unwrap();
-    assert_eq!(e, ModelError::Hf(HfError::NoConfig));
-    // The same three files through read_files load.
-    let m = Model::read_files(
-        &mut &st[..],
-        st.len() as u64,
-        tok,
-        Some(config),
+    let e = Model::from_memory(
+        [("model.safetensors", st), ("tokenizer.json", tok)],
         Budget::default(),
     )
+    .err()
     .unwrap();
+    assert!(
+        e.to_string().starts_with(
+            "model.safetensors is a Hugging Face checkpoint: give it with its config.json"
+        ),
+        "{e}"
+    );
+    // The same three files in any order, under any names, load (told apart by content).
+    let m = Model::from_memory([("a", tok), ("b", config), ("c", st)], Budget::default()).unwrap();
     assert_eq!(m.format, Format::Safetensors);
 }
 

@@ -17,7 +17,11 @@ fn tok_bytes() -> Vec<u8> {
 }
 
 fn load(model: &[u8]) -> ModelError {
-    Model::from_bytes(model, &tok_bytes()).unwrap_err()
+    Model::from_memory(
+        [("model.bin", model), ("tokenizer.bin", &tok_bytes())],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap_err()
 }
 
 #[test]
@@ -95,7 +99,14 @@ fn tokenizer_vocab_differs_from_model() {
     let mut vocab = Llama2cVocab::from_bytes(&tok_bytes()).unwrap();
     vocab.pieces.truncate(500);
     vocab.scores.truncate(500);
-    let e = Model::from_bytes(&model_bytes(), &vocab.to_bytes()).unwrap_err();
+    let e = Model::from_memory(
+        [
+            ("model.bin", &model_bytes()),
+            ("tokenizer.bin", &vocab.to_bytes()),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap_err();
     assert_eq!(
         e,
         ModelError::Tokenizer(TokenizerError::VocabMismatch {
@@ -168,7 +179,7 @@ proptest! {
     fn loaders_never_panic_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let _ = Checkpoint::from_bytes(&bytes);
         let _ = Tokenizer::from_bytes(&bytes);
-        prop_assert!(Model::from_bytes(&bytes, &bytes).is_err());
+        prop_assert!(Model::from_memory([("model.bin", &bytes), ("tokenizer.bin", &bytes)], decoding_engine::budget::Budget::default()).is_err());
     }
 
     /// A valid header followed by random bytes: no panic, and no allocation beyond the file.
@@ -255,42 +266,57 @@ fn tokenizer_json_bounds_its_size_and_its_tokens() {
     );
 }
 
+/// The files' check, as `Model::load` runs it before reading the bulk: the checkpoint's
+/// header against the budget and its length, the tokenizer's length against its limit. The
+/// files here hold nothing past their headers (reading on fails), so each answer comes from
+/// the header alone.
+fn check(checkpoint: &[u8], len: u64, tokenizer_len: u64) -> Result<Option<u64>, String> {
+    use decoding_engine::backend::testing::HeadOnly;
+    use decoding_engine::budget::Budget;
+    use decoding_engine::formats::source::{ModelFile, ModelSource};
+    let tok = tok_bytes();
+    let mut files = [
+        ModelFile::new(
+            "model.bin",
+            Box::new(HeadOnly {
+                head: checkpoint.to_vec(),
+                len,
+            }),
+        ),
+        ModelFile::new(
+            "tok512.bin",
+            Box::new(HeadOnly {
+                head: tok[..4096].to_vec(),
+                len: tokenizer_len,
+            }),
+        ),
+    ];
+    let page = Budget(3 << 29); // the page's 1.5 GiB
+    let source = ModelSource::identify(&mut files).map_err(|e| e.to_string())?;
+    let checked = source.check(&mut files, page).map_err(|e| e.to_string())?;
+    Ok(checked.config.map(|c| c.dim as u64))
+}
+
 #[test]
 fn files_are_checked_from_their_size_and_header_before_they_are_read() {
-    use decoding_engine::budget::Budget;
     let header = |h: [i32; 7]| -> Vec<u8> { h.iter().flat_map(|v| v.to_le_bytes()).collect() };
-    let page = Budget(3 << 29); // the page's 1.5 GiB
-                                // The hostile header of issue 9: a 32 GiB KV cache, refused with the figure.
-    let e = Model::check_files(
-        &header([64, 1, 64, 32, 32, 3, 1 << 20]),
-        12_700_000,
-        6227,
-        page,
-    )
-    .unwrap_err()
-    .to_string();
+    // The hostile header of issue 9: a 32 GiB KV cache, refused with the figure.
+    let e = check(&header([64, 1, 64, 32, 32, 3, 1 << 20]), 12_700_000, 6227).unwrap_err();
     assert!(
         e.contains("32 GiB") && e.contains("1,048,576") && e.contains("1.50 GiB"),
         "{e}"
     );
     // stories260K's header with a 3 GB file: the size does not match (nothing read).
     let h = header([64, 172, 5, 8, 4, 512, 512]);
-    let e = Model::check_files(&h, 3 << 30, 6227, page)
-        .unwrap_err()
-        .to_string();
+    let e = check(&h, 3 << 30, 6227).unwrap_err();
     assert!(e.contains("3,221,225,472"), "{e}");
-    assert_eq!(
-        Model::check_files(&h, 1_056_540, 6227, page).unwrap().dim,
-        64
-    );
+    assert_eq!(check(&h, 1_056_540, 6227), Ok(Some(64)));
     // A tokenizer file over its limit.
-    let e = Model::check_files(&h, 1_056_540, 5 << 30, page)
-        .unwrap_err()
-        .to_string();
+    let e = check(&h, 1_056_540, 5 << 30).unwrap_err();
     assert!(
         e.contains("5,368,709,120 bytes; the limit is 64 MiB"),
         "{e}"
     );
     // Fewer than 28 bytes.
-    assert!(Model::check_files(&h[..10], 10, 1, page).is_err());
+    assert!(check(&h[..10], 10, 6227).is_err());
 }

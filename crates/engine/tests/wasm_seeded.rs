@@ -15,7 +15,11 @@ const GOLDEN: &str = include_str!("../../../tests/golden/seed7-top-p-0.9.txt");
 
 #[wasm_bindgen_test]
 async fn seed_7_top_p_0_9_matches_the_native_golden_text() {
-    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    let m = Model::from_memory(
+        [("model.bin", MODEL), ("tokenizer.bin", TOKENIZER)],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     // decoding-explorer generate --prompt "Once upon a time" --seed 7 --temperature 1
     //   --top-p 0.9 --max-tokens 60
     let s = RawSettings::from_pairs([

@@ -32,7 +32,11 @@ async fn greedy(be: &mut dyn Backend, m: &Model, n: usize) -> Vec<u32> {
 
 #[wasm_bindgen_test]
 async fn webgpu_in_chromium_generates_the_cpu_greedy_text() {
-    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    let m = Model::from_memory(
+        [("model.bin", MODEL), ("tokenizer.bin", TOKENIZER)],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let ctx = GpuContext::new()
         .await
         .expect("headless Chromium with --enable-unsafe-webgpu exposes WebGPU");
@@ -53,7 +57,11 @@ async fn webgpu_in_chromium_generates_the_cpu_greedy_text() {
 /// rows straddling groups; f16), and f16/q8/q4 greedy text equal to the CPU's.
 #[wasm_bindgen_test]
 async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
-    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    let m = Model::from_memory(
+        [("model.bin", MODEL), ("tokenizer.bin", TOKENIZER)],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let ctx = GpuContext::new().await.expect("WebGPU");
     let c = m.transformer.config;
     let x: Vec<f32> = (0..3 * c.hidden_dim)
@@ -120,7 +128,11 @@ async fn quantized_kernels_and_text_in_chromium_match_the_cpu() {
 #[wasm_bindgen_test]
 async fn fused_kernels_in_chromium_match_their_cpu_twins() {
     use decoding_engine::quant::Tensor;
-    let m = Model::from_bytes(MODEL, TOKENIZER).unwrap();
+    let m = Model::from_memory(
+        [("model.bin", MODEL), ("tokenizer.bin", TOKENIZER)],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let ctx = GpuContext::new().await.expect("WebGPU");
     let c = m.transformer.config;
     let w = &m.transformer.weights;

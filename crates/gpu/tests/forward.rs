@@ -431,7 +431,11 @@ fn gguf_models_of_every_type_run_on_the_gpu_as_on_the_cpu() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/fixtures/gguf");
     for name in ["tiny-q8_0.gguf", "tiny-q4_0.gguf", "tiny-f16.gguf"] {
         let bytes = std::fs::read(dir.join(name)).expect("run scripts/make-fixtures.sh");
-        let m = Model::from_gguf(&bytes, decoding_engine::budget::Budget::default()).unwrap();
+        let m = Model::from_memory(
+            [("model.gguf", &bytes)],
+            decoding_engine::budget::Budget::default(),
+        )
+        .unwrap();
         if !gpu_agrees_with_cpu(&m, name) {
             return;
         }
@@ -449,10 +453,12 @@ fn hf_models_with_their_own_rope_base_and_epsilon_run_on_the_gpu_as_on_the_cpu()
     for name in ["theta", "bytelevel"] {
         let read =
             |f: &str| std::fs::read(dir.join(name).join(f)).expect("run scripts/make-fixtures.sh");
-        let m = Model::from_hf(
-            &read("config.json"),
-            &read("model.safetensors"),
-            &read("tokenizer.json"),
+        let m = Model::from_memory(
+            [
+                ("config.json", &read("config.json")),
+                ("model.safetensors", &read("model.safetensors")),
+                ("tokenizer.json", &read("tokenizer.json")),
+            ],
             decoding_engine::budget::Budget::default(),
         )
         .unwrap();
@@ -473,16 +479,18 @@ fn qwen2_biases_and_llama3_rope_run_on_the_gpu_as_on_the_cpu() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/fixtures/arch");
     let read = |f: &str| std::fs::read(dir.join(f)).expect("run scripts/make-fixtures.sh");
     let budget = decoding_engine::budget::Budget::default();
-    let qwen2 = Model::from_gguf(&read("qwen2.gguf"), budget).unwrap();
+    let qwen2 = Model::from_memory([("model.gguf", &read("qwen2.gguf"))], budget).unwrap();
     assert!(qwen2.transformer.weights.qkv_bias.is_some());
-    let llama3 = Model::from_gguf(&read("llama3-rope.gguf"), budget).unwrap();
+    let llama3 = Model::from_memory([("model.gguf", &read("llama3-rope.gguf"))], budget).unwrap();
     assert!(llama3.transformer.weights.rope_factors.is_some());
     let hf = |dir: &str| {
         let file = |f: &str| read(&format!("{dir}/{f}"));
-        Model::from_hf(
-            &file("config.json"),
-            &file("model.safetensors"),
-            &file("tokenizer.json"),
+        Model::from_memory(
+            [
+                ("config.json", &file("config.json")),
+                ("model.safetensors", &file("model.safetensors")),
+                ("tokenizer.json", &file("tokenizer.json")),
+            ],
             budget,
         )
         .unwrap()

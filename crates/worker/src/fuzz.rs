@@ -57,10 +57,20 @@ pub fn checkpoint(data: &[u8]) {
 /// first half as a head of the whole length), parsed, and one that loads under the budget
 /// runs a token, its tokenizer encodes and decodes, and its chat template (if any) renders.
 pub fn gguf(data: &[u8]) {
+    use decoding_engine::backend::testing::HeadOnly;
+    use decoding_engine::formats::source::{ModelFile, ModelSource};
     use decoding_engine::Model;
-    let _ = Model::check_gguf_head(data, data.len() as u64, BUDGET);
-    let _ = Model::check_gguf_head(&data[..data.len() / 2], data.len() as u64, BUDGET);
-    let Ok(m) = Model::from_gguf(data, BUDGET) else {
+    for head in [data, &data[..data.len() / 2]] {
+        let only = HeadOnly {
+            head: head.to_vec(),
+            len: data.len() as u64,
+        };
+        let mut f = [ModelFile::new("model.gguf", Box::new(only))];
+        if let Ok(source) = ModelSource::identify(&mut f) {
+            let _ = source.check(&mut f, BUDGET);
+        }
+    }
+    let Ok(m) = Model::from_memory([("model.gguf", data)], BUDGET) else {
         return;
     };
     run_one(&m, data.len());
@@ -112,7 +122,14 @@ pub fn safetensors(data: &[u8]) {
     let (tokenizer, weights) = rest.split_at(len(4).min(rest.len()));
     let _ = decoding_engine::formats::hf::HfConfig::parse(config);
     let _ = decoding_engine::formats::hf::Weights::parse(weights);
-    let Ok(m) = decoding_engine::Model::from_hf(config, weights, tokenizer, BUDGET) else {
+    let Ok(m) = decoding_engine::Model::from_memory(
+        [
+            ("config.json", config),
+            ("model.safetensors", weights),
+            ("tokenizer.json", tokenizer),
+        ],
+        BUDGET,
+    ) else {
         return;
     };
     run_one(&m, data.len());

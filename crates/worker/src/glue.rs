@@ -1,9 +1,12 @@
-//! The web worker's browser glue: receives [`Request`]s, runs them one at a time through the
-//! [`Session`], posts [`Event`]s back, fetches the model files with progress, and lets a
-//! `Cancel` through at once (it stops a multi-token step between tokens).
+//! The web worker's browser glue: receives [`Request`]s (JSON text, or the files the user
+//! picked as `{files: [File, …]}`), runs them one at a time through the [`Session`], posts
+//! [`Event`]s back, and lets a `Cancel` through at once (it stops a multi-token step between
+//! tokens). Beyond that it only reads bytes: a fetch of the page's own files with progress,
+//! and picked files a slice at a time (`FileReaderSync`), for the session to load.
 
 use crate::session::{Host, Session};
-use decoding_page::protocol::{Event, Request};
+use decoding_engine::formats::source::{ByteSource, ModelFile};
+use decoding_page::protocol::{Event, Files, Request};
 use js_sys::{Reflect, Uint8Array};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -12,29 +15,18 @@ use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, ReadableStreamDefaultReader, Response};
+use web_sys::{
+    DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent, ReadableStreamDefaultReader, Response,
+};
 
-/// Work for the worker: a request, or model files the user picked (their bytes arrive as
-/// ArrayBuffers beside the JSON protocol, not inside it).
-enum Job {
-    Request(Request),
-    Files {
-        name: String,
-        model: JsBytes,
-        tokenizer: Vec<u8>,
-        /// A Hugging Face checkpoint's config.json.
-        config: Option<Vec<u8>>,
-    },
-}
-
-/// A file held in JavaScript memory (the fetched chunks, or a picked file's ArrayBuffer),
-/// read into wasm a piece at a time: the checkpoint parser copies each tensor straight into
-/// its buffer, so the file itself never takes wasm memory (which never shrinks), and the
-/// JavaScript copy is garbage once the model is built.
+/// A fetched file held in JavaScript memory as the chunks it arrived in, read into wasm a
+/// piece at a time: the checkpoint parser copies each tensor straight into its buffer, so
+/// the file itself never takes wasm memory (which never shrinks), and the JavaScript copy
+/// is garbage once the model is built.
 struct JsBytes {
     chunks: Vec<Uint8Array>,
-    /// The chunk being read and the offset in it.
-    at: (usize, u32),
+    /// The chunk read last and the file's offset where it starts.
+    at: (usize, u64),
     len: u64,
 }
 
@@ -47,36 +39,81 @@ impl JsBytes {
             len,
         }
     }
-
-    /// The whole file in wasm memory (the small tokenizer).
-    fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len as usize);
-        for c in &self.chunks {
-            out.extend_from_slice(&c.to_vec());
-        }
-        out
-    }
 }
 
-impl std::io::Read for JsBytes {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let (mut i, mut off) = self.at;
+impl ByteSource for JsBytes {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        // The chunk holding `offset`: the one read last, or the next (reads run forward).
+        let (mut i, mut start) = self.at;
+        if offset < start {
+            (i, start) = (0, 0);
+        }
+        while i < self.chunks.len() && start + self.chunks[i].length() as u64 <= offset {
+            start += self.chunks[i].length() as u64;
+            i += 1;
+        }
+        self.at = (i, start);
         let mut n = 0;
+        let mut off = (offset - start) as u32;
         while n < buf.len() && i < self.chunks.len() {
             let chunk = &self.chunks[i];
-            let left = chunk.length() - off;
-            let k = left.min((buf.len() - n) as u32);
+            let k = (chunk.length() - off).min((buf.len() - n) as u32);
             chunk
                 .subarray(off, off + k)
                 .copy_to(&mut buf[n..n + k as usize]);
             n += k as usize;
-            off += k;
-            if off == chunk.length() {
-                i += 1;
-                off = 0;
-            }
+            off = 0;
+            i += 1;
         }
-        self.at = (i, off);
+        Ok(n)
+    }
+}
+
+/// A file the user picked or dropped, read a slice at a time when the session asks
+/// (`FileReaderSync`, which a worker may use): nothing is read before its header has passed
+/// the checks, and the page never holds the file's bytes. Its reading posts progress.
+struct PickedFile {
+    file: web_sys::File,
+    reader: FileReaderSync,
+    /// How far reading has got, and where progress was last posted.
+    read: u64,
+    posted: u64,
+    post: Rc<dyn Fn(&Event)>,
+}
+
+impl ByteSource for PickedFile {
+    fn len(&self) -> u64 {
+        self.file.size() as u64
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let io = |e: JsValue| std::io::Error::other(format!("{e:?}"));
+        let end = (offset + buf.len() as u64).min(self.len());
+        if offset >= end {
+            return Ok(0);
+        }
+        let blob = self
+            .file
+            .slice_with_f64_and_f64(offset as f64, end as f64)
+            .map_err(io)?;
+        let buffer = self.reader.read_as_array_buffer(&blob).map_err(io)?;
+        let bytes = Uint8Array::new(&buffer);
+        let n = bytes.length() as usize;
+        bytes.copy_to(&mut buf[..n]);
+        self.read = self.read.max(offset + n as u64);
+        // Progress at every 1/64 of the file (a model's bulk is read in a few large reads).
+        if self.read - self.posted >= (self.len() / 64).max(1) || self.read == self.len() {
+            self.posted = self.read;
+            (self.post)(&Event::Progress {
+                file: self.file.name(),
+                loaded: self.read,
+                total: Some(self.len()),
+            });
+        }
         Ok(n)
     }
 }
@@ -84,7 +121,7 @@ impl std::io::Read for JsBytes {
 struct Worker {
     scope: DedicatedWorkerGlobalScope,
     session: RefCell<Session>,
-    queue: RefCell<VecDeque<Job>>,
+    queue: RefCell<VecDeque<Request>>,
     busy: Cell<bool>,
     cancel: Cell<bool>,
 }
@@ -124,127 +161,42 @@ impl Host for Worker {
     fn clear_cancel(&self) {
         self.cancel.set(false);
     }
+
+    fn fetch(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<ModelFile, String>> + '_>> {
+        let url = url.to_string();
+        Box::pin(async move {
+            let bytes = self.fetch_chunks(&url).await?;
+            let name = url.rsplit('/').next().unwrap_or(&url).to_string();
+            Ok(ModelFile::new(name, Box::new(bytes)))
+        })
+    }
 }
 
 impl Worker {
     fn post(&self, event: &Event) {
-        match decoding_page::protocol::encode(event) {
-            Ok(text) => {
-                if let Err(e) = self.scope.post_message(&JsValue::from_str(&text)) {
-                    web_sys::console::error_2(&"postMessage failed".into(), &e);
-                }
-            }
-            Err(e) => web_sys::console::error_1(&e.into()),
-        }
+        post(&self.scope, event)
     }
 
     /// Runs queued requests in order until the queue is empty.
     async fn drain(self: Rc<Self>) {
         loop {
             let next = self.queue.borrow_mut().pop_front();
-            let Some(job) = next else { break };
-            match job {
-                Job::Request(req) => self.handle(req).await,
-                Job::Files {
-                    name,
-                    model,
-                    tokenizer,
-                    config,
-                } => {
-                    self.load_files(&name, model, &tokenizer, config.as_deref())
-                        .await
-                }
+            let Some(req) = next else { break };
+            // Requests run one at a time, so the session can be taken out for the
+            // duration of the (possibly GPU-asynchronous) work.
+            let mut session = self.session.take();
+            let events = session.handle(req, &*self).await;
+            self.session.replace(session);
+            for e in &events {
+                self.post(e);
             }
         }
         self.busy.set(false);
     }
 
-    async fn handle(&self, req: Request) {
-        // Requests run one at a time (see `drain`), so the session can be taken out for the
-        // duration of the (possibly GPU-asynchronous) work.
-        let mut session = self.session.take();
-        let events = match req {
-            Request::Load {
-                model_url,
-                tokenizer_url,
-                backend,
-                prompt,
-                settings,
-                steps,
-                precision,
-            } => match self.fetch_both(&model_url, &tokenizer_url).await {
-                Err(message) => vec![Event::Error { message }],
-                Ok((model, tok)) => {
-                    let name = model_url
-                        .rsplit('/')
-                        .next()
-                        .unwrap_or(&model_url)
-                        .trim_end_matches(".bin")
-                        .to_string();
-                    let (len, tok) = (model.len, tok.to_vec());
-                    let mut model = model;
-                    let mut events = session
-                        .load_from(&name, &mut model, len, &tok, None, backend, self)
-                        .await;
-                    drop(model);
-                    if matches!(events.first(), Some(Event::Loaded { .. })) {
-                        if let Some(p) = precision {
-                            events.extend(session.set_precision(p, self).await);
-                        }
-                        for e in &events {
-                            self.post(e);
-                        }
-                        events = session.restore(prompt, settings, steps, self).await;
-                    }
-                    events
-                }
-            },
-            other => session.handle(other, self).await,
-        };
-        self.session.replace(session);
-        for e in &events {
-            self.post(e);
-        }
-    }
-
-    /// A model the user chose: validated, and only then replacing the current one.
-    async fn load_files(
-        &self,
-        name: &str,
-        mut model: JsBytes,
-        tokenizer: &[u8],
-        config: Option<&[u8]>,
-    ) {
-        let mut session = self.session.take();
-        let choice = session.backend_choice();
-        let len = model.len;
-        let mut events = session
-            .load_from(name, &mut model, len, tokenizer, config, choice, self)
-            .await;
-        drop(model);
-        if matches!(events.first(), Some(Event::Loaded { .. })) {
-            for e in &events {
-                self.post(e);
-            }
-            // The current prompt, on the new model.
-            // (its chat is off: the page turns the toggle off on `Loaded`)
-            events = session
-                .set_prompt(session.prompt().to_string(), false, self)
-                .await;
-        }
-        self.session.replace(session);
-        for e in &events {
-            self.post(e);
-        }
-    }
-
-    async fn fetch_both(&self, model: &str, tokenizer: &str) -> Result<(JsBytes, JsBytes), String> {
-        Ok((self.fetch(model).await?, self.fetch(tokenizer).await?))
-    }
-
     /// GETs `url` from the page's own server, posting progress as bytes arrive. The body
     /// stays in JavaScript memory as the chunks it arrived in.
-    async fn fetch(&self, url: &str) -> Result<JsBytes, String> {
+    async fn fetch_chunks(&self, url: &str) -> Result<JsBytes, String> {
         let js_err = |e: JsValue| {
             format!(
                 "{url}: {}",
@@ -297,6 +249,44 @@ impl Worker {
         }
         Ok(JsBytes::new(chunks))
     }
+
+    /// `{files: [File, …]}` from the page: a `LoadFiles` request whose files are read when
+    /// the session asks for their bytes.
+    fn picked(&self, data: &JsValue) -> Option<Request> {
+        let list = Reflect::get(data, &"files".into()).ok()?;
+        let list: &js_sys::Array = list.dyn_ref()?;
+        let reader = FileReaderSync::new().ok()?;
+        let scope = self.scope.clone();
+        let post: Rc<dyn Fn(&Event)> = Rc::new(move |e: &Event| post(&scope, e));
+        let mut files = Vec::new();
+        for f in list.iter() {
+            let file: web_sys::File = f.dyn_into().ok()?;
+            let name = file.name();
+            let bytes = PickedFile {
+                file,
+                reader: reader.clone(),
+                read: 0,
+                posted: 0,
+                post: post.clone(),
+            };
+            files.push(ModelFile::new(name, Box::new(bytes)));
+        }
+        Some(Request::LoadFiles {
+            files: Files::new(files),
+        })
+    }
+}
+
+/// Posts an event to the page as JSON text.
+fn post(scope: &DedicatedWorkerGlobalScope, event: &Event) {
+    match decoding_page::protocol::encode(event) {
+        Ok(text) => {
+            if let Err(e) = scope.post_message(&JsValue::from_str(&text)) {
+                web_sys::console::error_2(&"postMessage failed".into(), &e);
+            }
+        }
+        Err(e) => web_sys::console::error_1(&e.into()),
+    }
 }
 
 /// Wall time a model loaded on the CPU spends warming up before its first prompt
@@ -323,57 +313,36 @@ pub fn start() {
     let w = worker.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let data = e.data();
-        let job = match data.as_string() {
+        let req = match data.as_string() {
             Some(text) => match decoding_page::protocol::read_request(&text) {
                 Ok(Request::Cancel) => {
                     w.cancel.set(true);
                     return;
                 }
-                Ok(req) => Job::Request(req),
+                Ok(req) => req,
                 Err(message) => {
                     w.post(&Event::Error { message });
                     return;
                 }
             },
-            // {name, model: ArrayBuffer, tokenizer: ArrayBuffer, config?: ArrayBuffer} from the
-            // file picker (config: a Hugging Face checkpoint's config.json).
-            None => {
-                let bytes = |key: &str| {
-                    Reflect::get(&data, &key.into())
-                        .ok()
-                        .filter(|v| v.is_instance_of::<js_sys::ArrayBuffer>())
-                        .map(|v| JsBytes::new(vec![Uint8Array::new(&v)]))
-                };
-                match (bytes("model"), bytes("tokenizer").map(|t| t.to_vec())) {
-                    (Some(model), Some(tokenizer)) => Job::Files {
-                        name: Reflect::get(&data, &"name".into())
-                            .ok()
-                            .and_then(|v| v.as_string())
-                            .unwrap_or_else(|| "model".into()),
-                        model,
-                        tokenizer,
-                        config: bytes("config").map(|c| c.to_vec()),
-                    },
-                    _ => {
-                        w.post(&Event::Error {
-                            message: "the worker got files it cannot read".into(),
-                        });
-                        return;
-                    }
+            None => match w.picked(&data) {
+                Some(req) => req,
+                None => {
+                    w.post(&Event::Error {
+                        message: "the worker got files it cannot read".into(),
+                    });
+                    return;
                 }
-            }
+            },
         };
         {
             let mut q = w.queue.borrow_mut();
             // Knob moves arrive faster than a busy worker takes them: a new one replaces the
-            // queued ones it supersedes, so the chart catches up with the slider instead of
+            // queued ones it supersedes, so the worker catches up with the slider instead of
             // replaying every position it passed.
-            let kind = |j: &Job| match j {
-                Job::Request(r) => decoding_page::protocol::knob_kind(r),
-                Job::Files { .. } => None,
-            };
-            decoding_page::protocol::coalesce(&mut q, kind(&job), kind);
-            q.push_back(job);
+            let kind = decoding_page::protocol::knob_kind;
+            decoding_page::protocol::coalesce(&mut q, kind(&req), kind);
+            q.push_back(req);
         }
         if !w.busy.replace(true) {
             spawn_local(w.clone().drain());

@@ -182,10 +182,12 @@ fn the_safetensors_seed_is_a_model_that_loads() {
     let data = std::fs::read(corpus("safetensors").join("seed-bytelevel")).unwrap();
     let len = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
     let (c, t) = (len(0), len(4));
-    let m = decoding_engine::Model::from_hf(
-        &data[8..8 + c],
-        &data[8 + c + t..],
-        &data[8 + c..8 + c + t],
+    let m = decoding_engine::Model::from_memory(
+        [
+            ("config.json", &data[8..8 + c]),
+            ("model.safetensors", &data[8 + c + t..]),
+            ("tokenizer.json", &data[8 + c..8 + c + t]),
+        ],
         decoding_worker::fuzz::BUDGET,
     )
     .unwrap();

@@ -416,3 +416,24 @@ fn assert_int8_shifted_bits() {
         }
     }
 }
+
+/// A file of `len` bytes of which only the first `head.len()` can be read (reads stop
+/// there, as at the end of a file): a check that passes on it read nothing past its header,
+/// and loading the bulk from it fails.
+pub struct HeadOnly {
+    pub head: Vec<u8>,
+    pub len: u64,
+}
+
+impl crate::formats::source::ByteSource for HeadOnly {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let from = usize::try_from(offset).map_or(self.head.len(), |o| o.min(self.head.len()));
+        let n = buf.len().min(self.head.len() - from);
+        buf[..n].copy_from_slice(&self.head[from..from + n]);
+        Ok(n)
+    }
+}

@@ -41,8 +41,6 @@ pub enum GgufError {
     Unsupported(String),
     #[error("the GGUF file is {bytes} bytes, over the memory budget of {limit} bytes (it is read whole, then converted)")]
     TooLarge { bytes: u64, limit: u64 },
-    #[error("a GGUF file carries its own tokenizer: give it alone")]
-    TokenizerGiven,
     #[error("the model's tensors are missing {0:?}")]
     MissingTensor(String),
     #[error(transparent)]

@@ -71,8 +71,6 @@ pub enum HfError {
     Dtype { name: String, dtype: String },
     #[error("the safetensors file is {bytes} bytes, over the memory budget of {limit} bytes (it is read whole, then converted)")]
     TooLarge { bytes: u64, limit: u64 },
-    #[error("a safetensors checkpoint needs its config.json (and tokenizer.json) beside it")]
-    NoConfig,
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
 }

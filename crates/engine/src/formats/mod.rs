@@ -12,6 +12,7 @@ pub mod hf;
 pub mod llama2c;
 pub mod llama2c_v2;
 mod rope_order;
+pub mod source;
 
 use crate::budget::Budget;
 use crate::config::Config;

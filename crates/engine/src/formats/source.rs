@@ -21,6 +21,9 @@ pub const PROBE_BYTES: usize = 4096;
 pub trait ByteSource {
     /// The file's length in bytes.
     fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Reads up to `buf.len()` bytes at `offset`; 0 at the end.
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
     /// The whole file as shared bytes when it is in memory already (a mapping): a llama2.c
@@ -110,27 +113,30 @@ impl ModelFile {
     }
 
     /// Its first `n` bytes (fewer if it is shorter).
-    pub fn head(&mut self, n: usize) -> io::Result<Vec<u8>> {
+    pub fn head(&mut self, n: usize) -> Result<Vec<u8>, SourceError> {
         let n = n.min(usize::try_from(self.len()).unwrap_or(usize::MAX));
         let mut buf = vec![0; n];
-        let got = read_full(&mut *self.bytes, 0, &mut buf)?;
+        let got = read_full(&mut *self.bytes, 0, &mut buf).map_err(|e| self.error(e))?;
         buf.truncate(got);
         Ok(buf)
     }
 
     /// The whole file in memory.
-    pub fn read_all(&mut self) -> io::Result<Vec<u8>> {
-        let len = usize::try_from(self.len())
-            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "the file is too large"))?;
+    pub fn read_all(&mut self) -> Result<Vec<u8>, SourceError> {
+        let len = usize::try_from(self.len()).map_err(|_| self.error("it is too large"))?;
         let mut buf = vec![0; len];
-        let got = read_full(&mut *self.bytes, 0, &mut buf)?;
+        let got = read_full(&mut *self.bytes, 0, &mut buf).map_err(|e| self.error(e))?;
         if got < len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("the file ended at byte {got} of {len}"),
-            ));
+            return Err(self.error(format!("it ended at byte {got} of {len}")));
         }
         Ok(buf)
+    }
+
+    fn error(&self, e: impl ToString) -> SourceError {
+        SourceError::Read {
+            name: self.name.clone(),
+            error: e.to_string(),
+        }
     }
 
     /// A reader from its start.
@@ -243,7 +249,7 @@ impl Looks {
                 Looks::OtherJson
             };
         }
-        if llama2c_tokenizer_entries(head) {
+        if llama2c_tokenizer_entries(head, len) {
             return Looks::TokenizerBin;
         }
         Looks::Unknown
@@ -285,10 +291,11 @@ fn legacy_length_matches(head: &[u8], len: u64) -> bool {
 }
 
 /// Whether the head reads as a llama2.c `tokenizer.bin`: a maximum piece length (1 to
-/// [`MAX_PIECE_BYTES`]) and then, as far as the head goes (at least one whole entry), entries
-/// of a finite score, a length within that maximum and the piece. A checkpoint's float
-/// weights read as lengths are far larger.
-fn llama2c_tokenizer_entries(head: &[u8]) -> bool {
+/// [`MAX_PIECE_BYTES`]) and then entries of a finite score, a length from 1 to that maximum
+/// and the piece: at least [`TOKENIZER_ENTRIES`] of them, or every entry of a shorter file to its
+/// last byte. A checkpoint's header holds fewer than that, and its float weights read as
+/// lengths are far larger.
+fn llama2c_tokenizer_entries(head: &[u8], len: u64) -> bool {
     let word = |at: usize| head.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]]);
     let Some(max) = word(0).map(u32::from_le_bytes) else {
         return false;
@@ -297,19 +304,23 @@ fn llama2c_tokenizer_entries(head: &[u8]) -> bool {
         return false;
     }
     let (mut at, mut entries) = (4usize, 0);
-    while let (Some(score), Some(len)) = (word(at), word(at + 4)) {
-        let (score, len) = (f32::from_le_bytes(score), i32::from_le_bytes(len));
-        if !score.is_finite() || len < 0 || len as u32 > max {
+    while let (Some(score), Some(n)) = (word(at), word(at + 4)) {
+        let (score, n) = (f32::from_le_bytes(score), i32::from_le_bytes(n));
+        // No piece is empty: zeros (a file of them, a checkpoint's zero weights) are none.
+        if !score.is_finite() || n <= 0 || n as u32 > max {
             return false;
         }
-        at += 8 + len as usize;
+        at += 8 + n as usize;
         if at > head.len() {
             break;
         }
         entries += 1;
     }
-    entries >= 1
+    entries >= TOKENIZER_ENTRIES || (entries >= 1 && at as u64 == len)
 }
+
+/// Entries of a `tokenizer.bin` read to tell it (a vocabulary has hundreds).
+const TOKENIZER_ENTRIES: usize = 8;
 
 /// Why a set of files is not one model.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -339,10 +350,7 @@ impl ModelSource {
         let mut looks = Vec::with_capacity(files.len());
         let mut heads = Vec::with_capacity(files.len());
         for f in files.iter_mut() {
-            let head = f.head(PROBE_BYTES).map_err(|e| SourceError::Read {
-                name: f.name.clone(),
-                error: e.to_string(),
-            })?;
+            let head = f.head(PROBE_BYTES)?;
             looks.push(Looks::of(&head, f.len()));
             heads.push(head);
         }
@@ -356,6 +364,15 @@ impl ModelSource {
                 1 => Ok(ModelSource::Gguf { file: g }),
                 _ => Err(SourceError::GgufNotAlone { name: name(g) }),
             };
+        }
+        // Three files with a config.json or a safetensors file among them: a Hugging Face
+        // set, the one file nothing else claims taking the part left (a damaged file: its
+        // parser then says what is wrong with it).
+        if files.len() == 3 && (find(Looks::Config).is_some() || find(Looks::Safetensors).is_some())
+        {
+            if let Some(source) = hf_parts(&looks) {
+                return Ok(source);
+            }
         }
         if let Some(w) = find(Looks::Safetensors) {
             let config = find(Looks::Config);
@@ -374,12 +391,13 @@ impl ModelSource {
                 _ if files[0].name.to_ascii_lowercase().ends_with(".gguf") => {
                     SourceError::NotGguf {
                         name: name(0),
-                        start: String::from_utf8_lossy(&heads[0][..heads[0].len().min(4)])
-                            .into(),
+                        start: String::from_utf8_lossy(&heads[0][..heads[0].len().min(4)]).into(),
                     }
                 }
                 l if l.is_tokenizer() => SourceError::TokenizerAlone { name: name(0) },
-                Looks::Checkpoint | Looks::Unknown => SourceError::CheckpointAlone { name: name(0) },
+                Looks::Checkpoint | Looks::Unknown => {
+                    SourceError::CheckpointAlone { name: name(0) }
+                }
                 _ => not_a_model(files, &looks),
             }),
             2 => {
@@ -432,6 +450,43 @@ impl Looks {
             Looks::Config | Looks::TokenizerJson | Looks::OtherJson
         )
     }
+}
+
+/// The parts of three files as a Hugging Face set: those told by content, and the one left
+/// over (if one is) in the one part left, when it is nothing else.
+fn hf_parts(looks: &[Looks]) -> Option<ModelSource> {
+    let only = |want: &dyn Fn(Looks) -> bool| {
+        let mut it = (0..looks.len()).filter(|&i| want(looks[i]));
+        match (it.next(), it.next()) {
+            (Some(i), None) => Some(i),
+            _ => None,
+        }
+    };
+    let mut config = only(&|l| l == Looks::Config);
+    let mut weights = only(&|l| l == Looks::Safetensors);
+    let mut tokenizer = only(&|l: Looks| l.is_tokenizer());
+    let left: Vec<usize> = (0..looks.len())
+        .filter(|i| ![config, weights, tokenizer].contains(&Some(*i)))
+        .collect();
+    let unclaimed = |i: usize| {
+        !looks[i].is_tokenizer()
+            && !matches!(
+                looks[i],
+                Looks::Gguf | Looks::Config | Looks::Safetensors | Looks::Checkpoint
+            )
+    };
+    match (config, weights, tokenizer, &left[..]) {
+        (Some(_), Some(_), Some(_), []) => {}
+        (None, Some(_), Some(_), &[l]) if unclaimed(l) => config = Some(l),
+        (Some(_), None, Some(_), &[l]) if unclaimed(l) => weights = Some(l),
+        (Some(_), Some(_), None, &[l]) if unclaimed(l) => tokenizer = Some(l),
+        _ => return None,
+    }
+    Some(ModelSource::HuggingFace {
+        config: config?,
+        weights: weights?,
+        tokenizer: tokenizer?,
+    })
 }
 
 fn not_a_model(files: &[ModelFile], looks: &[Looks]) -> SourceError {

@@ -54,8 +54,16 @@ fn each_kind_is_told_by_its_bytes() {
     assert_eq!(Looks::of(TOKENIZER.as_bytes(), 10), Looks::TokenizerJson);
     assert_eq!(Looks::of(b"  {\"a\": 1}", 10), Looks::OtherJson);
     assert_eq!(Looks::of(b"hello, world", 12), Looks::Unknown);
+    // Zeros are no tokenizer (no piece is empty), nor is a header followed by zeros.
+    assert_eq!(Looks::of(&[0; 64], 64), Looks::Unknown);
+    let mut zeros = ck[..28].to_vec();
+    zeros.resize(4096, 0);
+    assert_eq!(Looks::of(&zeros, 1 << 30), Looks::Unknown);
     // A checkpoint's float weights read as piece lengths are far too long.
-    assert_ne!(Looks::of(&ck[..1000], ck.len() as u64 + 1), Looks::TokenizerBin);
+    assert_ne!(
+        Looks::of(&ck[..1000], ck.len() as u64 + 1),
+        Looks::TokenizerBin
+    );
 }
 
 #[test]
@@ -80,7 +88,10 @@ fn roles_come_from_content_not_names() {
     );
     // A cut checkpoint beside its tokenizer is still the checkpoint: its check says what is
     // wrong with it.
-    let mut f = files(&[("broken.bin", ck[..1000].to_vec()), ("tok.bin", tok.clone())]);
+    let mut f = files(&[
+        ("broken.bin", ck[..1000].to_vec()),
+        ("tok.bin", tok.clone()),
+    ]);
     assert_eq!(
         ModelSource::identify(&mut f),
         Ok(ModelSource::Llama2c {
@@ -130,7 +141,10 @@ fn a_set_that_is_not_one_model_is_refused_with_what_each_file_is() {
         "fake.gguf is not a GGUF file: it does not start with GGUF's magic bytes \"GGUF\" (it starts with \"PK\\u{3}\\u{4}\")"
     );
     assert_eq!(
-        refuse(&[("m.gguf", b"GGUF\x03\0\0\0".to_vec()), ("tok.bin", tok.clone())]),
+        refuse(&[
+            ("m.gguf", b"GGUF\x03\0\0\0".to_vec()),
+            ("tok.bin", tok.clone())
+        ]),
         "m.gguf is a GGUF file, which carries its own tokenizer: give it alone"
     );
     assert_eq!(
@@ -147,8 +161,11 @@ fn a_set_that_is_not_one_model_is_refused_with_what_each_file_is() {
         ("c.bin", tok.clone())
     ])
     .starts_with("these files are not one model (a.bin is a llama2.c checkpoint, "));
-    assert!(refuse(&[("c.json", CONFIG.into()), ("t.json", TOKENIZER.into())])
-        .starts_with("these files are not one model (c.json is a config.json, t.json is a tokenizer.json)"));
+    assert!(
+        refuse(&[("c.json", CONFIG.into()), ("t.json", TOKENIZER.into())]).starts_with(
+            "these files are not one model (c.json is a config.json, t.json is a tokenizer.json)"
+        )
+    );
 }
 
 #[test]
@@ -164,5 +181,8 @@ fn reading_starts_anywhere_and_stops_at_the_end() {
     let mut all = Vec::new();
     std::io::Read::read_to_end(&mut f.reader(), &mut all).unwrap();
     assert_eq!(all, b"0123456789");
-    assert_eq!(ModelFile::from_bytes("dir/stories.gguf", vec![]).stem(), "stories");
+    assert_eq!(
+        ModelFile::from_bytes("dir/stories.gguf", vec![]).stem(),
+        "stories"
+    );
 }

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::formats::gguf::{Gguf, GgufError};
 use crate::formats::hf::{HfConfig, HfError, Weights, MAX_CONFIG_BYTES};
 use crate::formats::llama2c::CheckpointError;
-use crate::formats::source::{ModelFile, ModelSource, SourceError};
+use crate::formats::source::{ModelFile, ModelSource};
 use crate::formats::HEAD_BYTES;
 use crate::tokenizer::chat::ChatError;
 use crate::tokenizer::{Tokenizer, TokenizerError, MAX_TOKENIZER_BYTES};
@@ -39,13 +39,18 @@ impl Model {
         let checked = source.check(files, budget)?;
         source.load(files, checked, budget)
     }
-}
 
-fn read<T>(f: &ModelFile, r: std::io::Result<T>) -> Result<T, SourceError> {
-    r.map_err(|e| SourceError::Read {
-        name: f.name.clone(),
-        error: e.to_string(),
-    })
+    /// [`Model::load`] with the files in memory: (name, bytes) pairs.
+    pub fn from_memory<N: Into<String>, B: AsRef<[u8]>>(
+        files: impl IntoIterator<Item = (N, B)>,
+        budget: Budget,
+    ) -> Result<Model, ModelError> {
+        let mut files: Vec<ModelFile> = files
+            .into_iter()
+            .map(|(name, bytes)| ModelFile::from_bytes(name, bytes.as_ref()))
+            .collect();
+        Model::load(&mut files, budget)
+    }
 }
 
 impl ModelSource {
@@ -60,7 +65,7 @@ impl ModelSource {
                 tokenizer,
             } => {
                 let f = &mut files[checkpoint];
-                let head = read(f, f.head(HEAD_BYTES))?;
+                let head = f.head(HEAD_BYTES)?;
                 let config = Checkpoint::check_header(&head, f.len(), budget)?;
                 check_tokenizer_len(files[tokenizer].len())?;
                 Ok(Checked {
@@ -79,7 +84,7 @@ impl ModelSource {
                     }
                     .into());
                 }
-                let head = read(f, f.head(len.min(GGUF_HEAD_BYTES) as usize))?;
+                let head = f.head(len.min(GGUF_HEAD_BYTES) as usize)?;
                 match Gguf::parse_head(&head, len) {
                     Ok(g) => g.check(budget)?,
                     // The head ends before the tensor table does: the whole file's reading
@@ -107,7 +112,7 @@ impl ModelSource {
                     }
                     .into());
                 }
-                let json = read(f, f.read_all())?;
+                let json = f.read_all()?;
                 let hf = HfConfig::parse(&json)?;
                 Footprint::of(&hf.config)
                     .map_err(CheckpointError::from)?
@@ -157,20 +162,20 @@ impl ModelSource {
                     }
                 };
                 let t = &mut files[tokenizer];
-                let tok = read(t, t.read_all())?;
+                let tok = t.read_all()?;
                 Model::new(ck, Tokenizer::from_bytes(&tok)?)?
             }
             ModelSource::Gguf { file } => {
                 let f = &mut files[file];
-                gguf(&read(f, f.read_all())?, budget)?
+                gguf(&f.read_all()?, budget)?
             }
             ModelSource::HuggingFace {
                 weights, tokenizer, ..
             } => {
                 let t = &mut files[tokenizer];
-                let tok = read(t, t.read_all())?;
+                let tok = t.read_all()?;
                 let f = &mut files[weights];
-                let st = read(f, f.read_all())?;
+                let st = f.read_all()?;
                 let json = checked.config_json.as_deref().unwrap_or_default();
                 hf(json, &st, &tok, budget)?
             }

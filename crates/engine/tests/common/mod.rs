@@ -34,7 +34,14 @@ pub fn fixture(dir: &str, name: &str) -> Vec<u8> {
 }
 
 pub fn stories260k() -> Model {
-    Model::from_bytes(&read("stories260K.bin"), &read("tok512.bin")).expect("stories260K loads")
+    Model::from_memory(
+        [
+            ("model.bin", &read("stories260K.bin")),
+            ("tokenizer.bin", &read("tok512.bin")),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .expect("stories260K loads")
 }
 
 /// The model README's greedy continuation of "Once upon a time".

@@ -83,7 +83,14 @@ pub fn model() -> Model {
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/models/stories260K");
     let read = |n: &str| std::fs::read(dir.join(n)).expect("run scripts/fetch-models.sh");
-    Model::from_bytes(&read("stories260K.bin"), &read("tok512.bin")).unwrap()
+    Model::from_memory(
+        [
+            ("model.bin", &read("stories260K.bin")),
+            ("tokenizer.bin", &read("tok512.bin")),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap()
 }
 
 /// A fresh GPU backend on its own device (device-loss tests destroy theirs).

@@ -18,6 +18,9 @@ pub const TOKENIZER_URL: &str = "models/stories260K/tok512.bin";
 /// What the page keeps between events besides its signals.
 #[derive(Debug, Default)]
 pub struct PageModel {
+    /// The page's own model was asked for and has not loaded yet: once it has, the link's
+    /// view is opened on it.
+    opening: bool,
     /// The first backend has opened (the link's views were asked for).
     restored: bool,
     /// The tokens a loaded transcript file holds, checked against its replay.
@@ -49,16 +52,25 @@ impl PageModel {
         let mut r = Reaction::default();
         let beam = matches!(settings.strategy, Strategy::Beam { .. });
         match event {
-            // The link's view is opened as part of loading: prompt, settings, tokens.
-            Event::Ready => r.send.push(Request::Load {
-                model_url: MODEL_URL.into(),
-                tokenizer_url: TOKENIZER_URL.into(),
-                backend: page.backend,
-                prompt: page.prompt.clone(),
-                settings: settings.clone(),
-                steps: page.steps,
-                precision: page.precision,
-            }),
+            // The page's own model, then (once it has loaded) the link's view on it: the
+            // weights' precision, the prompt, settings and tokens.
+            Event::Ready => {
+                self.opening = true;
+                r.send.push(Request::LoadUrl {
+                    urls: vec![MODEL_URL.into(), TOKENIZER_URL.into()],
+                    backend: page.backend,
+                });
+            }
+            Event::Loaded { .. } if std::mem::take(&mut self.opening) => {
+                if let Some(precision) = page.precision {
+                    r.send.push(Request::SetPrecision { precision });
+                }
+                r.send.push(Request::Restore {
+                    prompt: page.prompt.clone(),
+                    settings: settings.clone(),
+                    steps: page.steps,
+                });
+            }
             Event::Backend { .. } => self.backend(page, &mut r),
             Event::Transcript { view } => {
                 let got: Vec<u32> = view.steps.iter().map(|s| s.token).collect();

@@ -137,17 +137,26 @@ mod tests {
     /// and an MHA shape are named so.
     #[test]
     fn a_loaded_models_config_is_a_calculator_preset() {
-        let m = decoding_engine::Model::from_bytes(
-            &std::fs::read(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../assets/models/stories260K/stories260K.bin"
-            ))
-            .unwrap(),
-            &std::fs::read(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../assets/models/stories260K/tok512.bin"
-            ))
-            .unwrap(),
+        let m = decoding_engine::Model::from_memory(
+            [
+                (
+                    "model.bin",
+                    &std::fs::read(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../../assets/models/stories260K/stories260K.bin"
+                    ))
+                    .unwrap(),
+                ),
+                (
+                    "tokenizer.bin",
+                    &std::fs::read(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../../assets/models/stories260K/tok512.bin"
+                    ))
+                    .unwrap(),
+                ),
+            ],
+            decoding_engine::budget::Budget::default(),
         )
         .unwrap();
         let p = Preset::of_config(m.config(), m.config().n_params());

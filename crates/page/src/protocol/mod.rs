@@ -28,6 +28,7 @@ use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::decode::sampling::Settings;
 use decoding_engine::decode::speculative::{Draft, Rule};
+use decoding_engine::formats::source::ModelFile;
 use decoding_engine::Precision;
 use serde::{Deserialize, Serialize};
 
@@ -35,18 +36,19 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
-    /// Fetch the model and tokenizer from the page's own static files, load them, open the
-    /// backend, and show the page's view: its prompt, settings and `steps` tokens (a link).
-    Load {
-        model_url: String,
-        tokenizer_url: String,
+    /// Fetch a model's files (the page's own static files: its default model) and load
+    /// them with `backend`. The page then opens its link's view (`Restore`) once the model
+    /// has loaded.
+    LoadUrl {
+        urls: Vec<String>,
         backend: BackendChoice,
-        prompt: String,
-        settings: Settings,
-        steps: u32,
-        /// The weights' precision (none: the file's own), applied before the steps replay.
-        #[serde(default)]
-        precision: Option<Precision>,
+    },
+    /// Files the user picked or dropped: told apart by content, checked, loaded with the
+    /// backend in use, and the current prompt run on the new model. Their bytes travel
+    /// beside the message, never in JSON (the glue builds this request).
+    #[serde(skip)]
+    LoadFiles {
+        files: Files,
     },
     /// Switch backend; the transcript is rebuilt from its tokens on the new one.
     SetBackend {
@@ -227,6 +229,35 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+/// Model files handed to the worker with a request (their bytes read by the worker's
+/// glue, or held in memory in tests), taken once by the session that loads them.
+#[derive(Clone, Default)]
+pub struct Files(std::rc::Rc<std::cell::RefCell<Vec<ModelFile>>>);
+
+impl Files {
+    pub fn new(files: Vec<ModelFile>) -> Files {
+        Files(std::rc::Rc::new(std::cell::RefCell::new(files)))
+    }
+
+    /// The files, taken (a second take finds none).
+    pub fn take(&self) -> Vec<ModelFile> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.borrow().iter()).finish()
+    }
+}
+
+/// Two handles are equal when they hold the same files.
+impl PartialEq for Files {
+    fn eq(&self, other: &Files) -> bool {
+        std::rc::Rc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// The kinds of request that only restate the latest knobs.

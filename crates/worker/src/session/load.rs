@@ -5,51 +5,59 @@ use super::{err, Host, Session};
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::backend::engine::Engine;
+use decoding_engine::formats::source::ModelFile;
 use decoding_engine::{Backend, Model};
 use decoding_gpu::{open_backend, GpuError};
 use decoding_page::protocol::*;
 
 impl Session {
-    /// Loads a model and opens its backend aside (`choice`; `Auto` falls back to the CPU),
-    /// then swaps: the current model, its backend and its transcript are replaced only when
-    /// both worked. On any failure the old model keeps working, on the backend it had.
-    pub async fn load(
+    /// The page's own model: its files fetched (`host.fetch`), then loaded with `choice`.
+    pub async fn load_urls(
         &mut self,
-        name: &str,
-        model: &[u8],
-        tokenizer: &[u8],
+        urls: &[String],
         choice: BackendChoice,
         host: &dyn Host,
     ) -> Vec<Event> {
-        let len = model.len() as u64;
-        self.load_from(name, &mut &model[..], len, tokenizer, None, choice, host)
-            .await
+        let mut files = Vec::with_capacity(urls.len());
+        for url in urls {
+            match host.fetch(url).await {
+                Ok(f) => files.push(f),
+                Err(e) => return vec![err(e)],
+            }
+        }
+        self.load(files, choice, host).await
     }
 
-    /// `load` with the checkpoint read from `model` (`len` bytes): the page's worker reads
-    /// the fetched or picked file from JavaScript memory this way, tensor by tensor, so
-    /// wasm memory holds the weights once, not the file and the weights (issue 11). With a
-    /// `config` (a Hugging Face `config.json`), `model` is its `model.safetensors` and
-    /// `tokenizer` its `tokenizer.json` (`Model::read_files`). With `Auto`, the backends are
-    /// measured on the new model (`select::open_backend`, `host`'s clock).
-    #[allow(clippy::too_many_arguments)]
-    pub async fn load_from(
+    /// Files the user picked or dropped, loaded on the backend in use; the current prompt
+    /// then runs on the new model (its chat is off: the page turns the toggle off on
+    /// `Loaded`).
+    pub async fn load_picked(&mut self, files: Vec<ModelFile>, host: &dyn Host) -> Vec<Event> {
+        let mut events = self.load(files, self.backend_choice(), host).await;
+        if matches!(events.first(), Some(Event::Loaded { .. })) && !self.prompt.is_empty() {
+            events.extend(self.set_prompt(self.prompt.clone(), false, host).await);
+        }
+        events
+    }
+
+    /// Loads a model from its files (told apart by content, checked against the memory
+    /// budget before the bulk is read: `Model::load`) and opens its backend aside
+    /// (`choice`; `Auto` measures the backends on the new model with `host`'s clock), then
+    /// swaps: the current model, its backend and its transcript are replaced only when both
+    /// worked. On any failure the old model keeps working, on the backend it had.
+    pub async fn load(
         &mut self,
-        name: &str,
-        model: &mut impl std::io::Read,
-        len: u64,
-        tokenizer: &[u8],
-        config: Option<&[u8]>,
+        mut files: Vec<ModelFile>,
         choice: BackendChoice,
         host: &dyn Host,
     ) -> Vec<Event> {
-        let budget = decoding_engine::budget::Budget::default();
-        let m = match Model::read_files(model, len, tokenizer, config, budget) {
+        let m = match Model::load(&mut files, decoding_engine::budget::Budget::default()) {
             Ok(m) => m,
             Err(e) => return vec![err(e)],
         };
+        // The files' bytes (the page's JavaScript copies) are no longer needed.
+        drop(files);
         let opened = open_backend(choice, &m.transformer, &|| host.now()).await;
-        let events = self.install(name, m, opened);
+        let events = self.install(m, opened);
         if matches!(events.first(), Some(Event::Loaded { .. })) {
             self.choice = choice;
         }
@@ -59,7 +67,6 @@ impl Session {
     /// The swap: a model and what opening its backend gave.
     pub(super) fn install(
         &mut self,
-        name: &str,
         m: Model,
         opened: Result<(Box<dyn Backend>, BackendReport), GpuError>,
     ) -> Vec<Event> {
@@ -78,11 +85,11 @@ impl Session {
                 } else {
                     ""
                 };
-                return vec![err(format!("{name} could not be opened: {e}{kept}"))];
+                return vec![err(format!("{} could not be opened: {e}{kept}", m.name))];
             }
         };
         let info = ModelInfo {
-            name: name.to_string(),
+            name: m.name.clone(),
             config: *m.config(),
             params: m.config().n_params(),
             pieces: (0..m.tokenizer.vocab_size() as u32)

@@ -21,6 +21,7 @@ use decoding_engine::backend::engine::Engine;
 use decoding_engine::decode::beam::{BeamSearch, NodeStatus};
 use decoding_engine::decode::generation::Generation;
 use decoding_engine::decode::sampling::Settings;
+use decoding_engine::formats::source::ModelFile;
 use decoding_engine::Model;
 use decoding_page::protocol::*;
 use std::future::Future;
@@ -34,12 +35,15 @@ const YIELD_EVERY_MS: f64 = 8.0;
 const TIMINGS_KEPT: usize = 32;
 
 /// Hooks the browser glue supplies: a clock, a yield to the event loop (so a cancel can
-/// arrive between tokens) and whether a cancel arrived.
+/// arrive between tokens), whether a cancel arrived, and the page's own files.
 pub trait Host {
     fn now(&self) -> f64;
     fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>>;
     fn cancelled(&self) -> bool;
     fn clear_cancel(&self);
+    /// A file of the page's own by its URL (the glue posts its progress as it arrives), or
+    /// why it could not be had.
+    fn fetch(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<ModelFile, String>> + '_>>;
 }
 
 struct Beam {
@@ -127,7 +131,8 @@ impl Session {
 
     async fn route(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         match req {
-            Request::Load { .. } => vec![err("the worker glue loads files")],
+            Request::LoadUrl { urls, backend } => self.load_urls(&urls, backend, host).await,
+            Request::LoadFiles { files } => self.load_picked(files.take(), host).await,
             Request::SetBackend { backend } => self.set_backend(backend, host).await,
             Request::SetPrecision { precision } => self.set_precision(precision, host).await,
             Request::Quantization { open } => self.set_quantization(open, host),

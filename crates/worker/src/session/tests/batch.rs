@@ -155,15 +155,21 @@ fn the_gpu_split_times_each_kernel_on_the_gpu_and_says_why_not_on_the_cpu() {
         assert!(!required, "GPU required: {e}");
         return;
     }
-    let m = decoding_engine::Model::from_bytes(&asset("stories260K.bin"), &asset("tok512.bin"))
-        .unwrap();
+    let m = decoding_engine::Model::from_memory(
+        [
+            ("model.bin", &asset("stories260K.bin")),
+            ("tokenizer.bin", &asset("tok512.bin")),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let opened = pollster::block_on(decoding_gpu::select::select(
         BackendChoice::Gpu,
         &m.transformer,
         ctx,
         &|| host.now(),
     ));
-    s.install("stories260K", m, opened);
+    s.install(m, opened);
     let v = split(ask(&mut s, &host, Request::GpuSplit));
     assert_eq!(v.note, None);
     assert_eq!(v.tokens, 16);

@@ -3,7 +3,6 @@
 //! each number against a figure worked out here by hand or by another path.
 
 use super::*;
-use decoding_engine::backend::choose::BackendChoice;
 use decoding_page::lesson::{by_key, caption_text, number, Live, Part, STEPS};
 
 /// A step's caption from the views the page's requests give, with every event.
@@ -141,14 +140,11 @@ fn every_lesson_step_has_a_key_a_view_and_a_caption() {
 #[test]
 fn every_lesson_caption_claims_only_what_its_numbers_show() {
     let (mut s, host) = loaded();
-    let info = match &pollster::block_on(s.load(
-        "stories260K",
-        &asset("stories260K.bin"),
-        &asset("tok512.bin"),
-        BackendChoice::Cpu,
-        &host,
-    ))[0]
-    {
+    let files = [
+        ("stories260K.bin", asset("stories260K.bin")),
+        ("tok512.bin", asset("tok512.bin")),
+    ];
+    let info = match &drop_files(&mut s, &host, &files)[0] {
         Event::Loaded { info } => info.clone(),
         e => panic!("{e:?}"),
     };

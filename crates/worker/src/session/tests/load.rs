@@ -5,13 +5,14 @@ use super::*;
 #[test]
 fn bad_model_is_an_error_event_and_keeps_the_old_one() {
     let (mut s, host) = loaded();
-    match &pollster::block_on(s.load(
-        "bad",
-        &[1, 2, 3],
-        &asset("tok512.bin"),
-        BackendChoice::Cpu,
+    match &drop_files(
+        &mut s,
         &host,
-    ))[0]
+        &[
+            ("bad.bin", vec![1, 2, 3]),
+            ("tok512.bin", asset("tok512.bin")),
+        ],
+    )[0]
     {
         Event::Error { message } => assert!(message.contains("shorter than"), "{message}"),
         e => panic!("{e:?}"),
@@ -40,7 +41,14 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
     };
     let ck = decoding_engine::weights::Checkpoint::random(c, 5).unwrap();
-    let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
+    let other = decoding_engine::Model::from_memory(
+        [
+            ("model.bin", &ck.to_bytes()),
+            ("tokenizer.bin", &asset("tok512.bin")),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
     let opened = pollster::block_on(decoding_gpu::select::select(
         BackendChoice::Gpu,
@@ -48,7 +56,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         lost,
         &|| host.now(),
     ));
-    let ev = s.install("other", other, opened);
+    let ev = s.install(other, opened);
     assert!(
         matches!(&ev[..], [Event::Error { message }] if message.contains("the current model is kept")),
         "{ev:?}"
@@ -59,7 +67,14 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     let ev = ask(&mut s, &host, Request::Step { count: 1 });
     assert_eq!(last!(&ev, Transcript).steps.len(), before.steps.len() + 1);
     // With Auto, the same failure falls back to the CPU and the new model replaces the old.
-    let other = decoding_engine::Model::from_bytes(&ck.to_bytes(), &asset("tok512.bin")).unwrap();
+    let other = decoding_engine::Model::from_memory(
+        [
+            ("model.bin", &ck.to_bytes()),
+            ("tokenizer.bin", &asset("tok512.bin")),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let lost = Err(decoding_gpu::GpuError::Gpu("the device was lost".into()));
     let opened = pollster::block_on(decoding_gpu::select::select(
         BackendChoice::Auto,
@@ -67,7 +82,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         lost,
         &|| host.now(),
     ));
-    let ev = s.install("other", other, opened);
+    let ev = s.install(other, opened);
     assert!(
         matches!(
             &ev[..],
@@ -84,13 +99,16 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
 
 #[test]
 fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
-    let host = TestHost {
-        cancel: Cell::new(false),
-        start: std::time::Instant::now(),
-    };
+    let host = host();
     let mut s = Session::default();
-    let m = decoding_engine::Model::from_bytes(&asset("stories260K.bin"), &asset("tok512.bin"))
-        .unwrap();
+    let m = decoding_engine::Model::from_memory(
+        [
+            ("model.bin", &asset("stories260K.bin")),
+            ("tokenizer.bin", &asset("tok512.bin")),
+        ],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
     let none = Err(decoding_gpu::GpuError::Gpu("no WebGPU adapter".into()));
     let opened = pollster::block_on(decoding_gpu::select::select(
         BackendChoice::Gpu,
@@ -99,7 +117,7 @@ fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
         &|| host.now(),
     ));
     assert!(opened.is_err(), "asked for by name, the GPU alone fails");
-    let ev = s.install("stories260K", m, opened);
+    let ev = s.install(m, opened);
     let [Event::Loaded { .. }, Event::Precision { .. }, Event::Backend { report }] = &ev[..] else {
         panic!("{ev:?}")
     };
@@ -239,7 +257,7 @@ fn chat_renders_the_prompt_through_the_files_template() {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../assets/models/fixtures/arch/qwen2.gguf");
     let bytes = std::fs::read(&p).expect("run scripts/make-fixtures.sh");
-    let ev = pollster::block_on(s.load("qwen2", &bytes, &[], BackendChoice::Cpu, &host));
+    let ev = drop_files(&mut s, &host, &[("qwen2.gguf", bytes)]);
     let info = match &ev[0] {
         Event::Loaded { info } => info.clone(),
         e => panic!("{e:?}"),

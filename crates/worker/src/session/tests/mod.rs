@@ -4,6 +4,7 @@
 use super::*;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::sampling::RawSettings;
+use decoding_engine::formats::source::ModelFile;
 use std::cell::Cell;
 
 /// The view of the last event of `kind` among `ev` (`Transcript`, `Trace`, `Beam`, …).
@@ -23,6 +24,7 @@ mod batch;
 mod beam;
 mod columns;
 mod export;
+mod files;
 mod kv;
 mod lesson;
 mod load;
@@ -50,6 +52,43 @@ impl Host for TestHost {
     fn clear_cancel(&self) {
         self.cancel.set(false)
     }
+    /// The page's own files, as `dist/` serves them (`models/…` is `assets/models/…`).
+    fn fetch(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<ModelFile, String>> + '_>> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../assets")
+            .join(url);
+        let got = std::fs::read(&path)
+            .map(|b| ModelFile::from_bytes(url.rsplit('/').next().unwrap_or(url), b))
+            .map_err(|_| format!("{url}: HTTP 404 Not Found"));
+        Box::pin(std::future::ready(got))
+    }
+}
+
+pub(super) fn host() -> TestHost {
+    TestHost {
+        cancel: Cell::new(false),
+        start: std::time::Instant::now(),
+    }
+}
+
+/// Files dropped on the page: (name, bytes), through `Session::handle` as the page's glue
+/// hands them over.
+pub(super) fn drop_files(
+    s: &mut Session,
+    host: &TestHost,
+    files: &[(&str, Vec<u8>)],
+) -> Vec<Event> {
+    let files = files
+        .iter()
+        .map(|(n, b)| ModelFile::from_bytes(*n, b.clone()))
+        .collect();
+    ask(
+        s,
+        host,
+        Request::LoadFiles {
+            files: Files::new(files),
+        },
+    )
 }
 
 pub(super) fn asset(name: &str) -> Vec<u8> {
@@ -59,19 +98,21 @@ pub(super) fn asset(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// A session with the page's own model loaded on the CPU, as the page asks for it.
 pub(super) fn loaded() -> (Session, TestHost) {
-    let host = TestHost {
-        cancel: Cell::new(false),
-        start: std::time::Instant::now(),
-    };
+    let host = host();
     let mut s = Session::default();
-    let ev = pollster::block_on(s.load(
-        "stories260K",
-        &asset("stories260K.bin"),
-        &asset("tok512.bin"),
-        BackendChoice::Cpu,
+    let ev = ask(
+        &mut s,
         &host,
-    ));
+        Request::LoadUrl {
+            urls: vec![
+                decoding_page::page::model::MODEL_URL.into(),
+                decoding_page::page::model::TOKENIZER_URL.into(),
+            ],
+            backend: BackendChoice::Cpu,
+        },
+    );
     assert!(
         matches!(
             ev[..],

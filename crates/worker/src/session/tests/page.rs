@@ -15,12 +15,36 @@ fn ready_loads_the_links_view_and_the_first_backend_opens_its_panels() {
     let (page, st) = view("prompt=The+dog&steps=4&panels=kv,inside,quant&lesson=9");
     let mut m = PageModel::default();
     let r = m.apply(&page, &st, &mut Event::Ready);
+    assert!(
+        matches!(&r.send[..], [Request::LoadUrl { urls, .. }] if urls.len() == 2),
+        "{:?}",
+        r.send
+    );
+    // Once the model has loaded, the link's view opens on it (once: a model loaded later
+    // from files keeps the transcript's prompt, the worker's own doing).
+    let (mut s, host) = loaded();
+    let mut loaded_ev = Event::Loaded {
+        info: match &drop_files(
+            &mut s,
+            &host,
+            &[
+                ("stories260K.bin", asset("stories260K.bin")),
+                ("tok512.bin", asset("tok512.bin")),
+            ],
+        )[0]
+        {
+            Event::Loaded { info } => info.clone(),
+            e => panic!("{e:?}"),
+        },
+    };
+    let r = m.apply(&page, &st, &mut loaded_ev);
     match &r.send[..] {
-        [Request::Load { prompt, steps, .. }] => {
+        [Request::Restore { prompt, steps, .. }] => {
             assert_eq!((prompt.as_str(), *steps), ("The dog", 4))
         }
         other => panic!("{other:?}"),
     }
+    assert!(m.apply(&page, &st, &mut loaded_ev).send.is_empty());
     // The backend the worker opened, as it announces it.
     let (mut s, host) = loaded();
     let ev = ask(
