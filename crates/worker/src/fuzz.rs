@@ -6,7 +6,6 @@
 //! decodes, settings run the chain), so that a value that passes a parser but breaks a
 //! later rule is found too.
 
-use crate::session::Session;
 use decoding_engine::backend::CpuBackend;
 use decoding_engine::budget::Budget;
 use decoding_engine::decode::sampling::{process, History};
@@ -198,13 +197,14 @@ pub fn request_json(data: &[u8]) {
     }
 }
 
-/// The toy panel's logits text, run through the chain as the worker does.
+/// The toy panel's logits text, run through the chain as the page does.
 pub fn toy_logits(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     if let Ok(logits) = parse_toy(text) {
         let history: Vec<u32> = (0..logits.len() as u32).rev().collect();
-        let _ = Session::default().toy(&logits, &history);
+        let settings = decoding_engine::decode::sampling::Settings::default();
+        let _ = decoding_page::page::chain::toy_trace(&logits, &history, &settings);
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::session::{Host, Session};
 use decoding_engine::formats::source::{ByteSource, ModelFile};
-use decoding_page::protocol::{Event, Files, Request};
+use decoding_page::protocol::*;
 use js_sys::{Reflect, Uint8Array};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -108,11 +108,11 @@ impl ByteSource for PickedFile {
         // Progress at every 1/64 of the file (a model's bulk is read in a few large reads).
         if self.read - self.posted >= (self.len() / 64).max(1) || self.read == self.len() {
             self.posted = self.read;
-            (self.post)(&Event::Progress {
+            (self.post)(&Event::Model(ModelEvent::Progress {
                 file: self.file.name(),
                 loaded: self.read,
                 total: Some(self.len()),
-            });
+            }));
         }
         Ok(n)
     }
@@ -241,11 +241,11 @@ impl Worker {
                 .unchecked_into();
             loaded += value.length() as u64;
             chunks.push(value);
-            self.post(&Event::Progress {
+            self.post(&Event::Model(ModelEvent::Progress {
                 file: url.to_string(),
                 loaded,
                 total,
-            });
+            }));
         }
         Ok(JsBytes::new(chunks))
     }
@@ -271,9 +271,9 @@ impl Worker {
             };
             files.push(ModelFile::new(name, Box::new(bytes)));
         }
-        Some(Request::LoadFiles {
+        Some(Request::Model(ModelRequest::LoadFiles {
             files: Files::new(files),
-        })
+        }))
     }
 }
 
@@ -315,22 +315,22 @@ pub fn start() {
         let data = e.data();
         let req = match data.as_string() {
             Some(text) => match decoding_page::protocol::read_request(&text) {
-                Ok(Request::Cancel) => {
+                Ok(Request::Transcript(TranscriptRequest::Cancel)) => {
                     w.cancel.set(true);
                     return;
                 }
                 Ok(req) => req,
                 Err(message) => {
-                    w.post(&Event::Error { message });
+                    w.post(&Event::Model(ModelEvent::Error { message }));
                     return;
                 }
             },
             None => match w.picked(&data) {
                 Some(req) => req,
                 None => {
-                    w.post(&Event::Error {
+                    w.post(&Event::Model(ModelEvent::Error {
                         message: "the worker got files it cannot read".into(),
-                    });
+                    }));
                     return;
                 }
             },
@@ -350,5 +350,5 @@ pub fn start() {
     });
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     onmessage.forget();
-    worker.post(&Event::Ready);
+    worker.post(&Event::Model(ModelEvent::Ready));
 }

@@ -133,28 +133,24 @@ fn write_url_query_seeds() {
 /// Requests the UI sends.
 fn write_request_seeds() {
     use decoding_engine::decode::sampling::RawSettings;
-    use decoding_page::protocol::{encode, Request};
+    use decoding_page::protocol::*;
     let settings = RawSettings::from_pairs([("temperature", "0.5"), ("top_k", "3")])
         .validate(512)
         .unwrap();
     let requests = [
-        Request::SetSettings {
+        Request::Transcript(TranscriptRequest::SetSettings {
             settings: settings.clone(),
-        },
-        Request::Restore {
+        }),
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "Once".into(),
             settings,
             steps: 3,
-        },
-        Request::Step { count: 4 },
-        Request::Toy {
-            logits: vec![2.0, 1.0, 0.1],
-            history: vec![0],
-        },
-        Request::CacheCompare {
+        }),
+        Request::Transcript(TranscriptRequest::Step { count: 4 }),
+        Request::Kv(KvRequest::CacheCompare {
             positions: vec![16, 512],
-        },
-        Request::Rewind,
+        }),
+        Request::Transcript(TranscriptRequest::Rewind),
     ];
     for (i, r) in requests.iter().enumerate() {
         put(

@@ -7,16 +7,60 @@
 use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
-use super::Ui;
+use super::Sender;
 use decoding_engine::serving::batching::{Policy, SimResult};
 use decoding_engine::serving::roofline::{self, Roof, H100_SXM};
 use decoding_engine::units::human_bytes;
 use decoding_page::export::{self as ex, Drawing};
 use decoding_page::geometry::batching::{self as bg, flops_text, RoofPoint};
 use decoding_page::page::Panel;
-use decoding_page::protocol::{GpuSplitView, LanesView, Request, ServeView, SweepView};
+use decoding_page::protocol::*;
 use decoding_page::verdict::{regime, Regime};
 use leptos::prelude::*;
+
+/// The batching panel's views: its lanes, the throughput sweep, the serving simulation,
+/// where a GPU token's time goes; and which measurements are still running.
+#[derive(Clone, Copy)]
+pub struct BatchViews {
+    pub lanes: RwSignal<Option<LanesView>>,
+    pub sweep: RwSignal<Option<SweepView>>,
+    pub serve: RwSignal<Option<ServeView>>,
+    pub gpu_split: RwSignal<Option<GpuSplitView>>,
+    pending: RwSignal<Vec<&'static str>>,
+}
+
+impl BatchViews {
+    pub fn new(pending: RwSignal<Vec<&'static str>>) -> BatchViews {
+        BatchViews {
+            lanes: RwSignal::new(None),
+            sweep: RwSignal::new(None),
+            serve: RwSignal::new(None),
+            gpu_split: RwSignal::new(None),
+            pending,
+        }
+    }
+
+    pub fn store(&self, e: BatchEvent) {
+        match e {
+            BatchEvent::Lanes { view } => self.lanes.set(Some(view)),
+            BatchEvent::Sweep { view } => self.sweep.set(Some(view)),
+            BatchEvent::Serve { view } => self.serve.set(Some(view)),
+            BatchEvent::GpuSplit { view } => self.gpu_split.set(Some(view)),
+        }
+    }
+
+    pub fn clear(&self) {
+        self.lanes.set(None);
+        self.sweep.set(None);
+        self.serve.set(None);
+        self.gpu_split.set(None);
+    }
+
+    /// Whether a measurement ("sweep", "gpu-split") was asked for and has not arrived.
+    fn pending(&self, view: &'static str) -> bool {
+        self.pending.with(|p| p.contains(&view))
+    }
+}
 
 /// The batch sizes the throughput chart measures.
 const SWEEP: [u32; 5] = [1, 2, 4, 8, 16];
@@ -28,31 +72,29 @@ const SWEEP_GEN: u32 = 16;
 const CACHE_BYTES: u64 = 16 << 20;
 
 #[component]
-pub fn BatchPanel() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+pub fn BatchPanel(views: BatchViews, sender: Sender) -> impl IntoView {
     let exports = move || {
         view! {
-            {export::buttons("throughput", "throughput and the roofline", move || ui.views.sweep.with_untracked(|v| v.as_ref().map(decoding_page::export::sweep)))}
-            {export::buttons("serving", "the serving timelines", move || ui.views.serve.with_untracked(|v| v.as_ref().map(decoding_page::export::serve)))}
+            {export::buttons("throughput", "throughput and the roofline", move || views.sweep.with_untracked(|v| v.as_ref().map(decoding_page::export::sweep)))}
+            {export::buttons("serving", "the serving timelines", move || views.serve.with_untracked(|v| v.as_ref().map(decoding_page::export::serve)))}
         }
     };
     view! {
         <PanelShell panel=Panel::Batch export=exports>
-            <LanesPart /> <ThroughputPart /> <ServePart />
+            <LanesPart views sender /> <ThroughputPart views sender /> <ServePart views sender />
         </PanelShell>
     }
 }
 
 #[component]
-fn LanesPart() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn LanesPart(views: BatchViews, sender: Sender) -> impl IntoView {
     let batch = RwSignal::new(4u32);
     let tokens = RwSignal::new(16u32);
     let run = move |n: u32| {
-        ui.send(&Request::BatchLanes {
+        sender.send(&Request::Batch(BatchRequest::BatchLanes {
             batch: batch.get_untracked(),
             tokens: n,
-        })
+        }))
     };
     view! {
         <h3>"B sequences, one pass " <Tag of="batch-results" /></h3>
@@ -74,11 +116,11 @@ fn LanesPart() -> impl IntoView {
             </label>
             <button data-testid="batch-run" on:click=move |_| run(tokens.get_untracked())>"Run lanes"</button>
             <button data-testid="batch-step" on:click=move |_| {
-                let have = ui.views.lanes.with_untracked(|l| l.as_ref().map_or(0, |l| l.lanes.iter().map(|x| x.tokens.len()).max().unwrap_or(0)));
+                let have = views.lanes.with_untracked(|l| l.as_ref().map_or(0, |l| l.lanes.iter().map(|x| x.tokens.len()).max().unwrap_or(0)));
                 run((have as u32 + 1).min(256));
             }>"Step all lanes"</button>
         </div>
-        {move || ui.views.lanes.get().map(|v| lanes_view(&v))}
+        {move || views.lanes.get().map(|v| lanes_view(&v))}
     }
 }
 
@@ -116,22 +158,21 @@ fn lanes_view(v: &LanesView) -> impl IntoView {
 }
 
 #[component]
-fn ThroughputPart() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn ThroughputPart(views: BatchViews, sender: Sender) -> impl IntoView {
     let measure = move |_| {
-        ui.views.sweep.set(None);
-        ui.send(&Request::BatchSweep {
+        views.sweep.set(None);
+        sender.send(&Request::Batch(BatchRequest::BatchSweep {
             batches: SWEEP.to_vec(),
             prompt_tokens: SWEEP_PROMPT,
             gen_tokens: SWEEP_GEN,
-        })
+        }))
     };
     view! {
         <div data-testid="tp-section">
         <h3>"Throughput against batch size, and the roofline " <Tag of="batch-results" /></h3>
         <p class="note">{move || {
             // The sizes of the sweep on show (a lesson step measures its own).
-            let (pp, tg) = ui.views.sweep.with(|v| {
+            let (pp, tg) = views.sweep.with(|v| {
                 v.as_ref()
                     .and_then(|v| v.rows.first())
                     .map_or((SWEEP_PROMPT as usize, SWEEP_GEN as usize), |r| (r.prompt_tokens, r.gen_tokens))
@@ -139,32 +180,31 @@ fn ThroughputPart() -> impl IntoView {
             format!("Measured here, now, on the running backend: B prompts of {pp} tokens prefilled as one pass, then {tg} decode passes of B rows, each batch size repeated (the median, and the middle half of the runs). The worker also measures this machine's ceilings with the engine's own kernels: decode's product streaming a matrix the size of the weights, and a batched product inside the cache.")
         }}</p>
         <button data-testid="batch-measure" on:click=measure>"Measure B = 1, 2, 4, 8, 16"</button>
-        {move || (ui.views.sweep.with(Option::is_none) && ui.pending("sweep")).then(|| view! {
+        {move || (views.sweep.with(Option::is_none) && views.pending("sweep")).then(|| view! {
             <p class="waiting" data-testid="sweep-waiting">"Measuring on this backend…"</p>
         })}
-        {move || ui.views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v.clone() /> })}
+        {move || views.sweep.get().map(|v| view! { <ThroughputChart v=v.clone() /> <MachineRoofline v=v.clone() /> })}
         </div>
-        <GpuSplitPart />
+        <GpuSplitPart views sender />
         <RealScale />
     }
 }
 
 #[component]
-fn GpuSplitPart() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn GpuSplitPart(views: BatchViews, sender: Sender) -> impl IntoView {
     let measure = move |_| {
-        ui.views.gpu_split.set(None);
-        ui.send(&Request::GpuSplit)
+        views.gpu_split.set(None);
+        sender.send(&Request::Batch(BatchRequest::GpuSplit))
     };
     view! {
         <div data-testid="gpu-split">
         <h4>"Where a decoded token's time goes on this GPU"</h4>
         <p class="note">"A GPU runs a decode step as a queue of kernels. Each launch costs time of its own, whatever the kernel does; the lesson's \"decode is bandwidth-bound\" holds only once those launches are cheap beside the kernels' weight reads. With GPU timestamps around each kernel, the worker splits 16 decode steps' wall time into the kernels' GPU time and the rest."</p>
         <button data-testid="gpu-split-measure" on:click=measure>"Time the GPU's kernels"</button>
-        {move || (ui.views.gpu_split.with(Option::is_none) && ui.pending("gpu-split")).then(|| view! {
+        {move || (views.gpu_split.with(Option::is_none) && views.pending("gpu-split")).then(|| view! {
             <p class="waiting" data-testid="gpu-split-waiting">"Timing 16 decode steps…"</p>
         })}
-        {move || ui.views.gpu_split.get().map(|v| view! { <GpuSplit v=v /> })}
+        {move || views.gpu_split.get().map(|v| view! { <GpuSplit v=v /> })}
         </div>
     }
 }
@@ -366,8 +406,7 @@ fn RealScale() -> impl IntoView {
 }
 
 #[component]
-fn ServePart() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn ServePart(views: BatchViews, sender: Sender) -> impl IntoView {
     let slots = RwSignal::new(4u32);
     let requests = RwSignal::new(12u32);
     let seed = RwSignal::new(1u64);
@@ -388,13 +427,13 @@ fn ServePart() -> impl IntoView {
             <label data-tagged>"Requests " <Tag of="serve-requests" /> <input type="number" min="1" max="64" class="num" data-testid="serve-requests" prop:value=move || requests.get().to_string() on:change=number(requests, 1, 64) /></label>
             <label data-tagged>"Trace seed " <Tag of="serve-seed" /> <input type="number" min="0" class="num" data-testid="serve-seed" prop:value=move || seed.get().to_string()
                 on:change=move |ev| { if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() { seed.set(v) } } /></label>
-            <button data-testid="serve-run" on:click=move |_| ui.send(&Request::ServeSim {
+            <button data-testid="serve-run" on:click=move |_| sender.send(&Request::Batch(BatchRequest::ServeSim {
                 slots: slots.get_untracked(),
                 requests: requests.get_untracked(),
                 seed: seed.get_untracked(),
-            })>"Simulate serving"</button>
+            }))>"Simulate serving"</button>
         </div>
-        {move || ui.views.serve.get().map(|v| serve_view(&v))}
+        {move || views.serve.get().map(|v| serve_view(&v))}
     }
 }
 

@@ -12,8 +12,40 @@ use decoding_engine::decode::sampling::Knob;
 use decoding_page::export::{beam_tree, beam_tree_along, Greedy};
 use decoding_page::geometry::beam::{paths, Paths};
 use decoding_page::page::Panel;
-use decoding_page::protocol::{BeamView, Request};
+use decoding_page::protocol::*;
 use leptos::prelude::*;
+
+/// The beam panel's view: the last search as the worker sent it, and its tree, kept here and
+/// patched with each view's changed nodes.
+#[derive(Clone, Copy)]
+pub struct BeamViews {
+    pub view: RwSignal<Option<BeamView>>,
+    pub nodes: RwSignal<Vec<BeamNode>>,
+}
+
+impl BeamViews {
+    pub fn new() -> BeamViews {
+        BeamViews {
+            view: RwSignal::new(None),
+            nodes: RwSignal::new(Vec::new()),
+        }
+    }
+
+    /// A view of the search: its changed nodes patched into the tree (an error if the tree
+    /// is not the worker's after it).
+    pub fn store(&self, e: BeamEvent) -> Result<(), String> {
+        let BeamEvent::Beam { mut view } = e;
+        let patched = self
+            .nodes
+            .try_update(|nodes| decoding_page::page::patch_beam(nodes, &mut view));
+        self.view.set(Some(view));
+        patched.unwrap_or(Ok(()))
+    }
+
+    pub fn clear(&self) {
+        self.view.set(None);
+    }
+}
 
 /// The tree: the very SVG the export saves, in a box that scrolls sideways (the figure
 /// keeps its size: a level a column).
@@ -36,7 +68,7 @@ fn tree(
 }
 
 #[component]
-pub fn BeamPanel() -> impl IntoView {
+pub fn BeamPanel(views: BeamViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     // The tree follows its newest level: scrolled to its right end whenever it is redrawn
     // (after layout, when the new width is known).
@@ -61,10 +93,10 @@ pub fn BeamPanel() -> impl IntoView {
     view! {
         <PanelShell panel=Panel::Beam
             export=move || export::buttons("beam-tree", "the beam tree", move || {
-                ui.views.beam.with_untracked(|v| {
+                views.view.with_untracked(|v| {
                     let v = v.as_ref()?;
                     let greedy = Greedy { tokens: &v.greedy_tokens, cum: &v.greedy_cum };
-                    ui.views.beam_nodes.with_untracked(|n| (!n.is_empty()).then(|| beam_tree(n, v.best_node, greedy, &|id| ui.piece(id))))
+                    views.nodes.with_untracked(|n| (!n.is_empty()).then(|| beam_tree(n, v.best_node, greedy, &|id| ui.piece(id))))
                 })
             })>
             <div class="knob-row">
@@ -82,8 +114,8 @@ pub fn BeamPanel() -> impl IntoView {
                     }>"Use beam search"</button>
                 })}
                 {move || ui.is_beam_tracked().then(|| view! {
-                    <button data-testid="beam-step" on:click=move |_| ui.send(&Request::BeamStep)>"Step the beams"</button>
-                    <button data-testid="beam-restart" on:click=move |_| ui.send(&Request::BeamStart)>"Restart"</button>
+                    <button data-testid="beam-step" on:click=move |_| ui.send(&Request::Beam(BeamRequest::BeamStep))>"Step the beams"</button>
+                    <button data-testid="beam-restart" on:click=move |_| ui.send(&Request::Beam(BeamRequest::BeamStart))>"Restart"</button>
                 })}
                 // A prompt where the beam beats greedy by far (log p −4.35 against −10.10
                 // after 10 tokens), as a link: one click, and the address says what it is.
@@ -92,9 +124,9 @@ pub fn BeamPanel() -> impl IntoView {
                         Knob::Strategy.name(), Panel::Beam.name(),
                         if ui.shell.page.with(|p| p.presenter) { "&presenter=1" } else { "" })>"Example: \"The dog\", 10 steps"</a>
             </div>
-            {move || ui.views.beam.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
+            {move || views.view.with(|b| b.as_ref().filter(|_| ui.is_beam_tracked()).map(|v| {
                 // The best beam's and greedy's paths, found once for the legend and the tree.
-                let found = ui.views.beam_nodes.with(|all| paths(v.best_node, &v.greedy_tokens, all));
+                let found = views.nodes.with(|all| paths(v.best_node, &v.greedy_tokens, all));
                 let finished = v.finished.iter().map(|h| view! {
                     <li>{format!("score {:.3} (log p {:.3}{}): {}", h.score, h.sum_logprob,
                         if h.ended { ", ended" } else { "" }, h.text)}</li>
@@ -118,7 +150,7 @@ pub fn BeamPanel() -> impl IntoView {
                     }</p>
                     <p class="path-line"><span class="key best"></span>{format!("Best beam (in the transcript): {}", v.best_text)}</p>
                     <p data-testid="beam-count">{format!("{} nodes{}; grey dashed: pruned; ringed: finished", v.node_count, if v.done { ", search finished" } else { "" })}</p>
-                    {ui.views.beam_nodes.with(|all| tree(ui, v, (all, &found), wrap))}
+                    {views.nodes.with(|all| tree(ui, v, (all, &found), wrap))}
                     <ol class="hyps">{finished}</ol>
                 }
             }))}

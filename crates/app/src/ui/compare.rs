@@ -8,9 +8,32 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::sampling::Knob;
 use decoding_page::geometry::compare;
-use decoding_page::page::{self, CompareLink, Panel, COMPARE_PRESETS, MAX_COLUMNS};
-use decoding_page::protocol::{ColumnView, Request};
+use decoding_page::page::{self, Panel, COMPARE_PRESETS, MAX_COLUMNS};
+use decoding_page::protocol::*;
 use leptos::prelude::*;
+
+/// The compared columns as the worker sent them.
+#[derive(Clone, Copy)]
+pub struct CompareViews {
+    pub columns: RwSignal<Option<ColumnsView>>,
+}
+
+impl CompareViews {
+    pub fn new() -> CompareViews {
+        CompareViews {
+            columns: RwSignal::new(None),
+        }
+    }
+
+    pub fn store(&self, e: ColumnsEvent) {
+        let ColumnsEvent::Columns { view } = e;
+        self.columns.set(Some(view));
+    }
+
+    pub fn clear(&self) {
+        self.columns.set(None);
+    }
+}
 
 /// The columns' texts: the link's comparison, else the lesson's preset.
 fn initial_texts(ui: &Ui) -> Vec<String> {
@@ -25,7 +48,7 @@ fn initial_texts(ui: &Ui) -> Vec<String> {
 }
 
 #[component]
-pub fn ComparePanel() -> impl IntoView {
+pub fn ComparePanel(views: CompareViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let texts = RwSignal::new(initial_texts(&ui));
     // The editors follow the comparison the page holds (a lesson step or a loaded
@@ -46,41 +69,22 @@ pub fn ComparePanel() -> impl IntoView {
     let errors = RwSignal::new(Vec::<Option<String>>::new());
     let start = move || {
         let vocab = ui.vocab_size();
-        let parsed: Vec<Result<_, _>> = texts
-            .get_untracked()
-            .iter()
-            .map(|t| page::parse_column(t, vocab))
-            .collect();
-        errors.set(
-            parsed
-                .iter()
-                .map(|r| {
-                    r.as_ref().err().map(|e| {
-                        e.iter()
-                            .map(|e| e.to_string())
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    })
-                })
-                .collect(),
-        );
-        if parsed.iter().all(Result::is_ok) {
-            let columns: Vec<_> = parsed.into_iter().filter_map(Result::ok).collect();
-            ui.views.columns.set(None);
-            ui.shell.page.update(|p| {
-                p.compare = Some(CompareLink {
-                    columns: columns.clone(),
-                    steps: 0,
-                })
-            });
-            ui.send(&Request::ColumnsStart { columns });
+        let mut page = ui.shell.page.get_untracked();
+        let (e, send) = ui
+            .reactions
+            .with_value(|m| m.compare_start(&mut page, &texts.get_untracked(), vocab));
+        errors.set(e);
+        if !send.is_empty() {
+            views.columns.set(None);
+            ui.shell.page.set(page);
+            ui.sender.send_all(&send);
         }
     };
     let step = move |count: u32| {
-        if ui.views.columns.with_untracked(Option::is_none) {
+        if views.columns.with_untracked(Option::is_none) {
             start();
         }
-        ui.send(&Request::ColumnsStep { count });
+        ui.send(&ColumnsRequest::ColumnsStep { count }.into());
     };
     view! {
         // The export row sits under the editors, above the columns it saves.
@@ -122,19 +126,19 @@ pub fn ComparePanel() -> impl IntoView {
                 }).collect_view()}
             </div>
             <div class="export-row">
-                {super::export::buttons("compare", "the compared columns", move || ui.views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::chip_label(&ui, id)))))}
+                {super::export::buttons("compare", "the compared columns", move || views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::chip_label(&ui, id)))))}
             </div>
-            <ColumnsGrid />
+            <ColumnsGrid views />
         </PanelShell>
     }
 }
 
 /// The running comparison.
 #[component]
-fn ColumnsGrid() -> impl IntoView {
+fn ColumnsGrid(views: CompareViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     move || {
-        ui.views.columns.get().map(|v| {
+        views.columns.get().map(|v| {
             let differ = v.differ.clone();
             let n = v.columns.len();
             let cols = v

@@ -7,9 +7,10 @@ use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
 use super::Ui;
+use decoding_engine::decode::sampling::Settings;
 use decoding_page::geometry::distribution::{self as dg, BarKind, CHART_ALL, CHART_BARS};
 use decoding_page::page::piece_text;
-use decoding_page::page::{self, Panel, Scale};
+use decoding_page::page::{self, PageState, Panel, Scale};
 use decoding_page::protocol::TraceView;
 use leptos::prelude::*;
 
@@ -339,11 +340,52 @@ pub fn Distribution() -> impl IntoView {
     }
 }
 
+/// The toy panel's state: the history text, and the chain run here on the toy logits under
+/// the settings in force (while the panel is open), or what is wrong with the text.
+#[derive(Clone, Copy)]
+pub struct ToyViews {
+    /// The toy history: rows "already generated", which the penalties see.
+    pub history: RwSignal<String>,
+    pub result: Memo<Option<Result<TraceView, String>>>,
+    /// The result's trace, when the text was right.
+    pub trace: Memo<Option<TraceView>>,
+}
+
+impl ToyViews {
+    pub fn new(page: RwSignal<PageState>, settings: RwSignal<Settings>) -> ToyViews {
+        let history = RwSignal::new(String::new());
+        let result = Memo::new(move |_| {
+            page.with(|p| {
+                p.panels
+                    .contains(&Panel::Toy)
+                    .then(|| history.with(|h| settings.with(|s| page::controls::toy_view(p, h, s))))
+            })
+        });
+        let trace =
+            Memo::new(move |_| result.with(|r| r.as_ref().and_then(|r| r.as_ref().ok().cloned())));
+        ToyViews {
+            history,
+            result,
+            trace,
+        }
+    }
+
+    /// What is wrong with the toy text, if anything.
+    pub fn error(&self) -> Option<String> {
+        self.result
+            .with(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned()))
+    }
+
+    pub fn clear(&self) {
+        self.history.set(String::new());
+    }
+}
+
 /// The toy-logits mode: the teacher types logits and every knob acts on them.
 #[component]
-pub fn ToyPanel() -> impl IntoView {
+pub fn ToyPanel(views: ToyViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let trace = Signal::derive(move || ui.views.toy_trace.get());
+    let trace = Signal::derive(move || views.trace.get());
     let labels = Signal::derive(move || {
         ui.shell.page.with(|p| {
             let text = p.toy.as_deref().unwrap_or(page::DEFAULT_TOY);
@@ -361,7 +403,7 @@ pub fn ToyPanel() -> impl IntoView {
     };
     view! {
         <PanelShell panel=Panel::Toy
-            export=move || export::buttons("toy", "the toy distribution", move || ui.views.toy_trace.with_untracked(|t| t.as_ref().map(|t| {
+            export=move || export::buttons("toy", "the toy distribution", move || views.trace.with_untracked(|t| t.as_ref().map(|t| {
                 let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
                 let scale = ui.shell.page.with_untracked(|p| p.scale);
                 decoding_page::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale)
@@ -370,30 +412,26 @@ pub fn ToyPanel() -> impl IntoView {
             <div class="knob-row">
                 <label data-tagged>"Logits z = " <Tag of="toy-logits" />
                     <input data-testid="toy-logits" type="text" prop:value=text
-                        aria-invalid=move || ui.views.toy_error.with(|e| e.is_some()).to_string()
+                        aria-invalid=move || views.error().is_some().to_string()
                         on:input=move |ev| {
                             let v = event_target_value(&ev);
                             ui.shell.page.update(|p| p.toy = Some(v));
-                            ui.send_toy();
                         } />
                 </label>
                 <label data-tagged>"History (rows) " <Tag of="toy-history" />
                     <input data-testid="toy-history" type="text" class="num" placeholder="e.g. 0, 0"
-                        prop:value=move || ui.views.toy_history.get()
-                        on:input=move |ev| {
-                            ui.views.toy_history.set(event_target_value(&ev));
-                            ui.send_toy();
-                        } />
+                        prop:value=move || views.history.get()
+                        on:input=move |ev| views.history.set(event_target_value(&ev)) />
                 </label>
             </div>
-            {move || ui.views.toy_error.get().map(|e| view! {
+            {move || views.error().map(|e| view! {
                 <p class="field-error" role="alert" data-testid="toy-error">{e}</p>
             })}
-            {move || ui.views.toy_trace.with(|t| t.as_ref().map(|t| {
+            {move || views.trace.with(|t| t.as_ref().map(|t| {
                 let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
                 view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
             }))}
-            {move || ui.views.toy_error.with(|e| e.is_none()).then(|| page::parse_toy(&text()).ok()).flatten().map(|z| {
+            {move || views.error().is_none().then(|| page::parse_toy(&text()).ok()).flatten().map(|z| {
                 let lesson = z == [2.0, 1.0, 0.1];
                 let rows = page::toy_temperature_table(&z).into_iter().map(|(t, p)| {
                     let cells = p.iter().map(|x| view! { <td>{format!("{x:.3}")}</td> }).collect_view();

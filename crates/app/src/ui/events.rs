@@ -1,9 +1,10 @@
 //! The worker's events into the page's signals: what they call for is decided by the page's
 //! model (`decoding_page::page::PageModel`, tested natively); here its reaction is carried
-//! out and each view stored in its signal.
+//! out, the model's and the transcript's events stored in theirs, each panel's in its own
+//! (`Views::store`).
 
-use super::{lesson, Ui};
-use decoding_page::page::{self, Reaction};
+use super::{lesson, LoadState, Ui};
+use decoding_page::page::Reaction;
 use decoding_page::protocol::*;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -30,7 +31,7 @@ impl Ui {
         let on_error =
             Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
                 e.prevent_default();
-                ui.link.with_value(|w| w.terminate());
+                ui.sender.terminate();
                 ui.gen.running.set(false);
                 // Reload restores the view from the link: it must hold the last change.
                 ui.flush_link();
@@ -38,7 +39,16 @@ impl Ui {
             });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
+        // What the page's own chain refuses (the worker refuses the same when it steps).
+        let chain = self.gen.chain;
+        let error = self.shell.error;
+        Effect::new(move |_| {
+            if let Some(Err(e)) = chain.get() {
+                error.set(Some(e));
+            }
+        });
     }
+
     fn on_event(&self, mut e: Event) {
         let r = self
             .reactions
@@ -50,65 +60,48 @@ impl Ui {
                 })
             })
             .unwrap_or_default();
-        self.store(e);
+        match e {
+            Event::Model(e) => self.store_model(e),
+            Event::Transcript(TranscriptEvent::Transcript { view }) => {
+                self.gen.transcript.set(Some(view))
+            }
+            Event::Transcript(TranscriptEvent::Next { view }) => self.gen.next.set(Some(view)),
+            e => {
+                if let Err(m) = self.views.store(e) {
+                    self.shell.error.set(Some(m));
+                }
+            }
+        }
         self.react(r);
     }
 
-    /// An event's view into its signal.
-    fn store(&self, e: Event) {
+    /// The model's events into their signals.
+    fn store_model(&self, e: ModelEvent) {
         match e {
-            Event::Ready => {}
-            Event::Progress { loaded, total, .. } => self
-                .model
-                .load
-                .set(super::LoadState::Loading { loaded, total }),
-            Event::Loaded { info } => {
+            ModelEvent::Ready => {}
+            ModelEvent::Progress { loaded, total, .. } => {
+                self.model.load.set(LoadState::Loading { loaded, total })
+            }
+            ModelEvent::Loaded { info } => {
                 // A model that loaded answers the last failure: its message goes.
                 self.shell.error.set(None);
                 // Chat is off again: the new model may have no template.
                 self.gen.chat.set(false);
                 self.model.info.set(Some(info));
-                self.model.load.set(super::LoadState::Ready);
+                self.model.load.set(LoadState::Ready);
             }
-            Event::Backend { report } => self.model.backend.set(Some(report)),
-            Event::Transcript { view } => self.gen.transcript.set(Some(view)),
-            Event::Trace { view, toy: true } => self.views.toy_trace.set(Some(view)),
-            Event::Trace { view, toy: false } => self.gen.trace.set(Some(view)),
-            Event::Beam { mut view } => {
-                let patched = self
-                    .views
-                    .beam_nodes
-                    .try_update(|nodes| page::patch_beam(nodes, &mut view));
-                if let Some(Err(m)) = patched {
-                    self.shell.error.set(Some(m));
-                }
-                self.views.beam.set(Some(view));
-            }
-            Event::CacheCompare { rows } => {
-                self.arrived("compare");
-                self.views.compare.set(Some(rows))
-            }
-            Event::Precision {
+            ModelEvent::Backend { report } => self.model.backend.set(Some(report)),
+            ModelEvent::Precision {
                 precision,
                 weight_bytes,
             } => self.model.precision.set(Some((precision, weight_bytes))),
-            Event::Quant { view } => self.views.quant.set(Some(view)),
-            Event::Probe { view } => self.views.probe.set(Some(view)),
-            Event::Spec { view } => self.views.spec.set(Some(view)),
-            Event::Lanes { view } => self.views.lanes.set(Some(view)),
-            Event::Sweep { view } => {
-                self.arrived("sweep");
-                self.views.sweep.set(Some(view))
-            }
-            Event::Serve { view } => self.views.serve.set(Some(view)),
-            Event::GpuSplit { view } => {
-                self.arrived("gpu-split");
-                self.views.gpu_split.set(Some(view))
-            }
-            Event::Columns { view } => self.views.columns.set(Some(view)),
-            Event::Error { message } => {
+            ModelEvent::Error { message } => {
                 self.gen.running.set(false);
                 self.views.pending.set(Vec::new());
+                // A failed load leaves the model it had: the bar goes.
+                if self.model.info.with_untracked(Option::is_some) {
+                    self.model.load.set(LoadState::Ready);
+                }
                 self.shell.error.set(Some(message));
             }
         }
@@ -116,12 +109,7 @@ impl Ui {
 
     /// Carries out what the page's model said an event calls for.
     fn react(&self, r: Reaction) {
-        if r.send_toy {
-            self.send_toy();
-        }
-        for req in &r.send {
-            self.send(req);
-        }
+        self.sender.send_all(&r.send);
         if let Some(step) = r
             .lesson_in_view
             .and_then(|i| decoding_page::lesson::STEPS.get(i))

@@ -24,11 +24,7 @@ fn load_files(ui: Ui, files: Vec<web_sys::File>) {
         loaded: 0,
         total: None,
     });
-    ui.link.with_value(|w| {
-        if let Err(e) = w.post_message(&msg) {
-            web_sys::console::error_2(&"postMessage failed".into(), &e);
-        }
-    });
+    ui.sender.post(&msg);
 }
 
 /// The files of an `<input type=file>`.

@@ -6,35 +6,19 @@ use super::taxonomy::Tag;
 use super::{lesson, LoadState, Ui};
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::Precision;
-use decoding_page::protocol::*;
 use leptos::prelude::*;
 
 #[component]
 pub(super) fn Header() -> impl IntoView {
     let ui = expect_context::<Ui>();
     let on_backend = move |ev| {
-        let v = event_target_value(&ev);
-        if let Some(choice) = BackendChoice::parse(&v) {
-            ui.shell.page.update(|p| p.backend = choice);
-            ui.gen.running.set(false);
-            ui.send(&Request::SetBackend { backend: choice });
-            // The beam tree's caches lived on the old backend: grow it again on the new one,
-            // to the depth it had.
-            if ui.is_beam() {
-                let depth = ui.shell.page.with_untracked(|p| p.steps);
-                ui.send(&Request::BeamTo { depth });
-            }
+        if let Some(choice) = BackendChoice::parse(&event_target_value(&ev)) {
+            ui.control(|m, page, s| m.set_backend(page, choice, s));
         }
     };
     let on_precision = move |ev| {
         if let Ok(p) = Precision::parse(&event_target_value(&ev)) {
-            ui.shell.page.update(|page| page.precision = Some(p));
-            ui.gen.running.set(false);
-            ui.send(&Request::SetPrecision { precision: p });
-            if ui.is_beam() {
-                let depth = ui.shell.page.with_untracked(|p| p.steps);
-                ui.send(&Request::BeamTo { depth });
-            }
+            ui.control(|m, page, s| m.set_precision(page, p, s));
         }
     };
     view! {

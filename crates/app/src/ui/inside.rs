@@ -10,8 +10,31 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::units::thousands;
 use decoding_page::page::{piece_text, Panel};
-use decoding_page::protocol::ProbeView;
+use decoding_page::protocol::{ProbeEvent, ProbeView};
 use leptos::prelude::*;
+
+/// Inside the newest step, as the worker probed it (while the view is open).
+#[derive(Clone, Copy)]
+pub struct InsideViews {
+    pub probe: RwSignal<Option<ProbeView>>,
+}
+
+impl InsideViews {
+    pub fn new() -> InsideViews {
+        InsideViews {
+            probe: RwSignal::new(None),
+        }
+    }
+
+    pub fn store(&self, e: ProbeEvent) {
+        let ProbeEvent::Probe { view } = e;
+        self.probe.set(Some(view));
+    }
+
+    pub fn clear(&self) {
+        self.probe.set(None);
+    }
+}
 
 /// Most positions the attention grid draws (the newest).
 const GRID_POSITIONS: usize = 64;
@@ -19,7 +42,7 @@ const GRID_POSITIONS: usize = 64;
 pub const LENS_NOTE: &str = "The raw logit lens: the final norm and classifier applied to intermediate layers, which the model was not trained for.";
 
 #[component]
-pub fn Inside() -> impl IntoView {
+pub fn Inside(views: InsideViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = ui.panel_open(Panel::Inside);
     view! {
@@ -29,15 +52,14 @@ pub fn Inside() -> impl IntoView {
             on:click=move |_| ui.toggle_panel(Panel::Inside)>
             {move || if open.get() { "Stop probing" } else { "Show the new token's attention and the logit lens" }}
         </button>
-        {move || open.get().then(|| view! { <Body /> })}
+        {move || open.get().then(|| view! { <Body views /> })}
     }
 }
 
 #[component]
-fn Body() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn Body(views: InsideViews) -> impl IntoView {
     move || {
-        let Some(v) = ui.views.probe.get() else {
+        let Some(v) = views.probe.get() else {
             return view! { <p>"Probing the newest step…"</p> }.into_any();
         };
         let n = v.pos + 1;

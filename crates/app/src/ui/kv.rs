@@ -10,10 +10,36 @@ use super::Ui;
 use decoding_engine::forward::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_page::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
+use decoding_page::protocol::*;
 use leptos::prelude::*;
 
+/// The KV panel's measurement: decoding with the cache against re-running the prefix.
+#[derive(Clone, Copy)]
+pub struct KvViews {
+    pub compare: RwSignal<Option<Vec<CompareRow>>>,
+    pending: RwSignal<Vec<&'static str>>,
+}
+
+impl KvViews {
+    pub fn new(pending: RwSignal<Vec<&'static str>>) -> KvViews {
+        KvViews {
+            compare: RwSignal::new(None),
+            pending,
+        }
+    }
+
+    pub fn store(&self, e: KvEvent) {
+        let KvEvent::CacheCompare { rows } = e;
+        self.compare.set(Some(rows));
+    }
+
+    pub fn clear(&self) {
+        self.compare.set(None);
+    }
+}
+
 #[component]
-pub fn KvPanel() -> impl IntoView {
+pub fn KvPanel(views: KvViews, inside: super::inside::InsideViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Kv
@@ -21,7 +47,7 @@ pub fn KvPanel() -> impl IntoView {
                 let n = ui.gen.transcript.with_untracked(|t| t.as_ref().map(|t| t.cache_len));
                 ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_page::export::kv(&i.config, n)))
             })>
-            <Cache /> <super::inside::Inside /> <Compare /> <Calculator />
+            <Cache /> <super::inside::Inside views=inside /> <Compare views /> <Calculator />
         </PanelShell>
     }
 }
@@ -106,20 +132,23 @@ fn Cache() -> impl IntoView {
 
 /// Decoding with the cache against re-running the prefix, measured on this backend.
 #[component]
-fn Compare() -> impl IntoView {
+fn Compare(views: KvViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let run = move |_| {
-        ui.views.compare.set(None);
-        ui.send(&decoding_page::protocol::Request::CacheCompare {
-            positions: vec![16, 32, 64, 128, 256, 512],
-        });
+        views.compare.set(None);
+        ui.send(
+            &KvRequest::CacheCompare {
+                positions: vec![16, 32, 64, 128, 256, 512],
+            }
+            .into(),
+        );
     };
     view! {
         <div data-testid="cache-compare-section">
         <h3>"With the cache, and without " <Tag of="cache-compare" /></h3>
         <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d). Here \"without\" re-runs the n-token prefix as one batch on a fresh sequence, its keys and values thrown away after the step."</p>
         <button data-testid="cache-compare" on:click=run>"Measure on this backend"</button>
-        {move || ui.views.compare.get().map(|rows| {
+        {move || views.compare.get().map(|rows| {
             let body = rows.iter().map(|r| view! {
                 <tr>
                     <td>{r.n}</td>
@@ -140,7 +169,7 @@ fn Compare() -> impl IntoView {
                 </table>
             }
         })}
-        {move || (ui.views.compare.with(Option::is_none) && ui.pending("compare")).then(|| view! {
+        {move || (views.compare.with(Option::is_none) && views.pending.with(|p| p.contains(&"compare"))).then(|| view! {
             <p class="waiting" data-testid="compare-waiting">"Measuring on this backend…"</p>
         })}
         </div>

@@ -17,68 +17,45 @@ use wasm_bindgen::JsCast;
 const FRAMES_TO_WAIT: u32 = 120;
 
 impl Ui {
-    /// Opens step `i` of the track: its link state replaces the view (the backend, the
-    /// precision and presenter mode stay), the views of the last step are cleared so no
-    /// caption reads them, the worker is asked for the step's views, and what the step
-    /// shows is brought into view with the focus on the caption.
+    /// Opens step `i` of the track: its view (`open_view`), with what the step shows
+    /// brought into view and the focus on the caption.
     pub fn open_lesson(&self, i: usize) {
         let Some(step) = STEPS.get(i) else {
             return;
         };
         self.open_view(step.query, Some(i));
-        if let Some(req) = step.action_request() {
-            self.send(&req);
-        }
         // After the page has drawn the step (the track itself may only now appear).
         request_animation_frame(|| bring_into_view(step.shows, true, FRAMES_TO_WAIT));
     }
 
-    /// Replaces the view by a link's (`query`), in place: the backend, the precision and
-    /// presenter mode stay; the last view's panels are cleared so nothing shows stale
-    /// data; the worker is asked for the new view (`page::view_requests`). What the link
-    /// has wrong is reported as when a link is opened.
+    /// Replaces the view by a link's (`query`), in place (`controls::open_view`: the
+    /// backend, the precision and presenter mode stay; the worker is asked for the new view
+    /// and a lesson step's action). Every view a caption reads is cleared first, so until
+    /// the worker answers the caption waits instead of quoting the last step's numbers.
+    /// What the link has wrong is reported as when a link is opened.
     pub fn open_view(&self, query: &str, lesson: Option<usize>) {
-        let r = page::from_query(query, self.vocab_size());
-        self.shell.url_problems.set(r.problems.clone());
-        let mut page = r.page.clone();
-        self.shell.page.with_untracked(|p| {
-            page.backend = p.backend;
-            page.precision = p.precision;
-            page.presenter = p.presenter;
+        let vocab = self.vocab_size();
+        let (r, send) = self.reactions.with_value(|m| {
+            self.shell
+                .page
+                .with_untracked(|p| m.open_view(p, query, lesson, vocab))
         });
-        page.lesson = lesson;
+        self.shell.url_problems.set(r.problems.clone());
         self.gen.running.set(false);
-        // Everything a caption reads is cleared: until the worker answers, the caption
-        // waits instead of quoting the last step's numbers.
         self.gen.transcript.set(None);
-        self.gen.trace.set(None);
-        self.views.beam.set(None);
-        self.views.columns.set(None);
-        self.views.compare.set(None);
-        self.views.spec.set(None);
-        self.views.quant.set(None);
-        self.views.lanes.set(None);
-        self.views.sweep.set(None);
-        self.views.toy_trace.set(None);
-        self.views.toy_history.set(String::new());
+        self.gen.next.set(None);
+        self.views.clear();
         self.knobs.raw.set(r.raw.clone());
         self.knobs.field_errors.set(Vec::new());
         self.knobs.settings.set(r.settings.clone());
-        self.shell.page.set(page.clone());
-        self.send(&decoding_page::protocol::Request::Cancel);
-        for req in page::view_requests(&page, &r.settings) {
-            self.send(&req);
-        }
+        self.shell.page.set(r.page);
+        self.sender.send_all(&send);
     }
 
     /// The next (+1) or previous (−1) step; opens the track at its first step if closed.
     pub fn lesson_move(&self, by: isize) {
         let at = self.shell.page.with_untracked(|p| p.lesson);
-        let next = match at {
-            None => 0,
-            Some(i) => (i as isize + by).clamp(0, STEPS.len() as isize - 1) as usize,
-        };
-        if at != Some(next) {
+        if let Some(next) = decoding_page::page::controls::lesson_move(at, by) {
             self.open_lesson(next);
         }
     }
@@ -257,13 +234,14 @@ fn Caption(i: usize) -> impl IntoView {
         let info = ui.model.info.get();
         let transcript = ui.gen.transcript.get();
         let trace = ui.gen.trace.get();
-        let beam = ui.views.beam.get();
-        let toy = ui.views.toy_trace.get();
-        let cache_rows = ui.views.compare.get();
-        let columns = ui.views.columns.get();
-        let spec = ui.views.spec.get();
-        let quant = ui.views.quant.get();
-        let sweep = ui.views.sweep.get();
+        let v = ui.views;
+        let beam = v.beam.view.get();
+        let toy = v.toy.trace.get();
+        let cache_rows = v.kv.compare.get();
+        let columns = v.compare.columns.get();
+        let spec = v.spec.spec.get();
+        let quant = v.quant.quant.get();
+        let sweep = v.batch.sweep.get();
         let toy_logits = page.toy.as_deref().and_then(|t| page::parse_toy(t).ok());
         let live = Live {
             info: info.as_ref(),

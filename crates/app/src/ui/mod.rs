@@ -95,14 +95,15 @@ fn App() -> impl IntoView {
                     <knobs::Knobs />
                     <chain::Chain />
                 </section>
+                // The panels, one line a panel, each given its own views.
                 <section class="wide" aria-label="More views">
-                    <compare::ComparePanel />
-                    <beam::BeamPanel />
-                    <speculative::SpecPanel />
-                    <batching::BatchPanel />
-                    <quant::QuantPanel />
-                    <kv::KvPanel />
-                    <distribution::ToyPanel />
+                    <compare::ComparePanel views=ui.views.compare />
+                    <beam::BeamPanel views=ui.views.beam />
+                    <speculative::SpecPanel views=ui.views.spec />
+                    <batching::BatchPanel views=ui.views.batch sender=ui.sender />
+                    <quant::QuantPanel views=ui.views.quant precision=ui.model.precision />
+                    <kv::KvPanel views=ui.views.kv inside=ui.views.inside />
+                    <distribution::ToyPanel views=ui.views.toy />
                     <taxonomy::TaxonomyPanel />
                 </section>
             </main>

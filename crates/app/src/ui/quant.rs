@@ -6,32 +6,56 @@
 use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
-use super::Ui;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
 use decoding_page::page::Panel;
-use decoding_page::protocol::QuantView;
+use decoding_page::protocol::{QuantEvent, QuantView};
 use leptos::prelude::*;
 
+/// The quantization panel's view: f32, f16, q8 and q4 at the current position (while the
+/// panel is open).
+#[derive(Clone, Copy)]
+pub struct QuantViews {
+    pub quant: RwSignal<Option<QuantView>>,
+}
+
+impl QuantViews {
+    pub fn new() -> QuantViews {
+        QuantViews {
+            quant: RwSignal::new(None),
+        }
+    }
+
+    pub fn store(&self, e: QuantEvent) {
+        let QuantEvent::Quant { view } = e;
+        self.quant.set(Some(view));
+    }
+
+    pub fn clear(&self) {
+        self.quant.set(None);
+    }
+}
+
 #[component]
-pub fn QuantPanel() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+pub fn QuantPanel(
+    views: QuantViews,
+    precision: RwSignal<Option<(Precision, u64)>>,
+) -> impl IntoView {
     view! {
         <PanelShell panel=Panel::Quant
-            export=move || export::buttons("quant", "the four precisions", move || ui.views.quant.with_untracked(|q| q.as_ref().map(decoding_page::export::quant)))>
-            <Body />
+            export=move || export::buttons("quant", "the four precisions", move || views.quant.with_untracked(|q| q.as_ref().map(decoding_page::export::quant)))>
+            <Body views precision />
         </PanelShell>
     }
 }
 
 #[component]
-fn Body() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> impl IntoView {
     move || {
-        let Some(v) = ui.views.quant.get() else {
+        let Some(v) = views.quant.get() else {
             return view! { <p>"Running the four precisions…"</p> }.into_any();
         };
-        let running = ui.model.precision.get().map(|(p, _)| p);
+        let running = precision.get().map(|(p, _)| p);
         view! {
             <p class="note">
                 "The same weights θ stored four ways: the representation changes, not the learned values. "

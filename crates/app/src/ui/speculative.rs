@@ -11,9 +11,32 @@ use super::taxonomy::Tag;
 use super::Ui;
 use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
-use decoding_page::page::{piece_text, Panel, SpecLink};
-use decoding_page::protocol::{Request, SpecCycleView, SpecTokenKind, SpecView};
+use decoding_page::page::{piece_text, Panel};
+use decoding_page::protocol::{SpecCycleView, SpecEvent, SpecTokenKind, SpecView};
 use leptos::prelude::*;
+
+/// The speculative panel's view: the run as the worker sent it.
+#[derive(Clone, Copy)]
+pub struct SpecViews {
+    pub spec: RwSignal<Option<SpecView>>,
+}
+
+impl SpecViews {
+    pub fn new() -> SpecViews {
+        SpecViews {
+            spec: RwSignal::new(None),
+        }
+    }
+
+    pub fn store(&self, e: SpecEvent) {
+        let SpecEvent::Spec { view } = e;
+        self.spec.set(Some(view));
+    }
+
+    pub fn clear(&self) {
+        self.spec.set(None);
+    }
+}
 
 fn kind_class(k: SpecTokenKind) -> &'static str {
     match k {
@@ -34,12 +57,11 @@ fn kind_name(k: SpecTokenKind) -> &'static str {
 }
 
 #[component]
-pub fn SpecPanel() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+pub fn SpecPanel(views: SpecViews) -> impl IntoView {
     view! {
         <PanelShell panel=Panel::Spec
-            export=move || export::buttons("spec", "the last cycle's p and q", move || ui.views.spec.with_untracked(|s| s.as_ref().and_then(decoding_page::export::spec)))>
-            <Controls /> <Body />
+            export=move || export::buttons("spec", "the last cycle's p and q", move || views.spec.with_untracked(|s| s.as_ref().and_then(decoding_page::export::spec)))>
+            <Controls /> <Body views />
         </PanelShell>
     }
 }
@@ -59,37 +81,18 @@ fn Controls() -> impl IntoView {
             .info
             .with(|i| i.as_ref().map_or(5, |i| i.config.n_layers))
     };
-    let start = move || {
-        let (d, g, r) = (
+    let chosen = move || {
+        (
             draft.get_untracked(),
             gamma.get_untracked(),
             rule.get_untracked(),
-        );
-        ui.shell.page.update(|p| {
-            p.spec = Some(SpecLink {
-                draft: d,
-                gamma: g,
-                rule: r,
-                cycles: 0,
-            })
-        });
-        ui.send(&Request::SpecStart {
-            draft: d,
-            gamma: g,
-            rule: r,
-        });
+        )
     };
-    let cycle = move |n: u32| {
-        if ui.shell.page.with_untracked(|p| p.spec.is_none()) {
-            start();
-        }
-        ui.shell.page.update(|p| {
-            if let Some(s) = p.spec.as_mut() {
-                s.cycles += n;
-            }
-        });
-        ui.send(&Request::SpecCycle { count: n });
+    let start = move || {
+        let (d, g, r) = chosen();
+        ui.control(|m, page, _| m.spec_start(page, d, g, r));
     };
+    let cycle = move |n: u32| ui.control(|m, page, _| m.spec_cycle(page, n, chosen()));
     view! {
         <div class="spec-controls">
             <label data-tagged>"Draft " <Tag of="spec-draft" />
@@ -128,10 +131,9 @@ fn Controls() -> impl IntoView {
 }
 
 #[component]
-fn Body() -> impl IntoView {
-    let ui = expect_context::<Ui>();
+fn Body(views: SpecViews) -> impl IntoView {
     move || {
-        let Some(v) = ui.views.spec.get() else {
+        let Some(v) = views.spec.get() else {
             return view! { <p class="note">"Start a run: the draft proposes γ tokens, the model checks them all in one forward pass of γ + 1 rows."</p> }.into_any();
         };
         view! {

@@ -1,10 +1,14 @@
 //! The page's state: one group of signals per part of the page ([`Ui`]), fed by the
-//! worker's events (`events.rs`) and by the controls, and what the controls do with it.
+//! worker's events (`events.rs`) and by the controls. What a control does is decided by
+//! the page's model (`decoding_page::page::controls`, tested natively); here it is carried
+//! out: the state it changed is set, the requests it asked for are sent.
 
+use super::{batching, beam, compare, distribution, inside, kv, quant, speculative};
 use decoding_engine::backend::engine::BackendReport;
-use decoding_engine::decode::sampling::knobs::{Control, Knob};
-use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings, Strategy};
+use decoding_engine::decode::sampling::knobs::Knob;
+use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings};
 use decoding_engine::Precision;
+use decoding_page::page::controls::{self, Knobs};
 use decoding_page::page::{self, PageModel, PageState, Panel};
 use decoding_page::protocol::*;
 use leptos::prelude::*;
@@ -32,11 +36,20 @@ pub struct ModelState {
     pub precision: RwSignal<Option<(Precision, u64)>>,
 }
 
-/// The transcript, its next-token distribution, and whether it is running.
+/// The transcript, the logits of its next position, the distribution the page draws from
+/// them, and whether it is running.
 #[derive(Clone, Copy)]
 pub struct GenState {
     pub transcript: RwSignal<Option<TranscriptView>>,
-    pub trace: RwSignal<Option<TraceView>>,
+    /// The logits the next token is drawn from, as the worker sent them.
+    pub next: RwSignal<Option<NextView>>,
+    /// The sampling chain run here, in the page's own wasm, on `next` under the settings in
+    /// force: a knob's move redraws the chart in the frame of its input, with no round
+    /// trip to the worker. An error is what the chain refused.
+    pub chain: Memo<Option<Result<TraceView, String>>>,
+    /// The chain's trace when it ran (what the distribution, the chain panel and the
+    /// captions draw).
+    pub trace: Memo<Option<TraceView>>,
     pub running: RwSignal<bool>,
     /// The prompt goes through the model's chat template (a model whose file has one).
     pub chat: RwSignal<bool>,
@@ -53,36 +66,82 @@ pub struct KnobState {
     pub field_errors: RwSignal<Vec<SettingError>>,
 }
 
-/// What the side panels draw: toy logits, the beam tree, the cache comparison.
+/// What each panel draws, one group of signals a panel (each defined with its panel), and
+/// the measurements asked for and not answered yet.
 #[derive(Clone, Copy)]
-pub struct ViewState {
-    pub toy_trace: RwSignal<Option<TraceView>>,
-    /// What is wrong with the toy logits or history text (then no toy result is shown).
-    pub toy_error: RwSignal<Option<String>>,
-    /// The toy history: rows "already generated", which the penalties see.
-    pub toy_history: RwSignal<String>,
-    pub beam: RwSignal<Option<BeamView>>,
-    /// The beam tree, kept here and updated from each view's changed nodes.
-    pub beam_nodes: RwSignal<Vec<decoding_engine::decode::beam::BeamNode>>,
-    /// The last cached-against-naive measurement.
-    pub compare: RwSignal<Option<Vec<CompareRow>>>,
-    /// f32, f16, q8 and q4 at the current position (while the quantization panel is open).
-    pub quant: RwSignal<Option<QuantView>>,
-    /// Inside the newest step (while that view is open).
-    pub probe: RwSignal<Option<ProbeView>>,
-    /// The speculative run.
-    pub spec: RwSignal<Option<SpecView>>,
-    /// The batching panel: its lanes, the throughput sweep, the serving simulation.
-    pub lanes: RwSignal<Option<LanesView>>,
-    pub sweep: RwSignal<Option<SweepView>>,
-    /// Where a decoded token's time goes on the GPU.
-    pub gpu_split: RwSignal<Option<GpuSplitView>>,
-    pub serve: RwSignal<Option<ServeView>>,
-    /// "Same θ, different config": the compared columns.
-    pub columns: RwSignal<Option<ColumnsView>>,
+pub struct Views {
+    pub beam: beam::BeamViews,
+    pub kv: kv::KvViews,
+    pub inside: inside::InsideViews,
+    pub quant: quant::QuantViews,
+    pub spec: speculative::SpecViews,
+    pub batch: batching::BatchViews,
+    pub compare: compare::CompareViews,
+    pub toy: distribution::ToyViews,
     /// Measurements asked for and not answered yet ("compare", "sweep"): their panels and
     /// the caption say so while they run.
     pub pending: RwSignal<Vec<&'static str>>,
+}
+
+impl Views {
+    fn new(page: RwSignal<PageState>, settings: RwSignal<Settings>) -> Views {
+        let pending = RwSignal::new(Vec::new());
+        Views {
+            beam: beam::BeamViews::new(),
+            kv: kv::KvViews::new(pending),
+            inside: inside::InsideViews::new(),
+            quant: quant::QuantViews::new(),
+            spec: speculative::SpecViews::new(),
+            batch: batching::BatchViews::new(pending),
+            compare: compare::CompareViews::new(),
+            toy: distribution::ToyViews::new(page, settings),
+            pending,
+        }
+    }
+
+    /// A panel's event into its panel's signals (one line a panel); an error if the view
+    /// cannot be shown.
+    pub(super) fn store(&self, e: Event) -> Result<(), String> {
+        if let Some(v) = controls::answers(&e) {
+            if self.pending.with_untracked(|p| p.contains(&v)) {
+                self.pending.update(|p| p.retain(|x| *x != v));
+            }
+        }
+        match e {
+            Event::Beam(e) => return self.beam.store(e),
+            Event::Kv(e) => self.kv.store(e),
+            Event::Inside(e) => self.inside.store(e),
+            Event::Quant(e) => self.quant.store(e),
+            Event::Spec(e) => self.spec.store(e),
+            Event::Batch(e) => self.batch.store(e),
+            Event::Compare(e) => self.compare.store(e),
+            Event::Model(_) | Event::Transcript(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Every panel's view cleared (another view of the page opens: nothing shows the last
+    /// one's numbers).
+    pub fn clear(&self) {
+        self.beam.clear();
+        self.kv.clear();
+        self.inside.clear();
+        self.quant.clear();
+        self.spec.clear();
+        self.batch.clear();
+        self.compare.clear();
+        self.toy.clear();
+        self.pending.set(Vec::new());
+    }
+
+    /// A panel closed: what the worker stops computing for it goes.
+    fn closed(&self, panel: Panel) {
+        match panel {
+            Panel::Quant => self.quant.clear(),
+            Panel::Inside | Panel::Kv => self.inside.clear(),
+            _ => {}
+        }
+    }
 }
 
 /// The page around them: the link's view, the help overlay, errors.
@@ -99,6 +158,54 @@ pub struct ShellState {
     pub crashed: RwSignal<Option<String>>,
 }
 
+/// Sends requests to the worker, marking the measurements it asks for as pending.
+#[derive(Clone, Copy)]
+pub struct Sender {
+    worker: StoredValue<web_sys::Worker, LocalStorage>,
+    pending: RwSignal<Vec<&'static str>>,
+}
+
+impl Sender {
+    pub fn send(&self, req: &Request) {
+        if let Some(v) = controls::measures(req) {
+            self.pending.update(|p| {
+                if !p.contains(&v) {
+                    p.push(v)
+                }
+            });
+        }
+        self.worker
+            .with_value(|w| match decoding_page::protocol::encode(req) {
+                Ok(text) => {
+                    if let Err(e) = w.post_message(&JsValue::from_str(&text)) {
+                        web_sys::console::error_2(&"postMessage failed".into(), &e);
+                    }
+                }
+                Err(e) => web_sys::console::error_1(&e.into()),
+            });
+    }
+
+    pub fn send_all(&self, reqs: &[Request]) {
+        for r in reqs {
+            self.send(r);
+        }
+    }
+
+    /// Posts a message that is not a request (picked files).
+    pub fn post(&self, msg: &JsValue) {
+        self.worker.with_value(|w| {
+            if let Err(e) = w.post_message(msg) {
+                web_sys::console::error_2(&"postMessage failed".into(), &e);
+            }
+        });
+    }
+
+    /// Stops the worker (it failed and can answer nothing).
+    pub fn terminate(&self) {
+        self.worker.with_value(|w| w.terminate());
+    }
+}
+
 /// The page's state, one group of signals per part of the page, fed by the worker's events
 /// and by the controls.
 #[derive(Clone, Copy)]
@@ -106,16 +213,25 @@ pub struct Ui {
     pub model: ModelState,
     pub gen: GenState,
     pub knobs: KnobState,
-    pub views: ViewState,
+    pub views: Views,
     pub shell: ShellState,
-    /// What the page keeps between the worker's events besides its signals (whether the
-    /// link's views were asked for, a loaded transcript's tokens), and how it reacts to them.
+    pub sender: Sender,
+    /// What the page keeps between the worker's events besides its signals, how it reacts
+    /// to them, and what its controls do.
     pub(super) reactions: StoredValue<PageModel, LocalStorage>,
-    pub(super) link: StoredValue<web_sys::Worker, LocalStorage>,
 }
+
 impl Ui {
     /// Fresh signals for the view a link restored, talking to `worker`.
     pub(super) fn new(restored: &page::Restored, worker: web_sys::Worker) -> Ui {
+        let settings = RwSignal::new(restored.settings.clone());
+        let page = RwSignal::new(restored.page.clone());
+        let next = RwSignal::new(None::<NextView>);
+        let chain =
+            Memo::new(move |_| next.with(|n| n.as_ref().map(|n| settings.with(|s| n.trace(s)))));
+        let trace =
+            Memo::new(move |_| chain.with(|c| c.as_ref().and_then(|r| r.as_ref().ok().cloned())));
+        let views = Views::new(page, settings);
         Ui {
             model: ModelState {
                 load: RwSignal::new(LoadState::Starting),
@@ -125,43 +241,33 @@ impl Ui {
             },
             gen: GenState {
                 transcript: RwSignal::new(None),
-                trace: RwSignal::new(None),
+                next,
+                chain,
+                trace,
                 running: RwSignal::new(false),
                 chat: RwSignal::new(false),
             },
             knobs: KnobState {
                 raw: RwSignal::new(restored.raw.clone()),
-                settings: RwSignal::new(restored.settings.clone()),
+                settings,
                 field_errors: RwSignal::new(Vec::new()),
             },
-            views: ViewState {
-                toy_trace: RwSignal::new(None),
-                toy_error: RwSignal::new(None),
-                toy_history: RwSignal::new(String::new()),
-                beam: RwSignal::new(None),
-                quant: RwSignal::new(None),
-                probe: RwSignal::new(None),
-                spec: RwSignal::new(None),
-                lanes: RwSignal::new(None),
-                sweep: RwSignal::new(None),
-                gpu_split: RwSignal::new(None),
-                serve: RwSignal::new(None),
-                columns: RwSignal::new(None),
-                beam_nodes: RwSignal::new(Vec::new()),
-                compare: RwSignal::new(None),
-                pending: RwSignal::new(Vec::new()),
-            },
+            views,
             shell: ShellState {
-                page: RwSignal::new(restored.page.clone()),
+                page,
                 help: RwSignal::new(false),
                 error: RwSignal::new(None),
                 url_problems: RwSignal::new(restored.problems.clone()),
                 crashed: RwSignal::new(None),
             },
+            sender: Sender {
+                worker: StoredValue::new_local(worker),
+                pending: views.pending,
+            },
             reactions: StoredValue::new_local(PageModel::default()),
-            link: StoredValue::new_local(worker.clone()),
         }
     }
+
     /// Whether a panel is open, as a memo: views built under it are rebuilt when it opens or
     /// closes, not whenever any part of the page state changes (every step changes the
     /// link's step count). Rebuilding a panel at each token left stale subscriptions in the
@@ -172,40 +278,8 @@ impl Ui {
         Memo::new(move |_| page.with(|p| p.panels.contains(&panel)))
     }
 
-    /// Whether a measurement (`"compare"`, `"sweep"`) was asked for and has not arrived.
-    pub fn pending(&self, view: &'static str) -> bool {
-        self.views.pending.with(|p| p.contains(&view))
-    }
-
-    pub(super) fn arrived(&self, view: &'static str) {
-        if self.views.pending.with_untracked(|p| p.contains(&view)) {
-            self.views.pending.update(|p| p.retain(|v| *v != view));
-        }
-    }
-
     pub fn send(&self, req: &Request) {
-        let measures = match req {
-            Request::CacheCompare { .. } => Some("compare"),
-            Request::BatchSweep { .. } => Some("sweep"),
-            Request::GpuSplit => Some("gpu-split"),
-            _ => None,
-        };
-        if let Some(v) = measures {
-            self.views.pending.update(|p| {
-                if !p.contains(&v) {
-                    p.push(v)
-                }
-            });
-        }
-        self.link
-            .with_value(|w| match decoding_page::protocol::encode(req) {
-                Ok(text) => {
-                    if let Err(e) = w.post_message(&JsValue::from_str(&text)) {
-                        web_sys::console::error_2(&"postMessage failed".into(), &e);
-                    }
-                }
-                Err(e) => web_sys::console::error_1(&e.into()),
-            });
+        self.sender.send(req)
     }
 
     /// Writes the view into the address bar now (a change waits for the view to be still,
@@ -225,135 +299,92 @@ impl Ui {
     }
 
     pub fn piece(&self, id: u32) -> String {
-        self.model.info.with_untracked(|i| {
-            i.as_ref()
-                .and_then(|i| i.pieces.get(id as usize).cloned())
-                .unwrap_or_else(|| format!("#{id}"))
-        })
+        piece_of(self.model.info, id)
     }
 
-    pub fn is_beam(&self) -> bool {
-        matches!(
-            self.knobs.settings.get_untracked().strategy,
-            Strategy::Beam { .. }
-        )
-    }
-
-    /// Sets one raw field and, if everything is valid, sends the new settings to the worker.
+    /// A knob's control took `value` (`controls::set_knob`): its text kept, and when every
+    /// knob is valid the new settings in force (the page's chain runs again on them in this
+    /// frame) and sent to the worker.
     pub fn set_field(&self, knob: Knob, value: String) {
-        self.knobs.raw.update(|r| match knob.spec().control {
-            Control::List { sep } => r.put_all(knob, split_entries(&value, sep)),
-            _ => r.put(knob, &value),
-        });
-        self.apply_raw();
+        self.change_knobs(|m, page, knobs, vocab| m.set_knob(page, knobs, knob, &value, vocab));
     }
 
-    /// Validates the controls' text; valid settings go to the worker, errors to the controls.
+    /// The knobs' text as it is now, applied (`controls::apply_knobs`).
     pub fn apply_raw(&self) {
-        let raw = self.knobs.raw.get_untracked();
-        match raw.validate(self.vocab_size()) {
-            Ok(s) => {
+        self.change_knobs(|m, page, knobs, vocab| m.apply_knobs(page, knobs, vocab));
+    }
+
+    fn change_knobs(
+        &self,
+        f: impl FnOnce(&PageModel, &mut PageState, &mut Knobs, usize) -> controls::KnobChange,
+    ) {
+        let mut knobs = Knobs {
+            raw: self.knobs.raw.get_untracked(),
+            settings: self.knobs.settings.get_untracked(),
+        };
+        let mut page = self.shell.page.get_untracked();
+        let vocab = self.vocab_size();
+        let c = self
+            .reactions
+            .with_value(|m| f(m, &mut page, &mut knobs, vocab));
+        self.knobs.raw.set(knobs.raw);
+        match c.errors {
+            Some(e) => self.knobs.field_errors.set(e.0),
+            None => {
                 self.knobs.field_errors.set(Vec::new());
-                let strategy_changed = s.strategy != self.knobs.settings.get_untracked().strategy;
-                self.knobs.settings.set(s.clone());
-                self.send(&Request::SetSettings { settings: s });
-                if strategy_changed && self.is_beam() {
-                    // Choosing beam search shows it (issue 10: the panel stayed closed).
-                    self.shell.page.update(|p| {
-                        p.panels.insert(Panel::Beam);
-                    });
-                    self.send(&Request::BeamStart);
+                self.knobs.settings.set(knobs.settings);
+                if self.shell.page.with_untracked(|p| *p != page) {
+                    self.shell.page.set(page);
                 }
-                self.send_toy();
-            }
-            Err(e) => self.knobs.field_errors.set(e.0),
-        }
-    }
-
-    /// Re-runs the toy logits when toy mode is on.
-    pub fn send_toy(&self) {
-        let page = self.shell.page.get_untracked();
-        if page.panels.contains(&Panel::Toy) {
-            let text = page.toy.unwrap_or_else(|| page::DEFAULT_TOY.to_string());
-            let parsed = page::parse_toy(&text).and_then(|logits| {
-                let history = self.views.toy_history.with_untracked(|h| {
-                    page::parse_toy_history(h, logits.len()).map_err(|e| format!("history: {e}"))
-                })?;
-                Ok((logits, history))
-            });
-            match parsed {
-                Ok((logits, history)) => {
-                    self.views.toy_error.set(None);
-                    self.send(&Request::Toy { logits, history });
-                }
-                // The old result would read as the answer to the new text: it goes.
-                Err(e) => {
-                    self.views.toy_trace.set(None);
-                    self.views.toy_error.set(Some(e));
-                }
+                self.sender.send_all(&c.send);
             }
         }
     }
 
-    /// Opens or closes a panel; the worker computes what an open panel shows (quantization,
-    /// the probe) only while it is open, and the toy panel opens on the lesson's logits.
+    /// Opens or closes a panel (`controls::toggle_panel`).
     pub fn toggle_panel(&self, panel: Panel) {
-        self.shell.page.update(|p| {
-            if !p.panels.remove(&panel) {
-                p.panels.insert(panel);
-            }
-        });
-        match panel {
-            Panel::Quant => {
-                let open = self
-                    .shell
-                    .page
-                    .with_untracked(|p| p.panels.contains(&panel));
-                if !open {
-                    self.views.quant.set(None);
-                }
-                self.send(&Request::Quantization { open });
-            }
-            Panel::Inside | Panel::Kv => {
-                let open = self.shell.page.with_untracked(page::probe_open);
-                if !open {
-                    self.views.probe.set(None);
-                }
-                self.send(&Request::Probe { open });
-            }
-            Panel::Toy => {
-                self.shell.page.update(|p| {
-                    if p.toy.is_none() {
-                        p.toy = Some(page::DEFAULT_TOY.to_string());
-                    }
-                });
-                self.send_toy();
-            }
-            _ => {}
+        let mut page = self.shell.page.get_untracked();
+        let send = self
+            .reactions
+            .with_value(|m| m.toggle_panel(&mut page, panel));
+        if !page.panels.contains(&panel) {
+            self.views.closed(panel);
         }
+        self.shell.page.set(page);
+        self.sender.send_all(&send);
     }
 
     /// Step: one token (or one beam level in beam mode).
     pub fn step(&self) {
-        if self.is_beam() {
-            self.send(&Request::BeamStep);
-        } else {
-            self.send(&Request::Step { count: 1 });
-        }
+        let req = self
+            .reactions
+            .with_value(|m| self.knobs.settings.with_untracked(|s| m.step(s)));
+        self.send(&req);
     }
 
     /// One token back; in beam search, the tree one level back.
     pub fn rewind(&self) {
-        self.send(&Request::Rewind);
+        self.send(&TranscriptRequest::Rewind.into());
     }
 
     pub fn reset(&self) {
         self.gen.running.set(false);
-        if self.is_beam() {
-            self.send(&Request::BeamStart);
-        } else {
-            self.send(&Request::Reset);
-        }
+        let req = self
+            .reactions
+            .with_value(|m| self.knobs.settings.with_untracked(|s| m.reset(s)));
+        self.send(&req);
+    }
+
+    /// A control that changes the page's state and asks the worker (a prompt, a backend,
+    /// weights): a running generation stops first.
+    pub fn control(&self, f: impl FnOnce(&PageModel, &mut PageState, &Settings) -> Vec<Request>) {
+        self.gen.running.set(false);
+        let mut page = self.shell.page.get_untracked();
+        let send = self
+            .reactions
+            .with_value(|m| self.knobs.settings.with_untracked(|s| f(m, &mut page, s)));
+        self.shell.page.set(page);
+        self.sender.send_all(&send);
     }
 
     /// Run / pause: tokens at a steady pace until paused or stopped.
@@ -363,7 +394,7 @@ impl Ui {
         if run {
             self.step();
         } else {
-            self.send(&Request::Cancel);
+            self.send(&TranscriptRequest::Cancel.into());
         }
     }
 
@@ -388,10 +419,24 @@ impl Ui {
     }
 }
 
+/// A token's piece by id, from the model's card (`#id` without one).
+pub fn piece_of(info: RwSignal<Option<ModelInfo>>, id: u32) -> String {
+    info.with_untracked(|i| {
+        i.as_ref()
+            .and_then(|i| i.pieces.get(id as usize).cloned())
+            .unwrap_or_else(|| format!("#{id}"))
+    })
+}
+
 /// A token as the charts label it: its piece, whitespace visible, quoted, at most 12
 /// characters.
 pub fn chip_label(ui: &Ui, id: u32) -> String {
-    page::piece_text(&ui.piece(id), true, Some(12))
+    label_of(ui.model.info, id)
+}
+
+/// [`chip_label`] from the model's card alone.
+pub fn label_of(info: RwSignal<Option<ModelInfo>>, id: u32) -> String {
+    page::piece_text(&piece_of(info, id), true, Some(12))
 }
 
 /// How long the view must stay still before the address bar is written.
@@ -419,18 +464,4 @@ pub(super) fn write_url(query: &str) {
     if let Ok(h) = window().history() {
         let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
     }
-}
-
-/// Splits a control's text into entries (logit-bias pairs, stop sequences), dropping blanks.
-fn split_entries(text: &str, sep: char) -> Vec<String> {
-    text.split(sep)
-        .map(|s| {
-            if sep == '\n' {
-                s.to_string()
-            } else {
-                s.trim().to_string()
-            }
-        })
-        .filter(|s| !s.is_empty())
-        .collect()
 }

@@ -7,7 +7,6 @@ use super::Ui;
 use decoding_engine::decode::generation::StopReason;
 use decoding_engine::units::human_bytes;
 use decoding_page::page::piece_text;
-use decoding_page::protocol::Request;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -25,16 +24,8 @@ pub fn Transcript() -> impl IntoView {
     Effect::new(move |_| prompt_text.set(page_prompt.get()));
     let apply_prompt = move || {
         let p = prompt_text.get_untracked();
-        ui.gen.running.set(false);
-        ui.shell.page.update(|s| {
-            s.prompt = p.clone();
-            s.steps = 0;
-        });
         let chat = ui.gen.chat.get_untracked();
-        ui.send(&Request::SetPrompt { prompt: p, chat });
-        if ui.is_beam() {
-            ui.send(&Request::BeamStart);
-        }
+        ui.control(|m, page, s| m.set_prompt(page, p, chat, s));
     };
     // Redrawn when the prompt changes, not at every step.
     let prompt_tokens = Memo::new(move |_| {

@@ -62,18 +62,18 @@ impl Step {
     pub fn action_request(&self) -> Option<Request> {
         match self.action {
             Action::None => None,
-            Action::CacheCompare => Some(Request::CacheCompare {
+            Action::CacheCompare => Some(Request::Kv(KvRequest::CacheCompare {
                 positions: CACHE_POSITIONS.to_vec(),
-            }),
+            })),
             Action::Sweep {
                 batches,
                 prompt_tokens,
                 gen_tokens,
-            } => Some(Request::BatchSweep {
+            } => Some(Request::Batch(BatchRequest::BatchSweep {
                 batches: batches.to_vec(),
                 prompt_tokens,
                 gen_tokens,
-            }),
+            })),
         }
     }
 

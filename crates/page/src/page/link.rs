@@ -4,8 +4,12 @@
 //! and the requests that open a view in a running page.
 
 use super::*;
+use crate::protocol::*;
 use decoding_engine::decode::sampling::{Knob, RawSettings, SettingError, Settings};
 use decoding_engine::decode::speculative::{Draft, Rule};
+
+/// The most cycles a link's speculative run holds.
+pub const MAX_SPEC_CYCLES: u32 = 10_000;
 
 /// A speculative run as a link holds it: `spec=quant:q8,4,rejection,5`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +29,7 @@ impl SpecLink {
         let draft = Draft::from_name(draft).ok();
         let gamma = gamma.parse::<u32>().ok().filter(|g| (1..=16).contains(g));
         let rule = Rule::parse(rule).ok();
-        let cycles = cycles.parse::<u32>().ok().filter(|c| *c <= 10_000);
+        let cycles = cycles.parse::<u32>().ok().filter(|c| *c <= MAX_SPEC_CYCLES);
         match (draft, gamma, rule, cycles) {
             (Some(draft), Some(gamma), Some(rule), Some(cycles)) => Ok(SpecLink {
                 draft,
@@ -253,48 +257,37 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
 }
 
 /// The requests that open a view in a running page: the transcript (prompt, settings,
-/// steps; a beam link's tree grows with it), then each open panel's own run (toy logits,
-/// quantization, a speculative run, the compared columns). The page sends them when the
-/// lesson track opens a step; the tests drive the worker with them.
-pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<crate::protocol::Request> {
-    use crate::protocol::Request;
-    let mut r = vec![Request::Restore {
+/// steps; a beam link's tree grows with it), then each open panel's own run (quantization,
+/// the probe, a speculative run, the compared columns; the toy logits need no worker). The
+/// page sends them when the lesson track opens a step; the tests drive the worker with them.
+pub fn view_requests(page: &PageState, settings: &Settings) -> Vec<Request> {
+    let mut r = vec![Request::Transcript(TranscriptRequest::Restore {
         prompt: page.prompt.clone(),
         settings: settings.clone(),
         steps: page.steps,
-    }];
-    if page.panels.contains(&Panel::Toy) {
-        let text = page.toy.clone().unwrap_or_else(|| DEFAULT_TOY.to_string());
-        if let Ok(logits) = parse_toy(&text) {
-            r.push(Request::Toy {
-                logits,
-                history: Vec::new(),
-            });
-        }
-    }
-    r.push(Request::Quantization {
+    })];
+    r.push(Request::Quant(QuantRequest::Quantization {
         open: page.panels.contains(&Panel::Quant),
-    });
-    r.push(Request::Probe {
+    }));
+    r.push(Request::Inside(ProbeRequest::Probe {
         open: probe_open(page),
-    });
+    }));
     r.extend(spec_and_compare_requests(page));
     r
 }
 
 /// A view's speculative run, started and cycled as far as the link holds, then its
 /// compared columns (each none where the view has none).
-pub fn spec_and_compare_requests(page: &PageState) -> Vec<crate::protocol::Request> {
-    use crate::protocol::Request;
+pub fn spec_and_compare_requests(page: &PageState) -> Vec<Request> {
     let mut r = Vec::new();
     if let Some(l) = &page.spec {
-        r.push(Request::SpecStart {
+        r.push(Request::Spec(SpecRequest::SpecStart {
             draft: l.draft,
             gamma: l.gamma,
             rule: l.rule,
-        });
+        }));
         if l.cycles > 0 {
-            r.push(Request::SpecCycle { count: l.cycles });
+            r.push(Request::Spec(SpecRequest::SpecCycle { count: l.cycles }));
         }
     }
     r.extend(compare_requests(page));
@@ -302,15 +295,16 @@ pub fn spec_and_compare_requests(page: &PageState) -> Vec<crate::protocol::Reque
 }
 
 /// The compared columns of a view, started and stepped (none without a comparison).
-pub fn compare_requests(page: &PageState) -> Vec<crate::protocol::Request> {
-    use crate::protocol::Request;
+pub fn compare_requests(page: &PageState) -> Vec<Request> {
     match &page.compare {
         Some(c) if page.panels.contains(&Panel::Compare) => {
-            let mut r = vec![Request::ColumnsStart {
+            let mut r = vec![Request::Compare(ColumnsRequest::ColumnsStart {
                 columns: c.columns.clone(),
-            }];
+            })];
             if c.steps > 0 {
-                r.push(Request::ColumnsStep { count: c.steps });
+                r.push(Request::Compare(ColumnsRequest::ColumnsStep {
+                    count: c.steps,
+                }));
             }
             r
         }

@@ -3,7 +3,9 @@
 //! columns (`compare`), toy logits (`toy`), the KV calculator's presets (`presets`), the
 //! keyboard (`shortcuts`) and the one token-piece renderer (`pieces`).
 
+pub mod chain;
 pub mod compare;
+pub mod controls;
 pub mod link;
 pub mod model;
 pub mod panel;

@@ -7,7 +7,7 @@
 //! stores the views in its signals and does what the reaction says.
 
 use super::{probe_open, spec_and_compare_requests, PageState, Panel};
-use crate::protocol::{Event, Request};
+use crate::protocol::*;
 use decoding_engine::decode::beam::BeamNode;
 use decoding_engine::decode::sampling::{Settings, Strategy};
 
@@ -32,8 +32,6 @@ pub struct PageModel {
 pub struct Reaction {
     /// Requests to send, in order.
     pub send: Vec<Request>,
-    /// The toy logits to be sent again (the UI holds their history text).
-    pub send_toy: bool,
     /// A message to show.
     pub error: Option<String>,
     /// The link's steps (a transcript's tokens) or the comparison's steps, as they are now.
@@ -54,25 +52,26 @@ impl PageModel {
         match event {
             // The page's own model, then (once it has loaded) the link's view on it: the
             // weights' precision, the prompt, settings and tokens.
-            Event::Ready => {
+            Event::Model(ModelEvent::Ready) => {
                 self.opening = true;
-                r.send.push(Request::LoadUrl {
+                r.send.push(Request::Model(ModelRequest::LoadUrl {
                     urls: vec![MODEL_URL.into(), TOKENIZER_URL.into()],
                     backend: page.backend,
-                });
+                }));
             }
-            Event::Loaded { .. } if std::mem::take(&mut self.opening) => {
+            Event::Model(ModelEvent::Loaded { .. }) if std::mem::take(&mut self.opening) => {
                 if let Some(precision) = page.precision {
-                    r.send.push(Request::SetPrecision { precision });
+                    r.send
+                        .push(Request::Model(ModelRequest::SetPrecision { precision }));
                 }
-                r.send.push(Request::Restore {
+                r.send.push(Request::Transcript(TranscriptRequest::Restore {
                     prompt: page.prompt.clone(),
                     settings: settings.clone(),
                     steps: page.steps,
-                });
+                }));
             }
-            Event::Backend { .. } => self.backend(page, &mut r),
-            Event::Transcript { view } => {
+            Event::Model(ModelEvent::Backend { .. }) => self.backend(page, &mut r),
+            Event::Transcript(TranscriptEvent::Transcript { view }) => {
                 let got: Vec<u32> = view.steps.iter().map(|s| s.token).collect();
                 r.error = self.check_replay(&got, view.stop.is_some());
                 r.steps = Some(got.len() as u32);
@@ -80,8 +79,8 @@ impl PageModel {
                     r.ran = Some(view.stop.is_some());
                 }
             }
-            Event::Beam { view } if beam => r.ran = Some(view.done),
-            Event::Columns { view } => {
+            Event::Beam(BeamEvent::Beam { view }) if beam => r.ran = Some(view.done),
+            Event::Compare(ColumnsEvent::Columns { view }) => {
                 r.compare_steps = Some(
                     view.columns
                         .iter()
@@ -102,12 +101,13 @@ impl PageModel {
     fn backend(&mut self, page: &PageState, r: &mut Reaction) {
         if !self.restored {
             self.restored = true;
-            r.send_toy = true;
             if page.panels.contains(&Panel::Quant) {
-                r.send.push(Request::Quantization { open: true });
+                r.send
+                    .push(Request::Quant(QuantRequest::Quantization { open: true }));
             }
             if probe_open(page) {
-                r.send.push(Request::Probe { open: true });
+                r.send
+                    .push(Request::Inside(ProbeRequest::Probe { open: true }));
             }
             // A lesson step's link runs its panel action too.
             if let Some(step) = page.lesson.and_then(|i| crate::lesson::STEPS.get(i)) {

@@ -3,6 +3,44 @@
 use super::transcript::PromptToken;
 use serde::{Deserialize, Serialize};
 
+/// The batching panel's requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum BatchRequest {
+    /// B lanes from the transcript's prompt stepping together (one pass of B rows a step,
+    /// lane k with seed + k), grown to `tokens` tokens each; a run with the same B, prompt
+    /// and knobs is extended, anything else starts a new one.
+    BatchLanes { batch: u32, tokens: u32 },
+    /// Prefill and decode throughput at each batch size on the running backend, and the
+    /// machine's peaks (a read loop and a multiply-add loop in the worker).
+    BatchSweep {
+        batches: Vec<u32>,
+        prompt_tokens: u32,
+        gen_tokens: u32,
+    },
+    /// Where a decoded token's time goes on the GPU backend: each kernel's GPU time
+    /// (timestamps) and the launch overhead.
+    GpuSplit,
+    /// A seeded trace of requests through `slots` slots, continuous and static.
+    ServeSim {
+        slots: u32,
+        requests: u32,
+        seed: u64,
+    },
+}
+
+/// The batching panel's views.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum BatchEvent {
+    Lanes { view: LanesView },
+    Sweep { view: SweepView },
+    Serve { view: ServeView },
+    GpuSplit { view: GpuSplitView },
+}
+
 /// One lane of the batching panel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaneView {

@@ -3,6 +3,25 @@
 use decoding_engine::decode::beam::BeamNode;
 use serde::{Deserialize, Serialize};
 
+/// The beam panel's requests: a search from the prompt with the settings' beam
+/// parameters, one level more, or a new search grown to `depth` levels (a link's steps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum BeamRequest {
+    BeamStart,
+    BeamStep,
+    BeamTo { depth: u32 },
+}
+
+/// The beam tree as it grew.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum BeamEvent {
+    Beam { view: BeamView },
+}
+
 /// A finished (or cut) beam hypothesis.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HypothesisView {

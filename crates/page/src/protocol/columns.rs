@@ -5,6 +5,26 @@ use decoding_engine::decode::generation::{Step, StopReason};
 use decoding_engine::decode::sampling::Settings;
 use serde::{Deserialize, Serialize};
 
+/// "Same θ, different config" (lesson 10, section 6): 2 to 4 columns, each its own settings
+/// and its own sequence and KV cache of the one loaded model, from the transcript's prompt;
+/// then every running column one more token, `count` times (the columns' newest tokens go
+/// through the model as one pass of one row each).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ColumnsRequest {
+    ColumnsStart { columns: Vec<Settings> },
+    ColumnsStep { count: u32 },
+}
+
+/// The compared columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ColumnsEvent {
+    Columns { view: ColumnsView },
+}
+
 /// One column of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnView {

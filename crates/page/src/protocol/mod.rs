@@ -8,8 +8,11 @@
 mod batch;
 mod beam;
 mod columns;
+mod kv;
+mod model;
 mod probe;
 mod quant;
+mod registry;
 mod spec;
 mod trace;
 pub mod trace_view;
@@ -18,245 +21,54 @@ mod transcript;
 pub use batch::*;
 pub use beam::*;
 pub use columns::*;
+pub use kv::*;
+pub use model::*;
 pub use probe::*;
 pub use quant::*;
 pub use spec::*;
 pub use trace::*;
 pub use transcript::*;
 
-use decoding_engine::backend::choose::BackendChoice;
-use decoding_engine::backend::engine::BackendReport;
-use decoding_engine::decode::sampling::Settings;
-use decoding_engine::decode::speculative::{Draft, Rule};
-use decoding_engine::formats::source::ModelFile;
-use decoding_engine::Precision;
+use registry::messages;
 use serde::{Deserialize, Serialize};
 
-/// UI → worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Request {
-    /// Fetch a model's files (the page's own static files: its default model) and load
-    /// them with `backend`. The page then opens its link's view (`Restore`) once the model
-    /// has loaded.
-    LoadUrl {
-        urls: Vec<String>,
-        backend: BackendChoice,
-    },
-    /// Files the user picked or dropped: told apart by content, checked, loaded with the
-    /// backend in use, and the current prompt run on the new model. Their bytes travel
-    /// beside the message, never in JSON (the glue builds this request).
-    #[serde(skip)]
-    LoadFiles {
-        files: Files,
-    },
-    /// Switch backend; the transcript is rebuilt from its tokens on the new one.
-    SetBackend {
-        backend: BackendChoice,
-    },
-    /// Requantize the loaded weights (f32 / q8 / q4) in the worker; the transcript keeps its
-    /// tokens and is rebuilt under the new weights.
-    SetPrecision {
-        precision: Precision,
-    },
-    /// The quantization panel opened (the worker then sends a `Quant` view after every
-    /// change of the transcript) or closed (none, and the two other precisions are freed).
-    Quantization {
-        open: bool,
-    },
-    /// The view inside the step opened (the transcript's newest pass then runs with the
-    /// probe, and the worker sends a `Probe` view after every change of the transcript) or
-    /// closed (passes run without it again).
-    Probe {
-        open: bool,
-    },
-    /// A new prompt: prefill it (the transcript starts over). With `chat`, the prompt is
-    /// one user message rendered through the model's chat template first.
-    SetPrompt {
-        prompt: String,
-        #[serde(default)]
-        chat: bool,
-    },
-    /// New validated settings: re-run the chain on the cached logits (no forward pass).
-    SetSettings {
-        settings: Settings,
-    },
-    /// Generate up to `count` tokens (stops early on a stop condition or a cancel).
-    Step {
-        count: u32,
-    },
-    Rewind,
-    Reset,
-    /// Everything a link holds: prompt, settings, and how many tokens to replay.
-    Restore {
-        prompt: String,
-        settings: Settings,
-        steps: u32,
-    },
-    /// Start a beam search from the prompt with the settings' beam parameters.
-    BeamStart,
-    /// Grow the beam tree by one token.
-    BeamStep,
-    /// A new beam search grown to `depth` levels, sent whole (a link's beam steps).
-    BeamTo {
-        depth: u32,
-    },
-    /// The toy-logits mode: the chain on hand-typed logits.
-    Toy {
-        logits: Vec<f64>,
-        history: Vec<u32>,
-    },
-    /// Measure decoding with the KV cache against re-running the prefix, at these lengths.
-    CacheCompare {
-        positions: Vec<usize>,
-    },
-    /// A new speculative run from the transcript's prompt with the current settings, on
-    /// its own sequence of the running backend (`draft` travels as its name, "quant:q8";
-    /// whether the model has an early exit's layers is checked when the run starts).
-    SpecStart {
-        draft: Draft,
-        gamma: u32,
-        rule: Rule,
-    },
-    /// Run `count` more draft-and-verify cycles.
-    SpecCycle {
-        count: u32,
-    },
-    /// B lanes from the transcript's prompt stepping together (one pass of B rows a step,
-    /// lane k with seed + k), grown to `tokens` tokens each; a run with the same B, prompt
-    /// and knobs is extended, anything else starts a new one.
-    BatchLanes {
-        batch: u32,
-        tokens: u32,
-    },
-    /// Prefill and decode throughput at each batch size on the running backend, and the
-    /// machine's peaks (a read loop and a multiply-add loop in the worker).
-    BatchSweep {
-        batches: Vec<u32>,
-        prompt_tokens: u32,
-        gen_tokens: u32,
-    },
-    /// Where a decoded token's time goes on the GPU backend: each kernel's GPU time
-    /// (timestamps) and the launch overhead.
-    GpuSplit,
-    /// A seeded trace of requests through `slots` slots, continuous and static.
-    ServeSim {
-        slots: u32,
-        requests: u32,
-        seed: u64,
-    },
-    /// "Same θ, different config" (lesson 10, section 6): 2 to 4 columns, each its own
-    /// settings and its own sequence and KV cache of the one loaded model, from the
-    /// transcript's prompt.
-    ColumnsStart {
-        columns: Vec<Settings>,
-    },
-    /// Every running column one more token, `count` times (the columns' newest tokens go
-    /// through the model as one pass of one row each).
-    ColumnsStep {
-        count: u32,
-    },
-    /// Stop a running multi-token step at the next token.
-    Cancel,
-}
-
-/// Worker → UI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    /// The worker is running and listening (messages sent before this would be lost).
-    Ready,
-    /// Bytes of `file` received so far (`total` when the server says).
-    Progress {
-        file: String,
-        loaded: u64,
-        total: Option<u64>,
-    },
-    Loaded {
-        info: ModelInfo,
-    },
-    /// Which backend runs, and why.
-    Backend {
-        report: BackendReport,
-    },
-    Transcript {
-        view: TranscriptView,
-    },
-    Trace {
-        view: TraceView,
-        toy: bool,
-    },
-    Beam {
-        view: BeamView,
-    },
-    /// Cached against cache-less decoding, by sequence length.
-    CacheCompare {
-        rows: Vec<CompareRow>,
-    },
-    /// The precision the model's weights run at, and what they take.
-    Precision {
-        precision: Precision,
-        weight_bytes: u64,
-    },
-    /// f32, f16, q8 and q4 side by side at the current position.
-    Quant {
-        view: QuantView,
-    },
-    /// Inside the newest step: its attention over the cache and the logit lens.
-    Probe {
-        view: ProbeView,
-    },
-    /// The speculative run.
-    Spec {
-        view: SpecView,
-    },
-    Lanes {
-        view: LanesView,
-    },
-    Sweep {
-        view: SweepView,
-    },
-    Serve {
-        view: ServeView,
-    },
-    GpuSplit {
-        view: GpuSplitView,
-    },
-    Columns {
-        view: ColumnsView,
-    },
-    /// Something failed; the message is for the user. Nothing was lost.
-    Error {
-        message: String,
-    },
-}
-
-/// Model files handed to the worker with a request (their bytes read by the worker's
-/// glue, or held in memory in tests), taken once by the session that loads them.
-#[derive(Clone, Default)]
-pub struct Files(std::rc::Rc<std::cell::RefCell<Vec<ModelFile>>>);
-
-impl Files {
-    pub fn new(files: Vec<ModelFile>) -> Files {
-        Files(std::rc::Rc::new(std::cell::RefCell::new(files)))
-    }
-
-    /// The files, taken (a second take finds none).
-    pub fn take(&self) -> Vec<ModelFile> {
-        std::mem::take(&mut *self.0.borrow_mut())
+messages! {
+    /// UI → worker: each part's requests, one line a part.
+    Request {
+        Model(ModelRequest),
+        Transcript(TranscriptRequest),
+        Beam(BeamRequest),
+        Kv(KvRequest),
+        Inside(ProbeRequest),
+        Quant(QuantRequest),
+        Spec(SpecRequest),
+        Batch(BatchRequest),
+        Compare(ColumnsRequest),
     }
 }
 
-impl std::fmt::Debug for Files {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.0.borrow().iter()).finish()
+messages! {
+    /// Worker → UI: each part's events, one line a part.
+    Event {
+        Model(ModelEvent),
+        Transcript(TranscriptEvent),
+        Beam(BeamEvent),
+        Kv(KvEvent),
+        Inside(ProbeEvent),
+        Quant(QuantEvent),
+        Spec(SpecEvent),
+        Batch(BatchEvent),
+        Compare(ColumnsEvent),
     }
 }
 
-/// Two handles are equal when they hold the same files.
-impl PartialEq for Files {
-    fn eq(&self, other: &Files) -> bool {
-        std::rc::Rc::ptr_eq(&self.0, &other.0)
+impl Event {
+    /// An error for the user (nothing was lost).
+    pub fn error(message: impl ToString) -> Event {
+        ModelEvent::Error {
+            message: message.to_string(),
+        }
+        .into()
     }
 }
 
@@ -265,16 +77,13 @@ impl PartialEq for Files {
 pub enum KnobKind {
     /// The sampling settings.
     Settings,
-    /// The toy logits.
-    Toy,
 }
 
 /// Which requests only restate the latest knobs (a later one of the same kind makes an
 /// earlier one pointless, as long as no step runs between them).
 pub fn knob_kind(req: &Request) -> Option<KnobKind> {
     match req {
-        Request::SetSettings { .. } => Some(KnobKind::Settings),
-        Request::Toy { .. } => Some(KnobKind::Toy),
+        Request::Transcript(TranscriptRequest::SetSettings { .. }) => Some(KnobKind::Settings),
         _ => None,
     }
 }

@@ -2,6 +2,24 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The view inside the step opened (the transcript's newest pass then runs with the probe,
+/// and the worker sends a `Probe` view after every change of the transcript) or closed
+/// (passes run without it again).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ProbeRequest {
+    Probe { open: bool },
+}
+
+/// Inside the newest step: its attention over the cache and the logit lens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ProbeEvent {
+    Probe { view: ProbeView },
+}
+
 /// One token of the lens: a layer's most likely next token and its probability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LensToken {

@@ -3,6 +3,23 @@
 use decoding_engine::Precision;
 use serde::{Deserialize, Serialize};
 
+/// The quantization panel opened (the worker then sends a `Quant` view after every change
+/// of the transcript) or closed (none, and the other precisions are freed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum QuantRequest {
+    Quantization { open: bool },
+}
+
+/// f32, f16, q8 and q4 side by side at the current position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum QuantEvent {
+    Quant { view: QuantView },
+}
+
 /// The precisions the panel runs side by side (`Precision::ALL`: f32, f16, q8, q4).
 pub const PRECISIONS: usize = Precision::ALL.len();
 

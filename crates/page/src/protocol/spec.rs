@@ -3,6 +3,32 @@
 use super::transcript::PromptToken;
 use serde::{Deserialize, Serialize};
 
+/// A new speculative run from the transcript's prompt with the current settings, on its
+/// own sequence of the running backend (`draft` travels as its name, "quant:q8"; whether the
+/// model has an early exit's layers is checked when the run starts), or `count` more
+/// draft-and-verify cycles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum SpecRequest {
+    SpecStart {
+        draft: decoding_engine::decode::speculative::Draft,
+        gamma: u32,
+        rule: decoding_engine::decode::speculative::Rule,
+    },
+    SpecCycle {
+        count: u32,
+    },
+}
+
+/// The speculative run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum SpecEvent {
+    Spec { view: SpecView },
+}
+
 /// How a speculative token came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,39 +1,68 @@
-//! The model, the prompt and the transcript with its timings.
+//! The prompt and the transcript with its timings, and the logits of its next position.
 
 use decoding_engine::decode::generation::{Step, StopReason};
+use decoding_engine::decode::sampling::Settings;
 use decoding_engine::forward::kv_cache::CacheBytes;
-use decoding_engine::Config;
 use serde::{Deserialize, Serialize};
 
-/// What the page needs to know about the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelInfo {
-    pub name: String,
-    pub config: Config,
-    pub params: u64,
-    /// Every token's piece, by id.
-    pub pieces: Vec<String>,
-    /// The format it was read from, and the architecture as its files name it.
-    pub format: decoding_engine::model::Format,
-    pub architecture: String,
-    /// A GGUF file's tensor types ("Q4_K ×12, Q6_K ×3, F32 ×5"); None for other formats.
-    pub tensor_types: Option<String>,
-    /// What it has beyond llama2.c's Llama (`Model::extras`: "Q/K/V biases", …).
-    #[serde(default)]
-    pub extras: Vec<String>,
-    /// The context its file was trained at, where longer than the one it runs at.
-    #[serde(default)]
-    pub trained_context: Option<u64>,
-    /// Its file carries a chat template (the prompt's "Chat" toggle renders it).
-    #[serde(default)]
-    pub chat_template: bool,
-    /// Its vocabulary starts a prompt with BOS (Qwen2's does not).
-    #[serde(default = "yes")]
-    pub add_bos: bool,
+/// The transcript's requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum TranscriptRequest {
+    /// A new prompt: prefill it (the transcript starts over). With `chat`, the prompt is
+    /// one user message rendered through the model's chat template first.
+    SetPrompt {
+        prompt: String,
+        #[serde(default)]
+        chat: bool,
+    },
+    /// New validated settings for the next steps (the page runs the chain on the logits it
+    /// holds itself; the worker answers only what the settings change: the transcript's stop
+    /// reason, the beam search).
+    SetSettings {
+        settings: Settings,
+    },
+    /// Generate up to `count` tokens (stops early on a stop condition or a cancel).
+    Step {
+        count: u32,
+    },
+    Rewind,
+    Reset,
+    /// Everything a link holds: prompt, settings, and how many tokens to replay.
+    Restore {
+        prompt: String,
+        settings: Settings,
+        steps: u32,
+    },
+    /// Stop a running multi-token step at the next token.
+    Cancel,
 }
 
-fn yes() -> bool {
-    true
+/// The transcript, and the logits the next token is drawn from.
+#[allow(clippy::large_enum_variant)] // a message, built once and moved once
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum TranscriptEvent {
+    Transcript { view: TranscriptView },
+    Next { view: NextView },
+}
+
+/// The logits of the transcript's next position and the history the chain reads beside
+/// them: the page runs the sampling chain on them itself, at every knob move
+/// (`NextView::trace`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NextView {
+    /// The generation step the logits are for (the number of tokens generated): the
+    /// step's coin comes from it.
+    pub step: usize,
+    #[serde(with = "crate::packed")]
+    pub logits: Vec<f32>,
+    #[serde(with = "crate::packed")]
+    pub prompt: Vec<u32>,
+    #[serde(with = "crate::packed")]
+    pub generated: Vec<u32>,
 }
 
 /// One token of the prompt.
@@ -79,18 +108,4 @@ pub struct TranscriptView {
     pub heap_bytes: Option<u64>,
     /// Set when the end of the generated text repeats itself (a degenerate loop).
     pub loop_warning: Option<String>,
-}
-
-/// One sequence length of the cache comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareRow {
-    /// Tokens in the sequence when the next one is computed.
-    pub n: usize,
-    /// One decode step with the cache (the new token only), ms.
-    pub cached_ms: f64,
-    /// The same token without a cache (the whole prefix run again), ms.
-    pub naive_ms: f64,
-    /// Multiply-adds of each: O(n·d) attention with the cache, O(n²·d) without.
-    pub cached_macs: u64,
-    pub naive_macs: u64,
 }

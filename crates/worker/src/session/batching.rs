@@ -192,7 +192,7 @@ impl Session {
                 ),
             },
         };
-        vec![Event::GpuSplit { view }]
+        vec![Event::Batch(BatchEvent::GpuSplit { view })]
     }
 }
 
@@ -231,13 +231,13 @@ impl Session {
         let ends = [m.tokenizer.eos, m.tokenizer.bos];
         let clock = || host.now();
         // The same B, prompt and knobs: extend; anything else: a new run.
-        let same = self.lanes.as_ref().is_some_and(|r| {
+        let same = self.panels.lanes.as_ref().is_some_and(|r| {
             r.lanes.seeds().len() == batch as usize
                 && r.lanes.prompt() == prompt.as_slice()
                 && r.settings == self.settings
         });
         if !same {
-            if let Some(old) = self.lanes.take() {
+            if let Some(old) = self.panels.lanes.take() {
                 old.lanes.release(engine);
             }
             let seeds: Vec<u64> = (0..batch as u64)
@@ -245,7 +245,7 @@ impl Session {
                 .collect();
             match Lanes::start(engine, &prompt, &seeds, &clock).await {
                 Ok(lanes) => {
-                    self.lanes = Some(LanesRun {
+                    self.panels.lanes = Some(LanesRun {
                         lanes,
                         settings: self.settings.clone(),
                     })
@@ -253,7 +253,7 @@ impl Session {
                 Err(e) => return vec![err(e)],
             }
         }
-        let Some(run) = self.lanes.as_mut() else {
+        let Some(run) = self.panels.lanes.as_mut() else {
             return vec![err("no lanes")];
         };
         while run
@@ -278,7 +278,7 @@ impl Session {
     }
 
     fn lanes_view(&self) -> Option<Event> {
-        let (run, m) = (self.lanes.as_ref()?, self.model.as_ref()?);
+        let (run, m) = (self.panels.lanes.as_ref()?, self.model.as_ref()?);
         let tok = |id: u32| PromptToken {
             id,
             piece: m.tokenizer.piece(id).unwrap_or("?").to_string(),
@@ -288,7 +288,7 @@ impl Session {
         let ends = [m.tokenizer.eos, m.tokenizer.bos];
         let decode_ms: f64 = l.pass_ms[1..].iter().sum();
         let decode_tokens: usize = l.pass_rows[1..].iter().sum();
-        Some(Event::Lanes {
+        Some(Event::Batch(BatchEvent::Lanes {
             view: LanesView {
                 batch: l.seeds().len(),
                 prompt: l.prompt().iter().map(|&t| tok(t)).collect(),
@@ -312,7 +312,7 @@ impl Session {
                 prefill_ms: l.pass_ms[0],
                 tokens_per_s: decode_tokens as f64 / (decode_ms / 1000.0).max(1e-9),
             },
-        })
+        }))
     }
 
     /// The batching panel's sweep: each batch size's throughput, and the machine's peaks.
@@ -375,7 +375,7 @@ impl Session {
             }
         }
         let peaks = machine_peaks(&rows, weight_bytes, c.dim, &clock);
-        vec![Event::Sweep {
+        vec![Event::Batch(BatchEvent::Sweep {
             view: SweepView {
                 backend: engine.report.kind.to_string(),
                 weight_bytes,
@@ -383,7 +383,7 @@ impl Session {
                 rows,
                 spread,
             },
-        }]
+        })]
     }
 
     pub(super) async fn serve_sim(
@@ -461,7 +461,7 @@ impl Session {
             Ok(r) => r,
             Err(e) => return vec![err(e)],
         };
-        vec![Event::Serve {
+        vec![Event::Batch(BatchEvent::Serve {
             view: ServeView {
                 slots: slots as usize,
                 seed,
@@ -469,6 +469,31 @@ impl Session {
                 continuous,
                 static_,
             },
-        }]
+        })]
+    }
+}
+
+impl Session {
+    /// The batching panel's requests.
+    pub(super) async fn batch_request(&mut self, r: BatchRequest, host: &dyn Host) -> Vec<Event> {
+        match r {
+            BatchRequest::BatchLanes { batch, tokens } => {
+                self.batch_lanes(batch, tokens, host).await
+            }
+            BatchRequest::BatchSweep {
+                batches,
+                prompt_tokens,
+                gen_tokens,
+            } => {
+                self.batch_sweep(&batches, prompt_tokens, gen_tokens, host)
+                    .await
+            }
+            BatchRequest::GpuSplit => self.gpu_split(host).await,
+            BatchRequest::ServeSim {
+                slots,
+                requests,
+                seed,
+            } => self.serve_sim(slots, requests, seed, host).await,
+        }
     }
 }

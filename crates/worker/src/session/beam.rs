@@ -99,7 +99,10 @@ impl Session {
         let mut events = Vec::new();
         if self.beam.is_none() {
             events = self.beam_start().await;
-            if events.iter().any(|e| matches!(e, Event::Error { .. })) {
+            if events
+                .iter()
+                .any(|e| matches!(e, Event::Model(ModelEvent::Error { .. })))
+            {
                 return events;
             }
         }
@@ -223,7 +226,7 @@ impl Session {
                 ended: h.ended,
             })
             .collect();
-        vec![Event::Beam {
+        vec![Event::Beam(BeamEvent::Beam {
             view: BeamView {
                 width,
                 done: b.search.is_done(),
@@ -241,6 +244,17 @@ impl Session {
                 best_text,
                 best_node,
             },
-        }]
+        })]
+    }
+}
+
+impl Session {
+    /// The beam panel's requests.
+    pub(super) async fn beam_request(&mut self, r: BeamRequest) -> Vec<Event> {
+        match r {
+            BeamRequest::BeamStart => self.beam_start().await,
+            BeamRequest::BeamStep => self.beam_step().await,
+            BeamRequest::BeamTo { depth } => self.beam_to(depth as usize).await,
+        }
     }
 }

@@ -75,6 +75,15 @@ impl Session {
             }
             host.yield_now().await;
         }
-        vec![Event::CacheCompare { rows }]
+        vec![Event::Kv(KvEvent::CacheCompare { rows })]
+    }
+}
+
+impl Session {
+    /// The KV panel's request.
+    pub(super) async fn kv_request(&mut self, r: KvRequest, host: &dyn Host) -> Vec<Event> {
+        match r {
+            KvRequest::CacheCompare { positions } => self.cache_compare(&positions, host).await,
+        }
     }
 }

@@ -73,13 +73,13 @@ impl Session {
                 }
             }
         }
-        self.columns = Some(run);
+        self.panels.columns = Some(run);
         self.columns_view().await
     }
 
     /// Frees the columns' sequences.
     pub(super) fn columns_release(&mut self) {
-        if let (Some(run), Some(engine)) = (self.columns.take(), self.engine.as_mut()) {
+        if let (Some(run), Some(engine)) = (self.panels.columns.take(), self.engine.as_mut()) {
             for c in run.columns {
                 c.gen.release(&mut *engine);
             }
@@ -93,9 +93,11 @@ impl Session {
                 "{count} steps: at most {MAX_COLUMN_STEPS} at a time"
             ))];
         }
-        let (Some(m), Some(run), Some(engine)) =
-            (&self.model, self.columns.as_mut(), self.engine.as_mut())
-        else {
+        let (Some(m), Some(run), Some(engine)) = (
+            &self.model,
+            self.panels.columns.as_mut(),
+            self.engine.as_mut(),
+        ) else {
             return vec![err("start a comparison first")];
         };
         let mut last_yield = host.now();
@@ -129,9 +131,11 @@ impl Session {
     }
 
     async fn columns_view(&mut self) -> Vec<Event> {
-        let (Some(m), Some(run), Some(engine)) =
-            (&self.model, self.columns.as_mut(), self.engine.as_mut())
-        else {
+        let (Some(m), Some(run), Some(engine)) = (
+            &self.model,
+            self.panels.columns.as_mut(),
+            self.engine.as_mut(),
+        ) else {
             return vec![];
         };
         // The next distribution of every column still running (one pass for all).
@@ -179,7 +183,7 @@ impl Session {
         }
         let settings: Vec<Settings> = run.columns.iter().map(|c| c.settings.clone()).collect();
         let prompt = run.columns[0].gen.prompt();
-        vec![Event::Columns {
+        vec![Event::Compare(ColumnsEvent::Columns {
             view: ColumnsView {
                 prompt: prompt
                     .iter()
@@ -192,6 +196,20 @@ impl Session {
                 columns,
                 differ: differing(&settings),
             },
-        }]
+        })]
+    }
+}
+
+impl Session {
+    /// The compared columns' requests.
+    pub(super) async fn columns_request(
+        &mut self,
+        r: ColumnsRequest,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        match r {
+            ColumnsRequest::ColumnsStart { columns } => self.columns_start(columns).await,
+            ColumnsRequest::ColumnsStep { count } => self.columns_step(count, host).await,
+        }
     }
 }

@@ -4,9 +4,8 @@
 use super::{err, Host, Session};
 use super::{TIMINGS_KEPT, YIELD_EVERY_MS};
 use decoding_engine::decode::generation::{Generation, GenerationError, StepOutcome};
-use decoding_engine::decode::sampling::{Settings, SettingsErrors};
+use decoding_engine::decode::sampling::{SamplingError, Settings, SettingsErrors};
 use decoding_engine::Backend;
-use decoding_page::protocol::trace_view::trace_view;
 use decoding_page::protocol::*;
 
 impl Session {
@@ -48,7 +47,7 @@ impl Session {
         self.prompt = prompt;
         self.beam = None;
         let mut events = vec![self.transcript()];
-        events.extend(self.preview().await);
+        events.extend(self.next().await);
         events
     }
 
@@ -74,7 +73,7 @@ impl Session {
             return err("nothing has been generated yet");
         };
         let cache_len = engine.seq_len(g.sequence()).unwrap_or(0);
-        Event::Transcript {
+        Event::Transcript(TranscriptEvent::Transcript {
             view: TranscriptView {
                 prompt: g
                     .prompt()
@@ -114,26 +113,48 @@ impl Session {
                     })
                 },
             },
-        }
+        })
     }
 
-    /// The chain on the current logits (no forward pass unless the last token was never run).
-    pub async fn preview(&mut self) -> Vec<Event> {
+    /// The logits of the transcript's next position (run if the newest token never was)
+    /// and the history beside them: the page runs the chain on them at every knob move.
+    /// None at the context limit, where there is no next distribution (not an error).
+    pub async fn next(&mut self) -> Vec<Event> {
         let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
             return vec![];
         };
-        let step = g.steps().len();
-        match g.preview(&mut *engine, &self.settings).await {
-            Ok(t) => vec![Event::Trace {
-                view: trace_view(&t, Some(step), self.settings.top_p),
-                toy: false,
-            }],
-            // At the context limit there is no next distribution: not an error to show.
+        match g.run_pending(&mut *engine).await {
+            Ok(_) => {}
             Err(GenerationError::Backend(decoding_engine::BackendError::Forward(
                 decoding_engine::ForwardError::ContextFull { .. },
-            ))) => vec![],
-            Err(e) => vec![err(e)],
+            ))) => return vec![],
+            Err(e) => return vec![err(e)],
         }
+        match self.next_view() {
+            Some(Ok(view)) => vec![TranscriptEvent::Next { view }.into()],
+            Some(Err(e)) => vec![err(e)],
+            None => vec![],
+        }
+    }
+
+    /// The next position's logits with their history, if they have been computed; an
+    /// error if the chain could not run on them (what it refuses, the page would too, and
+    /// a non-finite number cannot travel in a message).
+    pub(crate) fn next_view(&self) -> Option<Result<NextView, SamplingError>> {
+        let g = self.gen.as_ref()?;
+        let logits = g.current_logits()?;
+        if let Some(id) = logits.iter().position(|v| !v.is_finite()) {
+            return Some(Err(match logits[id] {
+                v if v.is_nan() => SamplingError::NanLogit { id },
+                _ => SamplingError::InfiniteLogit { id },
+            }));
+        }
+        Some(Ok(NextView {
+            step: g.steps().len(),
+            logits: logits.to_vec(),
+            prompt: g.prompt().to_vec(),
+            generated: g.generated_ids(),
+        }))
     }
 
     pub async fn set_settings(&mut self, settings: Settings) -> Vec<Event> {
@@ -148,14 +169,12 @@ impl Session {
             let depth = self.beam.as_ref().map_or(0, |b| b.search.depth());
             return self.beam_to(depth).await;
         }
-        let mut events = Vec::new();
-        // The transcript changes only if the stop condition does (max tokens, stop
-        // sequences); a slider move then costs just the chain and its trace.
+        // The page runs the chain on the logits it holds; the transcript changes only if
+        // the stop condition does (max tokens, stop sequences).
         if self.gen.is_some() && self.stop_reason() != stop_before {
-            events.push(self.transcript());
+            return vec![self.transcript()];
         }
-        events.extend(self.preview().await);
-        events
+        vec![]
     }
 
     /// Up to `count` tokens; stops on a stop condition or a cancel.
@@ -228,7 +247,7 @@ impl Session {
             self.timings.last_run = Some((generated, host.now() - run_start));
         }
         let mut events = vec![self.transcript()];
-        events.extend(self.preview().await);
+        events.extend(self.next().await);
         events.extend(error);
         events
     }
@@ -249,7 +268,7 @@ impl Session {
     /// The transcript and the next distribution, as they are now.
     pub(super) async fn shown(&mut self) -> Vec<Event> {
         let mut events = vec![self.transcript()];
-        events.extend(self.preview().await);
+        events.extend(self.next().await);
         events
     }
 
@@ -280,7 +299,10 @@ impl Session {
         };
         // A link holds no chat: its prompt is the text as typed.
         let mut events = self.set_prompt(prompt, false, host).await;
-        if events.iter().any(|e| matches!(e, Event::Error { .. })) {
+        if events
+            .iter()
+            .any(|e| matches!(e, Event::Model(ModelEvent::Error { .. })))
+        {
             return events;
         }
         // A beam link's steps are the tree's levels (the transcript mirrors the best beam).
@@ -346,5 +368,32 @@ fn push_kept(times: &mut Vec<f64>, ms: f64) {
     times.push(ms);
     if times.len() > TIMINGS_KEPT {
         times.drain(..times.len() - TIMINGS_KEPT);
+    }
+}
+
+impl Session {
+    /// The transcript's requests.
+    pub(super) async fn transcript_request(
+        &mut self,
+        r: TranscriptRequest,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        match r {
+            TranscriptRequest::SetPrompt { prompt, chat } => {
+                self.set_prompt(prompt, chat, host).await
+            }
+            TranscriptRequest::SetSettings { settings } => self.set_settings(settings).await,
+            TranscriptRequest::Step { count } => self.step(count, host).await,
+            TranscriptRequest::Rewind => self.rewind().await,
+            TranscriptRequest::Reset => self.reset().await,
+            TranscriptRequest::Restore {
+                prompt,
+                settings,
+                steps,
+            } => self.restore(prompt, settings, steps, host).await,
+            // A cancel stops a running step from outside the queue (the glue); queued, it
+            // has nothing to stop.
+            TranscriptRequest::Cancel => vec![],
+        }
     }
 }

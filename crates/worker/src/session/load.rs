@@ -33,7 +33,11 @@ impl Session {
     /// `Loaded`).
     pub async fn load_picked(&mut self, files: Vec<ModelFile>, host: &dyn Host) -> Vec<Event> {
         let mut events = self.load(files, self.backend_choice(), host).await;
-        if matches!(events.first(), Some(Event::Loaded { .. })) && !self.prompt.is_empty() {
+        if matches!(
+            events.first(),
+            Some(Event::Model(ModelEvent::Loaded { .. }))
+        ) && !self.prompt.is_empty()
+        {
             events.extend(self.set_prompt(self.prompt.clone(), false, host).await);
         }
         events
@@ -58,7 +62,10 @@ impl Session {
         drop(files);
         let opened = open_backend(choice, &m.transformer, &|| host.now()).await;
         let events = self.install(m, opened);
-        if matches!(events.first(), Some(Event::Loaded { .. })) {
+        if matches!(
+            events.first(),
+            Some(Event::Model(ModelEvent::Loaded { .. }))
+        ) {
             self.choice = choice;
         }
         events
@@ -107,19 +114,16 @@ impl Session {
             old.release(engine);
         }
         self.beam = None;
-        self.spec = None;
-        self.lanes = None;
-        self.columns = None;
+        self.panels.model_replaced();
         self.warm_up_due = report.kind == decoding_engine::BackendKind::Cpu;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
         self.original = Some(m.transformer.clone());
         self.precision = m.transformer.weights.precision();
-        self.lab = None;
         self.model = Some(m);
         vec![
-            Event::Loaded { info },
+            Event::Model(ModelEvent::Loaded { info }),
             self.precision_event(),
-            Event::Backend { report },
+            Event::Model(ModelEvent::Backend { report }),
         ]
     }
 
@@ -155,7 +159,11 @@ impl Session {
         self.choice = choice;
         let engine = Engine::new(m.transformer.clone(), backend, report.clone());
         match self.adopt(engine).await {
-            Ok(_) => [vec![Event::Backend { report }], self.shown_again().await].concat(),
+            Ok(_) => [
+                vec![Event::Model(ModelEvent::Backend { report })],
+                self.shown_again().await,
+            ]
+            .concat(),
             Err(e) => vec![e],
         }
     }
@@ -179,11 +187,7 @@ impl Session {
         self.timings.forward_ms.clear();
         self.timings.chain_ms.clear();
         self.timings.last_run = None;
-        // The speculative run lived on the old engine (the page starts it again).
-        self.spec = None;
-        // So did the batching panel's lanes and the compared columns.
-        self.lanes = None;
-        self.columns = None;
+        self.panels.engine_replaced();
         self.engine = Some(engine);
         Ok(())
     }
@@ -193,8 +197,20 @@ impl Session {
         let mut events = Vec::new();
         if self.gen.is_some() {
             events.push(self.transcript());
-            events.extend(self.preview().await);
+            events.extend(self.next().await);
         }
         events
+    }
+}
+
+impl Session {
+    /// The model's requests.
+    pub(super) async fn model_request(&mut self, r: ModelRequest, host: &dyn Host) -> Vec<Event> {
+        match r {
+            ModelRequest::LoadUrl { urls, backend } => self.load_urls(&urls, backend, host).await,
+            ModelRequest::LoadFiles { files } => self.load_picked(files.take(), host).await,
+            ModelRequest::SetBackend { backend } => self.set_backend(backend, host).await,
+            ModelRequest::SetPrecision { precision } => self.set_precision(precision, host).await,
+        }
     }
 }

@@ -15,7 +15,6 @@ mod quant;
 mod speculative;
 #[cfg(test)]
 mod tests;
-mod toy;
 
 use decoding_engine::backend::engine::Engine;
 use decoding_engine::decode::beam::{BeamSearch, NodeStatus};
@@ -69,6 +68,21 @@ pub struct Session {
     original: Option<std::sync::Arc<decoding_engine::Transformer>>,
     /// The precision the transcript runs at.
     precision: decoding_engine::Precision,
+    /// What the panels keep between requests.
+    panels: Panels,
+    /// Wall time of greedy steps a newly loaded model runs on the CPU before its first
+    /// prompt (`generate::warm_up`); 0, the default, runs none.
+    warm_up_ms: f64,
+    /// A model was loaded on the CPU and has not been warmed up yet.
+    warm_up_due: bool,
+    /// The backend the user chose (auto, the default, measures).
+    choice: decoding_engine::backend::choose::BackendChoice,
+}
+
+/// Each panel's state in the worker, one field a panel, and what happens to it when the
+/// engine or the model under it is replaced.
+#[derive(Default)]
+struct Panels {
     /// The quantization panel: open, and its three models when it is.
     quant_open: bool,
     lab: Option<quant::Lab>,
@@ -80,19 +94,30 @@ pub struct Session {
     columns: Option<columns::ColumnsRun>,
     /// The view inside the step: open, and its lens columns when it is.
     probe: Option<probe::ProbeState>,
-    /// Wall time of greedy steps a newly loaded model runs on the CPU before its first
-    /// prompt (`generate::warm_up`); 0, the default, runs none.
-    warm_up_ms: f64,
-    /// A model was loaded on the CPU and has not been warmed up yet.
-    warm_up_due: bool,
-    /// The backend the user chose (auto, the default, measures).
-    choice: decoding_engine::backend::choose::BackendChoice,
+}
+
+impl Panels {
+    /// Another engine runs the transcript (a new backend or new weights): the runs that
+    /// lived on the old one's sequences are gone (the page starts them again), and the lens
+    /// columns were the old weights'.
+    fn engine_replaced(&mut self) {
+        self.spec = None;
+        self.lanes = None;
+        self.columns = None;
+        if let Some(p) = self.probe.as_mut() {
+            *p = probe::ProbeState::default();
+        }
+    }
+
+    /// Another model: the above, and the quantization panel's models were the old one's.
+    fn model_replaced(&mut self) {
+        self.engine_replaced();
+        self.lab = None;
+    }
 }
 
 fn err(message: impl ToString) -> Event {
-    Event::Error {
-        message: message.to_string(),
-    }
+    Event::error(message)
 }
 
 impl Session {
@@ -108,72 +133,43 @@ impl Session {
     pub async fn handle(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         let before = self.engine.as_ref().map(|e| e.report.clone());
         self.arm_probe();
-        let opens_probe = matches!(req, Request::Probe { .. });
+        let opens_probe = matches!(req, Request::Inside(ProbeRequest::Probe { .. }));
         let mut events = self.route(req, host).await;
         self.arm_probe();
         let after = self.engine.as_ref().map(|e| e.report.clone());
         // The quantization panel and the view inside the step follow the transcript.
-        let transcript = events.iter().any(|e| matches!(e, Event::Transcript { .. }));
-        if self.quant_open && transcript {
+        let transcript = events
+            .iter()
+            .any(|e| matches!(e, Event::Transcript(TranscriptEvent::Transcript { .. })));
+        if self.panels.quant_open && transcript {
             events.extend(self.quant_view(host));
         }
-        if self.probe.is_some() && transcript && !opens_probe {
+        if self.panels.probe.is_some() && transcript && !opens_probe {
             events.extend(self.probe_view(host).await);
         }
-        let announced = events.iter().any(|e| matches!(e, Event::Backend { .. }));
+        let announced = events
+            .iter()
+            .any(|e| matches!(e, Event::Model(ModelEvent::Backend { .. })));
         if let (Some(b), Some(report)) = (before, after) {
             if b != report && !announced {
-                events.insert(0, Event::Backend { report });
+                events.insert(0, Event::Model(ModelEvent::Backend { report }));
             }
         }
         events
     }
 
+    /// Each part's requests to its handler, one line a part.
     async fn route(&mut self, req: Request, host: &dyn Host) -> Vec<Event> {
         match req {
-            Request::LoadUrl { urls, backend } => self.load_urls(&urls, backend, host).await,
-            Request::LoadFiles { files } => self.load_picked(files.take(), host).await,
-            Request::SetBackend { backend } => self.set_backend(backend, host).await,
-            Request::SetPrecision { precision } => self.set_precision(precision, host).await,
-            Request::Quantization { open } => self.set_quantization(open, host),
-            Request::Probe { open } => self.set_probe(open, host).await,
-            Request::SpecStart { draft, gamma, rule } => {
-                self.spec_start(draft, gamma, rule, host).await
-            }
-            Request::SpecCycle { count } => self.spec_cycle(count, host).await,
-            Request::SetPrompt { prompt, chat } => self.set_prompt(prompt, chat, host).await,
-            Request::SetSettings { settings } => self.set_settings(settings).await,
-            Request::Step { count } => self.step(count, host).await,
-            Request::Rewind => self.rewind().await,
-            Request::Reset => self.reset().await,
-            Request::Restore {
-                prompt,
-                settings,
-                steps,
-            } => self.restore(prompt, settings, steps, host).await,
-            Request::BeamStart => self.beam_start().await,
-            Request::BeamStep => self.beam_step().await,
-            Request::BeamTo { depth } => self.beam_to(depth as usize).await,
-            Request::Toy { logits, history } => self.toy(&logits, &history),
-            Request::CacheCompare { positions } => self.cache_compare(&positions, host).await,
-            Request::BatchLanes { batch, tokens } => self.batch_lanes(batch, tokens, host).await,
-            Request::BatchSweep {
-                batches,
-                prompt_tokens,
-                gen_tokens,
-            } => {
-                self.batch_sweep(&batches, prompt_tokens, gen_tokens, host)
-                    .await
-            }
-            Request::GpuSplit => self.gpu_split(host).await,
-            Request::ServeSim {
-                slots,
-                requests,
-                seed,
-            } => self.serve_sim(slots, requests, seed, host).await,
-            Request::ColumnsStart { columns } => self.columns_start(columns).await,
-            Request::ColumnsStep { count } => self.columns_step(count, host).await,
-            Request::Cancel => vec![],
+            Request::Model(r) => self.model_request(r, host).await,
+            Request::Transcript(r) => self.transcript_request(r, host).await,
+            Request::Beam(r) => self.beam_request(r).await,
+            Request::Kv(r) => self.kv_request(r, host).await,
+            Request::Inside(r) => self.probe_request(r, host).await,
+            Request::Quant(r) => self.quant_request(r, host),
+            Request::Spec(r) => self.spec_request(r, host).await,
+            Request::Batch(r) => self.batch_request(r, host).await,
+            Request::Compare(r) => self.columns_request(r, host).await,
         }
     }
 }

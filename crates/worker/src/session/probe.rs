@@ -34,7 +34,7 @@ pub(super) const STEP_PROBE: ProbeSpec = ProbeSpec { lens_rows: 1 };
 impl Session {
     /// The view opened or closed.
     pub(super) async fn set_probe(&mut self, open: bool, host: &dyn Host) -> Vec<Event> {
-        self.probe = open.then(ProbeState::default);
+        self.panels.probe = open.then(ProbeState::default);
         self.arm_probe();
         if !open {
             return vec![];
@@ -45,7 +45,7 @@ impl Session {
     /// Keeps the transcript's generation probing while the view is open (a new prompt or a
     /// rebuilt transcript starts a generation without it).
     pub(super) fn arm_probe(&mut self) {
-        let spec = self.probe.as_ref().map(|_| STEP_PROBE);
+        let spec = self.panels.probe.as_ref().map(|_| STEP_PROBE);
         if let Some(g) = self.gen.as_mut() {
             g.set_probe(spec);
         }
@@ -58,7 +58,7 @@ impl Session {
         else {
             return None;
         };
-        let state = self.probe.as_mut()?;
+        let state = self.panels.probe.as_mut()?;
         let ran = gen.steps().len().min(
             engine
                 .seq_len(gen.sequence())
@@ -102,12 +102,12 @@ impl Session {
         let view = build(
             model, &record, &tokens, state, window, &lens.last, from_step,
         );
-        Some(Event::Probe {
+        Some(Event::Inside(ProbeEvent::Probe {
             view: ProbeView {
                 probe_ms: host.now() - t0,
                 ..view
             },
-        })
+        }))
     }
 }
 
@@ -174,5 +174,14 @@ fn build(
             .collect(),
         from_step,
         probe_ms: 0.0,
+    }
+}
+
+impl Session {
+    /// The view inside the step's request.
+    pub(super) async fn probe_request(&mut self, r: ProbeRequest, host: &dyn Host) -> Vec<Event> {
+        match r {
+            ProbeRequest::Probe { open } => self.set_probe(open, host).await,
+        }
     }
 }

@@ -91,10 +91,10 @@ impl Session {
             .model
             .as_ref()
             .map_or(0, |m| m.transformer.weights.bytes(m.config()));
-        Event::Precision {
+        Event::Model(ModelEvent::Precision {
             precision: self.precision,
             weight_bytes: bytes,
-        }
+        })
     }
 
     /// Requantizes the loaded weights to `p` and rebuilds the transcript under them on the
@@ -130,16 +130,19 @@ impl Session {
         }
         self.model = Some(new);
         self.precision = p;
-        let mut events = vec![self.precision_event(), Event::Backend { report }];
+        let mut events = vec![
+            self.precision_event(),
+            Event::Model(ModelEvent::Backend { report }),
+        ];
         events.extend(self.shown_again().await);
         events
     }
 
     /// The panel opened or closed.
     pub(super) fn set_quantization(&mut self, open: bool, host: &dyn Host) -> Vec<Event> {
-        self.quant_open = open;
+        self.panels.quant_open = open;
         if !open {
-            self.lab = None;
+            self.panels.lab = None;
             return vec![];
         }
         self.quant_view(host).into_iter().collect()
@@ -158,7 +161,7 @@ impl Session {
             .chain(gen.generated_ids())
             .collect();
         let (&last, before) = context.split_last()?;
-        let lab = self.lab.get_or_insert_with(|| Lab::new(&original));
+        let lab = self.panels.lab.get_or_insert_with(|| Lab::new(&original));
         let mut lps = Vec::with_capacity(RUNS);
         let mut logits = vec![0.0f32; original.config.vocab_size];
         for i in 0..RUNS {
@@ -208,7 +211,7 @@ impl Session {
             })
             .collect();
         let tokens = shown_tokens(&lps[..PRECISIONS], &model.tokenizer);
-        Some(Event::Quant {
+        Some(Event::Quant(QuantEvent::Quant {
             view: QuantView {
                 position: context.len(),
                 precisions,
@@ -216,7 +219,7 @@ impl Session {
                 row: weight_row(lab),
                 f32_is_dequantized: original.weights.precision() != Precision::F32,
             },
-        })
+        }))
     }
 }
 
@@ -330,4 +333,13 @@ fn weight_row(lab: &Lab) -> WeightRowView {
 /// Where `p` is in `Precision::ALL` (the panel's order).
 fn index(p: Precision) -> usize {
     Precision::ALL.iter().position(|&x| x == p).unwrap_or(0)
+}
+
+impl Session {
+    /// The quantization panel's request.
+    pub(super) fn quant_request(&mut self, r: QuantRequest, host: &dyn Host) -> Vec<Event> {
+        match r {
+            QuantRequest::Quantization { open } => self.set_quantization(open, host),
+        }
+    }
 }

@@ -88,7 +88,7 @@ impl Session {
         };
         let prompt = g.prompt().to_vec();
         let model = m.transformer.clone();
-        if let (Some(old), Some(engine)) = (self.spec.take(), self.engine.as_mut()) {
+        if let (Some(old), Some(engine)) = (self.panels.spec.take(), self.engine.as_mut()) {
             old.speculator.release(engine);
         }
         let plain_ms = match self.plain_ms(&prompt, host).await {
@@ -103,7 +103,7 @@ impl Session {
             Ok(s) => s,
             Err(e) => return vec![err(e)],
         };
-        self.spec = Some(SpecRun {
+        self.panels.spec = Some(SpecRun {
             speculator,
             cycles: Vec::new(),
             kinds: Vec::new(),
@@ -119,7 +119,7 @@ impl Session {
 
     pub(super) async fn spec_cycle(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
         host.clear_cancel();
-        let (Some(run), Some(engine)) = (self.spec.as_mut(), self.engine.as_mut()) else {
+        let (Some(run), Some(engine)) = (self.panels.spec.as_mut(), self.engine.as_mut()) else {
             return vec![err("start a speculative run first")];
         };
         let settings = run.settings.clone();
@@ -152,7 +152,7 @@ impl Session {
     }
 
     fn spec_view(&self) -> Option<Event> {
-        let (run, m) = (self.spec.as_ref()?, self.model.as_ref()?);
+        let (run, m) = (self.panels.spec.as_ref()?, self.model.as_ref()?);
         let piece = |id: u32| m.tokenizer.piece(id).unwrap_or("?").to_string();
         let tok = |id: u32| PromptToken {
             id,
@@ -168,7 +168,7 @@ impl Session {
         let alpha = overlaps.iter().sum::<f64>() / overlaps.len().max(1) as f64;
         let st = &sp.stats;
         let emitted = sp.emitted();
-        Some(Event::Spec {
+        Some(Event::Spec(SpecEvent::Spec {
             view: SpecView {
                 draft: run.draft,
                 gamma: sp.gamma,
@@ -198,7 +198,7 @@ impl Session {
                 spec_ms_per_token: run.spent_ms / emitted.len().max(1) as f64,
                 plain_ms_per_token: run.plain_ms,
             },
-        })
+        }))
     }
 }
 
@@ -259,5 +259,17 @@ fn position_view(
                 q: q.map(|q| q[t]),
             })
             .collect(),
+    }
+}
+
+impl Session {
+    /// The speculative panel's requests.
+    pub(super) async fn spec_request(&mut self, r: SpecRequest, host: &dyn Host) -> Vec<Event> {
+        match r {
+            SpecRequest::SpecStart { draft, gamma, rule } => {
+                self.spec_start(draft, gamma, rule, host).await
+            }
+            SpecRequest::SpecCycle { count } => self.spec_cycle(count, host).await,
+        }
     }
 }

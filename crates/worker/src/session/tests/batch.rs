@@ -8,19 +8,27 @@ use super::*;
 #[test]
 fn the_batching_panel_runs_lanes() {
     let (mut s, host) = prompted(&[("seed", "5"), ("max_tokens", "1000")]);
-    let plain = last!(&ask(&mut s, &host, Request::Step { count: 12 }), Transcript).clone();
+    let plain = last!(
+        &ask(
+            &mut s,
+            &host,
+            Request::Transcript(TranscriptRequest::Step { count: 12 })
+        ),
+        Transcript
+    )
+    .clone();
     let want: Vec<u32> = plain.steps.iter().map(|st| st.token).collect();
     let lanes = |ev: &[Event]| match ev {
-        [Event::Lanes { view }] => view.clone(),
+        [Event::Batch(BatchEvent::Lanes { view })] => view.clone(),
         _ => panic!("{ev:?}"),
     };
     let ev = ask(
         &mut s,
         &host,
-        Request::BatchLanes {
+        Request::Batch(BatchRequest::BatchLanes {
             batch: 4,
             tokens: 12,
-        },
+        }),
     );
     let v = lanes(&ev);
     assert_eq!(v.batch, 4);
@@ -40,10 +48,10 @@ fn the_batching_panel_runs_lanes() {
     let v2 = lanes(&ask(
         &mut s,
         &host,
-        Request::BatchLanes {
+        Request::Batch(BatchRequest::BatchLanes {
             batch: 4,
             tokens: 13,
-        },
+        }),
     ));
     assert_eq!(v2.passes, 13);
     assert_eq!(ids(&v2.lanes[2])[..12], ids(&v.lanes[2])[..]);
@@ -60,13 +68,13 @@ fn the_batching_panel_sweeps_and_serves_both_policies() {
     let ev = ask(
         &mut s,
         &host,
-        Request::BatchSweep {
+        Request::Batch(BatchRequest::BatchSweep {
             batches: vec![1, 2, 4],
             prompt_tokens: 8,
             gen_tokens: 4,
-        },
+        }),
     );
-    let [Event::Sweep { view }] = &ev[..] else {
+    let [Event::Batch(BatchEvent::Sweep { view })] = &ev[..] else {
         panic!("{ev:?}")
     };
     assert_eq!(
@@ -90,13 +98,13 @@ fn the_batching_panel_sweeps_and_serves_both_policies() {
     let ev = ask(
         &mut s,
         &host,
-        Request::ServeSim {
+        Request::Batch(BatchRequest::ServeSim {
             slots: 4,
             requests: 12,
             seed: 3,
-        },
+        }),
     );
-    let [Event::Serve { view }] = &ev[..] else {
+    let [Event::Batch(BatchEvent::Serve { view })] = &ev[..] else {
         panic!("{ev:?}")
     };
     assert_eq!(view.requests.len(), 12);
@@ -143,10 +151,10 @@ fn batching_sequences_are_checked_against_the_budget_first() {
 fn the_gpu_split_times_each_kernel_on_the_gpu_and_says_why_not_on_the_cpu() {
     let (mut s, host) = loaded();
     let split = |ev: Vec<Event>| match &ev[..] {
-        [Event::GpuSplit { view }] => view.clone(),
+        [Event::Batch(BatchEvent::GpuSplit { view })] => view.clone(),
         _ => panic!("{ev:?}"),
     };
-    let v = split(ask(&mut s, &host, Request::GpuSplit));
+    let v = split(ask(&mut s, &host, Request::Batch(BatchRequest::GpuSplit)));
     assert_eq!((v.split, v.tokens), (None, 0));
     assert!(v.note.unwrap().contains("CPU backend"));
     let ctx = pollster::block_on(decoding_gpu::GpuContext::new());
@@ -170,7 +178,7 @@ fn the_gpu_split_times_each_kernel_on_the_gpu_and_says_why_not_on_the_cpu() {
         &|| host.now(),
     ));
     s.install(m, opened);
-    let v = split(ask(&mut s, &host, Request::GpuSplit));
+    let v = split(ask(&mut s, &host, Request::Batch(BatchRequest::GpuSplit)));
     assert_eq!(v.note, None);
     assert_eq!(v.tokens, 16);
     let names: Vec<&str> = v.kernels.iter().map(|k| k.name.as_str()).collect();

@@ -6,18 +6,22 @@ use super::*;
 fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     let (mut s, host) = loaded();
     let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
-    ask(&mut s, &host, Request::SetSettings { settings: beam });
+    ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::SetSettings { settings: beam }),
+    );
     set_prompt(&mut s, &host, "Once upon a time");
     // The page's copy of the tree, built from the changes alone.
     let mut tree: Vec<decoding_engine::decode::beam::BeamNode> = Vec::new();
     let mut view = None;
     let mut sent = 0;
     for _ in 0..5 {
-        let ev = ask(&mut s, &host, Request::BeamStep);
+        let ev = ask(&mut s, &host, Request::Beam(BeamRequest::BeamStep));
         let views: Vec<BeamView> = ev
             .into_iter()
             .filter_map(|e| match e {
-                Event::Beam { view } => Some(view),
+                Event::Beam(BeamEvent::Beam { view }) => Some(view),
                 _ => None,
             })
             .collect();
@@ -80,11 +84,11 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
     let ev = ask(
         &mut s,
         &host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "The dog".into(),
             settings: beam.clone(),
             steps: 10,
-        },
+        }),
     );
     let v = last!(&ev, Beam).clone();
     assert!(v.reset, "a restored tree is sent whole");
@@ -109,34 +113,42 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
 
     // The same tree as stepping ten times from the start.
     let (mut fresh, _) = loaded();
-    ask(&mut fresh, &host, Request::SetSettings { settings: beam });
     ask(
         &mut fresh,
         &host,
-        Request::SetPrompt {
+        Request::Transcript(TranscriptRequest::SetSettings { settings: beam }),
+    );
+    ask(
+        &mut fresh,
+        &host,
+        Request::Transcript(TranscriptRequest::SetPrompt {
             prompt: "The dog".into(),
             chat: false,
-        },
+        }),
     );
     for _ in 0..10 {
-        ask(&mut fresh, &host, Request::BeamStep);
+        ask(&mut fresh, &host, Request::Beam(BeamRequest::BeamStep));
     }
     let nodes = |s: &Session| s.beam.as_ref().unwrap().search.nodes().to_vec();
     assert_eq!(nodes(&s), nodes(&fresh));
 
     // Rewind: the tree of nine steps, and the transcript its best beam.
-    let ev = ask(&mut s, &host, Request::Rewind);
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Rewind),
+    );
     let v9 = last!(&ev, Beam);
     assert_eq!((v9.depth, v9.reset), (9, true));
     let (mut nine, _) = loaded();
     ask(
         &mut nine,
         &host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "The dog".into(),
             settings: settings(&[("strategy", "beam")]),
             steps: 9,
-        },
+        }),
     );
     assert_eq!(nodes(&s), nodes(&nine));
     let path9 = s.beam.as_ref().unwrap().search.path(v9.best_node.unwrap());
@@ -149,7 +161,11 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
 
     // A wider beam: the search again, at the same depth.
     let wider = settings(&[("strategy", "beam"), ("beams", "5")]);
-    let ev = ask(&mut s, &host, Request::SetSettings { settings: wider });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::SetSettings { settings: wider }),
+    );
     let v = last!(&ev, Beam);
     assert_eq!((v.depth, v.width, v.reset), (9, 5, true));
     // Each step expands 2k candidates (Hugging Face's rule).

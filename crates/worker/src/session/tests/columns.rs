@@ -20,15 +20,19 @@ fn compare_columns_step_together_and_each_is_its_plain_run() {
     let ev = ask(
         &mut s,
         &host,
-        Request::ColumnsStart {
+        Request::Compare(ColumnsRequest::ColumnsStart {
             columns: cols.clone(),
-        },
+        }),
     );
     let v = last!(&ev, Columns);
     assert_eq!(v.columns.len(), 2);
     assert!(v.columns.iter().all(|c| c.steps.is_empty() && c.kept > 0));
     assert_eq!(v.differ, ["temperature", "top_p", "strategy"]);
-    let ev = ask(&mut s, &host, Request::ColumnsStep { count: 20 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Compare(ColumnsRequest::ColumnsStep { count: 20 }),
+    );
     let v = last!(&ev, Columns).clone();
     assert!(v.columns.iter().all(|c| c.steps.len() == 20));
     // The model card's greedy continuation (assets/models/stories260K/README.md).
@@ -44,11 +48,11 @@ fn compare_columns_step_together_and_each_is_its_plain_run() {
     let ev = ask(
         &mut s,
         &host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "Once upon a time".into(),
             settings: cols[1].clone(),
             steps: 20,
-        },
+        }),
     );
     let t = last!(&ev, Transcript);
     assert_eq!(t.steps, v.columns[1].steps);
@@ -59,21 +63,28 @@ fn compare_columns_step_together_and_each_is_its_plain_run() {
     assert!((lp - v.columns[0].logprob).abs() < 1e-9);
     // Nonsense is refused and the columns stay as they were.
     for bad in [
-        Request::ColumnsStart {
+        Request::Compare(ColumnsRequest::ColumnsStart {
             columns: vec![cols[0].clone()],
-        },
-        Request::ColumnsStart {
+        }),
+        Request::Compare(ColumnsRequest::ColumnsStart {
             columns: vec![cols[0].clone(); 5],
-        },
-        Request::ColumnsStart {
+        }),
+        Request::Compare(ColumnsRequest::ColumnsStart {
             columns: vec![cols[0].clone(), settings(&[("strategy", "beam")])],
-        },
-        Request::ColumnsStep { count: 100_000 },
+        }),
+        Request::Compare(ColumnsRequest::ColumnsStep { count: 100_000 }),
     ] {
         let ev = ask(&mut s, &host, bad.clone());
-        assert!(matches!(ev[..], [Event::Error { .. }]), "{bad:?}: {ev:?}");
+        assert!(
+            matches!(ev[..], [Event::Model(ModelEvent::Error { .. })]),
+            "{bad:?}: {ev:?}"
+        );
     }
-    let ev = ask(&mut s, &host, Request::ColumnsStep { count: 1 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Compare(ColumnsRequest::ColumnsStep { count: 1 }),
+    );
     assert!(last!(&ev, Columns)
         .columns
         .iter()

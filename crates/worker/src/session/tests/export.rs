@@ -12,7 +12,7 @@ fn exports_of_real_views_are_their_data() {
     use decoding_page::export::{self, Shape};
     let (mut s, host) = loaded();
     let ev = set_prompt(&mut s, &host, "Once upon a time");
-    let t = last!(&ev, Trace).clone();
+    let t = trace_after(&ev, &Settings::default());
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let c = *s.model.as_ref().unwrap().config();
     let piece =
@@ -40,11 +40,15 @@ fn exports_of_real_views_are_their_data() {
     // The beam tree of "The dog", 4 levels of width 3.
     set_settings(&mut s, &host, &[("strategy", "beam"), ("beams", "3")]);
     set_prompt(&mut s, &host, "The dog");
-    let ev = ask(&mut s, &host, Request::BeamTo { depth: 4_u32 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Beam(BeamRequest::BeamTo { depth: 4_u32 }),
+    );
     let v = ev
         .iter()
         .find_map(|e| match e {
-            Event::Beam { view } => Some(view.clone()),
+            Event::Beam(BeamEvent::Beam { view }) => Some(view.clone()),
             _ => None,
         })
         .unwrap();
@@ -98,33 +102,34 @@ fn every_panel_exports_its_chart_from_its_view() {
         settings(&[("top_p", "0.9")]),
     ];
     for req in [
-        Request::SetPrompt {
+        Request::Transcript(TranscriptRequest::SetPrompt {
             prompt: "Once upon a time".into(),
             chat: false,
-        },
-        Request::Quantization { open: true },
-        Request::SpecStart {
+        }),
+        Request::Quant(QuantRequest::Quantization { open: true }),
+        Request::Spec(SpecRequest::SpecStart {
             draft: Draft::Quant(Precision::Q8),
             gamma: 3,
             rule: Rule::Rejection,
-        },
-        Request::SpecCycle { count: 2 },
-        Request::ColumnsStart { columns: cols },
-        Request::ColumnsStep { count: 3 },
-        Request::BatchSweep {
+        }),
+        Request::Spec(SpecRequest::SpecCycle { count: 2 }),
+        Request::Compare(ColumnsRequest::ColumnsStart { columns: cols }),
+        Request::Compare(ColumnsRequest::ColumnsStep { count: 3 }),
+        Request::Batch(BatchRequest::BatchSweep {
             batches: vec![1, 2],
             prompt_tokens: 4,
             gen_tokens: 2,
-        },
-        Request::ServeSim {
+        }),
+        Request::Batch(BatchRequest::ServeSim {
             slots: 2,
             requests: 4,
             seed: 1,
-        },
+        }),
     ] {
         let ev = ask(&mut s, &host, req.clone());
         assert!(
-            !ev.iter().any(|e| matches!(e, Event::Error { .. })),
+            !ev.iter()
+                .any(|e| matches!(e, Event::Model(ModelEvent::Error { .. }))),
             "{req:?}: {ev:?}"
         );
         events.extend(ev);
@@ -132,21 +137,25 @@ fn every_panel_exports_its_chart_from_its_view() {
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
-    let trace = last!(&events, Trace);
+    let trace = &page_trace(&s);
     let mut drawings = vec![("stages", export::stages(trace, &piece), "top_k".to_string())];
     for e in &events {
         match e {
-            Event::Quant { view } => drawings.push(("quant", export::quant(view), "q4".into())),
-            Event::Spec { view } if view.last.is_some() => {
+            Event::Quant(QuantEvent::Quant { view }) => {
+                drawings.push(("quant", export::quant(view), "q4".into()))
+            }
+            Event::Spec(SpecEvent::Spec { view }) if view.last.is_some() => {
                 drawings.push(("spec", export::spec(view).unwrap(), "q (the draft)".into()))
             }
-            Event::Columns { view } => drawings.push((
+            Event::Compare(ColumnsEvent::Columns { view }) => drawings.push((
                 "columns",
                 export::columns(view, &piece),
                 piece(view.columns[1].top[0].0),
             )),
-            Event::Sweep { view } => drawings.push(("sweep", export::sweep(view), "D2".into())),
-            Event::Serve { view } => {
+            Event::Batch(BatchEvent::Sweep { view }) => {
+                drawings.push(("sweep", export::sweep(view), "D2".into()))
+            }
+            Event::Batch(BatchEvent::Serve { view }) => {
                 drawings.push(("serve", export::serve(view), "continuous".into()))
             }
             _ => {}
@@ -178,12 +187,12 @@ fn the_chain_export_draws_the_stages_at_work() {
     let tok = s.model.as_ref().unwrap().tokenizer.clone();
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
-    let ev = set_settings(
+    set_settings(
         &mut s,
         &host,
         &[("temperature", "0.7"), ("top_k", "20"), ("top_p", "0.9")],
     );
-    let chain = decoding_page::export::stages(last!(&ev, Trace), &piece);
+    let chain = decoding_page::export::stages(&page_trace(&s), &piece);
     assert!(
         chain.height < 1000.0 && chain.width < 1400.0,
         "{} × {}",

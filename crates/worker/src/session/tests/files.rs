@@ -26,19 +26,28 @@ fn hf(dir: &str) -> Vec<(&'static str, Vec<u8>)> {
 /// that the old model is untouched and still steps.
 fn drop_on_a_running_page(files: &[(&str, Vec<u8>)]) -> Result<ModelInfo, String> {
     let (mut s, host) = prompted(&[("seed", "3")]);
-    ask(&mut s, &host, Request::Step { count: 3 });
+    ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 3 }),
+    );
     let ev = drop_files(&mut s, &host, files);
     match &ev[..] {
-        [Event::Loaded { info }, Event::Precision { .. }, Event::Backend { report }, rest @ ..] => {
+        [Event::Model(ModelEvent::Loaded { info }), Event::Model(ModelEvent::Precision { .. }), Event::Model(ModelEvent::Backend { report }), rest @ ..] =>
+        {
             assert_eq!(report.kind, decoding_engine::BackendKind::Cpu);
             // The page's prompt, run on the new model.
             let t = last!(rest, Transcript);
             assert!(t.steps.is_empty() && !t.prompt.is_empty(), "{t:?}");
             Ok(info.clone())
         }
-        [Event::Error { message }] => {
+        [Event::Model(ModelEvent::Error { message })] => {
             assert_eq!(s.model().unwrap().name, "stories260K");
-            let ev = ask(&mut s, &host, Request::Step { count: 1 });
+            let ev = ask(
+                &mut s,
+                &host,
+                Request::Transcript(TranscriptRequest::Step { count: 1 }),
+            );
             assert_eq!(last!(&ev, Transcript).steps.len(), 4, "{message}");
             Err(message.clone())
         }
@@ -198,12 +207,12 @@ fn a_model_over_the_budget_is_refused_from_its_header_alone() {
     let ev = ask(
         &mut s,
         &host,
-        Request::LoadFiles {
+        Request::Model(ModelRequest::LoadFiles {
             files: Files::new(files),
-        },
+        }),
     );
     assert!(
-        matches!(&ev[..], [Event::Error { message }] if message.contains("32 GiB") && message.contains("the limit is")),
+        matches!(&ev[..], [Event::Model(ModelEvent::Error { message })] if message.contains("32 GiB") && message.contains("the limit is")),
         "{ev:?}"
     );
     // A GGUF file larger than the budget, by its length alone.
@@ -217,12 +226,12 @@ fn a_model_over_the_budget_is_refused_from_its_header_alone() {
     let ev = ask(
         &mut s,
         &host,
-        Request::LoadFiles {
+        Request::Model(ModelRequest::LoadFiles {
             files: Files::new(files),
-        },
+        }),
     );
     assert!(
-        matches!(&ev[..], [Event::Error { message }] if message.contains("over the memory budget")),
+        matches!(&ev[..], [Event::Model(ModelEvent::Error { message })] if message.contains("over the memory budget")),
         "{ev:?}"
     );
 }
@@ -235,16 +244,16 @@ fn the_pages_own_model_is_fetched_and_a_missing_file_is_named() {
     let ev = ask(
         &mut s,
         &host,
-        Request::LoadUrl {
+        Request::Model(ModelRequest::LoadUrl {
             urls: vec!["models/stories260K/nothing.bin".into()],
             backend: BackendChoice::Cpu,
-        },
+        }),
     );
     assert_eq!(
         ev,
-        [Event::Error {
+        [Event::Model(ModelEvent::Error {
             message: "models/stories260K/nothing.bin: HTTP 404 Not Found".into()
-        }]
+        })]
     );
     assert!(s.model().is_none());
 }

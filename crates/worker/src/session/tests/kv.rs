@@ -8,11 +8,11 @@ fn cache_comparison_measures_and_counts_quadratic_work_without_the_cache() {
     let ev = ask(
         &mut s,
         &host,
-        Request::CacheCompare {
+        Request::Kv(KvRequest::CacheCompare {
             positions: [16, 64, 512].to_vec(),
-        },
+        }),
     );
-    let Event::CacheCompare { rows } = &ev[0] else {
+    let Event::Kv(KvEvent::CacheCompare { rows }) = &ev[0] else {
         panic!("{ev:?}")
     };
     assert_eq!(rows.len(), 3);
@@ -40,7 +40,11 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     use decoding_engine::forward::probe::ProbeSpec;
     use decoding_engine::{Batch, KvCache, Logits, SeqId};
     let (mut s, host) = prompted(&[("temperature", "0")]);
-    let ev = ask(&mut s, &host, Request::Probe { open: true });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Inside(ProbeRequest::Probe { open: true }),
+    );
     let v = last!(&ev, Probe).clone();
     let (layers, heads) = (5, 8);
     assert_eq!((v.pos, v.pieces.len(), v.from_step), (4, 5, false));
@@ -50,11 +54,19 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     );
     assert_eq!(v.attention.len(), layers * heads * 5);
     for _ in 0..3 {
-        let ev = ask(&mut s, &host, Request::Step { count: 1 });
+        let ev = ask(
+            &mut s,
+            &host,
+            Request::Transcript(TranscriptRequest::Step { count: 1 }),
+        );
         let v = last!(&ev, Probe);
         assert!(v.from_step, "a step's view is its own pass's record");
     }
-    let ev = ask(&mut s, &host, Request::Step { count: 1 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 1 }),
+    );
     let v = last!(&ev, Probe).clone();
     let gen = s.gen.as_ref().unwrap();
     let tokens: Vec<u32> = gen
@@ -98,13 +110,27 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     assert_eq!(v.last[layers - 1].kl, 0.0);
     assert!(v.last[0].kl > 0.0);
     // A rewind reuses stored logits: the view comes from a probed pass again.
-    let ev = ask(&mut s, &host, Request::Rewind);
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Rewind),
+    );
     let v = last!(&ev, Probe);
     assert_eq!((v.pos, v.from_step), (7, false));
     assert_eq!(v.attention.len(), layers * heads * 8);
     // Closed: no more views, and the transcript's passes run without the probe.
-    ask(&mut s, &host, Request::Probe { open: false });
-    let ev = ask(&mut s, &host, Request::Step { count: 1 });
-    assert!(!ev.iter().any(|e| matches!(e, Event::Probe { .. })));
+    ask(
+        &mut s,
+        &host,
+        Request::Inside(ProbeRequest::Probe { open: false }),
+    );
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 1 }),
+    );
+    assert!(!ev
+        .iter()
+        .any(|e| matches!(e, Event::Inside(ProbeEvent::Probe { .. }))));
     assert!(s.gen.as_ref().unwrap().probed().is_none());
 }

@@ -10,6 +10,8 @@ struct Opened {
     parts: Vec<Part>,
     text: String,
     events: Vec<Event>,
+    /// The distribution the page draws: its chain on the last logits sent.
+    trace: Option<TraceView>,
 }
 
 impl Opened {
@@ -33,7 +35,7 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
     }
     let errors: Vec<_> = events
         .iter()
-        .filter(|e| matches!(e, Event::Error { .. }))
+        .filter(|e| matches!(e, Event::Model(ModelEvent::Error { .. })))
         .collect();
     assert!(errors.is_empty(), "{key}: {errors:?}");
     macro_rules! pick {
@@ -49,24 +51,30 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
         .toy
         .as_deref()
         .and_then(|t| decoding_page::page::parse_toy(t).ok());
+    // What the page computes itself: the chain on the last logits sent, and on the toy's.
+    let trace = pick!(Event::Transcript(TranscriptEvent::Next { view }) => view)
+        .map(|n| n.trace(&r.settings).unwrap());
+    let toy = toy_logits
+        .as_deref()
+        .map(|z| decoding_page::page::chain::toy_trace(z, &[], &r.settings).unwrap());
     let live = Live {
         info: Some(info),
         page: Some(&r.page),
-        transcript: pick!(Event::Transcript { view } => view),
-        trace: pick!(Event::Trace { view, toy: false } => view),
-        beam: pick!(Event::Beam { view } => view),
-        toy: pick!(Event::Trace { view, toy: true } => view),
+        transcript: pick!(Event::Transcript(TranscriptEvent::Transcript { view }) => view),
+        trace: trace.as_ref(),
+        beam: pick!(Event::Beam(BeamEvent::Beam { view }) => view),
+        toy: toy.as_ref(),
         toy_logits: toy_logits.as_deref(),
-        cache_rows: pick!(Event::CacheCompare { rows } => rows.as_slice()),
-        columns: pick!(Event::Columns { view } => view),
-        spec: pick!(Event::Spec { view } => view),
-        quant: pick!(Event::Quant { view } => view),
-        sweep: pick!(Event::Sweep { view } => view),
+        cache_rows: pick!(Event::Kv(KvEvent::CacheCompare { rows }) => rows.as_slice()),
+        columns: pick!(Event::Compare(ColumnsEvent::Columns { view }) => view),
+        spec: pick!(Event::Spec(SpecEvent::Spec { view }) => view),
+        quant: pick!(Event::Quant(QuantEvent::Quant { view }) => view),
+        sweep: pick!(Event::Batch(BatchEvent::Sweep { view }) => view),
     };
     // The columns arrive twice: as they start (no steps) and grown. A caption drawn from
     // the first would count tokens not yet generated (CI saw "no loop" at step 7).
     let first_columns = events.iter().find_map(|e| match e {
-        Event::Columns { view } => Some(view),
+        Event::Compare(ColumnsEvent::Columns { view }) => Some(view),
         _ => None,
     });
     if let Some(first) = first_columns.filter(|v| v.columns.iter().all(|c| c.steps.is_empty())) {
@@ -87,6 +95,7 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
         parts,
         text,
         events,
+        trace,
     }
 }
 
@@ -99,7 +108,7 @@ fn sweep(o: &Opened) -> &SweepView {
         .iter()
         .rev()
         .find_map(|e| match e {
-            Event::Sweep { view } => Some(view),
+            Event::Batch(BatchEvent::Sweep { view }) => Some(view),
             _ => None,
         })
         .expect("a sweep")
@@ -111,11 +120,11 @@ fn model_logprob(s: &mut Session, host: &TestHost, pairs: &[(&str, &str)], steps
     let ev = ask(
         s,
         host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: decoding_page::page::DEFAULT_PROMPT.into(),
             settings: settings(pairs),
             steps,
-        },
+        }),
     );
     last_transcript(&ev)
         .steps
@@ -145,7 +154,7 @@ fn every_lesson_caption_claims_only_what_its_numbers_show() {
         ("tok512.bin", asset("tok512.bin")),
     ];
     let info = match &drop_files(&mut s, &host, &files)[0] {
-        Event::Loaded { info } => info.clone(),
+        Event::Model(ModelEvent::Loaded { info }) => info.clone(),
         e => panic!("{e:?}"),
     };
     for step in STEPS {
@@ -198,11 +207,11 @@ fn check_greedy_vs_beam(o: &Opened, s: &mut Session, host: &TestHost, _info: &Mo
     let ev = ask(
         s,
         host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "The dog".into(),
             settings: settings(&[("strategy", "greedy")]),
             steps: 12,
-        },
+        }),
     );
     let by_hand: f64 = last_transcript(&ev)
         .steps
@@ -231,15 +240,7 @@ fn check_beam_bland(o: &Opened, s: &mut Session, host: &TestHost, _info: &ModelI
 }
 
 fn check_tail(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelInfo) {
-    let d = o
-        .events
-        .iter()
-        .rev()
-        .find_map(|e| match e {
-            Event::Trace { view, toy: false } => Some(view),
-            _ => None,
-        })
-        .unwrap();
+    let d = o.trace.as_ref().unwrap();
     let mut p: Vec<f32> = d.probs.clone();
     p.sort_by(|a, b| b.total_cmp(a));
     let tail: f64 = p[10..].iter().map(|&v| v as f64).sum();

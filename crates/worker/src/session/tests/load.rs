@@ -14,18 +14,27 @@ fn bad_model_is_an_error_event_and_keeps_the_old_one() {
         ],
     )[0]
     {
-        Event::Error { message } => assert!(message.contains("shorter than"), "{message}"),
+        Event::Model(ModelEvent::Error { message }) => {
+            assert!(message.contains("shorter than"), "{message}")
+        }
         e => panic!("{e:?}"),
     }
     let ev = set_prompt(&mut s, &host, "Once");
-    assert!(matches!(ev[0], Event::Transcript { .. }));
+    assert!(matches!(
+        ev[0],
+        Event::Transcript(TranscriptEvent::Transcript { .. })
+    ));
 }
 
 #[test]
 fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     let (mut s, host) = loaded();
     set_prompt(&mut s, &host, "Once upon a time");
-    ask(&mut s, &host, Request::Step { count: 3 });
+    ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 3 }),
+    );
     let before = last!(&[s.transcript()], Transcript).clone();
     // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
     let c = decoding_engine::Config {
@@ -58,13 +67,17 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     ));
     let ev = s.install(other, opened);
     assert!(
-        matches!(&ev[..], [Event::Error { message }] if message.contains("the current model is kept")),
+        matches!(&ev[..], [Event::Model(ModelEvent::Error { message })] if message.contains("the current model is kept")),
         "{ev:?}"
     );
     // The old model, its backend and its transcript are untouched, and it goes on.
     assert_eq!(s.model().unwrap().config().dim, 64);
     assert_eq!(last!(&[s.transcript()], Transcript), &before);
-    let ev = ask(&mut s, &host, Request::Step { count: 1 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 1 }),
+    );
     assert_eq!(last!(&ev, Transcript).steps.len(), before.steps.len() + 1);
     // With Auto, the same failure falls back to the CPU and the new model replaces the old.
     let other = decoding_engine::Model::from_memory(
@@ -87,9 +100,9 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         matches!(
             &ev[..],
             [
-                Event::Loaded { .. },
-                Event::Precision { .. },
-                Event::Backend { .. }
+                Event::Model(ModelEvent::Loaded { .. }),
+                Event::Model(ModelEvent::Precision { .. }),
+                Event::Model(ModelEvent::Backend { .. })
             ]
         ),
         "{ev:?}"
@@ -118,7 +131,9 @@ fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
     ));
     assert!(opened.is_err(), "asked for by name, the GPU alone fails");
     let ev = s.install(m, opened);
-    let [Event::Loaded { .. }, Event::Precision { .. }, Event::Backend { report }] = &ev[..] else {
+    let [Event::Model(ModelEvent::Loaded { .. }), Event::Model(ModelEvent::Precision { .. }), Event::Model(ModelEvent::Backend { report })] =
+        &ev[..]
+    else {
         panic!("{ev:?}")
     };
     assert_eq!(report.kind, decoding_engine::BackendKind::Cpu);
@@ -131,11 +146,11 @@ fn a_link_asking_for_a_gpu_that_is_missing_opens_on_the_cpu_with_the_reason() {
     let ev = ask(
         &mut s,
         &host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "Once upon a time".into(),
             settings: Settings::default(),
             steps: 3,
-        },
+        }),
     );
     assert_eq!(last!(&ev, Transcript).steps.len(), 3);
 }
@@ -161,7 +176,7 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
         s.engine = Some(Engine::new(m, Box::new(flaky), report));
         let (steps, beams) = demo(&mut s, &host);
         let moved = steps.iter().chain(&beams).find_map(|e| match e {
-            Event::Backend { report } => Some(report),
+            Event::Model(ModelEvent::Backend { report }) => Some(report),
             _ => None,
         });
         let moved = moved.expect("the switch is announced");
@@ -174,7 +189,7 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
         assert!(!steps
             .iter()
             .chain(&beams)
-            .any(|e| matches!(e, Event::Error { .. })));
+            .any(|e| matches!(e, Event::Model(ModelEvent::Error { .. }))));
         // Same transcript and same beam tree as a CPU-only session.
         assert_eq!(
             last!(&steps, Transcript).generated_text,
@@ -195,9 +210,13 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
     // Default settings: the final distribution is the softmax of the logits.
     set_settings(&mut s, &host, &[("seed", "7")]);
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(&mut s, &host, Request::Step { count: 12 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 12 }),
+    );
     let before = last!(&ev, Transcript).clone();
-    let f32_probs = last!(&ev, Trace).probs.clone();
+    let f32_probs = page_trace(&s).probs.clone();
     let original = s.model().unwrap().transformer.clone();
     let context: Vec<u32> = before
         .prompt
@@ -210,17 +229,22 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
         (Precision::Q4, 164_896),
         (Precision::F32, 1_040_128),
     ] {
-        let ev = ask(&mut s, &host, Request::SetPrecision { precision: p });
+        let ev = ask(
+            &mut s,
+            &host,
+            Request::Model(ModelRequest::SetPrecision { precision: p }),
+        );
         assert!(
-            ev.iter()
-                .any(|e| matches!(e, Event::Precision { precision, weight_bytes }
-                if *precision == p && *weight_bytes == bytes)),
+            ev.iter().any(
+                |e| matches!(e, Event::Model(ModelEvent::Precision { precision, weight_bytes })
+                if *precision == p && *weight_bytes == bytes)
+            ),
             "{p}: {ev:?}"
         );
         let after = last!(&ev, Transcript);
         assert_eq!(after.steps, before.steps, "{p}: the transcript is kept");
         let want = model_probs(&original.at(p), &context);
-        let got = &last!(&ev, Trace).probs;
+        let got = &trace_after(&ev, &s.settings).probs;
         let worst = got
             .iter()
             .zip(&want)
@@ -230,7 +254,7 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
         assert!(worst < 1e-6, "{p}: {worst}");
     }
     assert_eq!(
-        last!(&ask(&mut s, &host, Request::Step { count: 0 }), Trace).probs,
+        page_trace(&s).probs,
         f32_probs,
         "back at f32, f32's distribution exactly"
     );
@@ -245,13 +269,13 @@ fn chat_renders_the_prompt_through_the_files_template() {
     let err = ask(
         &mut s,
         &host,
-        Request::SetPrompt {
+        Request::Transcript(TranscriptRequest::SetPrompt {
             prompt: "Hi".into(),
             chat: true,
-        },
+        }),
     );
     assert!(
-        matches!(&err[0], Event::Error { message } if message.contains("no chat template")),
+        matches!(&err[0], Event::Model(ModelEvent::Error { message }) if message.contains("no chat template")),
         "{err:?}"
     );
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -259,17 +283,17 @@ fn chat_renders_the_prompt_through_the_files_template() {
     let bytes = std::fs::read(&p).expect("run scripts/make-fixtures.sh");
     let ev = drop_files(&mut s, &host, &[("qwen2.gguf", bytes)]);
     let info = match &ev[0] {
-        Event::Loaded { info } => info.clone(),
+        Event::Model(ModelEvent::Loaded { info }) => info.clone(),
         e => panic!("{e:?}"),
     };
     assert!(info.chat_template && !info.add_bos);
     let ev = ask(
         &mut s,
         &host,
-        Request::SetPrompt {
+        Request::Transcript(TranscriptRequest::SetPrompt {
             prompt: "Hi there!".into(),
             chat: true,
-        },
+        }),
     );
     let t = last_transcript(&ev);
     let pieces: Vec<&str> = t.prompt.iter().map(|p| p.piece.as_str()).collect();

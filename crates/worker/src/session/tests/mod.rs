@@ -7,17 +7,96 @@ use decoding_engine::decode::sampling::RawSettings;
 use decoding_engine::formats::source::ModelFile;
 use std::cell::Cell;
 
-/// The view of the last event of `kind` among `ev` (`Transcript`, `Trace`, `Beam`, …).
+/// The view an event carries, if it is of `kind` (`Transcript`, `Next`, `Beam`, …).
+macro_rules! view_of {
+    ($e:expr, Transcript) => {
+        match $e {
+            Event::Transcript(TranscriptEvent::Transcript { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Next) => {
+        match $e {
+            Event::Transcript(TranscriptEvent::Next { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Beam) => {
+        match $e {
+            Event::Beam(BeamEvent::Beam { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Probe) => {
+        match $e {
+            Event::Inside(ProbeEvent::Probe { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Quant) => {
+        match $e {
+            Event::Quant(QuantEvent::Quant { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Spec) => {
+        match $e {
+            Event::Spec(SpecEvent::Spec { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Lanes) => {
+        match $e {
+            Event::Batch(BatchEvent::Lanes { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Sweep) => {
+        match $e {
+            Event::Batch(BatchEvent::Sweep { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Serve) => {
+        match $e {
+            Event::Batch(BatchEvent::Serve { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, GpuSplit) => {
+        match $e {
+            Event::Batch(BatchEvent::GpuSplit { view }) => Some(view),
+            _ => None,
+        }
+    };
+    ($e:expr, Columns) => {
+        match $e {
+            Event::Compare(ColumnsEvent::Columns { view }) => Some(view),
+            _ => None,
+        }
+    };
+}
+
+/// The view of the last event of `kind` among `ev`.
 macro_rules! last {
     ($ev:expr, $kind:ident) => {
         $ev.iter()
             .rev()
-            .find_map(|e| match e {
-                Event::$kind { view, .. } => Some(view),
-                _ => None,
-            })
+            .find_map(|e| view_of!(e, $kind))
             .expect(concat!("a ", stringify!($kind), " event"))
     };
+}
+
+/// The distribution the page draws after these events: the chain it runs itself on the
+/// last `Next` logits, under `settings`.
+pub(super) fn trace_after(ev: &[Event], settings: &Settings) -> TraceView {
+    last!(ev, Next).trace(settings).unwrap()
+}
+
+/// The distribution the page draws now: the chain on the logits the worker last sent (its
+/// current `next_view`), under the settings in force.
+pub(super) fn page_trace(s: &Session) -> TraceView {
+    s.next_view().unwrap().unwrap().trace(&s.settings).unwrap()
 }
 
 mod batch;
@@ -85,9 +164,9 @@ pub(super) fn drop_files(
     ask(
         s,
         host,
-        Request::LoadFiles {
+        Request::Model(ModelRequest::LoadFiles {
             files: Files::new(files),
-        },
+        }),
     )
 }
 
@@ -105,21 +184,21 @@ pub(super) fn loaded() -> (Session, TestHost) {
     let ev = ask(
         &mut s,
         &host,
-        Request::LoadUrl {
+        Request::Model(ModelRequest::LoadUrl {
             urls: vec![
                 decoding_page::page::model::MODEL_URL.into(),
                 decoding_page::page::model::TOKENIZER_URL.into(),
             ],
             backend: BackendChoice::Cpu,
-        },
+        }),
     );
     assert!(
         matches!(
             ev[..],
             [
-                Event::Loaded { .. },
-                Event::Precision { .. },
-                Event::Backend { .. }
+                Event::Model(ModelEvent::Loaded { .. }),
+                Event::Model(ModelEvent::Precision { .. }),
+                Event::Model(ModelEvent::Backend { .. })
             ]
         ),
         "{ev:?}"
@@ -147,10 +226,10 @@ pub(super) fn set_prompt(s: &mut Session, host: &TestHost, prompt: &str) -> Vec<
     ask(
         s,
         host,
-        Request::SetPrompt {
+        Request::Transcript(TranscriptRequest::SetPrompt {
             prompt,
             chat: false,
-        },
+        }),
     )
 }
 
@@ -159,9 +238,9 @@ pub(super) fn set_settings(s: &mut Session, host: &TestHost, pairs: &[(&str, &st
     ask(
         s,
         host,
-        Request::SetSettings {
+        Request::Transcript(TranscriptRequest::SetSettings {
             settings: settings(pairs),
-        },
+        }),
     )
 }
 
@@ -187,21 +266,33 @@ pub(super) fn model_probs(t: &decoding_engine::Transformer, tokens: &[u32]) -> V
 /// The requests of a short class demo: a prompt, 12 tokens, then a beam search of 4 steps.
 pub(super) fn demo(s: &mut Session, host: &TestHost) -> (Vec<Event>, Vec<Event>) {
     let greedy = settings(&[("temperature", "0"), ("max_tokens", "40")]);
-    ask(s, host, Request::SetSettings { settings: greedy });
     ask(
         s,
         host,
-        Request::SetPrompt {
+        Request::Transcript(TranscriptRequest::SetSettings { settings: greedy }),
+    );
+    ask(
+        s,
+        host,
+        Request::Transcript(TranscriptRequest::SetPrompt {
             prompt: "Once upon a time".into(),
             chat: false,
-        },
+        }),
     );
-    let steps = ask(s, host, Request::Step { count: 12 });
+    let steps = ask(
+        s,
+        host,
+        Request::Transcript(TranscriptRequest::Step { count: 12 }),
+    );
     let beam = settings(&[("strategy", "beam"), ("beams", "3")]);
-    ask(s, host, Request::SetSettings { settings: beam });
-    let mut beams = ask(s, host, Request::BeamStart);
+    ask(
+        s,
+        host,
+        Request::Transcript(TranscriptRequest::SetSettings { settings: beam }),
+    );
+    let mut beams = ask(s, host, Request::Beam(BeamRequest::BeamStart));
     for _ in 0..4 {
-        beams.extend(ask(s, host, Request::BeamStep));
+        beams.extend(ask(s, host, Request::Beam(BeamRequest::BeamStep)));
     }
     (steps, beams)
 }

@@ -14,16 +14,16 @@ fn view(query: &str) -> (page::PageState, Settings) {
 fn ready_loads_the_links_view_and_the_first_backend_opens_its_panels() {
     let (page, st) = view("prompt=The+dog&steps=4&panels=kv,inside,quant&lesson=9");
     let mut m = PageModel::default();
-    let r = m.apply(&page, &st, &mut Event::Ready);
+    let r = m.apply(&page, &st, &mut Event::Model(ModelEvent::Ready));
     assert!(
-        matches!(&r.send[..], [Request::LoadUrl { urls, .. }] if urls.len() == 2),
+        matches!(&r.send[..], [Request::Model(ModelRequest::LoadUrl { urls, .. })] if urls.len() == 2),
         "{:?}",
         r.send
     );
     // Once the model has loaded, the link's view opens on it (once: a model loaded later
     // from files keeps the transcript's prompt, the worker's own doing).
     let (mut s, host) = loaded();
-    let mut loaded_ev = Event::Loaded {
+    let mut loaded_ev = Event::Model(ModelEvent::Loaded {
         info: match &drop_files(
             &mut s,
             &host,
@@ -33,13 +33,13 @@ fn ready_loads_the_links_view_and_the_first_backend_opens_its_panels() {
             ],
         )[0]
         {
-            Event::Loaded { info } => info.clone(),
+            Event::Model(ModelEvent::Loaded { info }) => info.clone(),
             e => panic!("{e:?}"),
         },
-    };
+    });
     let r = m.apply(&page, &st, &mut loaded_ev);
     match &r.send[..] {
-        [Request::Restore { prompt, steps, .. }] => {
+        [Request::Transcript(TranscriptRequest::Restore { prompt, steps, .. })] => {
             assert_eq!((prompt.as_str(), *steps), ("The dog", 4))
         }
         other => panic!("{other:?}"),
@@ -50,24 +50,23 @@ fn ready_loads_the_links_view_and_the_first_backend_opens_its_panels() {
     let ev = ask(
         &mut s,
         &host,
-        Request::SetBackend {
+        Request::Model(ModelRequest::SetBackend {
             backend: decoding_engine::backend::choose::BackendChoice::Cpu,
-        },
+        }),
     );
     let mut backend = ev
         .into_iter()
-        .find(|e| matches!(e, Event::Backend { .. }))
+        .find(|e| matches!(e, Event::Model(ModelEvent::Backend { .. })))
         .unwrap();
     let r = m.apply(&page, &st, &mut backend);
-    assert!(r.send_toy);
     assert_eq!(r.lesson_in_view, Some(8));
     assert!(
         matches!(
             &r.send[..],
             [
-                Request::Quantization { open: true },
-                Request::Probe { open: true },
-                Request::BatchSweep { .. }
+                Request::Quant(QuantRequest::Quantization { open: true }),
+                Request::Inside(ProbeRequest::Probe { open: true }),
+                Request::Batch(BatchRequest::BatchSweep { .. })
             ]
         ),
         "{:?}",
@@ -75,21 +74,27 @@ fn ready_loads_the_links_view_and_the_first_backend_opens_its_panels() {
     );
     // A later backend (a switch) asks for none of that again.
     let r = m.apply(&page, &st, &mut backend);
-    assert!(r.send.is_empty() && !r.send_toy, "{r:?}");
+    assert!(r.send.is_empty(), "{r:?}");
 }
 
 #[test]
 fn a_transcript_sets_the_links_steps_and_a_loaded_file_is_checked_against_its_replay() {
     let (page, st) = view("");
     let (mut s, host) = prompted(&[("seed", "2")]);
-    let mut ev = ask(&mut s, &host, Request::Step { count: 3 });
+    let mut ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 3 }),
+    );
     let t = ev
         .iter_mut()
-        .find(|e| matches!(e, Event::Transcript { .. }))
+        .find(|e| matches!(e, Event::Transcript(TranscriptEvent::Transcript { .. })))
         .unwrap();
     let mut m = PageModel::default();
     let got: Vec<u32> = match &*t {
-        Event::Transcript { view } => view.steps.iter().map(|s| s.token).collect(),
+        Event::Transcript(TranscriptEvent::Transcript { view }) => {
+            view.steps.iter().map(|s| s.token).collect()
+        }
         _ => unreachable!(),
     };
     // The file's tokens are the replay's: no error; another file's: said so.
@@ -115,17 +120,17 @@ fn the_beam_tree_is_patched_from_its_changes_and_an_out_of_order_view_is_an_erro
     let (mut s, host) = prompted(&[("strategy", "beam"), ("beams", "3")]);
     let (mut m, mut nodes) = (PageModel::default(), Vec::new());
     for req in [
-        Request::BeamStart,
-        Request::BeamStep,
-        Request::BeamStep,
-        Request::BeamStep,
+        Request::Beam(BeamRequest::BeamStart),
+        Request::Beam(BeamRequest::BeamStep),
+        Request::Beam(BeamRequest::BeamStep),
+        Request::Beam(BeamRequest::BeamStep),
     ] {
         let mut ev = ask(&mut s, &host, req);
         let b = ev
             .iter_mut()
-            .find(|e| matches!(e, Event::Beam { .. }))
+            .find(|e| matches!(e, Event::Beam(BeamEvent::Beam { .. })))
             .unwrap();
-        let Event::Beam { view } = b else {
+        let Event::Beam(BeamEvent::Beam { view }) = b else {
             unreachable!()
         };
         page::patch_beam(&mut nodes, view).unwrap();
@@ -138,8 +143,11 @@ fn the_beam_tree_is_patched_from_its_changes_and_an_out_of_order_view_is_an_erro
     assert_eq!(nodes, s.beam.as_ref().unwrap().search.nodes());
     // A view whose changes do not continue the tree held here.
     nodes.truncate(2);
-    let mut ev = ask(&mut s, &host, Request::BeamStep);
-    let Some(Event::Beam { view }) = ev.iter_mut().find(|e| matches!(e, Event::Beam { .. })) else {
+    let mut ev = ask(&mut s, &host, Request::Beam(BeamRequest::BeamStep));
+    let Some(Event::Beam(BeamEvent::Beam { view })) = ev
+        .iter_mut()
+        .find(|e| matches!(e, Event::Beam(BeamEvent::Beam { .. })))
+    else {
         panic!()
     };
     assert!(page::patch_beam(&mut nodes, view)

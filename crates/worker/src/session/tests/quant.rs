@@ -10,8 +10,12 @@ use super::*;
 fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() {
     use decoding_engine::Precision;
     let (mut s, host) = prompted(&[("temperature", "0")]);
-    let ev = ask(&mut s, &host, Request::Quantization { open: true });
-    let [Event::Quant { view }] = &ev[..] else {
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Quant(QuantRequest::Quantization { open: true }),
+    );
+    let [Event::Quant(QuantEvent::Quant { view })] = &ev[..] else {
         panic!("{ev:?}")
     };
     assert_eq!(view.position, 5);
@@ -52,13 +56,27 @@ fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() 
     let e = view.row.max_error;
     assert!(e[0] > 0.0 && e[1] > e[0] && e[2] > e[1], "{e:?}");
     // A step: the transcript and then the panel's view at the new position.
-    let ev = ask(&mut s, &host, Request::Step { count: 1 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 1 }),
+    );
     match ev.last() {
-        Some(Event::Quant { view }) => assert_eq!(view.position, 6),
+        Some(Event::Quant(QuantEvent::Quant { view })) => assert_eq!(view.position, 6),
         e => panic!("{e:?}"),
     }
     // Closed: no more views.
-    ask(&mut s, &host, Request::Quantization { open: false });
-    let ev = ask(&mut s, &host, Request::Step { count: 1 });
-    assert!(!ev.iter().any(|e| matches!(e, Event::Quant { .. })));
+    ask(
+        &mut s,
+        &host,
+        Request::Quant(QuantRequest::Quantization { open: false }),
+    );
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 1 }),
+    );
+    assert!(!ev
+        .iter()
+        .any(|e| matches!(e, Event::Quant(QuantEvent::Quant { .. }))));
 }

@@ -10,16 +10,28 @@ use decoding_engine::Precision;
 #[test]
 fn speculative_runs_give_the_greedy_text_and_their_cycles() {
     let (mut s, host) = prompted(&[("temperature", "0"), ("max_tokens", "30")]);
-    let plain = last!(&ask(&mut s, &host, Request::Step { count: 30 }), Transcript).clone();
-    let start = Request::SpecStart {
+    let plain = last!(
+        &ask(
+            &mut s,
+            &host,
+            Request::Transcript(TranscriptRequest::Step { count: 30 })
+        ),
+        Transcript
+    )
+    .clone();
+    let start = Request::Spec(SpecRequest::SpecStart {
         draft: Draft::Quant(Precision::Q4),
         gamma: 4,
         rule: Rule::Rejection,
-    };
+    });
     ask(&mut s, &host, start);
     // Two cycles: the last one's drafted positions with p, q and Σ min(p, q).
-    let ev = ask(&mut s, &host, Request::SpecCycle { count: 2 });
-    let [Event::Spec { view }] = &ev[..] else {
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Spec(SpecRequest::SpecCycle { count: 2 }),
+    );
+    let [Event::Spec(SpecEvent::Spec { view })] = &ev[..] else {
         panic!("{ev:?}")
     };
     let last = view.last.as_ref().unwrap();
@@ -30,8 +42,12 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
         assert!(overlap <= p.overlap + 1e-12 && p.overlap <= 1.0 + 1e-12);
         assert!(p.bars.iter().any(|b| b.id == p.token));
     }
-    let ev = ask(&mut s, &host, Request::SpecCycle { count: 50 });
-    let [Event::Spec { view }] = &ev[..] else {
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Spec(SpecRequest::SpecCycle { count: 50 }),
+    );
+    let [Event::Spec(SpecEvent::Spec { view })] = &ev[..] else {
         panic!("{ev:?}")
     };
     let ids: Vec<u32> = view.tokens.iter().map(|t| t.id).collect();
@@ -52,14 +68,19 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
     // Sampling, rejection: the same seed gives the same run, another seed another.
     set_settings(&mut s, &host, &[("seed", "9"), ("max_tokens", "30")]);
     let run = |s: &mut Session, draft: Draft| {
-        let start = Request::SpecStart {
+        let start = Request::Spec(SpecRequest::SpecStart {
             draft,
             gamma: 3,
             rule: Rule::Rejection,
-        };
+        });
         ask(s, &host, start);
-        match &ask(s, &host, Request::SpecCycle { count: 50 })[..] {
-            [Event::Spec { view }] => view.tokens.clone(),
+        match &ask(
+            s,
+            &host,
+            Request::Spec(SpecRequest::SpecCycle { count: 50 }),
+        )[..]
+        {
+            [Event::Spec(SpecEvent::Spec { view })] => view.tokens.clone(),
             e => panic!("{e:?}"),
         }
     };
@@ -72,14 +93,14 @@ fn speculative_runs_give_the_greedy_text_and_their_cycles() {
     let e = ask(
         &mut s,
         &host,
-        Request::SpecStart {
+        Request::Spec(SpecRequest::SpecStart {
             draft: Draft::Exit(9),
             gamma: 3,
             rule: Rule::Rejection,
-        },
+        }),
     );
     assert!(
-        matches!(&e[..], [Event::Error { message }] if message.contains("from 1 to 4")),
+        matches!(&e[..], [Event::Model(ModelEvent::Error { message })] if message.contains("from 1 to 4")),
         "{e:?}"
     );
 }

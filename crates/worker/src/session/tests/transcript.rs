@@ -6,7 +6,7 @@ use super::*;
 fn prompt_gives_the_known_first_distribution() {
     let (mut s, host) = loaded();
     let ev = set_prompt(&mut s, &host, "Once upon a time");
-    let t = last!(&ev, Trace);
+    let t = trace_after(&ev, &Settings::default());
     assert_eq!(t.order[0], 432);
     assert!((t.probs[432] - 0.9688).abs() < 1e-4);
     assert_eq!(t.stages.len(), 10);
@@ -19,7 +19,11 @@ fn prompt_gives_the_known_first_distribution() {
 #[test]
 fn steps_rewind_reset_and_restore() {
     let (mut s, host) = prompted(&[("temperature", "0")]);
-    let ev = ask(&mut s, &host, Request::Step { count: 30 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 30 }),
+    );
     let text: String = last!(&ev, Transcript)
         .steps
         .iter()
@@ -29,29 +33,33 @@ fn steps_rewind_reset_and_restore() {
         text.starts_with(", there was a little girl named Lily."),
         "{text}"
     );
-    let ev = ask(&mut s, &host, Request::Rewind);
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Rewind),
+    );
     assert_eq!(last!(&ev, Transcript).steps.len(), 29);
-    let ev = ask(&mut s, &host, Request::Reset);
+    let ev = ask(&mut s, &host, Request::Transcript(TranscriptRequest::Reset));
     assert!(last!(&ev, Transcript).steps.is_empty());
     // A link: same prompt, settings and 10 steps give the same tokens.
     let sampled = settings(&[("seed", "4"), ("top_p", "0.9")]);
     let a = ask(
         &mut s,
         &host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "Once".into(),
             settings: sampled.clone(),
             steps: 10,
-        },
+        }),
     );
     let b = ask(
         &mut s,
         &host,
-        Request::Restore {
+        Request::Transcript(TranscriptRequest::Restore {
             prompt: "Once".into(),
             settings: sampled,
             steps: 10,
-        },
+        }),
     );
     assert_eq!(last!(&a, Transcript).steps, last!(&b, Transcript).steps);
     assert_eq!(last!(&a, Transcript).steps.len(), 10);
@@ -61,8 +69,9 @@ fn steps_rewind_reset_and_restore() {
 fn settings_rerun_the_chain_and_grey_removed_tokens() {
     let (mut s, host) = loaded();
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = set_settings(&mut s, &host, &[("top_k", "3")]);
-    let t = last!(&ev, Trace);
+    // The worker has nothing to say: the page runs the chain on the logits it holds.
+    assert_eq!(set_settings(&mut s, &host, &[("top_k", "3")]), []);
+    let t = page_trace(&s);
     assert_eq!(t.kept, 3);
     assert_eq!(t.probs.iter().filter(|&&p| p > 0.0).count(), 3);
     let top_k = t
@@ -86,9 +95,17 @@ fn greedy_loops_are_flagged() {
         ("logit_bias", "1:-100,2:-100"),
         ("max_tokens", "600"),
     ]);
-    ask(&mut s, &host, Request::SetSettings { settings: greedy });
+    ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::SetSettings { settings: greedy }),
+    );
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(&mut s, &host, Request::Step { count: 600 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 600 }),
+    );
     let t = last!(&ev, Transcript);
     let w = t.loop_warning.as_deref().unwrap_or_default();
     assert!(
@@ -109,7 +126,11 @@ fn the_loop_flag_stays_while_the_loop_is_on_screen() {
     set_prompt(&mut s, &host, "The dog");
     let mut flagged = Vec::new();
     for _ in 0..60 {
-        let ev = ask(&mut s, &host, Request::Step { count: 1 });
+        let ev = ask(
+            &mut s,
+            &host,
+            Request::Transcript(TranscriptRequest::Step { count: 1 }),
+        );
         flagged.push(last!(&ev, Transcript).loop_warning.is_some());
     }
     let first = flagged
@@ -128,14 +149,19 @@ fn settings_naming_tokens_outside_the_model_are_refused() {
     let far = RawSettings::from_pairs([("logit_bias", "600:1")])
         .validate(100_000)
         .unwrap();
-    let ev = ask(&mut s, &host, Request::SetSettings { settings: far });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::SetSettings { settings: far }),
+    );
     assert!(
-        matches!(&ev[..], [Event::Error { message }] if message.contains("outside the vocabulary")),
+        matches!(&ev[..], [Event::Model(ModelEvent::Error { message })] if message.contains("outside the vocabulary")),
         "{ev:?}"
     );
-    // The settings in force are unchanged: the next trace still runs.
-    let ev = set_settings(&mut s, &host, &[("temperature", "0.5")]);
-    last!(&ev, Trace);
+    // The settings in force are unchanged; others are taken.
+    assert_eq!(s.settings, Settings::default());
+    assert_eq!(set_settings(&mut s, &host, &[("temperature", "0.5")]), []);
+    assert_eq!(s.settings.temperature, 0.5);
 }
 
 /// Issue 10: top-p's cut as the page draws it. The running sum of what top-p saw crosses p
@@ -146,8 +172,8 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     let (mut s, host) = loaded();
     set_prompt(&mut s, &host, "Once upon a time");
     // The first distribution has "," at 0.97: a p above it keeps more than one token.
-    let ev = set_settings(&mut s, &host, &[("top_p", "0.99")]);
-    let t = last!(&ev, Trace);
+    set_settings(&mut s, &host, &[("top_p", "0.99")]);
+    let t = page_trace(&s);
     let cut = t.cut.as_ref().expect("an active top-p stage is cut");
     assert_eq!(cut.p, 0.99);
     let stage = &t.stages[cut.stage];
@@ -168,14 +194,22 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     first.sort();
     assert_eq!(kept, first);
     // No top-p, no cut.
-    let ev = set_settings(&mut s, &host, &[("top_k", "5")]);
-    assert!(last!(&ev, Trace).cut.is_none());
+    set_settings(&mut s, &host, &[("top_k", "5")]);
+    assert!(page_trace(&s).cut.is_none());
     // Each step says how many tokens it was drawn from: top-k holds it at k.
-    let ev = ask(&mut s, &host, Request::Step { count: 6 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 6 }),
+    );
     assert!(last!(&ev, Transcript).steps.iter().all(|s| s.kept == 5));
-    ask(&mut s, &host, Request::Reset);
+    ask(&mut s, &host, Request::Transcript(TranscriptRequest::Reset));
     set_settings(&mut s, &host, &[("top_p", "0.9")]);
-    let ev = ask(&mut s, &host, Request::Step { count: 20 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 20 }),
+    );
     let sizes: Vec<usize> = last!(&ev, Transcript)
         .steps
         .iter()
@@ -194,11 +228,19 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
 fn each_step_times_its_forward_pass_and_its_chain() {
     let (mut s, host) = loaded();
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(&mut s, &host, Request::Step { count: 3 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 3 }),
+    );
     let tm = &last!(&ev, Transcript).timings;
     // The first token is drawn from the prefill's logits; each chosen token is run once.
     assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (3, 3));
-    let ev = ask(&mut s, &host, Request::Step { count: 1 });
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Transcript(TranscriptRequest::Step { count: 1 }),
+    );
     let tm = &last!(&ev, Transcript).timings;
     assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (4, 4));
     // The next distribution needs no forward pass now: a slider move runs none.
@@ -216,16 +258,16 @@ fn the_warm_up_leaves_nothing_behind() {
         let ev = ask(
             &mut s,
             &host,
-            Request::Restore {
+            Request::Transcript(TranscriptRequest::Restore {
                 prompt: "Once upon a time".into(),
                 settings: settings(&[("seed", "7"), ("top_p", "0.9")]),
                 steps: 12,
-            },
+            }),
         );
         let seq = s.gen.as_ref().unwrap().sequence();
         (
             last!(&ev, Transcript).clone(),
-            last!(&ev, Trace).clone(),
+            last!(&ev, Next).clone(),
             seq,
             s.warm_up_due,
         )
@@ -257,16 +299,35 @@ fn the_warm_up_leaves_nothing_behind() {
     );
 }
 
+/// The page runs the chain itself on the logits the worker sent (`Next`); the token its
+/// chart marks as the next one is the token the worker's step then takes, under every kind
+/// of setting, step after step.
 #[test]
-fn toy_logits_reproduce_the_lesson() {
-    let (mut s, _) = loaded();
-    s.settings = settings(&[("temperature", "0.5")]);
-    let ev = s.toy(&[2.0, 1.0, 0.1], &[]);
-    let t = last!(&ev, Trace);
-    assert!((t.probs[0] - 0.8638).abs() < 1e-4);
-    assert!(matches!(
-        s.toy(&[1.0, f64::NAN], &[])[0],
-        Event::Error { .. }
-    ));
-    assert!(matches!(s.toy(&[1.0], &[3])[0], Event::Error { .. }));
+fn the_pages_chain_marks_the_token_the_worker_takes() {
+    for pairs in [
+        &[("seed", "3")][..],
+        &[("seed", "5"), ("temperature", "1.4"), ("top_p", "0.9")],
+        &[("seed", "9"), ("top_k", "5"), ("repetition_penalty", "1.3")],
+        &[
+            ("seed", "2"),
+            ("presence_penalty", "1"),
+            ("frequency_penalty", "0.5"),
+        ],
+        &[("profile", "llama.cpp"), ("seed", "4")],
+        &[("profile", "hf"), ("seed", "6"), ("no_repeat_ngram", "2")],
+    ] {
+        let (mut s, host) = loaded();
+        set_settings(&mut s, &host, pairs);
+        let mut ev = set_prompt(&mut s, &host, "Once upon a time");
+        for i in 0..12 {
+            let marked = trace_after(&ev, &s.settings).token;
+            ev = ask(
+                &mut s,
+                &host,
+                Request::Transcript(TranscriptRequest::Step { count: 1 }),
+            );
+            let took = last!(&ev, Transcript).steps[i].token;
+            assert_eq!(marked, took, "{pairs:?}, step {i}");
+        }
+    }
 }

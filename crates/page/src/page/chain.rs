@@ -1,0 +1,66 @@
+//! The sampling chain run in the page, where the sliders are: on the logits of the
+//! transcript's next position that the worker sent with the step ([`NextView`]), and on the
+//! toy logits typed in the toy panel. A knob's move re-runs it in the same frame, with no
+//! round trip to the worker (which keeps the forward pass); the worker's next step draws
+//! with the same code on the same logits, so the token the chart marks is the one it takes.
+
+use crate::protocol::trace_view::trace_view;
+use crate::protocol::{NextView, TraceView};
+use decoding_engine::decode::sampling::chain::process_f64;
+use decoding_engine::decode::sampling::{process, step_coin, History, Settings};
+
+impl NextView {
+    /// The chain's trace on these logits under `settings`, with the step's coin: what the
+    /// distribution, the chain's stages and the captions draw.
+    pub fn trace(&self, settings: &Settings) -> Result<TraceView, String> {
+        let history = History {
+            prompt: &self.prompt,
+            generated: &self.generated,
+        };
+        let coin = step_coin(settings.seed, self.step as u64);
+        let t = process(settings, &self.logits, history, coin, true).map_err(|e| e.to_string())?;
+        Ok(trace_view(&t, Some(self.step), settings.top_p))
+    }
+}
+
+/// Most toy logits a user may type.
+pub const MAX_TOY_LOGITS: usize = 64;
+
+/// The chain on hand-typed logits (the lesson's toy example), `history` the rows "already
+/// generated" that the penalties see; logit-bias ids beyond the toy's rows are left out.
+pub fn toy_trace(
+    logits: &[f64],
+    history: &[u32],
+    settings: &Settings,
+) -> Result<TraceView, String> {
+    if logits.is_empty() || logits.len() > MAX_TOY_LOGITS {
+        return Err(format!(
+            "type between 1 and {MAX_TOY_LOGITS} logits (got {})",
+            logits.len()
+        ));
+    }
+    if let Some(v) = logits.iter().find(|v| !v.is_finite()) {
+        return Err(format!("logit {v} is not a finite number"));
+    }
+    if let Some(t) = history.iter().find(|&&t| t as usize >= logits.len()) {
+        return Err(format!(
+            "history token {t} is not one of the {} logits",
+            logits.len()
+        ));
+    }
+    let mut settings = settings.clone();
+    settings
+        .logit_bias
+        .retain(|(id, _)| (*id as usize) < logits.len());
+    let h = History {
+        prompt: &[],
+        generated: history,
+    };
+    let coin = step_coin(settings.seed, 0);
+    let t = process_f64(&settings, logits, h, coin, true).map_err(|e| e.to_string())?;
+    Ok(trace_view(&t, None, settings.top_p))
+}
+
+#[cfg(test)]
+#[path = "chain_tests.rs"]
+mod tests;
