@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { open, pageUrl, screenshot, ROOT, serveAndLaunch } from './harness.mjs';
+import { open, pageUrl, randomModel, screenshot, ROOT, serveAndLaunch } from './harness.mjs';
 
 const GREEDY =
   'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\n' +
@@ -654,33 +654,6 @@ test('a worker crash is a message with a Reload that restores the link', async (
   const rest = problems.splice(0).filter((p) => !/simulated engine crash/.test(p));
   assert.deepEqual(rest, []);
 });
-
-/** A llama2.c checkpoint with random weights (shared classifier) and a tokenizer.bin with
- * `vocab` distinct pieces (ids 1 and 2 are BOS and EOS, then the 256 byte pieces). */
-function randomModel({ dim, hidden, layers, heads, kvHeads, vocab, seq }) {
-  const hs = dim / heads;
-  const kv = (dim * kvHeads) / heads;
-  const floats = vocab * dim + layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * hidden * dim) + dim + seq * hs;
-  const model = Buffer.alloc(28 + 4 * floats);
-  [dim, hidden, layers, heads, kvHeads, vocab, seq].forEach((v, i) => model.writeInt32LE(v, 4 * i));
-  let x = 12345;
-  for (let i = 0; i < floats; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    model.writeFloatLE((x / 2147483648 - 0.5) * 0.2, 28 + 4 * i);
-  }
-  const pieces = ['<unk>', '\n<s>\n', '\n</s>\n'];
-  for (let b = 0; b < 256; b++) pieces.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
-  for (let i = pieces.length; i < vocab; i++) pieces.push(`t${i}`);
-  const parts = [Buffer.from(Int32Array.of(16).buffer)];
-  pieces.forEach((p, i) => {
-    const bytes = Buffer.from(p, 'utf8');
-    const head = Buffer.alloc(8);
-    head.writeFloatLE(-i, 0);
-    head.writeInt32LE(bytes.length, 4);
-    parts.push(head, bytes);
-  });
-  return { model, tokenizer: Buffer.concat(parts) };
-}
 
 test('a 32,000-token model with every token shown keeps ~60 rows in the page while sliders move', async () => {
   const { page } = await ready('backend=cpu');

@@ -166,3 +166,30 @@ export async function pageUrl(page) {
   await page.waitForFunction(() => !document.documentElement.hasAttribute('data-link-pending'), null, { timeout: 10_000 });
   return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(location.href)))));
 }
+
+/** A llama2.c checkpoint with random weights (shared classifier) and a tokenizer.bin with
+ * `vocab` distinct pieces (ids 1 and 2 are BOS and EOS, then the 256 byte pieces). */
+export function randomModel({ dim, hidden, layers, heads, kvHeads, vocab, seq }) {
+  const hs = dim / heads;
+  const kv = (dim * kvHeads) / heads;
+  const floats = vocab * dim + layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * hidden * dim) + dim + seq * hs;
+  const model = Buffer.alloc(28 + 4 * floats);
+  [dim, hidden, layers, heads, kvHeads, vocab, seq].forEach((v, i) => model.writeInt32LE(v, 4 * i));
+  let x = 12345;
+  for (let i = 0; i < floats; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    model.writeFloatLE((x / 2147483648 - 0.5) * 0.2, 28 + 4 * i);
+  }
+  const pieces = ['<unk>', '\n<s>\n', '\n</s>\n'];
+  for (let b = 0; b < 256; b++) pieces.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+  for (let i = pieces.length; i < vocab; i++) pieces.push(`t${i}`);
+  const parts = [Buffer.from(Int32Array.of(16).buffer)];
+  pieces.forEach((p, i) => {
+    const bytes = Buffer.from(p, 'utf8');
+    const head = Buffer.alloc(8);
+    head.writeFloatLE(-i, 0);
+    head.writeInt32LE(bytes.length, 4);
+    parts.push(head, bytes);
+  });
+  return { model, tokenizer: Buffer.concat(parts) };
+}

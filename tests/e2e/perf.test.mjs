@@ -1,6 +1,7 @@
-// Reports (does not assert) the page's speed: time from navigation to the first distribution,
-// the wasm and asset sizes (raw and gzip), slider-move-to-chart latency over 60 moves (fails beyond twice the one-frame goal), and
-// decode speed in the browser on each backend against the native CLI. Results go to
+// Reports the page's speed: time from navigation to the first distribution, the wasm and
+// asset sizes (raw and gzip), slider-move-to-chart latency over 60 moves (in the input's
+// frame, idle and beside busy processes; within two frames at 32,000 tokens), and decode
+// speed in the browser on each backend against the native CLI. Results go to
 // tests/e2e/results/perf.json and stdout; BENCHMARKS.md records them.
 import { test, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { execFileSync } from 'node:child_process';
-import { serve, launch, open, ROOT, DIST, assertNoPageProblems } from './harness.mjs';
+import { execFileSync, spawn } from 'node:child_process';
+import { serve, launch, open, randomModel, ROOT, DIST, assertNoPageProblems } from './harness.mjs';
 
 const results = {};
 const RESULTS = path.join(ROOT, 'tests/e2e/results');
@@ -61,38 +62,22 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
     results.first_distribution_ms = { median: round(median(loads)), runs: loads.map((x) => round(x)) };
 
     const { page } = await firstDistribution(browser, server, '?backend=cpu');
-    const { dom, frame } = await page.evaluate(async () => {
-      const slider = document.querySelector('[data-testid=knob-temperature]');
-      const dom = [];
-      const frame = [];
-      for (let i = 0; i < 60; i++) {
-        const v = (0.5 + (i % 30) * 0.03 + (i >= 30 ? 0.01 : 0)).toFixed(2);
-        const before = document.querySelector('[data-testid=entropy]').textContent;
-        const changed = new Promise((res) => {
-          const obs = new MutationObserver(() => {
-            const e = document.querySelector('[data-testid=entropy]');
-            if (e && e.textContent !== before) { obs.disconnect(); res(); }
-          });
-          obs.observe(document.body, { subtree: true, childList: true, characterData: true });
-        });
-        const t0 = performance.now();
-        slider.value = v;
-        slider.dispatchEvent(new Event('input', { bubbles: true }));
-        await changed;
-        dom.push(performance.now() - t0);
-        await new Promise((r) => requestAnimationFrame(() => r()));
-        frame.push(performance.now() - t0);
-      }
-      return { dom, frame };
-    });
-    const stats = (v) => ({ moves: v.length, median: round(median(v)), p95: round(p95(v)), max: round(Math.max(...v)) });
-    // To the chart's DOM update, and to the next animation frame after it (which adds up to a
-    // frame of waiting for the display).
-    results.slider_to_chart_ms = { dom_updated: stats(dom), next_frame: stats(frame) };
-    // The goal is one frame (16 ms) at the 95th percentile; this benchmark reports the figure
-    // and fails only beyond twice the goal (a loaded CI machine must not make it flake).
-    assert.ok(p95(dom) <= 32, `slider to chart p95 ${round(p95(dom))} ms over ${dom.length} moves`);
+    const idle = await sliderToChart(page);
+    // The same beside two processes that keep both cores busy (a classroom laptop always
+    // runs something else).
+    const busy = await besideBusyProcesses(2, () => sliderToChart(page));
     await page.close();
+    // A 32,000-token vocabulary (a tiny random model of that width): the chain and its trace
+    // run over every token at each move.
+    const wide = await wideModelPage(browser, server);
+    const wide32k = await sliderToChart(wide);
+    await wide.close();
+    results.slider_to_chart = { idle, busy, vocab_32000: wide32k };
+    // In the frame of the input: the chart's change is painted in the frame whose start the
+    // input came at, for 95 % of the moves (idle and busy), within two frames at 32,000 tokens.
+    for (const [name, r, frames] of [['idle', idle, 1], ['busy', busy, 1], ['32,000 tokens', wide32k, 2]]) {
+      assert.ok(r.frames.p95 <= frames, `${name}: slider to chart p95 ${r.frames.p95} frames (${r.ms.p95} ms) over ${r.moves} moves`);
+    }
 
     results.decode_cpu = await decodeSpeed(browser, server, 'cpu', 200);
   } finally {
@@ -106,6 +91,80 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
   const native = JSON.parse(execFileSync(bin, ['--threads', '1', 'bench', '--tokens', '205', '--repeat', '3', '--json'], { cwd: ROOT, encoding: 'utf8' }));
   results.decode_native = { build: path.basename(path.dirname(bin)), tokens_per_s: round(native.decode.median_tokens_per_s) };
 });
+
+/**
+ * Slider moves as the browser dispatches a drag's input (at a frame's start, in its
+ * animation callbacks: `input` events of a pointer drag are aligned to frames), each
+ * measured to the frame that shows the change to the distribution panel. A change made
+ * before a frame's rendering is painted in that frame; the animation callback requested
+ * after the change runs at the start of the next frame, so the time to it is the input's
+ * frame (one frame interval) when the change made it into the input's frame, two when it
+ * waited for a later task (a round trip to the worker), and so on.
+ */
+async function sliderToChart(page, moves = 60) {
+  const r = await page.evaluate(async (moves) => {
+    const raf = () => new Promise((res) => requestAnimationFrame((t) => res(t)));
+    const gaps = [];
+    let last = await raf();
+    for (let i = 0; i < 30; i++) {
+      const t = await raf();
+      gaps.push(t - last);
+      last = t;
+    }
+    gaps.sort((a, b) => a - b);
+    const interval = gaps[gaps.length >> 1];
+    const slider = document.querySelector('[data-testid=knob-temperature]');
+    const panel = document.querySelector('[data-testid=dist-panel]');
+    const out = [];
+    for (let i = 0; i < moves; i++) {
+      const v = (0.5 + (i % 30) * 0.03 + (i >= 30 ? 0.01 : 0)).toFixed(2);
+      await raf(); // now at a frame's start, in its animation callbacks
+      const changed = new Promise((res) => {
+        const obs = new MutationObserver(() => { obs.disconnect(); res(performance.now()); });
+        obs.observe(panel, { subtree: true, childList: true, characterData: true, attributes: true });
+      });
+      const t0 = performance.now();
+      slider.value = v;
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+      const dom = (await changed) - t0;
+      const shown = await new Promise((res) => requestAnimationFrame(() => res(performance.now())));
+      out.push({ dom, ms: shown - t0, frames: Math.round((shown - t0) / interval) });
+    }
+    return { interval, out };
+  }, moves);
+  const stats = (v) => ({ median: round(median(v), 2), p95: round(p95(v), 2), max: round(Math.max(...v), 2) });
+  return {
+    moves,
+    frame_interval_ms: round(r.interval, 2),
+    dom_ms: stats(r.out.map((x) => x.dom)),
+    ms: stats(r.out.map((x) => x.ms)),
+    frames: { median: median(r.out.map((x) => x.frames)), p95: p95(r.out.map((x) => x.frames)), max: Math.max(...r.out.map((x) => x.frames)) },
+  };
+}
+
+/** Runs `f` while `n` other processes keep the CPUs busy (each a tight loop). */
+async function besideBusyProcesses(n, f) {
+  const procs = Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  try {
+    await new Promise((r) => setTimeout(r, 500));
+    return await f();
+  } finally {
+    for (const p of procs) p.kill('SIGKILL');
+  }
+}
+
+/** A page with a tiny random model of a 32,000-token vocabulary loaded from files. */
+async function wideModelPage(browser, server) {
+  const { page } = await open(browser.context, `${server.url}?backend=cpu`);
+  await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+  const { model, tokenizer } = randomModel({ dim: 16, hidden: 16, layers: 1, heads: 2, kvHeads: 2, vocab: 32000, seq: 64 });
+  await page.getByTestId('load-model').click();
+  await page.getByTestId('model-file').setInputFiles({ name: 'wide.bin', mimeType: 'application/octet-stream', buffer: model });
+  await page.getByTestId('tokenizer-file').setInputFiles({ name: 'wide-tok.bin', mimeType: 'application/octet-stream', buffer: tokenizer });
+  await page.getByTestId('load-files').click();
+  await page.waitForFunction(() => /of 32000 tokens kept/.test(document.querySelector('[data-testid=entropy]')?.textContent ?? ''), null, { timeout: 60_000 });
+  return page;
+}
 
 /** Replays `steps` greedy tokens from a link and reads the worker's per-token step times. */
 async function decodeSpeed(browser, server, backend, steps) {
