@@ -221,8 +221,17 @@ impl CpuBackend {
     /// The synchronous forward pass behind `forward_batch` (native callers may use it
     /// directly).
     pub fn forward_sync(&mut self, batch: &Batch) -> Result<Vec<f32>, BackendError> {
+        decode_step(batch);
         let CpuBackend { model, state, seqs } = self;
         crate::par::install(|| Ok(model.forward(state, seqs, batch)?))
+    }
+}
+
+/// A batch of one row is a decode step: the tuned kernels' trial of float32 loops moves
+/// on by one (kernels/tune.rs), so the forward pass itself stays free of the trial.
+fn decode_step(batch: &Batch) {
+    if batch.rows().len() == 1 {
+        crate::kernels::tune::decode_step();
     }
 }
 
@@ -234,6 +243,7 @@ impl Backend for CpuBackend {
     fn forward_exit(&mut self, seq: SeqId, tokens: &[u32], layers: usize) -> LogitsFuture<'_> {
         let out = self.seq_len(seq).and_then(|pos0| {
             let batch = Batch::tokens(seq, pos0, tokens, Logits::Last);
+            decode_step(&batch);
             let CpuBackend { model, state, seqs } = self;
             crate::par::install(|| Ok(model.forward_layers(state, seqs, &batch, layers)?))
         });
@@ -249,6 +259,7 @@ impl Backend for CpuBackend {
         batch: Batch,
         spec: ProbeSpec,
     ) -> LocalFuture<'a, Result<Probed, BackendError>> {
+        decode_step(&batch);
         let CpuBackend { model, state, seqs } = self;
         let out = crate::par::install(|| Ok(model.forward_probed(state, seqs, &batch, spec)?));
         Box::pin(std::future::ready(out))

@@ -19,6 +19,7 @@ pub mod kv_cache;
 pub mod lens;
 mod naive;
 pub mod probe;
+pub mod reference;
 
 use crate::config::Config;
 use crate::forward::batch::{Batch, Logits, Row, SeqId};
@@ -226,9 +227,6 @@ impl Transformer {
         })?;
         let rows = batch.rows();
         s.fit(c, rows.len());
-        if rows.len() == 1 {
-            crate::kernels::tune::decode_step();
-        }
 
         // Each row's token embedding starts its residual stream.
         let dim = c.dim;

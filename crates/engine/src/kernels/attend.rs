@@ -2,24 +2,8 @@
 //! and their weighted sum of the values (`attend_head`), and several query heads of a row
 //! together (`attend_heads`), each head's bits those of `attend_head` alone.
 
-use super::{dot, softmax};
-
-/// att[t] = dot(q, k_t) · scale, k_t the key at position t (`keys` rows `stride` wide, the
-/// head's part from `offset`): one position at a time, what every target computes.
-pub(super) fn scores(
-    att: &mut [f32],
-    q: &[f32],
-    keys: &[f32],
-    stride: usize,
-    offset: usize,
-    scale: f32,
-) {
-    let hs = q.len();
-    for (t, a) in att.iter_mut().enumerate() {
-        let k = &keys[t * stride + offset..t * stride + offset + hs];
-        *a = dot(q, k) * scale;
-    }
-}
+use super::simd::{Isa, Native};
+use super::softmax;
 
 /// One query head against the cached keys/values of one layer, positions 0..=pos:
 /// scores = q·k_t / sqrt(head_size), softmax, out = Σ_t att_t · v_t.
@@ -65,16 +49,7 @@ pub fn attend_heads<const G: usize>(
     let att = &mut att[..G * n];
     for (g, att) in att.chunks_exact_mut(n).enumerate() {
         let (q, offset) = (&q[g * hs..(g + 1) * hs], offsets[g]);
-        #[cfg(any(kernel = "avx512", kernel = "wasm"))]
-        if pos * kv_dim + offset + hs <= keys.len() {
-            // SAFETY: the build enables AVX-512F or simd128; every key row read, the last at
-            // pos · kv_dim + offset, ends within `keys` (checked above).
-            unsafe { super::simd::scores(att, q, keys.as_ptr().add(offset), kv_dim, scale) };
-        } else {
-            scores(att, q, keys, kv_dim, offset, scale);
-        }
-        #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
-        scores(att, q, keys, kv_dim, offset, scale);
+        Native::scores(att, q, &keys[offset..], kv_dim, scale);
         softmax(att);
     }
     let att = &*att;
@@ -90,9 +65,8 @@ pub fn attend_heads<const G: usize>(
     let chunks = if fits { hs / 8 } else { 0 };
     for c in 0..chunks {
         // SAFETY: `att` holds G·n weights and the reads end within `values` (`fits`).
-        let sums = unsafe {
-            super::simd::weighted_values(att, n, values.as_ptr().add(c * 8), kv_dim, offsets)
-        };
+        let sums =
+            unsafe { Native::weighted_values(att, n, values.as_ptr().add(c * 8), kv_dim, offsets) };
         for (g, s) in sums.iter().enumerate() {
             out[g * hs + c * 8..][..8].copy_from_slice(s);
         }

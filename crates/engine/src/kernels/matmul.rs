@@ -3,8 +3,8 @@
 //! matrix-vector product (t = 1) several short rows a pass, batches several input rows a
 //! pass (the passes themselves are the build's, `simd`).
 
-use super::simd::{self, dot_streamed};
-use super::tune::Variant;
+use super::rows::{f32_rows, int8_rows};
+use super::simd::{Isa, Native};
 use crate::par;
 use crate::quant::{Activations, MatRef, QActs, QRef, ShiftedActs};
 
@@ -93,13 +93,21 @@ fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Int8Acts {
     acts
 }
 
+/// The longest weight row (in floats) that decode's matrix-vector product takes
+/// `Isa::WEIGHT_ROWS_A_PASS` at a time; longer rows go one at a time. Short rows are
+/// stories260K's (64 and 172): there the matrices sit in cache and each row's reduction and
+/// each load of `x` are a large part of its work, which several rows a pass share. Long
+/// rows stream from memory, and there several rows side by side fell behind one row at a
+/// time (BENCHMARKS.md).
+const GROUPED_ROW_MAX: usize = 256;
+
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
     let acts = int8_activations(x, n, ws);
     let ahead = super::tune::prefetch_rows();
     // decode's products of long float32 rows are timed while their variants are on trial
     let trial = (t == 1
-        && n > simd::GROUPED_ROW_MAX
+        && n > GROUPED_ROW_MAX
         && ws.iter().all(|w| matches!(w, MatRef::F32(_)))
         && super::tune::f32_on_trial())
     .then(std::time::Instant::now);
@@ -121,7 +129,7 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
                 (MatRef::Quant(q), Some(Which::Shifted(a))) => {
                     shifted_rows(out, q, row, t, &acts.shifted[a])
                 }
-                (MatRef::F32(w), _) if t == 1 && n > simd::GROUPED_ROW_MAX => {
+                (MatRef::F32(w), _) if t == 1 && n > GROUPED_ROW_MAX => {
                     f32_rows(out, &w[row * n..(row + count) * n], x, ahead.f32)
                 }
                 (MatRef::F32(w), _) if t == 1 => {
@@ -147,144 +155,6 @@ fn shifted_rows(out_t: &mut [f32], q: &QRef, first: usize, t: usize, a: &Shifted
             *o = q.dot_int8(start, x);
         }
     }
-}
-
-/// out_t (rows, t) of the int8 matrix `q` from weight `start` on: one row product a weight
-/// row and input row (`QRef::dot_int8`), in the order and with the prefetch of variant `v`
-/// (chosen by measuring: `tune`); the bits are the same.
-#[inline(always)]
-pub(super) fn int8_rows(
-    out_t: &mut [f32],
-    q: &QRef,
-    start: usize,
-    n: usize,
-    a: &QActs,
-    v: Variant,
-) {
-    let t = a.q.len() / n;
-    let first = start / n;
-    if n == q.group {
-        // Rows of one group (stories260K's): 8 rows a call; short rows gain nothing from
-        // the streams or the prefetch.
-        let rows = out_t.len() / t;
-        let mut eight = [0.0f32; 8];
-        for i in (0..rows).step_by(8) {
-            let m = 8.min(rows - i);
-            for r in 0..t {
-                q.dot_int8_one_group_rows(first + i, a.row(r), &mut eight[..m]);
-                for (k, &v) in eight[..m].iter().enumerate() {
-                    out_t[(i + k) * t + r] = v;
-                }
-            }
-        }
-        return;
-    }
-    int8_long_rows(out_t, q, start, n, a, v);
-}
-
-/// `int8_rows` of rows of several groups: streamed as variant `v` says, one row product a
-/// call.
-#[cfg(not(kernel = "wasm"))]
-#[inline(always)]
-fn int8_long_rows(out_t: &mut [f32], q: &QRef, start: usize, n: usize, a: &QActs, v: Variant) {
-    let t = a.q.len() / n;
-    let first = start / n;
-    let row_bytes = match q.precision {
-        crate::quant::Precision::Q4 => n / 2,
-        _ => n,
-    };
-    streamed(out_t.len() / t, v, |i, next| {
-        if let Some(j) = next {
-            prefetch(&q.values[(first + j) * row_bytes..(first + j + 1) * row_bytes]);
-        }
-        for (r, o) in out_t[i * t..(i + 1) * t].iter_mut().enumerate() {
-            *o = q.dot_int8(start + i * n, a.row(r));
-        }
-    });
-}
-
-/// `int8_rows` of rows of several groups in the page (no prefetch, one stream): the rows
-/// in order, 4 a call sharing each load of an input row's activations (`dot_int8_rows`;
-/// 2 or 8 a call were slower on the 15M shape in Node, BENCHMARKS.md).
-#[cfg(kernel = "wasm")]
-#[inline(always)]
-fn int8_long_rows(out_t: &mut [f32], q: &QRef, start: usize, n: usize, a: &QActs, _: Variant) {
-    const R: usize = 4;
-    let t = a.q.len() / n;
-    let rows = out_t.len() / t;
-    let whole = rows / R * R;
-    if t == 1 {
-        // decode: out_t is the rows' outputs in order
-        let x = a.row(0);
-        for i in (0..whole).step_by(R) {
-            out_t[i..i + R].copy_from_slice(&q.dot_int8_rows::<R>(start + i * n, x));
-        }
-        for (i, o) in out_t.iter_mut().enumerate().skip(whole) {
-            *o = q.dot_int8(start + i * n, x);
-        }
-        return;
-    }
-    for i in (0..whole).step_by(R) {
-        for r in 0..t {
-            let four = q.dot_int8_rows::<R>(start + i * n, a.row(r));
-            for (k, v) in four.into_iter().enumerate() {
-                out_t[(i + k) * t + r] = v;
-            }
-        }
-    }
-    for i in whole..rows {
-        for r in 0..t {
-            out_t[i * t + r] = q.dot_int8(start + i * n, a.row(r));
-        }
-    }
-}
-
-/// Rows 0..rows in the order variant `v` reads them: `v.streams` runs of the rows side by
-/// side (row i of each run, then row i + 1 of each), each prefetching the row `v.ahead` on
-/// in its own run (`next`). More streams keep more of memory's reads in flight at once.
-#[inline(always)]
-fn streamed(rows: usize, v: Variant, mut f: impl FnMut(usize, Option<usize>)) {
-    let s = v.streams.clamp(1, rows.max(1));
-    let run = rows.div_ceil(s);
-    for i in 0..run {
-        for k in 0..s {
-            let r = k * run + i;
-            if r < rows {
-                let ahead = v.ahead > 0 && i + v.ahead < run && r + v.ahead < rows;
-                f(r, ahead.then_some(r + v.ahead));
-            }
-        }
-    }
-}
-
-/// out[i] = dot(W_i, x) for float32 weight rows `w` (decode, rows longer than the grouped
-/// ones): `dot_streamed` a row, in the order and with the prefetch of variant `v` (chosen by
-/// measuring: `tune`); the bits are `dot`'s either way.
-#[inline(always)]
-pub(super) fn f32_rows(out: &mut [f32], w: &[f32], x: &[f32], v: Variant) {
-    let n = x.len();
-    streamed(out.len(), v, |i, next| {
-        if let Some(j) = next {
-            prefetch(bytemuck::cast_slice(&w[j * n..(j + 1) * n]));
-        }
-        out[i] = match v.lead {
-            0 => dot_streamed(&w[i * n..(i + 1) * n], x),
-            _ => simd::dot_led(&w[i * n..(i + 1) * n], x),
-        };
-    });
-}
-
-/// Asks for `bytes` in cache a line at a time (a hint: it never faults, changes no value).
-#[inline(always)]
-fn prefetch(bytes: &[u8]) {
-    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-    for line in bytes.chunks(64) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch reads nothing architecturally and never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr() as *const i8) };
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
-    let _ = bytes;
 }
 
 /// out_t (rows, t) of the float32, f16 and float-activation rows of `ws` from row `first`.
@@ -324,64 +194,45 @@ fn float_rows(chunk: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef], f
 fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &[f32]) {
     for (o, w_i) in out.iter_mut().zip(rows) {
         *o = match w_i {
-            RowRef::F32(w) => dot_streamed(w, x),
-            RowRef::F16(w) => with_widened(w, |w| dot_streamed(w, x)),
+            RowRef::F32(w) => Native::dot_streamed(w, x),
+            RowRef::F16(w) => with_widened(w, |w| Native::dot_streamed(w, x)),
             RowRef::Quant(q, start) => q.dot(start, x),
         };
     }
 }
 
 /// Decode's float32 rows of at most [`GROUPED_ROW_MAX`] floats, `w` the rows one after
-/// another (one matrix's): [`WEIGHT_ROWS_A_PASS`] at a time sharing each load of `x`
-/// (AVX-512 and wasm SIMD), the rest one at a time; each row's bits those of [`dot`]. Cut
-/// straight from the matrix: walked row by row through an iterator and a list of rows held
-/// back, as before, stories260K's shape decoded 11,783–12,129 tok/s on one Intel core, and
-/// cut straight 16,557–17,020 (BENCHMARKS.md).
+/// another (one matrix's): `Isa::WEIGHT_ROWS_A_PASS` at a time sharing each load of `x`,
+/// the rest one at a time; each row's bits those of [`dot`](super::dot). Cut straight from
+/// the matrix (walking them through `StackedRows` was slower: BENCHMARKS.md).
 #[inline(always)]
 fn f32_short_rows(out: &mut [f32], w: &[f32], x: &[f32]) {
+    const R: usize = Native::WEIGHT_ROWS_A_PASS;
     let n = x.len().max(1);
-    #[cfg(any(kernel = "avx512", kernel = "wasm"))]
-    {
-        const R: usize = simd::WEIGHT_ROWS_A_PASS;
-        let (mut groups, mut outs) = (w.chunks_exact(R * n), out.chunks_exact_mut(R));
-        for (o, g) in outs.by_ref().zip(groups.by_ref()) {
-            let rows: [&[f32]; R] = std::array::from_fn(|i| &g[i * n..(i + 1) * n]);
-            o.copy_from_slice(&simd::dot_wrows::<R>(rows, x));
-        }
-        let rest = groups.remainder().chunks_exact(n);
-        for (o, w) in outs.into_remainder().iter_mut().zip(rest) {
-            *o = dot_streamed(w, x);
-        }
+    let whole = if R > 1 { out.len() / R * R } else { 0 };
+    let (grouped, rest) = out.split_at_mut(whole);
+    for (o, g) in grouped.chunks_exact_mut(R).zip(w.chunks_exact(R * n)) {
+        let rows: [&[f32]; R] = std::array::from_fn(|i| &g[i * n..(i + 1) * n]);
+        o.copy_from_slice(&Native::dot_wrows::<R>(rows, x));
     }
-    #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
-    for (o, w) in out.iter_mut().zip(w.chunks_exact(n)) {
-        *o = dot_streamed(w, x);
+    for (o, w) in rest.iter_mut().zip(w[whole * n..].chunks_exact(n)) {
+        *o = Native::dot_streamed(w, x);
     }
 }
 
 /// out[r] = dot(w, x_r) for the input rows x_r (n wide) of `x`: the same bits as one `dot`
-/// a row; natively four rows at a time share each load of the weight row.
+/// a row; `Isa::ROWS_A_PASS` rows a pass share each load of the weight row, the first pass
+/// streaming it from memory (the later ones find it in cache).
 #[inline(always)]
 pub(super) fn dot_rows_into(out: &mut [f32], w: &[f32], x: &[f32], n: usize) {
-    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-    {
-        // Two input rows a pass (an odd one alone); the first pass over the
-        // weight row streams it from memory (with the prefetch), the later ones find it in
-        // cache.
-        let rows: Vec<&[f32]> = x.chunks_exact(n).collect();
-        for (g, (o, xs)) in out
-            .chunks_mut(simd::ROWS_A_PASS)
-            .zip(rows.chunks(simd::ROWS_A_PASS))
-            .enumerate()
-        {
-            // SAFETY: the build enables AVX-512F or AVX2; the kernel reads within every slice, and
-            // prefetches are hints that never fault.
-            unsafe { simd::rows_pass(o, w, xs, g == 0) };
+    const R: usize = Native::ROWS_A_PASS;
+    let mut rows = x.chunks_exact(n);
+    for (g, o) in out.chunks_mut(R).enumerate() {
+        let mut xs: [&[f32]; R] = [&[]; R];
+        for (slot, x_r) in xs.iter_mut().zip(rows.by_ref()) {
+            *slot = x_r;
         }
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
-    for (o, x_r) in out.iter_mut().zip(x.chunks_exact(n)) {
-        *o = super::dot(w, x_r);
+        Native::dot_rows(o, w, &xs[..o.len()], g == 0);
     }
 }
 

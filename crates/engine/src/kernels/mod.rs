@@ -10,7 +10,8 @@
 mod attend;
 pub mod logprob;
 mod matmul;
-mod simd;
+pub mod rows;
+pub mod simd;
 #[cfg(test)]
 mod tests;
 pub mod trial;
@@ -18,25 +19,29 @@ pub mod tune;
 
 pub use attend::{attend_head, attend_heads};
 pub use matmul::matmul;
-pub use simd::dot;
 
-/// The instruction set of the build's CPU kernels (`build.rs`), with VNNI where the int8
-/// products use it.
-pub const KERNEL: &str = if cfg!(kernel = "avx512") {
-    if cfg!(all(
+use simd::{Isa, Native};
+
+/// Σ a[i]·b[i] by the build's kernel ([`simd::Native`]): [`dot_portable`]'s bits. Every dot
+/// product of the tuned paths goes through here.
+#[inline(always)]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    Native::dot(a, b)
+}
+
+/// The instruction set of the build's CPU kernels ([`simd::Native`]), and which int8
+/// product its quantized rows use (VNNI where the CPU has it).
+pub const KERNEL: &str = match (
+    Native::NAME.as_bytes(),
+    cfg!(all(
         target_feature = "avx512vnni",
         target_feature = "avx512vl"
-    )) {
-        "avx512 (int8: AVX-512 VNNI)"
-    } else {
-        "avx512 (int8: AVX2 maddubs)"
-    }
-} else if cfg!(kernel = "avx2") {
-    "avx2 (int8: maddubs)"
-} else if cfg!(kernel = "wasm") {
-    "wasm simd128"
-} else {
-    "portable"
+    )),
+) {
+    (b"avx512", true) => "avx512 (int8: AVX-512 VNNI)",
+    (b"avx512", false) => "avx512 (int8: AVX2 maddubs)",
+    (b"avx2", _) => "avx2 (int8: maddubs)",
+    _ => Native::NAME,
 };
 
 /// Independent partial sums in `dot`'s main loop: enough to fill the vector units (4×8
@@ -232,7 +237,7 @@ fn larger(a: f32, b: f32) -> f32 {
 /// In-place softmax, shifted by the maximum for stability.
 pub fn softmax(x: &mut [f32]) {
     let max = max(x);
-    simd::exp_shifted(x, max);
+    Native::exp_shifted(x, max);
     let total = sum(x);
     for v in x.iter_mut() {
         *v /= total;

@@ -1,9 +1,7 @@
 //! The kernels against their reference: every SIMD path's bits, the exp, the softmax.
 
-#[cfg(kernel = "avx512")]
-use super::attend::scores;
 use super::matmul::dot_rows_into;
-use super::simd::dot_streamed;
+use super::simd::{Isa, Native, Portable};
 use super::*;
 
 #[test]
@@ -42,11 +40,11 @@ fn attention_gives_one_dot_a_positions_bits() {
     crate::backend::testing::assert_attention_bits();
 }
 
-/// Attention scores eight positions at a time give one `dot` a position's bits: head
-/// sizes below, at and above the kernel's 8- and 32-wide steps (with tails), 0 to 40
-/// positions, the head's keys at an offset in rows of several heads.
+/// The build's attention scores (eight positions at a time with AVX-512, four in wasm) give
+/// the reference loops' bits: head sizes below, at and above the kernels' 8- and 32-wide
+/// steps (with tails), 0 to 40 positions, the head's keys at an offset in rows of several
+/// heads.
 #[test]
-#[cfg(kernel = "avx512")]
 fn scores_kernel_gives_one_dot_a_positions_bits() {
     let mut seed = 7u32;
     let mut next = move || {
@@ -61,9 +59,8 @@ fn scores_kernel_gives_one_dot_a_positions_bits() {
             let offset = hs + 2;
             let scale = 1.0 / (hs as f32).sqrt();
             let (mut want, mut got) = (vec![0.0f32; positions], vec![0.0f32; positions]);
-            scores(&mut want, &q, &keys, stride, offset, scale);
-            // SAFETY: this build has AVX-512F; the keys hold 41 rows.
-            unsafe { super::simd::scores(&mut got, &q, keys.as_ptr().add(offset), stride, scale) };
+            Portable::scores(&mut want, &q, &keys[offset..], stride, scale);
+            Native::scores(&mut got, &q, &keys[offset..], stride, scale);
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "hs = {hs}, {positions} positions");
         }
@@ -107,7 +104,7 @@ fn exp_pass_gives_the_scalar_exp_bits() {
             .collect();
         for shift in [0.0, 3.5, -20.0, f32::NAN] {
             let mut got = x.clone();
-            simd::exp_shifted(&mut got, shift);
+            Native::exp_shifted(&mut got, shift);
             for (i, (&g, &v)) in got.iter().zip(&x).enumerate() {
                 let want = exp(v - shift);
                 assert_eq!(
@@ -123,7 +120,8 @@ fn exp_pass_gives_the_scalar_exp_bits() {
 #[test]
 fn dot_kernel_gives_the_portable_bits() {
     crate::backend::testing::assert_dot_kernel_bits(dot);
-    crate::backend::testing::assert_dot_kernel_bits(dot_streamed);
+    crate::backend::testing::assert_dot_kernel_bits(Native::dot_streamed);
+    crate::backend::testing::assert_dot_kernel_bits(Native::dot_led);
 }
 
 #[test]
@@ -290,7 +288,7 @@ fn every_decode_variant_gives_the_reference_bits() {
                 .collect();
             for v in INT8_VARIANTS {
                 let mut out = vec![0.0f32; rows * t];
-                super::matmul::int8_rows(&mut out, &b, 0, n, &acts, v);
+                super::rows::int8_rows(&mut out, &b, 0, n, &acts, v);
                 let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
                 assert_eq!(got, want, "{p}, {t} input rows, {v}");
             }
@@ -301,9 +299,9 @@ fn every_decode_variant_gives_the_reference_bits() {
         .chunks(n)
         .map(|r| crate::kernels::dot(r, xs).to_bits())
         .collect();
-    for v in F32_VARIANTS {
+    for &v in F32_VARIANTS {
         let mut out = vec![0.0f32; rows];
-        super::matmul::f32_rows(&mut out, &w, xs, v);
+        super::rows::f32_rows(&mut out, &w, xs, v);
         let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
         assert_eq!(got, want, "f32, {v}");
     }

@@ -18,53 +18,23 @@
 //!
 //! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes both (benchmarks of one variant).
 
+use super::rows::{int8_rows, led, v, Variant};
+use super::simd::{Isa, Native, LEAD};
 use super::trial::Trial;
 use crate::par;
 use crate::quant::{Precision, QActs, QTensor};
 use std::sync::OnceLock;
 
-/// How a decode loop reads its weight rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Variant {
-    /// runs of rows read side by side (memory keeps more reads in flight)
-    pub streams: usize,
-    /// rows ahead each run prefetches (0: none)
-    pub ahead: usize,
-    /// bytes ahead of its loads a float32 row's loop prefetches, a line each step (0: none;
-    /// AVX-512 builds: the dot product's loop, 128 bytes a step)
-    pub lead: usize,
-}
-
-const fn v(streams: usize, ahead: usize) -> Variant {
-    Variant {
-        streams,
-        ahead,
-        lead: 0,
-    }
-}
-
-/// `streams` runs, each row's loop prefetching `lead` bytes ahead.
-#[cfg(kernel = "avx512")]
-const fn led(streams: usize, lead: usize) -> Variant {
-    Variant {
-        streams,
-        ahead: 0,
-        lead,
-    }
-}
-
 /// The variants tried for int8 rows …
 pub const INT8_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 2), v(4, 0), v(4, 2)];
-/// … and for float32 rows (four times the bytes a row); with AVX-512, a lead inside the
-/// row: on an Intel Xeon (Sapphire Rapids flags) one core's loop of our shape read 13.5 GB/s
-/// without and 16.9 with 1 KiB (BENCHMARKS.md), where the rows ahead had not helped …
-#[cfg(kernel = "avx512")]
-pub const F32_VARIANTS: [Variant; 5] = [v(1, 0), v(4, 0), v(4, 1), led(1, LEAD), led(4, LEAD)];
-/// … (AVX2's row loop always prefetches 16 KiB ahead inside the row: `simd::dot_streamed`).
-#[cfg(not(kernel = "avx512"))]
-pub const F32_VARIANTS: [Variant; 4] = [v(1, 0), v(1, 1), v(4, 0), v(4, 1)];
-/// The float32 rows' prefetch lead, bytes.
-pub const LEAD: usize = 1024;
+/// … and for float32 rows (four times the bytes a row); where the row loop can prefetch
+/// inside the row (`Isa::LEADS`: AVX-512), a lead there too (where the rows ahead had not
+/// helped: BENCHMARKS.md); AVX2's row loop always prefetches 16 KiB ahead inside the row.
+pub const F32_VARIANTS: &[Variant] = if Native::LEADS {
+    &[v(1, 0), v(4, 0), v(4, 1), led(1, LEAD), led(4, LEAD)]
+} else {
+    &[v(1, 0), v(1, 1), v(4, 0), v(4, 1)]
+};
 /// Bytes of the matrix each variant streams (rows of 768: the 110M shape's).
 pub const TUNE_BYTES: usize = 1 << 20;
 const TUNE_ROW: usize = 768;
@@ -109,22 +79,6 @@ pub const SPLIT_FLOORS: [usize; 5] = [1 << 15, 1 << 14, 1 << 13, 1 << 12, 1 << 1
 pub struct Ahead {
     pub int8: Variant,
     pub f32: Variant,
-}
-
-impl std::fmt::Display for Variant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = if self.streams == 1 { "" } else { "s" };
-        match (self.ahead, self.lead) {
-            (0, 0) => write!(f, "{} stream{s}, no prefetch", self.streams),
-            (a, 0) => write!(f, "{} stream{s}, {a} rows ahead", self.streams),
-            (0, l) => write!(f, "{} stream{s}, {l} bytes ahead in the row", self.streams),
-            (a, l) => write!(
-                f,
-                "{} stream{s}, {a} rows and {l} bytes ahead",
-                self.streams
-            ),
-        }
-    }
 }
 
 impl Choice {
@@ -188,7 +142,7 @@ pub fn tuning() -> Tuning {
     let int8 = INT8.get_or_init(measure_int8);
     let (how, f32) = match (how(), F32.chosen()) {
         (Err((how, r)), _) => (how, unmeasured(r)),
-        (Ok(()), Some((i, us))) => ("measured", choice(&F32_VARIANTS, *i, us)),
+        (Ok(()), Some((i, us))) => ("measured", choice(F32_VARIANTS, *i, us)),
         (Ok(()), None) => (
             "measured (float32 rows: no decode steps yet)",
             unmeasured(0),
@@ -265,7 +219,7 @@ fn how() -> Result<(), (&'static str, usize)> {
         if let Some(r) = fixed.filter(|r| *r <= 64) {
             return Err(("fixed by DECODING_EXPLORER_PREFETCH_ROWS", r));
         }
-        if !cfg!(any(kernel = "avx512", kernel = "avx2")) {
+        if !Native::PREFETCHES {
             return Err(("no software prefetch on this target", 0));
         }
         Ok(())
@@ -357,7 +311,7 @@ fn measure_int8() -> (Choice, f64) {
     let acts = QActs::quantize(&x, TUNE_ROW, 64);
     let mut out = vec![0.0f32; rows];
     let int8 = fastest(&INT8_VARIANTS, &q.values, |ahead| {
-        super::matmul::int8_rows(&mut out, &q.block(0), 0, TUNE_ROW, &acts, ahead);
+        int8_rows(&mut out, &q.block(0), 0, TUNE_ROW, &acts, ahead);
         std::hint::black_box(&mut out);
     });
     (int8, start.elapsed().as_secs_f64() * 1e3)
@@ -371,7 +325,7 @@ fn fastest(variants: &[Variant], bytes: &[u8], mut run: impl FnMut(Variant)) -> 
     let mut best = vec![f64::INFINITY; variants.len()];
     for _ in 0..2 {
         for (b, &var) in best.iter_mut().zip(variants) {
-            flush(bytes);
+            Native::flush(bytes);
             let t = std::time::Instant::now();
             run(std::hint::black_box(var));
             *b = b.min(t.elapsed().as_secs_f64() * 1e6);
@@ -384,20 +338,4 @@ fn fastest(variants: &[Variant], bytes: &[u8], mut run: impl FnMut(Variant)) -> 
         chosen: variants[i],
         timings: variants.iter().copied().zip(best).collect(),
     }
-}
-/// Evicts `bytes` from every cache level, so a timed pass streams them from memory as a
-/// model's weights are (`clflush` a line at a time).
-fn flush(bytes: &[u8]) {
-    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-    {
-        use std::arch::x86_64::{_mm_clflush, _mm_mfence};
-        for line in bytes.chunks(64) {
-            // SAFETY: the line is within `bytes`; clflush only evicts it.
-            unsafe { _mm_clflush(line.as_ptr()) };
-        }
-        // SAFETY: a fence has no operands.
-        unsafe { _mm_mfence() };
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
-    let _ = bytes;
 }

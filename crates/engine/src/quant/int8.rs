@@ -27,14 +27,9 @@
 //! multiplies whole groups aligned with its own through the same kernels, the weights of
 //! its neighbours meeting zeros (exactly 0), each group's scale its own.
 
+use super::rows::{portable_sums, row_with, QActRow, Sums, LANES, MAX_GROUP, STEP};
+use super::simd::{Native, QuantIsa};
 use super::{Precision, QRef};
-
-/// One kernel step: 32 weights (a 256-bit register of bytes; a q4 group).
-pub const STEP: usize = 32;
-/// The largest group whose integer sums convert to float32 exactly.
-pub const MAX_GROUP: usize = 1024;
-/// Groups a kernel call sums (the epilogue's lanes).
-pub const LANES: usize = 8;
 
 /// Activation rows quantized to int8 in groups of `group`.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,16 +44,6 @@ pub struct QActs {
     /// q widened to 16 bits once for every weight row (simd128 multiplies 16-bit lanes):
     /// filled in the page's build only, empty elsewhere
     pub wide: Vec<i16>,
-}
-
-/// One row of [`QActs`].
-#[derive(Debug, Clone, Copy)]
-pub struct QActRow<'a> {
-    pub q: &'a [i8],
-    pub scales: &'a [f32],
-    pub sums: &'a [i32],
-    /// `q` widened (the page's build; empty elsewhere)
-    pub wide: &'a [i16],
 }
 
 impl QActs {
@@ -93,9 +78,9 @@ impl QActs {
         acts.widened()
     }
 
-    /// `wide` filled where the build's kernel reads it (simd128).
+    /// `wide` filled where the build's kernel reads it (`QuantIsa::WIDE_ACTS`: simd128).
     fn widened(mut self) -> QActs {
-        if cfg!(kernel = "wasm") {
+        if Native::WIDE_ACTS {
             self.wide = self.q.iter().map(|&v| v as i16).collect();
         }
         self
@@ -181,30 +166,6 @@ impl ShiftedActs {
     }
 }
 
-/// The 8 lanes folded in a fixed order: j + j+4, then j + j+2, then 0 + 1.
-#[inline(always)]
-pub fn reduce8(a: [f32; LANES]) -> f32 {
-    super::simd::fold_pairs(a)
-}
-
-/// `lanes[j] += (w[j]·x[j]) · sums[j]` for the first `m` groups of a call: the one float
-/// order of the product (LLVM keeps it lane for lane when it vectorises; nothing fuses).
-#[inline(always)]
-fn fold(lanes: &mut [f32; LANES], sums: &[i32; LANES], ws: &[f32], xs: &[f32]) {
-    for j in 0..ws.len() {
-        lanes[j] += (ws[j] * xs[j]) * sums[j] as f32;
-    }
-}
-
-/// The integer sums of up to 8 groups: which kernel, and its data.
-#[derive(Clone, Copy)]
-pub(super) enum Sums {
-    /// int8 weights (groups of `g`)
-    Q8,
-    /// 16 bytes of nibbles a group of 32 (low nibble j, high nibble j + 16), unsigned
-    Q4,
-}
-
 impl QRef<'_> {
     /// Whether rows of `n` weights of this matrix can take int8 activations.
     pub fn int8_ready(&self, n: usize) -> bool {
@@ -230,19 +191,7 @@ impl QRef<'_> {
     #[inline(always)]
     pub fn dot_int8(&self, start: usize, x: QActRow) -> f32 {
         let (kind, w, ws) = self.int8_row(start, x);
-        #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-        // SAFETY: the build enables AVX2 (and AVX-512 VNNI where it uses it); `int8_row`
-        // sliced `w` and `ws` to exactly the row's groups, as many as x has.
-        unsafe {
-            super::int8_simd::x86::row(kind, w, ws, x, self.group)
-        }
-        #[cfg(kernel = "wasm")]
-        // SAFETY: the build enables simd128; lengths as above.
-        unsafe {
-            super::int8_simd::wasm::row(kind, w, ws, x, self.group)
-        }
-        #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
-        row_with(kind, w, ws, x, self.group, portable_sums)
+        Native::int8_row(kind, w, ws, x, self.group)
     }
 
     /// [`QRef::dot_int8`] of rows `first..first + out.len()` (at most 8) of a matrix whose
@@ -258,22 +207,7 @@ impl QRef<'_> {
         };
         let w = &self.values[first * bytes_a_group..(first + out.len()) * bytes_a_group];
         let ws = &self.scales[first..first + out.len()];
-        #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-        // SAFETY: the build enables AVX2 (and AVX-512 VNNI where it uses it); `w` holds the
-        // rows' whole groups and `x` one group.
-        let r = unsafe { super::int8_simd::x86::rows_of_one_group(kind, w, ws, x, self.group) };
-        #[cfg(kernel = "wasm")]
-        // SAFETY: the build enables simd128; `w` holds the rows' whole groups and `x` one
-        // group, widened.
-        let r = unsafe { super::int8_simd::wasm::rows_of_one_group(kind, w, ws, x, self.group) };
-        #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
-        let r: [f32; LANES] = {
-            let _ = (kind, w, ws);
-            std::array::from_fn(|i| match i < out.len() {
-                true => self.dot_int8((first + i) * self.group, x),
-                false => 0.0,
-            })
-        };
+        let r = Native::int8_one_group_rows(kind, w, ws, x, self.group);
         out.copy_from_slice(&r[..out.len()]);
     }
 
@@ -287,15 +221,8 @@ impl QRef<'_> {
     /// of the activations between them; each row's bits are `dot_int8`'s.
     #[inline(always)]
     pub fn dot_int8_rows<const R: usize>(&self, start: usize, x: QActRow) -> [f32; R] {
-        #[cfg(kernel = "wasm")]
-        {
-            let (kind, w, ws) = self.int8_rows_of(start, x, R);
-            // SAFETY: the build enables simd128; `int8_rows_of` sliced `w` and `ws` to
-            // exactly R rows of x's groups.
-            unsafe { super::int8_simd::wasm::rows::<R>(kind, w, ws, x, self.group) }
-        }
-        #[cfg(not(kernel = "wasm"))]
-        std::array::from_fn(|r| self.dot_int8(start + r * x.q.len(), x))
+        let (kind, w, ws) = self.int8_rows_of(start, x, R);
+        Native::int8_rows::<R>(kind, w, ws, x, self.group)
     }
 
     /// The row's kind, value bytes and scales.
@@ -317,58 +244,4 @@ impl QRef<'_> {
         let w = &self.values[g0 * bytes_a_group..(g0 + groups) * bytes_a_group];
         (kind, w, &self.scales[g0..g0 + groups])
     }
-}
-
-/// A row's product from its groups' integer sums (`sums8`, up to 8 groups a call): the one
-/// float order, lane i mod 8.
-#[inline(always)]
-pub(super) fn row_with(
-    kind: Sums,
-    w: &[u8],
-    ws: &[f32],
-    x: QActRow,
-    g: usize,
-    sums8: impl Fn(Sums, &[u8], &[i8], usize, usize) -> [i32; LANES],
-) -> f32 {
-    let groups = ws.len();
-    let bytes_a_group = w.len() / groups.max(1);
-    let mut lanes = [0.0f32; LANES];
-    let mut c = 0;
-    while c < groups {
-        let m = LANES.min(groups - c);
-        let wc = &w[c * bytes_a_group..(c + m) * bytes_a_group];
-        let mut s = sums8(kind, wc, &x.q[c * g..(c + m) * g], g, m);
-        if let Sums::Q4 = kind {
-            for (s, &xs) in s.iter_mut().zip(&x.sums[c..c + m]) {
-                *s -= 8 * xs;
-            }
-        }
-        fold(&mut lanes, &s, &ws[c..c + m], &x.scales[c..c + m]);
-        c += m;
-    }
-    reduce8(lanes)
-}
-
-/// The integer sums of `m` ≤ 8 groups, in plain loops (q4: Σ u·x over the unsigned nibbles).
-pub(super) fn portable_sums(kind: Sums, w: &[u8], x: &[i8], g: usize, m: usize) -> [i32; 8] {
-    let mut s = [0i32; LANES];
-    for (j, sj) in s.iter_mut().enumerate().take(m) {
-        let xg = &x[j * g..(j + 1) * g];
-        *sj = match kind {
-            Sums::Q8 => w[j * g..(j + 1) * g]
-                .iter()
-                .zip(xg)
-                .map(|(&a, &b)| (a as i8) as i32 * b as i32)
-                .sum(),
-            Sums::Q4 => {
-                let b = &w[j * 16..(j + 1) * 16];
-                (0..16)
-                    .map(|e| {
-                        (b[e] & 15) as i32 * xg[e] as i32 + (b[e] >> 4) as i32 * xg[16 + e] as i32
-                    })
-                    .sum()
-            }
-        };
-    }
-    s
 }

@@ -1,9 +1,10 @@
-//! The integer sums of [`super::int8`] in the build's SIMD: each returns, for up to 8 groups,
+//! The int8 products of [`super::int8`] in the build's SIMD (`simd::QuantIsa`'s x86 and
+//! wasm implementations call these): each returns, for up to 8 groups,
 //! exactly the integers `portable_sums` returns (integer sums do not depend on their order).
 
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 pub(super) mod x86 {
-    use super::super::int8::{Sums, LANES, STEP};
+    use super::super::rows::{QActRow, Sums, LANES, STEP};
     use std::arch::x86_64::*;
 
     /// acc + Σ over 4-byte lanes of u·s (u unsigned, s signed bytes): AVX-512 VNNI's
@@ -104,7 +105,7 @@ pub(super) mod x86 {
     /// of a last call of fewer groups loaded masked (the lanes they leave get + 0, which
     /// keeps a lane's bits: a lane that starts at + 0 is never − 0).
     #[inline(always)]
-    pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: super::super::QActRow, g: usize) -> f32 {
+    pub unsafe fn row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
         let groups = ws.len();
         let bytes_a_group = match kind {
             Sums::Q4 => 16,
@@ -144,7 +145,7 @@ pub(super) mod x86 {
         kind: Sums,
         w: &[u8],
         ws: &[f32],
-        x: super::super::QActRow,
+        x: QActRow,
         g: usize,
     ) -> [f32; LANES] {
         let m = ws.len();
@@ -168,8 +169,7 @@ pub(super) mod x86 {
 
 #[cfg(kernel = "wasm")]
 pub(super) mod wasm {
-    use super::super::int8::{Sums, LANES};
-    use super::super::QActRow;
+    use super::super::rows::{QActRow, Sums, LANES};
     use core::arch::wasm32::*;
 
     /// Lane j: the sum of v[j]'s 4 lanes (two rounds of shuffles and adds for 4 groups).
@@ -347,7 +347,7 @@ pub(super) mod wasm {
             let mut out = [0.0f32; LANES];
             v128_store(out.as_mut_ptr() as *mut v128, l[0]);
             v128_store(out.as_mut_ptr().add(4) as *mut v128, l[1]);
-            super::super::int8::reduce8(out)
+            super::super::rows::reduce8(out)
         })
     }
 

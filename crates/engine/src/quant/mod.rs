@@ -51,13 +51,15 @@ mod int8_simd;
 #[cfg(test)]
 mod int8_tests;
 mod qref;
-mod simd;
+mod rows;
+pub mod simd;
 mod tensor;
 #[cfg(test)]
 mod tests;
 
-pub use int8::{reduce8, QActRow, QActs, ShiftedActs};
+pub use int8::{QActs, ShiftedActs};
 pub use qref::QRef;
+pub use rows::{reduce8, QActRow};
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr};
 pub use tensor::{widen, widen_portable, F32s, MatRef, SharedBytes, Tensor};

@@ -2,7 +2,8 @@
 //! product with float32 activations (`dot`: partial groups at a row's ends, whole groups in
 //! the build's kernels, `simd`).
 
-use super::simd::{self, reduce16, QL};
+use super::rows::{reduce16, QL};
+use super::simd::{Native, QuantIsa};
 use super::{Activations, Precision, Q4_GROUP};
 
 /// One layer's quantized matrix.
@@ -64,8 +65,8 @@ impl QRef<'_> {
             let (g0, g1) = (a / g, b / g);
             let (scales, xs) = (&self.scales[g0..g1], &x[a - start..b - start]);
             match self.precision {
-                Precision::Q4 => simd::q4_row(&self.values[g0 * 16..g1 * 16], scales, xs),
-                _ => simd::q8_row(&self.values[a..b], scales, g, xs),
+                Precision::Q4 => Native::q4_row(&self.values[g0 * 16..g1 * 16], scales, xs),
+                _ => Native::q8_row(&self.values[a..b], scales, g, xs),
             }
         } else {
             0.0

@@ -1,48 +1,22 @@
-//! The row kernels over whole groups: AVX-512 natively (the build targets its CPU), simd128
-//! in the page, portable loops elsewhere; all three the same arithmetic lane for lane as
-//! `QRef::dot_lanes` (16 lanes: one 512-bit register, four 128-bit ones), multiply then
-//! add (no FMA), so the bits agree on every target.
+//! The quantized rows' kernels, chosen once ([`Native`], by the build's `cfg(kernel)`):
+//! float32 activations over whole groups (AVX-512 natively, simd128 in the page, plain loops
+//! elsewhere: the same arithmetic lane for lane as `QRef::dot_lanes`, 16 lanes, multiply then
+//! add, no FMA) and int8 activations (`int8_simd.rs`), so the bits agree on every target.
 
-/// Partial sums of the quantized dot products.
-pub(super) const QL: usize = 16;
+use super::rows::{portable_sums, reduce16, row_with, QActRow, Sums, LANES, QL};
 
-/// N partial sums (a power of two) folded in a fixed order: lane j + lane j + N/2, then
-/// j + j + N/4, …, down to one (`dot_lanes`, the row kernels and the int8 epilogue alike).
-#[inline(always)]
-pub(super) fn fold_pairs<const N: usize>(mut a: [f32; N]) -> f32 {
-    let mut w = N / 2;
-    while w > 0 {
-        for j in 0..w {
-            a[j] += a[j + w];
-        }
-        w /= 2;
-    }
-    a[0]
-}
+/// The quantized rows' kernels of an instruction set, each with the plain loops' bits (the
+/// defaults are those loops). The products call [`Native`]'s.
+pub trait QuantIsa {
+    /// Activations are read widened to 16 bits (`QActs::wide`: simd128 multiplies 16-bit
+    /// lanes).
+    const WIDE_ACTS: bool = false;
+    /// Rows `int8_rows` takes a call sharing each load of the activations (1: one a call).
+    const INT8_ROWS_A_CALL: usize = 1;
 
-/// The 16 partial sums of a quantized row folded: [`fold_pairs`].
-#[inline(always)]
-pub(super) fn reduce16(a: [f32; QL]) -> f32 {
-    fold_pairs(a)
-}
-
-/// Q8: `q` the row's int8 values (whole groups of `g`), `s` their scales.
-#[inline(always)]
-pub fn q8_row(q: &[u8], s: &[f32], g: usize, x: &[f32]) -> f32 {
-    debug_assert!(q.len() == x.len() && q.len() == s.len() * g && g.is_multiple_of(16));
-    #[cfg(kernel = "avx512")]
-    // SAFETY: the build enables AVX-512F; the lengths are checked by the caller (whole
-    // groups of a multiple of 16, as many values as inputs).
-    unsafe {
-        x86::q8_row(q, s, g, x)
-    }
-    #[cfg(kernel = "wasm")]
-    // SAFETY: the build enables simd128; lengths as above.
-    unsafe {
-        wasm::q8_row(q, s, g, x)
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
-    {
+    /// Q8 with float32 activations: `q` the row's int8 values (whole groups of `g`, a
+    /// multiple of 16), `s` their scales.
+    fn q8_row(q: &[u8], s: &[f32], g: usize, x: &[f32]) -> f32 {
         let mut total = [0.0f32; QL];
         for ((qg, xg), &sc) in q.chunks_exact(g).zip(x.chunks_exact(g)).zip(s) {
             let mut acc = [0.0f32; QL];
@@ -57,24 +31,9 @@ pub fn q8_row(q: &[u8], s: &[f32], g: usize, x: &[f32]) -> f32 {
         }
         reduce16(total)
     }
-}
 
-/// Q4: `qs` the row's groups (16 bytes each), `s` their scales.
-#[inline(always)]
-pub fn q4_row(qs: &[u8], s: &[f32], x: &[f32]) -> f32 {
-    debug_assert!(qs.len() == 16 * s.len() && x.len() == 32 * s.len());
-    #[cfg(kernel = "avx512")]
-    // SAFETY: as in `q8_row`.
-    unsafe {
-        x86::q4_row(qs, s, x)
-    }
-    #[cfg(kernel = "wasm")]
-    // SAFETY: as in `q8_row`.
-    unsafe {
-        wasm::q4_row(qs, s, x)
-    }
-    #[cfg(not(any(kernel = "avx512", kernel = "wasm")))]
-    {
+    /// Q4 with float32 activations: `qs` the row's groups (16 bytes each), `s` their scales.
+    fn q4_row(qs: &[u8], s: &[f32], x: &[f32]) -> f32 {
         let mut total = [0.0f32; QL];
         for ((b, xg), &sc) in qs.chunks_exact(16).zip(x.chunks_exact(32)).zip(s) {
             let mut acc = [0.0f32; QL];
@@ -90,11 +49,131 @@ pub fn q4_row(qs: &[u8], s: &[f32], x: &[f32]) -> f32 {
         }
         reduce16(total)
     }
+
+    /// A row's product with int8 activations (`QRef::dot_int8`): `w` and `ws` its groups'
+    /// bytes and scales, as many groups as `x` has.
+    fn int8_row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
+        row_with(kind, w, ws, x, g, portable_sums)
+    }
+
+    /// `int8_row` of up to 8 rows of one group each (`w`, `ws` their bytes and scales in
+    /// turn) against the one-group row `x`: lane j row j's (0 past the rows).
+    fn int8_one_group_rows(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> [f32; LANES] {
+        let m = ws.len();
+        let per = w.len() / m.max(1);
+        std::array::from_fn(|j| match j < m {
+            true => Self::int8_row(kind, &w[j * per..(j + 1) * per], &ws[j..j + 1], x, g),
+            false => 0.0,
+        })
+    }
+
+    /// `int8_row` of R rows one after another (`w`, `ws` their bytes and scales in turn).
+    fn int8_rows<const R: usize>(
+        kind: Sums,
+        w: &[u8],
+        ws: &[f32],
+        x: QActRow,
+        g: usize,
+    ) -> [f32; R] {
+        let (per, groups) = (w.len() / R, ws.len() / R);
+        std::array::from_fn(|r| {
+            let (w, ws) = (
+                &w[r * per..(r + 1) * per],
+                &ws[r * groups..(r + 1) * groups],
+            );
+            Self::int8_row(kind, w, ws, x, g)
+        })
+    }
+}
+
+/// The plain loops.
+pub struct Portable;
+
+impl QuantIsa for Portable {}
+
+/// The build's quantized-row kernels: chosen once, by the build's `cfg(kernel)`.
+#[cfg(kernel = "avx512")]
+pub type Native = x86::Avx512;
+#[cfg(kernel = "avx2")]
+pub type Native = x86_int8::Avx2;
+#[cfg(kernel = "wasm")]
+pub type Native = wasm::Simd128;
+#[cfg(kernel = "portable")]
+pub type Native = Portable;
+
+/// AVX2 (no AVX-512): the int8 products in x86 SIMD, float32 activations in plain loops.
+#[cfg(kernel = "avx2")]
+mod x86_int8 {
+    use super::super::int8_simd::x86;
+    use super::*;
+
+    pub struct Avx2;
+
+    impl QuantIsa for Avx2 {
+        #[inline(always)]
+        fn int8_row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
+            // SAFETY: the build enables AVX2; `w` and `ws` hold exactly the row's groups,
+            // as many as `x` has.
+            unsafe { x86::row(kind, w, ws, x, g) }
+        }
+
+        #[inline(always)]
+        fn int8_one_group_rows(
+            kind: Sums,
+            w: &[u8],
+            ws: &[f32],
+            x: QActRow,
+            g: usize,
+        ) -> [f32; LANES] {
+            // SAFETY: as in `int8_row`: the rows' whole groups, `x` one group.
+            unsafe { x86::rows_of_one_group(kind, w, ws, x, g) }
+        }
+    }
 }
 
 #[cfg(kernel = "avx512")]
 mod x86 {
+    use super::super::int8_simd::x86 as int8;
+    use super::{QActRow, QuantIsa, Sums, LANES};
     use std::arch::x86_64::*;
+
+    /// AVX-512: float32 activations 16 lanes wide, int8 products in x86 SIMD (VNNI where
+    /// the CPU has it).
+    pub struct Avx512;
+
+    impl QuantIsa for Avx512 {
+        #[inline(always)]
+        fn q8_row(q: &[u8], s: &[f32], g: usize, x: &[f32]) -> f32 {
+            // SAFETY: the build enables AVX-512F; whole groups of a multiple of 16, as many
+            // values as inputs (checked by the caller).
+            unsafe { q8_row(q, s, g, x) }
+        }
+
+        #[inline(always)]
+        fn q4_row(qs: &[u8], s: &[f32], x: &[f32]) -> f32 {
+            // SAFETY: as in `q8_row`.
+            unsafe { q4_row(qs, s, x) }
+        }
+
+        #[inline(always)]
+        fn int8_row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
+            // SAFETY: AVX-512 builds have AVX2; `w` and `ws` hold exactly the row's groups,
+            // as many as `x` has.
+            unsafe { int8::row(kind, w, ws, x, g) }
+        }
+
+        #[inline(always)]
+        fn int8_one_group_rows(
+            kind: Sums,
+            w: &[u8],
+            ws: &[f32],
+            x: QActRow,
+            g: usize,
+        ) -> [f32; LANES] {
+            // SAFETY: as in `int8_row`: the rows' whole groups, `x` one group.
+            unsafe { int8::rows_of_one_group(kind, w, ws, x, g) }
+        }
+    }
 
     /// `reduce16`: lanes j + j+8, then j + j+4, j + j+2, j + j+1.
     #[inline(always)]
@@ -150,7 +229,60 @@ mod x86 {
 
 #[cfg(kernel = "wasm")]
 mod wasm {
+    use super::super::int8_simd::wasm as int8;
+    use super::{QActRow, QuantIsa, Sums, LANES};
     use core::arch::wasm32::*;
+
+    /// simd128 (the page): float32 activations four lanes a register, int8 products on
+    /// activations widened to 16 bits, four rows a call.
+    pub struct Simd128;
+
+    impl QuantIsa for Simd128 {
+        const WIDE_ACTS: bool = true;
+        const INT8_ROWS_A_CALL: usize = 4;
+
+        #[inline(always)]
+        fn q8_row(q: &[u8], s: &[f32], g: usize, x: &[f32]) -> f32 {
+            // SAFETY: the build enables simd128; lengths as the caller checks them.
+            unsafe { q8_row(q, s, g, x) }
+        }
+
+        #[inline(always)]
+        fn q4_row(qs: &[u8], s: &[f32], x: &[f32]) -> f32 {
+            // SAFETY: as in `q8_row`.
+            unsafe { q4_row(qs, s, x) }
+        }
+
+        #[inline(always)]
+        fn int8_row(kind: Sums, w: &[u8], ws: &[f32], x: QActRow, g: usize) -> f32 {
+            // SAFETY: simd128; `w` and `ws` the row's groups, `x` widened.
+            unsafe { int8::row(kind, w, ws, x, g) }
+        }
+
+        #[inline(always)]
+        fn int8_one_group_rows(
+            kind: Sums,
+            w: &[u8],
+            ws: &[f32],
+            x: QActRow,
+            g: usize,
+        ) -> [f32; LANES] {
+            // SAFETY: simd128; the rows' whole groups, `x` one group, widened.
+            unsafe { int8::rows_of_one_group(kind, w, ws, x, g) }
+        }
+
+        #[inline(always)]
+        fn int8_rows<const R: usize>(
+            kind: Sums,
+            w: &[u8],
+            ws: &[f32],
+            x: QActRow,
+            g: usize,
+        ) -> [f32; R] {
+            // SAFETY: simd128; exactly R rows of x's groups.
+            unsafe { int8::rows::<R>(kind, w, ws, x, g) }
+        }
+    }
 
     /// `reduce16` on lanes 4v..4v+4 in vector v.
     #[inline(always)]

@@ -4,7 +4,75 @@
 //! (acc[i+16] + acc[i+24]) as (r0 + r1) + (r2 + r3), then the 8-wide chunks, the pairwise
 //! reduction and the tail; the weight chunk is loaded once for all R rows. `dot` is R = 1.
 
+use super::Isa;
 use std::arch::x86_64::*;
+
+/// The AVX2 build's kernels (x86-64 without AVX-512).
+pub struct Avx2;
+
+impl Isa for Avx2 {
+    const NAME: &'static str = "avx2";
+    const ROWS_A_PASS: usize = 2;
+    const PREFETCHES: bool = true;
+
+    #[inline(always)]
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        // SAFETY: the build enables AVX2; the kernel reads within both slices.
+        unsafe { dot_rows::<1, false>(a, [b])[0] }
+    }
+
+    /// The row prefetched 16 KiB ahead in software (the hardware prefetcher alone left a
+    /// single core short of its read bandwidth: BENCHMARKS.md).
+    #[inline(always)]
+    fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
+        // SAFETY: as in `dot`; prefetches are hints and never fault.
+        unsafe { dot_rows::<1, true>(w, [x])[0] }
+    }
+
+    #[inline(always)]
+    unsafe fn weighted_values<const G: usize>(
+        att: &[f32],
+        n: usize,
+        values: *const f32,
+        stride: usize,
+        offsets: [usize; G],
+    ) -> [[f32; 8]; G] {
+        super::values::weighted_x86(att, n, values, stride, offsets)
+    }
+
+    #[inline(always)]
+    fn dot_rows(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
+        macro_rules! pass {
+            ($r:literal) => {{
+                let a: [&[f32]; $r] = std::array::from_fn(|i| xs[i]);
+                // SAFETY: AVX2; the kernel reads within every slice, and prefetches are
+                // hints that never fault.
+                let r = unsafe {
+                    match stream {
+                        true => dot_rows::<$r, true>(w, a),
+                        false => dot_rows::<$r, false>(w, a),
+                    }
+                };
+                out.copy_from_slice(&r);
+            }};
+        }
+        match xs.len() {
+            1 => pass!(1),
+            2 => pass!(2),
+            3 => pass!(3),
+            _ => pass!(4),
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(bytes: &[u8]) {
+        super::x86_tail::prefetch(bytes)
+    }
+
+    fn flush(bytes: &[u8]) {
+        super::x86_tail::flush(bytes)
+    }
+}
 
 /// As the AVX-512 kernel's: 16 KiB ahead in a streamed weight row.
 const PREFETCH: usize = 4096;

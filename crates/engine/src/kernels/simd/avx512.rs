@@ -1,4 +1,110 @@
+//! AVX-512 (16-lane registers): `dot_portable`'s arithmetic lane for lane, decode's rows
+//! four at a time (`avx512_rows`), softmax's exp sixteen lanes wide, attention's scores
+//! eight positions at a time.
+
+use super::{Isa, LEAD};
 use std::arch::x86_64::*;
+
+/// The AVX-512 build's kernels.
+pub struct Avx512;
+
+impl Isa for Avx512 {
+    const NAME: &'static str = "avx512";
+    const WEIGHT_ROWS_A_PASS: usize = 4;
+    const ROWS_A_PASS: usize = 2;
+    const PREFETCHES: bool = true;
+    const LEADS: bool = true;
+
+    #[inline(always)]
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        // SAFETY: the build enables AVX-512F; the kernel reads within both slices.
+        unsafe { dot_avx512(a, b) }
+    }
+
+    /// Decode's rows are not prefetched on AVX-512: there the prefetch made decode slower
+    /// (BENCHMARKS.md).
+    #[inline(always)]
+    fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
+        Self::dot(w, x)
+    }
+
+    #[inline(always)]
+    fn dot_led(w: &[f32], x: &[f32]) -> f32 {
+        // SAFETY: as in `dot`; prefetches are hints and never fault.
+        unsafe { dot_avx512_led::<LEAD>(w, x) }
+    }
+
+    #[inline(always)]
+    fn exp_shifted(x: &mut [f32], shift: f32) {
+        // SAFETY: the build enables AVX-512F; the kernel reads and writes within `x`.
+        unsafe { exp_shifted(x, shift) }
+    }
+
+    #[inline(always)]
+    fn scores(att: &mut [f32], q: &[f32], keys: &[f32], stride: usize, scale: f32) {
+        super::scores_in_groups::<SCORE_GROUP>(
+            att,
+            q,
+            keys,
+            stride,
+            scale,
+            // SAFETY: AVX-512F; `k` holds the group's key rows (sliced by the caller).
+            |q, k| unsafe { score_sums(q, k.as_ptr(), stride) },
+            Self::dot,
+        )
+    }
+
+    #[inline(always)]
+    unsafe fn weighted_values<const G: usize>(
+        att: &[f32],
+        n: usize,
+        values: *const f32,
+        stride: usize,
+        offsets: [usize; G],
+    ) -> [[f32; 8]; G] {
+        super::values::weighted_x86(att, n, values, stride, offsets)
+    }
+
+    #[inline(always)]
+    fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
+        // SAFETY: AVX-512F; the kernel reads within every slice. No prefetch: these rows
+        // are short and sit in cache.
+        unsafe { super::avx512_rows::dot_wrows::<R>(ws, x) }
+    }
+
+    #[inline(always)]
+    fn dot_rows(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
+        macro_rules! pass {
+            ($r:literal) => {{
+                let a: [&[f32]; $r] = std::array::from_fn(|i| xs[i]);
+                // SAFETY: AVX-512F; the kernel reads within every slice, and prefetches
+                // are hints that never fault.
+                let r = unsafe {
+                    match stream {
+                        true => super::avx512_rows::dot_rows::<$r, true>(w, a),
+                        false => super::avx512_rows::dot_rows::<$r, false>(w, a),
+                    }
+                };
+                out.copy_from_slice(&r);
+            }};
+        }
+        match xs.len() {
+            1 => pass!(1),
+            2 => pass!(2),
+            3 => pass!(3),
+            _ => pass!(4),
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(bytes: &[u8]) {
+        super::x86_tail::prefetch(bytes)
+    }
+
+    fn flush(bytes: &[u8]) {
+        super::x86_tail::flush(bytes)
+    }
+}
 
 /// How far ahead (in floats: 16 KiB) a batch's streamed weight row is prefetched
 /// (`x86_rows::dot_rows`): measured best for one core among 256 … 16,384 (`cargo bench
@@ -105,7 +211,7 @@ unsafe fn reduce8(acc: [__m256; 8]) -> __m256 {
 }
 
 /// Positions `super::scores` reduces together: eight, in one register.
-pub(super) const SCORE_GROUP: usize = 8;
+const SCORE_GROUP: usize = 8;
 
 /// dot(q, k_j) for the eight key rows k_j at `keys.add(j * stride)`, each `dot_avx512`'s
 /// bits but for the scalar tail (from q.len() / 8 · 8, left to `super::scores`): the final

@@ -1,11 +1,9 @@
-//! Attention's weighted sum of the values (`attend_heads`), one 8-wide slice of G heads:
-//! each head's running sum of att_t · v_t in 8 lanes, a separately rounded multiply then
-//! add, positions in order, so every element is the portable loop's sum bit for bit. The
-//! heads' sums sit side by side in registers: a head's sum is one chain of dependent adds,
-//! and the adder interleaves G of them. Written with the build's vectors because LLVM,
-//! left the portable loop with its bounds checks taken out, gathered across the heads
-//! instead (stories260K's decode 9 % slower than the heads one after another). The portable
-//! build takes the heads one after another.
+//! Attention's weighted sum of the values (`Isa::weighted_values`), one 8-wide slice of G
+//! heads in the build's vectors: each head's running sum of att_t · v_t in 8 lanes, a
+//! separately rounded multiply then add, positions in order, so every element is the
+//! portable loop's sum bit for bit. The heads' sums sit side by side in registers: a head's
+//! sum is one chain of dependent adds, and the adder interleaves G of them. (Left to LLVM,
+//! the portable loop gathered across the heads instead: BENCHMARKS.md.)
 
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 use std::arch::x86_64::*;
@@ -13,11 +11,12 @@ use std::arch::x86_64::*;
 #[cfg(kernel = "wasm")]
 use core::arch::wasm32::*;
 
-/// For each head g of G: Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to
+#[cfg(any(kernel = "avx512", kernel = "avx2"))]
+/// `Isa::weighted_values` in 8-lane x86 registers (AVX2, AVX-512): for each head g of G: Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to
 /// n − 1. `values` points at the slice's first float in position 0; the caller checks that
 /// every read lies in the cache and `att` holds G·n weights.
 #[inline(always)]
-pub unsafe fn weighted<const G: usize>(
+pub unsafe fn weighted_x86<const G: usize>(
     att: &[f32],
     n: usize,
     values: *const f32,
@@ -27,57 +26,54 @@ pub unsafe fn weighted<const G: usize>(
     // The heads' weights and first values.
     let a: [*const f32; G] = std::array::from_fn(|g| att.as_ptr().add(g * n));
     let v: [*const f32; G] = std::array::from_fn(|g| values.add(offsets[g]));
-    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-    {
-        // Eight heads' sums in eight of AVX2's 16 registers (AVX-512's 32).
-        let mut acc = [_mm256_setzero_ps(); G];
+    // Eight heads' sums in eight of AVX2's 16 registers (AVX-512's 32).
+    let mut acc = [_mm256_setzero_ps(); G];
+    for t in 0..n {
+        for g in 0..G {
+            let p = _mm256_mul_ps(
+                _mm256_set1_ps(*a[g].add(t)),
+                _mm256_loadu_ps(v[g].add(t * stride)),
+            );
+            acc[g] = _mm256_add_ps(acc[g], p);
+        }
+    }
+    acc.map(|s| std::mem::transmute::<__m256, [f32; 8]>(s))
+}
+
+#[cfg(kernel = "wasm")]
+/// `Isa::weighted_values` in wasm's 4-lane registers: for each head g of G: Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to
+/// n − 1. `values` points at the slice's first float in position 0; the caller checks that
+/// every read lies in the cache and `att` holds G·n weights.
+#[inline(always)]
+pub unsafe fn weighted_wasm<const G: usize>(
+    att: &[f32],
+    n: usize,
+    values: *const f32,
+    stride: usize,
+    offsets: [usize; G],
+) -> [[f32; 8]; G] {
+    // The heads' weights and first values.
+    let a: [*const f32; G] = std::array::from_fn(|g| att.as_ptr().add(g * n));
+    let v: [*const f32; G] = std::array::from_fn(|g| values.add(offsets[g]));
+    // Two 4-lane vectors a head; V8 has 16 vector registers, so at most four heads a
+    // pass (eight would spill).
+    let mut out = [[0.0f32; 8]; G];
+    let mut h = 0;
+    while h < G {
+        let heads = (G - h).min(4);
+        let mut acc = [[f32x4_splat(0.0); 2]; 4];
         for t in 0..n {
-            for g in 0..G {
-                let p = _mm256_mul_ps(
-                    _mm256_set1_ps(*a[g].add(t)),
-                    _mm256_loadu_ps(v[g].add(t * stride)),
-                );
-                acc[g] = _mm256_add_ps(acc[g], p);
+            for (g, acc) in acc.iter_mut().enumerate().take(heads) {
+                let at = f32x4_splat(*a[h + g].add(t));
+                let p = v[h + g].add(t * stride);
+                acc[0] = f32x4_add(acc[0], f32x4_mul(at, v128_load(p as *const v128)));
+                acc[1] = f32x4_add(acc[1], f32x4_mul(at, v128_load(p.add(4) as *const v128)));
             }
         }
-        acc.map(|s| std::mem::transmute::<__m256, [f32; 8]>(s))
-    }
-    #[cfg(kernel = "wasm")]
-    {
-        // Two 4-lane vectors a head; V8 has 16 vector registers, so at most four heads a
-        // pass (eight would spill).
-        let mut out = [[0.0f32; 8]; G];
-        let mut h = 0;
-        while h < G {
-            let heads = (G - h).min(4);
-            let mut acc = [[f32x4_splat(0.0); 2]; 4];
-            for t in 0..n {
-                for (g, acc) in acc.iter_mut().enumerate().take(heads) {
-                    let at = f32x4_splat(*a[h + g].add(t));
-                    let p = v[h + g].add(t * stride);
-                    acc[0] = f32x4_add(acc[0], f32x4_mul(at, v128_load(p as *const v128)));
-                    acc[1] = f32x4_add(acc[1], f32x4_mul(at, v128_load(p.add(4) as *const v128)));
-                }
-            }
-            for g in 0..heads {
-                out[h + g] = std::mem::transmute::<[v128; 2], [f32; 8]>(acc[g]);
-            }
-            h += heads;
+        for g in 0..heads {
+            out[h + g] = std::mem::transmute::<[v128; 2], [f32; 8]>(acc[g]);
         }
-        out
+        h += heads;
     }
-    // The portable build: a head at a time, its eight sums in a local.
-    #[cfg(kernel = "portable")]
-    {
-        let mut out = [[0.0f32; 8]; G];
-        for (g, out) in out.iter_mut().enumerate() {
-            for t in 0..n {
-                let (at, p) = (*a[g].add(t), v[g].add(t * stride));
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o += at * *p.add(i);
-                }
-            }
-        }
-        out
-    }
+    out
 }

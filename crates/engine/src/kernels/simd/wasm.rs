@@ -1,4 +1,54 @@
+//! wasm SIMD (4-lane registers, the page's build): `dot_portable`'s arithmetic lane for
+//! lane, decode's short rows two at a time, attention's scores four positions at a time.
+
+use super::Isa;
 use core::arch::wasm32::*;
+
+/// The page's build's kernels (simd128).
+pub struct Simd128;
+
+impl Isa for Simd128 {
+    const NAME: &'static str = "wasm simd128";
+    /// Two: four rows' accumulators do not fit V8's registers (`dot_wrows`).
+    const WEIGHT_ROWS_A_PASS: usize = 2;
+
+    #[inline(always)]
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        // SAFETY: the build enables simd128; the kernel reads within both slices.
+        unsafe { dot_simd128(a, b) }
+    }
+
+    #[inline(always)]
+    fn scores(att: &mut [f32], q: &[f32], keys: &[f32], stride: usize, scale: f32) {
+        super::scores_in_groups::<SCORE_GROUP>(
+            att,
+            q,
+            keys,
+            stride,
+            scale,
+            // SAFETY: simd128; `k` holds the group's key rows (sliced by the caller).
+            |q, k| unsafe { score_sums(q, k.as_ptr(), stride) },
+            Self::dot,
+        )
+    }
+
+    #[inline(always)]
+    unsafe fn weighted_values<const G: usize>(
+        att: &[f32],
+        n: usize,
+        values: *const f32,
+        stride: usize,
+        offsets: [usize; G],
+    ) -> [[f32; 8]; G] {
+        super::values::weighted_wasm(att, n, values, stride, offsets)
+    }
+
+    #[inline(always)]
+    fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
+        // SAFETY: simd128; the kernel reads within every slice.
+        unsafe { dot_wrows::<R>(ws, x) }
+    }
+}
 
 /// `dot_portable` lane for lane in 4-lane registers: the 32 partial sums as eight
 /// vectors (lanes 4q..4q+4 in vector q), multiply then add (wasm SIMD has no fused
@@ -141,7 +191,7 @@ pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] 
 }
 
 /// Positions `super::scores` reduces together: four, one a lane.
-pub(super) const SCORE_GROUP: usize = 4;
+const SCORE_GROUP: usize = 4;
 
 /// dot(q, k_j) for the four key rows k_j at `keys.add(j * stride)`, each `dot_simd128`'s
 /// bits but for the scalar tail (from q.len() / 8 · 8, left to `super::scores`): the

@@ -55,3 +55,22 @@ unsafe fn finish<const R: usize>(
     }
     out
 }
+
+/// Asks for `bytes` in cache a line at a time (a hint: it never faults, changes no value).
+#[inline(always)]
+pub fn prefetch(bytes: &[u8]) {
+    for line in bytes.chunks(64) {
+        // SAFETY: a prefetch reads nothing architecturally and never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr() as *const i8) };
+    }
+}
+
+/// Evicts `bytes` from every cache level (`clflush` a line at a time), then fences.
+pub fn flush(bytes: &[u8]) {
+    for line in bytes.chunks(64) {
+        // SAFETY: the line is within `bytes`; clflush only evicts it.
+        unsafe { _mm_clflush(line.as_ptr()) };
+    }
+    // SAFETY: a fence has no operands.
+    unsafe { _mm_mfence() };
+}
