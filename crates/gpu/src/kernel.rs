@@ -114,6 +114,26 @@ impl Kernel {
         }
     }
 
+    /// Records one dispatch into `pass`: the parameter block at `slot` and, where the
+    /// layout has one, the step block `step` (0 = all rows, 1 + i = sequence run i).
+    pub fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        bg: &wgpu::BindGroup,
+        (slot, step): (u64, u64),
+        groups: [u32; 3],
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        let offsets = [(slot * PARAM_SLOT) as u32, (step * PARAM_SLOT) as u32];
+        let dynamic = if self.has_step {
+            &offsets[..]
+        } else {
+            &offsets[..1]
+        };
+        pass.set_bind_group(0, bg, dynamic);
+        pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+    }
+
     /// A bind group with `buffers` in binding order; `Params` and `Step` bindings cover one
     /// slot (chosen by dynamic offset when dispatching).
     pub fn bind(

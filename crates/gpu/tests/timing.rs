@@ -8,18 +8,8 @@ mod common;
 use common::{gpu_backend, model};
 use decoding_engine::backend::Backend;
 use decoding_engine::{BackendError, Batch, Logits};
+use decoding_gpu::backend::{KERNEL_NAMES, LAYER_KERNELS};
 use pollster::block_on;
-
-const KERNELS: [&str; 8] = [
-    "embed",
-    "qkv",
-    "attention",
-    "wo",
-    "mlp_in",
-    "w2",
-    "final norm",
-    "classifier",
-];
 
 /// Prefill of 5 tokens then 6 decode steps; the logits of every step.
 fn run(be: &mut dyn Backend) -> Vec<Vec<f32>> {
@@ -56,11 +46,12 @@ fn timed_passes_give_the_same_logits_and_time_every_kernel() {
     assert_eq!(t.passes, 7, "one prefill and six decode submissions");
     assert_eq!(t.untimed_passes, 0);
     let names: Vec<&str> = t.kernels.iter().map(|k| k.name.as_str()).collect();
-    assert_eq!(names, KERNELS);
+    assert_eq!(names, KERNEL_NAMES);
     for k in &t.kernels {
-        let per_pass = match k.name.as_str() {
-            "embed" | "final norm" | "classifier" => 1,
-            _ => layers,
+        let per_pass = if LAYER_KERNELS.contains(&k.name.as_str()) {
+            layers
+        } else {
+            1
         };
         assert_eq!(k.dispatches, 7 * per_pass, "{}", k.name);
         assert!(

@@ -13,6 +13,7 @@
 //! does not grow with the sequence.
 
 mod plan;
+pub use plan::{CLASSIFIER, EMBED, FINAL_NORM, KERNEL_NAMES, LAYER_KERNELS};
 mod probe;
 mod resources;
 mod submit;

@@ -52,6 +52,35 @@ pub(super) const LAYER: [LayerOp; 5] = [
         groups: |c, r| matmul::mm_groups(c.dim, r), per_seq: false },
 ];
 
+/// The embedding's name in the kernel times (the pass's first dispatch).
+pub const EMBED: &str = "embed";
+/// The final RMSNorm's name in the kernel times (before the classifier).
+pub const FINAL_NORM: &str = "final norm";
+/// The classifier's name in the kernel times (the pass's last dispatch).
+pub const CLASSIFIER: &str = "classifier";
+
+/// The kernels of a layer, in dispatch order, by their names in the kernel times.
+pub const LAYER_KERNELS: [&str; LAYER.len()] = [
+    LAYER[0].name,
+    LAYER[1].name,
+    LAYER[2].name,
+    LAYER[3].name,
+    LAYER[4].name,
+];
+
+/// Every kernel of a pass with logits, in dispatch order, by their names in the kernel
+/// times: the embedding, the layer's, the final norm and the classifier.
+pub const KERNEL_NAMES: [&str; LAYER.len() + 3] = [
+    EMBED,
+    LAYER_KERNELS[0],
+    LAYER_KERNELS[1],
+    LAYER_KERNELS[2],
+    LAYER_KERNELS[3],
+    LAYER_KERNELS[4],
+    FINAL_NORM,
+    CLASSIFIER,
+];
+
 /// Parameter-slot indices in the shared uniform buffer: the embedding, LAYER for each
 /// layer, the final norm and the classifier.
 pub(super) fn layer_slot(l: usize, op: usize) -> u64 {

@@ -2,7 +2,7 @@
 //! compute pass, cut for the probe's copies, or a timed pass a dispatch), one logits
 //! read-back.
 
-use super::plan::{final_slot, layer_slot, Chunk, LayerOp, LAYER};
+use super::plan::{final_slot, layer_slot, Chunk, LayerOp, CLASSIFIER, EMBED, FINAL_NORM, LAYER};
 use super::probe::{Taps, ATTENTION_OP};
 use super::resources::GpuSeq;
 use super::timer::{Recorder, Stamps};
@@ -34,7 +34,7 @@ impl GpuBackend {
             .collect::<Result<_, _>>()?;
         let n = chunk.rows.len() as u32;
         let groups = [(c.dim as u32).div_ceil(WORKGROUP), n, 1];
-        rec.dispatch("embed", &k.embed, &g.embed, (0, 0), groups);
+        rec.dispatch(EMBED, &k.embed, &g.embed, (0, 0), groups);
         for l in 0..layers.min(c.n_layers) {
             for (i, op) in LAYER.iter().enumerate() {
                 self.dispatch_op(rec, op, (l, layer_slot(l, i)), &runs, n);
@@ -45,9 +45,9 @@ impl GpuBackend {
         }
         if logit_rows > 0 {
             let (m, slot) = (logit_rows, final_slot(c));
-            rec.dispatch("final norm", &k.rmsnorm, &g.rms_final, (slot, 0), [m, 1, 1]);
+            rec.dispatch(FINAL_NORM, &k.rmsnorm, &g.rms_final, (slot, 0), [m, 1, 1]);
             let groups = mm_groups(c.vocab_size, m);
-            rec.dispatch("classifier", &k.matmul, &g.cls, (slot + 1, 0), groups);
+            rec.dispatch(CLASSIFIER, &k.matmul, &g.cls, (slot + 1, 0), groups);
         }
         Ok(())
     }
@@ -293,24 +293,4 @@ impl GpuBackend {
         }
         Ok((out.into_iter().flat_map(|(_, l)| l).collect(), record))
     }
-}
-
-/// One dispatch: `step` picks the step block (0 = all rows, 1 + i = run i).
-pub(super) fn dispatch(
-    pass: &mut wgpu::ComputePass,
-    kernel: &Kernel,
-    bg: &wgpu::BindGroup,
-    slot: u64,
-    step: u64,
-    groups: [u32; 3],
-) {
-    pass.set_pipeline(&kernel.pipeline);
-    let offsets = [(slot * PARAM_SLOT) as u32, (step * PARAM_SLOT) as u32];
-    let dynamic = if kernel.has_step {
-        &offsets[..]
-    } else {
-        &offsets[..1]
-    };
-    pass.set_bind_group(0, bg, dynamic);
-    pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
 }

@@ -4,7 +4,6 @@
 //! after the logits. Untimed, the whole submission is one pass, cut only for the probe's
 //! copies.
 
-use super::submit::dispatch;
 use crate::kernel::Kernel;
 use decoding_engine::backend::timing::KernelTimes;
 
@@ -97,7 +96,7 @@ impl<'e> Recorder<'e> {
         name: &'static str,
         kernel: &Kernel,
         bg: &wgpu::BindGroup,
-        (slot, step): (u64, u64),
+        blocks: (u64, u64),
         groups: [u32; 3],
     ) {
         match &mut self.stamps {
@@ -114,7 +113,7 @@ impl<'e> Recorder<'e> {
                             end_of_pass_write_index: Some(i + 1),
                         }),
                     });
-                dispatch(&mut pass, kernel, bg, slot, step, groups);
+                kernel.dispatch(&mut pass, bg, blocks, groups);
                 s.names.push(name);
             }
             None => {
@@ -127,7 +126,7 @@ impl<'e> Recorder<'e> {
                         })
                         .forget_lifetime()
                 });
-                dispatch(pass, kernel, bg, slot, step, groups);
+                kernel.dispatch(pass, bg, blocks, groups);
             }
         }
     }

@@ -106,11 +106,6 @@ impl Isa for Avx512 {
     }
 }
 
-/// How far ahead (in floats: 16 KiB) a batch's streamed weight row is prefetched
-/// (`x86_rows::dot_rows`): measured best for one core among 256 … 16,384 (`cargo bench
-/// --bench matvec`). Decode's rows are not prefetched on AVX-512 (`dot_streamed`).
-pub(super) const PREFETCH: usize = 4096;
-
 /// `dot_portable` lane for lane: the 32 partial sums as two 16-lane registers, each a
 /// separately rounded multiply then add (no FMA), the same fold, chunks, pairwise
 /// reduction and tail.
@@ -134,16 +129,6 @@ pub unsafe fn dot_avx512_led<const LEAD: usize>(a: &[f32], b: &[f32]) -> f32 {
         sum += *pa.add(k) * *pb.add(k);
     }
     sum
-}
-
-/// The 32 partial sums acc[0..16] = `lo`, acc[16..32] = `hi` folded to eight:
-/// acc8[i] = (acc[i] + acc[i+8]) + (acc[i+16] + acc[i+24]).
-#[inline(always)]
-pub(super) unsafe fn fold32(lo: __m512, hi: __m512) -> __m256 {
-    let upper = |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo), upper(lo));
-    let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi), upper(hi));
-    _mm256_add_ps(l8, h8)
 }
 
 /// `dot_avx512`'s eight partial sums of a[..n]·b[..n] before its final reduction: the
@@ -170,7 +155,7 @@ unsafe fn partial8<const LEAD: usize>(pa: *const f32, pb: *const f32, n: usize) 
             hi = _mm512_add_ps(hi, x1);
             k += 32;
         }
-        acc8 = fold32(lo, hi);
+        acc8 = super::avx512_rows::fold32(lo, hi);
     }
     while k + 8 <= n {
         let p = _mm256_mul_ps(_mm256_loadu_ps(pa.add(k)), _mm256_loadu_ps(pb.add(k)));

@@ -13,7 +13,7 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
         let mut k = 0;
         while k + 32 <= n {
             if STREAM {
-                let ahead = super::avx512::PREFETCH;
+                let ahead = PREFETCH;
                 _mm_prefetch::<_MM_HINT_T0>(pw.wrapping_add(k + ahead) as *const i8);
                 _mm_prefetch::<_MM_HINT_T0>(pw.wrapping_add(k + ahead + 16) as *const i8);
             }
@@ -27,7 +27,7 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
             }
             k += 32;
         }
-        std::array::from_fn(|r| super::avx512::fold32(lo[r], hi[r]))
+        std::array::from_fn(|r| fold32(lo[r], hi[r]))
     })
 }
 
@@ -42,4 +42,19 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
 #[inline(always)]
 pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
     dot_rows::<R, false>(x, ws)
+}
+
+/// How far ahead (in floats: 16 KiB) a batch's streamed weight row is prefetched
+/// (`dot_rows`): measured best for one core among 256 … 16,384 (`cargo bench
+/// --bench matvec`). Decode's rows are not prefetched on AVX-512 (`dot_streamed`).
+pub(super) const PREFETCH: usize = 4096;
+
+/// The 32 partial sums acc[0..16] = `lo`, acc[16..32] = `hi` folded to eight:
+/// acc8[i] = (acc[i] + acc[i+8]) + (acc[i+16] + acc[i+24]).
+#[inline(always)]
+pub(super) unsafe fn fold32(lo: __m512, hi: __m512) -> __m256 {
+    let upper = |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    let l8 = _mm256_add_ps(_mm512_castps512_ps256(lo), upper(lo));
+    let h8 = _mm256_add_ps(_mm512_castps512_ps256(hi), upper(hi));
+    _mm256_add_ps(l8, h8)
 }

@@ -56,7 +56,7 @@ fn the_batching_panel_runs_lanes() {
     assert_eq!(v2.passes, 13);
     assert_eq!(ids(&v2.lanes[2])[..12], ids(&v.lanes[2])[..]);
     // The transcript is untouched by the lanes.
-    assert_eq!(s.gen.as_ref().unwrap().generated_ids(), want);
+    assert_eq!(s.core.gen.as_ref().unwrap().generated_ids(), want);
 }
 
 /// The sweep has a row per batch size with positive rates and the machine's peaks; the
@@ -116,7 +116,7 @@ fn the_batching_panel_sweeps_and_serves_both_policies() {
     }
     assert!(view.continuous.passes <= view.static_.passes);
     // The KV calculator's stories260K preset has the model's own parameter count.
-    let m = s.model.as_ref().unwrap();
+    let m = s.core.model.as_ref().unwrap();
     assert_eq!(
         decoding_page::page::PRESETS[0].params,
         m.config().n_params()
@@ -130,7 +130,7 @@ fn the_batching_panel_sweeps_and_serves_both_policies() {
 fn batching_sequences_are_checked_against_the_budget_first() {
     use decoding_engine::budget::{Budget, Footprint};
     let (s, _) = loaded();
-    let c = *s.model.as_ref().unwrap().config();
+    let c = *s.core.model.as_ref().unwrap().config();
     let five = Footprint::of(&c).unwrap().with_sequences(5).unwrap();
     assert!(super::batching::check_room(&c, 4, Budget(five)).is_ok());
     match super::batching::check_room(&c, 5, Budget(five)) {
@@ -182,19 +182,7 @@ fn the_gpu_split_times_each_kernel_on_the_gpu_and_says_why_not_on_the_cpu() {
     assert_eq!(v.note, None);
     assert_eq!(v.tokens, 16);
     let names: Vec<&str> = v.kernels.iter().map(|k| k.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "embed",
-            "qkv",
-            "attention",
-            "wo",
-            "mlp_in",
-            "w2",
-            "final norm",
-            "classifier"
-        ]
-    );
+    assert_eq!(names, decoding_gpu::backend::KERNEL_NAMES);
     // 5 layers: five of each layer kernel a step, one of the others.
     let per_step: Vec<u64> = v.kernels.iter().map(|k| k.dispatches / 16).collect();
     assert_eq!(per_step, [1, 5, 5, 5, 5, 5, 1, 1]);
