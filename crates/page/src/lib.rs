@@ -1,9 +1,11 @@
 //! The Decoding Explorer page's plain logic, shared by its UI thread (crate `decoding-app`)
 //! and its engine worker (crate `decoding-worker`), tested natively: the typed messages
-//! between them ([`protocol`]), the page's state and its reactions ([`page`]), the lesson
-//! track ([`lesson`]), the taxonomy, and every figure's geometry and export. No GPU and no
-//! browser types: the UI links it without the engine's backends.
+//! between them ([`protocol`]), the page's state ([`page`]), the lesson track ([`lesson`]),
+//! the page's behaviour on top of them (reactions and controls: [`behaviour`]), the
+//! taxonomy, and every figure's geometry and export. No GPU and no browser types: the UI
+//! links it without the engine's backends.
 
+pub mod behaviour;
 pub mod export;
 pub mod finite;
 pub mod geometry;

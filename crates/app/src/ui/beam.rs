@@ -37,7 +37,7 @@ impl BeamViews {
         let BeamEvent::Beam { mut view } = e;
         let patched = self
             .nodes
-            .try_update(|nodes| decoding_page::page::patch_beam(nodes, &mut view));
+            .try_update(|nodes| decoding_page::behaviour::patch_beam(nodes, &mut view));
         self.view.set(Some(view));
         patched.unwrap_or(Ok(()))
     }

@@ -356,9 +356,11 @@ impl ToyViews {
         let history = RwSignal::new(String::new());
         let result = Memo::new(move |_| {
             page.with(|p| {
-                p.panels
-                    .contains(&Panel::Toy)
-                    .then(|| history.with(|h| settings.with(|s| page::controls::toy_view(p, h, s))))
+                p.panels.contains(&Panel::Toy).then(|| {
+                    history.with(|h| {
+                        settings.with(|s| decoding_page::behaviour::controls::toy_view(p, h, s))
+                    })
+                })
             })
         });
         let trace =

@@ -1,10 +1,10 @@
 //! The worker's events into the page's signals: what they call for is decided by the page's
-//! model (`decoding_page::page::PageModel`, tested natively); here its reaction is carried
+//! model (`decoding_page::behaviour::PageModel`, tested natively); here its reaction is carried
 //! out, the model's and the transcript's events stored in theirs, each panel's in its own
 //! (`Views::store`).
 
 use super::{lesson, LoadState, Ui};
-use decoding_page::page::Reaction;
+use decoding_page::behaviour::Reaction;
 use decoding_page::protocol::*;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;

@@ -55,7 +55,7 @@ impl Ui {
     /// The next (+1) or previous (−1) step; opens the track at its first step if closed.
     pub fn lesson_move(&self, by: isize) {
         let at = self.shell.page.with_untracked(|p| p.lesson);
-        if let Some(next) = decoding_page::page::controls::lesson_move(at, by) {
+        if let Some(next) = decoding_page::behaviour::controls::lesson_move(at, by) {
             self.open_lesson(next);
         }
     }

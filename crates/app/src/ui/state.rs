@@ -1,6 +1,6 @@
 //! The page's state: one group of signals per part of the page ([`Ui`]), fed by the
 //! worker's events (`events.rs`) and by the controls. What a control does is decided by
-//! the page's model (`decoding_page::page::controls`, tested natively); here it is carried
+//! the page's model (`decoding_page::behaviour::controls`, tested natively); here it is carried
 //! out: the state it changed is set, the requests it asked for are sent.
 
 use super::{batching, beam, compare, distribution, inside, kv, quant, speculative};
@@ -8,8 +8,9 @@ use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::decode::sampling::knobs::Knob;
 use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings};
 use decoding_engine::Precision;
-use decoding_page::page::controls::{self, Knobs};
-use decoding_page::page::{self, PageModel, PageState, Panel};
+use decoding_page::behaviour::controls::{self, Knobs};
+use decoding_page::behaviour::PageModel;
+use decoding_page::page::{self, PageState, Panel};
 use decoding_page::protocol::*;
 use leptos::prelude::*;
 use std::time::Duration;

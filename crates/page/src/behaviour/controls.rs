@@ -2,10 +2,11 @@
 //! page's state (the link's view, the knobs) and says which requests go to the worker. The
 //! Leptos components call these and carry out the result; they decide nothing themselves.
 
-use super::{from_query, probe_open, view_requests, PageModel, PageState, Panel, Restored};
-use super::{toy::parse_toy_history, DEFAULT_TOY};
-use super::{SpecLink, MAX_SPEC_CYCLES};
+use super::PageModel;
 use crate::page::chain::toy_trace;
+use crate::page::{from_query, probe_open, view_requests, PageState, Panel, Restored};
+use crate::page::{toy::parse_toy_history, DEFAULT_TOY};
+use crate::page::{SpecLink, MAX_SPEC_CYCLES};
 use crate::protocol::*;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::sampling::knobs::{Control, Knob};
@@ -253,7 +254,7 @@ impl PageModel {
     ) -> (Vec<Option<String>>, Vec<Request>) {
         let parsed: Vec<_> = texts
             .iter()
-            .map(|t| super::parse_column(t, vocab_size))
+            .map(|t| crate::page::parse_column(t, vocab_size))
             .collect();
         let errors: Vec<Option<String>> = parsed
             .iter()
@@ -270,7 +271,7 @@ impl PageModel {
             return (errors, vec![]);
         }
         let columns: Vec<Settings> = parsed.into_iter().filter_map(Result::ok).collect();
-        page.compare = Some(super::CompareLink {
+        page.compare = Some(crate::page::CompareLink {
             columns: columns.clone(),
             steps: 0,
         });
@@ -300,7 +301,7 @@ pub fn lesson_move(at: Option<usize>, by: isize) -> Option<usize> {
 /// generated") under the settings in force, or what is wrong with the text.
 pub fn toy_view(page: &PageState, history: &str, settings: &Settings) -> Result<TraceView, String> {
     let text = page.toy.as_deref().unwrap_or(DEFAULT_TOY);
-    let logits = super::parse_toy(text)?;
+    let logits = crate::page::parse_toy(text)?;
     let history = parse_toy_history(history, logits.len()).map_err(|e| format!("history: {e}"))?;
     toy_trace(&logits, &history, settings)
 }

@@ -5,8 +5,14 @@
 //! taken, the columns' steps), the beam tree patched from its changes, a loaded transcript's
 //! tokens checked against its replay, and whether a run goes on. The UI (`decoding-app`)
 //! stores the views in its signals and does what the reaction says.
+//!
+//! `controls` holds the rest of the page's behaviour: what a knob, a panel's toggle, a
+//! step, a prompt, the backend, the weights and the lesson's keys do to the link's state.
+//! Both sit above the lesson track, whose steps they apply.
 
-use super::{probe_open, spec_and_compare_requests, PageState, Panel};
+pub mod controls;
+
+use crate::page::{probe_open, spec_and_compare_requests, PageState, Panel};
 use crate::protocol::*;
 use decoding_engine::decode::beam::BeamNode;
 use decoding_engine::decode::sampling::{Settings, Strategy};

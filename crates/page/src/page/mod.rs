@@ -5,9 +5,7 @@
 
 pub mod chain;
 pub mod compare;
-pub mod controls;
 pub mod link;
-pub mod model;
 pub mod panel;
 pub mod pieces;
 pub mod presets;
@@ -16,7 +14,6 @@ pub mod toy;
 
 pub use compare::*;
 pub use link::*;
-pub use model::{patch_beam, PageModel, Reaction};
 pub use panel::Panel;
 pub use pieces::piece_text;
 pub use presets::*;
