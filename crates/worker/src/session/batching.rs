@@ -4,7 +4,7 @@
 //! measured here for the roofline, and a seeded trace served continuous and static — all
 //! on the running backend, with the engine's own code (`decoding_engine::serving::batching`).
 
-use super::{err, Host, Session};
+use super::base::{err, Core, Host};
 use decoding_engine::budget::{Budget, Footprint};
 use decoding_engine::serving::batching::{simulate, throughput, trace, Lanes, Policy, Throughput};
 use decoding_engine::serving::roofline;
@@ -169,7 +169,7 @@ fn machine_peaks(
     peaks
 }
 
-impl Session {
+impl Core {
     /// Where a decoded token's time goes on the running GPU backend (`time_kernels`); on
     /// the CPU backend the view says there is nothing to time.
     pub(super) async fn gpu_split(&mut self, host: &dyn Host) -> Vec<Event> {
@@ -201,9 +201,10 @@ pub(super) struct LanesRun {
     settings: decoding_engine::decode::sampling::Settings,
 }
 
-impl Session {
-    pub(super) async fn batch_lanes(
+impl Core {
+    async fn batch_lanes(
         &mut self,
+        panel: &mut Option<LanesRun>,
         batch: u32,
         tokens: u32,
         host: &dyn Host,
@@ -231,13 +232,13 @@ impl Session {
         let ends = [m.tokenizer.eos, m.tokenizer.bos];
         let clock = || host.now();
         // The same B, prompt and knobs: extend; anything else: a new run.
-        let same = self.panels.lanes.as_ref().is_some_and(|r| {
+        let same = panel.as_ref().is_some_and(|r| {
             r.lanes.seeds().len() == batch as usize
                 && r.lanes.prompt() == prompt.as_slice()
                 && r.settings == self.settings
         });
         if !same {
-            if let Some(old) = self.panels.lanes.take() {
+            if let Some(old) = panel.take() {
                 old.lanes.release(engine);
             }
             let seeds: Vec<u64> = (0..batch as u64)
@@ -245,7 +246,7 @@ impl Session {
                 .collect();
             match Lanes::start(engine, &prompt, &seeds, &clock).await {
                 Ok(lanes) => {
-                    self.panels.lanes = Some(LanesRun {
+                    *panel = Some(LanesRun {
                         lanes,
                         settings: self.settings.clone(),
                     })
@@ -253,7 +254,7 @@ impl Session {
                 Err(e) => return vec![err(e)],
             }
         }
-        let Some(run) = self.panels.lanes.as_mut() else {
+        let Some(run) = panel.as_mut() else {
             return vec![err("no lanes")];
         };
         while run
@@ -274,11 +275,11 @@ impl Session {
                 break;
             }
         }
-        self.lanes_view().into_iter().collect()
+        self.lanes_view(panel).into_iter().collect()
     }
 
-    fn lanes_view(&self) -> Option<Event> {
-        let (run, m) = (self.panels.lanes.as_ref()?, self.model.as_ref()?);
+    fn lanes_view(&self, panel: &Option<LanesRun>) -> Option<Event> {
+        let (run, m) = (panel.as_ref()?, self.model.as_ref()?);
         let tok = |id: u32| PromptToken {
             id,
             piece: m.tokenizer.piece(id).unwrap_or("?").to_string(),
@@ -473,12 +474,17 @@ impl Session {
     }
 }
 
-impl Session {
+impl Core {
     /// The batching panel's requests.
-    pub(super) async fn batch_request(&mut self, r: BatchRequest, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn batch_request(
+        &mut self,
+        panel: &mut Option<LanesRun>,
+        r: BatchRequest,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         match r {
             BatchRequest::BatchLanes { batch, tokens } => {
-                self.batch_lanes(batch, tokens, host).await
+                self.batch_lanes(panel, batch, tokens, host).await
             }
             BatchRequest::BatchSweep {
                 batches,

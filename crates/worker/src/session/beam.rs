@@ -1,8 +1,8 @@
 //! Beam search in the page: the tree grown one step at a time on forked caches, beside
 //! greedy decoding and its log-probability.
 
-use super::Beam;
-use super::{err, Session};
+use super::base::Beam;
+use super::base::{err, Core};
 use decoding_engine::decode::beam::{BeamConfig, BeamNode, BeamSearch};
 use decoding_engine::decode::generation::{Generation, GenerationError};
 use decoding_engine::decode::sampling::Settings;
@@ -10,7 +10,7 @@ use decoding_engine::kernels::logprob::log_softmax_at;
 use decoding_engine::Backend;
 use decoding_page::protocol::*;
 
-impl Session {
+impl Core {
     fn beam_config(&self) -> BeamConfig {
         // Before beam search is chosen the panel previews a width-3 search.
         BeamConfig::from_settings(&self.settings, (3, 1.0, true, 3))
@@ -248,7 +248,7 @@ impl Session {
     }
 }
 
-impl Session {
+impl Core {
     /// The beam panel's requests.
     pub(super) async fn beam_request(&mut self, r: BeamRequest) -> Vec<Event> {
         match r {

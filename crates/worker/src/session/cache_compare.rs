@@ -2,13 +2,13 @@
 //! the cached step computes the new token only; without the cache the whole n-token prefix
 //! runs again as one batch on a fresh sequence.
 
-use super::MEASURE_MS;
-use super::{err, Host, Session};
+use super::base::MEASURE_MS;
+use super::base::{err, Core, Host};
 use decoding_engine::serving::cost::StepMacs;
 use decoding_engine::Backend;
 use decoding_page::protocol::*;
 
-impl Session {
+impl Core {
     /// Times one decode step with the cache against the same token computed without it (the
     /// prefix run again on a fresh sequence), at each length; counts their multiply-adds.
     pub async fn cache_compare(&mut self, positions: &[usize], host: &dyn Host) -> Vec<Event> {
@@ -79,7 +79,7 @@ impl Session {
     }
 }
 
-impl Session {
+impl Core {
     /// The KV panel's request.
     pub(super) async fn kv_request(&mut self, r: KvRequest, host: &dyn Host) -> Vec<Event> {
         match r {

@@ -4,8 +4,8 @@
 //! transcript's prompt. Each column is a `Generation`, the transcript's own loop, so a
 //! column's text is what `decoding-explorer generate` gives with its knobs and seed.
 
+use super::base::{err, Core, Host};
 use super::batching::check_room;
-use super::{err, Host, Session};
 use decoding_engine::budget::Budget;
 use decoding_engine::decode::generation::{Generation, StepOutcome};
 use decoding_engine::decode::sampling::{Settings, Strategy};
@@ -26,8 +26,12 @@ pub(super) struct ColumnsRun {
     columns: Vec<Column>,
 }
 
-impl Session {
-    pub(super) async fn columns_start(&mut self, columns: Vec<Settings>) -> Vec<Event> {
+impl Core {
+    async fn columns_start(
+        &mut self,
+        panel: &mut Option<ColumnsRun>,
+        columns: Vec<Settings>,
+    ) -> Vec<Event> {
         if !(2..=MAX_COLUMNS).contains(&columns.len()) {
             return vec![err(format!(
                 "{} columns: compare 2 to {MAX_COLUMNS} configurations",
@@ -55,7 +59,7 @@ impl Session {
         if let Err(e) = check_room(m.config(), checked.len() as u64, Budget::default()) {
             return vec![err(e)];
         }
-        self.columns_release();
+        self.columns_release(panel);
         let Some(engine) = self.engine.as_mut() else {
             return vec![err("no backend")];
         };
@@ -73,36 +77,39 @@ impl Session {
                 }
             }
         }
-        self.panels.columns = Some(run);
-        self.columns_view().await
+        *panel = Some(run);
+        self.columns_view(panel).await
     }
 
     /// Frees the columns' sequences.
-    pub(super) fn columns_release(&mut self) {
-        if let (Some(run), Some(engine)) = (self.panels.columns.take(), self.engine.as_mut()) {
+    fn columns_release(&mut self, panel: &mut Option<ColumnsRun>) {
+        if let (Some(run), Some(engine)) = (panel.take(), self.engine.as_mut()) {
             for c in run.columns {
                 c.gen.release(&mut *engine);
             }
         }
     }
 
-    pub(super) async fn columns_step(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
+    async fn columns_step(
+        &mut self,
+        panel: &mut Option<ColumnsRun>,
+        count: u32,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         host.clear_cancel();
         if count > MAX_COLUMN_STEPS {
             return vec![err(format!(
                 "{count} steps: at most {MAX_COLUMN_STEPS} at a time"
             ))];
         }
-        let (Some(m), Some(run), Some(engine)) = (
-            &self.model,
-            self.panels.columns.as_mut(),
-            self.engine.as_mut(),
-        ) else {
+        let (Some(m), Some(run), Some(engine)) =
+            (&self.model, panel.as_mut(), self.engine.as_mut())
+        else {
             return vec![err("start a comparison first")];
         };
         let mut last_yield = host.now();
         for _ in 0..count {
-            if host.now() - last_yield >= super::YIELD_EVERY_MS {
+            if host.now() - last_yield >= super::base::YIELD_EVERY_MS {
                 host.yield_now().await;
                 last_yield = host.now();
                 if host.cancelled() {
@@ -127,15 +134,13 @@ impl Session {
                 break;
             }
         }
-        self.columns_view().await
+        self.columns_view(panel).await
     }
 
-    async fn columns_view(&mut self) -> Vec<Event> {
-        let (Some(m), Some(run), Some(engine)) = (
-            &self.model,
-            self.panels.columns.as_mut(),
-            self.engine.as_mut(),
-        ) else {
+    async fn columns_view(&mut self, panel: &mut Option<ColumnsRun>) -> Vec<Event> {
+        let (Some(m), Some(run), Some(engine)) =
+            (&self.model, panel.as_mut(), self.engine.as_mut())
+        else {
             return vec![];
         };
         // The next distribution of every column still running (one pass for all).
@@ -200,16 +205,17 @@ impl Session {
     }
 }
 
-impl Session {
+impl Core {
     /// The compared columns' requests.
     pub(super) async fn columns_request(
         &mut self,
+        panel: &mut Option<ColumnsRun>,
         r: ColumnsRequest,
         host: &dyn Host,
     ) -> Vec<Event> {
         match r {
-            ColumnsRequest::ColumnsStart { columns } => self.columns_start(columns).await,
-            ColumnsRequest::ColumnsStep { count } => self.columns_step(count, host).await,
+            ColumnsRequest::ColumnsStart { columns } => self.columns_start(panel, columns).await,
+            ColumnsRequest::ColumnsStep { count } => self.columns_step(panel, count, host).await,
         }
     }
 }

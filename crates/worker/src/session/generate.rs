@@ -1,14 +1,14 @@
 //! The transcript: a prompt prefilled, steps (with cancel and timings), rewind, reset, a
 //! link restored, and the settings re-run on the stored logits.
 
-use super::{err, Host, Session};
-use super::{TIMINGS_KEPT, YIELD_EVERY_MS};
+use super::base::{err, Core, Host};
+use super::base::{TIMINGS_KEPT, YIELD_EVERY_MS};
 use decoding_engine::decode::generation::{Generation, GenerationError, StepOutcome};
 use decoding_engine::decode::sampling::{SamplingError, Settings, SettingsErrors};
 use decoding_engine::Backend;
 use decoding_page::protocol::*;
 
-impl Session {
+impl Core {
     /// Prefills a new prompt (with `chat`, rendered through the model's chat template as
     /// one user message); the transcript starts over.
     pub async fn set_prompt(&mut self, prompt: String, chat: bool, host: &dyn Host) -> Vec<Event> {
@@ -371,7 +371,7 @@ fn push_kept(times: &mut Vec<f64>, ms: f64) {
     }
 }
 
-impl Session {
+impl Core {
     /// The transcript's requests.
     pub(super) async fn transcript_request(
         &mut self,

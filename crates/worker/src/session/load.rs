@@ -1,16 +1,18 @@
 //! Loading a model from bytes with its backend, as one swap that keeps the old model on any
 //! failure, and switching the backend that runs it (the transcript is rebuilt there).
 
-use super::{err, Host, Session};
+use super::base::{err, Core, Host, Replaced};
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::backend::engine::Engine;
 use decoding_engine::formats::source::ModelFile;
+use decoding_engine::Precision;
 use decoding_engine::{Backend, Model};
 use decoding_gpu::{open_backend, GpuError};
 use decoding_page::protocol::*;
+use std::sync::Arc;
 
-impl Session {
+impl Core {
     /// The page's own model: its files fetched (`host.fetch`), then loaded with `choice`.
     pub async fn load_urls(
         &mut self,
@@ -114,7 +116,7 @@ impl Session {
             old.release(engine);
         }
         self.beam = None;
-        self.panels.model_replaced();
+        self.replaced(Replaced::Model);
         self.warm_up_due = report.kind == decoding_engine::BackendKind::Cpu;
         self.engine = Some(Engine::new(m.transformer.clone(), backend, report.clone()));
         self.original = Some(m.transformer.clone());
@@ -187,7 +189,7 @@ impl Session {
         self.timings.forward_ms.clear();
         self.timings.chain_ms.clear();
         self.timings.last_run = None;
-        self.panels.engine_replaced();
+        self.replaced(Replaced::Engine);
         self.engine = Some(engine);
         Ok(())
     }
@@ -203,7 +205,62 @@ impl Session {
     }
 }
 
-impl Session {
+impl Core {
+    /// The precision event: what the page's selector and summary show.
+    pub(super) fn precision_event(&self) -> Event {
+        let bytes = self
+            .model
+            .as_ref()
+            .map_or(0, |m| m.transformer.weights.bytes(m.config()));
+        Event::Model(ModelEvent::Precision {
+            precision: self.precision,
+            weight_bytes: bytes,
+        })
+    }
+
+    /// Requantizes the loaded weights to `p` and rebuilds the transcript under them on the
+    /// backend that runs now (its tokens kept; the next distribution is the new weights').
+    /// On any failure the current weights keep running.
+    /// With "auto" the backends are measured again on the new weights.
+    pub async fn set_precision(&mut self, p: Precision, host: &dyn Host) -> Vec<Event> {
+        let (Some(m), Some(original)) = (&self.model, &self.original) else {
+            return vec![err("no model is loaded yet")];
+        };
+        if p == self.precision {
+            return vec![self.precision_event()];
+        }
+        let transformer = if original.weights.precision() == p {
+            original.clone()
+        } else {
+            Arc::new(original.at(p))
+        };
+        let new = m.with_transformer(transformer);
+        let (backend, report) =
+            match open_backend(self.backend_choice(), &new.transformer, &|| host.now()).await {
+                Ok(x) => x,
+                Err(e) => {
+                    return vec![err(format!(
+                        "the {p} weights could not be opened: {e}; still running {}",
+                        self.precision
+                    ))]
+                }
+            };
+        let engine = Engine::new(new.transformer.clone(), backend, report.clone());
+        if let Err(e) = self.adopt(engine).await {
+            return vec![e];
+        }
+        self.model = Some(new);
+        self.precision = p;
+        let mut events = vec![
+            self.precision_event(),
+            Event::Model(ModelEvent::Backend { report }),
+        ];
+        events.extend(self.shown_again().await);
+        events
+    }
+}
+
+impl Core {
     /// The model's requests.
     pub(super) async fn model_request(&mut self, r: ModelRequest, host: &dyn Host) -> Vec<Event> {
         match r {

@@ -9,7 +9,7 @@
 //! a token gives the same bits alone or in a batch, so it is the step's record. Lens
 //! columns are kept by position (with their token) so a decode step adds one column.
 
-use super::{err, Host, Session};
+use super::base::{err, Core, Host};
 use decoding_engine::backend::Backend;
 use decoding_engine::forward::lens::LensCell;
 use decoding_engine::forward::probe::{ProbeRecord, ProbeSpec};
@@ -31,34 +31,43 @@ pub(super) struct ProbeState {
 /// The probe the transcript's newest pass runs with: one lens row (the new token's).
 pub(super) const STEP_PROBE: ProbeSpec = ProbeSpec { lens_rows: 1 };
 
-impl Session {
+impl Core {
     /// The view opened or closed.
-    pub(super) async fn set_probe(&mut self, open: bool, host: &dyn Host) -> Vec<Event> {
-        self.panels.probe = open.then(ProbeState::default);
-        self.arm_probe();
+    async fn set_probe(
+        &mut self,
+        probe: &mut Option<ProbeState>,
+        open: bool,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        *probe = open.then(ProbeState::default);
+        self.arm_probe(probe);
         if !open {
             return vec![];
         }
-        self.probe_view(host).await.into_iter().collect()
+        self.probe_view(probe, host).await.into_iter().collect()
     }
 
     /// Keeps the transcript's generation probing while the view is open (a new prompt or a
     /// rebuilt transcript starts a generation without it).
-    pub(super) fn arm_probe(&mut self) {
-        let spec = self.panels.probe.as_ref().map(|_| STEP_PROBE);
+    pub(super) fn arm_probe(&mut self, probe: &Option<ProbeState>) {
+        let spec = probe.as_ref().map(|_| STEP_PROBE);
         if let Some(g) = self.gen.as_mut() {
             g.set_probe(spec);
         }
     }
 
     /// The view of the newest position in the transcript's cache.
-    pub(super) async fn probe_view(&mut self, host: &dyn Host) -> Option<Event> {
+    pub(super) async fn probe_view(
+        &mut self,
+        probe: &mut Option<ProbeState>,
+        host: &dyn Host,
+    ) -> Option<Event> {
         let t0 = host.now();
         let (Some(gen), Some(engine), Some(model)) = (&self.gen, &mut self.engine, &self.model)
         else {
             return None;
         };
-        let state = self.panels.probe.as_mut()?;
+        let state = probe.as_mut()?;
         let ran = gen.steps().len().min(
             engine
                 .seq_len(gen.sequence())
@@ -177,11 +186,16 @@ fn build(
     }
 }
 
-impl Session {
+impl Core {
     /// The view inside the step's request.
-    pub(super) async fn probe_request(&mut self, r: ProbeRequest, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn probe_request(
+        &mut self,
+        probe: &mut Option<ProbeState>,
+        r: ProbeRequest,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         match r {
-            ProbeRequest::Probe { open } => self.set_probe(open, host).await,
+            ProbeRequest::Probe { open } => self.set_probe(probe, open, host).await,
         }
     }
 }

@@ -7,14 +7,12 @@
 //! own KV cache kept in step with the transcript (only new tokens are run), and are freed
 //! when the panel closes.
 
-use super::{err, Host, Session};
-use decoding_engine::backend::engine::Engine;
+use super::base::{err, Core, Host};
 use decoding_engine::forward::RunState;
 use decoding_engine::kernels::logprob::argmax;
 use decoding_engine::kernels::logprob::{kl, log_softmax};
 use decoding_engine::quant::{Activations, Precision, Tensor};
 use decoding_engine::{KvCache, Transformer};
-use decoding_gpu::open_backend;
 use decoding_page::protocol::*;
 use std::sync::Arc;
 
@@ -47,7 +45,7 @@ type Timing = (f64, f64, f64);
 const RUNS: usize = PRECISIONS + 2;
 
 /// The four precisions of the loaded weights with their caches.
-pub(super) struct Lab {
+struct Lab {
     models: [Arc<Transformer>; RUNS],
     caches: [KvCache; RUNS],
     /// what each cache holds
@@ -84,73 +82,39 @@ impl Lab {
     }
 }
 
-impl Session {
-    /// The precision event: what the page's selector and summary show.
-    pub(super) fn precision_event(&self) -> Event {
-        let bytes = self
-            .model
-            .as_ref()
-            .map_or(0, |m| m.transformer.weights.bytes(m.config()));
-        Event::Model(ModelEvent::Precision {
-            precision: self.precision,
-            weight_bytes: bytes,
-        })
-    }
+/// The panel's state in the worker: open, and its models when it is.
+#[derive(Default)]
+pub(super) struct QuantPanel {
+    pub(super) open: bool,
+    lab: Option<Lab>,
+}
 
-    /// Requantizes the loaded weights to `p` and rebuilds the transcript under them on the
-    /// backend that runs now (its tokens kept; the next distribution is the new weights').
-    /// On any failure the current weights keep running.
-    /// With "auto" the backends are measured again on the new weights.
-    pub async fn set_precision(&mut self, p: Precision, host: &dyn Host) -> Vec<Event> {
-        let (Some(m), Some(original)) = (&self.model, &self.original) else {
-            return vec![err("no model is loaded yet")];
-        };
-        if p == self.precision {
-            return vec![self.precision_event()];
-        }
-        let transformer = if original.weights.precision() == p {
-            original.clone()
-        } else {
-            Arc::new(original.at(p))
-        };
-        let new = m.with_transformer(transformer);
-        let (backend, report) =
-            match open_backend(self.backend_choice(), &new.transformer, &|| host.now()).await {
-                Ok(x) => x,
-                Err(e) => {
-                    return vec![err(format!(
-                        "the {p} weights could not be opened: {e}; still running {}",
-                        self.precision
-                    ))]
-                }
-            };
-        let engine = Engine::new(new.transformer.clone(), backend, report.clone());
-        if let Err(e) = self.adopt(engine).await {
-            return vec![e];
-        }
-        self.model = Some(new);
-        self.precision = p;
-        let mut events = vec![
-            self.precision_event(),
-            Event::Model(ModelEvent::Backend { report }),
-        ];
-        events.extend(self.shown_again().await);
-        events
+impl QuantPanel {
+    /// Another model was loaded: the panel's models were the old one's.
+    pub(super) fn model_replaced(&mut self) {
+        self.lab = None;
     }
+}
 
+impl Core {
     /// The panel opened or closed.
-    pub(super) fn set_quantization(&mut self, open: bool, host: &dyn Host) -> Vec<Event> {
-        self.panels.quant_open = open;
+    fn set_quantization(
+        &mut self,
+        panel: &mut QuantPanel,
+        open: bool,
+        host: &dyn Host,
+    ) -> Vec<Event> {
+        panel.open = open;
         if !open {
-            self.panels.lab = None;
+            panel.lab = None;
             return vec![];
         }
-        self.quant_view(host).into_iter().collect()
+        self.quant_view(panel, host).into_iter().collect()
     }
 
     /// f32, f16, q8 and q4 after the transcript's tokens: each model's distribution, KL from f32,
     /// top token, weight bytes and a measured decode step; one weight row before and after.
-    pub(super) fn quant_view(&mut self, host: &dyn Host) -> Option<Event> {
+    pub(super) fn quant_view(&mut self, panel: &mut QuantPanel, host: &dyn Host) -> Option<Event> {
         let gen = self.gen.as_ref()?;
         let original = self.original.clone()?;
         let model = self.model.as_ref()?;
@@ -161,7 +125,7 @@ impl Session {
             .chain(gen.generated_ids())
             .collect();
         let (&last, before) = context.split_last()?;
-        let lab = self.panels.lab.get_or_insert_with(|| Lab::new(&original));
+        let lab = panel.lab.get_or_insert_with(|| Lab::new(&original));
         let mut lps = Vec::with_capacity(RUNS);
         let mut logits = vec![0.0f32; original.config.vocab_size];
         for i in 0..RUNS {
@@ -335,11 +299,16 @@ fn index(p: Precision) -> usize {
     Precision::ALL.iter().position(|&x| x == p).unwrap_or(0)
 }
 
-impl Session {
+impl Core {
     /// The quantization panel's request.
-    pub(super) fn quant_request(&mut self, r: QuantRequest, host: &dyn Host) -> Vec<Event> {
+    pub(super) fn quant_request(
+        &mut self,
+        panel: &mut QuantPanel,
+        r: QuantRequest,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         match r {
-            QuantRequest::Quantization { open } => self.set_quantization(open, host),
+            QuantRequest::Quantization { open } => self.set_quantization(panel, open, host),
         }
     }
 }

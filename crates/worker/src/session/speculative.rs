@@ -3,7 +3,7 @@
 //! position's p and q, the acceptance statistics against (1 − α^(γ+1)) / (1 − α), and its
 //! wall-clock speed against plain decoding measured on the same backend.
 
-use super::{err, Host, Session};
+use super::base::{err, Core, Host};
 use decoding_engine::decode::sampling::{process, step_coin, History};
 use decoding_engine::decode::speculative::{
     expected_tokens_per_cycle, Checked, Cycle, Draft, NextKind, Rule, Speculator,
@@ -37,7 +37,7 @@ fn kind(k: NextKind) -> SpecTokenKind {
     }
 }
 
-impl Session {
+impl Core {
     /// Plain decoding's wall time per token on this backend: `PLAIN_STEPS` decode steps with
     /// the chain after the prompt, on a scratch sequence.
     async fn plain_ms(&mut self, prompt: &[u32], host: &dyn Host) -> Result<f64, Event> {
@@ -72,8 +72,9 @@ impl Session {
         Ok(ms)
     }
 
-    pub(super) async fn spec_start(
+    async fn spec_start(
         &mut self,
+        spec: &mut Option<SpecRun>,
         draft: Draft,
         gamma: u32,
         rule: Rule,
@@ -88,7 +89,7 @@ impl Session {
         };
         let prompt = g.prompt().to_vec();
         let model = m.transformer.clone();
-        if let (Some(old), Some(engine)) = (self.panels.spec.take(), self.engine.as_mut()) {
+        if let (Some(old), Some(engine)) = (spec.take(), self.engine.as_mut()) {
             old.speculator.release(engine);
         }
         let plain_ms = match self.plain_ms(&prompt, host).await {
@@ -103,7 +104,7 @@ impl Session {
             Ok(s) => s,
             Err(e) => return vec![err(e)],
         };
-        self.panels.spec = Some(SpecRun {
+        *spec = Some(SpecRun {
             speculator,
             cycles: Vec::new(),
             kinds: Vec::new(),
@@ -114,12 +115,17 @@ impl Session {
             plain_ms,
             settings: self.settings.clone(),
         });
-        self.spec_view().into_iter().collect()
+        self.spec_view(spec).into_iter().collect()
     }
 
-    pub(super) async fn spec_cycle(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
+    async fn spec_cycle(
+        &mut self,
+        spec: &mut Option<SpecRun>,
+        count: u32,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         host.clear_cancel();
-        let (Some(run), Some(engine)) = (self.panels.spec.as_mut(), self.engine.as_mut()) else {
+        let (Some(run), Some(engine)) = (spec.as_mut(), self.engine.as_mut()) else {
             return vec![err("start a speculative run first")];
         };
         let settings = run.settings.clone();
@@ -148,11 +154,11 @@ impl Session {
             }
             host.yield_now().await;
         }
-        self.spec_view().into_iter().collect()
+        self.spec_view(spec).into_iter().collect()
     }
 
-    fn spec_view(&self) -> Option<Event> {
-        let (run, m) = (self.panels.spec.as_ref()?, self.model.as_ref()?);
+    fn spec_view(&self, spec: &Option<SpecRun>) -> Option<Event> {
+        let (run, m) = (spec.as_ref()?, self.model.as_ref()?);
         let piece = |id: u32| m.tokenizer.piece(id).unwrap_or("?").to_string();
         let tok = |id: u32| PromptToken {
             id,
@@ -262,14 +268,19 @@ fn position_view(
     }
 }
 
-impl Session {
+impl Core {
     /// The speculative panel's requests.
-    pub(super) async fn spec_request(&mut self, r: SpecRequest, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn spec_request(
+        &mut self,
+        spec: &mut Option<SpecRun>,
+        r: SpecRequest,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         match r {
             SpecRequest::SpecStart { draft, gamma, rule } => {
-                self.spec_start(draft, gamma, rule, host).await
+                self.spec_start(spec, draft, gamma, rule, host).await
             }
-            SpecRequest::SpecCycle { count } => self.spec_cycle(count, host).await,
+            SpecRequest::SpecCycle { count } => self.spec_cycle(spec, count, host).await,
         }
     }
 }

@@ -50,7 +50,7 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     let v = view.unwrap();
     assert_eq!(v.depth, 5);
     assert_eq!(tree.len(), 1 + 2 * 3 * 5);
-    assert_eq!(tree, s.beam.as_ref().unwrap().search.nodes());
+    assert_eq!(tree, s.core.beam.as_ref().unwrap().search.nodes());
     assert!(
         sent < 2 * tree.len(),
         "{sent} nodes sent for a tree of {}",
@@ -59,8 +59,8 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     assert_eq!(v.greedy_tokens.len(), 5);
     assert!(v.best_logprob >= v.greedy_logprob - 1e-6);
     // The running greedy total equals greedy's path scored again from scratch.
-    let prompt = s.gen.as_ref().unwrap().prompt().to_vec();
-    let engine = s.engine.as_mut().unwrap();
+    let prompt = s.core.gen.as_ref().unwrap().prompt().to_vec();
+    let engine = s.core.engine.as_mut().unwrap();
     let (_, again) = pollster::block_on(decoding_engine::decode::beam::score_continuation(
         engine,
         &prompt,
@@ -104,7 +104,7 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
     // The transcript is the best beam: its tokens, and their model log-probabilities add
     // up to the beam's.
     let best = v.best_node.expect("a best node");
-    let path = s.beam.as_ref().unwrap().search.path(best);
+    let path = s.core.beam.as_ref().unwrap().search.path(best);
     let t = last!(&ev, Transcript);
     let ids: Vec<u32> = t.steps.iter().map(|s| s.token).collect();
     assert_eq!(ids, path);
@@ -129,7 +129,7 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
     for _ in 0..10 {
         ask(&mut fresh, &host, Request::Beam(BeamRequest::BeamStep));
     }
-    let nodes = |s: &Session| s.beam.as_ref().unwrap().search.nodes().to_vec();
+    let nodes = |s: &Session| s.core.beam.as_ref().unwrap().search.nodes().to_vec();
     assert_eq!(nodes(&s), nodes(&fresh));
 
     // Rewind: the tree of nine steps, and the transcript its best beam.
@@ -151,7 +151,13 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
         }),
     );
     assert_eq!(nodes(&s), nodes(&nine));
-    let path9 = s.beam.as_ref().unwrap().search.path(v9.best_node.unwrap());
+    let path9 = s
+        .core
+        .beam
+        .as_ref()
+        .unwrap()
+        .search
+        .path(v9.best_node.unwrap());
     let ids: Vec<u32> = last!(&ev, Transcript)
         .steps
         .iter()

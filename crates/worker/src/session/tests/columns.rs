@@ -97,7 +97,7 @@ fn compare_columns_step_together_and_each_is_its_plain_run() {
 fn pending_tokens_of_several_generations_run_as_one_pass() {
     use decoding_engine::backend::testing::LosesDevice;
     let (s, _) = loaded();
-    let m = s.model.as_ref().unwrap();
+    let m = s.core.model.as_ref().unwrap();
     let prompt = m.encode_prompt("Once upon a time").unwrap();
     let ends = vec![m.tokenizer.eos, m.tokenizer.bos];
     let run = |together: bool| {

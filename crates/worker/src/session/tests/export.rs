@@ -13,8 +13,8 @@ fn exports_of_real_views_are_their_data() {
     let (mut s, host) = loaded();
     let ev = set_prompt(&mut s, &host, "Once upon a time");
     let t = trace_after(&ev, &Settings::default());
-    let tok = s.model.as_ref().unwrap().tokenizer.clone();
-    let c = *s.model.as_ref().unwrap().config();
+    let tok = s.core.model.as_ref().unwrap().tokenizer.clone();
+    let c = *s.core.model.as_ref().unwrap().config();
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
     let d = export::distribution(&t, &piece, 10, decoding_page::page::Scale::Probability);
@@ -134,7 +134,7 @@ fn every_panel_exports_its_chart_from_its_view() {
         );
         events.extend(ev);
     }
-    let tok = s.model.as_ref().unwrap().tokenizer.clone();
+    let tok = s.core.model.as_ref().unwrap().tokenizer.clone();
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
     let trace = &page_trace(&s);
@@ -184,7 +184,7 @@ fn every_panel_exports_its_chart_from_its_view() {
 #[test]
 fn the_chain_export_draws_the_stages_at_work() {
     let (mut s, host) = prompted(&[]);
-    let tok = s.model.as_ref().unwrap().tokenizer.clone();
+    let tok = s.core.model.as_ref().unwrap().tokenizer.clone();
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
     set_settings(

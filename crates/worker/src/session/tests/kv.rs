@@ -68,7 +68,7 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
         Request::Transcript(TranscriptRequest::Step { count: 1 }),
     );
     let v = last!(&ev, Probe).clone();
-    let gen = s.gen.as_ref().unwrap();
+    let gen = s.core.gen.as_ref().unwrap();
     let tokens: Vec<u32> = gen
         .prompt()
         .iter()
@@ -78,7 +78,7 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     let n = tokens.len();
     assert_eq!((v.pos, v.pieces.len(), n), (8, 9, 9));
     // The same sequence as one probed pass here, every position's lens recorded.
-    let m = s.model().unwrap().transformer.clone();
+    let m = s.core.model().unwrap().transformer.clone();
     let mut cache = KvCache::new(&m.config);
     let b = Batch::tokens(SeqId(0), 0, &tokens, Logits::Last);
     let mut rs = decoding_engine::forward::RunState::default();
@@ -132,5 +132,5 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     assert!(!ev
         .iter()
         .any(|e| matches!(e, Event::Inside(ProbeEvent::Probe { .. }))));
-    assert!(s.gen.as_ref().unwrap().probed().is_none());
+    assert!(s.core.gen.as_ref().unwrap().probed().is_none());
 }

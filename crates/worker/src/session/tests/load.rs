@@ -35,7 +35,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         &host,
         Request::Transcript(TranscriptRequest::Step { count: 3 }),
     );
-    let before = last!(&[s.transcript()], Transcript).clone();
+    let before = last!(&[s.core.transcript()], Transcript).clone();
     // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
     let c = decoding_engine::Config {
         dim: 8,
@@ -71,8 +71,8 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         "{ev:?}"
     );
     // The old model, its backend and its transcript are untouched, and it goes on.
-    assert_eq!(s.model().unwrap().config().dim, 64);
-    assert_eq!(last!(&[s.transcript()], Transcript), &before);
+    assert_eq!(s.core.model().unwrap().config().dim, 64);
+    assert_eq!(last!(&[s.core.transcript()], Transcript), &before);
     let ev = ask(
         &mut s,
         &host,
@@ -107,7 +107,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         ),
         "{ev:?}"
     );
-    assert_eq!(s.model().unwrap().config().dim, 8);
+    assert_eq!(s.core.model().unwrap().config().dim, 8);
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
     for healthy in [5, 16] {
         // 5: lost during the 12 steps; 16: lost during the beam steps.
         let (mut s, host) = loaded();
-        let m = s.model().unwrap().transformer.clone();
+        let m = s.core.model().unwrap().transformer.clone();
         let flaky = LosesDevice::after(CpuBackend::new(m.clone()), healthy);
         let report = BackendReport {
             kind: BackendKind::Gpu,
@@ -173,7 +173,7 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
             dispatches_per_token: None,
             measured_ms: None,
         };
-        s.engine = Some(Engine::new(m, Box::new(flaky), report));
+        s.core.engine = Some(Engine::new(m, Box::new(flaky), report));
         let (steps, beams) = demo(&mut s, &host);
         let moved = steps.iter().chain(&beams).find_map(|e| match e {
             Event::Model(ModelEvent::Backend { report }) => Some(report),
@@ -217,7 +217,7 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
     );
     let before = last!(&ev, Transcript).clone();
     let f32_probs = page_trace(&s).probs.clone();
-    let original = s.model().unwrap().transformer.clone();
+    let original = s.core.model().unwrap().transformer.clone();
     let context: Vec<u32> = before
         .prompt
         .iter()
@@ -244,7 +244,7 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
         let after = last!(&ev, Transcript);
         assert_eq!(after.steps, before.steps, "{p}: the transcript is kept");
         let want = model_probs(&original.at(p), &context);
-        let got = &trace_after(&ev, &s.settings).probs;
+        let got = &trace_after(&ev, &s.core.settings).probs;
         let worst = got
             .iter()
             .zip(&want)

@@ -58,7 +58,7 @@ fn malformed_requests_are_one_error_each_and_change_nothing() {
         }
     }
     // The transcript is as it was, and goes on.
-    assert_eq!(last_transcript(&[s.transcript()]), &before);
+    assert_eq!(last_transcript(&[s.core.transcript()]), &before);
     let after = last!(ask(&mut s, &host, Request::Transcript(TranscriptRequest::Step { count: 1 })), Transcript).clone();
     assert_eq!(after.steps.len(), before.steps.len() + 1);
 }

@@ -3,9 +3,14 @@
 
 use super::*;
 use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::backend::engine::Engine;
+use decoding_engine::decode::generation::Generation;
 use decoding_engine::decode::sampling::RawSettings;
+use decoding_engine::decode::sampling::Settings;
 use decoding_engine::formats::source::ModelFile;
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 
 /// The view an event carries, if it is of `kind` (`Transcript`, `Next`, `Beam`, …).
 macro_rules! view_of {
@@ -96,7 +101,12 @@ pub(super) fn trace_after(ev: &[Event], settings: &Settings) -> TraceView {
 /// The distribution the page draws now: the chain on the logits the worker last sent (its
 /// current `next_view`), under the settings in force.
 pub(super) fn page_trace(s: &Session) -> TraceView {
-    s.next_view().unwrap().unwrap().trace(&s.settings).unwrap()
+    s.core
+        .next_view()
+        .unwrap()
+        .unwrap()
+        .trace(&s.core.settings)
+        .unwrap()
 }
 
 mod batch;
@@ -186,8 +196,8 @@ pub(super) fn loaded() -> (Session, TestHost) {
         &host,
         Request::Model(ModelRequest::LoadUrl {
             urls: vec![
-                decoding_page::page::model::MODEL_URL.into(),
-                decoding_page::page::model::TOKENIZER_URL.into(),
+                decoding_page::behaviour::MODEL_URL.into(),
+                decoding_page::behaviour::TOKENIZER_URL.into(),
             ],
             backend: BackendChoice::Cpu,
         }),

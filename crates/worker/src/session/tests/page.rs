@@ -1,9 +1,10 @@
-//! The page's reactions (`page::PageModel`) to the worker's real events: what the page asks
+//! The page's reactions (`behaviour::PageModel`) to the worker's real events: what the page asks
 //! for when the worker is ready and when the first backend opens, the link's steps, the beam
 //! tree patched from its changes, a loaded transcript checked against its replay.
 
 use super::*;
-use decoding_page::page::{self, PageModel};
+use decoding_page::behaviour::{self, PageModel};
+use decoding_page::page;
 
 fn view(query: &str) -> (page::PageState, Settings) {
     let r = decoding_page::lesson::from_link(query, 512);
@@ -133,14 +134,14 @@ fn the_beam_tree_is_patched_from_its_changes_and_an_out_of_order_view_is_an_erro
         let Event::Beam(BeamEvent::Beam { view }) = b else {
             unreachable!()
         };
-        page::patch_beam(&mut nodes, view).unwrap();
+        behaviour::patch_beam(&mut nodes, view).unwrap();
         assert!(
             view.changed.is_empty(),
             "the changes were taken into the page's tree"
         );
         assert_eq!(m.apply(&page, &st, b).ran, Some(false));
     }
-    assert_eq!(nodes, s.beam.as_ref().unwrap().search.nodes());
+    assert_eq!(nodes, s.core.beam.as_ref().unwrap().search.nodes());
     // A view whose changes do not continue the tree held here.
     nodes.truncate(2);
     let mut ev = ask(&mut s, &host, Request::Beam(BeamRequest::BeamStep));
@@ -150,7 +151,7 @@ fn the_beam_tree_is_patched_from_its_changes_and_an_out_of_order_view_is_an_erro
     else {
         panic!()
     };
-    assert!(page::patch_beam(&mut nodes, view)
+    assert!(behaviour::patch_beam(&mut nodes, view)
         .unwrap_err()
         .contains("out of order"));
 }

@@ -159,9 +159,9 @@ fn settings_naming_tokens_outside_the_model_are_refused() {
         "{ev:?}"
     );
     // The settings in force are unchanged; others are taken.
-    assert_eq!(s.settings, Settings::default());
+    assert_eq!(s.core.settings, Settings::default());
     assert_eq!(set_settings(&mut s, &host, &[("temperature", "0.5")]), []);
-    assert_eq!(s.settings.temperature, 0.5);
+    assert_eq!(s.core.settings.temperature, 0.5);
 }
 
 /// Issue 10: top-p's cut as the page draws it. The running sum of what top-p saw crosses p
@@ -244,7 +244,7 @@ fn each_step_times_its_forward_pass_and_its_chain() {
     let tm = &last!(&ev, Transcript).timings;
     assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (4, 4));
     // The next distribution needs no forward pass now: a slider move runs none.
-    assert!(s.gen.as_ref().unwrap().current_logits().is_some());
+    assert!(s.core.gen.as_ref().unwrap().current_logits().is_some());
 }
 
 /// The warm-up after a load runs on a scratch sequence it frees: the transcript that follows
@@ -264,12 +264,12 @@ fn the_warm_up_leaves_nothing_behind() {
                 steps: 12,
             }),
         );
-        let seq = s.gen.as_ref().unwrap().sequence();
+        let seq = s.core.gen.as_ref().unwrap().sequence();
         (
             last!(&ev, Transcript).clone(),
             last!(&ev, Next).clone(),
             seq,
-            s.warm_up_due,
+            s.core.warm_up_due,
         )
     };
     let (plain, plain_trace, plain_seq, _) = run(0.0);
@@ -285,7 +285,7 @@ fn the_warm_up_leaves_nothing_behind() {
     assert!(!due, "the warm-up runs once a load");
     // On its own: greedy steps until the context is full (512 positions), then freed.
     let (mut s, host) = loaded();
-    let engine = s.engine.as_mut().unwrap();
+    let engine = s.core.engine.as_mut().unwrap();
     let ran = pollster::block_on(super::generate::warm_up(engine, &host, 60_000.0, 1));
     assert_eq!(ran, 512);
     assert_eq!(
@@ -320,7 +320,7 @@ fn the_pages_chain_marks_the_token_the_worker_takes() {
         set_settings(&mut s, &host, pairs);
         let mut ev = set_prompt(&mut s, &host, "Once upon a time");
         for i in 0..12 {
-            let marked = trace_after(&ev, &s.settings).token;
+            let marked = trace_after(&ev, &s.core.settings).token;
             ev = ask(
                 &mut s,
                 &host,
