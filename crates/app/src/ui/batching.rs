@@ -6,8 +6,9 @@
 
 use super::export;
 use super::panel::PanelShell;
+use super::state::Sender;
 use super::taxonomy::Tag;
-use super::Sender;
+use super::views::batch::BatchViews;
 use decoding_engine::serving::batching::{Policy, SimResult};
 use decoding_engine::serving::roofline::{self, Roof, H100_SXM};
 use decoding_engine::units::human_bytes;
@@ -17,50 +18,6 @@ use decoding_page::page::Panel;
 use decoding_page::protocol::*;
 use decoding_page::verdict::{regime, Regime};
 use leptos::prelude::*;
-
-/// The batching panel's views: its lanes, the throughput sweep, the serving simulation,
-/// where a GPU token's time goes; and which measurements are still running.
-#[derive(Clone, Copy)]
-pub struct BatchViews {
-    pub lanes: RwSignal<Option<LanesView>>,
-    pub sweep: RwSignal<Option<SweepView>>,
-    pub serve: RwSignal<Option<ServeView>>,
-    pub gpu_split: RwSignal<Option<GpuSplitView>>,
-    pending: RwSignal<Vec<&'static str>>,
-}
-
-impl BatchViews {
-    pub fn new(pending: RwSignal<Vec<&'static str>>) -> BatchViews {
-        BatchViews {
-            lanes: RwSignal::new(None),
-            sweep: RwSignal::new(None),
-            serve: RwSignal::new(None),
-            gpu_split: RwSignal::new(None),
-            pending,
-        }
-    }
-
-    pub fn store(&self, e: BatchEvent) {
-        match e {
-            BatchEvent::Lanes { view } => self.lanes.set(Some(view)),
-            BatchEvent::Sweep { view } => self.sweep.set(Some(view)),
-            BatchEvent::Serve { view } => self.serve.set(Some(view)),
-            BatchEvent::GpuSplit { view } => self.gpu_split.set(Some(view)),
-        }
-    }
-
-    pub fn clear(&self) {
-        self.lanes.set(None);
-        self.sweep.set(None);
-        self.serve.set(None);
-        self.gpu_split.set(None);
-    }
-
-    /// Whether a measurement ("sweep", "gpu-split") was asked for and has not arrived.
-    fn pending(&self, view: &'static str) -> bool {
-        self.pending.with(|p| p.contains(&view))
-    }
-}
 
 /// The batch sizes the throughput chart measures.
 const SWEEP: [u32; 5] = [1, 2, 4, 8, 16];

@@ -4,8 +4,8 @@
 
 use super::export;
 use super::panel::PanelShell;
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
 use decoding_engine::decode::sampling::Knob;
 use decoding_engine::decode::sampling::Stage;
 use decoding_page::page::Panel;
@@ -87,7 +87,7 @@ pub fn Chain() -> impl IntoView {
     };
     view! {
         <PanelShell panel=Panel::Chain
-            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::stages(t, &|id| super::chip_label(&ui, id)))))>
+            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::stages(t, &|id| super::state::chip_label(&ui, id)))))>
             <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules. Each stage's chart: "<Tag of="chain-charts" /></p>
             <ol class="chain" data-testid="chain">
                 {move || {

@@ -4,36 +4,14 @@
 //! entropy, and the knobs that differ between columns highlighted.
 
 use super::panel::PanelShell;
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
+use super::views::compare::CompareViews;
 use decoding_engine::decode::sampling::Knob;
 use decoding_page::geometry::compare;
 use decoding_page::page::{self, Panel, COMPARE_PRESETS, MAX_COLUMNS};
 use decoding_page::protocol::*;
 use leptos::prelude::*;
-
-/// The compared columns as the worker sent them.
-#[derive(Clone, Copy)]
-pub struct CompareViews {
-    pub columns: RwSignal<Option<ColumnsView>>,
-}
-
-impl CompareViews {
-    pub fn new() -> CompareViews {
-        CompareViews {
-            columns: RwSignal::new(None),
-        }
-    }
-
-    pub fn store(&self, e: ColumnsEvent) {
-        let ColumnsEvent::Columns { view } = e;
-        self.columns.set(Some(view));
-    }
-
-    pub fn clear(&self) {
-        self.columns.set(None);
-    }
-}
 
 /// The columns' texts: the link's comparison, else the lesson's preset.
 fn initial_texts(ui: &Ui) -> Vec<String> {
@@ -126,7 +104,7 @@ pub fn ComparePanel(views: CompareViews) -> impl IntoView {
                 }).collect_view()}
             </div>
             <div class="export-row">
-                {super::export::buttons("compare", "the compared columns", move || views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::chip_label(&ui, id)))))}
+                {super::export::buttons("compare", "the compared columns", move || views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::state::chip_label(&ui, id)))))}
             </div>
             <ColumnsGrid views />
         </PanelShell>

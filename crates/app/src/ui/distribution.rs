@@ -5,12 +5,12 @@
 
 use super::export;
 use super::panel::PanelShell;
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
-use decoding_engine::decode::sampling::Settings;
+use super::views::toy::ToyViews;
 use decoding_page::geometry::distribution::{self as dg, BarKind, CHART_ALL, CHART_BARS};
 use decoding_page::page::piece_text;
-use decoding_page::page::{self, PageState, Panel, Scale};
+use decoding_page::page::{self, Panel, Scale};
 use decoding_page::protocol::TraceView;
 use leptos::prelude::*;
 
@@ -333,53 +333,10 @@ pub fn Distribution() -> impl IntoView {
                     <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
                         on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
                 </div>
-                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::distribution(t, &|id| super::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
+                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::distribution(t, &|id| super::state::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
             </div>
             <DistributionView trace=trace testid="dist" />
         </section>
-    }
-}
-
-/// The toy panel's state: the history text, and the chain run here on the toy logits under
-/// the settings in force (while the panel is open), or what is wrong with the text.
-#[derive(Clone, Copy)]
-pub struct ToyViews {
-    /// The toy history: rows "already generated", which the penalties see.
-    pub history: RwSignal<String>,
-    pub result: Memo<Option<Result<TraceView, String>>>,
-    /// The result's trace, when the text was right.
-    pub trace: Memo<Option<TraceView>>,
-}
-
-impl ToyViews {
-    pub fn new(page: RwSignal<PageState>, settings: RwSignal<Settings>) -> ToyViews {
-        let history = RwSignal::new(String::new());
-        let result = Memo::new(move |_| {
-            page.with(|p| {
-                p.panels.contains(&Panel::Toy).then(|| {
-                    history.with(|h| {
-                        settings.with(|s| decoding_page::behaviour::controls::toy_view(p, h, s))
-                    })
-                })
-            })
-        });
-        let trace =
-            Memo::new(move |_| result.with(|r| r.as_ref().and_then(|r| r.as_ref().ok().cloned())));
-        ToyViews {
-            history,
-            result,
-            trace,
-        }
-    }
-
-    /// What is wrong with the toy text, if anything.
-    pub fn error(&self) -> Option<String> {
-        self.result
-            .with(|r| r.as_ref().and_then(|r| r.as_ref().err().cloned()))
-    }
-
-    pub fn clear(&self) {
-        self.history.set(String::new());
     }
 }
 

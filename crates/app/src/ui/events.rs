@@ -3,7 +3,8 @@
 //! out, the model's and the transcript's events stored in theirs, each panel's in its own
 //! (`Views::store`).
 
-use super::{lesson, LoadState, Ui};
+use super::lesson;
+use super::state::{LoadState, Ui};
 use decoding_page::behaviour::Reaction;
 use decoding_page::protocol::*;
 use leptos::prelude::*;

@@ -1,8 +1,8 @@
 //! Another model from the user's files, picked or dropped: handed to the worker as they are
 //! (the engine tells which file is which and checks them before reading them).
 
+use super::state::{LoadState, Ui};
 use super::taxonomy::Tag;
-use super::{LoadState, Ui};
 use leptos::prelude::*;
 
 /// Hands the chosen files to the worker as they are (`{files: [File, …]}`, references to

@@ -2,8 +2,9 @@
 //! and help buttons) and the problems shown under it.
 
 use super::files::ModelPicker;
+use super::lesson;
+use super::state::{LoadState, Ui};
 use super::taxonomy::Tag;
-use super::{lesson, LoadState, Ui};
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::Precision;
 use leptos::prelude::*;

@@ -1,6 +1,6 @@
 //! Keyboard control for every action, and the help overlay (`?`) that lists it.
 
-use super::Ui;
+use super::state::Ui;
 use decoding_page::page::Shortcut;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;

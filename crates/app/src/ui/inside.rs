@@ -6,35 +6,13 @@
 //! position and its KL to the final one. The worker probes the step's own forward pass
 //! while this is open (`session/probe.rs`).
 
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
+use super::views::inside::InsideViews;
 use decoding_engine::units::thousands;
 use decoding_page::page::{piece_text, Panel};
-use decoding_page::protocol::{ProbeEvent, ProbeView};
+use decoding_page::protocol::ProbeView;
 use leptos::prelude::*;
-
-/// Inside the newest step, as the worker probed it (while the view is open).
-#[derive(Clone, Copy)]
-pub struct InsideViews {
-    pub probe: RwSignal<Option<ProbeView>>,
-}
-
-impl InsideViews {
-    pub fn new() -> InsideViews {
-        InsideViews {
-            probe: RwSignal::new(None),
-        }
-    }
-
-    pub fn store(&self, e: ProbeEvent) {
-        let ProbeEvent::Probe { view } = e;
-        self.probe.set(Some(view));
-    }
-
-    pub fn clear(&self) {
-        self.probe.set(None);
-    }
-}
 
 /// Most positions the attention grid draws (the newest).
 const GRID_POSITIONS: usize = 64;

@@ -3,8 +3,8 @@
 //! logit bias, no-repeat-n-gram, max tokens, stop sequences, seed, the profile and the
 //! strategy. All are [CONFIG].
 
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
 use decoding_engine::decode::sampling::knobs::{Control, Knob, KnobSpec, KNOBS};
 use decoding_engine::decode::sampling::Profile;
 use leptos::prelude::*;

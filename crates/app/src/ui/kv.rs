@@ -5,41 +5,18 @@
 
 use super::export;
 use super::panel::PanelShell;
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
+use super::views::inside::InsideViews;
+use super::views::kv::KvViews;
 use decoding_engine::forward::kv_cache::cache_bytes_formula as kv_bytes;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_page::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use decoding_page::protocol::*;
 use leptos::prelude::*;
 
-/// The KV panel's measurement: decoding with the cache against re-running the prefix.
-#[derive(Clone, Copy)]
-pub struct KvViews {
-    pub compare: RwSignal<Option<Vec<CompareRow>>>,
-    pending: RwSignal<Vec<&'static str>>,
-}
-
-impl KvViews {
-    pub fn new(pending: RwSignal<Vec<&'static str>>) -> KvViews {
-        KvViews {
-            compare: RwSignal::new(None),
-            pending,
-        }
-    }
-
-    pub fn store(&self, e: KvEvent) {
-        let KvEvent::CacheCompare { rows } = e;
-        self.compare.set(Some(rows));
-    }
-
-    pub fn clear(&self) {
-        self.compare.set(None);
-    }
-}
-
 #[component]
-pub fn KvPanel(views: KvViews, inside: super::inside::InsideViews) -> impl IntoView {
+pub fn KvPanel(views: KvViews, inside: InsideViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Kv
@@ -169,7 +146,7 @@ fn Compare(views: KvViews) -> impl IntoView {
                 </table>
             }
         })}
-        {move || (views.compare.with(Option::is_none) && views.pending.with(|p| p.contains(&"compare"))).then(|| view! {
+        {move || (views.compare.with(Option::is_none) && views.pending()).then(|| view! {
             <p class="waiting" data-testid="compare-waiting">"Measuring on this backend…"</p>
         })}
         </div>

@@ -5,8 +5,8 @@
 //! A step is a place: opening it brings what it shows to the top of the viewport, under the
 //! track (which stays on screen), and moves the keyboard focus to its caption.
 
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
 use decoding_page::lesson::{Live, Part, STEPS};
 use decoding_page::page;
 use leptos::prelude::*;

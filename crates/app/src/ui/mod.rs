@@ -25,8 +25,9 @@ mod speculative;
 mod state;
 mod taxonomy;
 mod transcript;
+mod views;
 
-pub use state::*;
+use state::{link_pending, write_url, Ui, LINK_QUIET};
 
 use decoding_page::page;
 use leptos::prelude::*;

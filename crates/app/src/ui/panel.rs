@@ -4,7 +4,7 @@
 //! taxonomy and the tests read.
 
 use super::badge::Tag;
-use super::Ui;
+use super::state::Ui;
 use decoding_page::page::Panel;
 use leptos::prelude::*;
 

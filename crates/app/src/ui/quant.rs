@@ -6,35 +6,12 @@
 use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
+use super::views::quant::QuantViews;
 use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
 use decoding_page::page::Panel;
-use decoding_page::protocol::{QuantEvent, QuantView};
+use decoding_page::protocol::QuantView;
 use leptos::prelude::*;
-
-/// The quantization panel's view: f32, f16, q8 and q4 at the current position (while the
-/// panel is open).
-#[derive(Clone, Copy)]
-pub struct QuantViews {
-    pub quant: RwSignal<Option<QuantView>>,
-}
-
-impl QuantViews {
-    pub fn new() -> QuantViews {
-        QuantViews {
-            quant: RwSignal::new(None),
-        }
-    }
-
-    pub fn store(&self, e: QuantEvent) {
-        let QuantEvent::Quant { view } = e;
-        self.quant.set(Some(view));
-    }
-
-    pub fn clear(&self) {
-        self.quant.set(None);
-    }
-}
 
 #[component]
 pub fn QuantPanel(

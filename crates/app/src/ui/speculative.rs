@@ -7,36 +7,14 @@
 
 use super::export;
 use super::panel::PanelShell;
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
+use super::views::spec::SpecViews;
 use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 use decoding_page::page::{piece_text, Panel};
-use decoding_page::protocol::{SpecCycleView, SpecEvent, SpecTokenKind, SpecView};
+use decoding_page::protocol::{SpecCycleView, SpecTokenKind, SpecView};
 use leptos::prelude::*;
-
-/// The speculative panel's view: the run as the worker sent it.
-#[derive(Clone, Copy)]
-pub struct SpecViews {
-    pub spec: RwSignal<Option<SpecView>>,
-}
-
-impl SpecViews {
-    pub fn new() -> SpecViews {
-        SpecViews {
-            spec: RwSignal::new(None),
-        }
-    }
-
-    pub fn store(&self, e: SpecEvent) {
-        let SpecEvent::Spec { view } = e;
-        self.spec.set(Some(view));
-    }
-
-    pub fn clear(&self) {
-        self.spec.set(None);
-    }
-}
 
 fn kind_class(k: SpecTokenKind) -> &'static str {
     match k {

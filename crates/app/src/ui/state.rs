@@ -3,7 +3,7 @@
 //! the page's model (`decoding_page::behaviour::controls`, tested natively); here it is carried
 //! out: the state it changed is set, the requests it asked for are sent.
 
-use super::{batching, beam, compare, distribution, inside, kv, quant, speculative};
+use super::views::Views;
 use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::decode::sampling::knobs::Knob;
 use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings};
@@ -65,84 +65,6 @@ pub struct KnobState {
     pub settings: RwSignal<Settings>,
     /// Rule violations of the current `raw`, shown next to their controls.
     pub field_errors: RwSignal<Vec<SettingError>>,
-}
-
-/// What each panel draws, one group of signals a panel (each defined with its panel), and
-/// the measurements asked for and not answered yet.
-#[derive(Clone, Copy)]
-pub struct Views {
-    pub beam: beam::BeamViews,
-    pub kv: kv::KvViews,
-    pub inside: inside::InsideViews,
-    pub quant: quant::QuantViews,
-    pub spec: speculative::SpecViews,
-    pub batch: batching::BatchViews,
-    pub compare: compare::CompareViews,
-    pub toy: distribution::ToyViews,
-    /// Measurements asked for and not answered yet ("compare", "sweep"): their panels and
-    /// the caption say so while they run.
-    pub pending: RwSignal<Vec<&'static str>>,
-}
-
-impl Views {
-    fn new(page: RwSignal<PageState>, settings: RwSignal<Settings>) -> Views {
-        let pending = RwSignal::new(Vec::new());
-        Views {
-            beam: beam::BeamViews::new(),
-            kv: kv::KvViews::new(pending),
-            inside: inside::InsideViews::new(),
-            quant: quant::QuantViews::new(),
-            spec: speculative::SpecViews::new(),
-            batch: batching::BatchViews::new(pending),
-            compare: compare::CompareViews::new(),
-            toy: distribution::ToyViews::new(page, settings),
-            pending,
-        }
-    }
-
-    /// A panel's event into its panel's signals (one line a panel); an error if the view
-    /// cannot be shown.
-    pub(super) fn store(&self, e: Event) -> Result<(), String> {
-        if let Some(v) = controls::answers(&e) {
-            if self.pending.with_untracked(|p| p.contains(&v)) {
-                self.pending.update(|p| p.retain(|x| *x != v));
-            }
-        }
-        match e {
-            Event::Beam(e) => return self.beam.store(e),
-            Event::Kv(e) => self.kv.store(e),
-            Event::Inside(e) => self.inside.store(e),
-            Event::Quant(e) => self.quant.store(e),
-            Event::Spec(e) => self.spec.store(e),
-            Event::Batch(e) => self.batch.store(e),
-            Event::Compare(e) => self.compare.store(e),
-            Event::Model(_) | Event::Transcript(_) => {}
-        }
-        Ok(())
-    }
-
-    /// Every panel's view cleared (another view of the page opens: nothing shows the last
-    /// one's numbers).
-    pub fn clear(&self) {
-        self.beam.clear();
-        self.kv.clear();
-        self.inside.clear();
-        self.quant.clear();
-        self.spec.clear();
-        self.batch.clear();
-        self.compare.clear();
-        self.toy.clear();
-        self.pending.set(Vec::new());
-    }
-
-    /// A panel closed: what the worker stops computing for it goes.
-    fn closed(&self, panel: Panel) {
-        match panel {
-            Panel::Quant => self.quant.clear(),
-            Panel::Inside | Panel::Kv => self.inside.clear(),
-            _ => {}
-        }
-    }
 }
 
 /// The page around them: the link's view, the help overlay, errors.

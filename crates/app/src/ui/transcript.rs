@@ -2,8 +2,8 @@
 //! their probability and rank; hovering or focusing a chip shows the distribution it was
 //! drawn from.
 
+use super::state::Ui;
 use super::taxonomy::Tag;
-use super::Ui;
 use decoding_engine::decode::generation::StopReason;
 use decoding_engine::units::human_bytes;
 use decoding_page::page::piece_text;

@@ -1,0 +1,27 @@
+//! The speculative panel's views: what it draws, as the worker (or the page's chain) gave it.
+
+use decoding_page::protocol::{SpecEvent, SpecView};
+use leptos::prelude::*;
+
+/// The speculative panel's view: the run as the worker sent it.
+#[derive(Clone, Copy)]
+pub struct SpecViews {
+    pub spec: RwSignal<Option<SpecView>>,
+}
+
+impl SpecViews {
+    pub fn new() -> SpecViews {
+        SpecViews {
+            spec: RwSignal::new(None),
+        }
+    }
+
+    pub fn store(&self, e: SpecEvent) {
+        let SpecEvent::Spec { view } = e;
+        self.spec.set(Some(view));
+    }
+
+    pub fn clear(&self) {
+        self.spec.set(None);
+    }
+}
