@@ -25,6 +25,15 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy -p decoding-page -p decoding-worker -p decoding-app -p decoding-gpu --target wasm32-unknown-unknown --locked -- -D warnings
 
+step "the code's shape: sizes, and the UI thread without the GPU crate"
+python3 scripts/check-sizes.py
+for crate in decoding-page decoding-app; do
+  if cargo tree -p "$crate" --target all -e normal,build --prefix none --locked | grep -Eq '^(wgpu|decoding-gpu) '; then
+    echo "$crate depends on wgpu: the page's UI thread must not link the GPU backend" >&2
+    exit 1
+  fi
+done
+
 step "native tests (engine, WebGPU backend on Vulkan, CLI, page logic)"
 # The set-up installs Mesa's lavapipe, so the GPU tests require an adapter here too: one
 # that finds none fails. DECODING_EXPLORER_REQUIRE_GPU=0 lets them skip (each skip is printed).

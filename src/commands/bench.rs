@@ -296,35 +296,9 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
             c.seq_len
         )));
     }
-    // A fixed token sequence: BOS, then ids spread over the vocabulary.
-    let ids: Vec<u32> = (0..a.tokens)
-        .map(|i| {
-            if i == 0 {
-                1
-            } else {
-                ((i * 7919 + 3) % c.vocab_size) as u32
-            }
-        })
-        .collect();
+    let ids = bench_ids(a.tokens, c.vocab_size);
     let mut engine = crate::files::open(&transformer, choice)?;
-    // The CPU's decode loops choose their variants on first use, the float32 loop over the
-    // first decode steps: untimed steps (the sequence's first positions) let them choose
-    // before the timed runs; then report.
-    let cpu_variants = match engine.report.kind {
-        decoding_engine::BackendKind::Cpu => {
-            let seq = engine.new_sequence()?;
-            for k in 0..decoding_engine::kernels::tune::TRIAL_STEPS {
-                if k % ids.len() == 0 {
-                    engine.truncate(seq, 0)?;
-                }
-                let id = &ids[k % ids.len()..][..1];
-                pollster::block_on(engine.forward(seq, id, false))?;
-            }
-            engine.release(seq);
-            Some(decoding_engine::kernels::tune::tuning())
-        }
-        decoding_engine::BackendKind::Gpu => None,
-    };
+    let cpu_variants = settle_cpu_loops(&mut engine, &ids)?;
     let runs = measure(
         &mut engine,
         &transformer,
@@ -382,6 +356,41 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         print_report(&report);
     }
     Ok(())
+}
+
+/// A fixed token sequence of `n`: BOS, then ids spread over the vocabulary.
+fn bench_ids(n: usize, vocab: usize) -> Vec<u32> {
+    (0..n)
+        .map(|i| {
+            if i == 0 {
+                1
+            } else {
+                ((i * 7919 + 3) % vocab) as u32
+            }
+        })
+        .collect()
+}
+
+/// The CPU's decode loops choose their variants on first use, the float32 loop over the
+/// first decode steps: untimed steps (the sequence's first positions) let them choose
+/// before the timed runs. The variants chosen, on the CPU backend.
+fn settle_cpu_loops(
+    engine: &mut decoding_engine::backend::engine::Engine,
+    ids: &[u32],
+) -> Result<Option<decoding_engine::kernels::tune::Tuning>, CliError> {
+    if engine.report.kind != decoding_engine::BackendKind::Cpu {
+        return Ok(None);
+    }
+    let seq = engine.new_sequence()?;
+    for k in 0..decoding_engine::kernels::tune::TRIAL_STEPS {
+        if k % ids.len() == 0 {
+            engine.truncate(seq, 0)?;
+        }
+        let id = &ids[k % ids.len()..][..1];
+        pollster::block_on(engine.forward(seq, id, false))?;
+    }
+    engine.release(seq);
+    Ok(Some(decoding_engine::kernels::tune::tuning()))
 }
 
 fn print_report(r: &Report) {

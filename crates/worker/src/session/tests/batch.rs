@@ -8,15 +8,7 @@ use super::*;
 #[test]
 fn the_batching_panel_runs_lanes() {
     let (mut s, host) = prompted(&[("seed", "5"), ("max_tokens", "1000")]);
-    let plain = last!(
-        &ask(
-            &mut s,
-            &host,
-            Request::Transcript(TranscriptRequest::Step { count: 12 })
-        ),
-        Transcript
-    )
-    .clone();
+    let plain = last!(&step(&mut s, &host, 12), Transcript).clone();
     let want: Vec<u32> = plain.steps.iter().map(|st| st.token).collect();
     let lanes = |ev: &[Event]| match ev {
         [Event::Batch(BatchEvent::Lanes { view })] => view.clone(),

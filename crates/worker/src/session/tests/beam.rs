@@ -50,7 +50,7 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
     let v = view.unwrap();
     assert_eq!(v.depth, 5);
     assert_eq!(tree.len(), 1 + 2 * 3 * 5);
-    assert_eq!(tree, s.core.beam.as_ref().unwrap().search.nodes());
+    assert_eq!(tree, search(&s).nodes());
     assert!(
         sent < 2 * tree.len(),
         "{sent} nodes sent for a tree of {}",
@@ -72,6 +72,11 @@ fn beam_tree_grows_by_2k_nodes_a_step_and_travels_as_its_changes() {
         "{again} vs {}",
         v.greedy_logprob
     );
+}
+
+/// The beam search of the session (a test with a tree).
+fn search(s: &Session) -> &decoding_engine::decode::beam::BeamSearch {
+    &s.core.beam.as_ref().unwrap().search
 }
 
 /// Issue 10: beam search is first-class. A link's steps are the tree's levels, the
@@ -104,7 +109,7 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
     // The transcript is the best beam: its tokens, and their model log-probabilities add
     // up to the beam's.
     let best = v.best_node.expect("a best node");
-    let path = s.core.beam.as_ref().unwrap().search.path(best);
+    let path = search(&s).path(best);
     let t = last!(&ev, Transcript);
     let ids: Vec<u32> = t.steps.iter().map(|s| s.token).collect();
     assert_eq!(ids, path);
@@ -118,18 +123,11 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
         &host,
         Request::Transcript(TranscriptRequest::SetSettings { settings: beam }),
     );
-    ask(
-        &mut fresh,
-        &host,
-        Request::Transcript(TranscriptRequest::SetPrompt {
-            prompt: "The dog".into(),
-            chat: false,
-        }),
-    );
+    set_prompt(&mut fresh, &host, "The dog");
     for _ in 0..10 {
         ask(&mut fresh, &host, Request::Beam(BeamRequest::BeamStep));
     }
-    let nodes = |s: &Session| s.core.beam.as_ref().unwrap().search.nodes().to_vec();
+    let nodes = |s: &Session| search(s).nodes().to_vec();
     assert_eq!(nodes(&s), nodes(&fresh));
 
     // Rewind: the tree of nine steps, and the transcript its best beam.
@@ -151,13 +149,7 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
         }),
     );
     assert_eq!(nodes(&s), nodes(&nine));
-    let path9 = s
-        .core
-        .beam
-        .as_ref()
-        .unwrap()
-        .search
-        .path(v9.best_node.unwrap());
+    let path9 = search(&s).path(v9.best_node.unwrap());
     let ids: Vec<u32> = last!(&ev, Transcript)
         .steps
         .iter()

@@ -26,11 +26,7 @@ fn hf(dir: &str) -> Vec<(&'static str, Vec<u8>)> {
 /// that the old model is untouched and still steps.
 fn drop_on_a_running_page(files: &[(&str, Vec<u8>)]) -> Result<ModelInfo, String> {
     let (mut s, host) = prompted(&[("seed", "3")]);
-    ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 3 }),
-    );
+    step(&mut s, &host, 3);
     let ev = drop_files(&mut s, &host, files);
     match &ev[..] {
         [Event::Model(ModelEvent::Loaded { info }), Event::Model(ModelEvent::Precision { .. }), Event::Model(ModelEvent::Backend { report }), rest @ ..] =>
@@ -43,11 +39,7 @@ fn drop_on_a_running_page(files: &[(&str, Vec<u8>)]) -> Result<ModelInfo, String
         }
         [Event::Model(ModelEvent::Error { message })] => {
             assert_eq!(s.core.model().unwrap().name, "stories260K");
-            let ev = ask(
-                &mut s,
-                &host,
-                Request::Transcript(TranscriptRequest::Step { count: 1 }),
-            );
+            let ev = step(&mut s, &host, 1);
             assert_eq!(last!(&ev, Transcript).steps.len(), 4, "{message}");
             Err(message.clone())
         }

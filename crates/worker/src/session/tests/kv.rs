@@ -54,19 +54,11 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     );
     assert_eq!(v.attention.len(), layers * heads * 5);
     for _ in 0..3 {
-        let ev = ask(
-            &mut s,
-            &host,
-            Request::Transcript(TranscriptRequest::Step { count: 1 }),
-        );
+        let ev = step(&mut s, &host, 1);
         let v = last!(&ev, Probe);
         assert!(v.from_step, "a step's view is its own pass's record");
     }
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 1 }),
-    );
+    let ev = step(&mut s, &host, 1);
     let v = last!(&ev, Probe).clone();
     let gen = s.core.gen.as_ref().unwrap();
     let tokens: Vec<u32> = gen
@@ -124,11 +116,7 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
         &host,
         Request::Inside(ProbeRequest::Probe { open: false }),
     );
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 1 }),
-    );
+    let ev = step(&mut s, &host, 1);
     assert!(!ev
         .iter()
         .any(|e| matches!(e, Event::Inside(ProbeEvent::Probe { .. }))));

@@ -30,11 +30,7 @@ fn bad_model_is_an_error_event_and_keeps_the_old_one() {
 fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     let (mut s, host) = loaded();
     set_prompt(&mut s, &host, "Once upon a time");
-    ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 3 }),
-    );
+    step(&mut s, &host, 3);
     let before = last!(&[s.core.transcript()], Transcript).clone();
     // A valid model (a random 6-token one) that the GPU, asked for by name, cannot open.
     let c = decoding_engine::Config {
@@ -73,11 +69,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
     // The old model, its backend and its transcript are untouched, and it goes on.
     assert_eq!(s.core.model().unwrap().config().dim, 64);
     assert_eq!(last!(&[s.core.transcript()], Transcript), &before);
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 1 }),
-    );
+    let ev = step(&mut s, &host, 1);
     assert_eq!(last!(&ev, Transcript).steps.len(), before.steps.len() + 1);
     // With Auto, the same failure falls back to the CPU and the new model replaces the old.
     let other = decoding_engine::Model::from_memory(
@@ -210,11 +202,7 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
     // Default settings: the final distribution is the softmax of the logits.
     set_settings(&mut s, &host, &[("seed", "7")]);
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 12 }),
-    );
+    let ev = step(&mut s, &host, 12);
     let before = last!(&ev, Transcript).clone();
     let f32_probs = page_trace(&s).probs.clone();
     let original = s.core.model().unwrap().transformer.clone();

@@ -28,7 +28,7 @@ fn malformed_requests_are_one_error_each_and_change_nothing() {
         }
     }
     set_prompt(&mut s, &host, "Once upon a time");
-    let before = last!(ask(&mut s, &host, Request::Transcript(TranscriptRequest::Step { count: 3 })), Transcript).clone();
+    let before = last!(step(&mut s, &host, 3), Transcript).clone();
     // As the page sends them: JSON text, read as the worker reads it (a request it cannot
     // read is answered with one error too).
     let table = [
@@ -59,6 +59,6 @@ fn malformed_requests_are_one_error_each_and_change_nothing() {
     }
     // The transcript is as it was, and goes on.
     assert_eq!(last_transcript(&[s.core.transcript()]), &before);
-    let after = last!(ask(&mut s, &host, Request::Transcript(TranscriptRequest::Step { count: 1 })), Transcript).clone();
+    let after = last!(step(&mut s, &host, 1), Transcript).clone();
     assert_eq!(after.steps.len(), before.steps.len() + 1);
 }

@@ -243,6 +243,15 @@ pub(super) fn set_prompt(s: &mut Session, host: &TestHost, prompt: &str) -> Vec<
     )
 }
 
+/// The page's "Step": `count` tokens, and the events they answer.
+pub(super) fn step(s: &mut Session, host: &TestHost, count: u32) -> Vec<Event> {
+    ask(
+        s,
+        host,
+        Request::Transcript(TranscriptRequest::Step { count }),
+    )
+}
+
 /// A knob moved: the settings of these pairs, and the events they answer.
 pub(super) fn set_settings(s: &mut Session, host: &TestHost, pairs: &[(&str, &str)]) -> Vec<Event> {
     ask(

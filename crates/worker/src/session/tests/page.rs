@@ -82,11 +82,7 @@ fn ready_loads_the_links_view_and_the_first_backend_opens_its_panels() {
 fn a_transcript_sets_the_links_steps_and_a_loaded_file_is_checked_against_its_replay() {
     let (page, st) = view("");
     let (mut s, host) = prompted(&[("seed", "2")]);
-    let mut ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 3 }),
-    );
+    let mut ev = step(&mut s, &host, 3);
     let t = ev
         .iter_mut()
         .find(|e| matches!(e, Event::Transcript(TranscriptEvent::Transcript { .. })))

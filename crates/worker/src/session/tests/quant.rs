@@ -56,11 +56,7 @@ fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() 
     let e = view.row.max_error;
     assert!(e[0] > 0.0 && e[1] > e[0] && e[2] > e[1], "{e:?}");
     // A step: the transcript and then the panel's view at the new position.
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 1 }),
-    );
+    let ev = step(&mut s, &host, 1);
     match ev.last() {
         Some(Event::Quant(QuantEvent::Quant { view })) => assert_eq!(view.position, 6),
         e => panic!("{e:?}"),
@@ -71,11 +67,7 @@ fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() 
         &host,
         Request::Quant(QuantRequest::Quantization { open: false }),
     );
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 1 }),
-    );
+    let ev = step(&mut s, &host, 1);
     assert!(!ev
         .iter()
         .any(|e| matches!(e, Event::Quant(QuantEvent::Quant { .. }))));

@@ -10,15 +10,7 @@ use decoding_engine::Precision;
 #[test]
 fn speculative_runs_give_the_greedy_text_and_their_cycles() {
     let (mut s, host) = prompted(&[("temperature", "0"), ("max_tokens", "30")]);
-    let plain = last!(
-        &ask(
-            &mut s,
-            &host,
-            Request::Transcript(TranscriptRequest::Step { count: 30 })
-        ),
-        Transcript
-    )
-    .clone();
+    let plain = last!(&step(&mut s, &host, 30), Transcript).clone();
     let start = Request::Spec(SpecRequest::SpecStart {
         draft: Draft::Quant(Precision::Q4),
         gamma: 4,

@@ -19,11 +19,7 @@ fn prompt_gives_the_known_first_distribution() {
 #[test]
 fn steps_rewind_reset_and_restore() {
     let (mut s, host) = prompted(&[("temperature", "0")]);
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 30 }),
-    );
+    let ev = step(&mut s, &host, 30);
     let text: String = last!(&ev, Transcript)
         .steps
         .iter()
@@ -101,11 +97,7 @@ fn greedy_loops_are_flagged() {
         Request::Transcript(TranscriptRequest::SetSettings { settings: greedy }),
     );
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 600 }),
-    );
+    let ev = step(&mut s, &host, 600);
     let t = last!(&ev, Transcript);
     let w = t.loop_warning.as_deref().unwrap_or_default();
     assert!(
@@ -126,11 +118,7 @@ fn the_loop_flag_stays_while_the_loop_is_on_screen() {
     set_prompt(&mut s, &host, "The dog");
     let mut flagged = Vec::new();
     for _ in 0..60 {
-        let ev = ask(
-            &mut s,
-            &host,
-            Request::Transcript(TranscriptRequest::Step { count: 1 }),
-        );
+        let ev = step(&mut s, &host, 1);
         flagged.push(last!(&ev, Transcript).loop_warning.is_some());
     }
     let first = flagged
@@ -197,19 +185,11 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     set_settings(&mut s, &host, &[("top_k", "5")]);
     assert!(page_trace(&s).cut.is_none());
     // Each step says how many tokens it was drawn from: top-k holds it at k.
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 6 }),
-    );
+    let ev = step(&mut s, &host, 6);
     assert!(last!(&ev, Transcript).steps.iter().all(|s| s.kept == 5));
     ask(&mut s, &host, Request::Transcript(TranscriptRequest::Reset));
     set_settings(&mut s, &host, &[("top_p", "0.9")]);
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 20 }),
-    );
+    let ev = step(&mut s, &host, 20);
     let sizes: Vec<usize> = last!(&ev, Transcript)
         .steps
         .iter()
@@ -228,19 +208,11 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
 fn each_step_times_its_forward_pass_and_its_chain() {
     let (mut s, host) = loaded();
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 3 }),
-    );
+    let ev = step(&mut s, &host, 3);
     let tm = &last!(&ev, Transcript).timings;
     // The first token is drawn from the prefill's logits; each chosen token is run once.
     assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (3, 3));
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Transcript(TranscriptRequest::Step { count: 1 }),
-    );
+    let ev = step(&mut s, &host, 1);
     let tm = &last!(&ev, Transcript).timings;
     assert_eq!((tm.forward_ms.len(), tm.chain_ms.len()), (4, 4));
     // The next distribution needs no forward pass now: a slider move runs none.
@@ -321,11 +293,7 @@ fn the_pages_chain_marks_the_token_the_worker_takes() {
         let mut ev = set_prompt(&mut s, &host, "Once upon a time");
         for i in 0..12 {
             let marked = trace_after(&ev, &s.core.settings).token;
-            ev = ask(
-                &mut s,
-                &host,
-                Request::Transcript(TranscriptRequest::Step { count: 1 }),
-            );
+            ev = step(&mut s, &host, 1);
             let took = last!(&ev, Transcript).steps[i].token;
             assert_eq!(marked, took, "{pairs:?}, step {i}");
         }
