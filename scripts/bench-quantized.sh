@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Decode and prefill speed of f32, q8 and q4 weights in one run, beside llama2.c's runq.c on
-# the same Q8_0 file (issue 12). The anchor is built here, in a temporary folder outside the
-# repository, from a runq.c you give: never commit its code or a binary of it.
+# Decode and prefill speed of f32, q8 and q4 weights in one run, beside llama2.c's runq.c on the
+# same Q8_0 file. The anchor is built here, in a temporary folder outside the repository, from a
+# runq.c you give: never commit its code or a binary of it.
 #
 #   scripts/bench-quantized.sh /path/to/llama2.c/runq.c [rounds]
 #

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Speculative decoding against plain decoding, in one run (issue 13): for each model, draft
-# and γ, `decoding-explorer speculate --json` times the draft-and-verify cycles and then
-# plain decoding of as many tokens on the same backend, and reports tokens per target pass
-# (against (1 − α^(γ+1)) / (1 − α) at the measured α), acceptance and the wall-clock ratio.
+# Speculative decoding against plain decoding, in one run: for each model, draft and γ,
+# `decoding-explorer speculate --json` times the draft-and-verify cycles and then plain decoding
+# of as many tokens on the same backend, and reports tokens per target pass (against
+# (1 − α^(γ+1)) / (1 − α) at the measured α), acceptance and the wall-clock ratio.
 #
 #   scripts/bench-speculative.sh [tokens]
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Decode speed, whole-process time and peak memory against llama2.c's run.c, in one run on
-# the same files (issue 11). The anchor is built here, in a temporary folder outside the
-# repository, from a run.c you give: never commit its code or a binary of it.
+# Decode speed, whole-process time and peak memory against llama2.c's run.c, in one run on the
+# same files. The anchor is built here, in a temporary folder outside the repository, from a
+# run.c you give: never commit its code or a binary of it.
 #
 #   scripts/bench-vs-llama2c.sh /path/to/llama2.c/run.c [rounds]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """llama.cpp's own tokenizer and forward pass on the architecture fixtures that
-make-arch-fixtures.py writes at set-up (issue 36): the reference the tests hold our BPE
+make-arch-fixtures.py writes at set-up: the reference the tests hold our BPE
 vocabularies, Qwen2 and Llama 3 RoPE to. Not part of the test command's set-up (llama-cpp-python
 builds llama.cpp from source, about 15 minutes on 2 cores). Run by hand after the set-up and
 commit what it writes:

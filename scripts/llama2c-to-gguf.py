@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A legacy llama2.c checkpoint and tokenizer.bin as a GGUF file (f32 or Q8_0), for timing
-llama.cpp on the same weights as ours (scripts/bench-quantized.sh, issue 12). Needs the
+llama.cpp on the same weights as ours (scripts/bench-quantized.sh). Needs the
 `gguf` and `numpy` packages from PyPI; the conversion is scripts/llama2c_gguf.py's (shared
 with the test files of scripts/make-gguf-fixtures.py).
 

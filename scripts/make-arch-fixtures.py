@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The vocabularies and architectures of the GGUF and Hugging Face files people download
-(issue 36), written by llama.cpp's `gguf` package and Hugging Face's `tokenizers` and
-`safetensors` (PyPI), with their float64 reference from hf_reference.py. No downloads.
+"""The vocabularies and architectures of the GGUF and Hugging Face files people download,
+written by llama.cpp's `gguf` package and Hugging Face's `tokenizers` and `safetensors`
+(PyPI), with their float64 reference from hf_reference.py. No downloads.
 
     make-arch-fixtures.py OUT_DIR
 

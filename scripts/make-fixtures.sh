@@ -5,7 +5,7 @@
 # (scripts/make-gguf-fixtures.py says what each is), Hugging Face's `safetensors` and
 # `tokenizers` write Hugging Face checkpoints into assets/models/fixtures/hf/
 # (scripts/make-hf-fixtures.py); the BPE vocabularies and the Qwen2 and Llama 3 RoPE models
-# of issue 36 go to assets/models/fixtures/arch/ (scripts/make-arch-fixtures.py), and
+# go to assets/models/fixtures/arch/ (scripts/make-arch-fixtures.py), and
 # llama.cpp's Q4_K_M, Q5_K_M and Q6_K of a seeded random Llama to
 # assets/models/fixtures/kquant/ (scripts/make-kquant-fixtures.py: ggml's quantizer compiled
 # from llama.cpp's source on PyPI, each file checked against the SHA-256 of the file

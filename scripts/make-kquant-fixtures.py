@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""k-quant GGUF test files (issue 36) quantized by llama.cpp's own quantizer, which the
+"""k-quant GGUF test files quantized by llama.cpp's own quantizer, which the
 set-up compiles from llama.cpp's source on PyPI: no model file is committed.
 
     make-kquant-fixtures.py MODEL_DIR OUT_DIR            (scripts/make-fixtures.sh runs this)

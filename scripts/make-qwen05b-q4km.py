@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A file the size of the ones people download, for the page's size check by hand (issue 36,
-item 6): a seeded random model of Qwen2.5-0.5B's shape and metadata (qwen2, hidden 896,
-intermediate 4864, 24 layers, 14 query / 2 K/V heads, vocabulary 151,936, tied, θ 1,000,000,
+"""A file the size of the ones people download, for the page's size check by hand: a seeded
+random model of Qwen2.5-0.5B's shape and metadata (qwen2, hidden 896, intermediate 4864, 24
+layers, 14 query / 2 K/V heads, vocabulary 151,936, tied, θ 1,000,000,
 ε 1e-6, context 32,768, a ChatML template), written as F32 GGUF by the `gguf` package, then
 quantized to Q4_K_M by llama.cpp's own `llama_model_quantize` (about 400 MB). Not part of
 any test: the files are hundreds of MB. Run with the venv of make-kquant-fixtures.py --reference:

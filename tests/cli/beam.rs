@@ -30,7 +30,7 @@ fn beam_json_has_sequences_and_a_consistent_tree() {
     let greedy = v["greedy"]["sum_logprob"].as_f64().unwrap();
     assert!(best["sum_logprob"].as_f64().unwrap() >= greedy - 1e-6);
     assert_user_error(&cli(&["beam", "--beams", "0"]), "beams: must be in 1..=16");
-    // The cap says why (issue 9: width 64 × 500 steps hung the page).
+    // The cap says why (width 64 × 500 steps once hung the page).
     assert_user_error(&cli(&["beam", "--beams", "64"]), "each beam is a KV cache");
     assert_user_error(
         &cli(&["beam", "--beams", "2", "--num-return", "3"]),

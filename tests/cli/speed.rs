@@ -129,12 +129,12 @@ fn batched_bench_reports_each_batch_size_under_the_roof() {
         rows[1]["decode_intensity"].as_f64().unwrap()
             > 3.0 * rows[0]["decode_intensity"].as_f64().unwrap()
     );
-    // The roofs bound every point measured under them: the peaks are the engine's own
-    // kernels (decode's streaming over a matrix the size of the weights, an in-cache batched
-    // product), not slower loops (issue 32: prefill drew at 312–2,826 % "of roof"). The tests
-    // beside this one share the machine: a probe measured while they ran reads low, so a
-    // point over its roof is measured again, up to three times in all; a roof that is wrong
-    // is over in every run.
+    // The roofs bound every point measured under them: the peaks are the engine's own kernels
+    // (decode's streaming over a matrix the size of the weights, an in-cache batched product),
+    // not slower loops (a slower probe once had prefill far above 100 % "of roof"). The tests
+    // beside this one share the machine: a probe measured while they ran reads low, so a point
+    // over its roof is measured again, up to three times in all; a roof that is wrong is over
+    // in every run.
     let over = || -> Vec<String> {
         let v = json(&[
             "batched-bench",

@@ -192,11 +192,11 @@ test('WebGPU backend: first distribution and decode speed', async () => {
 });
 
 /**
- * Decode speed of each precision in the page against native, same run (issue 12): the
- * quantization panel's measured decode step (the forward pass of one token in the worker,
- * wasm simd128, one thread) on stories260K and on a 15M-shape checkpoint (random weights,
- * 32,000-token vocabulary) loaded as its llama2.c version-2 (Q8_0) file, against the native
- * CLI's decode on one thread (`bench --tokens 16`).
+ * Decode speed of each precision in the page against native, same run: the quantization
+ * panel's measured decode step (the forward pass of one token in the worker, wasm simd128, one
+ * thread) on stories260K and on a 15M-shape checkpoint (random weights, 32,000-token
+ * vocabulary) loaded as its llama2.c version-2 (Q8_0) file, against the native CLI's decode on
+ * one thread (`bench --tokens 16`).
  */
 /** The quantization panel's decode step of f32, f16, q8, q4 (ms; the worker's own clock). */
 async function panelDecodeMs(page) {
@@ -271,10 +271,10 @@ async function pickFiles(browser, url, model, tokenizer, summary) {
 }
 
 /**
- * The 15M-shape f32 file picked from disk (issue 11): 40 steps, each timed in the page from
- * the click to its chip, then the timings line's means over the last 32 (the worker's forward
- * pass, and the chain with its bookkeeping), against the native CLI's decode on one thread
- * over 48 positions, alternating page and CLI twice.
+ * The 15M-shape f32 file picked from disk: 40 steps, each timed in the page from the click to
+ * its chip, then the timings line's means over the last 32 (the worker's forward pass, and the
+ * chain with its bookkeeping), against the native CLI's decode on one thread over 48 positions,
+ * alternating page and CLI twice.
  */
 async function decode15M(browser, server, dir, cli) {
   const model = path.join(dir, 'model.bin');

@@ -1,4 +1,4 @@
-// Soak test (issue 9): 10,000 slider moves and 2,000 generated tokens in one page, with the
+// Soak test: 10,000 slider moves and 2,000 generated tokens in one page, with the
 // page's JS heap (after a forced garbage collection) and the heap in use of the page's and
 // the engine worker's wasm (`heap::live_bytes`, a count kept by their allocator) measured
 // after a warm-up and at the end: each must stay within 10 %. The wasm memories' sizes are

@@ -1,5 +1,5 @@
-//! The matrix-vector product of decode where its weights come from memory (issue 11): the
-//! kernel against the machine's streaming read rate.
+//! The matrix-vector product of decode where its weights come from memory: the kernel
+//! against the machine's streaming read rate.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
@@ -79,9 +79,9 @@ fn matvec_in_cache(c: &mut Criterion) {
     g.finish();
 }
 
-/// The same product with the matrix quantized (issue 12): Q8 (groups of 64) and Q4 (groups
-/// of 32), 4× and 6.4× fewer bytes. Throughput is counted in weights (elements), so the three
-/// compare as multiply-adds per second; the engine's team runs the rows on 1 or 2 threads.
+/// The same product with the matrix quantized: Q8 (groups of 64) and Q4 (groups of 32), 4×
+/// and 6.4× fewer bytes. Throughput is counted in weights (elements), so the three compare
+/// as multiply-adds per second; the engine's team runs the rows on 1 or 2 threads.
 fn quantized_matvec_from_memory(c: &mut Criterion) {
     use decoding_engine::quant::{Precision, Tensor};
     let (d, n, w, x) = classifier();

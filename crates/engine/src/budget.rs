@@ -1,8 +1,8 @@
 //! The memory a model will need, worked out from its header with checked u64 arithmetic
-//! before anything is allocated, against a budget (hardening issue): the weights, the KV
-//! cache of each sequence (2 × seq_len × n_layers × kv_dim × 4 bytes) and the run state. A
-//! header whose figures do not fit is a typed error naming the figure, never a wrapped
-//! `usize` (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
+//! before anything is allocated, against a budget: the weights, the KV cache of each sequence
+//! (2 × seq_len × n_layers × kv_dim × 4 bytes) and the run state. A header whose figures do
+//! not fit (a hostile one) is a typed error naming the figure, never a wrapped `usize`
+//! (wasm32's is 32 bits) or a multi-gigabyte allocation that aborts the process.
 
 use crate::config::Config;
 use crate::forward::kv_cache::{cache_bytes_checked, BYTES_PER_ELEM};
@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn a_million_positions_of_tiny_dims_is_refused_with_the_figure() {
-        // The hostile header of the hardening issue: 12.7 MB of weights, 32 GiB of cache.
+        // A hostile header: 12.7 MB of weights, 32 GiB of cache.
         let c = Config::from_header([64, 1, 64, 32, 32, 3, 1_048_576]).unwrap();
         let f = Footprint::of(&c).unwrap();
         // 2 × 1,048,576 × 64 layers × 64 (kv_dim) × 4 bytes = 32 GiB.

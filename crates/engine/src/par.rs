@@ -209,8 +209,9 @@ where
 /// A team of worker threads that wait for work by spinning, as OpenMP's do, so the dozens of
 /// parallel loops of one forward pass (every matrix product, the attention heads) cost a
 /// store and a few cache-line transfers each instead of a sleep and a wake-up: with
-/// rayon's pool the 15M shape spent 8 % of its two-core decode in the scheduler
-/// (`__schedule`, `sched_yield`; perf). A member that finds no work for `SPIN` rounds goes
+/// rayon's pool the 15M shape's two-core decode spent a measurable share in the scheduler
+/// (`__schedule`, `sched_yield`; perf; BENCHMARKS.md, "A spinning thread team instead of
+/// rayon's sleeping pool"). A member that finds no work for `SPIN` rounds goes
 /// to sleep on a condition variable and is woken by the next loop.
 #[cfg(not(target_arch = "wasm32"))]
 mod team {

@@ -1,6 +1,6 @@
-//! Batching (issue 14): batched logits equal single-sequence logits with sequences of
-//! different lengths joining mid-way; every request of a seeded trace gets the tokens it gets
-//! alone under both policies; continuous batching needs fewer passes than static.
+//! Batching: batched logits equal single-sequence logits with sequences of different lengths
+//! joining mid-way; every request of a seeded trace gets the tokens it gets alone under both
+//! policies; continuous batching needs fewer passes than static.
 
 mod common;
 

@@ -1,7 +1,7 @@
-//! The vocabularies and architectures of the GGUF files people download (issue 36, items 2
-//! and 3), on files the set-up writes (`scripts/make-arch-fixtures.py`: llama.cpp's `gguf`
-//! package, Hugging Face's `tokenizers`, numpy's float64 forward pass) and held to
-//! llama.cpp's own tokenizer and forward pass on the same files
+//! The vocabularies and architectures of the GGUF files people download, on files the set-up
+//! writes (`scripts/make-arch-fixtures.py`: llama.cpp's `gguf` package, Hugging Face's
+//! `tokenizers`, numpy's float64 forward pass) and held to llama.cpp's own tokenizer and
+//! forward pass on the same files
 //! (`tests/fixtures/arch/llama-cpp.json`, written by hand with
 //! `scripts/llama-cpp-arch-reference.py`; each entry names the sha256 of the file it read).
 

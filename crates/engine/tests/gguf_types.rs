@@ -1,8 +1,8 @@
-//! The tensor types of the GGUF files people download (issue 36): ggml's blocks decoded as
-//! the `gguf` package decodes them, block by block; files of BF16, Q4_1, Q5_0 and Q5_1 written
-//! by that package; and Q4_K_M, Q5_K_M and Q6_K files written by llama.cpp's own quantizer
-//! (`scripts/make-kquant-fixtures.py` rebuilds them at set-up with ggml's quantizer; the
-//! SHA-256 of the files llama.cpp wrote and its logits on them are committed).
+//! The tensor types of the GGUF files people download: ggml's blocks decoded as the `gguf` package
+//! decodes them, block by block; files of BF16, Q4_1, Q5_0 and Q5_1 written by that package; and
+//! Q4_K_M, Q5_K_M and Q6_K files written by llama.cpp's own quantizer
+//! (`scripts/make-kquant-fixtures.py` rebuilds them at set-up with ggml's quantizer; the SHA-256 of
+//! the files llama.cpp wrote and its logits on them are committed).
 
 mod common;
 

@@ -505,7 +505,7 @@ fn a_vocabulary_of_256k_tokens_loads_and_samples() {
     assert!(Config::from_header([16, 32, 1, 2, 2, (1 << 20) + 1, 32]).is_err());
 }
 
-/// A config of SmolLM2-135M's shape (REFERENCES.md: 30 layers, hidden 576, 9 heads / 3 K/V
+/// A config of SmolLM2-135M's shape (docs/REFERENCES.md: 30 layers, hidden 576, 9 heads / 3 K/V
 /// heads, intermediate 1,536, tied, vocab 49,152, RoPE base 100,000), trained at a context
 /// of 8,192, parses with the keys a hub config carries beside them, runs at 4,096 (the
 /// engine's longest run context, as llama.cpp runs at its n_ctx) and fits the page's 1.5 GiB

@@ -1,4 +1,4 @@
-//! Every kind of bad input the issue lists gets its typed error, and nothing panics.
+//! Every kind of bad input gets its typed error, and nothing panics.
 
 mod common;
 
@@ -201,9 +201,9 @@ proptest! {
     }
 }
 
-/// The hardening issue's hostile header: tiny dims, a million positions. The file (12.7 MB)
-/// passes every size check, but its KV cache would need 32 GiB: refused from the header,
-/// before anything is allocated, with the figure, natively and under wasm32's budget.
+/// A hostile header: tiny dims, a million positions. The file (12.7 MB) passes every size
+/// check, but its KV cache would need 32 GiB: refused from the header, before anything is
+/// allocated, with the figure, natively and under wasm32's budget.
 #[test]
 fn a_million_position_context_is_refused_before_allocating() {
     use decoding_engine::budget::Budget;
@@ -300,7 +300,7 @@ fn check(checkpoint: &[u8], len: u64, tokenizer_len: u64) -> Result<Option<u64>,
 #[test]
 fn files_are_checked_from_their_size_and_header_before_they_are_read() {
     let header = |h: [i32; 7]| -> Vec<u8> { h.iter().flat_map(|v| v.to_le_bytes()).collect() };
-    // The hostile header of issue 9: a 32 GiB KV cache, refused with the figure.
+    // A hostile header (a million positions): a 32 GiB KV cache, refused with the figure.
     let e = check(&header([64, 1, 64, 32, 32, 3, 1 << 20]), 12_700_000, 6227).unwrap_err();
     assert!(
         e.contains("32 GiB") && e.contains("1,048,576") && e.contains("1.50 GiB"),

@@ -1,7 +1,6 @@
-//! Quantized weights (issue 12): llama2.c version-2 files, written by us and built by hand
-//! from the format's description, load and give the distribution of their dequantized
-//! weights; malformed ones give their typed errors; stories260K's straddling `w2` groups are
-//! exact.
+//! Quantized weights: llama2.c version-2 files, written by us and built by hand from the format's
+//! description, load and give the distribution of their dequantized weights; malformed ones give
+//! their typed errors; stories260K's straddling `w2` groups are exact.
 
 mod common;
 

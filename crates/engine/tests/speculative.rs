@@ -1,7 +1,7 @@
-//! Speculative decoding (issue 13): peers' verification cases, the speculative text equal
-//! to plain decoding (greedy under every draft and rule; seeded sampling under `match`), the
-//! emitted distribution unchanged under `rejection` by a chi-square test that catches the
-//! classic mistake, and the tokens per cycle against (1 − α^(γ+1)) / (1 − α).
+//! Speculative decoding: peers' verification cases, the speculative text equal to plain decoding
+//! (greedy under every draft and rule; seeded sampling under `match`), the emitted distribution
+//! unchanged under `rejection` by a chi-square test that catches the classic mistake, and the
+//! tokens per cycle against (1 − α^(γ+1)) / (1 − α).
 
 mod common;
 

@@ -177,8 +177,9 @@ pub fn norm_dots_wgsl(tile: u32) -> String {
 
 /// The batch tile of a fused kernel's pipeline for a dispatch of `rows` batch rows: one row
 /// (decode) has its own pipeline, built for tiles of one (a tile's arrays and workgroup
-/// memory cost a one-row dispatch ~10 % of decode on a software adapter); more rows, tiles
-/// of `TILE_BATCH`. Either way the workgroups are `rows.div_ceil(TILE_BATCH)` deep.
+/// memory slowed a one-row dispatch on a software adapter: BENCHMARKS.md, "Figures behind
+/// the code"); more rows, tiles of `TILE_BATCH`. Either way the workgroups are
+/// `rows.div_ceil(TILE_BATCH)` deep.
 pub fn fused_tile(rows: u32) -> u32 {
     if rows == 1 {
         1

@@ -81,8 +81,8 @@ pub async fn select(
     }
     // Auto. A software adapter (Chromium's SwiftShader, Mesa's lavapipe: WebGPU's
     // `isFallbackAdapter`, a CPU device to wgpu) runs the shaders on the CPU, far slower
-    // than the CPU backend itself (issue 32: 143–190 ms a stories260K token against
-    // 0.13–0.34 ms); it is never chosen by default.
+    // than the CPU backend itself (BENCHMARKS.md, the decision on "auto" in "Decisions, by
+    // topic"); it is never chosen by default.
     if software {
         return Ok(cpu_backend(
             model,

@@ -87,7 +87,7 @@ fn auto_falls_back_to_the_cpu_and_says_why() {
         .unwrap();
         assert_eq!(be.kind(), BackendKind::Gpu);
         assert!(report.reason.starts_with("WebGPU on "));
-        // Five dispatches a layer (stories260K has five layers) and three a token (issue 34).
+        // Five dispatches a layer (stories260K has five layers) and three a token.
         assert_eq!(report.dispatches_per_token, Some(5 * 5 + 3));
         // Auto never picks a software adapter (lavapipe here; SwiftShader in Chromium); on a
         // hardware GPU it measures both and runs the faster.

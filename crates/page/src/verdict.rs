@@ -1,8 +1,8 @@
 //! What a measurement supports. A panel's sentence and the lesson track's caption about the
-//! same measurement read these, so they cannot disagree (issue 32: the caption said
-//! "batching amortizes the weight reads" while the panel's own measurement said "no gain
-//! here"). A difference counts only with margin: a ratio of at least `CLEAR_RATIO` and the
-//! two measurements' ranges apart.
+//! same measurement read these, so they cannot disagree (the caption once said "batching
+//! amortizes the weight reads" while the panel's own measurement said "no gain here"). A
+//! difference counts only with margin: a ratio of at least `CLEAR_RATIO` and the two
+//! measurements' ranges apart.
 
 use crate::protocol::SweepView;
 

@@ -293,8 +293,8 @@ fn post(scope: &DedicatedWorkerGlobalScope, event: &Event) {
 /// (`Session::set_warm_up`: V8 compiles the engine's hot functions with its optimising
 /// compiler only after they have done some work).
 ///
-/// 150 ms: stories260K's 200-token replay 2,567–3,968 → 6,944–8,696 tok/s in the perf test
-/// (three alternating runs each), its first distribution 316–366 → 411–526 ms.
+/// 150 ms: in the perf test it made stories260K's 200-token replay faster and its first
+/// distribution a little later (BENCHMARKS.md, "The worker warms up after a load").
 const WARM_UP_MS: f64 = 150.0;
 
 /// The worker's entry point: installs the message handler and says it is ready.

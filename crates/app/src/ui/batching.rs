@@ -25,7 +25,7 @@ const SWEEP: [u32; 5] = [1, 2, 4, 8, 16];
 const SWEEP_PROMPT: u32 = 32;
 const SWEEP_GEN: u32 = 16;
 /// Below this the weights sit in the CPU's caches (the machines we run on have 32 MiB of
-/// L3 shared by two cores; `REFERENCES.md`: stories260K's 1 MB "sit in cache").
+/// L3 shared by two cores; `docs/REFERENCES.md`: stories260K's 1 MB "sit in cache").
 const CACHE_BYTES: u64 = 16 << 20;
 
 #[component]

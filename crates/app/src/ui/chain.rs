@@ -35,7 +35,7 @@ fn reorder(ui: Ui, from: usize, to: usize) {
 fn mini_chart(v: &StageView) -> impl IntoView {
     use decoding_page::geometry::{chain, Rect};
     // Each series is one path of bars (one attribute to update a move, not two per bar: a
-    // slider move rewrote 275 bar attributes in the chain, issue 32). The bars are the
+    // slider move rewrote 275 bar attributes in the chain). The bars are the
     // shared geometry's (the export draws the same): a square-root scale keeps the small
     // probabilities visible beside a dominant one.
     let bars = chain::stage_bars(v, chain::SCREEN);

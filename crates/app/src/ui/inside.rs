@@ -73,7 +73,7 @@ fn newest_in_view() -> NodeRef<leptos::html::Div> {
 }
 
 /// Label column width, row height and the band for the position labels: labels at 11 px or
-/// more (issue 32: ~7 px read at a projector's distance is nothing).
+/// more (~7 px read at a projector's distance is nothing).
 const LABEL_W: f32 = 112.0;
 const CELL_H: f32 = 14.0;
 const TOP: f32 = 84.0;

@@ -34,7 +34,8 @@ fn Cache() -> impl IntoView {
     let ui = expect_context::<Ui>();
     move || {
         // Read in place: cloning the model info (every token's piece) and the transcript on
-        // each step cost the page about a millisecond a step on a 32,000-token vocabulary.
+        // each step was a visible cost of a step on a 32,000-token vocabulary (BENCHMARKS.md,
+        // "Figures behind the code").
         let c = ui.model.info.with(|i| i.as_ref().map(|i| i.config));
         let t = ui.gen.transcript.with(|t| {
             t.as_ref()

@@ -49,8 +49,8 @@ fn App() -> impl IntoView {
     // state or the valid settings change, writes it once the changes have paused for
     // `LINK_QUIET` (the page's <html> carries `data-link-pending` until then). Chromium's
     // replaceState recalculates the page's style: at every frame of a slider drag it sat
-    // between the move and the worker's answer (issue 32), and in the middle of a step it
-    // took 0.4-5.5 ms on a 32,000-token vocabulary.
+    // between the move and the worker's answer, and in the middle of a step it was a
+    // visible cost on a 32,000-token vocabulary (BENCHMARKS.md, "Figures behind the code").
     let timer = StoredValue::new_local(None::<TimeoutHandle>);
     Effect::new(move |_| {
         ui.shell.page.track();

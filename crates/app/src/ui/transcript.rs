@@ -179,8 +179,8 @@ fn chip_html(i: usize, s: &decoding_engine::decode::generation::Step) -> String 
 /// The generated tokens as chips with probability and rank; hovering or focusing one sets
 /// `hovered`. A step appends one chip and leaves the others (and the focus) alone; a rewind
 /// or a new transcript redraws the list. The chips are plain markup served by one set of
-/// listeners on the list: a reactive view per chip cost about 80 bytes of the page's memory
-/// per token, never returned (tests/e2e/soak.test.mjs).
+/// listeners on the list: a reactive view per chip cost the page memory with every token,
+/// never returned (tests/e2e/soak.test.mjs; BENCHMARKS.md, "Figures behind the code").
 #[component]
 fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl IntoView {
     let ui = expect_context::<Ui>();
@@ -212,8 +212,9 @@ fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl
                     let _ = el.insert_adjacent_html("beforeend", &html);
                     // The newest chip in view where the transcript scrolls (presenter mode),
                     // at the next frame: reading the height here forced a layout of the
-                    // whole page in the middle of every step (about 1 ms on a 32,000-token
-                    // vocabulary), and the frame lays the page out anyway.
+                    // whole page in the middle of every step (a visible cost on a
+                    // 32,000-token vocabulary: BENCHMARKS.md, "Figures behind the code"),
+                    // and the frame lays the page out anyway.
                     if let Some(box_) = el.parent_element() {
                         request_animation_frame(move || box_.set_scroll_top(box_.scroll_height()));
                     }

@@ -1,10 +1,10 @@
 //! "auto" chooses the backend by measuring: a GPU is not faster for every model. On a small
-//! model a GPU loses to its dispatch overhead (stories260K: 0.13–0.34 ms a token on the
-//! page's wasm CPU path against 0.57 ms on an NVIDIA H200 through native wgpu, issue 32),
-//! and a software adapter (Chromium's SwiftShader, Mesa's lavapipe) runs the same shaders
-//! on the CPU hundreds of times slower. So each candidate decodes a few tokens on a
-//! scratch sequence, within a time budget, and the faster one runs the model; the report
-//! says both figures and why.
+//! model a GPU loses to its dispatch overhead (stories260K decoded faster on the page's wasm
+//! CPU path than on an NVIDIA H200 through native wgpu), and a software adapter (Chromium's
+//! SwiftShader, Mesa's lavapipe) runs the same shaders on the CPU far slower still (the
+//! figures: BENCHMARKS.md, the decision on "auto" in "Decisions, by topic"). So each
+//! candidate decodes a few tokens on a scratch sequence, within a time budget, and the
+//! faster one runs the model; the report says both figures and why.
 
 use crate::backend::engine::BackendReport;
 use crate::backend::{Backend, BackendError, BackendKind};

@@ -6,9 +6,10 @@
 //! truncates the cache (nothing is recomputed; further back, one token's forward pass runs
 //! again) and a moved slider re-runs the chain on the current logits
 //! ([`Generation::preview`]) without a forward pass. Keeping every step's logits cost
-//! 128 KB a token at a 32,000-token vocabulary (issue 11: a third of the CLI's peak over
-//! 253 tokens, and unbounded in a long page session). Each step draws its own coin
-//! ([`step_coin`]), so rewind-and-step with unchanged settings gives the same token.
+//! 128 KB a token at a 32,000-token vocabulary: a large share of the CLI's peak memory over
+//! a run (BENCHMARKS.md, "Figures behind the code"), and unbounded in a long page session.
+//! Each step draws its own coin ([`step_coin`]), so rewind-and-step with unchanged settings
+//! gives the same token.
 
 use crate::backend::{Backend, BackendError};
 use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
@@ -439,7 +440,8 @@ impl Generation {
             .map(|(i, &p)| (i as u32, p))
             .collect();
         // The most likely first, ties by id: the top few picked in linear time, then sorted
-        // (sorting all 32,000 of a large vocabulary took a millisecond a step in the page).
+        // (sorting all 32,000 of a large vocabulary was a visible cost of a step in the page:
+        // BENCHMARKS.md, "Figures behind the code").
         let order = |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if top.len() > TOP_KEPT {
             top.select_nth_unstable_by(TOP_KEPT - 1, order);
@@ -566,8 +568,8 @@ mod tests {
         assert_eq!(found(&[1, 7, 7, 7]), None);
         assert_eq!(found(&[1, 7, 7, 7, 7, 7]), Some((1, 5, 1)));
         assert_eq!(found(&[4, 2, 4, 2, 4, 2, 4, 2]), Some((2, 4, 0)));
-        // The loop stays flagged after the text moves on, while it is in the window (issue
-        // 10: the flag vanished one token later with the same repeats on screen)…
+        // The loop stays flagged after the text moves on, while it is in the window (the
+        // flag once vanished one token later with the same repeats on screen)…
         let mut ids = vec![9, 5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 7];
         ids.extend([11, 12]);
         assert_eq!(found(&ids), Some((3, 4, 1)));

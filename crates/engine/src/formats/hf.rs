@@ -10,7 +10,7 @@
 //! for interleaved pairs (2j, 2j+1); transformers' `convert_llama_weights_to_hf.py` turns
 //! Meta's order into Hugging Face's with
 //! `w.view(n_heads, head_size/2, 2, dim).transpose(1, 2)`, so HF row `k·head_size/2 + j`
-//! of a head is Meta row `2j + k`; [`unpermute`] undoes it (REFERENCES.md, "Models people
+//! of a head is Meta row `2j + k`; [`unpermute`] undoes it (docs/REFERENCES.md, "Models people
 //! have").
 //!
 //! Every key the shape needs must be in `config.json`; the ones `LlamaConfig` defaults

@@ -104,8 +104,9 @@ impl<R: std::io::Read> TensorReader<'_, R> {
 /// A tensor with a NaN or an infinity is refused, naming the first.
 fn check_finite(name: &'static str, v: &[f32]) -> Result<(), CheckpointError> {
     // Blocks of 4,096 tested without an early exit (it vectorises: exponent bits all ones is
-    // NaN or ±∞); the index is sought only in a block that has one. A 58 MB file's scan took
-    // 13 % of the CLI's start-up one float at a time.
+    // NaN or ±∞); the index is sought only in a block that has one. One float at a time, a
+    // 58 MB file's scan was a visible share of the CLI's start-up (BENCHMARKS.md, "Figures
+    // behind the code").
     for (b, block) in v.chunks(4096).enumerate() {
         if !block
             .iter()
@@ -255,7 +256,7 @@ impl Checkpoint {
     /// Reads a legacy (float32) checkpoint of `file_len` bytes whose first bytes, `head`,
     /// were read already: the header checked against `budget` and `file_len` first, then
     /// each tensor read straight into its buffer, so the peak is the weights themselves, not
-    /// the file and the weights (issue 11).
+    /// the file and the weights.
     pub(crate) fn read_legacy(
         reader: &mut impl std::io::Read,
         head: &[u8],
@@ -273,8 +274,8 @@ impl Checkpoint {
     }
 
     /// A legacy checkpoint whose float32 tensors are views into `bytes`, the whole file
-    /// (natively its mapping): the weights in memory are the file's own pages, not a copy
-    /// (issue 11). Checked as `read_legacy` checks a file.
+    /// (natively its mapping): the weights in memory are the file's own pages, not a copy.
+    /// Checked as `read_legacy` checks a file.
     pub(crate) fn shared_legacy(
         bytes: SharedBytes,
         budget: Budget,

@@ -59,7 +59,7 @@ impl Checkpoint {
     /// Reads a checkpoint of `file_len` bytes from `reader` (a file, natively), either
     /// version: the header is checked against `budget` and `file_len` first, then each
     /// tensor is read straight into its buffer, so the peak is the weights themselves, not
-    /// the file and the weights (issue 11).
+    /// the file and the weights.
     pub fn read_within(
         reader: &mut impl std::io::Read,
         file_len: u64,
@@ -80,7 +80,7 @@ impl Checkpoint {
     }
 
     /// A checkpoint whose float32 tensors are views into `bytes`, the whole file (natively
-    /// its mapping): the weights in memory are the file's own pages, not a copy (issue 11).
+    /// its mapping): the weights in memory are the file's own pages, not a copy.
     /// Checked as `read_within` checks a file; a version-2 (quantized) file is converted.
     pub fn from_shared(bytes: SharedBytes, budget: Budget) -> Result<Checkpoint, CheckpointError> {
         let all = (*bytes).as_ref();

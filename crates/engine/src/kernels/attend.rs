@@ -30,8 +30,9 @@ pub fn attend_head(
 /// for the probe). Each head's numbers are [`attend_head`]'s alone, bit for bit: the
 /// weighted sum of the values adds in position order per output element whatever G is;
 /// only the G heads' running sums advance side by side, so the adder is not waiting on one
-/// chain (a head of 8 is one chain of dependent adds, a position at a time: the largest
-/// part of a stories260K step).
+/// chain (a head of 8 is one chain of dependent adds, a position at a time, and these
+/// chains were a large part of a stories260K step: BENCHMARKS.md, "What moved stories260K's
+/// decode").
 #[allow(clippy::too_many_arguments)]
 pub fn attend_heads<const G: usize>(
     out: &mut [f32],
@@ -56,7 +57,7 @@ pub fn attend_heads<const G: usize>(
     // out = Σ_t att_t · v_t, accumulated per output element in t order, over 8-wide slices
     // of the heads: the build's vectors (`simd::weighted_values`) hold the G heads' sums side
     // by side, so the adder is not waiting on one head's chain of dependent adds (a head of 8
-    // is one chain, a position at a time: the largest part of a stories260K step); the
+    // is one chain, a position at a time, a large part of a stories260K step); the
     // slices left over go element by element, in the same order. Every value read ends
     // within `values` (the last at (n − 1)·kv_dim + the largest offset + hs), or everything
     // goes element by element, checked.

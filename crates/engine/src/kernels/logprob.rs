@@ -42,8 +42,8 @@ pub fn log_softmax_at(logits: &[f32], token: usize) -> f64 {
 /// ln Σ e^z, shifted by the maximum (the normaliser of [`log_softmax_at`]).
 /// The sum runs in 8 lanes (position i into lane i mod 8) folded in a fixed order, with
 /// `kernels::exp_nonpositive8`: the same bits on every target, and a vectorised pass where the
-/// scalar libm `exp` of each of 32,000 logits took a tenth of a 15M model's step at two
-/// threads (issue 11).
+/// scalar libm `exp` of each of 32,000 logits was a visible share of a 15M model's step at
+/// two threads (BENCHMARKS.md, "Figures behind the code").
 pub fn log_sum_exp(logits: &[f32]) -> f64 {
     #[inline(always)]
     fn add(lanes: &mut [f64; 8], x: [f64; 8]) {

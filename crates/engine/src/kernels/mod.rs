@@ -118,7 +118,7 @@ pub fn exp(x: f32) -> f32 {
 /// a time in straight-line arithmetic with no multiply-add (so the same bits natively and
 /// in wasm), each step a loop over the lanes so that it vectorises (AVX-512: one register;
 /// glibc's scalar `exp` over a 32,000-token vocabulary was the largest part of the chain's
-/// time in a step, issue 11). Below −708.39 (2^k no longer a normal number) the result is
+/// time in a step). Below −708.39 (2^k no longer a normal number) the result is
 /// 0: the sums it joins hold e^0 = 1 from the maximum, so a term under 1e-307 changes
 /// nothing.
 #[inline(always)]
@@ -205,7 +205,8 @@ pub fn sum(x: &[f32]) -> f32 {
 /// The largest element (−∞ for none; NaNs ignored, as `f32::max` does): 16 running maxima
 /// then one over them. The maximum of a set does not depend on the order it is taken in, so
 /// this is the single running maximum's value, but without its chain of dependent
-/// comparisons (a third of a stories260K decode step went to softmax, most of it there).
+/// comparisons (softmax was a large share of a stories260K decode step, most of it in this
+/// maximum: BENCHMARKS.md, "Figures behind the code").
 #[inline(always)]
 pub fn max(x: &[f32]) -> f32 {
     let (x16, tail) = x.as_chunks::<16>();

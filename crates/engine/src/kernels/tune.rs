@@ -2,19 +2,20 @@
 //! code was written on. Decode's two streaming loops, the int8 rows (`matmul`'s `int8_rows`)
 //! and the long float32 rows (`f32_rows`), can prefetch the weight rows a few rows ahead in
 //! software or leave it to the hardware prefetcher. Which is faster depends on the CPU: on
-//! an AMD Zen 4 a software prefetch made float32 decode slower (BENCHMARKS.md), on an Intel
-//! Xeon (Sapphire Rapids) 2 or 4 int8 rows ahead streamed 1.6–1.8× faster than none. So each
-//! int8 loop's first use times each of its variants on [`TUNE_BYTES`] of rows, flushed from
-//! the caches before every pass (so they stream from memory as a model's weights do), and
-//! keeps the fastest for the process (≈ 15 ms; `bench` prints it). Every variant gives the
-//! same bits: a prefetch is a hint, the arithmetic is the row's.
+//! an AMD Zen 4 a software prefetch made float32 decode slower, on an Intel Xeon (Sapphire
+//! Rapids) int8 rows prefetched a few rows ahead streamed faster than with none
+//! (BENCHMARKS.md, "Figures behind the code"). So each int8 loop's first use times each of
+//! its variants on [`TUNE_BYTES`] of rows, flushed from the caches before every pass (so
+//! they stream from memory as a model's weights do), and keeps the fastest for the process
+//! (a short measurement at start-up; `bench` prints its time). Every variant gives the same
+//! bits: a prefetch is a hint, the arithmetic is the row's.
 //!
 //! The float32 loop is timed on the decode itself instead ([`Trial`]): its first decode
 //! steps take the variants in turn, one a step, and the one whose best step's matrix
 //! products took least is kept. A flushed buffer did not predict it: on an Intel Xeon the
 //! 4-stream variant read 1 or 4 MiB of the model's own rows, flushed, fastest, while over
-//! the whole file, read again every step, one stream with the in-row lead read 5–9 % faster
-//! (BENCHMARKS.md).
+//! the whole file, read again every step, one stream with the in-row lead read faster
+//! (BENCHMARKS.md, "Figures behind the code").
 //!
 //! `DECODING_EXPLORER_PREFETCH_ROWS=n` fixes both (benchmarks of one variant).
 
@@ -230,8 +231,9 @@ fn how() -> Result<(), (&'static str, usize)> {
 /// multiply-adds (rows of 64 in cache, as stories260K's) split in two take at most 0.9 of
 /// the time alone, each floor tried until one does not pay; then `par` uses it. A hand-off
 /// to a spinning thread costs what the machine makes it: on an Intel Xeon stories260K's
-/// decode at 2 threads ran 1.2× faster with tasks of 2^13 than of 2^15 (BENCHMARKS.md).
-/// About 1 ms; one thread: nothing to measure.
+/// decode at 2 threads ran faster with tasks of 2^13 than of 2^15 (BENCHMARKS.md, "The
+/// threads' task floor, measured at start-up", which gives its time too). One thread:
+/// nothing to measure.
 fn measure_split() -> (Split, f64) {
     const ROW: usize = 64;
     let mut chosen = par::MIN_WORK_PER_TASK;
@@ -319,8 +321,8 @@ fn measure_int8() -> (Choice, f64) {
 
 /// The fastest of `variants` for `run`, each timed with `bytes` flushed first, best of 2
 /// rounds that alternate the variants (a burst of noise hits them all alike).
-/// Flushing costs more than the pass (≈ 45 ns a line): 2 rounds keep the whole within
-/// ≈ 30 ms.
+/// Flushing costs more than the pass, so 2 rounds keep the whole short (BENCHMARKS.md,
+/// "Figures behind the code").
 fn fastest(variants: &[Variant], bytes: &[u8], mut run: impl FnMut(Variant)) -> Choice {
     let mut best = vec![f64::INFINITY; variants.len()];
     for _ in 0..2 {

@@ -5,7 +5,7 @@ use super::{Precision, QRef, QTensor};
 
 /// Bytes a model's float32 tensors can be views into, shared by every tensor of the file:
 /// natively the mapped checkpoint (`memmap2::Mmap`), so the weights are the file's pages and
-/// not a copy of them (issue 11).
+/// not a copy of them (peak memory holds the weights once).
 pub type SharedBytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
 
 /// Float32 weights: a buffer of their own, or a view into the file's bytes.
@@ -209,8 +209,9 @@ impl<'a> From<&'a Vec<f32>> for MatRef<'a> {
 
 /// f16 weights widened to float32 (exact: every f16 is a float32), into `out`. Natively
 /// `half`'s slice conversion (F16C where the CPU has it, detected at run time); in the page's
-/// wasm, where `half` converts in scalar software (an f16 decode step cost 13× f32's),
-/// `widen_portable`, which the compiler vectorises with simd128.
+/// wasm, where `half` converts in scalar software (an f16 decode step cost many times
+/// f32's: BENCHMARKS.md, "f16 weights in wasm and on the CPU"), `widen_portable`, which the
+/// compiler vectorises with simd128.
 pub fn widen(w: &[half::f16], out: &mut [f32]) {
     #[cfg(target_arch = "wasm32")]
     widen_portable(w, out);

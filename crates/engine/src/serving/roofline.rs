@@ -12,7 +12,7 @@
 //! matrix-vector product streaming a matrix the size of the model's weights, and a batched
 //! matrix product inside the cache. A roof measured with slower code than the passes it
 //! bounds would be drawn under them.
-//! The lesson's point at real scale uses the H100's published figures (`REFERENCES.md`:
+//! The lesson's point at real scale uses the H100's published figures (`docs/REFERENCES.md`:
 //! 989 TFLOP/s fp16 dense, 3.35 TB/s, ridge ≈ 295 FLOP/byte).
 
 use crate::config::Config;
@@ -58,7 +58,7 @@ pub enum Bound {
 }
 
 /// NVIDIA H100 SXM: 989 TFLOP/s dense fp16/bf16 tensor-core arithmetic and 3.35 TB/s of
-/// HBM3 (the H100 datasheet; `REFERENCES.md`, "Roofline").
+/// HBM3 (the H100 datasheet; `docs/REFERENCES.md`, "Roofline").
 pub const H100_SXM: Roof = Roof {
     flops: 989e12,
     bytes_per_s: 3.35e12,
@@ -144,8 +144,9 @@ fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, f: &mut dyn FnMut()) -> f
 }
 
 /// Measures the machine's two ceilings with the engine's own kernels, so that what they
-/// bound cannot beat them (issue 32: a multiply-then-add chain gave 12.5 GFLOP/s on two
-/// AVX-512 cores, and prefill then drew at 312–2,826 % "of roof"):
+/// bound cannot beat them (a probe of a plain multiply-then-add chain once read a compute
+/// peak far under what prefill achieved, so prefill drew well above 100 % "of roof":
+/// BENCHMARKS.md, "The roofline's peaks come from the engine's own kernels"):
 ///
 /// - bandwidth: decode's own matrix-vector product (`kernels::matmul` with one input row, the
 ///   widest SIMD this build has) streaming a float32 matrix of `buffer_bytes` with rows of
@@ -159,9 +160,10 @@ fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, f: &mut dyn FnMut()) -> f
 /// Each is timed on every thread and on one (`par::alone`), and the faster counts: a small
 /// model's decode runs each product on one thread (under the task floor), and on a busy
 /// machine a split product waits for its other thread, so a probe on every thread alone read
-/// 1.4–2.1 GB/s beside another process while one-thread decode streamed 17–20 (the CI run
-/// of 72f57e4 drew B = 1 decode at 102–286 % "of roof"). Each is the best of `rounds`
-/// rounds; `now` is a clock in ms. The matrices are allocated, filled, timed and freed here.
+/// a small fraction of what one-thread decode streamed beside another process, and a CI run
+/// drew B = 1 decode above 100 % "of roof" (the same entry of BENCHMARKS.md). Each is the
+/// best of `rounds` rounds; `now` is a clock in ms. The matrices are allocated, filled,
+/// timed and freed here.
 pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() -> f64) -> Peaks {
     let n = row.max(8);
     let d = (buffer_bytes / 4 / n).max(64);

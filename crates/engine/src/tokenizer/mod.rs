@@ -2,11 +2,11 @@
 //! as is. A llama2.c `tokenizer.bin` (pieces + scores; a GGUF file's SentencePiece vocabulary
 //! is read into one) encodes with llama2.c's own algorithm (`encode` in `run.c`) over a sorted
 //! index of its pieces, as run.c does: [`Spm`]. Converted into a `tokenizers` BPE model
-//! ([`Llama2cVocab::to_hf_tokenizer`]) the same vocabulary took about 8 MB of maps for 32,000
-//! pieces and 25 ms to build, more than the rest of the CLI's memory beside the weights
-//! (issue 11's bound on peak memory); the index takes 128 KB. [`reference_encode`] keeps the
-//! algorithm small and readable, as the specification; the tests hold the index-based encoder
-//! to it and to the converted `tokenizers` model on the known answers and random text.
+//! ([`Llama2cVocab::to_hf_tokenizer`]) the same vocabulary's maps took more memory than the
+//! rest of the CLI's beside the weights, and time to build (BENCHMARKS.md, "Figures behind
+//! the code"); the index takes 128 KB. [`reference_encode`] keeps the algorithm small and
+//! readable, as the specification; the tests hold the index-based encoder to it and to the
+//! converted `tokenizers` model on the known answers and random text.
 //!
 //! Decoding follows llama2.c's `decode`: a piece right after BOS drops its leading space (a
 //! SentencePiece vocabulary's dummy prefix; a byte-level one keeps it) and
@@ -109,7 +109,7 @@ pub struct Tokenizer {
     encoder: Encoder,
     /// What each id prints as: spaces restored, `<0xNN>` as the raw byte. `None` for a
     /// llama2.c vocabulary, whose pieces print as written but for `<0xNN>` (one table of
-    /// pieces fewer in memory; issue 11's peak).
+    /// pieces fewer in memory at the peak).
     piece_bytes: Option<Table>,
     /// How each id is shown in a table: the piece as written in the vocabulary.
     display: Table,

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 /// Every id's bytes in one buffer, each id's end in another: two allocations for a whole
-/// vocabulary where a `Vec` per piece made 32,000 (issue 11: the tokenizer's share of the
-/// peak, and of the start-up).
+/// vocabulary where a `Vec` per piece made 32,000 (the tokenizer's share of the peak
+/// memory, and of the start-up).
 #[derive(Clone, Default)]
 pub(super) struct Table {
     items: Vec<u8>,

@@ -68,7 +68,7 @@ fn llama2c_encoder_takes_the_leftmost_best_merge() {
     ));
 }
 
-/// The hardening issue's file: one 1 MB piece. Refused from the header's bound before
+/// A hostile file: one 1 MB piece. Refused from the header's bound before
 /// the conversion (quadratic in the piece) runs; a header bound out of range too.
 #[test]
 fn a_piece_longer_than_max_token_length_is_refused_at_once() {

@@ -57,7 +57,7 @@ pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String) -> Drawing {
     let labels: Vec<String> = t.chart_ids.iter().map(|&id| piece(id)).collect();
     // The stages that changed something, two charts a row; the neutral ones named in one
     // line (each of them would be a chart of identical bars: eight stacked made a PNG
-    // 7,148 px tall, issue 32).
+    // 7,148 px tall).
     let neutral: Vec<&str> = t
         .stages
         .iter()

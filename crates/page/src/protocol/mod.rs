@@ -2,8 +2,9 @@
 //! worker, events come back; both are plain serde types with named fields, so the protocol is
 //! checked by the compiler on both sides. They travel as JSON text ([`encode`] / [`decode`]):
 //! one string through `postMessage` plus `serde_json` was measured faster than building a JS
-//! object per number, and a trace's vocabulary-sized arrays go inside it as base64 of their
-//! bytes ([`crate::packed`]), not a JSON number per token.
+//! object per number (BENCHMARKS.md, "Messages are JSON text"), and a trace's
+//! vocabulary-sized arrays go inside it as base64 of their bytes ([`crate::packed`]), not a
+//! JSON number per token.
 
 mod batch;
 mod beam;

@@ -69,10 +69,11 @@ fn ghosts(t: &Trace) -> (Vec<f32>, Vec<i8>) {
 /// Every token, most likely first, then the larger ghost, then the smaller id.
 fn sorted_order(t: &Trace, ghost: &[f32]) -> Vec<u32> {
     // Sorted on keys, not by a comparator that looks the values up at every comparison: two
-    // such sorts of every token were a third of the page worker's time a step at a
-    // 32,000-token vocabulary (perf). The keys order exactly as the comparisons did (most
-    // likely first by `total_cmp`, then the larger ghost, then the smaller id), and with the
-    // id in the key no two are equal, so an unstable sort gives the one order there is.
+    // such sorts of every token were a large share of the page worker's time a step at a
+    // 32,000-token vocabulary (perf; BENCHMARKS.md, "Figures behind the code"). The keys
+    // order exactly as the comparisons did (most likely first by `total_cmp`, then the larger
+    // ghost, then the smaller id), and with the id in the key no two are equal, so an
+    // unstable sort gives the one order there is.
     let mut keys: Vec<(i64, i32, u32)> = (0..t.probs.len())
         .map(|i| (!order_key64(t.probs[i]), !order_key32(ghost[i]), i as u32))
         .collect();

@@ -329,12 +329,13 @@ impl Core {
 ///
 /// Why: a fresh page runs its wasm as V8's baseline code until V8 has compiled the hot
 /// functions again with its optimising compiler, in the background and only after they have
-/// done enough work. In Chromium the first 205 stories260K tokens of a fresh page took
-/// 69–99 ms, the next 205 17–23 ms (issue 11), and the page's first run fell inside that. The
-/// scratch cache is freed before the transcript's own is made, which takes its place, so the
-/// page's peak memory does not grow (the 15M file's engine memory read 131,923,968 bytes with
-/// and without). llama.cpp's `common_init_from_params` (common/common.cpp) likewise decodes a
-/// warm-up batch after loading ("warming up the model with an empty run", `--no-warmup`).
+/// done enough work. In Chromium the first stories260K tokens of a fresh page took far longer
+/// than the same number after them, and the page's first run fell inside that
+/// (BENCHMARKS.md, "Figures behind the code"). The scratch cache is freed before the
+/// transcript's own is made, which takes its place, so the page's peak memory does not grow
+/// (the 15M file's engine memory read the same with and without). llama.cpp's
+/// `common_init_from_params` (common/common.cpp) likewise decodes a warm-up batch after
+/// loading ("warming up the model with an empty run", `--no-warmup`).
 pub(super) async fn warm_up(
     engine: &mut dyn Backend,
     host: &dyn Host,

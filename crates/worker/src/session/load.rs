@@ -82,8 +82,8 @@ impl Core {
         let (backend, report) = match opened {
             Ok(x) => x,
             // With no model yet (a link being opened), the backend asked for is a preference:
-            // the CPU runs the model and the report says why (issue 10: a GPU link opened
-            // without WebGPU stranded the student on "no model is loaded yet").
+            // the CPU runs the model and the report says why (a GPU link opened without
+            // WebGPU once stranded the student on "no model is loaded yet").
             Err(e) if self.model.is_none() => decoding_gpu::select::cpu_backend(
                 &m.transformer,
                 format!("the GPU asked for is not available ({e}); running on the CPU"),

@@ -24,8 +24,9 @@ const DECODE_ROUNDS: usize = 5;
 /// Untimed steps before a precision's rounds, for at least this long and this many: the
 /// first steps after the other precisions ran are slow (the wasm's code for this precision
 /// compiles again once it has run, and the caches hold the other models' weights). In
-/// headless Chromium on an Intel Xeon the 15M shape's q8 step took 3.3 ms after one warm
-/// step, 2.1 ms after three; f32 6.7 ms after one, 3.4 ms after ten (BENCHMARKS.md).
+/// headless Chromium on an Intel Xeon the 15M shape's q8 and f32 steps took far longer after
+/// one warm step than after a few (BENCHMARKS.md, "The page's int8 rows (ed229cb) and the
+/// quantization panel's timing (1e4321e)").
 const WARM_MS: f64 = 20.0;
 const WARM_STEPS: u32 = 3;
 /// The decode times are measured again when the context has moved this far since (a step

@@ -124,7 +124,8 @@ pub fn process(
 thread_local! {
     /// The chain's working copy of the logits, kept from one call to the next: a fresh
     /// 256 KB vector for a 32,000-token vocabulary each step came from `mmap` and was
-    /// page-faulted in afresh every time (14 % of a greedy step; perf).
+    /// page-faulted in afresh every time (a visible share of a greedy step in perf:
+    /// BENCHMARKS.md, "Figures behind the code").
     static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 

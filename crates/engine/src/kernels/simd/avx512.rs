@@ -217,7 +217,8 @@ pub unsafe fn score_sums(q: &[f32], keys: *const f32, stride: usize) -> [f32; SC
 /// x[i] = `exp`(x[i] − shift) sixteen lanes at a time, every operation of the scalar `exp`
 /// in the same order, each separately rounded (no FMA): its bits, NaN and the clamp
 /// included; the last x.len() % 16 by the scalar `exp`. (LLVM vectorised the scalar loop
-/// 8 lanes wide only: the softmax of stories260K's attention was a fifth of its decode.)
+/// 8 lanes wide only, and the softmax of stories260K's attention was a large share of its
+/// decode: BENCHMARKS.md, "Figures behind the code".)
 #[inline(always)]
 pub unsafe fn exp_shifted(x: &mut [f32], shift: f32) {
     const LO: f32 = -87.33;

@@ -3,8 +3,9 @@ use std::arch::x86_64::*;
 /// `dot_avx512` of one weight row `w` with R input rows at once: each row's arithmetic is
 /// exactly `dot_avx512`'s (its own two 16-lane accumulators, the same fold, chunks,
 /// reduction and tail), but the weight chunk is loaded once for all R and the 2R
-/// accumulator chains run side by side (one row's two chains leave the adders idle:
-/// a 5-row verify pass ran at a third of the machine's arithmetic rate).
+/// accumulator chains run side by side (one row's two chains leave the adders idle: a
+/// 5-row verify pass ran far below the machine's arithmetic rate, BENCHMARKS.md, "Figures
+/// behind the code").
 #[inline(always)]
 pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32]; R]) -> [f32; R] {
     super::x86_tail::dot_rows(w, xs, |pw, px, n| {
@@ -45,8 +46,9 @@ pub unsafe fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] 
 }
 
 /// How far ahead (in floats: 16 KiB) a batch's streamed weight row is prefetched
-/// (`dot_rows`): measured best for one core among 256 … 16,384 (`cargo bench
-/// --bench matvec`). Decode's rows are not prefetched on AVX-512 (`dot_streamed`).
+/// (`dot_rows`): the best for one core of the distances `cargo bench --bench matvec` tried
+/// (BENCHMARKS.md, "Figures behind the code"). Decode's rows are not prefetched on AVX-512
+/// (`dot_streamed`).
 pub(super) const PREFETCH: usize = 4096;
 
 /// The 32 partial sums acc[0..16] = `lo`, acc[16..32] = `hi` folded to eight:

@@ -79,7 +79,7 @@ fn search(s: &Session) -> &decoding_engine::decode::beam::BeamSearch {
     &s.core.beam.as_ref().unwrap().search
 }
 
-/// Issue 10: beam search is first-class. A link's steps are the tree's levels, the
+/// Beam search is first-class. A link's steps are the tree's levels, the
 /// transcript mirrors the best beam, rewind takes the tree one level back, and new beam
 /// parameters keep the depth.
 #[test]
@@ -99,7 +99,7 @@ fn a_beam_link_restores_its_tree_and_the_transcript_mirrors_the_best_beam() {
     assert!(v.reset, "a restored tree is sent whole");
     assert_eq!(v.depth, 10);
     assert_eq!(v.changed.len(), v.node_count);
-    // The figures the issue measured on this prompt.
+    // The figures first measured on this prompt.
     assert!((v.best_logprob - -4.35).abs() < 0.005, "{}", v.best_logprob);
     assert!(
         (v.greedy_logprob - -10.10).abs() < 0.005,

@@ -111,8 +111,8 @@ fn greedy_loops_are_flagged() {
 
 #[test]
 fn the_loop_flag_stays_while_the_loop_is_on_screen() {
-    // Issue 10: `?prompt=The+dog&temperature=0` flagged a loop at step 49 and dropped the
-    // flag at step 50 with the same four repeats on screen.
+    // `?prompt=The+dog&temperature=0` once flagged a loop at step 49 and dropped the flag at
+    // step 50 with the same four repeats on screen.
     let (mut s, host) = loaded();
     set_settings(&mut s, &host, &[("temperature", "0")]);
     set_prompt(&mut s, &host, "The dog");
@@ -152,7 +152,7 @@ fn settings_naming_tokens_outside_the_model_are_refused() {
     assert_eq!(s.core.settings.temperature, 0.5);
 }
 
-/// Issue 10: top-p's cut as the page draws it. The running sum of what top-p saw crosses p
+/// Top-p's cut as the page draws it. The running sum of what top-p saw crosses p
 /// exactly where the stage stopped keeping tokens, and the tail it removed is the rest of
 /// the mass; each step records how many tokens it was drawn from.
 #[test]
@@ -201,7 +201,7 @@ fn the_top_p_cut_and_the_kept_set_per_step_agree_with_the_stage() {
     );
 }
 
-/// Issue 11: a step's time is its forward pass and its chain, timed apart, and the forward
+/// A step's time is its forward pass and its chain, timed apart, and the forward
 /// pass of the newest token (what the next distribution needs) is part of the request that
 /// chose it (it was run untimed by the preview before).
 #[test]

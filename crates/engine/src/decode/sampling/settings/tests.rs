@@ -125,7 +125,7 @@ fn pairs_round_trip() {
     assert_eq!(back, s);
 }
 
-/// The hardening issue's links: numbers that overflowed the chain or were truncated to
+/// Hostile links: numbers that overflowed the chain or were truncated to
 /// 32 bits on wasm32 are now one error each, the same on every target.
 #[test]
 fn overflowing_and_oversized_values_are_errors_not_infinities() {
