@@ -6,7 +6,9 @@ use crate::error::CliError;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::Engine;
 use decoding_engine::budget::Budget;
-use decoding_engine::formats::source::{Looks, ModelFile, ModelSource, Shared, PROBE_BYTES};
+use decoding_engine::formats::source::{
+    DiskFile, Looks, ModelFile, ModelSource, Shared, PROBE_BYTES,
+};
 use decoding_engine::quant::Activations;
 use decoding_engine::{Model, ModelError, Precision};
 use decoding_gpu::open_backend;
@@ -106,6 +108,8 @@ impl ModelFiles {
         // tokenizer), config.json and a tokenizer beside a Hugging Face checkpoint, else its
         // tokenizer. Which file is which is then told by content (`ModelSource`).
         let mut files = vec![first];
+        // Each file's path, for the mapping below (a file's name is only for messages).
+        let mut paths = vec![mp.clone()];
         match looks {
             Looks::Gguf if self.tokenizer.is_some() => {
                 return Err(CliError::Usage(format!(
@@ -124,17 +128,16 @@ impl ModelFiles {
                         config.display()
                     )));
                 }
-                files.push(Self::open(&config)?);
                 let tok = self
                     .tokenizer
                     .clone()
                     .unwrap_or_else(|| dir.join("tokenizer.json"));
-                files.push(Self::open(&tok)?);
+                paths.extend([config, tok]);
             }
-            _ => files.push(Self::open(&Self::resolve(
-                &self.tokenizer,
-                DEFAULT_TOKENIZER,
-            ))?),
+            _ => paths.push(Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER)),
+        }
+        for p in &paths[1..] {
+            files.push(Self::open(p)?);
         }
         let source = ModelSource::identify(&mut files).map_err(|e| model_err(e.into()))?;
         let checked = source.check(&mut files, self.budget).map_err(model_err)?;
@@ -143,13 +146,13 @@ impl ModelFiles {
             // tensors are used in place, so the weights in memory are the file's pages
             // (shared with the page cache), not a copy, and nothing is read twice
             // (llama2.c's run.c maps its file too).
-            let path = PathBuf::from(&files[checkpoint].name);
-            let file = std::fs::File::open(&path).map_err(|e| Self::io(&path, e))?;
+            let path = &paths[checkpoint];
+            let file = std::fs::File::open(path).map_err(|e| Self::io(path, e))?;
             // SAFETY: the mapping is read-only and private; like every program that maps
             // its weights (run.c, llama.cpp) this assumes the file is not truncated or
             // rewritten by another process while it runs.
             let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-                .map_err(|e| Self::io(&path, e))?;
+                .map_err(|e| Self::io(path, e))?;
             files[checkpoint].bytes = Box::new(Shared(std::sync::Arc::new(map)));
         }
         let model = source
@@ -160,7 +163,7 @@ impl ModelFiles {
 
     /// A file of the model's, by its path.
     fn open(path: &Path) -> Result<ModelFile, CliError> {
-        let file = std::fs::File::open(path).map_err(|e| Self::io(path, e))?;
+        let file = DiskFile::open(path).map_err(|e| Self::io(path, e))?;
         Ok(ModelFile::new(path.display().to_string(), Box::new(file)))
     }
 

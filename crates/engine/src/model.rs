@@ -26,6 +26,8 @@ pub enum ModelError {
     Chat(#[from] ChatError),
     #[error("{0}")]
     Source(#[from] crate::formats::source::SourceError),
+    #[error("these files were loaded without the check of their own kind (ModelSource::check)")]
+    Unchecked,
     #[error("the prompt is empty and this model's vocabulary starts no prompt with BOS: give it some text to start from")]
     EmptyPrompt,
     #[error("the prompt is {tokens} tokens but the model's context holds {seq_len}")]

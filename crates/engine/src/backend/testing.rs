@@ -431,9 +431,6 @@ impl crate::formats::source::ByteSource for HeadOnly {
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
-        let from = usize::try_from(offset).map_or(self.head.len(), |o| o.min(self.head.len()));
-        let n = buf.len().min(self.head.len() - from);
-        buf[..n].copy_from_slice(&self.head[from..from + n]);
-        Ok(n)
+        crate::formats::source::read_slice(&self.head, offset, buf)
     }
 }

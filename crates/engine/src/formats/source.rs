@@ -66,19 +66,37 @@ impl ByteSource for Shared {
     }
 }
 
+/// A file on disk, its length read once when it is opened (an error then is the open's).
 #[cfg(not(target_arch = "wasm32"))]
-impl ByteSource for std::fs::File {
-    fn len(&self) -> u64 {
-        self.metadata().map_or(0, |m| m.len())
-    }
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        use io::{Read, Seek};
-        self.seek(io::SeekFrom::Start(offset))?;
-        self.read(buf)
+pub struct DiskFile {
+    file: std::fs::File,
+    len: u64,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl DiskFile {
+    pub fn open(path: &std::path::Path) -> io::Result<DiskFile> {
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(DiskFile { file, len })
     }
 }
 
-fn read_slice(bytes: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+#[cfg(not(target_arch = "wasm32"))]
+impl ByteSource for DiskFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        use io::{Read, Seek};
+        self.file.seek(io::SeekFrom::Start(offset))?;
+        self.file.read(buf)
+    }
+}
+
+/// `buf` filled from `bytes` at `offset` (0 bytes past the end): `read_at` of bytes in
+/// memory.
+pub(crate) fn read_slice(bytes: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<usize> {
     let from = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
     let n = buf.len().min(bytes.len() - from);
     buf[..n].copy_from_slice(&bytes[from..from + n]);
@@ -319,6 +337,9 @@ fn llama2c_tokenizer_entries(head: &[u8], len: u64) -> bool {
     entries >= TOKENIZER_ENTRIES || (entries >= 1 && at as u64 == len)
 }
 
+/// The most files a model has (a Hugging Face set): more are refused before any is read.
+const MAX_FILES: usize = 3;
+
 /// Entries of a `tokenizer.bin` read to tell it (a vocabulary has hundreds).
 const TOKENIZER_ENTRIES: usize = 8;
 
@@ -327,6 +348,8 @@ const TOKENIZER_ENTRIES: usize = 8;
 pub enum SourceError {
     #[error("no file was given")]
     NoFiles,
+    #[error("{count} files were given: a model is one file (GGUF), two (a llama2.c checkpoint and its tokenizer) or three (a Hugging Face model.safetensors, config.json and tokenizer)")]
+    TooManyFiles { count: usize },
     #[error("{name} could not be read: {error}")]
     Read { name: String, error: String },
     #[error("{name} is a llama2.c checkpoint: give its tokenizer too (tokenizer.bin, or tokenizer.json)")]
@@ -347,6 +370,9 @@ impl ModelSource {
     /// Which file is which, from each one's first [`PROBE_BYTES`]. A set that is not one
     /// model is refused with what each file was taken for.
     pub fn identify(files: &mut [ModelFile]) -> Result<ModelSource, SourceError> {
+        if files.len() > MAX_FILES {
+            return Err(SourceError::TooManyFiles { count: files.len() });
+        }
         let mut looks = Vec::with_capacity(files.len());
         let mut heads = Vec::with_capacity(files.len());
         for f in files.iter_mut() {
@@ -412,7 +438,11 @@ impl ModelSource {
                     _ => None,
                 };
                 match pair {
-                    Some((checkpoint, tokenizer)) if !looks[checkpoint].is_json() => {
+                    Some((checkpoint, tokenizer))
+                        if !looks[checkpoint].is_json()
+                            && (looks[tokenizer].is_tokenizer()
+                                || looks[tokenizer] == Looks::Unknown) =>
+                    {
                         Ok(ModelSource::Llama2c {
                             checkpoint,
                             tokenizer,
@@ -422,23 +452,6 @@ impl ModelSource {
                 }
             }
             _ => Err(not_a_model(files, &looks)),
-        }
-    }
-
-    /// The files' indices, the model's bulk (the checkpoint, the GGUF file, the safetensors)
-    /// first.
-    pub fn parts(self) -> Vec<usize> {
-        match self {
-            ModelSource::Llama2c {
-                checkpoint,
-                tokenizer,
-            } => vec![checkpoint, tokenizer],
-            ModelSource::Gguf { file } => vec![file],
-            ModelSource::HuggingFace {
-                config,
-                weights,
-                tokenizer,
-            } => vec![weights, config, tokenizer],
         }
     }
 }

@@ -128,6 +128,8 @@ fn a_set_that_is_not_one_model_is_refused_with_what_each_file_is() {
             .to_string()
     };
     assert_eq!(refuse(&[]), "no file was given");
+    let four: Vec<(&str, Vec<u8>)> = (0..4).map(|_| ("t.bin", tok.clone())).collect();
+    assert!(refuse(&four).starts_with("4 files were given: a model is one file"));
     assert_eq!(
         refuse(&[("m.bin", ck.clone())]),
         "m.bin is a llama2.c checkpoint: give its tokenizer too (tokenizer.bin, or tokenizer.json)"
@@ -165,6 +167,17 @@ fn a_set_that_is_not_one_model_is_refused_with_what_each_file_is() {
         refuse(&[("c.json", CONFIG.into()), ("t.json", TOKENIZER.into())]).starts_with(
             "these files are not one model (c.json is a config.json, t.json is a tokenizer.json)"
         )
+    );
+    // A checkpoint's partner must be a tokenizer (or something unreadable, whose own check
+    // says what is wrong): a config.json or a second model is not taken for one.
+    assert!(
+        refuse(&[("m.bin", ck.clone()), ("config.json", CONFIG.into())]).starts_with(
+            "these files are not one model (m.bin is a llama2.c checkpoint, config.json is a config.json)"
+        )
+    );
+    assert_eq!(
+        refuse(&[("m.bin", ck.clone()), ("st", safetensors())]),
+        "st is a Hugging Face checkpoint: give it with its config.json and its tokenizer (tokenizer.json, or a llama2.c tokenizer.bin), the three together"
     );
 }
 

@@ -27,8 +27,8 @@ pub struct Checked {
     /// Its shape, where a header gives it before the tensors are read (llama2.c, Hugging
     /// Face).
     pub config: Option<Config>,
-    /// A Hugging Face set's `config.json`, read whole to check it.
-    config_json: Option<Vec<u8>>,
+    /// A Hugging Face set's `config.json`, parsed and checked against the budget.
+    hf: Option<HfConfig>,
 }
 
 impl Model {
@@ -71,7 +71,7 @@ impl ModelSource {
                 Ok(Checked {
                     name: files[checkpoint].stem().to_string(),
                     config: Some(config),
-                    config_json: None,
+                    hf: None,
                 })
             }
             ModelSource::Gguf { file } => {
@@ -96,7 +96,7 @@ impl ModelSource {
                 Ok(Checked {
                     name: f.stem().to_string(),
                     config: None,
-                    config_json: None,
+                    hf: None,
                 })
             }
             ModelSource::HuggingFace {
@@ -133,7 +133,7 @@ impl ModelSource {
                         .clone()
                         .unwrap_or_else(|| files[weights].stem().to_string()),
                     config: Some(hf.config),
-                    config_json: Some(json),
+                    hf: Some(hf),
                 })
             }
         }
@@ -176,8 +176,10 @@ impl ModelSource {
                 let tok = t.read_all()?;
                 let f = &mut files[weights];
                 let st = f.read_all()?;
-                let json = checked.config_json.as_deref().unwrap_or_default();
-                hf(json, &st, &tok, budget)?
+                let Some(config) = checked.hf else {
+                    return Err(ModelError::Unchecked);
+                };
+                hf(config, &st, &tok, budget)?
             }
         };
         m.name = checked.name;
@@ -219,22 +221,18 @@ fn gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
     Ok(m)
 }
 
-/// A Hugging Face Llama or Qwen2: `config.json`, `model.safetensors` and its tokenizer (a
+/// A Hugging Face Llama or Qwen2: its `config.json` (parsed, its memory checked against the
+/// budget by [`ModelSource::check`]), `model.safetensors` and its tokenizer (a
 /// `tokenizer.json` or a llama2.c `tokenizer.bin`, told apart by content:
-/// `Tokenizer::from_bytes`). The config's memory is checked against `budget` first, then the
-/// tokenizer (small), then the tensors are converted. BOS and EOS come from the config's
-/// `bos_token_id` / `eos_token_id` when it has them.
+/// `Tokenizer::from_bytes`). The tokenizer (small) is checked first, then the tensors are
+/// converted. BOS and EOS come from the config's `bos_token_id` / `eos_token_id` when it has
+/// them.
 fn hf(
-    config: &[u8],
+    hf: HfConfig,
     safetensors: &[u8],
     tokenizer: &[u8],
     budget: Budget,
 ) -> Result<Model, ModelError> {
-    let hf = HfConfig::parse(config)?;
-    Footprint::of(&hf.config)
-        .map_err(CheckpointError::from)?
-        .check(&hf.config, budget)
-        .map_err(CheckpointError::from)?;
     let mut tokenizer = Tokenizer::from_bytes(tokenizer)?;
     tokenizer.check_vocab(hf.config.vocab_size)?;
     if let Some(b) = hf.bos {
