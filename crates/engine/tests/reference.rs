@@ -2,7 +2,8 @@
 //! `forward()` in plain loops): the same logits, bit for bit, whether the tuned pass runs a
 //! prompt as one batch or token by token, at every precision (float32, float16, q8 and q4
 //! with int8 or float32 activations), with GQA, Qwen2's Q/K/V biases and Llama 3's RoPE
-//! factors, through this machine's kernels and its measured row orders.
+//! factors, through this machine's kernels; and decode's long float32 rows through every
+//! row order the CPU backend's trial takes in turn.
 
 mod common;
 
@@ -88,6 +89,28 @@ fn gguf_types_are_the_reference() {
         let bytes = common::fixture("../../assets/models/fixtures/gguf", name);
         let m = Model::from_memory([(name, &bytes)], Budget::default()).unwrap();
         assert_reference_bits(name, &m.transformer, 16);
+    }
+}
+
+/// Rows longer than decode's grouped rows go through the float32 loops the trial times in
+/// turn (kernels/tune.rs): decoded through the CPU backend for the whole trial and past it,
+/// every step is the reference's, whichever loop ran it.
+#[test]
+fn long_float32_rows_through_the_trials_loops_are_the_reference() {
+    use decoding_engine::{Backend, Batch, Checkpoint, Config, CpuBackend, Logits};
+    use std::sync::Arc;
+    let steps = decoding_engine::kernels::tune::TRIAL_STEPS + 2;
+    // dim 320 and hidden 512: every decode product has rows over 256 floats.
+    let c = Config::from_header([320, 512, 2, 4, 4, 256, steps as i32]).unwrap();
+    let t = Arc::new(Transformer::new(Checkpoint::random(c, 7).unwrap()));
+    let mut be = CpuBackend::new(t.clone());
+    let seq = be.new_sequence().unwrap();
+    let mut r = Reference::new(&t);
+    for (pos, &tok) in tokens(256, steps).iter().enumerate() {
+        let got = be
+            .forward_sync(&Batch::tokens(seq, pos, &[tok], Logits::Last))
+            .unwrap();
+        assert_eq!(bits(&got), bits(&r.forward(tok, pos)), "step {pos}");
     }
 }
 

@@ -1,6 +1,6 @@
 //! Which backend runs the model, and why: the user's choice (auto, gpu, cpu) against what
 //! opening a GPU device gave. The `Engine` that survives a lost device lives in the engine
-//! crate (`decoding_engine::backend::engine`); it is re-exported here for the front ends.
+//! crate (`decoding_engine::backend::engine`).
 
 use crate::backend::GpuBackend;
 use crate::context::{GpuContext, GpuError};

@@ -1,5 +1,6 @@
 //! The llama2.c checkpoint: a `Config` (`config.rs`) and its `TransformerWeights`
-//! (`weights.rs`), loaded from bytes and validated before use. Mirrors `read_checkpoint` / `memory_map_weights` in karpathy/llama2.c `run.c`
+//! (`weights.rs`), loaded from bytes and validated before use. Mirrors `read_checkpoint` /
+//! `memory_map_weights` in karpathy/llama2.c `run.c`
 //! ("legacy v0" format: seven little-endian i32, then float32 tensors).
 //!
 //! Nothing here touches a file system: the caller hands over the bytes (a file read natively,

@@ -195,8 +195,8 @@ impl Transformer {
         self.run(s, caches, batch, layers, None)
     }
 
-    /// [`Transformer::forward`] with the probe ([`crate::forward::probe`]): the last row's attention
-    /// weights per layer and head, and the residual streams of the last `spec.lens_rows`
+    /// [`Transformer::forward`] with the probe ([`crate::forward::probe`]): the last row's
+    /// attention weights per layer and head, and the residual streams of the last `spec.lens_rows`
     /// rows after each layer, recorded as the pass computes them.
     pub fn forward_probed(
         &self,

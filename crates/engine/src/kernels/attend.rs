@@ -55,7 +55,7 @@ pub fn attend_heads<const G: usize>(
     }
     let att = &*att;
     // out = Σ_t att_t · v_t, accumulated per output element in t order, over 8-wide slices
-    // of the heads: the build's vectors (`simd::weighted_values`) hold the G heads' sums side
+    // of the heads: the build's vectors (`Isa::weighted_values`) hold the G heads' sums side
     // by side, so the adder is not waiting on one head's chain of dependent adds (a head of 8
     // is one chain, a position at a time, a large part of a stories260K step); the
     // slices left over go element by element, in the same order. Every value read ends

@@ -1,6 +1,7 @@
-//! CPU kernels of the reference forward pass, llama2.c style: tiny output-first functions
-//! (`rmsnorm(o, x, w, eps)`, `matmul(out, x, n, w)`, `softmax(x)`), each mirrored by a WGSL kernel in
-//! the GPU backend and tested against it.
+//! The CPU kernels of the tuned forward pass, llama2.c style (`forward/reference.rs` reads
+//! the same steps in plain loops): tiny output-first functions
+//! (`rmsnorm(o, x, w, eps)`, `matmul(out, x, n, w)`, `softmax(x)`), each mirrored by a WGSL
+//! kernel in the GPU backend and tested against it.
 //!
 //! Floating-point order is fixed by the code, never by the compiler (Rust does not reassociate
 //! float sums), so the same input gives bit-identical results natively and in wasm, and the

@@ -12,8 +12,8 @@
 //! Σ q_w·q_x is exact (|Σ| ≤ 127·127·g < 2²⁴ for g ≤ 1024, so it also converts to float32
 //! exactly), whatever order the SIMD kernels add in. The float part has one order on every
 //! target: group i goes into lane i mod 8, `lane += (d_w·d_x) · Σ`, and the 8 lanes fold
-//! pairwise ([`reduce8`]). So AVX-512 VNNI, AVX2, simd128 and the portable loops give the
-//! same bits (tests natively and in wasm).
+//! pairwise ([`reduce8`](super::rows::reduce8)). So AVX-512 VNNI, AVX2, simd128 and the
+//! portable loops give the same bits (tests natively and in wasm).
 //!
 //! Eligible matrices ([`QRef::int8_ready`]): groups a multiple of 32 (the kernels' 32-byte
 //! steps) of at most 1024, rows a whole number of groups (n a multiple of g).

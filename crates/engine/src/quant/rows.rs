@@ -34,7 +34,7 @@ pub const MAX_GROUP: usize = 1024;
 /// Groups a kernel call sums (the epilogue's lanes).
 pub const LANES: usize = 8;
 
-/// One row of [`QActs`].
+/// One row of [`QActs`](super::int8::QActs).
 #[derive(Debug, Clone, Copy)]
 pub struct QActRow<'a> {
     pub q: &'a [i8],

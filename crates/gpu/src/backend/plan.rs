@@ -159,3 +159,25 @@ impl GpuBackend {
         write(final_slot(c) + 1, &matmul::classifier_block(c));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The names the kernel times, the CLI's `gpu_times` and the page's split show, in
+    /// dispatch order, written out once: the tests that read the times compare against
+    /// `KERNEL_NAMES`, so a renamed or reordered kernel must change this line too.
+    #[test]
+    fn the_plans_kernels_in_dispatch_order() {
+        let want = [
+            "embed",
+            "qkv",
+            "attention",
+            "wo",
+            "mlp_in",
+            "w2",
+            "final norm",
+            "classifier",
+        ];
+        assert_eq!(super::KERNEL_NAMES, want);
+        assert_eq!(super::LAYER_KERNELS, want[1..6]);
+    }
+}

@@ -2,7 +2,7 @@
 // sequence's layer, positions 0..=pos (pos = the row's position; causal): scores =
 // q·k / sqrt(head_size), softmax, out = Σ att·v. Query head h reads K/V head h / kv_mul
 // (grouped-query attention). The rows row0 .. row0 + n_rows belong to one sequence.
-// Mirrors: `cpu::attend_head`.
+// Mirrors: `kernels::attend_head`.
 // Bindings: 0 q (read), 1 key cache (read), 2 value cache (read), 3 att scratch
 //           (read_write, (rows, n_heads, seq_len)), 4 out (read_write),
 //           5 params (uniform, dynamic offset), 6 step (uniform, dynamic offset),

@@ -4,7 +4,7 @@
 // W is read through `weight` (weights_f32/f16/q8/q4.wgsl, prepended, as are the flags' values
 // from Rust, `ops::matmul::constants_wgsl`): w_offset is always a whole
 // matrix (block = w_offset / (rows·n): a layer), so a quantized layer's groups are its own.
-// Mirrors: `cpu::matmul` (and the residual `add_in_place` when flags & ACCUMULATE: add into
+// Mirrors: `kernels::matmul` (and the residual `add_in_place` when flags & ACCUMULATE: add into
 // out, as x += wo·xb and x += w2·hb). The output row of batch row r is r.
 // Bindings: 0 W (read; f32, or packed u32 words for q8/q4), 1 x (read), 2 out (read_write),
 //           3 params (uniform, dynamic offset), 4 step (uniform, dynamic offset: row0, n_rows).

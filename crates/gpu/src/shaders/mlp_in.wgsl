@@ -2,7 +2,7 @@
 // hb = silu(gate) ⊙ up (silu(v) = v·σ(v)), into the first `hidden` floats of each row of hb
 // (W2 reads them there). One workgroup per (output i, batch row): W1's row i and W3's row i
 // (packed per layer by `kernel::packed_parts`, W3 at up_at weights into the layer's block).
-// Mirrors: `cpu::rmsnorm`, `cpu::matmul` for W1 and W3, then `cpu::swiglu`
+// Mirrors: `kernels::rmsnorm`, `kernels::matmul` for W1 and W3, then `kernels::swiglu`
 // (`ops::mlp_in::cpu_twin`).
 // Bindings: 0 W (read), 1 x (read), 2 hb (read_write), 3 params (uniform, dynamic offset),
 //           4 step (uniform, dynamic offset), 5 norm weights (read).

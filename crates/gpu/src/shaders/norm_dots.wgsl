@@ -6,7 +6,7 @@
 // reduced over the workgroup (64 threads, strided, tree reduction) into `dots_a[t·64]`,
 // `dots_b[t·64]`, `dots_s[t·64]`. Each weight is read once for all nt rows. The caller
 // scales the two sums by 1 / sqrt(Σ x² / n + ε): the norm's scale taken out of the sum (the
-// CPU scales x first, `cpu::rmsnorm`; the products differ in the last bits). Uses the
+// CPU scales x first, `kernels::rmsnorm`; the products differ in the last bits). Uses the
 // kernel's `x`, `gamma`, TILE_BATCH and the weights' `weight` (prepended). Called from
 // uniform control flow.
 

@@ -5,8 +5,8 @@
 // weights into the layer's block), so the pair is rotated in the epilogue with the CPU's
 // cos/sin table. A pair never straddles two matrices (q_rows and kv_rows are even).
 // Each row's bias (Qwen2's [bq; bk; bv], zeros for a Llama) is added before RoPE.
-// Mirrors: `cpu::rmsnorm`, then `cpu::matmul` for each of Wq, Wk, Wv, the biases, then
-// `cpu::rope` (`ops::qkv::cpu_twin`).
+// Mirrors: `kernels::rmsnorm`, then `kernels::matmul` for each of Wq, Wk, Wv, the biases, then
+// `kernels::rope` (`ops::qkv::cpu_twin`).
 // Bindings: 0 W (read), 1 x (read), 2 q (read_write), 3 key cache (read_write), 4 value cache
 //           (read_write), 5 params (uniform, dynamic offset), 6 step (uniform, dynamic
 //           offset), 7 rows (read: positions), 8 norm weights (read), 9 rope table (read:

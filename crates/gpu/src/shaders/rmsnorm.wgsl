@@ -2,7 +2,7 @@
 // llama2.c). With `select`, output
 // row i normalises input row rows[select_offset + i] (the final norm gathers the rows that
 // want logits, so the classifier runs on those only).
-// Mirrors: `cpu::rmsnorm`.
+// Mirrors: `kernels::rmsnorm`.
 // Bindings: 0 x (read), 1 weights (read, at w_offset), 2 out (read_write), 3 params (uniform),
 //           4 rows (read: the batch table).
 // Workgroup: 64 threads per row (strided sum of squares, tree reduction).

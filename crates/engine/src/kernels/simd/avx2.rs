@@ -42,26 +42,9 @@ impl Isa for Avx2 {
 
     #[inline(always)]
     fn dot_rows(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
-        macro_rules! pass {
-            ($r:literal) => {{
-                let a: [&[f32]; $r] = std::array::from_fn(|i| xs[i]);
-                // SAFETY: AVX2; the kernel reads within every slice, and prefetches are
-                // hints that never fault.
-                let r = unsafe {
-                    match stream {
-                        true => dot_rows::<$r, true>(w, a),
-                        false => dot_rows::<$r, false>(w, a),
-                    }
-                };
-                out.copy_from_slice(&r);
-            }};
-        }
-        match xs.len() {
-            1 => pass!(1),
-            2 => pass!(2),
-            3 => pass!(3),
-            _ => pass!(4),
-        }
+        // SAFETY: the build enables AVX2; `Rows` reads within every slice, and prefetches are hints
+        // that never fault.
+        unsafe { super::x86_tail::dot_rows_by_count::<Self>(out, w, xs, stream) }
     }
 
     #[inline(always)]
@@ -98,4 +81,11 @@ pub unsafe fn dot_rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32
         }
         acc.map(|[a0, a1, a2, a3]| _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)))
     })
+}
+
+impl super::x86_tail::Rows for Avx2 {
+    #[inline(always)]
+    unsafe fn rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32]; R]) -> [f32; R] {
+        dot_rows::<R, STREAM>(w, xs)
+    }
 }

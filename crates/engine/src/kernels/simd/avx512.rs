@@ -8,6 +8,8 @@ use std::arch::x86_64::*;
 /// The AVX-512 build's kernels.
 pub struct Avx512;
 
+// Decode's rows are not prefetched on AVX-512 (`dot_streamed` is the trait's, the plain
+// dot): there the prefetch made decode slower (BENCHMARKS.md).
 impl Isa for Avx512 {
     const NAME: &'static str = "avx512";
     const WEIGHT_ROWS_A_PASS: usize = 4;
@@ -19,13 +21,6 @@ impl Isa for Avx512 {
     fn dot(a: &[f32], b: &[f32]) -> f32 {
         // SAFETY: the build enables AVX-512F; the kernel reads within both slices.
         unsafe { dot_avx512(a, b) }
-    }
-
-    /// Decode's rows are not prefetched on AVX-512: there the prefetch made decode slower
-    /// (BENCHMARKS.md).
-    #[inline(always)]
-    fn dot_streamed(w: &[f32], x: &[f32]) -> f32 {
-        Self::dot(w, x)
     }
 
     #[inline(always)]
@@ -74,26 +69,9 @@ impl Isa for Avx512 {
 
     #[inline(always)]
     fn dot_rows(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
-        macro_rules! pass {
-            ($r:literal) => {{
-                let a: [&[f32]; $r] = std::array::from_fn(|i| xs[i]);
-                // SAFETY: AVX-512F; the kernel reads within every slice, and prefetches
-                // are hints that never fault.
-                let r = unsafe {
-                    match stream {
-                        true => super::avx512_rows::dot_rows::<$r, true>(w, a),
-                        false => super::avx512_rows::dot_rows::<$r, false>(w, a),
-                    }
-                };
-                out.copy_from_slice(&r);
-            }};
-        }
-        match xs.len() {
-            1 => pass!(1),
-            2 => pass!(2),
-            3 => pass!(3),
-            _ => pass!(4),
-        }
+        // SAFETY: the build enables AVX-512F; `Rows` reads within every slice, and prefetches are hints
+        // that never fault.
+        unsafe { super::x86_tail::dot_rows_by_count::<Self>(out, w, xs, stream) }
     }
 
     #[inline(always)]
@@ -258,5 +236,12 @@ pub unsafe fn exp_shifted(x: &mut [f32], shift: f32) {
     }
     for v in tail {
         *v = super::super::exp(*v - shift);
+    }
+}
+
+impl super::x86_tail::Rows for Avx512 {
+    #[inline(always)]
+    unsafe fn rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32]; R]) -> [f32; R] {
+        super::avx512_rows::dot_rows::<R, STREAM>(w, xs)
     }
 }

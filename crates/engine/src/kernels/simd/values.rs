@@ -11,10 +11,11 @@ use std::arch::x86_64::*;
 #[cfg(kernel = "wasm")]
 use core::arch::wasm32::*;
 
+/// `Isa::weighted_values` in 8-lane x86 registers (AVX2, AVX-512): for each head g of G,
+/// Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to n − 1. `values` points
+/// at the slice's first float in position 0; the caller checks that every read lies in the
+/// cache and `att` holds G·n weights.
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
-/// `Isa::weighted_values` in 8-lane x86 registers (AVX2, AVX-512): for each head g of G: Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to
-/// n − 1. `values` points at the slice's first float in position 0; the caller checks that
-/// every read lies in the cache and `att` holds G·n weights.
 #[inline(always)]
 pub unsafe fn weighted_x86<const G: usize>(
     att: &[f32],
@@ -40,10 +41,9 @@ pub unsafe fn weighted_x86<const G: usize>(
     acc.map(|s| std::mem::transmute::<__m256, [f32; 8]>(s))
 }
 
+/// `Isa::weighted_values` in wasm's 4-lane registers, as `weighted_x86` sums: for each head
+/// g of G, Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to n − 1.
 #[cfg(kernel = "wasm")]
-/// `Isa::weighted_values` in wasm's 4-lane registers: for each head g of G: Σ_t att[g·n + t] · v[t·stride + offsets[g] ..][..8], t from 0 to
-/// n − 1. `values` points at the slice's first float in position 0; the caller checks that
-/// every read lies in the cache and `att` holds G·n weights.
 #[inline(always)]
 pub unsafe fn weighted_wasm<const G: usize>(
     att: &[f32],

@@ -5,6 +5,39 @@
 
 use std::arch::x86_64::*;
 
+/// An x86 build's row kernel: `dot_portable(w, x)` for each of R rows at once, the weight
+/// row streamed (prefetched ahead) when `STREAM`.
+pub trait Rows {
+    /// # Safety
+    /// The build's instruction set is enabled; the kernel reads within every slice.
+    unsafe fn rows<const R: usize, const STREAM: bool>(w: &[f32], xs: [&[f32]; R]) -> [f32; R];
+}
+
+/// `Isa::dot_rows` on x86: the 1 to 4 rows `xs` (`out` as many) through `K`'s kernel, with
+/// the count a constant in each call.
+///
+/// # Safety
+/// As `Rows::rows`.
+#[inline(always)]
+pub unsafe fn dot_rows_by_count<K: Rows>(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
+    macro_rules! pass {
+        ($r:literal) => {{
+            let a: [&[f32]; $r] = std::array::from_fn(|i| xs[i]);
+            let r = match stream {
+                true => K::rows::<$r, true>(w, a),
+                false => K::rows::<$r, false>(w, a),
+            };
+            out.copy_from_slice(&r);
+        }};
+    }
+    match xs.len() {
+        1 => pass!(1),
+        2 => pass!(2),
+        3 => pass!(3),
+        _ => pass!(4),
+    }
+}
+
 /// `dot_portable(w, x)` for each of the R rows `xs` (over the shortest length n): the bulk,
 /// the first n / 32 · 32 floats, by the kernel's own loop `bulk(pw, px, n)` (run only where
 /// n ≥ 32), which returns each row's 32 partial sums folded to eight; then `finish`.
