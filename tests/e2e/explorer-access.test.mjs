@@ -2,11 +2,9 @@
 // readable labels and tappable targets, presenter mode on one screen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { open, pageUrl, randomModel, screenshot, ROOT } from './harness.mjs';
-import { GREEDY, cli, env, ready, chips, waitChips, topRow, setKnob, pickFiles } from './explorer.mjs';
+import { screenshot, ROOT } from './harness.mjs';
+import { ready, chips, waitChips } from './explorer.mjs';
 
 test('keyboard only: step, rewind, visible focus, help overlay', async () => {
   const { page } = await ready('backend=cpu&temperature=0');

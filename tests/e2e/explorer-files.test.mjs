@@ -4,10 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { open, pageUrl, randomModel, screenshot, ROOT } from './harness.mjs';
-import { GREEDY, cli, env, ready, chips, waitChips, topRow, setKnob, pickFiles } from './explorer.mjs';
+import { cli, env, ready, chips, waitChips, topRow, pickFiles } from './explorer.mjs';
 
 test('a bad model file gives a clear message and the current model keeps working', async () => {
   const { page } = await ready('backend=cpu');

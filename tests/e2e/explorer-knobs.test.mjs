@@ -3,11 +3,8 @@
 // invalid input, links, toy logits, the chain's order, profiles and the chips' probabilities.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { open, pageUrl, randomModel, screenshot, ROOT } from './harness.mjs';
-import { GREEDY, cli, env, ready, chips, waitChips, topRow, setKnob, pickFiles } from './explorer.mjs';
+import { pageUrl, screenshot } from './harness.mjs';
+import { GREEDY, cli, env, ready, chips, waitChips, topRow, setKnob } from './explorer.mjs';
 
 test('first distribution: "," on top after "Once upon a time" (CPU)', async () => {
   const { page, problems } = await ready('backend=cpu');

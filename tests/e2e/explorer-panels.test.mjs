@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { open, pageUrl, randomModel, screenshot, ROOT } from './harness.mjs';
-import { GREEDY, cli, env, ready, chips, waitChips, topRow, setKnob, pickFiles } from './explorer.mjs';
+import { open, pageUrl, screenshot } from './harness.mjs';
+import { cli, env, ready, chips, waitChips, topRow } from './explorer.mjs';
 
 test('beam search with width 3 for 5 steps draws the engine\'s tree', async () => {
   const { page } = await ready('backend=cpu&strategy=beam&beams=3&panels=beam');

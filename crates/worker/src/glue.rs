@@ -74,8 +74,9 @@ impl ByteSource for JsBytes {
 }
 
 /// A file the user picked or dropped, read a slice at a time when the session asks
-/// (`FileReaderSync`, which a worker may use): nothing is read before its header has passed
-/// the checks, and the page never holds the file's bytes. Its reading posts progress.
+/// (`FileReaderSync`, which a worker may use): its first bytes tell what it is, its header
+/// (or a `config.json`, whole) is checked before the bulk is read, and the page never holds
+/// the file's bytes. Its reading posts progress.
 struct PickedFile {
     file: web_sys::File,
     reader: FileReaderSync,

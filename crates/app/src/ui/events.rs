@@ -44,7 +44,8 @@ impl Ui {
         let chain = self.gen.chain;
         let error = self.shell.error;
         Effect::new(move |_| {
-            if let Some(Err(e)) = chain.get() {
+            // Read in place: the trace itself is vocabulary-sized, only the error is kept.
+            if let Some(e) = chain.with(|c| c.as_ref().and_then(|r| r.as_ref().err().cloned())) {
                 error.set(Some(e));
             }
         });

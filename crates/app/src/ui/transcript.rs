@@ -82,7 +82,8 @@ pub fn Transcript() -> impl IntoView {
                 {move || prompt_tokens.with(|t| t.as_ref().map(|prompt| {
                     let n = prompt.len();
                     let toks = prompt.iter().map(|p| {
-                        // BOS and EOS read as <s> and </s> (llama2.c's pieces wrap them in newlines).
+                        // BOS and EOS read as <s> and </s> (llama2.c's pieces wrap them in
+                        // newlines).
                         let trimmed = p.piece.trim();
                         let shown = if trimmed.starts_with('<') && trimmed.ends_with('>') {
                             trimmed.to_string()

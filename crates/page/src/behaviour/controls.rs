@@ -10,7 +10,7 @@ use crate::page::{SpecLink, MAX_SPEC_CYCLES};
 use crate::protocol::*;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::sampling::knobs::{Control, Knob};
-use decoding_engine::decode::sampling::{RawSettings, Settings, SettingsErrors, Strategy};
+use decoding_engine::decode::sampling::{RawSettings, Settings, SettingsErrors};
 use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
 
@@ -26,13 +26,7 @@ pub struct Knobs {
 pub struct KnobChange {
     /// The rules the text breaks (the settings in force are then unchanged).
     pub errors: Option<SettingsErrors>,
-    /// The settings are new and valid: the page's own chain runs again on them.
-    pub changed: bool,
     pub send: Vec<Request>,
-}
-
-fn is_beam(s: &Settings) -> bool {
-    matches!(s.strategy, Strategy::Beam { .. })
 }
 
 impl PageModel {
@@ -71,7 +65,7 @@ impl PageModel {
                 }
             }
         };
-        let to_beam = is_beam(&s) && !is_beam(&knobs.settings);
+        let to_beam = s.is_beam() && !knobs.settings.is_beam();
         let mut send = vec![TranscriptRequest::SetSettings {
             settings: s.clone(),
         }
@@ -82,11 +76,7 @@ impl PageModel {
             send.push(BeamRequest::BeamStart.into());
         }
         knobs.settings = s;
-        KnobChange {
-            errors: None,
-            changed: true,
-            send,
-        }
+        KnobChange { errors: None, send }
     }
 
     /// Opens or closes a panel: the worker computes what an open quantization panel or
@@ -117,7 +107,7 @@ impl PageModel {
 
     /// Step: one token, or one level of the beam tree in beam mode.
     pub fn step(&self, settings: &Settings) -> Request {
-        match is_beam(settings) {
+        match settings.is_beam() {
             true => BeamRequest::BeamStep.into(),
             false => TranscriptRequest::Step { count: 1 }.into(),
         }
@@ -125,7 +115,7 @@ impl PageModel {
 
     /// Reset: the transcript back to its prompt, or a new beam search.
     pub fn reset(&self, settings: &Settings) -> Request {
-        match is_beam(settings) {
+        match settings.is_beam() {
             true => BeamRequest::BeamStart.into(),
             false => TranscriptRequest::Reset.into(),
         }
@@ -143,7 +133,7 @@ impl PageModel {
         page.prompt = prompt.clone();
         page.steps = 0;
         let mut send = vec![TranscriptRequest::SetPrompt { prompt, chat }.into()];
-        if is_beam(settings) {
+        if settings.is_beam() {
             send.push(BeamRequest::BeamStart.into());
         }
         send
@@ -283,7 +273,9 @@ impl PageModel {
 }
 
 fn regrow_beam(page: &PageState, settings: &Settings) -> Option<Request> {
-    is_beam(settings).then(|| BeamRequest::BeamTo { depth: page.steps }.into())
+    settings
+        .is_beam()
+        .then(|| BeamRequest::BeamTo { depth: page.steps }.into())
 }
 
 /// The lesson step `by` steps from `at` (the first when the track is closed), within the

@@ -18,7 +18,7 @@ fn a_valid_knob_goes_to_the_worker_and_a_bad_one_stays_as_typed() {
     let m = PageModel::default();
     let (mut page, mut k) = knobs("");
     let c = m.set_knob(&mut page, &mut k, Knob::Temperature, "0.7", 512);
-    assert!(c.changed && c.errors.is_none());
+    assert!(c.errors.is_none());
     assert_eq!(k.settings.temperature, 0.7);
     assert_eq!(
         c.send,
@@ -28,19 +28,19 @@ fn a_valid_knob_goes_to_the_worker_and_a_bad_one_stays_as_typed() {
     );
     // A rule broken: nothing goes, the settings in force stay, the text is kept.
     let c = m.set_knob(&mut page, &mut k, Knob::Temperature, "-1", 512);
-    assert!(!c.changed && c.send.is_empty());
+    assert!(c.errors.is_some() && c.send.is_empty());
     let errors = c.errors.unwrap().0;
     assert_eq!(errors[0].field, "temperature");
     assert_eq!(k.settings.temperature, 0.7);
     assert_eq!(k.raw.get(Knob::Temperature), Some("-1"));
     // A logit bias naming a token past the vocabulary breaks its rule too.
     let c = m.set_knob(&mut page, &mut k, Knob::Temperature, "1", 512);
-    assert!(c.changed);
+    assert!(c.errors.is_none());
     let c = m.set_knob(&mut page, &mut k, Knob::LogitBias, "600:1", 512);
     assert!(c.errors.is_some());
     // Lists split on their separator, blanks dropped; stop sequences keep their spaces.
     let c = m.set_knob(&mut page, &mut k, Knob::LogitBias, " 2:-100 , ,3:1 ", 512);
-    assert!(c.changed);
+    assert!(c.errors.is_none());
     assert_eq!(k.settings.logit_bias, [(2, -100.0), (3, 1.0)]);
     m.set_knob(&mut page, &mut k, Knob::Stop, " the end\n\n.", 512);
     assert_eq!(k.settings.stop, [" the end", "."]);
@@ -121,7 +121,15 @@ fn a_prompt_a_backend_or_weights_regrow_a_beam_search() {
         ]
     );
     let send = m.set_precision(&mut page, Precision::Q8, &beam.settings);
-    assert_eq!(send.len(), 2);
+    assert_eq!(
+        send,
+        [
+            Request::from(ModelRequest::SetPrecision {
+                precision: Precision::Q8
+            }),
+            Request::from(BeamRequest::BeamTo { depth: 5 })
+        ]
+    );
     assert_eq!(page.precision, Some(Precision::Q8));
     let send = m.set_prompt(&mut page, "The dog".into(), false, &beam.settings);
     assert_eq!((page.prompt.as_str(), page.steps), ("The dog", 0));

@@ -15,7 +15,7 @@ pub mod controls;
 use crate::page::{probe_open, spec_and_compare_requests, PageState, Panel};
 use crate::protocol::*;
 use decoding_engine::decode::beam::BeamNode;
-use decoding_engine::decode::sampling::{Settings, Strategy};
+use decoding_engine::decode::sampling::Settings;
 
 /// The page's own model files.
 pub const MODEL_URL: &str = "models/stories260K/stories260K.bin";
@@ -54,7 +54,7 @@ impl PageModel {
     /// is patched with `patch_beam`).
     pub fn apply(&mut self, page: &PageState, settings: &Settings, event: &mut Event) -> Reaction {
         let mut r = Reaction::default();
-        let beam = matches!(settings.strategy, Strategy::Beam { .. });
+        let beam = settings.is_beam();
         match event {
             // The page's own model, then (once it has loaded) the link's view on it: the
             // weights' precision, the prompt, settings and tokens.

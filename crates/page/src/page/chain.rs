@@ -23,9 +23,6 @@ impl NextView {
     }
 }
 
-/// Most toy logits a user may type.
-pub const MAX_TOY_LOGITS: usize = 64;
-
 /// The chain on hand-typed logits (the lesson's toy example), `history` the rows "already
 /// generated" that the penalties see; logit-bias ids beyond the toy's rows are left out.
 pub fn toy_trace(
@@ -33,9 +30,10 @@ pub fn toy_trace(
     history: &[u32],
     settings: &Settings,
 ) -> Result<TraceView, String> {
-    if logits.is_empty() || logits.len() > MAX_TOY_LOGITS {
+    if logits.is_empty() || logits.len() > super::toy::MAX_TOY_LOGITS {
         return Err(format!(
-            "type between 1 and {MAX_TOY_LOGITS} logits (got {})",
+            "type between 1 and {} logits (got {})",
+            super::toy::MAX_TOY_LOGITS,
             logits.len()
         ));
     }

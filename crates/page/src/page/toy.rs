@@ -49,6 +49,9 @@ pub fn parse_toy_history(text: &str, n_logits: usize) -> Result<Vec<u32>, String
         .collect()
 }
 
+/// Most toy logits a user may type.
+pub const MAX_TOY_LOGITS: usize = 64;
+
 /// Parses the toy logits text ("2, 1, 0.1").
 pub fn parse_toy(text: &str) -> Result<Vec<f64>, String> {
     let mut out = Vec::new();
@@ -61,8 +64,11 @@ pub fn parse_toy(text: &str) -> Result<Vec<f64>, String> {
             _ => return Err(format!("{part:?} is not a finite number")),
         }
     }
-    if out.is_empty() || out.len() > 64 {
-        return Err(format!("type between 1 and 64 logits (got {})", out.len()));
+    if out.is_empty() || out.len() > MAX_TOY_LOGITS {
+        return Err(format!(
+            "type between 1 and {MAX_TOY_LOGITS} logits (got {})",
+            out.len()
+        ));
     }
     Ok(out)
 }

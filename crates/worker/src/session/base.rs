@@ -46,7 +46,7 @@ pub(super) struct Beam {
 /// `generate`, `beam`, `cache_compare`) are its methods; a panel's handler gets it beside
 /// the panel's own state.
 #[derive(Default)]
-pub struct Core {
+pub(super) struct Core {
     pub(super) model: Option<Model>,
     pub(super) engine: Option<Engine>,
     pub(super) gen: Option<Generation>,

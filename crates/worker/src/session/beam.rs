@@ -87,14 +87,14 @@ impl Core {
     }
 
     /// Starts a beam search from the prompt; the transcript goes back to the prompt.
-    pub async fn beam_start(&mut self) -> Vec<Event> {
+    pub(super) async fn beam_start(&mut self) -> Vec<Event> {
         match self.start_search().await {
             Ok(()) => self.beam_events().await,
             Err(e) => vec![e],
         }
     }
 
-    pub async fn beam_step(&mut self) -> Vec<Event> {
+    pub(super) async fn beam_step(&mut self) -> Vec<Event> {
         // A search started here sends its first view (the root) before the step's changes.
         let mut events = Vec::new();
         if self.beam.is_none() {
@@ -117,7 +117,7 @@ impl Core {
     /// A new search grown to `depth` levels (or until it is done), sent as one whole tree:
     /// a link's beam steps, a rewind (the search is deterministic, so growing it again to
     /// one level less is the tree as it was), new beam parameters at the same depth.
-    pub async fn beam_to(&mut self, depth: usize) -> Vec<Event> {
+    pub(super) async fn beam_to(&mut self, depth: usize) -> Vec<Event> {
         if let Err(e) = self.start_search().await {
             return vec![e];
         }
@@ -134,7 +134,7 @@ impl Core {
     }
 
     /// Rewind in beam search: the tree one level back (the transcript follows its best beam).
-    pub async fn beam_rewind(&mut self) -> Vec<Event> {
+    pub(super) async fn beam_rewind(&mut self) -> Vec<Event> {
         match self.beam.as_ref().map(|b| b.search.depth()) {
             Some(d) if d > 0 => self.beam_to(d - 1).await,
             _ => vec![err("nothing to rewind: the beam search is at the prompt")],
@@ -142,7 +142,7 @@ impl Core {
     }
 
     /// Whether the running search was started with other beam parameters than the settings'.
-    pub fn beam_outdated(&self) -> bool {
+    pub(super) fn beam_outdated(&self) -> bool {
         self.beam
             .as_ref()
             .is_some_and(|b| b.search.config() != self.beam_config())

@@ -11,7 +11,11 @@ use decoding_page::protocol::*;
 impl Core {
     /// Times one decode step with the cache against the same token computed without it (the
     /// prefix run again on a fresh sequence), at each length; counts their multiply-adds.
-    pub async fn cache_compare(&mut self, positions: &[usize], host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn cache_compare(
+        &mut self,
+        positions: &[usize],
+        host: &dyn Host,
+    ) -> Vec<Event> {
         let (Some(m), Some(engine)) = (&self.model, &mut self.engine) else {
             return vec![err("no model is loaded yet")];
         };

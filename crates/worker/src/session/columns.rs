@@ -8,7 +8,7 @@ use super::base::{err, Core, Host};
 use super::batching::check_room;
 use decoding_engine::budget::Budget;
 use decoding_engine::decode::generation::{Generation, StepOutcome};
-use decoding_engine::decode::sampling::{Settings, Strategy};
+use decoding_engine::decode::sampling::Settings;
 use decoding_page::page::{differing, MAX_COLUMNS};
 use decoding_page::protocol::*;
 
@@ -40,7 +40,7 @@ impl Core {
         }
         let mut checked = Vec::with_capacity(columns.len());
         for (i, s) in columns.into_iter().enumerate() {
-            if matches!(s.strategy, Strategy::Beam { .. }) {
+            if s.is_beam() {
                 return vec![err(format!(
                     "column {}: a column runs greedy or sampling (beam search has its own panel)",
                     i + 1

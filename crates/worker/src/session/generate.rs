@@ -11,7 +11,12 @@ use decoding_page::protocol::*;
 impl Core {
     /// Prefills a new prompt (with `chat`, rendered through the model's chat template as
     /// one user message); the transcript starts over.
-    pub async fn set_prompt(&mut self, prompt: String, chat: bool, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn set_prompt(
+        &mut self,
+        prompt: String,
+        chat: bool,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         let (Some(m), Some(engine)) = (&self.model, &mut self.engine) else {
             return vec![err("no model is loaded yet")];
         };
@@ -68,7 +73,7 @@ impl Core {
     }
 
     /// The transcript event for the current state.
-    pub fn transcript(&self) -> Event {
+    pub(super) fn transcript(&self) -> Event {
         let (Some(m), Some(g), Some(engine)) = (&self.model, &self.gen, &self.engine) else {
             return err("nothing has been generated yet");
         };
@@ -119,7 +124,7 @@ impl Core {
     /// The logits of the transcript's next position (run if the newest token never was)
     /// and the history beside them: the page runs the chain on them at every knob move.
     /// None at the context limit, where there is no next distribution (not an error).
-    pub async fn next(&mut self) -> Vec<Event> {
+    pub(super) async fn next(&mut self) -> Vec<Event> {
         let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
             return vec![];
         };
@@ -157,7 +162,7 @@ impl Core {
         }))
     }
 
-    pub async fn set_settings(&mut self, settings: Settings) -> Vec<Event> {
+    pub(super) async fn set_settings(&mut self, settings: Settings) -> Vec<Event> {
         let settings = match self.for_model(settings) {
             Ok(s) => s,
             Err(e) => return vec![err(e)],
@@ -178,7 +183,7 @@ impl Core {
     }
 
     /// Up to `count` tokens; stops on a stop condition or a cancel.
-    pub async fn step(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn step(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
         host.clear_cancel();
         let Some(m) = &self.model else {
             return vec![err("no model is loaded yet")];
@@ -252,7 +257,7 @@ impl Core {
         events
     }
 
-    pub async fn rewind(&mut self) -> Vec<Event> {
+    pub(super) async fn rewind(&mut self) -> Vec<Event> {
         if self.beam.is_some() && self.is_beam() {
             return self.beam_rewind().await;
         }
@@ -272,7 +277,7 @@ impl Core {
         events
     }
 
-    pub async fn reset(&mut self) -> Vec<Event> {
+    pub(super) async fn reset(&mut self) -> Vec<Event> {
         let (Some(g), Some(engine)) = (&mut self.gen, &mut self.engine) else {
             return vec![err("no prompt has been run yet")];
         };
@@ -286,7 +291,7 @@ impl Core {
 
     /// A link's state: prompt, settings, and `steps` tokens replayed (same seed, same coins,
     /// same tokens).
-    pub async fn restore(
+    pub(super) async fn restore(
         &mut self,
         prompt: String,
         settings: Settings,
@@ -316,10 +321,7 @@ impl Core {
 
     /// Whether the settings choose beam search.
     pub(super) fn is_beam(&self) -> bool {
-        matches!(
-            self.settings.strategy,
-            decoding_engine::decode::sampling::Strategy::Beam { .. }
-        )
+        self.settings.is_beam()
     }
 }
 

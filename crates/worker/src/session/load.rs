@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 impl Core {
     /// The page's own model: its files fetched (`host.fetch`), then loaded with `choice`.
-    pub async fn load_urls(
+    pub(super) async fn load_urls(
         &mut self,
         urls: &[String],
         choice: BackendChoice,
@@ -33,7 +33,11 @@ impl Core {
     /// Files the user picked or dropped, loaded on the backend in use; the current prompt
     /// then runs on the new model (its chat is off: the page turns the toggle off on
     /// `Loaded`).
-    pub async fn load_picked(&mut self, files: Vec<ModelFile>, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn load_picked(
+        &mut self,
+        files: Vec<ModelFile>,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         let mut events = self.load(files, self.backend_choice(), host).await;
         if matches!(
             events.first(),
@@ -50,7 +54,7 @@ impl Core {
     /// (`choice`; `Auto` measures the backends on the new model with `host`'s clock), then
     /// swaps: the current model, its backend and its transcript are replaced only when both
     /// worked. On any failure the old model keeps working, on the backend it had.
-    pub async fn load(
+    pub(super) async fn load(
         &mut self,
         mut files: Vec<ModelFile>,
         choice: BackendChoice,
@@ -129,19 +133,10 @@ impl Core {
         ]
     }
 
-    pub fn model(&self) -> Option<&Model> {
-        self.model.as_ref()
-    }
-
-    /// The prompt of the current transcript.
-    pub fn prompt(&self) -> &str {
-        &self.prompt
-    }
-
     /// The backend the user chose (auto by default): another model, or other weights, are
     /// opened with it (auto measures again).
     /// (A GPU asked for that could not be had runs on the CPU: that is what reopens.)
-    pub fn backend_choice(&self) -> BackendChoice {
+    pub(super) fn backend_choice(&self) -> BackendChoice {
         let kind = self.engine.as_ref().map(|e| e.report.kind);
         match (self.choice, kind) {
             (BackendChoice::Gpu, Some(decoding_engine::BackendKind::Cpu)) => BackendChoice::Cpu,
@@ -150,7 +145,11 @@ impl Core {
     }
 
     /// Opens the chosen backend (or switches to it, rebuilding the transcript there).
-    pub async fn set_backend(&mut self, choice: BackendChoice, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn set_backend(
+        &mut self,
+        choice: BackendChoice,
+        host: &dyn Host,
+    ) -> Vec<Event> {
         let Some(m) = &self.model else {
             return vec![err("no model is loaded yet")];
         };
@@ -222,7 +221,7 @@ impl Core {
     /// backend that runs now (its tokens kept; the next distribution is the new weights').
     /// On any failure the current weights keep running.
     /// With "auto" the backends are measured again on the new weights.
-    pub async fn set_precision(&mut self, p: Precision, host: &dyn Host) -> Vec<Event> {
+    pub(super) async fn set_precision(&mut self, p: Precision, host: &dyn Host) -> Vec<Event> {
         let (Some(m), Some(original)) = (&self.model, &self.original) else {
             return vec![err("no model is loaded yet")];
         };

@@ -20,8 +20,9 @@ mod speculative;
 #[cfg(test)]
 mod tests;
 
+use base::Core;
+pub use base::Host;
 use base::Replaced;
-pub use base::{Core, Host};
 use decoding_page::protocol::*;
 
 /// The worker's session: the core (model, engine, transcript) and each panel's state.

@@ -1,4 +1,5 @@
-//! The batching panel's views: what it draws, as the worker (or the page's chain) gave it.
+//! The batching panel's views: the lanes, the throughput sweep with the roofline, the serving
+//! timelines and the GPU split, as the worker measured them.
 
 use decoding_page::protocol::*;
 use leptos::prelude::*;

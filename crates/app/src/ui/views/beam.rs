@@ -1,4 +1,5 @@
-//! The beam search panel's views: what it draws, as the worker (or the page's chain) gave it.
+//! The beam search panel's views: the tree as the worker grows it (patched from its changes)
+//! and the search's summary.
 
 use decoding_engine::decode::beam::BeamNode;
 use decoding_page::protocol::*;

@@ -1,4 +1,5 @@
-//! The compared columns's views: what it draws, as the worker (or the page's chain) gave it.
+//! The compared columns' views: each column's text and next distribution, as the worker ran
+//! them.
 
 use decoding_page::protocol::*;
 use leptos::prelude::*;

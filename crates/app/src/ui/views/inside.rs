@@ -1,4 +1,5 @@
-//! The view inside the step's views: what it draws, as the worker (or the page's chain) gave it.
+//! The view inside the step: the newest token's attention and the logit lens, as the
+//! worker's probed pass recorded them.
 
 use decoding_page::protocol::{ProbeEvent, ProbeView};
 use leptos::prelude::*;

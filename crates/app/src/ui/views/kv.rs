@@ -1,4 +1,5 @@
-//! The KV cache panel's views: what it draws, as the worker (or the page's chain) gave it.
+//! The KV cache panel's views: decoding with the cache against re-running the prefix, as
+//! the worker measured it.
 
 use decoding_page::protocol::*;
 use leptos::prelude::*;

@@ -1,4 +1,4 @@
-//! The quantization panel's views: what it draws, as the worker (or the page's chain) gave it.
+//! The quantization panel's views: the four precisions side by side, as the worker ran them.
 
 use decoding_page::protocol::{QuantEvent, QuantView};
 use leptos::prelude::*;

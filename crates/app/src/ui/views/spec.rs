@@ -1,4 +1,4 @@
-//! The speculative panel's views: what it draws, as the worker (or the page's chain) gave it.
+//! The speculative panel's views: the run's cycles, as the worker ran them.
 
 use decoding_page::protocol::{SpecEvent, SpecView};
 use leptos::prelude::*;

@@ -1,4 +1,5 @@
-//! The toy-logits panel's views: what it draws, as the worker (or the page's chain) gave it.
+//! The toy-logits panel's views: the history text, and the chain run here, in the page,
+//! on the typed logits.
 
 use decoding_engine::decode::sampling::Settings;
 use decoding_page::page::{PageState, Panel};

@@ -113,6 +113,11 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Whether the strategy is beam search (the tree, not the chain, picks the tokens).
+    pub fn is_beam(&self) -> bool {
+        matches!(self.strategy, Strategy::Beam { .. })
+    }
+
     /// The peer whose default a knob holds, when the user left it unset.
     pub fn default_of(&self, knob: Knob) -> Option<Profile> {
         self.defaulted.contains(&knob).then_some(self.profile)

@@ -1,4 +1,5 @@
-//! Beam search beside greedy: the tree as its changes, a link's tree, the transcript mirroring the best beam.
+//! Beam search beside greedy: the tree as its changes, a link's tree, the transcript
+//! mirroring the best beam.
 
 use super::*;
 

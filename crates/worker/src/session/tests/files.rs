@@ -38,7 +38,7 @@ fn drop_on_a_running_page(files: &[(&str, Vec<u8>)]) -> Result<ModelInfo, String
             Ok(info.clone())
         }
         [Event::Model(ModelEvent::Error { message })] => {
-            assert_eq!(s.core.model().unwrap().name, "stories260K");
+            assert_eq!(s.core.model.as_ref().unwrap().name, "stories260K");
             let ev = step(&mut s, &host, 1);
             assert_eq!(last!(&ev, Transcript).steps.len(), 4, "{message}");
             Err(message.clone())
@@ -247,5 +247,5 @@ fn the_pages_own_model_is_fetched_and_a_missing_file_is_named() {
             message: "models/stories260K/nothing.bin: HTTP 404 Not Found".into()
         })]
     );
-    assert!(s.core.model().is_none());
+    assert!(s.core.model.as_ref().is_none());
 }

@@ -70,7 +70,7 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     let n = tokens.len();
     assert_eq!((v.pos, v.pieces.len(), n), (8, 9, 9));
     // The same sequence as one probed pass here, every position's lens recorded.
-    let m = s.core.model().unwrap().transformer.clone();
+    let m = s.core.model.as_ref().unwrap().transformer.clone();
     let mut cache = KvCache::new(&m.config);
     let b = Batch::tokens(SeqId(0), 0, &tokens, Logits::Last);
     let mut rs = decoding_engine::forward::RunState::default();

@@ -1,6 +1,9 @@
-//! Models and backends: a bad file, a GPU that cannot open it, a GPU link without a GPU, a lost device, another precision.
+//! Models and backends: a bad file, a GPU that cannot open it, a GPU link without a GPU, a
+//! lost device, another precision.
 
 use super::*;
+use decoding_engine::decode::speculative::{Draft, Rule};
+use decoding_engine::Precision;
 
 #[test]
 fn bad_model_is_an_error_event_and_keeps_the_old_one() {
@@ -67,7 +70,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         "{ev:?}"
     );
     // The old model, its backend and its transcript are untouched, and it goes on.
-    assert_eq!(s.core.model().unwrap().config().dim, 64);
+    assert_eq!(s.core.model.as_ref().unwrap().config().dim, 64);
     assert_eq!(last!(&[s.core.transcript()], Transcript), &before);
     let ev = step(&mut s, &host, 1);
     assert_eq!(last!(&ev, Transcript).steps.len(), before.steps.len() + 1);
@@ -99,7 +102,7 @@ fn a_valid_model_the_gpu_cannot_open_keeps_the_old_model_and_its_transcript() {
         ),
         "{ev:?}"
     );
-    assert_eq!(s.core.model().unwrap().config().dim, 8);
+    assert_eq!(s.core.model.as_ref().unwrap().config().dim, 8);
 }
 
 #[test]
@@ -157,7 +160,7 @@ fn a_device_lost_mid_run_and_mid_beam_moves_everything_to_the_cpu() {
     for healthy in [5, 16] {
         // 5: lost during the 12 steps; 16: lost during the beam steps.
         let (mut s, host) = loaded();
-        let m = s.core.model().unwrap().transformer.clone();
+        let m = s.core.model.as_ref().unwrap().transformer.clone();
         let flaky = LosesDevice::after(CpuBackend::new(m.clone()), healthy);
         let report = BackendReport {
             kind: BackendKind::Gpu,
@@ -205,7 +208,7 @@ fn switching_precision_keeps_the_transcript_and_runs_the_new_weights() {
     let ev = step(&mut s, &host, 12);
     let before = last!(&ev, Transcript).clone();
     let f32_probs = page_trace(&s).probs.clone();
-    let original = s.core.model().unwrap().transformer.clone();
+    let original = s.core.model.as_ref().unwrap().transformer.clone();
     let context: Vec<u32> = before
         .prompt
         .iter()
@@ -293,4 +296,54 @@ fn chat_renders_the_prompt_through_the_files_template() {
     );
     let ev = set_prompt(&mut s, &host, "Hi there!");
     assert_eq!(last_transcript(&ev).prompt_text, "Hi there!");
+}
+
+fn set_precision(s: &mut Session, host: &TestHost, precision: Precision) -> Vec<Event> {
+    ask(
+        s,
+        host,
+        Request::Model(ModelRequest::SetPrecision { precision }),
+    )
+}
+
+fn open_probe(s: &mut Session, host: &TestHost) -> Vec<Event> {
+    ask(s, host, Request::Inside(ProbeRequest::Probe { open: true }))
+}
+
+/// New weights replace what the panels kept of the old ones: the lens columns recorded
+/// under f32 are gone (the view after the switch is the one a probe opened on the new
+/// weights shows), and a speculative run on the old engine's sequences is over.
+#[test]
+fn new_weights_reset_the_panels_that_kept_the_old_ones() {
+    let (mut s, host) = prompted(&[("temperature", "0")]);
+    open_probe(&mut s, &host);
+    step(&mut s, &host, 3);
+    let after = last!(&set_precision(&mut s, &host, Precision::Q4), Probe).clone();
+
+    let (mut fresh, _) = prompted(&[("temperature", "0")]);
+    step(&mut fresh, &host, 3);
+    set_precision(&mut fresh, &host, Precision::Q4);
+    let opened = last!(&open_probe(&mut fresh, &host), Probe).clone();
+    assert_eq!(after.lens_positions, opened.lens_positions);
+    assert_eq!(
+        after.lens, opened.lens,
+        "the lens columns are the new weights'"
+    );
+
+    let start = Request::Spec(SpecRequest::SpecStart {
+        draft: Draft::Quant(Precision::Q8),
+        gamma: 2,
+        rule: Rule::Rejection,
+    });
+    assert_eq!(last!(&ask(&mut s, &host, start), Spec).cycles, 0);
+    set_precision(&mut s, &host, Precision::F32);
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Spec(SpecRequest::SpecCycle { count: 1 }),
+    );
+    assert!(
+        matches!(&ev[..], [Event::Model(ModelEvent::Error { message })] if message == "start a speculative run first"),
+        "{ev:?}"
+    );
 }

@@ -28,7 +28,7 @@ fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() 
         [Precision::F32, Precision::F16, Precision::Q8, Precision::Q4]
     );
     assert_eq!(view.precisions[0].kl, 0.0);
-    let original = s.core.model().unwrap().transformer.clone();
+    let original = s.core.model.as_ref().unwrap().transformer.clone();
     let context = [1, 403, 407, 261, 378];
     let pf = model_probs(&original, &context);
     let kl_of = |p: Precision| -> (f64, Vec<f64>) {

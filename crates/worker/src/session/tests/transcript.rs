@@ -1,4 +1,5 @@
-//! The transcript: a prompt, steps, rewind, reset, a link restored, settings on the stored logits, loops, timings, the warm-up.
+//! The transcript: a prompt, steps, rewind, reset, a link restored, settings on the stored
+//! logits, loops, timings, the warm-up.
 
 use super::*;
 
@@ -290,9 +291,11 @@ fn the_pages_chain_marks_the_token_the_worker_takes() {
     ] {
         let (mut s, host) = loaded();
         set_settings(&mut s, &host, pairs);
+        // The page's own settings, from the same pairs, not the worker's copy of them.
+        let page_settings = settings(pairs);
         let mut ev = set_prompt(&mut s, &host, "Once upon a time");
         for i in 0..12 {
-            let marked = trace_after(&ev, &s.core.settings).token;
+            let marked = trace_after(&ev, &page_settings).token;
             ev = step(&mut s, &host, 1);
             let took = last!(&ev, Transcript).steps[i].token;
             assert_eq!(marked, took, "{pairs:?}, step {i}");
