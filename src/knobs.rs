@@ -102,7 +102,7 @@ mod tests {
     /// its value arrives as the same raw setting a URL key gives.
     #[test]
     fn every_knob_is_a_flag_that_gives_the_url_value() {
-        for s in &KNOBS {
+        for s in KNOBS.iter() {
             let flag = format!("--{}", s.name.replace('_', "-"));
             let mut want = RawSettings::default();
             want.set(s.name, s.example);

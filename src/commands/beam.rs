@@ -30,8 +30,8 @@ fn greedy_baseline(
     n: usize,
 ) -> Result<(Vec<u32>, f64), CliError> {
     let greedy_settings = Settings {
-        temperature: 0.0,
         max_tokens: n,
+        strategy: decoding_engine::decode::sampling::Strategy::Greedy,
         ..Settings::default()
     };
     let mut g = pollster::block_on(Generation::start(backend, ids.to_vec(), end_tokens(model)))?;

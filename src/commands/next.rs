@@ -51,6 +51,8 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
     let history = History {
         prompt: &ids,
         generated: &[],
+        state: None,
+        vocab: Some(&model.tokenizer),
     };
     let trace = process(
         &settings,

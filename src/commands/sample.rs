@@ -60,6 +60,7 @@ pub fn sample(a: SampleArgs) -> Result<(), CliError> {
     let h = History {
         prompt: &prompt,
         generated: &history,
+        ..History::default()
     };
     let trace = process_f64(&settings, &logits, h, step_coin(settings.seed, 0), true)?;
     if a.json {

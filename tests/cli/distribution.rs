@@ -1,6 +1,7 @@
 //! The next-token distribution through the chain: `next`, `sample` (the lesson's example), profiles, the probe's attention and logit lens; `tokenize`.
 
 use super::*;
+use decoding_engine::decode::sampling::Stage;
 
 #[test]
 fn next_json_has_the_known_distribution() {
@@ -68,7 +69,7 @@ fn sample_reproduces_the_lesson_example() {
         let p0 = v["probs"][0].as_f64().unwrap();
         assert!((p0 - want).abs() < 1e-4, "T = {t}: {p0}");
         let stages = v["stages"].as_array().unwrap();
-        assert_eq!(stages.len(), 10);
+        assert_eq!(stages.len(), Stage::all().count());
         let temp = stages.iter().find(|s| s["stage"] == "temperature").unwrap();
         assert_eq!(temp["probs"], v["probs"]);
     }
@@ -130,7 +131,7 @@ fn next_json_has_the_same_shape_as_sample() {
         "5",
         "--json",
     ]);
-    assert_eq!(v["stages"].as_array().unwrap().len(), 10);
+    assert_eq!(v["stages"].as_array().unwrap().len(), Stage::all().count());
     assert_eq!(v["probs"].as_array().unwrap().len(), 512);
     assert_eq!(v["kept"], 5);
     assert_eq!(v["top"][0]["piece"], ",");

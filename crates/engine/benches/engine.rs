@@ -29,6 +29,7 @@ fn chain(c: &mut Criterion) {
     let h = History {
         prompt: &history[..16],
         generated: &history[16..],
+        ..History::default()
     };
     let full = RawSettings::from_pairs([
         ("repetition_penalty", "1.1"),

@@ -206,13 +206,13 @@ fn rewind_recomputes_nothing_and_penalties_follow_it() {
     let prompt = m.encode_prompt("Once upon a time").unwrap();
     let s = settings(&[("temperature", "0"), ("frequency_penalty", "1.5")]);
     let mut g = block_on(Generation::start(&mut be, prompt, ends(&m))).unwrap();
-    let before = block_on(g.preview(&mut be, &s)).unwrap();
+    let before = block_on(g.preview(&mut be, &s, &m.tokenizer)).unwrap();
     block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
     block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap();
     let n = be.forwards;
     g.rewind(&mut be).unwrap();
     g.rewind(&mut be).unwrap();
-    let after = block_on(g.preview(&mut be, &s)).unwrap();
+    let after = block_on(g.preview(&mut be, &s, &m.tokenizer)).unwrap();
     assert_eq!(be.forwards, n, "rewind or preview ran the model");
     // The penalties no longer see the rewound tokens: same distribution as at the start.
     assert_eq!(before.probs, after.probs);
@@ -330,7 +330,7 @@ fn forced_tokens_are_recorded_like_chosen_ones() {
     // A token greedy would not choose: the second most likely one, then the argmax after it.
     let sample = settings(&[]);
     let mut g = block_on(Generation::start(&mut be, prompt.clone(), ends(&m))).unwrap();
-    let second = block_on(g.preview(&mut be, &sample)).unwrap();
+    let second = block_on(g.preview(&mut be, &sample, &m.tokenizer)).unwrap();
     let mut order: Vec<usize> = (0..second.probs.len()).collect();
     order.sort_by(|&a, &b| second.probs[b].total_cmp(&second.probs[a]));
     let t1 = order[1] as u32;
@@ -339,7 +339,9 @@ fn forced_tokens_are_recorded_like_chosen_ones() {
     assert_eq!((step.token, step.rank), (t1, 2));
     assert_eq!(step.prob, second.probs[t1 as usize]);
     // The model's probabilities multiply to the continuation's own score.
-    let t2 = block_on(g.preview(&mut be, &sample)).unwrap().token;
+    let t2 = block_on(g.preview(&mut be, &sample, &m.tokenizer))
+        .unwrap()
+        .token;
     block_on(g.force(&mut be, &sample, &m.tokenizer, t2)).unwrap();
     let (_, lp) = block_on(score_continuation(&mut be, &prompt, &[t1, t2])).unwrap();
     let sum: f64 = g.steps().iter().map(|s| s.model_prob.ln()).sum();
@@ -380,22 +382,26 @@ fn old_logits_are_freed_and_a_deep_rewind_recomputes_them_exactly() {
     let mut moved = block_on(g.rebuild(&mut other)).unwrap();
     assert_eq!(moved.logits_held(), LOGITS_KEPT + 2);
     assert_eq!(
-        block_on(moved.preview(&mut other, &s)).unwrap().probs,
-        block_on(g.preview(&mut be, &s)).unwrap().probs
+        block_on(moved.preview(&mut other, &s, &m.tokenizer))
+            .unwrap()
+            .probs,
+        block_on(g.preview(&mut be, &s, &m.tokenizer))
+            .unwrap()
+            .probs
     );
     // Back to 20 tokens: the distribution there is the one a fresh run reaches.
     for _ in 0..130 {
         g.rewind(&mut be).unwrap();
     }
     let n = be.forwards;
-    let deep = block_on(g.preview(&mut be, &s)).unwrap();
+    let deep = block_on(g.preview(&mut be, &s, &m.tokenizer)).unwrap();
     assert_eq!(
         be.forwards,
         n + 1,
         "one forward pass to recompute the freed logits"
     );
     let mut fresh = run(&mut be, 20);
-    let want = block_on(fresh.preview(&mut be, &s)).unwrap();
+    let want = block_on(fresh.preview(&mut be, &s, &m.tokenizer)).unwrap();
     assert_eq!(deep.probs, want.probs);
     // Stepping on from there gives the same tokens as the first time.
     for _ in 0..30 {
@@ -407,7 +413,7 @@ fn old_logits_are_freed_and_a_deep_rewind_recomputes_them_exactly() {
     // A short rewind still recomputes nothing.
     let n = be.forwards;
     g.rewind(&mut be).unwrap();
-    block_on(g.preview(&mut be, &s)).unwrap();
+    block_on(g.preview(&mut be, &s, &m.tokenizer)).unwrap();
     assert_eq!(be.forwards, n);
     // Keeping none (the CLI's one-shot generate): the prefill's and the newest only, and
     // the same tokens.

@@ -6,7 +6,7 @@ mod common;
 // The tests' own softmax, independent of the engine's.
 use common::softmax::softmax;
 use decoding_engine::decode::sampling::chain::process_f64;
-use decoding_engine::decode::sampling::{History, RawSettings, Settings};
+use decoding_engine::decode::sampling::{History, Knob, RawSettings, Settings};
 
 /// A profile's settings with `pairs` given, and the peer's defaults for the rest.
 fn settings(profile: &str, pairs: &[(&str, &str)]) -> Settings {
@@ -130,6 +130,7 @@ fn which_tokens_the_penalties_see() {
     let h = History {
         prompt: &[0],
         generated: &[1],
+        ..History::default()
     };
     let oa = run("openai", &probs, &knobs, h);
     assert!((oa[0] - 2.0 / 7.0).abs() < 1e-12 && (oa[1] - 1.0 / 7.0).abs() < 1e-12);
@@ -159,6 +160,7 @@ fn penalty_window_limits_what_is_seen() {
     let h = History {
         prompt: &[],
         generated: &[0, 1],
+        ..History::default()
     };
     let r = run("hf", &probs, &knobs, h);
     assert!((r[0] - r[2]).abs() < 1e-12 && r[1] < r[0]);
@@ -211,7 +213,7 @@ fn hf_sampling_applies_generates_hidden_top_k_50() {
     assert_eq!(kept(&run_peer("hf", &probs, &off, History::default())), all);
     // Greedy (do_sample=False) adds no warper.
     let greedy = settings("hf", &[("strategy", "greedy")]);
-    assert_eq!((greedy.top_k, greedy.defaulted.len()), (0, 0));
+    assert_eq!((greedy.count(Knob::TopK), greedy.defaulted.len()), (0, 0));
     // The chain says where the 50 came from.
     let s = settings("hf", &knobs);
     let t = process_f64(&s, &z, History::default(), 0.5, true).unwrap();
@@ -226,11 +228,17 @@ fn hf_sampling_applies_generates_hidden_top_k_50() {
 
 #[test]
 fn llama_cpp_unset_knobs_take_common_params_sampling_defaults() {
-    use decoding_engine::decode::sampling::Knob;
     let s = settings("llama.cpp", &[]);
     assert_eq!(
-        (s.temperature, s.top_k, s.top_p, s.min_p, s.penalty_window),
-        (0.8, 40, 0.95, 0.05, 64)
+        [
+            Knob::Temperature,
+            Knob::TopK,
+            Knob::TopP,
+            Knob::MinP,
+            Knob::PenaltyWindow
+        ]
+        .map(|k| s.num(k)),
+        [0.8, 40.0, 0.95, 0.05, 64.0]
     );
     assert_eq!(
         s.default_of(Knob::MinP).map(|p| p.name()),
@@ -240,7 +248,10 @@ fn llama_cpp_unset_knobs_take_common_params_sampling_defaults() {
     assert_eq!(s.to_pairs(), vec![("profile", "llama.cpp".to_string())]);
     // Each default can be turned off, and the off survives a link.
     let off = settings("llama.cpp", &[("top_k", "0"), ("min_p", "0")]);
-    assert_eq!((off.top_k, off.min_p, off.top_p), (0, 0.0, 0.95));
+    assert_eq!(
+        [Knob::TopK, Knob::MinP, Knob::TopP].map(|k| off.num(k)),
+        [0.0, 0.0, 0.95]
+    );
     assert_eq!(off.default_of(Knob::TopK), None);
     let pairs = off.to_pairs();
     assert!(pairs.contains(&("top_k", "0".into())) && pairs.contains(&("min_p", "0".into())));

@@ -6,7 +6,7 @@ use decoding_engine::decode::sampling::chain::process_f64;
 use decoding_engine::decode::sampling::coin::sample_from;
 use decoding_engine::decode::sampling::profile::TopKTies;
 use decoding_engine::decode::sampling::{
-    stages, step_coin, History, RawSettings, Settings, Stage, KNOBS,
+    stages, step_coin, History, Knob, RawSettings, Settings, Stage, Value, KNOBS,
 };
 use proptest::prelude::*;
 
@@ -75,30 +75,53 @@ fn settings_strategy() -> impl Strategy<Value = Settings> {
         ),
         (
             0usize..4,
-            proptest::sample::subsequence(Stage::ALL.to_vec(), 10),
+            proptest::sample::subsequence(Stage::all().collect::<Vec<_>>(), Stage::all().count()),
         ),
         any::<u64>(),
+        // The samplers of 2026: DRY, XTC, top-nσ, dynamic T, ε, η, top-H, mirostat,
+        // adaptive-p (each off in about half the cases).
+        (
+            prop_oneof![Just(0.0), 0.0f64..3.0],
+            prop_oneof![Just(0.0), 0.0f64..=1.0],
+            prop_oneof![Just(-1.0), 0.1f64..3.0],
+            prop_oneof![Just(0.0), 0.0f64..1.5],
+            prop_oneof![Just(0.0), 0.0f64..0.5],
+            prop_oneof![Just(0.0), 0.0f64..0.5],
+            prop_oneof![Just(0.0), 0.01f64..=1.0],
+            0usize..3,
+            prop_oneof![Just(-1.0), 0.0f64..=1.0],
+        ),
     )
         .prop_map(
-            |((t, k, p, m, ty), (rep, freq, pres, win, ngram), (profile, order), seed)| {
+            |((t, k, p, m, ty), (rep, freq, pres, win, ngram), (profile, order), seed, new)| {
+                let (dry, xtc, sigma, dyn_t, eps, eta, top_h, miro, ap) = new;
                 let profile = ["lesson", "hf", "llama.cpp", "openai"][profile];
-                let mut s = RawSettings::from_pairs([("profile", profile)])
+                let s = RawSettings::from_pairs([("profile", profile)])
                     .validate(2)
                     .unwrap();
-                s.temperature = t;
-                s.top_k = k;
-                s.top_p = p;
-                s.min_p = m;
-                s.typical_p = ty;
-                s.repetition_penalty = rep;
-                s.frequency_penalty = freq;
-                s.presence_penalty = pres;
-                s.penalty_window = win;
-                s.no_repeat_ngram = ngram;
+                let mut s = s
+                    .with(Knob::Temperature, t)
+                    .with(Knob::TopK, k as f64)
+                    .with(Knob::TopP, p)
+                    .with(Knob::MinP, m)
+                    .with(Knob::TypicalP, ty)
+                    .with(Knob::RepetitionPenalty, rep)
+                    .with(Knob::FrequencyPenalty, freq)
+                    .with(Knob::PresencePenalty, pres)
+                    .with(Knob::PenaltyWindow, win as f64)
+                    .with(Knob::NoRepeatNgram, ngram as f64);
                 s.order = order;
                 s.seed = seed;
-                s.logit_bias = vec![(1, 0.5)];
-                s
+                s.set(Knob::LogitBias, Value::Bias(vec![(1, 0.5)]));
+                s.with(Knob::DryMultiplier, dry)
+                    .with(Knob::XtcProbability, xtc)
+                    .with(Knob::TopNSigma, sigma)
+                    .with(Knob::DynatempRange, dyn_t)
+                    .with(Knob::EpsilonCutoff, eps)
+                    .with(Knob::EtaCutoff, eta)
+                    .with(Knob::TopH, top_h)
+                    .with(Knob::Mirostat, miro as f64)
+                    .with(Knob::AdaptivePTarget, ap)
             },
         )
 }
@@ -113,14 +136,14 @@ proptest! {
     /// The final distribution is a distribution, whatever the knobs, order and profile.
     #[test]
     fn final_distribution_sums_to_one(z in logits_strategy(), s in settings_strategy(), (prompt, generated) in history_strategy()) {
-        let h = History { prompt: &prompt, generated: &generated };
+        let h = History { prompt: &prompt, generated: &generated, ..History::default() };
         match process_f64(&s, &z, h, step_coin(s.seed, 0), true) {
             Ok(t) => {
                 let total: f64 = t.probs.iter().sum();
                 prop_assert!((total - 1.0).abs() <= 1e-6, "sum {}", total);
                 prop_assert!(t.probs.iter().all(|&p| p >= 0.0));
                 prop_assert!(t.probs[t.token as usize] > 0.0);
-                prop_assert_eq!(t.stages.len(), 10);
+                prop_assert_eq!(t.stages.len(), Stage::all().count());
                 prop_assert!(t.entropy >= 0.0);
             }
             // Only no-repeat-n-gram can ban every token of a tiny vocabulary.
@@ -132,11 +155,11 @@ proptest! {
     #[test]
     fn top_k_bounds(z in logits_strategy(), k in 1usize..10) {
         let mut exact = z.clone();
-        stages::top_k(&mut exact, k, TopKTies::Exact);
+        stages::truncation::top_k(&mut exact, k, TopKTies::Exact);
         prop_assert!(kept(&exact) <= k);
         prop_assert_eq!(kept(&exact), k.min(z.len()));
         let mut ties = z.clone();
-        stages::top_k(&mut ties, k, TopKTies::Keep);
+        stages::truncation::top_k(&mut ties, k, TopKTies::Keep);
         prop_assert!(kept(&ties) >= k.min(z.len()));
         // Every kept token is at least as likely as every removed one.
         let min_kept = ties.iter().copied().filter(|v| v.is_finite()).fold(f64::INFINITY, f64::min);
@@ -150,14 +173,14 @@ proptest! {
     fn top_p_and_min_p_are_monotone(z in logits_strategy(), a in 0.01f64..=1.0, b in 0.01f64..=1.0) {
         let (lo, hi) = if a < b { (a, b) } else { (b, a) };
         let (mut p_lo, mut p_hi) = (z.clone(), z.clone());
-        stages::top_p(&mut p_lo, lo);
-        stages::top_p(&mut p_hi, hi);
+        stages::truncation::top_p(&mut p_lo, lo);
+        stages::truncation::top_p(&mut p_hi, hi);
         for (x, y) in p_lo.iter().zip(&p_hi) {
             prop_assert!(!(x.is_finite() && y.is_infinite()), "top-p {} kept a token {} dropped", lo, hi);
         }
         let (mut m_lo, mut m_hi) = (z.clone(), z.clone());
-        stages::min_p(&mut m_lo, lo);
-        stages::min_p(&mut m_hi, hi);
+        stages::truncation::min_p(&mut m_lo, lo);
+        stages::truncation::min_p(&mut m_hi, hi);
         for (x, y) in m_lo.iter().zip(&m_hi) {
             prop_assert!(!(x.is_infinite() && y.is_finite()), "min-p {} dropped a token {} kept", lo, hi);
         }
@@ -167,7 +190,7 @@ proptest! {
     #[test]
     fn neutral_stages_are_the_identity(z in logits_strategy(), (prompt, generated) in history_strategy()) {
         let s = Settings::default();
-        let h = History { prompt: &prompt, generated: &generated };
+        let h = History { prompt: &prompt, generated: &generated, ..History::default() };
         let t = process_f64(&s, &z, h, 0.3, true).unwrap();
         for st in &t.stages {
             prop_assert!(!st.active);
@@ -175,16 +198,16 @@ proptest! {
         }
         // And the functions themselves, called with neutral values:
         let mut w = z.clone();
-        stages::temperature(&mut w, 1.0);
-        stages::top_k(&mut w, 0, TopKTies::Exact);
-        stages::top_p(&mut w, 1.0);
-        stages::min_p(&mut w, 0.0);
-        stages::typical_p(&mut w, 1.0, decoding_engine::decode::sampling::TypicalBoundary::Reaching);
-        stages::repetition_penalty(&mut w, &generated, 1.0);
-        stages::frequency_penalty(&mut w, &generated, 0.0);
-        stages::presence_penalty(&mut w, &generated, 0.0);
-        stages::no_repeat_ngram(&mut w, &generated, 0);
-        stages::logit_bias(&mut w, &[]);
+        stages::temperature::temperature(&mut w, 1.0);
+        stages::truncation::top_k(&mut w, 0, TopKTies::Exact);
+        stages::truncation::top_p(&mut w, 1.0);
+        stages::truncation::min_p(&mut w, 0.0);
+        stages::truncation::typical_p(&mut w, 1.0, decoding_engine::decode::sampling::TypicalBoundary::Reaching);
+        stages::penalties::repetition_penalty(&mut w, &generated, 1.0);
+        stages::penalties::frequency_penalty(&mut w, &generated, 0.0);
+        stages::penalties::presence_penalty(&mut w, &generated, 0.0);
+        stages::penalties::no_repeat_ngram(&mut w, &generated, 0);
+        stages::bias::logit_bias(&mut w, &[]);
         prop_assert_eq!(w, z);
     }
 
@@ -193,13 +216,13 @@ proptest! {
     #[test]
     fn temperature_to_zero_is_greedy(z in logits_strategy()) {
         let argmax = (0..z.len()).fold(0, |b, i| if z[i] > z[b] { i } else { b });
-        let mut s = Settings { temperature: 0.0, ..Settings::default() };
+        let mut s = Settings::default().with(Knob::Temperature, 0.0);
         let t = process_f64(&s, &z, History::default(), 0.99, false).unwrap();
         prop_assert_eq!(t.token as usize, argmax);
         prop_assert_eq!(t.probs[argmax], 1.0);
         let second = z.iter().enumerate().filter(|&(i, _)| i != argmax).map(|(_, &v)| v).fold(f64::NEG_INFINITY, f64::max);
         if z[argmax] - second > 0.01 {
-            s.temperature = 1e-4;
+            s = s.with(Knob::Temperature, 1e-4);
             let t = process_f64(&s, &z, History::default(), 0.99, false).unwrap();
             prop_assert!(t.probs[argmax] > 1.0 - 1e-12);
             prop_assert_eq!(t.token as usize, argmax);
@@ -227,14 +250,16 @@ proptest! {
             raw.set(KNOBS[*k].name, v);
         }
         let Ok(s) = raw.validate(z.len()) else { return Ok(()) };
-        prop_assert!(s.temperature == 0.0 || (1e-4..=1e4).contains(&s.temperature), "T {}", s.temperature);
-        prop_assert!((1e-4..=1e4).contains(&s.repetition_penalty));
-        prop_assert!(s.frequency_penalty.abs() <= 1e4 && s.presence_penalty.abs() <= 1e4);
-        prop_assert!(s.logit_bias.iter().all(|(id, b)| (*id as usize) < z.len() && b.abs() <= 1e4));
-        for n in [s.top_k, s.penalty_window, s.no_repeat_ngram, s.max_tokens] {
+        let t = s.num(Knob::Temperature);
+        prop_assert!(t == 0.0 || (1e-4..=1e4).contains(&t), "T {}", t);
+        prop_assert!((1e-4..=1e4).contains(&s.num(Knob::RepetitionPenalty)));
+        prop_assert!(s.num(Knob::FrequencyPenalty).abs() <= 1e4 && s.num(Knob::PresencePenalty).abs() <= 1e4);
+        prop_assert!(s.bias(Knob::LogitBias).iter().all(|(id, b)| (*id as usize) < z.len() && b.abs() <= 1e4));
+        let counts = [Knob::TopK, Knob::PenaltyWindow, Knob::NoRepeatNgram].map(|k| s.count(k));
+        for n in counts.into_iter().chain([s.max_tokens]) {
             prop_assert!(n <= MAX_COUNT);
         }
-        let h = History { prompt: &[], generated: &generated };
+        let h = History { prompt: &[], generated: &generated, ..History::default() };
         if let Ok(t) = process_f64(&s, &z, h, step_coin(s.seed, 0), true) {
             let total: f64 = t.probs.iter().sum();
             prop_assert!(t.probs.iter().all(|p| p.is_finite() && *p >= 0.0));

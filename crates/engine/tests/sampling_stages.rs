@@ -71,7 +71,7 @@ fn lesson_temperature_example_exact_values() {
 fn logit_bias_adds_to_one_logit() {
     // Uniform over 4; +ln 2 on token 1 doubles its weight: [1, 2, 1, 1] / 5.
     let mut z = vec![0.0; 4];
-    stages::logit_bias(&mut z, &[(1, LN2)]);
+    stages::bias::logit_bias(&mut z, &[(1, LN2)]);
     assert_probs(&z, &[0.2, 0.4, 0.2, 0.2], 1e-12);
 }
 
@@ -80,7 +80,7 @@ fn repetition_penalty_divides_positive_multiplies_negative_once_per_token() {
     // z = [ln 4, ln ½, ln 1]; tokens 0 (twice) and 1 were seen; penalty 2:
     // ln 4 / 2 = ln 2, ln ½ × 2 = ln ¼, token 2 unchanged → [2, ¼, 1] / 3.25.
     let mut z = vec![4f64.ln(), 0.5f64.ln(), 0.0];
-    stages::repetition_penalty(&mut z, &[0, 1, 0], 2.0);
+    stages::penalties::repetition_penalty(&mut z, &[0, 1, 0], 2.0);
     assert_probs(&z, &[8.0 / 13.0, 1.0 / 13.0, 4.0 / 13.0], 1e-12);
 }
 
@@ -89,7 +89,7 @@ fn frequency_penalty_subtracts_count_times_alpha() {
     // Uniform over 4; token 0 seen twice, token 1 once; α = ln 2:
     // weights [¼, ½, 1, 1] / 2.75.
     let mut z = vec![0.0; 4];
-    stages::frequency_penalty(&mut z, &[0, 0, 1], LN2);
+    stages::penalties::frequency_penalty(&mut z, &[0, 0, 1], LN2);
     assert_probs(&z, &[1.0 / 11.0, 2.0 / 11.0, 4.0 / 11.0, 4.0 / 11.0], 1e-12);
 }
 
@@ -97,7 +97,7 @@ fn frequency_penalty_subtracts_count_times_alpha() {
 fn presence_penalty_subtracts_alpha_once() {
     // Same history, presence α = ln 2: weights [½, ½, 1, 1] / 3.
     let mut z = vec![0.0; 4];
-    stages::presence_penalty(&mut z, &[0, 0, 1], LN2);
+    stages::penalties::presence_penalty(&mut z, &[0, 0, 1], LN2);
     assert_probs(&z, &[1.0 / 6.0, 1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0], 1e-12);
 }
 
@@ -105,7 +105,7 @@ fn presence_penalty_subtracts_alpha_once() {
 fn no_repeat_ngram_bans_the_completing_token() {
     // History 1 2 1: the bigram (1, 2) exists and the last token is 1, so 2 is banned.
     let mut z = vec![0.0; 4];
-    stages::no_repeat_ngram(&mut z, &[1, 2, 1], 2);
+    stages::penalties::no_repeat_ngram(&mut z, &[1, 2, 1], 2);
     assert_probs(&z, &[1.0 / 3.0, 1.0 / 3.0, 0.0, 1.0 / 3.0], 1e-12);
 }
 
@@ -113,17 +113,17 @@ fn no_repeat_ngram_bans_the_completing_token() {
 fn temperature_scales_logits() {
     // Weights 4 : 2 : 1 at T = 0.5 become 16 : 4 : 1; 16 : 4 : 1 at T = 2 become 4 : 2 : 1.
     let mut z = ln(&[4.0, 2.0, 1.0]);
-    stages::temperature(&mut z, 0.5);
+    stages::temperature::temperature(&mut z, 0.5);
     assert_probs(&z, &[16.0 / 21.0, 4.0 / 21.0, 1.0 / 21.0], 1e-12);
     let mut z = ln(&[16.0, 4.0, 1.0]);
-    stages::temperature(&mut z, 2.0);
+    stages::temperature::temperature(&mut z, 2.0);
     assert_probs(&z, &[4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0], 1e-12);
 }
 
 #[test]
 fn top_k_keeps_the_k_most_likely() {
     let mut z = ln(&[0.5, 0.25, 0.125, 0.125]);
-    stages::top_k(&mut z, 2, TopKTies::Exact);
+    stages::truncation::top_k(&mut z, 2, TopKTies::Exact);
     assert_probs(&z, &[2.0 / 3.0, 1.0 / 3.0, 0.0, 0.0], 1e-12);
 }
 
@@ -131,11 +131,11 @@ fn top_k_keeps_the_k_most_likely() {
 fn top_p_keeps_the_smallest_set_reaching_p() {
     // ½ + ¼ = ¾ reaches 0.75 exactly: nothing extra.
     let mut z = ln(&[0.5, 0.25, 0.125, 0.125]);
-    stages::top_p(&mut z, 0.75);
+    stages::truncation::top_p(&mut z, 0.75);
     assert_probs(&z, &[2.0 / 3.0, 1.0 / 3.0, 0.0, 0.0], 1e-12);
     // 0.8 needs the third token (the lower id of the two ⅛).
     let mut z = ln(&[0.5, 0.25, 0.125, 0.125]);
-    stages::top_p(&mut z, 0.8);
+    stages::truncation::top_p(&mut z, 0.8);
     assert_probs(&z, &[4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0, 0.0], 1e-12);
 }
 
@@ -143,11 +143,11 @@ fn top_p_keeps_the_smallest_set_reaching_p() {
 fn min_p_is_relative_to_the_top_probability() {
     // min-p ½: threshold ½ × ½ = ¼ keeps ½ and ¼ (≥), drops the ⅛s.
     let mut z = ln(&[0.5, 0.25, 0.125, 0.125]);
-    stages::min_p(&mut z, 0.5);
+    stages::truncation::min_p(&mut z, 0.5);
     assert_probs(&z, &[2.0 / 3.0, 1.0 / 3.0, 0.0, 0.0], 1e-12);
     // min-p ¼: threshold ⅛ keeps everything.
     let mut z = ln(&[0.5, 0.25, 0.125, 0.125]);
-    stages::min_p(&mut z, 0.25);
+    stages::truncation::min_p(&mut z, 0.25);
     assert_eq!(kept(&z), vec![0, 1, 2, 3]);
 }
 
@@ -156,7 +156,7 @@ fn typical_p_keeps_tokens_closest_to_the_entropy() {
     // p = [½, ¼, ⅛, ⅛]: H = 1.75 ln 2; surprisals 1, 2, 3, 3 (× ln 2); distances to H
     // 0.75, 0.25, 1.25, 1.25. Most typical first: ¼ (cum ¼), ½ (cum ¾), then the ⅛s.
     let mut z = ln(&[0.5, 0.25, 0.125, 0.125]);
-    stages::typical_p(&mut z, 0.75, TypicalBoundary::Reaching);
+    stages::truncation::typical_p(&mut z, 0.75, TypicalBoundary::Reaching);
     assert_probs(&z, &[2.0 / 3.0, 1.0 / 3.0, 0.0, 0.0], 1e-12);
 }
 
@@ -170,11 +170,11 @@ const BASE: [f64; 4] = [0.1, 0.2, 0.3, 0.4];
 fn llama_cpp_test_temp() {
     // test_temp({0.1, 0.2, 0.3, 0.4}, {0.1, 0.2, 0.3, 0.4}, 1.0f);
     let mut z = ln(&BASE);
-    stages::temperature(&mut z, 1.0);
+    stages::temperature::temperature(&mut z, 1.0);
     assert_probs(&z, &BASE, 1e-5);
     // test_temp({0.1, 0.2, 0.3, 0.4}, {0.0f, 0.0f, 0.0f, 1.0f}, 0.0f);
     let mut z = ln(&BASE);
-    stages::temperature(&mut z, 0.0);
+    stages::temperature::temperature(&mut z, 0.0);
     assert_probs(&z, &[0.0, 0.0, 0.0, 1.0], 1e-5);
 }
 
@@ -188,7 +188,7 @@ fn llama_cpp_test_top_k() {
     ];
     for &(k, want) in cases {
         let mut z = ln(&BASE);
-        stages::top_k(&mut z, k, TopKTies::Exact);
+        stages::truncation::top_k(&mut z, k, TopKTies::Exact);
         assert_probs(&z, &want, 1e-5);
     }
 }
@@ -203,7 +203,7 @@ fn llama_cpp_test_top_p() {
     ];
     for &(p, want) in cases {
         let mut z = ln(&BASE);
-        stages::top_p(&mut z, p);
+        stages::truncation::top_p(&mut z, p);
         assert_probs(&z, &want, 1e-5);
     }
 }
@@ -225,7 +225,7 @@ fn llama_cpp_test_min_p() {
     ];
     for &(p, want) in cases {
         let mut z = ln(&BASE);
-        stages::min_p(&mut z, p);
+        stages::truncation::min_p(&mut z, p);
         assert_probs(&z, &want, 1e-5);
     }
 }
@@ -234,11 +234,11 @@ fn llama_cpp_test_min_p() {
 fn llama_cpp_test_typical() {
     // test_typical({0.97f, 0.01f, 0.01f, 0.01f}, {0.97f}, 0.5f);
     let mut z = ln(&[0.97, 0.01, 0.01, 0.01]);
-    stages::typical_p(&mut z, 0.5, TypicalBoundary::Exceeding);
+    stages::truncation::typical_p(&mut z, 0.5, TypicalBoundary::Exceeding);
     assert_eq!(kept(&z), vec![0]);
     // test_typical({0.4f, 0.2f, 0.2f, 0.2f}, {0.2f, 0.2f, 0.2f}, 0.5f);
     let mut z = ln(&[0.4, 0.2, 0.2, 0.2]);
-    stages::typical_p(&mut z, 0.5, TypicalBoundary::Exceeding);
+    stages::truncation::typical_p(&mut z, 0.5, TypicalBoundary::Exceeding);
     assert_eq!(kept(&z), vec![1, 2, 3]);
 }
 
@@ -277,9 +277,9 @@ fn llama_cpp_test_penalties() {
     ];
     for &(last, want, rep, freq, pres) in cases {
         let mut z = ln(&uniform);
-        stages::repetition_penalty(&mut z, last, rep);
-        stages::frequency_penalty(&mut z, last, freq);
-        stages::presence_penalty(&mut z, last, pres);
+        stages::penalties::repetition_penalty(&mut z, last, rep);
+        stages::penalties::frequency_penalty(&mut z, last, freq);
+        stages::penalties::presence_penalty(&mut z, last, pres);
         assert_probs(&z, &want, 1e-5);
     }
 }
@@ -292,9 +292,13 @@ fn llama_cpp_test_sampler_queue() {
         let mut z: Vec<f64> = (0..n_vocab).map(|i| (i as f64).ln()).collect();
         for s in seq.chars() {
             match s {
-                'k' => stages::top_k(&mut z, top_k, TopKTies::Exact),
-                'p' => stages::top_p(&mut z, top_p),
-                'm' => stages::min_p(&mut z, min_p),
+                'k' => {
+                    stages::truncation::top_k(&mut z, top_k, TopKTies::Exact);
+                }
+                'p' => stages::truncation::top_p(&mut z, top_p),
+                'm' => {
+                    stages::truncation::min_p(&mut z, min_p);
+                }
                 _ => unreachable!(),
             }
         }
@@ -349,13 +353,13 @@ fn hf_test_repetition_penalty_dist_process() {
     // scores uniform 1/10, scores[0,0] = −1/10, input_ids [0, 1], penalty 2.0.
     let mut z = vec![0.1; 10];
     z[0] = -0.1;
-    stages::repetition_penalty(&mut z, &[0, 1], 2.0);
+    stages::penalties::repetition_penalty(&mut z, &[0, 1], 2.0);
     assert!((z[0] - (-0.2)).abs() < 1e-12);
     assert!((z[1] - 0.05).abs() < 1e-12);
     // Second row: scores[1,5] = 4/10, input_ids [5, 0].
     let mut z = vec![0.1; 10];
     z[5] = 0.4;
-    stages::repetition_penalty(&mut z, &[5, 0], 2.0);
+    stages::penalties::repetition_penalty(&mut z, &[5, 0], 2.0);
     assert!((z[0] - 0.05).abs() < 1e-12);
     assert!((z[5] - 0.2).abs() < 1e-12);
 }
@@ -364,12 +368,12 @@ fn hf_test_repetition_penalty_dist_process() {
 fn hf_test_top_k_dist_warper() {
     // Ramp 0..9 and the ramp with its first half raised by 10; top-k 3.
     let mut a: Vec<f64> = (0..10).map(|i| i as f64).collect();
-    stages::top_k(&mut a, 3, TopKTies::Keep);
+    stages::truncation::top_k(&mut a, 3, TopKTies::Keep);
     assert_eq!(kept(&a), vec![7, 8, 9]);
     let mut b: Vec<f64> = (0..10)
         .map(|i| i as f64 + if i < 5 { 10.0 } else { 0.0 })
         .collect();
-    stages::top_k(&mut b, 3, TopKTies::Keep);
+    stages::truncation::top_k(&mut b, 3, TopKTies::Keep);
     assert_eq!(kept(&b), vec![2, 3, 4]);
 }
 
@@ -378,14 +382,14 @@ fn hf_test_top_p_dist_warper() {
     // dist = log([[0.3, 0.1, 0.1, 0.5], [0.15, 0.3, 0.3, 0.25]]), TopPLogitsWarper(0.8):
     // expected [[0.3, 0, 0, 0.5], [0, 0.3, 0.3, 0.25]].
     let mut a = ln(&[0.3, 0.1, 0.1, 0.5]);
-    stages::top_p(&mut a, 0.8);
+    stages::truncation::top_p(&mut a, 0.8);
     assert_eq!(kept(&a), vec![0, 3]);
     let mut b = ln(&[0.15, 0.3, 0.3, 0.25]);
-    stages::top_p(&mut b, 0.8);
+    stages::truncation::top_p(&mut b, 0.8);
     assert_eq!(kept(&b), vec![1, 2, 3]);
     // Ramp −5..4, top-p 0.9: the first row keeps three tokens.
     let mut r: Vec<f64> = (0..10).map(|i| i as f64 - 5.0).collect();
-    stages::top_p(&mut r, 0.9);
+    stages::truncation::top_p(&mut r, 0.9);
     assert_eq!(kept(&r).len(), 3);
 }
 
@@ -400,7 +404,7 @@ fn hf_test_min_p_dist_warper() {
     ];
     for (p, want) in cases {
         let mut z = ln(p);
-        stages::min_p(&mut z, 0.05);
+        stages::truncation::min_p(&mut z, 0.05);
         assert_eq!(kept(&z), *want, "{p:?}");
     }
 }
@@ -410,14 +414,14 @@ fn hf_test_typical_dist_warper() {
     // TypicalLogitsWarper(0.5): [[0.97, 0.01, 0.01, 0.01], [0.4, 0.2, 0.2, 0.2]] →
     // [[0.97, 0, 0, 0], [0, 0.2, 0.2, 0.2]].
     let mut a = ln(&[0.97, 0.01, 0.01, 0.01]);
-    stages::typical_p(&mut a, 0.5, TypicalBoundary::Reaching);
+    stages::truncation::typical_p(&mut a, 0.5, TypicalBoundary::Reaching);
     assert_eq!(kept(&a), vec![0]);
     let mut b = ln(&[0.4, 0.2, 0.2, 0.2]);
-    stages::typical_p(&mut b, 0.5, TypicalBoundary::Reaching);
+    stages::truncation::typical_p(&mut b, 0.5, TypicalBoundary::Reaching);
     assert_eq!(kept(&b), vec![1, 2, 3]);
     // Ramp −5..4 with mass 0.7 keeps two tokens in the first row.
     let mut r: Vec<f64> = (0..10).map(|i| i as f64 - 5.0).collect();
-    stages::typical_p(&mut r, 0.7, TypicalBoundary::Reaching);
+    stages::truncation::typical_p(&mut r, 0.7, TypicalBoundary::Reaching);
     assert_eq!(kept(&r).len(), 2);
 }
 
@@ -426,7 +430,7 @@ fn hf_test_no_repeat_ngram_dist_processor() {
     // input_ids [[1, 1, 2, 1], [0, 1, 0, 1]], vocab 3.
     let banned = |hist: &[u32], n: usize| {
         let mut z = vec![1.0 / 3.0; 3];
-        stages::no_repeat_ngram(&mut z, hist, n);
+        stages::penalties::no_repeat_ngram(&mut z, hist, n);
         z.iter().map(|v| v.is_infinite()).collect::<Vec<_>>()
     };
     assert_eq!(banned(&[1, 1, 2, 1], 2), [false, true, true]);
@@ -439,15 +443,15 @@ fn hf_test_no_repeat_ngram_dist_processor() {
 fn hf_test_temperature_dist_warper() {
     // A uniform distribution stays uniform; peaks get sharper at T = 0.5 and flatter at 1.3.
     let mut u = vec![0.05; 20];
-    stages::temperature(&mut u, 0.5);
+    stages::temperature::temperature(&mut u, 0.5);
     assert_probs(&u, &[0.05; 20], 1e-12);
     let mut z = vec![0.05; 20];
     z[5] = 0.15;
     z[10] = -0.35;
     let p = softmax(&z);
     let (mut sharp, mut smooth) = (z.clone(), z.clone());
-    stages::temperature(&mut sharp, 0.5);
-    stages::temperature(&mut smooth, 1.3);
+    stages::temperature::temperature(&mut sharp, 0.5);
+    stages::temperature::temperature(&mut smooth, 1.3);
     let (ps, pm) = (softmax(&sharp), softmax(&smooth));
     assert!(ps[5] > p[5] && ps[10] < p[10]);
     assert!(pm[5] < p[5] && pm[10] > p[10]);
@@ -481,6 +485,7 @@ fn nan_and_infinite_logits_are_errors_not_samples() {
     let h = History {
         prompt: &[0, 1],
         generated: &[],
+        ..History::default()
     };
     assert!(process_f64(&s, &[0.0, 0.0], h, 0.5, false)
         .unwrap_err()

@@ -172,7 +172,11 @@ fn processed(t: &Transformer, s: &Settings, prompt: &[u32], generated: &[u32]) -
     let all: Vec<u32> = prompt.iter().chain(generated).copied().collect();
     let mut cache = KvCache::new(&t.config);
     let logits = t.prefill(&mut cache, &all, false).unwrap();
-    let h = History { prompt, generated };
+    let h = History {
+        prompt,
+        generated,
+        ..History::default()
+    };
     process(s, &logits, h, 0.5, false).unwrap().probs
 }
 
@@ -191,7 +195,11 @@ fn processed_exit(
         block_on(be.forward(seq, &all[..all.len() - 1], false)).unwrap();
     }
     let logits = block_on(be.forward_exit(seq, &all[all.len() - 1..], k)).unwrap();
-    let h = History { prompt, generated };
+    let h = History {
+        prompt,
+        generated,
+        ..History::default()
+    };
     process(s, &logits, h, 0.5, false).unwrap().probs
 }
 

@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn every_knob_sits_in_a_row_of_its_own_category() {
-        for s in &KNOBS {
+        for s in KNOBS.iter() {
             assert_eq!(
                 knob_row(s).category(),
                 s.category,

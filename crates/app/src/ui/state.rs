@@ -6,7 +6,8 @@
 use super::views::Views;
 use decoding_engine::backend::engine::BackendReport;
 use decoding_engine::decode::sampling::knobs::Knob;
-use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings};
+use decoding_engine::decode::sampling::{RawSettings, SettingError, Settings, TokenText};
+use decoding_engine::tokenizer::PieceText;
 use decoding_engine::Precision;
 use decoding_page::behaviour::controls::{self, Knobs};
 use decoding_page::behaviour::PageModel;
@@ -15,6 +16,25 @@ use decoding_page::protocol::*;
 use leptos::prelude::*;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
+
+/// The model's token text, compared by identity (a memo's value).
+#[derive(Clone)]
+pub struct VocabText(std::sync::Arc<PieceText>);
+
+impl VocabText {
+    fn new(info: &ModelInfo) -> VocabText {
+        // SentencePiece vocabularies carry byte tokens `<0x0A>`; their pieces' leading space
+        // is the dummy prefix.
+        let spm = info.pieces.iter().any(|p| p == "<0x0A>");
+        VocabText(std::sync::Arc::new(PieceText::new(&info.pieces, spm)))
+    }
+}
+
+impl PartialEq for VocabText {
+    fn eq(&self, other: &VocabText) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
 
 /// Pause between tokens while running.
 const RUN_PACE: Duration = Duration::from_millis(120);
@@ -150,15 +170,23 @@ impl Ui {
         let settings = RwSignal::new(restored.settings.clone());
         let page = RwSignal::new(restored.page.clone());
         let next = RwSignal::new(None::<NextView>);
-        let chain =
-            Memo::new(move |_| next.with(|n| n.as_ref().map(|n| settings.with(|s| n.trace(s)))));
+        let info = RwSignal::new(None::<ModelInfo>);
+        // The model's token text for the stages that read it (DRY's breakers), made once
+        // per model.
+        let vocab = Memo::new(move |_| info.with(|i| i.as_ref().map(VocabText::new)));
+        let chain = Memo::new(move |_| {
+            vocab.with(|v| {
+                let v = v.as_ref().map(|v| &*v.0 as &dyn TokenText);
+                next.with(|n| n.as_ref().map(|n| settings.with(|s| n.trace(s, v))))
+            })
+        });
         let trace =
             Memo::new(move |_| chain.with(|c| c.as_ref().and_then(|r| r.as_ref().ok().cloned())));
         let views = Views::new(page, settings);
         Ui {
             model: ModelState {
                 load: RwSignal::new(LoadState::Starting),
-                info: RwSignal::new(None),
+                info,
                 backend: RwSignal::new(None),
                 precision: RwSignal::new(None),
             },

@@ -12,7 +12,9 @@
 //! gives the same token.
 
 use crate::backend::{Backend, BackendError};
-use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings, Trace};
+use crate::decode::sampling::{
+    process, step_coin, ChainState, History, SamplingError, Settings, Trace,
+};
 use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
 use crate::forward::probe::{ProbeRecord, ProbeSpec};
@@ -82,6 +84,10 @@ pub struct Step {
     pub coin: Option<f64>,
     /// The most likely tokens of that distribution, (id, prob), for hovering.
     pub top: Vec<(u32, f64)>,
+    /// The chain's stage state after this token (mirostat's μ, adaptive-p's sums): the
+    /// next step starts from it, and rewinding the token restores the one before.
+    #[serde(default)]
+    pub state: ChainState,
 }
 
 /// What `step` did.
@@ -367,8 +373,9 @@ impl Generation {
         &mut self,
         backend: &mut dyn Backend,
         settings: &Settings,
+        tokenizer: &Tokenizer,
     ) -> Result<Trace, GenerationError> {
-        self.run_chain(backend, settings, true).await
+        self.run_chain(backend, settings, tokenizer, true).await
     }
 
     /// The chain on the current logits; `trace` keeps every stage's distributions.
@@ -376,6 +383,7 @@ impl Generation {
         &mut self,
         backend: &mut dyn Backend,
         settings: &Settings,
+        tokenizer: &Tokenizer,
         trace: bool,
     ) -> Result<Trace, GenerationError> {
         self.ensure_logits(backend).await?;
@@ -385,6 +393,8 @@ impl Generation {
         let history = History {
             prompt: &prompt,
             generated: &generated,
+            state: self.generated.last().map(|s| &s.state),
+            vocab: Some(tokenizer),
         };
         Ok(process(settings, logits, history, coin, trace)?)
     }
@@ -401,7 +411,7 @@ impl Generation {
         }
         // Choosing needs the final distribution only; a page asks for the stages separately
         // (`preview`) when it draws them.
-        let trace = self.run_chain(backend, settings, false).await?;
+        let trace = self.run_chain(backend, settings, tokenizer, false).await?;
         self.push_step(&trace, trace.token, tokenizer);
         let stop = self.stop_reason(settings, tokenizer);
         Ok(StepOutcome::Token {
@@ -425,7 +435,7 @@ impl Generation {
             let e = crate::forward::batch::ForwardError::TokenOutOfRange { id: token, vocab };
             return Err(BackendError::from(e).into());
         }
-        let trace = self.run_chain(backend, settings, false).await?;
+        let trace = self.run_chain(backend, settings, tokenizer, false).await?;
         self.push_step(&trace, token, tokenizer);
         Ok(())
     }
@@ -465,6 +475,7 @@ impl Generation {
             kept: trace.kept,
             coin: trace.coin,
             top,
+            state: trace.state.clone(),
         });
     }
 

@@ -14,7 +14,7 @@
 //! come from a seeded arrival trace with different prompt and output lengths.
 
 use crate::backend::{Backend, BackendError};
-use crate::decode::sampling::{process, step_coin, History, SamplingError, Settings};
+use crate::decode::sampling::{process, step_coin, ChainState, History, SamplingError, Settings};
 use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
 use crate::serving::cost::PassCost;
@@ -146,6 +146,8 @@ struct Active {
     req: usize,
     seq: SeqId,
     generated: Vec<u32>,
+    /// The chain's stage state after the last token (mirostat's μ, …).
+    state: ChainState,
     prefilled: bool,
     admitted: usize,
     first_token: usize,
@@ -244,6 +246,7 @@ impl Schedule<'_> {
                         req: i,
                         seq: backend.new_sequence()?,
                         generated: Vec::new(),
+                        state: ChainState::default(),
                         prefilled: false,
                         admitted: self.step,
                         first_token: 0,
@@ -295,9 +298,12 @@ impl Schedule<'_> {
             let h = History {
                 prompt: &r.prompt,
                 generated: &a.generated,
+                state: Some(&a.state),
+                vocab: None,
             };
             let t = process(&s, l, h, step_coin(r.seed, a.generated.len() as u64), false)?;
             a.generated.push(t.token);
+            a.state = t.state;
             self.tokens += 1;
             if !a.prefilled {
                 a.prefilled = true;
@@ -443,6 +449,7 @@ pub struct Lanes {
     prompt: Vec<u32>,
     seeds: Vec<u64>,
     generated: Vec<Vec<u32>>,
+    states: Vec<ChainState>,
     /// each lane's logits for its next token (empty once it has stopped)
     logits: Vec<Vec<f32>>,
     /// wall time of each pass, ms (the prefill first)
@@ -492,6 +499,7 @@ impl Lanes {
             prompt: prompt.to_vec(),
             seeds: seeds.to_vec(),
             generated: vec![Vec::new(); seqs.len()],
+            states: vec![ChainState::default(); seqs.len()],
             logits: logits.chunks(vocab).map(<[f32]>::to_vec).collect(),
             pass_rows: vec![seqs.len() * prompt.len()],
             seqs,
@@ -523,10 +531,13 @@ impl Lanes {
             let h = History {
                 prompt: &self.prompt,
                 generated: &self.generated[k],
+                state: Some(&self.states[k]),
+                vocab: None,
             };
             let coin = step_coin(s.seed, self.generated[k].len() as u64);
             let t = process(&s, &self.logits[k], h, coin, false)?;
             self.generated[k].push(t.token);
+            self.states[k] = t.state;
             produced += 1;
             let pos = self.prompt.len() + self.generated[k].len() - 1;
             if end_tokens.contains(&t.token) || pos + 1 >= seq_len {

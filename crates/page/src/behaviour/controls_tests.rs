@@ -19,7 +19,11 @@ fn a_valid_knob_goes_to_the_worker_and_a_bad_one_stays_as_typed() {
     let (mut page, mut k) = knobs("");
     let c = m.set_knob(&mut page, &mut k, Knob::Temperature, "0.7", 512);
     assert!(c.errors.is_none());
-    assert_eq!(k.settings.temperature, 0.7);
+    assert_eq!(
+        k.settings
+            .num(decoding_engine::decode::sampling::Knob::Temperature),
+        0.7
+    );
     assert_eq!(
         c.send,
         [Request::from(TranscriptRequest::SetSettings {
@@ -31,7 +35,11 @@ fn a_valid_knob_goes_to_the_worker_and_a_bad_one_stays_as_typed() {
     assert!(c.errors.is_some() && c.send.is_empty());
     let errors = c.errors.unwrap().0;
     assert_eq!(errors[0].field, "temperature");
-    assert_eq!(k.settings.temperature, 0.7);
+    assert_eq!(
+        k.settings
+            .num(decoding_engine::decode::sampling::Knob::Temperature),
+        0.7
+    );
     assert_eq!(k.raw.get(Knob::Temperature), Some("-1"));
     // A logit bias naming a token past the vocabulary breaks its rule too.
     let c = m.set_knob(&mut page, &mut k, Knob::Temperature, "1", 512);
@@ -41,7 +49,11 @@ fn a_valid_knob_goes_to_the_worker_and_a_bad_one_stays_as_typed() {
     // Lists split on their separator, blanks dropped; stop sequences keep their spaces.
     let c = m.set_knob(&mut page, &mut k, Knob::LogitBias, " 2:-100 , ,3:1 ", 512);
     assert!(c.errors.is_none());
-    assert_eq!(k.settings.logit_bias, [(2, -100.0), (3, 1.0)]);
+    assert_eq!(
+        k.settings
+            .bias(decoding_engine::decode::sampling::Knob::LogitBias),
+        [(2, -100.0), (3, 1.0)]
+    );
     m.set_knob(&mut page, &mut k, Knob::Stop, " the end\n\n.", 512);
     assert_eq!(k.settings.stop, [" the end", "."]);
 }
@@ -277,5 +289,9 @@ fn a_comparison_starts_only_when_every_column_reads() {
     assert!(
         matches!(&send[..], [Request::Compare(ColumnsRequest::ColumnsStart { columns })] if columns.len() == 2)
     );
-    assert_eq!(page.compare.as_ref().unwrap().columns[1].top_k, 5);
+    assert_eq!(
+        page.compare.as_ref().unwrap().columns[1]
+            .count(decoding_engine::decode::sampling::Knob::TopK),
+        5
+    );
 }

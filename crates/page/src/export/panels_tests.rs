@@ -5,7 +5,6 @@ use super::*;
 use crate::export::figures::tests::rects;
 use crate::geometry::chain::tests::stage as top_k;
 use crate::geometry::Rect;
-use decoding_engine::decode::sampling::Stage;
 
 fn tuple(r: Rect) -> (f64, f64, f64, f64) {
     (r.x, r.y, r.w, r.h)
@@ -25,7 +24,7 @@ fn trace(stages: Vec<StageView>) -> TraceView {
 #[test]
 fn the_stages_are_the_pages_square_root_bars() {
     let mut neutral = top_k();
-    neutral.stage = Stage::MinP;
+    neutral.stage = decoding_engine::decode::sampling::Stage::parse("min_p").unwrap();
     neutral.active = false;
     neutral.after = neutral.before.clone();
     let t = trace(vec![top_k(), neutral]);

@@ -83,13 +83,12 @@ pub fn y_ticks(frame: Frame) -> Vec<Tick> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use decoding_engine::decode::sampling::Stage;
 
     /// top_k keeping two of four tokens: before 0.25, 0.64, 0.09, 0.02; after 0.28, 0.72,
     /// 0, 0.
     pub(crate) fn stage() -> StageView {
         StageView {
-            stage: Stage::TopK,
+            stage: decoding_engine::decode::sampling::Stage::parse("top_k").unwrap(),
             active: true,
             setting: "k = 2".into(),
             default_of: None,
@@ -98,6 +97,8 @@ pub(crate) mod tests {
             mass_removed: 0.11,
             before: vec![0.25, 0.64, 0.09, 0.02],
             after: vec![0.28, 0.72, 0.0, 0.0],
+            cut: Default::default(),
+            replaced_by: None,
         }
     }
 

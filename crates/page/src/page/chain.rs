@@ -7,19 +7,28 @@
 use crate::protocol::trace_view::trace_view;
 use crate::protocol::{NextView, TraceView};
 use decoding_engine::decode::sampling::chain::process_f64;
-use decoding_engine::decode::sampling::{process, step_coin, History, Settings};
+use decoding_engine::decode::sampling::{
+    process, step_coin, History, Knob, Settings, TokenText, Value,
+};
 
 impl NextView {
-    /// The chain's trace on these logits under `settings`, with the step's coin: what the
-    /// distribution, the chain's stages and the captions draw.
-    pub fn trace(&self, settings: &Settings) -> Result<TraceView, String> {
+    /// The chain's trace on these logits under `settings`, with the step's coin and the
+    /// stages' state after the last step: what the distribution, the chain's stages and the
+    /// captions draw. `vocab` is the model's token text (DRY's breakers).
+    pub fn trace(
+        &self,
+        settings: &Settings,
+        vocab: Option<&dyn TokenText>,
+    ) -> Result<TraceView, String> {
         let history = History {
             prompt: &self.prompt,
             generated: &self.generated,
+            state: Some(&self.state),
+            vocab,
         };
         let coin = step_coin(settings.seed, self.step as u64);
         let t = process(settings, &self.logits, history, coin, true).map_err(|e| e.to_string())?;
-        Ok(trace_view(&t, Some(self.step), settings.top_p))
+        Ok(trace_view(&t, Some(self.step)))
     }
 }
 
@@ -47,16 +56,20 @@ pub fn toy_trace(
         ));
     }
     let mut settings = settings.clone();
-    settings
-        .logit_bias
-        .retain(|(id, _)| (*id as usize) < logits.len());
+    let bias: Vec<(u32, f64)> = settings.bias(Knob::LogitBias).to_vec();
+    let inside = bias
+        .into_iter()
+        .filter(|(id, _)| (*id as usize) < logits.len())
+        .collect();
+    settings.set(Knob::LogitBias, Value::Bias(inside));
     let h = History {
         prompt: &[],
         generated: history,
+        ..History::default()
     };
     let coin = step_coin(settings.seed, 0);
     let t = process_f64(&settings, logits, h, coin, true).map_err(|e| e.to_string())?;
-    Ok(trace_view(&t, None, settings.top_p))
+    Ok(trace_view(&t, None))
 }
 
 #[cfg(test)]

@@ -19,19 +19,20 @@ fn next() -> NextView {
             .collect(),
         prompt: vec![1],
         generated: vec![0, 3, 0],
+        state: Default::default(),
     }
 }
 
 #[test]
 fn the_next_distribution_is_the_softmax_of_the_logits_sent() {
-    let t = next().trace(&Settings::default()).unwrap();
+    let t = next().trace(&Settings::default(), None).unwrap();
     for (got, want) in t.probs.iter().zip([0.5, 0.25, 0.125, 0.125]) {
         assert!((*got as f64 - want).abs() < 1e-6, "{:?}", t.probs);
     }
     assert_eq!(t.step, Some(3));
     assert_eq!(t.order[0], 0);
     // Top-k 2 keeps the two most likely, renormalised: 2/3 and 1/3; the other two greyed.
-    let t = next().trace(&settings(&[("top_k", "2")])).unwrap();
+    let t = next().trace(&settings(&[("top_k", "2")]), None).unwrap();
     assert!(
         (t.probs[0] as f64 - 2.0 / 3.0).abs() < 1e-6,
         "{:?}",
@@ -45,15 +46,23 @@ fn the_next_distribution_is_the_softmax_of_the_logits_sent() {
     assert_eq!(t.kept, 2);
     for id in [2, 3] {
         let stage = t.removed_by(id).map(|i| t.stages[i].stage);
-        assert_eq!(stage, Some(decoding_engine::decode::sampling::Stage::TopK));
+        assert_eq!(
+            stage,
+            Some(decoding_engine::decode::sampling::Stage::parse("top_k").unwrap())
+        );
     }
     // Greedy takes the first; the coin is the step's (step 3 under seed 7), not step 0's.
-    let t = next().trace(&settings(&[("temperature", "0")])).unwrap();
+    let t = next()
+        .trace(&settings(&[("temperature", "0")]), None)
+        .unwrap();
     assert_eq!(t.token, 0);
-    let a = next().trace(&settings(&[("seed", "7")])).unwrap().coin;
+    let a = next()
+        .trace(&settings(&[("seed", "7")]), None)
+        .unwrap()
+        .coin;
     let mut at0 = next();
     at0.step = 0;
-    let b = at0.trace(&settings(&[("seed", "7")])).unwrap().coin;
+    let b = at0.trace(&settings(&[("seed", "7")]), None).unwrap().coin;
     assert_ne!(a, b);
     assert_eq!(a, Some(step_coin(7, 3)));
 }
@@ -64,7 +73,7 @@ fn the_next_distribution_is_the_softmax_of_the_logits_sent() {
 #[test]
 fn the_penalties_see_the_history_sent_beside_the_logits() {
     let s = settings(&[("presence_penalty", &std::f64::consts::LN_2.to_string())]);
-    let t = next().trace(&s).unwrap();
+    let t = next().trace(&s, None).unwrap();
     let w = [0.25, 0.125, 0.125, 0.0625];
     let sum: f64 = w.iter().sum();
     for (got, want) in t.probs.iter().zip(w.map(|x| x / sum)) {

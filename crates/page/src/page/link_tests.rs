@@ -11,7 +11,11 @@ fn query_round_trips() {
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(r.page.prompt, "The cat");
     assert_eq!(r.page.steps, 10);
-    assert_eq!(r.settings.top_k, 5);
+    assert_eq!(
+        r.settings
+            .count(decoding_engine::decode::sampling::Knob::TopK),
+        5
+    );
     assert_eq!(r.page.precision, Some(Precision::Q4));
     assert_eq!(
         r.page.spec,
@@ -46,10 +50,22 @@ fn nonsense_is_reported_and_replaced_by_defaults() {
     ] {
         assert!(fields.contains(&f), "{f} not reported in {fields:?}");
     }
-    assert_eq!(r.settings.temperature, 1.0);
-    assert_eq!(r.settings.top_p, 1.0);
+    assert_eq!(
+        r.settings
+            .num(decoding_engine::decode::sampling::Knob::Temperature),
+        1.0
+    );
+    assert_eq!(
+        r.settings
+            .num(decoding_engine::decode::sampling::Knob::TopP),
+        1.0
+    );
     // The good values survive.
-    assert_eq!(r.settings.top_k, 3);
+    assert_eq!(
+        r.settings
+            .count(decoding_engine::decode::sampling::Knob::TopK),
+        3
+    );
     assert_eq!(r.page.steps, 0);
 }
 

@@ -5,10 +5,10 @@ use decoding_engine::decode::sampling::Settings;
 
 fn set(t: &str) -> Request {
     TranscriptRequest::SetSettings {
-        settings: Settings {
-            temperature: t.parse().unwrap(),
-            ..Settings::default()
-        },
+        settings: Settings::default().with(
+            decoding_engine::decode::sampling::Knob::Temperature,
+            t.parse().unwrap(),
+        ),
     }
     .into()
 }
@@ -45,7 +45,10 @@ fn settings_arrive_only_validated() {
     else {
         panic!("not settings")
     };
-    assert_eq!(settings.temperature, 0.5);
+    assert_eq!(
+        settings.num(decoding_engine::decode::sampling::Knob::Temperature),
+        0.5
+    );
     assert_eq!(settings.stop, [".", "!"]);
 }
 

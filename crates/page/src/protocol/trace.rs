@@ -1,6 +1,6 @@
 //! The sampling chain's trace shaped for drawing.
 
-use decoding_engine::decode::sampling::{Profile, Stage};
+use decoding_engine::decode::sampling::{Cut, Profile, Stage};
 use serde::{Deserialize, Serialize};
 
 /// One stage's effect, summarised for its small before/after chart.
@@ -19,6 +19,13 @@ pub struct StageView {
     /// Probabilities of `TraceView::chart_ids` entering and leaving the stage.
     pub before: Vec<f32>,
     pub after: Vec<f32>,
+    /// Where the stage cut and what it held (its threshold, state, coin), as the engine
+    /// recorded it.
+    #[serde(default)]
+    pub cut: Cut,
+    /// The stage that replaced the chain (mirostat) when this one did not run for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<Stage>,
 }
 
 /// The sampling chain's trace, shaped for drawing.

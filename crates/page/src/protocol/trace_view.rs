@@ -1,7 +1,7 @@
 //! Shaping an engine trace for drawing (plain data the UI renders as it is).
 
 use crate::protocol::*;
-use decoding_engine::decode::sampling::{Stage, Trace};
+use decoding_engine::decode::sampling::Trace;
 
 /// Bars in each stage's small chart.
 pub const CHART_TOKENS: usize = 16;
@@ -25,11 +25,11 @@ fn order_key32(x: f32) -> i32 {
 
 /// Shapes an engine trace for drawing: sorted order, ghosts of removed tokens and which stage
 /// removed them, small before/after charts per stage.
-pub fn trace_view(t: &Trace, step: Option<usize>, top_p: f64) -> TraceView {
+pub fn trace_view(t: &Trace, step: Option<usize>) -> TraceView {
     let (ghost, removed_by) = ghosts(t);
     let order = sorted_order(t, &ghost);
     let chart = chart_ids(t);
-    let (stages, cut) = stage_views(t, &chart, top_p);
+    let (stages, cut) = stage_views(t, &chart);
     TraceView {
         order,
         probs: t.probs.iter().map(|&p| p as f32).collect(),
@@ -95,8 +95,9 @@ fn chart_ids(t: &Trace) -> Vec<u32> {
     chart.iter().map(|k| k.1).collect()
 }
 
-/// Each stage's before/after chart and counts, and the top-p cut (if top-p ran).
-fn stage_views(t: &Trace, chart: &[u32], top_p: f64) -> (Vec<StageView>, Option<CutView>) {
+/// Each stage's before/after chart and counts, and the cumulative-mass cut of the (last)
+/// stage that cut by mass (top-p).
+fn stage_views(t: &Trace, chart: &[u32]) -> (Vec<StageView>, Option<CutView>) {
     let mut before = t.input_probs.clone();
     let mut cut = None;
     let stages = t
@@ -106,8 +107,8 @@ fn stage_views(t: &Trace, chart: &[u32], top_p: f64) -> (Vec<StageView>, Option<
         .map(|(si, st)| {
             // Top-p keeps the smallest most-likely set whose mass reaches p: the running sum
             // of what it saw, most likely first, shows where the line falls.
-            if st.stage == Stage::TopP && st.active && !before.is_empty() {
-                cut = Some(top_p_cut(&before, si, top_p));
+            if let (Some(p), true) = (st.cut.mass, st.active && !before.is_empty()) {
+                cut = Some(mass_cut(&before, si, p));
             }
             let view = StageView {
                 mass_removed: st.removed.iter().map(|&i| before[i as usize]).sum(),
@@ -119,6 +120,8 @@ fn stage_views(t: &Trace, chart: &[u32], top_p: f64) -> (Vec<StageView>, Option<
                 removed: st.removed.len(),
                 before: chart.iter().map(|&i| before[i as usize] as f32).collect(),
                 after: chart.iter().map(|&i| st.probs[i as usize] as f32).collect(),
+                cut: st.cut.clone(),
+                replaced_by: st.replaced_by,
             };
             before.clone_from(&st.probs);
             view
@@ -127,8 +130,8 @@ fn stage_views(t: &Trace, chart: &[u32], top_p: f64) -> (Vec<StageView>, Option<
     (stages, cut)
 }
 
-/// The running sum, most likely first, of the distribution top-p saw (stage `si`).
-fn top_p_cut(before: &[f64], si: usize, top_p: f64) -> CutView {
+/// The running sum, most likely first, of the distribution a mass cut saw (stage `si`).
+fn mass_cut(before: &[f64], si: usize, p: f64) -> CutView {
     // The first CUT_ROWS in linear time, then sorted (a full sort of 32,000 at
     // every slider move would be most of the trace's cost).
     let order = |a: &u32, b: &u32| {
@@ -152,7 +155,7 @@ fn top_p_cut(before: &[f64], si: usize, top_p: f64) -> CutView {
         .collect();
     CutView {
         stage: si,
-        p: top_p,
+        p,
         ids,
         cumulative,
     }

@@ -52,9 +52,10 @@ fn order_and_chart_match_the_comparator_sorts() {
     let history = History {
         prompt: &[1],
         generated: &[],
+        ..History::default()
     };
     let t = process(&settings, &logits, history, 0.3, true).unwrap();
-    let view = trace_view(&t, Some(0), 1.0);
+    let view = trace_view(&t, Some(0));
     let mut want: Vec<u32> = (0..logits.len() as u32).collect();
     want.sort_by(|&a, &b| {
         let (a, b) = (a as usize, b as usize);

@@ -1,7 +1,7 @@
 //! The prompt and the transcript with its timings, and the logits of its next position.
 
 use decoding_engine::decode::generation::{Step, StopReason};
-use decoding_engine::decode::sampling::Settings;
+use decoding_engine::decode::sampling::{ChainState, Settings};
 use decoding_engine::forward::kv_cache::CacheBytes;
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +63,9 @@ pub struct NextView {
     pub prompt: Vec<u32>,
     #[serde(with = "crate::packed")]
     pub generated: Vec<u32>,
+    /// The chain's stage state after the last step (mirostat's μ, adaptive-p's sums).
+    #[serde(default)]
+    pub state: ChainState,
 }
 
 /// One token of the prompt.

@@ -66,8 +66,8 @@ impl Core {
         };
         b.search.step(&mut *engine).await.map_err(err)?;
         let greedy_settings = Settings {
-            temperature: 0.0,
             max_tokens: usize::MAX,
+            strategy: decoding_engine::decode::sampling::Strategy::Greedy,
             ..Settings::default()
         };
         if b.greedy.steps().len() < b.search.depth() {

@@ -157,7 +157,7 @@ impl Core {
         for c in &mut run.columns {
             let stop = c.gen.stop_reason(&c.settings, &m.tokenizer);
             let trace = if stop.is_none() {
-                match c.gen.preview(&mut *engine, &c.settings).await {
+                match c.gen.preview(&mut *engine, &c.settings, &m.tokenizer).await {
                     Ok(t) => Some(t),
                     Err(e) => return vec![err(e)],
                 }

@@ -159,6 +159,11 @@ impl Core {
             logits: logits.to_vec(),
             prompt: g.prompt().to_vec(),
             generated: g.generated_ids(),
+            state: g
+                .steps()
+                .last()
+                .map(|s| s.state.clone())
+                .unwrap_or_default(),
         }))
     }
 

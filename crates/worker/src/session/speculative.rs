@@ -55,6 +55,7 @@ impl Core {
             let h = History {
                 prompt,
                 generated: &generated,
+                ..History::default()
             };
             let t = process(
                 &settings,
@@ -179,8 +180,7 @@ impl Core {
                 draft: run.draft,
                 gamma: sp.gamma,
                 rule: run.rule,
-                greedy: run.settings.temperature == 0.0
-                    || run.settings.strategy == decoding_engine::decode::sampling::Strategy::Greedy,
+                greedy: run.settings.is_greedy(),
                 prompt: sp.prompt().iter().map(|&t| tok(t)).collect(),
                 tokens: emitted
                     .iter()

@@ -4,11 +4,11 @@
 //! its entropy and exp(entropy), the coin and the token with its rank and probability. The
 //! page draws the trace; nothing is recomputed in the UI.
 
-use super::coin::sample_from;
+use super::coin::{sample_from, stage_draw};
 use super::knobs::Knob;
-use super::profile::{Profile, Rules, Scope};
+use super::profile::{Profile, Scope};
 use super::settings::{Settings, Strategy};
-use super::stage::Stage;
+use super::stage::{ChainState, Cut, Cx, Stage};
 use super::stages;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -29,11 +29,38 @@ pub enum SamplingError {
     NonFinite { stage: Stage },
 }
 
-/// The tokens the penalties can see: the prompt's and the generated ones. [STATE].
-#[derive(Debug, Clone, Copy, Default)]
+/// What a stage may ask of the vocabulary (DRY's sequence breakers are text).
+pub trait TokenText {
+    fn vocab_size(&self) -> usize;
+    /// A token's text alone, as llama.cpp detokenizes one token (SentencePiece's dummy-prefix
+    /// space removed).
+    fn text(&self, id: u32) -> Vec<u8>;
+    /// Text as tokens, no BOS.
+    fn tokenize(&self, text: &str) -> Vec<u32>;
+    /// A number that differs between vocabularies (a cache key).
+    fn fingerprint(&self) -> u64;
+}
+
+/// What the chain sees besides the logits: the tokens so far (the prompt's and the
+/// generated ones), the stages' state from the step before, and the vocabulary's text.
+/// [STATE].
+#[derive(Clone, Copy, Default)]
 pub struct History<'a> {
     pub prompt: &'a [u32],
     pub generated: &'a [u32],
+    /// The stages' state after the previous step (None: the first step).
+    pub state: Option<&'a ChainState>,
+    pub vocab: Option<&'a dyn TokenText>,
+}
+
+impl std::fmt::Debug for History<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History")
+            .field("prompt", &self.prompt)
+            .field("generated", &self.generated)
+            .field("state", &self.state)
+            .finish()
+    }
 }
 
 impl History<'_> {
@@ -75,6 +102,12 @@ pub struct StageTrace {
     pub removed: Vec<u32>,
     /// Tokens still in play after the stage.
     pub kept: usize,
+    /// Where the stage cut and what it held (its threshold, state, coin).
+    #[serde(default)]
+    pub cut: Cut,
+    /// The stage that replaced the chain (mirostat), when this one did not run for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<Stage>,
 }
 
 /// Everything the chain did for one token.
@@ -100,6 +133,10 @@ pub struct Trace {
     pub rank: usize,
     /// The chosen token's final probability.
     pub prob: f64,
+    /// The stages' state after this step (mirostat's μ, adaptive-p's sums): the next
+    /// step's `History::state`.
+    #[serde(default)]
+    pub state: ChainState,
 }
 
 /// Runs the chain on `logits` with the penalties seeing `history`, then picks the token:
@@ -175,10 +212,24 @@ fn run_on(
     };
     let mut before = logits.clone();
     let mut before_probs = input_probs.clone();
+    let empty = ChainState::default();
+    let state_in = history.state.unwrap_or(&empty);
+    let draw = |k: u64| stage_draw(coin, k);
+    let replacer = replacing_stage(settings);
+    let mut cuts: Vec<(Stage, Cut)> = Vec::new();
     for &stage in &settings.order {
-        let active = !settings.is_neutral(stage);
+        let replaced_by = replacer.filter(|&(r, keep)| r != stage && !keep.contains(&stage));
+        let active = !settings.is_neutral(stage) && replaced_by.is_none();
+        let mut cut = Cut::default();
         if active {
-            apply_stage(stage, settings, &rules, &history, z);
+            let cx = Cx {
+                settings,
+                rules: &rules,
+                history: &history,
+                state: state_in.of(stage),
+                draw: &draw,
+            };
+            cut = stage.def().rule.apply(&cx, z);
             // Only −∞ (removed) may leave a stage; the knobs' bounds keep finite logits
             // finite, and this check keeps any case they miss from reaching the page.
             // (One pass for both questions.)
@@ -193,6 +244,7 @@ fn run_on(
             if !finite {
                 return Err(SamplingError::AllRemoved { stage });
             }
+            cuts.push((stage, cut.clone()));
         }
         if trace {
             // An inactive stage hands on what it received: no softmax to recompute.
@@ -201,7 +253,9 @@ fn run_on(
             } else {
                 before_probs
             };
-            let t = stage_trace(stage, active, settings, &before, z, probs);
+            let mut t = stage_trace(stage, active, settings, &before, z, probs);
+            t.cut = cut;
+            t.replaced_by = replaced_by.map(|(r, _)| r);
             before.clear();
             before.extend_from_slice(z);
             before_probs = t.probs.clone();
@@ -209,12 +263,48 @@ fn run_on(
         }
     }
     let mut t = choose(settings, z, coin);
+    t.state = next_state(settings, &history, state_in, &cuts, &t);
     if trace {
         t.input_probs = input_probs;
         t.input_logits = logits;
         t.stages = stage_traces;
     }
     Ok(t)
+}
+
+/// The active stage that replaces the chain, if any, with the stages it keeps.
+fn replacing_stage(settings: &Settings) -> Option<(Stage, &'static [Stage])> {
+    settings.order.iter().find_map(|&st| {
+        let keep = st.def().replaces_chain?;
+        (!settings.is_neutral(st)).then_some((st, keep))
+    })
+}
+
+/// Each stateful stage's state after the chosen token; a stage that did not run keeps its
+/// state.
+fn next_state(
+    settings: &Settings,
+    history: &History<'_>,
+    state_in: &ChainState,
+    cuts: &[(Stage, Cut)],
+    t: &Trace,
+) -> ChainState {
+    let mut next = state_in.clone();
+    let rules = settings.profile.rules();
+    let draw = |_: u64| 0.0;
+    for (stage, cut) in cuts {
+        let cx = Cx {
+            settings,
+            rules: &rules,
+            history,
+            state: state_in.of(*stage),
+            draw: &draw,
+        };
+        if let Some(v) = stage.def().rule.update(&cx, cut, t.token, &t.probs) {
+            next.set(*stage, v);
+        }
+    }
+    next
 }
 
 /// Logits a chain can run on: some, none NaN or +∞, not all −∞.
@@ -239,34 +329,6 @@ fn check_logits(logits: &[f64]) -> Result<(), SamplingError> {
         return Err(SamplingError::NothingToSample);
     }
     Ok(())
-}
-
-/// One active stage on the logits, under the profile's rules.
-fn apply_stage(stage: Stage, s: &Settings, rules: &Rules, history: &History<'_>, z: &mut [f64]) {
-    match stage {
-        Stage::LogitBias => stages::logit_bias(z, &s.logit_bias),
-        Stage::RepetitionPenalty => stages::repetition_penalty(
-            z,
-            &history.seen(Scope::PromptAndOutput, s.penalty_window),
-            s.repetition_penalty,
-        ),
-        Stage::FrequencyPenalty => stages::frequency_penalty(
-            z,
-            &history.seen(rules.frequency_presence_scope, s.penalty_window),
-            s.frequency_penalty,
-        ),
-        Stage::PresencePenalty => stages::presence_penalty(
-            z,
-            &history.seen(rules.frequency_presence_scope, s.penalty_window),
-            s.presence_penalty,
-        ),
-        Stage::NoRepeatNgram => stages::no_repeat_ngram(z, &history.all(), s.no_repeat_ngram),
-        Stage::Temperature => stages::temperature(z, s.temperature),
-        Stage::TopK => stages::top_k(z, s.top_k, rules.top_k_ties),
-        Stage::TopP => stages::top_p(z, s.top_p),
-        Stage::MinP => stages::min_p(z, s.min_p),
-        Stage::TypicalP => stages::typical_p(z, s.typical_p, rules.typical),
-    }
 }
 
 /// What a stage did: its output, and the tokens it removed (finite before, −∞ after).
@@ -294,6 +356,8 @@ fn stage_trace(
         removed,
         kept: z.iter().filter(|v| v.is_finite()).count(),
         probs,
+        cut: Cut::default(),
+        replaced_by: None,
     }
 }
 
@@ -329,6 +393,7 @@ fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
         rank,
         prob,
         probs,
+        state: ChainState::default(),
     }
 }
 

@@ -23,6 +23,16 @@ pub fn step_coins(seed: u64, step: u64) -> [f64; 4] {
     [0; 4].map(|_| (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64))
 }
 
+/// A stage's own uniform draw `k` in [0, 1) at the step whose coin is `coin` (XTC's): the
+/// first draw of ChaCha8 seeded with the coin's bits, on stream `k`. The chain needs no seed
+/// or step of its own: the same coin (the same seed and step) gives the same draws, and
+/// they are a different stream from the coin's own.
+pub fn stage_draw(coin: f64, k: u64) -> f64 {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(coin.to_bits());
+    rng.set_stream(k);
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
 /// The token whose cumulative probability first exceeds `coin` (inverse-CDF sampling, as
 /// llama2.c's `sample_mult`); the last token with non-zero mass if rounding leaves a gap.
 pub fn sample_from(probs: &[f64], coin: f64) -> u32 {

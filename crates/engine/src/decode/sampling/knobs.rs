@@ -4,8 +4,9 @@
 //! section 6: parameters are [LEARNED], configuration [CONFIG], transient values [STATE]).
 //!
 //! The CLI's flags (`src/knobs.rs`), the URL query (`decoding_page::page::link`), the page's
-//! controls (`crates/app/src/ui/knobs.rs`) and validation (`RawSettings`) all walk [`KNOBS`];
-//! adding a knob is one entry here plus its rule in `RawSettings::validate`.
+//! controls (`crates/app/src/ui/knobs.rs`) and validation (`RawSettings`) all walk [`KNOBS`]:
+//! the stages' knobs (each defined, with its rule, in its stage's file) and the general
+//! ones below.
 
 use super::stage::Stage;
 use serde::{Deserialize, Serialize};
@@ -32,31 +33,52 @@ impl Category {
     }
 }
 
-/// A knob, by identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Knob {
-    Temperature,
-    TopK,
-    TopP,
-    MinP,
-    TypicalP,
-    RepetitionPenalty,
-    FrequencyPenalty,
-    PresencePenalty,
-    PenaltyWindow,
-    LogitBias,
-    NoRepeatNgram,
-    MaxTokens,
-    Stop,
-    Seed,
-    Profile,
-    Order,
-    Strategy,
-    Beams,
-    LengthPenalty,
-    EarlyStopping,
-    NumReturn,
+/// A knob, by identity: its name. The general knobs' are below; each stage's file names
+/// its own (`impl Knob { pub const TopP: Knob = … }`), so that adding a stage adds its knobs
+/// without touching this file.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Knob(&'static str);
+
+#[allow(non_upper_case_globals)]
+impl Knob {
+    pub const MaxTokens: Knob = Knob::new("max_tokens");
+    pub const Stop: Knob = Knob::new("stop");
+    pub const Seed: Knob = Knob::new("seed");
+    pub const Profile: Knob = Knob::new("profile");
+    pub const Order: Knob = Knob::new("order");
+    pub const Strategy: Knob = Knob::new("strategy");
+    pub const Beams: Knob = Knob::new("beams");
+    pub const LengthPenalty: Knob = Knob::new("length_penalty");
+    pub const EarlyStopping: Knob = Knob::new("early_stopping");
+    pub const NumReturn: Knob = Knob::new("num_return");
+
+    /// A knob's identity; its spec is the one in [`KNOBS`] of that name.
+    pub const fn new(name: &'static str) -> Knob {
+        Knob(name)
+    }
+}
+
+impl std::fmt::Debug for Knob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for Knob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Knob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Knob, D::Error> {
+        let name = String::deserialize(d)?;
+        KNOBS
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.knob)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown knob {name:?}")))
+    }
 }
 
 /// How the page lets the user set a knob.
@@ -85,8 +107,33 @@ pub enum CliGroup {
     Both,
 }
 
-/// One knob's definition.
+/// What a knob's value is, and its rule (the message names the rule broken).
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// A finite number.
+    Float(fn(f64) -> Result<(), &'static str>),
+    /// A whole number (negative only where the rule allows), at most `MAX_COUNT` in size.
+    Int(fn(i64) -> Result<(), &'static str>),
+    /// `id:value` entries: ids in the vocabulary, |value| ≤ 10,000, a later id replacing
+    /// an earlier one.
+    Bias,
+    /// Text entries, each obeying the rule.
+    Texts(fn(&str) -> Result<(), String>),
+    /// Read by `RawSettings` itself: the strategy, the beam, limits, seed, profile, order.
+    General,
+}
+
+/// A peer's own value for a knob the user left unset.
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeerDefault {
+    pub profile: super::profile::Profile,
+    pub value: &'static str,
+    /// Only when the strategy samples (HF adds its top-k 50 only with `do_sample=True`).
+    pub sampling_only: bool,
+}
+
+/// One knob's definition.
+#[derive(Debug, Clone, Copy)]
 pub struct KnobSpec {
     pub knob: Knob,
     /// URL key and form field (snake_case); the CLI flag is this with '-' for '_'.
@@ -97,34 +144,89 @@ pub struct KnobSpec {
     /// tests use it).
     pub example: &'static str,
     pub control: Control,
-    /// The sampling stage the knob sets, if it sets one.
+    /// The sampling stage the knob belongs to, if any.
     pub stage: Option<Stage>,
     pub cli: CliGroup,
     /// Cleared with the strategy (the beam knobs only mean something for beam search).
     pub with_strategy: bool,
     pub category: Category,
+    pub kind: Kind,
+    /// The value when not given (one entry; several for a list with defaults, none for an
+    /// empty list). For a stage's first knob, the value at which the stage is off.
+    pub default: &'static [&'static str],
+    /// The peers' own defaults (`Profile::defaults`).
+    pub peers: &'static [PeerDefault],
+    /// A narrower |value| bound under a profile (the OpenAI API's ±2 penalties, ±100 bias).
+    pub bounds: &'static [(super::profile::Profile, f64)],
+}
+
+impl KnobSpec {
+    /// A stage's knob: sampling group, [CONFIG], no peer defaults or bounds.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn of_stage(
+        stage: Stage,
+        name: &'static str,
+        label: &'static str,
+        help: &'static str,
+        example: &'static str,
+        control: Control,
+        kind: Kind,
+        default: &'static [&'static str],
+    ) -> KnobSpec {
+        KnobSpec {
+            knob: Knob::new(name),
+            name,
+            label,
+            help,
+            example,
+            control,
+            stage: Some(stage),
+            cli: CliGroup::Sampling,
+            with_strategy: false,
+            category: Category::Config,
+            kind,
+            default,
+            peers: &[],
+            bounds: &[],
+        }
+    }
+
+    pub const fn peers(self, peers: &'static [PeerDefault]) -> KnobSpec {
+        KnobSpec { peers, ..self }
+    }
+
+    pub const fn bounds(self, bounds: &'static [(super::profile::Profile, f64)]) -> KnobSpec {
+        KnobSpec { bounds, ..self }
+    }
+}
+
+/// A slider's control.
+pub const fn slider(min: f64, max: f64, step: f64) -> Control {
+    Control::Slider { min, max, step }
 }
 
 const fn knob(
     knob: Knob,
-    name: &'static str,
     label: &'static str,
     help: &'static str,
     example: &'static str,
     control: Control,
-    stage: Option<Stage>,
 ) -> KnobSpec {
     KnobSpec {
         knob,
-        name,
+        name: knob.0,
         label,
         help,
         example,
         control,
-        stage,
+        stage: None,
         cli: CliGroup::Sampling,
         with_strategy: false,
         category: Category::Config,
+        kind: Kind::General,
+        default: &[],
+        peers: &[],
+        bounds: &[],
     }
 }
 
@@ -136,97 +238,77 @@ const fn beam_knob(k: KnobSpec) -> KnobSpec {
     }
 }
 
-const fn slider(min: f64, max: f64, step: f64) -> Control {
-    Control::Slider { min, max, step }
-}
-
 use Knob as K;
-use Stage as S;
 
-/// Every knob, in the order the page and `--help` list them.
+/// The knobs that set no stage, in the order the page and `--help` list them (after the
+/// stages' own).
 #[rustfmt::skip]
-pub const KNOBS: [KnobSpec; 21] = [
-    knob(K::Temperature, "temperature", "Temperature T",
-        "softmax(z / T), ≥ 0; 0 = greedy, 1 = the model's distribution", "0.7",
-        slider(0.0, 2.0, 0.01), Some(S::Temperature)),
-    knob(K::TopK, "top_k", "Top-k", "keep the k most likely tokens; 0 = off", "40",
-        slider(0.0, 100.0, 1.0), Some(S::TopK)),
-    knob(K::TopP, "top_p", "Top-p (nucleus)",
-        "keep the smallest set with mass ≥ p, in (0, 1]; 1 = off", "0.9",
-        slider(0.01, 1.0, 0.01), Some(S::TopP)),
-    knob(K::MinP, "min_p", "Min-p", "drop tokens below p × the top probability, in [0, 1]", "0.05",
-        slider(0.0, 1.0, 0.01), Some(S::MinP)),
-    knob(K::TypicalP, "typical_p", "Typical-p", "locally typical mass, in (0, 1]; 1 = off", "0.95",
-        slider(0.01, 1.0, 0.01), Some(S::TypicalP)),
-    knob(K::RepetitionPenalty, "repetition_penalty", "Repetition penalty",
-        "CTRL, > 0: seen tokens' positive logits ÷, negative ×; 1 = off", "1.3",
-        slider(0.5, 2.0, 0.01), Some(S::RepetitionPenalty)),
-    knob(K::FrequencyPenalty, "frequency_penalty", "Frequency penalty",
-        "subtract count × α from seen tokens' logits", "0.5", slider(-2.0, 2.0, 0.05),
-        Some(S::FrequencyPenalty)),
-    knob(K::PresencePenalty, "presence_penalty", "Presence penalty",
-        "subtract α from seen tokens' logits", "-0.5", slider(-2.0, 2.0, 0.05),
-        Some(S::PresencePenalty)),
-    knob(K::PenaltyWindow, "penalty_window", "Penalty window",
-        "how many recent tokens the penalties see; 0 = all", "64", slider(0.0, 512.0, 1.0), None),
-    knob(K::LogitBias, "logit_bias", "Logit bias",
-        "ID:VALUE added to a token's logit, comma-separated or repeated (2:-100 bans EOS)",
-        "2:-100",
-        Control::List { sep: ',' }, Some(S::LogitBias)),
-    knob(K::NoRepeatNgram, "no_repeat_ngram", "No-repeat n-gram",
-        "ban tokens that would repeat an n-gram; 0 = off", "3", slider(0.0, 6.0, 1.0),
-        Some(S::NoRepeatNgram)),
+const GENERAL: [KnobSpec; 10] = [
     KnobSpec {
         cli: CliGroup::Both,
-        ..knob(K::MaxTokens, "max_tokens", "Max tokens", "stop after this many new tokens", "40",
-            Control::Text, None)
+        ..knob(K::MaxTokens, "Max tokens", "stop after this many new tokens", "40", Control::Text)
     },
-    knob(K::Stop, "stop", "Stop sequences",
+    knob(K::Stop, "Stop sequences",
         "stop when the generated text contains this; one per line or repeated", ".",
-        Control::List { sep: '\n' }, None),
-    knob(K::Seed, "seed", "Seed", "the coin's seed: same seed, same tokens", "42", Control::Text,
-        None),
-    knob(K::Profile, "profile", "Profile",
+        Control::List { sep: '\n' }),
+    knob(K::Seed, "Seed", "the coin's seed: same seed, same tokens", "42", Control::Text),
+    knob(K::Profile, "Profile",
         "lesson, hf, llama.cpp or openai: whose stage order, boundary rules and defaults to follow",
-        "llama.cpp", Control::Choice(&["lesson", "hf", "llama.cpp", "openai"]), None),
-    knob(K::Order, "order", "Chain order", "the chain's stages in order, comma-separated",
-        "logit_bias,repetition_penalty,frequency_penalty,presence_penalty,no_repeat_ngram,\
-         top_k,top_p,min_p,typical_p,temperature",
-        Control::Text, None),
+        "llama.cpp", Control::Choice(&["lesson", "hf", "llama.cpp", "openai"])),
+    // (Its example, llama.cpp's order, is filled in by `KNOBS` from the registry.)
+    knob(K::Order, "Chain order", "the chain's stages in order, comma-separated", "",
+        Control::Text),
     KnobSpec {
         with_strategy: true,
-        ..knob(K::Strategy, "strategy", "Strategy", "sample, greedy or beam", "greedy",
-            Control::Choice(&["sample", "greedy", "beam"]), None)
+        ..knob(K::Strategy, "Strategy", "sample, greedy or beam", "greedy",
+            Control::Choice(&["sample", "greedy", "beam"]))
     },
-    beam_knob(knob(K::Beams, "beams", "Beam width k", "hypotheses kept at each step, 1..=16", "3",
-        slider(1.0, 8.0, 1.0), None)),
-    beam_knob(knob(K::LengthPenalty, "length_penalty", "Length penalty",
+    beam_knob(knob(K::Beams, "Beam width k", "hypotheses kept at each step, 1..=16", "3",
+        slider(1.0, 8.0, 1.0))),
+    beam_knob(knob(K::LengthPenalty, "Length penalty",
         "Hugging Face's: score = sum_logprobs / length^length_penalty", "0.5",
-        slider(-1.0, 3.0, 0.1), None)),
-    beam_knob(knob(K::EarlyStopping, "early_stopping", "Early stopping",
+        slider(-1.0, 3.0, 0.1))),
+    beam_knob(knob(K::EarlyStopping, "Early stopping",
         "stop as soon as k hypotheses have finished (true) or when no beam can beat them", "false",
-        Control::Check, None)),
-    beam_knob(knob(K::NumReturn, "num_return", "Sequences returned",
-        "how many finished sequences to return (≤ beam width)", "2", Control::Text, None)),
+        Control::Check)),
+    beam_knob(knob(K::NumReturn, "Sequences returned",
+        "how many finished sequences to return (≤ beam width)", "2", Control::Text)),
 ];
+
+/// Every knob: the stages' (in the registry's order), then the general ones.
+pub static KNOBS: std::sync::LazyLock<Vec<KnobSpec>> = std::sync::LazyLock::new(|| {
+    super::stages::REGISTRY
+        .iter()
+        .flat_map(|d| d.knobs.iter().copied())
+        .chain(GENERAL.map(|k| match k.knob {
+            Knob::Order => {
+                let order = super::profile::Profile::LlamaCpp.default_order();
+                let names: Vec<&str> = order.iter().map(|s| s.name()).collect();
+                KnobSpec {
+                    example: names.join(",").leak(),
+                    ..k
+                }
+            }
+            _ => k,
+        }))
+        .collect()
+});
 
 impl Knob {
     pub fn spec(self) -> &'static KnobSpec {
-        // The table lists the knobs in declaration order (checked by a test).
-        &KNOBS[self as usize]
+        KNOBS
+            .iter()
+            .find(|s| s.knob == self)
+            .expect("a Knob is made only beside its spec (checked by a test)")
     }
 
     pub fn name(self) -> &'static str {
-        self.spec().name
+        self.0
     }
 
-    /// The knob that sets a stage.
+    /// The knob a stage is named after.
     pub fn of_stage(stage: Stage) -> Knob {
-        KNOBS
-            .iter()
-            .find(|s| s.stage == Some(stage))
-            .map(|s| s.knob)
-            .expect("every stage has a knob (checked by a test)")
+        stage.def().main_knob()
     }
 
     /// By URL/form name; '-' is accepted for '_' (CLI spelling).
@@ -262,7 +344,12 @@ mod tests {
     #[test]
     fn the_table_is_in_declaration_order_with_unique_names() {
         for (i, s) in KNOBS.iter().enumerate() {
-            assert_eq!(s.knob as usize, i, "{} is out of place", s.name);
+            assert_eq!(s.knob.name(), s.name);
+            assert!(
+                KNOBS[..i].iter().all(|o| o.name != s.name),
+                "{} twice",
+                s.name
+            );
             assert_eq!(Knob::parse(s.name), Some(s.knob));
             assert_eq!(Knob::parse(&s.name.replace('_', "-")), Some(s.knob));
             // serde spells the knob as its table name.
@@ -275,15 +362,17 @@ mod tests {
     }
 
     #[test]
-    fn every_stage_has_exactly_one_knob() {
-        for st in Stage::ALL {
-            let n = KNOBS.iter().filter(|s| s.stage == Some(st)).count();
-            assert_eq!(n, 1, "{st}");
+    fn every_stage_knob_belongs_to_its_stage() {
+        for st in Stage::all() {
             assert_eq!(Knob::of_stage(st).spec().stage, Some(st));
-            assert_eq!(
-                KNOBS.iter().find(|s| s.stage == Some(st)).unwrap().name,
-                st.name()
-            );
+            assert_eq!(Knob::of_stage(st).name(), st.name());
+            for k in st.def().knobs {
+                assert_eq!(k.stage, Some(st), "{}", k.name);
+                assert!(!matches!(k.kind, Kind::General), "{}", k.name);
+            }
+        }
+        for k in KNOBS.iter().filter(|k| k.stage.is_none()) {
+            assert!(matches!(k.kind, Kind::General), "{}", k.name);
         }
     }
 
@@ -292,7 +381,7 @@ mod tests {
     #[test]
     fn every_knob_round_trips_through_pairs_and_validation() {
         use crate::decode::sampling::{RawSettings, Settings};
-        for spec in &KNOBS {
+        for spec in KNOBS.iter() {
             let mut raw = RawSettings::default();
             if spec.with_strategy && spec.knob != Knob::Strategy {
                 raw.put(Knob::Strategy, "beam");

@@ -3,9 +3,12 @@
 //!
 //! - [`raw`] and [`settings`]: raw values from the CLI, a URL or a slider become validated
 //!   [`Settings`] once, with one error per rule.
-//! - [`stages`]: each knob is a small pure function over a logits vector and the history.
-//! - [`profile`]: the default order and boundary rules of Hugging Face `generate()`, llama.cpp's
-//!   sampler chain and the OpenAI/vLLM parameters, each rule citing its peer.
+//! - [`stage`] and [`stages`]: a stage is one value (`StageDef`): its knobs, its rule over a
+//!   logits vector and the history, its cut, its state, its place in each profile's order;
+//!   one file per stage or family under `stages/`, registered in `stages::REGISTRY`.
+//! - [`profile`]: the boundary rules of Hugging Face `generate()`, llama.cpp's sampler chain
+//!   and the OpenAI/vLLM parameters, each rule citing its peer; their orders and defaults
+//!   come from the stages.
 //! - [`chain`]: runs the stages in order and returns a [`Trace`] of every stage's input and
 //!   output, the final distribution, entropy, the coin and the token.
 //! - [`coin`]: the one seeded source of randomness.
@@ -19,10 +22,10 @@ pub mod settings;
 pub mod stage;
 pub mod stages;
 
-pub use chain::{process, History, SamplingError, StageTrace, Trace};
-pub use coin::{sample_from, step_coin, step_coins};
+pub use chain::{process, History, SamplingError, StageTrace, TokenText, Trace};
+pub use coin::{sample_from, stage_draw, step_coin, step_coins};
 pub use knobs::{Category, Knob, KnobSpec, KNOBS};
 pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
 pub use raw::RawSettings;
-pub use settings::{SettingError, Settings, SettingsErrors, Strategy};
-pub use stage::Stage;
+pub use settings::{SettingError, Settings, SettingsErrors, Strategy, Value};
+pub use stage::{ChainState, Cut, Stage};

@@ -19,7 +19,7 @@
 //! is fed the prompt's tokens too; vLLM masks `prompt_mask | output_mask`), so it is one rule,
 //! not a per-profile one; only the window (`penalty_window`, llama.cpp's `last_n`) differs.
 
-use super::knobs::Knob;
+use super::knobs::{Knob, KNOBS};
 use super::stage::Stage;
 use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, IntoStaticStr, VariantArray};
@@ -106,10 +106,6 @@ pub struct Rules {
     pub frequency_presence_scope: Scope,
 }
 
-/// The largest |logit bias| and |frequency/presence penalty| the OpenAI API accepts
-/// (its API reference: `logit_bias` values in [−100, 100], penalties in [−2.0, 2.0]).
-pub const OPENAI_BOUNDS: (f64, f64) = (100.0, 2.0);
-
 impl Profile {
     pub const ALL: [Profile; 4] = [
         Profile::Lesson,
@@ -128,51 +124,16 @@ impl Profile {
         s.trim().parse().ok()
     }
 
-    /// The peer's order of the stages.
-    pub fn default_order(self) -> [Stage; 10] {
-        use Stage::*;
-        match self {
-            // Lesson 10, section 2: the penalties "subtract from logits of recently used
-            // tokens", then "temperature → top-p/top-k → sample"; min-p and typical-p last.
-            // transformers `GenerationMixin._get_logits_processor` agrees: SequenceBias
-            // first, then RepetitionPenalty, NoRepeatNGram, …; the warpers come last in the
-            // order Temperature, TopK, TopP, MinP, Typical. (Frequency/presence penalties are
-            // not HF processors; they sit with the other penalties.) Both are the stages'
-            // declaration order.
-            Profile::Lesson | Profile::Hf => Stage::ALL,
-            // llama.cpp `common_sampler_init`: logit-bias sampler, then the default chain
-            // penalties → (dry) → top_k → typ_p → top_p → min_p → (xtc) → temperature, then
-            // dist. Its penalties sampler applies repeat, then frequency and presence.
-            // (No-repeat-n-gram is not a llama.cpp sampler; it sits with the penalties.)
-            Profile::LlamaCpp => [
-                LogitBias,
-                RepetitionPenalty,
-                FrequencyPenalty,
-                PresencePenalty,
-                NoRepeatNgram,
-                TopK,
-                TypicalP,
-                TopP,
-                MinP,
-                Temperature,
-            ],
-            // vLLM v1 `Sampler`: logit bias (a non-argmax-invariant processor), penalties
-            // (repetition, frequency, presence), temperature, min-p (argmax-invariant
-            // processor), then top-k/top-p. (Typical-p and no-repeat-n-gram are not OpenAI
-            // parameters; typical-p sits last, no-repeat-n-gram with the penalties.)
-            Profile::OpenAi => [
-                LogitBias,
-                RepetitionPenalty,
-                FrequencyPenalty,
-                PresencePenalty,
-                NoRepeatNgram,
-                Temperature,
-                MinP,
-                TopK,
-                TopP,
-                TypicalP,
-            ],
-        }
+    /// The peer's order of the stages: the registry's stages by their rank in this profile
+    /// (each stage's file cites the peer for its place), the registry's order on a tie.
+    pub fn default_order(self) -> Vec<Stage> {
+        let mut order: Vec<(u16, usize, Stage)> = super::stages::REGISTRY
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.places.of(self), i, d.stage))
+            .collect();
+        order.sort();
+        order.into_iter().map(|(_, _, s)| s).collect()
     }
 
     pub fn rules(self) -> Rules {
@@ -215,28 +176,15 @@ impl Profile {
     }
 
     /// What the peer applies to a knob the user left unset, as raw text (validated like a
-    /// value the user typed). `sampling` is whether the strategy draws from the
-    /// distribution (HF's `do_sample=True`).
-    pub fn defaults(self, sampling: bool) -> &'static [(Knob, &'static str)] {
-        match self {
-            Profile::Lesson | Profile::OpenAi => &[],
-            // transformers `GenerationConfig`: `top_k = 50`, and `generate()` with
-            // `do_sample=True` adds `TopKLogitsWarper(50)` (5.23: the processors are
-            // repetition penalty, temperature, top-k 50, top-p). Greedy and beam search
-            // (`do_sample=False`) add no warper.
-            Profile::Hf if sampling => &[(Knob::TopK, "50")],
-            Profile::Hf => &[],
-            // llama.cpp `common/common.h`, `struct common_params_sampling`: `top_k = 40`,
-            // `top_p = 0.95f`, `min_p = 0.05f`, `temp = 0.80f`, `penalty_last_n = 64`
-            // (`penalty_repeat = 1.00f`, `typ_p = 1.00f`: off).
-            Profile::LlamaCpp => &[
-                (Knob::Temperature, "0.8"),
-                (Knob::TopK, "40"),
-                (Knob::TopP, "0.95"),
-                (Knob::MinP, "0.05"),
-                (Knob::PenaltyWindow, "64"),
-            ],
-        }
+    /// value the user typed), from each knob's `peers`. `sampling` is whether the strategy
+    /// draws from the distribution (HF's `do_sample=True`).
+    pub fn defaults(self, sampling: bool) -> Vec<(Knob, &'static str)> {
+        KNOBS
+            .iter()
+            .flat_map(|k| k.peers.iter().map(move |d| (k.knob, d)))
+            .filter(|(_, d)| d.profile == self && (sampling || !d.sampling_only))
+            .map(|(k, d)| (k, d.value))
+            .collect()
     }
 }
 

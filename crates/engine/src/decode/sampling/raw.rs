@@ -2,8 +2,8 @@
 //! controls), turned into validated `Settings` once, at the edge, with one error per rule
 //! broken (`RawSettings::validate`); settings travel as their raw values.
 
-use super::knobs::Knob;
-use super::profile::{Profile, OPENAI_BOUNDS};
+use super::knobs::{Kind, Knob, KnobSpec, KNOBS};
+use super::profile::Profile;
 use super::settings::*;
 use super::stage::Stage;
 use crate::config::MAX_COUNT;
@@ -82,7 +82,7 @@ impl RawSettings {
         );
         let mut filled = self.clone();
         let mut defaulted = Vec::new();
-        for &(knob, value) in profile.map_or(&[][..], |p| p.defaults(sampling)) {
+        for (knob, value) in profile.map_or(Vec::new(), |p| p.defaults(sampling)) {
             if self.get(knob).is_none() {
                 filled.put(knob, value);
                 defaulted.push(knob);
@@ -101,72 +101,137 @@ impl RawSettings {
         };
         let d = Settings::default();
         let any = |_| Ok(());
-        let magnitude = |x: f64| {
-            (x.abs() <= MAX_MAGNITUDE)
-                .then_some(())
-                .ok_or("must be in [-10000, 10000]")
-        };
-        let unit = |x: f64| {
-            (x > 0.0 && x <= 1.0)
-                .then_some(())
-                .ok_or("must be in (0, 1] (1 = off)")
-        };
         let mut settings = Settings {
-            temperature: v.float(Knob::Temperature, d.temperature, |x| {
-                if x < 0.0 {
-                    Err("must be ≥ 0 (0 = greedy)")
-                } else if x != 0.0 && !(1.0 / MAX_MAGNITUDE..=MAX_MAGNITUDE).contains(&x) {
-                    Err("must be 0 (greedy) or in [0.0001, 10000]")
-                } else {
-                    Ok(())
-                }
-            }),
-            top_k: v.count(Knob::TopK, d.top_k, any),
-            top_p: v.float(Knob::TopP, d.top_p, unit),
-            min_p: v.float(Knob::MinP, d.min_p, |x| {
-                (0.0..=1.0)
-                    .contains(&x)
-                    .then_some(())
-                    .ok_or("must be in [0, 1] (0 = off)")
-            }),
-            typical_p: v.float(Knob::TypicalP, d.typical_p, unit),
-            repetition_penalty: v.float(Knob::RepetitionPenalty, 1.0, |x| {
-                if x <= 0.0 {
-                    Err("must be > 0 (1 = off)")
-                } else if !(1.0 / MAX_MAGNITUDE..=MAX_MAGNITUDE).contains(&x) {
-                    Err("must be in [0.0001, 10000] (1 = off)")
-                } else {
-                    Ok(())
-                }
-            }),
-            frequency_penalty: v.float(Knob::FrequencyPenalty, 0.0, magnitude),
-            presence_penalty: v.float(Knob::PresencePenalty, 0.0, magnitude),
-            penalty_window: v.count(Knob::PenaltyWindow, 0, any),
-            no_repeat_ngram: v.count(Knob::NoRepeatNgram, 0, any),
+            values: BTreeMap::new(),
             max_tokens: v.count(Knob::MaxTokens, d.max_tokens, |n| {
                 (n >= 1).then_some(()).ok_or("must be at least 1")
             }),
             seed: v.int(Knob::Seed, d.seed, any),
-            logit_bias: v.logit_bias(vocab_size),
             stop: v.stop(),
             profile: v.profile(d.profile),
             order: Vec::new(),
             strategy: Strategy::Sample,
             defaulted: Vec::new(),
         };
+        for spec in KNOBS.iter().filter(|k| k.stage.is_some()) {
+            let value = match self.values.get(&spec.knob) {
+                None => None,
+                Some(entries) => match parse_value(spec, entries, vocab_size) {
+                    Ok(value) => Some(value),
+                    Err(m) => {
+                        v.fail(spec.knob, m);
+                        None
+                    }
+                },
+            };
+            if let Some(value) = value {
+                settings.values.insert(spec.knob, value);
+            } else {
+                settings
+                    .values
+                    .insert(spec.knob, d.value(spec.knob).clone());
+            }
+        }
         settings.order = match self.get(Knob::Order) {
             Some(order) => v.order(order, &settings),
-            None => settings.profile.default_order().to_vec(),
+            None => settings.profile.default_order(),
         };
         settings.strategy = v.strategy();
-        if settings.profile == Profile::OpenAi {
-            v.openai_bounds(&settings);
+        v.profile_bounds(&settings);
+        for st in Stage::all() {
+            for (knob, message) in st.def().rule.check(&settings) {
+                v.fail(knob, message);
+            }
         }
         if v.errors.is_empty() {
             Ok(settings)
         } else {
             Err(SettingsErrors(v.errors))
         }
+    }
+}
+
+/// A stage knob's default, parsed as a value given would be.
+pub(super) fn default_value(spec: &KnobSpec) -> Result<Value, String> {
+    let entries: Vec<String> = spec.default.iter().map(|s| s.to_string()).collect();
+    parse_value(spec, &entries, usize::MAX)
+}
+
+/// A stage knob's entries as its value, or the rule broken.
+fn parse_value(spec: &KnobSpec, entries: &[String], vocab: usize) -> Result<Value, String> {
+    let last = entries.last().map(String::as_str).unwrap_or("");
+    match spec.kind {
+        Kind::Float(rule) => match last.trim().parse::<f64>() {
+            Err(_) => Err(format!("{last:?} is not a number")),
+            Ok(x) if !x.is_finite() => Err(format!("{last} is not a finite number")),
+            Ok(x) => rule(x)
+                .map(|()| Value::Num(x))
+                .map_err(|m| format!("{m} (got {x})")),
+        },
+        Kind::Int(rule) => match last.trim().parse::<i64>() {
+            Err(_) => Err(format!("{last:?} is not a whole number")),
+            Ok(n) => match rule(n) {
+                Err(m) => Err(format!("{m} (got {n})")),
+                Ok(()) if n.unsigned_abs() > MAX_COUNT as u64 => {
+                    let cap = crate::units::thousands(MAX_COUNT as u64);
+                    Err(format!("must be at most {cap} (got {n})"))
+                }
+                Ok(()) => Ok(Value::Num(n as f64)),
+            },
+        },
+        Kind::Bias => bias(entries, vocab).map(Value::Bias),
+        Kind::Texts(rule) => {
+            for e in entries {
+                rule(e)?;
+            }
+            Ok(Value::Texts(entries.to_vec()))
+        }
+        Kind::General => unreachable!("general knobs are read by the validator"),
+    }
+}
+
+/// `id:value` entries (comma-separated or repeated): ids in the vocabulary, finite values
+/// within ±`MAX_MAGNITUDE`; a later entry for the same id replaces the earlier one.
+fn bias(entries: &[String], vocab: usize) -> Result<Vec<(u32, f64)>, String> {
+    let mut out: Vec<(u32, f64)> = Vec::new();
+    let mut errors = Vec::new();
+    for entry in entries.iter().flat_map(|e| e.split(',')) {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            continue;
+        }
+        let Some((id, val)) = entry.split_once(':') else {
+            errors.push(format!("{entry:?} is not id:value"));
+            continue;
+        };
+        let id = match id.trim().parse::<u32>() {
+            Ok(id) if (id as usize) < vocab => id,
+            Ok(id) => {
+                errors.push(format!(
+                    "token id {id} is outside the vocabulary (0..{vocab})"
+                ));
+                continue;
+            }
+            Err(_) => {
+                errors.push(format!("{id:?} in {entry:?} is not a token id"));
+                continue;
+            }
+        };
+        match val.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x.abs() > MAX_MAGNITUDE => {
+                errors.push(format!("{val:?} in {entry:?} must be in [-10000, 10000]"))
+            }
+            Ok(x) if x.is_finite() => {
+                out.retain(|(i, _)| *i != id);
+                out.push((id, x));
+            }
+            _ => errors.push(format!("{val:?} in {entry:?} is not a finite number")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors.join("; "))
     }
 }
 
@@ -249,19 +314,24 @@ impl Validator<'_> {
         n as usize
     }
 
-    /// The OpenAI API's narrower ranges, under the openai profile (`OPENAI_BOUNDS`).
-    fn openai_bounds(&mut self, s: &Settings) {
-        let (bias, penalty) = OPENAI_BOUNDS;
-        if let Some((id, x)) = s.logit_bias.iter().find(|(_, x)| x.abs() > bias) {
-            let msg = format!("the openai profile takes a bias in [-100, 100] (got {id}:{x})");
-            self.fail(Knob::LogitBias, msg);
-        }
-        for (knob, x) in [
-            (Knob::FrequencyPenalty, s.frequency_penalty),
-            (Knob::PresencePenalty, s.presence_penalty),
-        ] {
-            if x.abs() > penalty {
-                self.fail(knob, format!("the openai profile takes [-2, 2] (got {x})"));
+    /// A profile's narrower ranges (the OpenAI API's: logit bias ±100, penalties ±2), from
+    /// each knob's `bounds`.
+    fn profile_bounds(&mut self, s: &Settings) {
+        for spec in KNOBS.iter() {
+            let Some(&(p, bound)) = spec.bounds.iter().find(|(p, _)| *p == s.profile) else {
+                continue;
+            };
+            let wide = match s.value(spec.knob) {
+                Value::Num(x) => (x.abs() > bound).then(|| x.to_string()),
+                Value::Bias(b) => b
+                    .iter()
+                    .find(|(_, x)| x.abs() > bound)
+                    .map(|(id, x)| format!("{id}:{x}")),
+                Value::Texts(_) => None,
+            };
+            if let Some(got) = wide {
+                let msg = format!("the {p} profile takes [-{bound}, {bound}] (got {got})");
+                self.fail(spec.knob, msg);
             }
         }
     }
@@ -275,58 +345,6 @@ impl Validator<'_> {
             self.fail(Knob::Profile, msg);
             default
         })
-    }
-
-    fn logit_bias(&mut self, vocab: usize) -> Vec<(u32, f64)> {
-        let mut out: Vec<(u32, f64)> = Vec::new();
-        let raw = self.raw;
-        for entry in raw
-            .entries(Knob::LogitBias)
-            .iter()
-            .flat_map(|e| e.split(','))
-        {
-            let entry = entry.trim();
-            if entry.is_empty() {
-                continue;
-            }
-            let Some((id, val)) = entry.split_once(':') else {
-                self.fail(Knob::LogitBias, format!("{entry:?} is not id:value"));
-                continue;
-            };
-            let id = match id.trim().parse::<u32>() {
-                Ok(id) if (id as usize) < vocab => id,
-                Ok(id) => {
-                    self.fail(
-                        Knob::LogitBias,
-                        format!("token id {id} is outside the vocabulary (0..{vocab})"),
-                    );
-                    continue;
-                }
-                Err(_) => {
-                    self.fail(
-                        Knob::LogitBias,
-                        format!("{id:?} in {entry:?} is not a token id"),
-                    );
-                    continue;
-                }
-            };
-            match val.trim().parse::<f64>() {
-                Ok(x) if x.is_finite() && x.abs() > MAX_MAGNITUDE => self.fail(
-                    Knob::LogitBias,
-                    format!("{val:?} in {entry:?} must be in [-10000, 10000]"),
-                ),
-                Ok(x) if x.is_finite() => {
-                    // A later entry for the same id replaces the earlier one.
-                    out.retain(|(i, _)| *i != id);
-                    out.push((id, x));
-                }
-                _ => self.fail(
-                    Knob::LogitBias,
-                    format!("{val:?} in {entry:?} is not a finite number"),
-                ),
-            }
-        }
-        out
     }
 
     fn stop(&mut self) -> Vec<String> {
@@ -348,21 +366,21 @@ impl Validator<'_> {
         for name in raw.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             match Stage::parse(name) {
                 None => {
-                    let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+                    let names: Vec<&str> = Stage::all().map(|s| s.name()).collect();
                     self.fail(
                         Knob::Order,
                         format!("{name:?} is not a stage ({})", names.join(", ")),
                     );
-                    return s.profile.default_order().to_vec();
+                    return s.profile.default_order();
                 }
                 Some(st) if order.contains(&st) => {
                     self.fail(Knob::Order, format!("{st} appears twice"));
-                    return s.profile.default_order().to_vec();
+                    return s.profile.default_order();
                 }
                 Some(st) => order.push(st),
             }
         }
-        for st in Stage::ALL {
+        for st in s.profile.default_order() {
             if !order.contains(&st) {
                 if !s.is_neutral(st) {
                     self.fail(

@@ -7,6 +7,7 @@ use super::knobs::{Knob, KNOBS};
 use super::profile::Profile;
 use super::stage::Stage;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// How the next token is chosen.
@@ -42,6 +43,45 @@ pub const MAX_BEAMS: usize = 16;
 /// is not given (Hugging Face's `generate()` defaults, with a width of 4).
 pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
 
+/// A stage knob's validated value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A number (whole numbers too: exact in an f64 up to `MAX_COUNT`).
+    Num(f64),
+    /// `(token id, value)` entries.
+    Bias(Vec<(u32, f64)>),
+    /// Text entries.
+    Texts(Vec<String>),
+}
+
+impl Value {
+    /// The value as the entries `RawSettings` takes (a bias as one comma-separated entry).
+    pub fn entries(&self) -> Vec<String> {
+        match self {
+            Value::Num(x) => vec![x.to_string()],
+            Value::Bias(b) => vec![b
+                .iter()
+                .map(|(id, v)| format!("{id}:{v}"))
+                .collect::<Vec<_>>()
+                .join(",")],
+            Value::Texts(t) => t.clone(),
+        }
+    }
+}
+
+/// Every stage knob's default value, parsed once from its spec's text.
+static DEFAULTS: std::sync::LazyLock<BTreeMap<Knob, Value>> = std::sync::LazyLock::new(|| {
+    KNOBS
+        .iter()
+        .filter(|k| k.stage.is_some())
+        .map(|k| {
+            let v = super::raw::default_value(k)
+                .unwrap_or_else(|e| panic!("{}'s default breaks its rule: {e}", k.name));
+            (k.knob, v)
+        })
+        .collect()
+});
+
 /// Validated settings: every value is in range. [CONFIG].
 ///
 /// They travel (UI → worker) as their raw values and are validated again on arrival: a
@@ -50,28 +90,8 @@ pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
 /// (Their serde form is their raw values, `raw.rs`.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// ≥ 0; 0 = greedy, 1 = the trained distribution.
-    pub temperature: f64,
-    /// 0 = off.
-    pub top_k: usize,
-    /// In (0, 1]; 1 = off.
-    pub top_p: f64,
-    /// In [0, 1]; 0 = off.
-    pub min_p: f64,
-    /// In (0, 1]; 1 = off.
-    pub typical_p: f64,
-    /// > 0; 1 = off.
-    pub repetition_penalty: f64,
-    /// Finite; 0 = off.
-    pub frequency_penalty: f64,
-    /// Finite; 0 = off.
-    pub presence_penalty: f64,
-    /// How many of the most recent tokens the penalties see; 0 = all.
-    pub penalty_window: usize,
-    /// (token id, value added to its logit), ids in the vocabulary.
-    pub logit_bias: Vec<(u32, f64)>,
-    /// 0 = off.
-    pub no_repeat_ngram: usize,
+    /// Every stage knob's value (each stage's file reads its own).
+    pub values: BTreeMap<Knob, Value>,
     /// ≥ 1.
     pub max_tokens: usize,
     /// Non-empty strings; generation stops when the text contains one.
@@ -90,22 +110,12 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            temperature: 1.0,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            typical_p: 1.0,
-            repetition_penalty: 1.0,
-            frequency_penalty: 0.0,
-            presence_penalty: 0.0,
-            penalty_window: 0,
-            logit_bias: Vec::new(),
-            no_repeat_ngram: 0,
+            values: DEFAULTS.clone(),
             max_tokens: 256,
             stop: Vec::new(),
             seed: 0,
             profile: Profile::Lesson,
-            order: Profile::Lesson.default_order().to_vec(),
+            order: Profile::Lesson.default_order(),
             strategy: Strategy::Sample,
             defaulted: Vec::new(),
         }
@@ -118,46 +128,90 @@ impl Settings {
         matches!(self.strategy, Strategy::Beam { .. })
     }
 
+    /// Whether the chain leaves only the most likely token: the greedy strategy, or a stage
+    /// that makes it so (temperature 0).
+    pub fn is_greedy(&self) -> bool {
+        self.strategy == Strategy::Greedy
+            || self.order.iter().any(|st| {
+                let d = st.def();
+                !self.is_neutral(*st) && d.rule.is_greedy(self)
+            })
+    }
+
+    /// A stage knob's value.
+    pub fn value(&self, knob: Knob) -> &Value {
+        self.values
+            .get(&knob)
+            .or_else(|| DEFAULTS.get(&knob))
+            .expect("every stage knob has a value (its default)")
+    }
+
+    /// A number knob's value.
+    pub fn num(&self, knob: Knob) -> f64 {
+        match self.value(knob) {
+            Value::Num(x) => *x,
+            _ => panic!("{knob:?} is not a number knob"),
+        }
+    }
+
+    /// A whole-number knob's value as a count (a negative one, a knob's "auto", is 0).
+    pub fn count(&self, knob: Knob) -> usize {
+        self.num(knob).max(0.0) as usize
+    }
+
+    /// A bias knob's entries.
+    pub fn bias(&self, knob: Knob) -> &[(u32, f64)] {
+        match self.value(knob) {
+            Value::Bias(b) => b,
+            _ => panic!("{knob:?} is not a bias knob"),
+        }
+    }
+
+    /// A text-list knob's entries.
+    pub fn texts(&self, knob: Knob) -> &[String] {
+        match self.value(knob) {
+            Value::Texts(t) => t,
+            _ => panic!("{knob:?} is not a text-list knob"),
+        }
+    }
+
+    /// Sets a stage knob's value (for code that builds settings directly; the value is
+    /// not checked against the knob's rule: `RawSettings::validate` does that).
+    pub fn set(&mut self, knob: Knob, value: Value) {
+        self.values.insert(knob, value);
+    }
+
+    /// These settings with a number knob set (as [`Settings::set`]).
+    pub fn with(mut self, knob: Knob, x: f64) -> Settings {
+        self.set(knob, Value::Num(x));
+        self
+    }
+
+    /// A stage knob's value as one text (list entries joined by ',').
+    pub fn text(&self, knob: Knob) -> String {
+        self.value(knob).entries().join(",")
+    }
+
+    /// Whether a stage knob holds its default value.
+    pub fn is_default(&self, knob: Knob) -> bool {
+        DEFAULTS.get(&knob) == Some(self.value(knob))
+    }
+
     /// The peer whose default a knob holds, when the user left it unset.
     pub fn default_of(&self, knob: Knob) -> Option<Profile> {
         self.defaulted.contains(&knob).then_some(self.profile)
     }
 
-    /// Whether a stage's knob is at its neutral value (the stage is the identity).
+    /// Whether a stage is the identity at these settings.
     pub fn is_neutral(&self, stage: Stage) -> bool {
-        match stage {
-            Stage::LogitBias => self.logit_bias.is_empty(),
-            Stage::RepetitionPenalty => self.repetition_penalty == 1.0,
-            Stage::FrequencyPenalty => self.frequency_penalty == 0.0,
-            Stage::PresencePenalty => self.presence_penalty == 0.0,
-            Stage::NoRepeatNgram => self.no_repeat_ngram == 0,
-            Stage::Temperature => self.temperature == 1.0,
-            Stage::TopK => self.top_k == 0,
-            Stage::TopP => self.top_p == 1.0,
-            Stage::MinP => self.min_p == 0.0,
-            Stage::TypicalP => self.typical_p == 1.0,
-        }
+        let d = stage.def();
+        d.rule.is_neutral(d, self)
     }
 
-    /// The knob's value as text (for traces and labels).
+    /// The stage's knob values as text (for traces and labels).
     pub fn describe(&self, stage: Stage) -> String {
-        match stage {
-            Stage::LogitBias => self
-                .logit_bias
-                .iter()
-                .map(|(id, v)| format!("{id}:{v}"))
-                .collect::<Vec<_>>()
-                .join(","),
-            Stage::RepetitionPenalty => self.repetition_penalty.to_string(),
-            Stage::FrequencyPenalty => self.frequency_penalty.to_string(),
-            Stage::PresencePenalty => self.presence_penalty.to_string(),
-            Stage::NoRepeatNgram => self.no_repeat_ngram.to_string(),
-            Stage::Temperature => self.temperature.to_string(),
-            Stage::TopK => self.top_k.to_string(),
-            Stage::TopP => self.top_p.to_string(),
-            Stage::MinP => self.min_p.to_string(),
-            Stage::TypicalP => self.typical_p.to_string(),
-        }
+        let d = stage.def();
+        d.rule.describe(d, self)
     }
 
     /// A knob's value as text, the way `RawSettings` takes it (one entry per value for list
@@ -169,18 +223,19 @@ impl Settings {
         let d = Settings::default();
         let one = |changed: bool, text: String| (changed, vec![text]);
         let sampling = matches!(self.strategy, Strategy::Sample);
-        if self
-            .profile
-            .defaults(sampling)
-            .iter()
-            .any(|(k, _)| *k == knob)
-        {
-            let text = match knob.spec().stage {
-                Some(stage) => self.describe(stage),
-                None if knob == Knob::PenaltyWindow => self.penalty_window.to_string(),
-                None => String::new(),
+        if knob.spec().stage.is_some() {
+            let entries = self.value(knob).entries();
+            let peer = self
+                .profile
+                .defaults(sampling)
+                .iter()
+                .any(|(k, _)| *k == knob);
+            let changed = if peer {
+                !self.defaulted.contains(&knob)
+            } else {
+                !self.is_default(knob)
             };
-            return one(!self.defaulted.contains(&knob), text);
+            return (changed, entries);
         }
         let (beam, b) = match self.strategy {
             Strategy::Beam {
@@ -191,11 +246,7 @@ impl Settings {
             } => (true, (width, length_penalty, early_stopping, num_return)),
             _ => (false, BEAM_DEFAULTS),
         };
-        if let Some(stage) = knob.spec().stage {
-            return one(!self.is_neutral(stage), self.describe(stage));
-        }
         match knob {
-            Knob::PenaltyWindow => one(self.penalty_window != 0, self.penalty_window.to_string()),
             Knob::MaxTokens => one(self.max_tokens != d.max_tokens, self.max_tokens.to_string()),
             Knob::Stop => (!self.stop.is_empty(), self.stop.clone()),
             Knob::Seed => one(self.seed != d.seed, self.seed.to_string()),
@@ -213,7 +264,6 @@ impl Settings {
             Knob::LengthPenalty => one(beam, b.1.to_string()),
             Knob::EarlyStopping => one(beam, b.2.to_string()),
             Knob::NumReturn => one(beam, b.3.to_string()),
-            // Every other knob sets a stage (returned above).
             _ => (false, vec![]),
         }
     }

@@ -33,7 +33,7 @@
 //! A speculative run is reproducible from its seed and the same on every backend.
 
 use crate::backend::{Backend, BackendError};
-use crate::decode::sampling::{process, step_coins, History, SamplingError, Settings, Strategy};
+use crate::decode::sampling::{process, step_coins, History, SamplingError, Settings};
 use crate::forward::batch::SeqId;
 use crate::forward::kv_cache::KvCache;
 use crate::forward::{RunState, Transformer};
@@ -265,6 +265,7 @@ fn chain(
     let history = History {
         prompt,
         generated: &generated,
+        ..History::default()
     };
     let t = process(settings, logits, history, coin, false)?;
     Ok(Target {
@@ -455,7 +456,7 @@ impl Speculator {
         }
         let s = self.emitted.len() as u64;
         let seed = settings.seed;
-        let greedy = settings.strategy == Strategy::Greedy || settings.temperature == 0.0;
+        let greedy = settings.is_greedy();
         let cycle = verify(self.rule, greedy, &drafted, &qs, &targets, |i| {
             step_coins(seed, s + i as u64)
         });

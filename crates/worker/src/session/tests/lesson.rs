@@ -53,7 +53,7 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
         .and_then(|t| decoding_page::page::parse_toy(t).ok());
     // What the page computes itself: the chain on the last logits sent, and on the toy's.
     let trace = pick!(Event::Transcript(TranscriptEvent::Next { view }) => view)
-        .map(|n| n.trace(&r.settings).unwrap());
+        .map(|n| n.trace(&r.settings, None).unwrap());
     let toy = toy_logits
         .as_deref()
         .map(|z| decoding_page::page::chain::toy_trace(z, &[], &r.settings).unwrap());

@@ -95,7 +95,7 @@ macro_rules! last {
 /// The distribution the page draws after these events: the chain it runs itself on the
 /// last `Next` logits, under `settings`.
 pub(super) fn trace_after(ev: &[Event], settings: &Settings) -> TraceView {
-    last!(ev, Next).trace(settings).unwrap()
+    last!(ev, Next).trace(settings, None).unwrap()
 }
 
 /// The distribution the page draws now: the chain on the logits the worker last sent (its
@@ -105,7 +105,7 @@ pub(super) fn page_trace(s: &Session) -> TraceView {
         .next_view()
         .unwrap()
         .unwrap()
-        .trace(&s.core.settings)
+        .trace(&s.core.settings, None)
         .unwrap()
 }
 

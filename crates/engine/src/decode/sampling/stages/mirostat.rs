@@ -1,0 +1,210 @@
+//! Mirostat (Basu et al. 2021), versions 1 and 2 as llama.cpp implements them
+//! (`llama_sampler_mirostat_apply`, `llama_sampler_mirostat_v2_apply`): a feedback loop that
+//! holds the surprise of the chosen tokens near a target τ. Its state μ starts at 2τ; each
+//! step truncates by μ, the token is drawn, and μ ← μ − η·(−log₂ p(token) − τ), p being the
+//! chosen token's probability after the truncation.
+//!
+//! - Version 2: sorted by probability, the tokens up to the first whose surprise −log₂ p
+//!   exceeds μ are kept (at least one).
+//! - Version 1: Zipf's exponent ŝ is estimated from the m most likely tokens
+//!   (ŝ = Σ tᵢbᵢ / Σ tᵢ², tᵢ = ln((i+2)/(i+1)), bᵢ = ln(pᵢ/pᵢ₊₁)), then
+//!   k = (ε̂·2^μ / (1 − n^−ε̂))^(1/ŝ) with ε̂ = ŝ − 1 and n the vocabulary, and top-k(max(k, 1))
+//!   (exactly k, llama.cpp's tie rule). `common_sampler_init` passes m = 100.
+//!
+//! In llama.cpp mirostat replaces the chain: `common_sampler_init` builds logit bias →
+//! temperature → mirostat when `mirostat` is 1 or 2, and the other samplers do not run.
+
+use super::{candidate_probs, sorted_candidates};
+use crate::decode::sampling::knobs::{slider, Kind, Knob, KnobSpec};
+use crate::decode::sampling::profile::TopKTies;
+use crate::decode::sampling::settings::Settings;
+use crate::decode::sampling::stage::{Cut, Cx, Places, Rule, Stage, StageDef};
+
+#[allow(non_upper_case_globals)]
+impl Knob {
+    pub const Mirostat: Knob = Knob::new("mirostat");
+    pub const MirostatTau: Knob = Knob::new("mirostat_tau");
+    pub const MirostatEta: Knob = Knob::new("mirostat_eta");
+    pub const MirostatM: Knob = Knob::new("mirostat_m");
+}
+
+const STAGE: Stage = Stage::new("mirostat");
+
+pub static MIROSTAT: StageDef = StageDef {
+    stage: STAGE,
+    knobs: &[
+        KnobSpec::of_stage(
+            STAGE,
+            "mirostat",
+            "Mirostat",
+            "0 = off, 1 or 2: mirostat's version, replacing the chain (llama.cpp's)",
+            "2",
+            slider(0.0, 2.0, 1.0),
+            Kind::Int(|n| {
+                (0..=2)
+                    .contains(&n)
+                    .then_some(())
+                    .ok_or("must be 0 (off), 1 or 2")
+            }),
+            &["0"],
+        ),
+        KnobSpec::of_stage(
+            STAGE,
+            "mirostat_tau",
+            "Mirostat τ",
+            "the target surprise in bits, > 0 (llama.cpp's default 5)",
+            "3",
+            slider(0.5, 10.0, 0.1),
+            Kind::Float(|x| {
+                (x > 0.0 && x <= 100.0)
+                    .then_some(())
+                    .ok_or("must be in (0, 100] (the target surprise, bits)")
+            }),
+            &["5"],
+        ),
+        KnobSpec::of_stage(
+            STAGE,
+            "mirostat_eta",
+            "Mirostat η",
+            "the learning rate of μ, in (0, 1] (llama.cpp's default 0.1)",
+            "0.2",
+            slider(0.01, 1.0, 0.01),
+            Kind::Float(|x| {
+                (x > 0.0 && x <= 1.0)
+                    .then_some(())
+                    .ok_or("must be in (0, 1] (the learning rate)")
+            }),
+            &["0.1"],
+        ),
+        KnobSpec::of_stage(
+            STAGE,
+            "mirostat_m",
+            "Mirostat m",
+            "version 1: how many top tokens estimate Zipf's exponent, ≥ 2 (llama.cpp's 100)",
+            "50",
+            slider(2.0, 200.0, 1.0),
+            Kind::Int(|n| {
+                (2..=100_000)
+                    .contains(&n)
+                    .then_some(())
+                    .ok_or("must be in 2..=100000")
+            }),
+            &["100"],
+        ),
+    ],
+    places: Places::all(300),
+    replaces_chain: Some(&[Stage::new("logit_bias"), Stage::new("temperature")]),
+    rule: &Mirostat,
+};
+
+struct Mirostat;
+
+/// μ before this step: the state, or 2τ at the first step.
+fn mu(cx: &Cx<'_>) -> f64 {
+    match cx.state.first() {
+        Some(&mu) => mu,
+        None => 2.0 * cx.settings.num(Knob::MirostatTau),
+    }
+}
+
+impl Rule for Mirostat {
+    fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
+        let s = cx.settings;
+        let mu = mu(cx);
+        let tau = s.num(Knob::MirostatTau);
+        let cut = match s.count(Knob::Mirostat) {
+            1 => {
+                let k = mirostat_v1(z, mu, s.count(Knob::MirostatM));
+                Cut::threshold("k", k as f64)
+            }
+            _ => {
+                mirostat_v2(z, mu);
+                Cut::threshold("surprise (bits)", mu)
+            }
+        };
+        cut.with("mu", mu).with("tau", tau)
+    }
+
+    fn describe(&self, _: &StageDef, s: &Settings) -> String {
+        let v = s.count(Knob::Mirostat);
+        let (tau, eta) = (s.num(Knob::MirostatTau), s.num(Knob::MirostatEta));
+        match v {
+            1 => format!("1 τ={tau} η={eta} m={}", s.count(Knob::MirostatM)),
+            _ => format!("{v} τ={tau} η={eta}"),
+        }
+    }
+
+    fn update(&self, cx: &Cx<'_>, cut: &Cut, token: u32, probs: &[f64]) -> Option<Vec<f64>> {
+        let s = cx.settings;
+        let mu = cut.value("mu")?;
+        let p = probs.get(token as usize).copied().unwrap_or(0.0);
+        let surprise = -p.log2();
+        Some(vec![
+            mu - s.num(Knob::MirostatEta) * (surprise - s.num(Knob::MirostatTau)),
+        ])
+    }
+}
+
+/// Version 2's truncation at μ; returns how many stay.
+pub fn mirostat_v2(z: &mut [f64], mu: f64) -> usize {
+    let c = sorted_candidates(z);
+    let p = candidate_probs(&c);
+    let keep = p.iter().take_while(|&&q| -q.log2() <= mu).count().max(1);
+    super::remove_all_but(z, c[..keep.min(c.len())].iter().map(|&(id, _)| id));
+    keep
+}
+
+/// Version 1's truncation at μ over a vocabulary of `z.len()`; returns k.
+pub fn mirostat_v1(z: &mut [f64], mu: f64, m: usize) -> usize {
+    let c = sorted_candidates(z);
+    let p = candidate_probs(&c);
+    let (mut sum_tb, mut sum_tt) = (0.0, 0.0);
+    for i in 0..(m - 1).min(p.len().saturating_sub(1)) {
+        let t = ((i + 2) as f64 / (i + 1) as f64).ln();
+        let b = (p[i] / p[i + 1]).ln();
+        sum_tb += t * b;
+        sum_tt += t * t;
+    }
+    let s_hat = sum_tb / sum_tt;
+    let eps = s_hat - 1.0;
+    let n = z.len() as f64;
+    let k = ((eps * 2f64.powf(mu)) / (1.0 - n.powf(-eps))).powf(1.0 / s_hat);
+    // C's int(k) truncates; a k beyond the vocabulary (or not a number) keeps everything.
+    let k = if k.is_finite() && k < n {
+        (k as usize).max(1)
+    } else {
+        z.len()
+    };
+    super::truncation::top_k(z, k, TopKTies::Exact);
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At μ = 2τ = 2 bits, version 2 keeps the tokens of probability ≥ 1/4: 0.5 and 0.25
+    /// (surprise exactly 2) stay, 0.2 and 0.05 go.
+    #[test]
+    fn version_2_keeps_surprise_within_mu() {
+        let mut z: Vec<f64> = [0.5f64, 0.25, 0.2, 0.05].iter().map(|p| p.ln()).collect();
+        assert_eq!(mirostat_v2(&mut z, 2.0), 2);
+        assert!(z[1].is_finite() && z[2].is_infinite());
+        // μ below every surprise still keeps the top token.
+        let mut z = vec![0.0; 4];
+        assert_eq!(mirostat_v2(&mut z, 0.5), 1);
+    }
+
+    /// A Zipf distribution p_i ∝ 1/(i+1) has ŝ = 1 exactly; then ε̂ = 0 and k = 0/0: the
+    /// formula gives no number and everything stays. p_i ∝ 1/(i+1)²: ŝ = 2, ε̂ = 1,
+    /// k = (2^μ / (1 − 1/n))^(1/2).
+    #[test]
+    fn version_1_estimates_zipf() {
+        let n = 50;
+        let mut z: Vec<f64> = (0..n).map(|i| -2.0 * ((i + 1) as f64).ln()).collect();
+        let k = mirostat_v1(&mut z, 6.0, 100);
+        let want = (64.0 / (1.0 - 1.0 / n as f64)).sqrt() as usize;
+        assert_eq!(k, want);
+        assert_eq!(z.iter().filter(|v| v.is_finite()).count(), want);
+    }
+}
