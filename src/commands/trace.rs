@@ -17,6 +17,9 @@ pub fn trace_json(trace: &Trace) -> serde_json::Value {
                 "probs": s.probs,
                 "removed": s.removed,
                 "kept": s.kept,
+                // Where it cut and what it held (a threshold, a state, a coin), when any.
+                "cut": s.cut,
+                "replaced_by": s.replaced_by.map(|r| r.name()),
             })
         })
         .collect();
@@ -31,6 +34,7 @@ pub fn trace_json(trace: &Trace) -> serde_json::Value {
         "token": trace.token,
         "rank": trace.rank,
         "prob": trace.prob,
+        "state": trace.state,
     })
 }
 

@@ -124,3 +124,38 @@ fn the_memory_limit_is_checked_from_the_header_and_validated() {
         assert_user_error(&cli(&["--memory-limit", bad, "next"]), "--memory-limit");
     }
 }
+
+/// The samplers of 2026, spelled as llama.cpp and Hugging Face spell their flags: each bad
+/// value refused with its rule, in `next` and `generate`.
+#[test]
+fn the_2026_samplers_refuse_bad_values_with_their_rule() {
+    for (flag, value, needle) in [
+        (
+            "--dry-multiplier",
+            "-1",
+            "dry_multiplier: must be in [0, 10000]",
+        ),
+        (
+            "--dry-sequence-breaker",
+            "0123456789012345678901234567890123456789x",
+            "dry_sequence_breaker: a sequence breaker is at most 40 bytes",
+        ),
+        ("--xtc-threshold", "1.5", "xtc_threshold: must be in [0, 1]"),
+        ("--mirostat", "3", "mirostat: must be 0 (off), 1 or 2"),
+        ("--mirostat-tau", "0", "mirostat_tau: must be in (0, 100]"),
+        (
+            "--adaptive-p-decay",
+            "1",
+            "adaptive_p_decay: must be in [0, 0.99]",
+        ),
+        (
+            "--top-n-sigma",
+            "-2",
+            "top_n_sigma: must be -1 (off) or in (0, 100]",
+        ),
+        ("--top-h", "2", "top_h: must be in [0, 1]"),
+    ] {
+        assert_user_error(&cli(&["next", flag, value]), needle);
+        assert_user_error(&cli(&["generate", flag, value]), needle);
+    }
+}

@@ -299,3 +299,59 @@ fn the_openai_profile_applies_the_apis_ranges() {
         assert_eq!(err("openai", &[(knob, "-2")]), None);
     }
 }
+
+/// Each peer's whole default order as the stages' places give it. llama.cpp
+/// (`common_params_sampling::samplers`, 0c1e57098): logit bias, penalties, dry,
+/// top_n_sigma, top_k, typ_p, top_p, min_p, xtc, temperature, then dist (mirostat and
+/// adaptive-p take the draw's place). transformers 5.25 `_get_logits_processor`: the
+/// processors, then temperature → top_h → top_k → top_p → min_p → typical → epsilon → eta.
+/// Stages a peer does not have come after its own.
+#[test]
+fn each_peers_order_is_its_own() {
+    use decoding_engine::decode::sampling::Profile;
+    let names = |p: Profile| -> Vec<&str> { p.default_order().iter().map(|s| s.name()).collect() };
+    assert_eq!(
+        names(Profile::LlamaCpp),
+        [
+            "logit_bias",
+            "repetition_penalty",
+            "frequency_penalty",
+            "presence_penalty",
+            "no_repeat_ngram",
+            "dry_multiplier",
+            "top_n_sigma",
+            "top_k",
+            "typical_p",
+            "top_p",
+            "min_p",
+            "xtc_probability",
+            "temperature",
+            "top_h",
+            "epsilon_cutoff",
+            "eta_cutoff",
+            "mirostat",
+            "adaptive_p_target",
+        ]
+    );
+    let hf = names(Profile::Hf);
+    let warpers: Vec<&str> = hf
+        .iter()
+        .copied()
+        .skip_while(|s| *s != "temperature")
+        .take(8)
+        .collect();
+    assert_eq!(
+        warpers,
+        [
+            "temperature",
+            "top_h",
+            "top_k",
+            "top_p",
+            "min_p",
+            "typical_p",
+            "epsilon_cutoff",
+            "eta_cutoff"
+        ]
+    );
+    assert_eq!(hf.last(), Some(&"adaptive_p_target"));
+}

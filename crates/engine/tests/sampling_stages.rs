@@ -492,3 +492,48 @@ fn nan_and_infinite_logits_are_errors_not_samples() {
         .to_string()
         .contains("no_repeat_ngram removed every remaining token"));
 }
+
+/// Mirostat's μ starts at 2τ and moves by η × (the chosen token's surprise − τ) after each
+/// token (Basu et al. 2021, algorithm 1; llama.cpp updates it in `apply`), and the next
+/// step starts from it; adaptive-p's average starts at the target and takes in the chosen
+/// token's probability as it entered the stage, weighted by the decay.
+#[test]
+fn stage_state_moves_with_each_chosen_token() {
+    use decoding_engine::decode::sampling::chain::process_f64;
+    use decoding_engine::decode::sampling::Stage;
+    let z: Vec<f64> = (0..40).map(|i| -0.15 * i as f64).collect();
+    let s = RawSettings::from_pairs([
+        ("mirostat", "2"),
+        ("mirostat_tau", "3"),
+        ("mirostat_eta", "0.5"),
+    ])
+    .validate(40)
+    .unwrap();
+    let miro = Stage::parse("mirostat").unwrap();
+    let mut state = None;
+    let mut mu = 6.0;
+    for (step, coin) in [0.1, 0.7, 0.4].into_iter().enumerate() {
+        let h = History {
+            state: state.as_ref(),
+            ..History::default()
+        };
+        let t = process_f64(&s, &z, h, coin, false).unwrap();
+        let cut = &t.cuts.iter().find(|(st, _)| *st == miro).unwrap().1;
+        assert_eq!(cut.value("mu"), Some(mu), "step {step}");
+        // −log₂ p ≤ μ for every token kept (version 2's truncation).
+        assert!(t.probs.iter().filter(|&&p| p > 0.0).count() >= 1);
+        mu -= 0.5 * (-t.prob.log2() - 3.0);
+        assert!((t.state.of(miro)[0] - mu).abs() < 1e-12);
+        state = Some(t.state);
+    }
+    let s = RawSettings::from_pairs([("adaptive_p_target", "0.2"), ("adaptive_p_decay", "0.5")])
+        .validate(40)
+        .unwrap();
+    let ap = Stage::parse("adaptive_p_target").unwrap();
+    let entering = softmax(&z);
+    let t = process_f64(&s, &z, History::default(), 0.3, false).unwrap();
+    // Before: sum 0.2 / (1 − 0.5) = 0.4 over weight 1 / (1 − 0.5) = 2 (the target).
+    // After: p + 0.5 × 0.4 over 1 + 0.5 × 2.
+    let p = entering[t.token as usize];
+    assert_eq!(t.state.of(ap), [p + 0.2, 2.0]);
+}

@@ -527,3 +527,29 @@ fn bad_drafts_rules_and_gammas_are_refused() {
     .err();
     assert_eq!(e, Some(SpecError::BadGamma(17)));
 }
+
+/// Mirostat's μ and adaptive-p's average move with every token: speculative decoding, which
+/// checks drafted positions against one distribution each, refuses them by name and emits
+/// nothing.
+#[test]
+fn stages_that_carry_state_are_refused_by_name() {
+    let m = common::stories260k();
+    for (knob, value, name) in [
+        ("mirostat", "2", "mirostat"),
+        ("adaptive_p_target", "0.3", "adaptive_p_target"),
+    ] {
+        let mut be = CpuBackend::new(m.transformer.clone());
+        let mut sp = block_on(Speculator::start(
+            &mut be,
+            &m.transformer,
+            vec![1, 403],
+            Draft::Ngram(2),
+            3,
+            Rule::Rejection,
+        ))
+        .unwrap();
+        let e = block_on(sp.run(&mut be, &settings(&[(knob, value)]), 5, &[])).unwrap_err();
+        assert!(e.to_string().starts_with(name), "{e}");
+        assert!(sp.emitted().is_empty());
+    }
+}

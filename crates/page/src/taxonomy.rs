@@ -172,6 +172,11 @@ pub const ITEMS: &[Item] = &[
     item("timings", "timings", Row::State),
     item("memory", "memory", Row::State),
     item("chain-charts", "each stage's distribution", Row::State),
+    item(
+        "stage-states",
+        "the stages' state over the steps",
+        Row::State,
+    ),
     item("beam-tree", "the beam tree", Row::State),
     item("kv-grid", "the KV cache", Row::State),
     item(

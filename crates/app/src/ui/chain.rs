@@ -122,6 +122,7 @@ pub fn Chain() -> impl IntoView {
                                 <span class="pos">{i + 1}</span>
                                 <span class="name">{st.name()}</span>
                                 <span class="setting">{v.as_ref().map(|v| match (v.active, v.default_of) {
+                                    (false, _) if v.replaced_by.is_some() => format!("replaced by {}", v.replaced_by.unwrap()),
                                     (false, _) => "off".to_string(),
                                     (true, Some(p)) => format!("{} (default of {p})", v.setting),
                                     (true, None) => v.setting.clone(),
@@ -145,6 +146,40 @@ pub fn Chain() -> impl IntoView {
             {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == Knob::Order.name()).map(|e| {
                 view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
             }))}
+            <StageStates />
         </PanelShell>
+    }
+}
+
+/// The stages' state over the steps taken (each stage's named values: a state against its
+/// target, a coin, the longest repeat), from the transcript's steps:
+/// shown once a stage has recorded any.
+#[component]
+fn StageStates() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let charts = Memo::new(move |_| {
+        ui.gen.transcript.with(|t| {
+            t.as_ref()
+                .map(|t| decoding_page::export::stage_states(&t.steps))
+                .unwrap_or_default()
+        })
+    });
+    let stacked = move || {
+        let parts = charts.get_untracked();
+        (!parts.is_empty()).then(|| {
+            decoding_page::export::Drawing::stack("The stages' state over the steps", parts)
+        })
+    };
+    move || {
+        let parts = charts.get();
+        (!parts.is_empty()).then(|| {
+            view! {
+                <section class="stage-states" data-testid="stage-states" aria-label="The stages' state over the steps">
+                    <h3>"State over the steps " <Tag of="stage-states" />
+                        {export::buttons("stage-states", "the stages' state over the steps", stacked)}</h3>
+                    {parts.iter().map(export::figure).collect_view()}
+                </section>
+            }
+        })
     }
 }

@@ -27,8 +27,13 @@ fn grid() -> impl Iterator<Item = &'static KnobSpec> {
 /// The knob's text box content: the raw text typed or linked, else the validated value.
 fn shown_text(ui: &Ui, knob: Knob) -> String {
     let spec = knob.spec();
+    let join = |sep: char, e: &[String]| e.join(if sep == ',' { ", " } else { "\n" });
     ui.knobs.raw.with(|r| match spec.control {
-        Control::List { sep } => r.entries(knob).join(if sep == ',' { ", " } else { "\n" }),
+        // A list left at its default shows the default's entries (a list with defaults).
+        Control::List { sep } if r.entries(knob).is_empty() => {
+            ui.knobs.settings.with(|s| join(sep, &s.knob_value(knob).1))
+        }
+        Control::List { sep } => join(sep, r.entries(knob)),
         _ => r
             .get(knob)
             .map(String::from)

@@ -171,7 +171,7 @@ impl Ui {
         let page = RwSignal::new(restored.page.clone());
         let next = RwSignal::new(None::<NextView>);
         let info = RwSignal::new(None::<ModelInfo>);
-        // The model's token text for the stages that read it (DRY's breakers), made once
+        // The model's token text for the stages that read it (a stage may read it), made once
         // per model.
         let vocab = Memo::new(move |_| info.with(|i| i.as_ref().map(VocabText::new)));
         let chain = Memo::new(move |_| {

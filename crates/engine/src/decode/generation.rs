@@ -13,7 +13,7 @@
 
 use crate::backend::{Backend, BackendError};
 use crate::decode::sampling::{
-    process, step_coin, ChainState, History, SamplingError, Settings, Trace,
+    process, step_coin, ChainState, Cut, History, SamplingError, Settings, Stage, Trace,
 };
 use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
@@ -84,10 +84,13 @@ pub struct Step {
     pub coin: Option<f64>,
     /// The most likely tokens of that distribution, (id, prob), for hovering.
     pub top: Vec<(u32, f64)>,
-    /// The chain's stage state after this token (mirostat's μ, adaptive-p's sums): the
+    /// The chain's stage state after this token (`Trace::state`): the
     /// next step starts from it, and rewinding the token restores the one before.
     #[serde(default)]
     pub state: ChainState,
+    /// What the active stages recorded at this step (`Trace::cuts`): the page draws them over the steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<(Stage, Cut)>,
 }
 
 /// What `step` did.
@@ -476,6 +479,7 @@ impl Generation {
             coin: trace.coin,
             top,
             state: trace.state.clone(),
+            cuts: trace.cuts.clone(),
         });
     }
 

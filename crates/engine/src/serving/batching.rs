@@ -146,7 +146,7 @@ struct Active {
     req: usize,
     seq: SeqId,
     generated: Vec<u32>,
-    /// The chain's stage state after the last token (mirostat's μ, …).
+    /// The chain's stage state after the last token (`Trace::state`).
     state: ChainState,
     prefilled: bool,
     admitted: usize,

@@ -487,7 +487,7 @@ impl TextDecoder {
     }
 }
 
-/// The vocabulary's text for the sampling stages (DRY's sequence breakers).
+/// The vocabulary's text for the sampling stages (a stage may read token text).
 impl crate::decode::sampling::TokenText for Tokenizer {
     fn vocab_size(&self) -> usize {
         Tokenizer::vocab_size(self)
@@ -522,7 +522,7 @@ impl crate::decode::sampling::TokenText for Tokenizer {
 /// is its byte; with `spm`, a leading space (SentencePiece's dummy prefix) is dropped as
 /// llama.cpp's single-token detokenize drops it. Text is tokenized by longest match over
 /// the pieces, which is SentencePiece's and BPE's answer for the short tails it is asked
-/// (DRY's breakers) but not in general.
+/// (a stage's short strings) but not in general.
 #[derive(Debug, Clone, Default)]
 pub struct PieceText {
     texts: Vec<Vec<u8>>,

@@ -295,3 +295,38 @@ fn a_comparison_starts_only_when_every_column_reads() {
         5
     );
 }
+
+/// The samplers of 2026 through the page's controls: a bad value is refused with its rule
+/// and nothing goes to the worker; DRY's breakers split at commas; a good value goes.
+#[test]
+fn the_2026_knobs_refuse_bad_values_with_their_rule() {
+    let m = PageModel::default();
+    let (mut page, mut k) = knobs("");
+    for (knob, value, rule) in [
+        (Knob::DryMultiplier, "-1", "must be in [0, 10000]"),
+        (Knob::XtcThreshold, "1.5", "must be in [0, 1]"),
+        (Knob::MirostatTau, "0", "must be in (0, 100]"),
+        (Knob::AdaptivePDecay, "1", "must be in [0, 0.99]"),
+        (
+            Knob::DrySequenceBreaker,
+            "\\n, 0123456789012345678901234567890123456789x",
+            "at most 40 bytes",
+        ),
+    ] {
+        let c = m.set_knob(&mut page, &mut k, knob, value, 512);
+        assert!(c.send.is_empty(), "{knob:?}");
+        let e = c.errors.unwrap().0;
+        assert!(e[0].message.contains(rule), "{knob:?}: {}", e[0].message);
+        // Back to a valid value (its default), so that the next knob's error is alone.
+        let good = knob.spec().default.join(",");
+        assert!(m
+            .set_knob(&mut page, &mut k, knob, &good, 512)
+            .errors
+            .is_none());
+    }
+    let c = m.set_knob(&mut page, &mut k, Knob::DrySequenceBreaker, "\\n, :", 512);
+    assert!(c.errors.is_none(), "{:?}", c.errors);
+    assert_eq!(k.settings.texts(Knob::DrySequenceBreaker), ["\\n", ":"]);
+    let c = m.set_knob(&mut page, &mut k, Knob::Mirostat, "2", 512);
+    assert!(c.errors.is_none() && !c.send.is_empty());
+}

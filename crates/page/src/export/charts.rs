@@ -240,6 +240,57 @@ pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
     d
 }
 
+/// The stages' state over the steps: for each stage that recorded named values (a state
+/// against its target, a coin, the longest repeat a penalty saw: `Cut::values`), one line
+/// per value against the step.
+/// Values that name a token (an id, not a quantity) are left out of the lines.
+pub fn stage_states(steps: &[decoding_engine::decode::generation::Step]) -> Vec<Drawing> {
+    let mut stages: Vec<decoding_engine::decode::sampling::Stage> = Vec::new();
+    for (st, _) in steps.iter().flat_map(|s| &s.cuts) {
+        if !stages.contains(st) {
+            stages.push(*st);
+        }
+    }
+    stages
+        .into_iter()
+        .map(|st| {
+            let mut names: Vec<&str> = Vec::new();
+            for (_, c) in steps.iter().flat_map(|s| &s.cuts).filter(|(s, _)| *s == st) {
+                for n in &c.values {
+                    if !names.contains(&n.name.as_str()) && !n.name.ends_with("token") {
+                        names.push(&n.name);
+                    }
+                }
+            }
+            let series: Vec<XySeries> = names
+                .iter()
+                .map(|name| XySeries {
+                    name,
+                    points: steps
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, s)| {
+                            let c = s.cuts.iter().find(|(s, _)| *s == st)?;
+                            Some(((i + 1) as f64, c.1.value(name)?))
+                        })
+                        .collect(),
+                    line: true,
+                    labels: Vec::new(),
+                })
+                .collect();
+            xy(
+                &format!("{st} over the steps"),
+                "step",
+                "value",
+                &series,
+                false,
+                false,
+            )
+            .on_page(&format!("state-{st}"))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[path = "charts_tests.rs"]
 mod tests;

@@ -111,3 +111,50 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
     assert_eq!(rects(&d, Q_FILL)[0].2, 192.0);
     assert_eq!(rects(&d, Q_FILL)[1].2, 0.0);
 }
+
+/// Two steps of mirostat and one of DRY: mirostat's μ and τ are two lines of two points
+/// each; DRY's penalised token (an id) is not a line; each chart carries its stage's id.
+#[test]
+fn stage_states_draw_each_named_value_over_the_steps() {
+    use decoding_engine::decode::generation::Step;
+    use decoding_engine::decode::sampling::{Cut, Stage};
+    let miro = Stage::parse("mirostat").unwrap();
+    let dry = Stage::parse("dry_multiplier").unwrap();
+    let step = |cuts: Vec<(Stage, Cut)>| Step {
+        token: 1,
+        piece: "a".into(),
+        prob: 0.5,
+        model_prob: 0.5,
+        rank: 1,
+        kept: 3,
+        coin: Some(0.5),
+        top: vec![],
+        state: Default::default(),
+        cuts,
+    };
+    let steps = [
+        step(vec![(
+            miro,
+            Cut::default().with("mu", 6.0).with("tau", 3.0),
+        )]),
+        step(vec![
+            (miro, Cut::default().with("mu", 5.5).with("tau", 3.0)),
+            (
+                dry,
+                Cut::default()
+                    .with("longest repeat", 4.0)
+                    .with("penalised token", 337.0),
+            ),
+        ]),
+    ];
+    let d = stage_states(&steps);
+    assert_eq!(d.len(), 2);
+    let texts = d[0].texts().join(" ");
+    assert!(texts.contains("mirostat over the steps"), "{texts}");
+    assert!(texts.contains("mu") && texts.contains("tau"), "{texts}");
+    assert!(d[0].svg().contains("data-testid=\"state-mirostat\""));
+    let dry_texts = d[1].texts().join(" ");
+    assert!(dry_texts.contains("longest repeat"), "{dry_texts}");
+    assert!(!dry_texts.contains("penalised token"), "{dry_texts}");
+    assert!(stage_states(&[step(vec![])]).is_empty());
+}

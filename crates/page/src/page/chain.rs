@@ -14,7 +14,7 @@ use decoding_engine::decode::sampling::{
 impl NextView {
     /// The chain's trace on these logits under `settings`, with the step's coin and the
     /// stages' state after the last step: what the distribution, the chain's stages and the
-    /// captions draw. `vocab` is the model's token text (DRY's breakers).
+    /// captions draw. `vocab` is the model's token text (for a stage that reads it).
     pub fn trace(
         &self,
         settings: &Settings,

@@ -23,7 +23,7 @@ pub struct ComparePreset {
     pub columns: &'static [&'static str],
 }
 
-pub const COMPARE_PRESETS: [ComparePreset; 3] = [
+pub const COMPARE_PRESETS: [ComparePreset; 4] = [
     ComparePreset {
         name: "terse-wild",
         label: "terse and deterministic (greedy) against wild and creative (T = 1.5, top-p 0.98)",
@@ -43,6 +43,21 @@ pub const COMPARE_PRESETS: [ComparePreset; 3] = [
         name: "k-vs-p",
         label: "top-k 40 against top-p 0.9 (rigid against adaptive set size)",
         columns: &["top_k=40", "top_p=0.9"],
+    },
+    // The samplers practitioners set in 2026, each one change to llama.cpp's default chain:
+    // the old repetition penalty against DRY on the same repeats, XTC taking the top
+    // choices away half the time, mirostat holding the surprise at τ (its μ settles in the
+    // chain panel's state chart).
+    ComparePreset {
+        name: "samplers-2026",
+        label: "the samplers of 2026 in llama.cpp's chain: repetition penalty 1.3, DRY 0.8, \
+                XTC 0.5, mirostat 2 (τ = 3)",
+        columns: &[
+            "profile=llama.cpp&repetition_penalty=1.3",
+            "profile=llama.cpp&dry_multiplier=0.8",
+            "profile=llama.cpp&xtc_probability=0.5&xtc_threshold=0.1",
+            "profile=llama.cpp&mirostat=2&mirostat_tau=3",
+        ],
     },
 ];
 

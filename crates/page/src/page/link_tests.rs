@@ -116,3 +116,88 @@ fn the_comparison_and_the_lesson_step_travel_in_the_link() {
     let e = parse_column("temperature=abc&top_k=-2", 512).unwrap_err();
     assert_eq!(e.len(), 2, "{e:?}");
 }
+
+/// Every preset fits the columns and each column is valid settings, different from the
+/// others; the 2026 samplers' preset turns on one new stage per column under llama.cpp.
+#[test]
+fn every_compare_preset_is_valid_and_its_columns_differ() {
+    for p in COMPARE_PRESETS {
+        assert!((2..=MAX_COLUMNS).contains(&p.columns.len()), "{}", p.name);
+        let cols: Vec<Settings> = p
+            .columns
+            .iter()
+            .map(|c| parse_column(c, 512).unwrap_or_else(|e| panic!("{}: {e:?}", p.name)))
+            .collect();
+        for (i, a) in cols.iter().enumerate() {
+            assert!(cols[i + 1..].iter().all(|b| b != a), "{}", p.name);
+        }
+    }
+    let p = COMPARE_PRESETS
+        .iter()
+        .find(|p| p.name == "samplers-2026")
+        .unwrap();
+    let active: Vec<Vec<&str>> = p
+        .columns
+        .iter()
+        .map(|c| {
+            let s = parse_column(c, 512).unwrap();
+            let d =
+                Settings::default().with(decoding_engine::decode::sampling::Knob::Temperature, 0.8);
+            s.order
+                .iter()
+                .filter(|st| !s.is_neutral(**st) && d.is_neutral(**st) && st.name() != "top_k")
+                .filter(|st| !["top_p", "min_p"].contains(&st.name()))
+                .map(|st| st.name())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        active,
+        [
+            vec!["repetition_penalty"],
+            vec!["dry_multiplier"],
+            vec!["xtc_probability"],
+            vec!["mirostat"]
+        ]
+    );
+}
+
+/// The samplers of 2026 travel in the link under the peers' names (`dry_multiplier=0.8`),
+/// and their bad values are reported with the rule and replaced by the default, the good
+/// ones kept.
+#[test]
+fn the_2026_samplers_travel_in_the_link_and_bad_values_are_named() {
+    use decoding_engine::decode::sampling::Knob;
+    let q =
+        "profile=llama.cpp&dry_multiplier=0.8&dry_sequence_breaker=%5Cn&dry_sequence_breaker=%3A\
+             &xtc_probability=0.5&mirostat=2&mirostat_tau=3&top_h=0.4&epsilon_cutoff=0.0003";
+    let r = from_query(q, 512);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.settings.num(Knob::DryMultiplier), 0.8);
+    assert_eq!(r.settings.texts(Knob::DrySequenceBreaker), ["\\n", ":"]);
+    assert_eq!(r.settings.count(Knob::Mirostat), 2);
+    let again = from_query(&to_query(&r.page, &r.settings), 512);
+    assert_eq!(again.settings, r.settings);
+    let bad = from_query(
+        "dry_multiplier=-1&xtc_threshold=1.5&mirostat_tau=0&adaptive_p_decay=1&top_k=3",
+        512,
+    );
+    let said: Vec<(&str, &str)> = bad
+        .problems
+        .iter()
+        .map(|p| (p.field.as_str(), p.message.as_str()))
+        .collect();
+    for (field, rule) in [
+        ("dry_multiplier", "must be in [0, 10000]"),
+        ("xtc_threshold", "must be in [0, 1]"),
+        ("mirostat_tau", "must be in (0, 100]"),
+        ("adaptive_p_decay", "must be in [0, 0.99]"),
+    ] {
+        assert!(
+            said.iter().any(|(f, m)| *f == field && m.contains(rule)),
+            "{field}: {said:?}"
+        );
+    }
+    assert_eq!(bad.settings.num(Knob::DryMultiplier), 0.0);
+    assert_eq!(bad.settings.count(Knob::TopK), 3);
+}

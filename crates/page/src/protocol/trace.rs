@@ -23,7 +23,7 @@ pub struct StageView {
     /// recorded it.
     #[serde(default)]
     pub cut: Cut,
-    /// The stage that replaced the chain (mirostat) when this one did not run for it.
+    /// The stage that replaced the chain (`StageDef::replaces_chain`) when this one did not run for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced_by: Option<Stage>,
 }

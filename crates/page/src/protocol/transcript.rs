@@ -63,7 +63,7 @@ pub struct NextView {
     pub prompt: Vec<u32>,
     #[serde(with = "crate::packed")]
     pub generated: Vec<u32>,
-    /// The chain's stage state after the last step (mirostat's μ, adaptive-p's sums).
+    /// The chain's stage state after the last step (`Trace::state`).
     #[serde(default)]
     pub state: ChainState,
 }

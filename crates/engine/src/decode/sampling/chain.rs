@@ -29,7 +29,7 @@ pub enum SamplingError {
     NonFinite { stage: Stage },
 }
 
-/// What a stage may ask of the vocabulary (DRY's sequence breakers are text).
+/// What a stage may ask of the vocabulary (a stage may read token text).
 pub trait TokenText {
     fn vocab_size(&self) -> usize;
     /// A token's text alone, as llama.cpp detokenizes one token (SentencePiece's dummy-prefix
@@ -105,7 +105,7 @@ pub struct StageTrace {
     /// Where the stage cut and what it held (its threshold, state, coin).
     #[serde(default)]
     pub cut: Cut,
-    /// The stage that replaced the chain (mirostat), when this one did not run for it.
+    /// The stage that replaced the chain (`StageDef::replaces_chain`), when this one did not run for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced_by: Option<Stage>,
 }
@@ -133,10 +133,14 @@ pub struct Trace {
     pub rank: usize,
     /// The chosen token's final probability.
     pub prob: f64,
-    /// The stages' state after this step (mirostat's μ, adaptive-p's sums): the next
+    /// The stages' state after this step (a stage's running values): the next
     /// step's `History::state`.
     #[serde(default)]
     pub state: ChainState,
+    /// What each active stage recorded with named values (a state, a coin, a
+    /// length), traced or not: the page draws them over the steps.
+    #[serde(default)]
+    pub cuts: Vec<(Stage, Cut)>,
 }
 
 /// Runs the chain on `logits` with the penalties seeing `history`, then picks the token:
@@ -264,6 +268,14 @@ fn run_on(
     }
     let mut t = choose(settings, z, coin);
     t.state = next_state(settings, &history, state_in, &cuts, &t);
+    t.cuts = cuts
+        .into_iter()
+        .filter(|(_, c)| !c.values.is_empty())
+        .map(|(s, c)| {
+            let memo = Vec::new();
+            (s, Cut { memo, ..c })
+        })
+        .collect();
     if trace {
         t.input_probs = input_probs;
         t.input_logits = logits;
@@ -394,6 +406,7 @@ fn choose(settings: &Settings, z: &[f64], coin: f64) -> Trace {
         prob,
         probs,
         state: ChainState::default(),
+        cuts: Vec::new(),
     }
 }
 

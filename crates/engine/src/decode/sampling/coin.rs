@@ -23,7 +23,7 @@ pub fn step_coins(seed: u64, step: u64) -> [f64; 4] {
     [0; 4].map(|_| (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64))
 }
 
-/// A stage's own uniform draw `k` in [0, 1) at the step whose coin is `coin` (XTC's): the
+/// A stage's own uniform draw `k` in [0, 1) at the step whose coin is `coin`: the
 /// first draw of ChaCha8 seeded with the coin's bits, on stream `k`. The chain needs no seed
 /// or step of its own: the same coin (the same seed and step) gives the same draws, and
 /// they are a different stream from the coin's own.

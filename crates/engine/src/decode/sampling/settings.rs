@@ -138,6 +138,14 @@ impl Settings {
             })
     }
 
+    /// The first active stage that carries state from step to step , if any.
+    pub fn stateful_stage(&self) -> Option<Stage> {
+        self.order
+            .iter()
+            .copied()
+            .find(|st| !self.is_neutral(*st) && st.def().rule.carries_state())
+    }
+
     /// A stage knob's value.
     pub fn value(&self, knob: Knob) -> &Value {
         self.values

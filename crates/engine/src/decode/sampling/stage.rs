@@ -113,8 +113,7 @@ pub struct StageDef {
     pub knobs: &'static [KnobSpec],
     pub places: Places,
     /// When set, this stage (while active) replaces the chain: only the listed stages run
-    /// before it (llama.cpp's mirostat: `common_sampler_init` builds `temp → mirostat`
-    /// instead of the chain).
+    /// before it (a stage that, as llama.cpp builds it, takes the chain's place).
     pub replaces_chain: Option<&'static [Stage]>,
     pub rule: &'static dyn Rule,
 }
@@ -161,6 +160,11 @@ pub trait Rule: Sync {
         false
     }
 
+    /// Whether the stage carries state from one step to the next (`update` gives some).
+    fn carries_state(&self) -> bool {
+        false
+    }
+
     /// The stage's state after the token was chosen, from its state before (`cx.state`),
     /// the cut it recorded and the chosen token's final probability. `None`: no state.
     fn update(
@@ -182,7 +186,7 @@ pub struct Cx<'a> {
     /// This stage's state from the step before (empty at the first step).
     pub state: &'a [f64],
     /// Extra uniform draws in [0, 1) of this step, independent of the chain's own coin
-    /// (`coin::stage_draw`): XTC's coin.
+    /// (`coin::stage_draw`).
     pub draw: &'a dyn Fn(u64) -> f64,
 }
 
@@ -246,7 +250,7 @@ impl Cut {
     }
 }
 
-/// The state the stages carry from one step to the next (mirostat's μ, adaptive-p's
+/// The state the stages carry from one step to the next (a running value or
 /// running sums), by stage. [STATE]. Empty at the first step.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChainState(pub Vec<(Stage, Vec<f64>)>);

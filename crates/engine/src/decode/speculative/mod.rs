@@ -167,6 +167,11 @@ pub enum SpecError {
     BadGamma(usize),
     #[error("the prompt is empty (it needs at least BOS)")]
     EmptyPrompt,
+    #[error(
+        "{0} carries state from one token to the next, and speculative decoding checks several \
+         drafted positions against one distribution each: turn {0} off to speculate"
+    )]
+    Stateful(crate::decode::sampling::Stage),
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error(transparent)]
@@ -437,6 +442,9 @@ impl Speculator {
     ) -> Result<Cycle, SpecError> {
         let context = self.context();
         let n = context.len();
+        if let Some(stage) = settings.stateful_stage() {
+            return Err(SpecError::Stateful(stage));
+        }
         let seq_len = target.config().seq_len;
         // Positions n-1 .. n-1+γ must fit the context and the γ + 1 tokens it may emit too
         // (as plain decoding stops at the context's end); emit at most max_new tokens.

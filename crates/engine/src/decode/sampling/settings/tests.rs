@@ -20,6 +20,9 @@ fn defaults_are_neutral() {
     }
 }
 
+/// A DRY sequence breaker one byte over llama.cpp's limit.
+static BREAKER_41: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| "x".repeat(41));
+
 #[test]
 fn each_rule_has_its_own_message() {
     let cases: &[(&str, &str, &str)] = &[
@@ -48,6 +51,40 @@ fn each_rule_has_its_own_message() {
         ("order", "top_k,bogus", "not a stage"),
         ("order", "top_k,top_k", "appears twice"),
         ("strategy", "random", "not sample, greedy or beam"),
+        // The samplers of 2026, each refused with its rule.
+        ("dry_multiplier", "-0.5", "must be in [0, 10000] (0 = off)"),
+        ("dry_base", "0.5", "must be in [1, 100]"),
+        ("dry_allowed_length", "-1", "must be ≥ 0"),
+        ("dry_penalty_last_n", "-1", "must be ≥ 0 (0 = off)"),
+        (
+            "dry_sequence_breaker",
+            &BREAKER_41,
+            "at most 40 bytes (llama.cpp's limit)",
+        ),
+        ("dry_sequence_breaker", "", "cannot be empty"),
+        ("xtc_probability", "1.5", "must be in [0, 1]"),
+        ("xtc_threshold", "1.01", "must be in [0, 1]"),
+        ("top_n_sigma", "0", "must be -1 (off) or in (0, 100]"),
+        ("dynatemp_range", "-0.1", "must be in [0, 10000] (0 = off)"),
+        ("dynatemp_exponent", "0", "must be in (0, 100]"),
+        ("mirostat", "3", "must be 0 (off), 1 or 2"),
+        (
+            "mirostat_tau",
+            "0",
+            "must be in (0, 100] (the target surprise, bits)",
+        ),
+        ("mirostat_tau", "-1", "must be in (0, 100]"),
+        ("mirostat_eta", "0", "must be in (0, 1] (the learning rate)"),
+        ("mirostat_m", "1", "must be in 2..=100000"),
+        ("adaptive_p_target", "1.5", "must be -1 (off) or in [0, 1]"),
+        (
+            "adaptive_p_decay",
+            "1",
+            "must be in [0, 0.99] (llama.cpp's range)",
+        ),
+        ("epsilon_cutoff", "1", "must be in [0, 1) (0 = off)"),
+        ("eta_cutoff", "-0.1", "must be in [0, 1) (0 = off)"),
+        ("top_h", "1.5", "must be in [0, 1] (0 = off)"),
     ];
     for (field, value, needle) in cases {
         let e = err(&[(field, value)]);

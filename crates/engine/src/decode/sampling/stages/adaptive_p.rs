@@ -105,6 +105,10 @@ impl Rule for AdaptiveP {
         s.num(Knob::AdaptivePTarget) < 0.0
     }
 
+    fn carries_state(&self) -> bool {
+        true
+    }
+
     fn update(&self, cx: &Cx<'_>, cut: &Cut, token: u32, _: &[f64]) -> Option<Vec<f64>> {
         let decay = cx.settings.num(Knob::AdaptivePDecay);
         let (w, t) = sums(cx);

@@ -134,6 +134,10 @@ impl Rule for Mirostat {
         }
     }
 
+    fn carries_state(&self) -> bool {
+        true
+    }
+
     fn update(&self, cx: &Cx<'_>, cut: &Cut, token: u32, probs: &[f64]) -> Option<Vec<f64>> {
         let s = cx.settings;
         let mu = cut.value("mu")?;

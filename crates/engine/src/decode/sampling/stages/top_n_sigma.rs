@@ -31,8 +31,8 @@ pub static TOP_N_SIGMA: StageDef = StageDef {
         // llama.cpp `common_params_sampling`: `top_n_sigma = -1.00f` (off).
         &["-1"],
     )],
-    // llama.cpp's order: penalties, dry, top_n_sigma, top_k, … Not a setting of the others;
-    // there it runs after their truncations.
+    // llama.cpp's order (`common_params_sampling::samplers`): after the repetition stages,
+    // before the truncations. Not a setting of the others; there it runs after theirs.
     places: Places {
         lesson: 110,
         hf: 110,

@@ -33,11 +33,12 @@ const fn llama(value: &'static str) -> PeerDefault {
     }
 }
 
-// The places, per peer. Lesson 10, section 2: "temperature → top-p/top-k → sample", min-p
-// and typical-p last; transformers `_get_logits_processor` appends the warpers as
-// Temperature, TopK, TopP, MinP, Typical. llama.cpp `common_params_sampling::samplers`:
-// penalties, dry, top_n_sigma, top_k, typ_p, top_p, min_p, xtc, temperature. vLLM v1
-// `Sampler`: temperature, min-p (an argmax-invariant processor), then top-k/top-p.
+// The places, per peer (`tests/profiles.rs` holds each peer's whole order). Lesson 10,
+// section 2: "temperature → top-p/top-k → sample", min-p and typical-p last; transformers
+// `_get_logits_processor` appends the warpers as Temperature, TopK, TopP, MinP, Typical;
+// llama.cpp `common_params_sampling::samplers`: top_k, typ_p, top_p, min_p in that order,
+// before temperature; vLLM v1 `Sampler`: temperature, min-p (an argmax-invariant
+// processor), then top-k/top-p.
 
 pub static TOP_K: StageDef = StageDef {
     stage: K,
