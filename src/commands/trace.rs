@@ -5,16 +5,21 @@ use decoding_engine::decode::sampling::Trace;
 
 /// The JSON shape shared by `sample` and `next --json`.
 pub fn trace_json(trace: &Trace) -> serde_json::Value {
+    // An inactive stage's distribution is the one it received (the trace leaves it empty).
+    let mut leaving = &trace.input_probs;
     let stages: Vec<serde_json::Value> = trace
         .stages
         .iter()
         .map(|s| {
+            if s.active {
+                leaving = &s.probs;
+            }
             serde_json::json!({
                 "stage": s.stage.name(),
                 "active": s.active,
                 "setting": s.setting,
                 "default_of": s.default_of.map(|p| p.name()),
-                "probs": s.probs,
+                "probs": leaving,
                 "removed": s.removed,
                 "kept": s.kept,
                 // Where it cut and what it held (a threshold, a state, a coin), when any.

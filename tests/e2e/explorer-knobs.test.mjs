@@ -1,8 +1,10 @@
 // The knobs, the sampling chain and the link, used as a user uses them in headless Chromium:
 // the first distribution, greedy text, sliders checked against the CLI, top-k and top-p,
-// invalid input, links, toy logits, the chain's order, profiles and the chips' probabilities.
+// invalid input, links, toy logits, the chain's order, profiles, the chips' probabilities and
+// the samplers of 2026.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { pageUrl, screenshot } from './harness.mjs';
 import { GREEDY, cli, env, ready, chips, waitChips, topRow, setKnob } from './explorer.mjs';
 
@@ -272,4 +274,29 @@ test('top-p\'s adaptivity: the kept-set strip, the running sum against p, the ta
   // The coin: a point on the cumulative distribution, at the token the chart marks as chosen.
   const chosen = await p.locator('[data-testid=dist-row].chosen').getAttribute('data-id');
   assert.equal(await p.getByTestId('coin-point').getAttribute('data-token'), chosen);
+});
+
+test('the samplers of 2026: mirostat replaces the chain and its μ is drawn over the steps and exported; DRY\'s breakers and a bad value\'s rule', async () => {
+  const { page } = await ready('backend=cpu&panels=chain&profile=llama.cpp&mirostat=2&mirostat_tau=3&seed=1');
+  for (let i = 0; i < 4; i++) await page.getByTestId('step').click();
+  await waitChips(page, 4);
+  // llama.cpp's common_sampler_init: logit bias → temperature → mirostat; the rest do not run.
+  assert.match(await page.getByTestId('stage-top_k').locator('.setting').innerText(), /replaced by mirostat/);
+  assert.match(await page.getByTestId('stage-temperature').locator('.setting').innerText(), /0\.8/);
+  const states = page.getByTestId('stage-states');
+  await states.getByTestId('state-mirostat').waitFor({ timeout: 10_000 });
+  const text = await states.innerText();
+  assert.match(text, /mirostat over the steps/);
+  assert.match(text, /mu/);
+  const [d] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-stage-states-svg').click()]);
+  const svg = fs.readFileSync(await d.path(), 'utf8');
+  assert.match(svg, /mirostat over the steps/);
+  // The engine's first μ is 2τ = 6 bits (llama.cpp's mirostat_v2 initialises μ so).
+  const first = JSON.parse(cli('next', '--prompt', 'Once upon a time', '--profile', 'llama.cpp', '--mirostat', '2', '--mirostat-tau', '3', '--json'));
+  const miro = first.stages.find((s) => s.stage === 'mirostat');
+  assert.equal(miro.cut.values.find((v) => v.name === 'mu').value, 6);
+  // DRY's default breakers show in their box; a negative multiplier shows its rule.
+  assert.equal(await page.getByTestId('knob-dry_sequence_breaker').inputValue(), '\\n, :, ", *');
+  await setKnob(page, 'dry_multiplier', '-1');
+  assert.match(await page.getByTestId('error-dry_multiplier').innerText(), /must be in \[0, 10000\]/);
 });

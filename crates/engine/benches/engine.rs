@@ -56,6 +56,27 @@ fn chain(c: &mut Criterion) {
         "temperature+top_p (no top-k: the nucleus is sought among all 32000)",
         |b| b.iter(|| process_f64(&top_p_only, black_box(&z), h, 0.5, false).unwrap()),
     );
+    // llama.cpp's default chain with the samplers of 2026 on (DRY scans the 256-token
+    // history; XTC fires at probability 1), and mirostat 2 in its place.
+    let modern = RawSettings::from_pairs([
+        ("profile", "llama.cpp"),
+        ("dry_multiplier", "0.8"),
+        ("dry_penalty_last_n", "256"),
+        ("xtc_probability", "1"),
+        ("top_n_sigma", "1.5"),
+        ("dynatemp_range", "0.5"),
+    ])
+    .validate(32_000)
+    .unwrap();
+    g.bench_function("llama.cpp's chain + DRY + XTC + top-nσ + dynamic T", |b| {
+        b.iter(|| process_f64(&modern, black_box(&z), h, 0.5, false).unwrap())
+    });
+    let miro = RawSettings::from_pairs([("profile", "llama.cpp"), ("mirostat", "2")])
+        .validate(32_000)
+        .unwrap();
+    g.bench_function("mirostat 2 (replacing llama.cpp's chain)", |b| {
+        b.iter(|| process_f64(&miro, black_box(&z), h, 0.5, false).unwrap())
+    });
     let greedy = RawSettings::from_pairs([("temperature", "0")])
         .validate(32_000)
         .unwrap();

@@ -89,7 +89,10 @@ fn check_deterministic(f: &Fixture) -> usize {
         let t = run(case, &s, &m.tokenizer);
         // Kept: a finite logit leaving the chain (a DRY penalty of 0.8 · 1.75^19 leaves a
         // token in play whose probability is 0 in floating point, as in the peer).
-        let last = &t.stages.last().unwrap().logits;
+        let last = match t.stages.iter().rev().find(|st| st.active) {
+            Some(st) => &st.logits,
+            None => &case.logits,
+        };
         let kept: Vec<u32> = (0..last.len() as u32)
             .filter(|&i| last[i as usize].is_finite())
             .collect();
@@ -203,4 +206,38 @@ fn the_chi2_test_refuses_the_wrong_distribution() {
     let s = settings(case, case.logits.len()).with(xtc, 0.0);
     let (stat, df) = chi2(&d.counts, d.n, &run(case, &s, &m.tokenizer).probs);
     assert!(stat > chi2_critical(df), "χ² {stat:.1} on {df}");
+}
+
+/// The page runs the chain with the token text its model pieces give (`PieceText`), the
+/// worker and the CLI with the tokenizer: on llama.cpp's DRY cases both give the same
+/// distribution, breakers and all.
+#[test]
+fn the_pages_token_text_gives_the_tokenizers_dry() {
+    use decoding_engine::tokenizer::PieceText;
+    let f = fixture("llama-cpp.json");
+    let m = common::stories260k();
+    let pieces: Vec<String> = (0..m.tokenizer.vocab_size() as u32)
+        .map(|id| m.tokenizer.piece(id).unwrap().to_string())
+        .collect();
+    let page = PieceText::new(&pieces, true);
+    let mut seen = 0;
+    for case in f
+        .cases
+        .iter()
+        .filter(|c| c.knobs.contains_key("dry_multiplier"))
+    {
+        let s = settings(case, case.logits.len());
+        let with = |vocab: &dyn decoding_engine::decode::sampling::TokenText| {
+            let h = History {
+                prompt: &case.history,
+                generated: &[],
+                state: None,
+                vocab: Some(vocab),
+            };
+            process_f64(&s, &case.logits, h, 0.5, false).unwrap().probs
+        };
+        assert_eq!(with(&page), with(&m.tokenizer), "{}", case.name);
+        seen += 1;
+    }
+    assert!(seen >= 8);
 }

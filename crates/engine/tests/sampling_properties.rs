@@ -194,8 +194,11 @@ proptest! {
         let t = process_f64(&s, &z, h, 0.3, true).unwrap();
         for st in &t.stages {
             prop_assert!(!st.active);
-            prop_assert_eq!(&st.logits, &z);
+            // Inactive: it handed on what it received, and keeps no copy of it.
+            prop_assert!(st.logits.is_empty() && st.probs.is_empty());
+            prop_assert_eq!(st.kept, z.iter().filter(|v| v.is_finite()).count());
         }
+        prop_assert_eq!(&t.probs, &stages::softmax(&z));
         // And the functions themselves, called with neutral values:
         let mut w = z.clone();
         stages::temperature::temperature(&mut w, 1.0);

@@ -1,7 +1,7 @@
 //! Shaping an engine trace for drawing (plain data the UI renders as it is).
 
 use crate::protocol::*;
-use decoding_engine::decode::sampling::Trace;
+use decoding_engine::decode::sampling::{StageTrace, Trace};
 
 /// Bars in each stage's small chart.
 pub const CHART_TOKENS: usize = 16;
@@ -56,7 +56,8 @@ fn ghosts(t: &Trace) -> (Vec<f32>, Vec<i8>) {
     let mut ghost = vec![0.0f32; v];
     let mut removed_by = vec![TraceView::KEPT; v];
     let mut entering = t.input_probs.clone();
-    for (si, st) in t.stages.iter().enumerate() {
+    // An inactive stage's distribution is empty: it handed on what it received.
+    for (si, st) in t.stages.iter().enumerate().filter(|(_, st)| st.active) {
         for &id in &st.removed {
             ghost[id as usize] = entering[id as usize] as f32;
             removed_by[id as usize] = si as i8;
@@ -119,15 +120,29 @@ fn stage_views(t: &Trace, chart: &[u32]) -> (Vec<StageView>, Option<CutView>) {
                 kept: st.kept,
                 removed: st.removed.len(),
                 before: chart.iter().map(|&i| before[i as usize] as f32).collect(),
-                after: chart.iter().map(|&i| st.probs[i as usize] as f32).collect(),
+                after: chart
+                    .iter()
+                    .map(|&i| after(st, &before)[i as usize] as f32)
+                    .collect(),
                 cut: st.cut.clone(),
                 replaced_by: st.replaced_by,
             };
-            before.clone_from(&st.probs);
+            if st.active {
+                before.clone_from(&st.probs);
+            }
             view
         })
         .collect();
     (stages, cut)
+}
+
+/// The distribution leaving a stage: its own, or (inactive) what it received.
+fn after<'a>(st: &'a StageTrace, before: &'a [f64]) -> &'a [f64] {
+    if st.active {
+        &st.probs
+    } else {
+        before
+    }
 }
 
 /// The running sum, most likely first, of the distribution a mass cut saw (stage `si`).

@@ -94,9 +94,11 @@ pub struct StageTrace {
     /// The peer whose default the value is, when the user left the knob unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_of: Option<Profile>,
-    /// Logits leaving the stage (−∞, serialised as null, for removed tokens).
+    /// Logits leaving the stage (−∞, serialised as null, for removed tokens); empty when the
+    /// stage is inactive (it handed on what it received: the last active stage's, or the
+    /// input's).
     pub logits: Vec<f64>,
-    /// softmax of `logits`: the distribution leaving the stage.
+    /// softmax of `logits`: the distribution leaving the stage; empty when inactive.
     pub probs: Vec<f64>,
     /// Tokens this stage removed.
     pub removed: Vec<u32>,
@@ -215,7 +217,7 @@ fn run_on(
         Vec::new()
     };
     let mut before = logits.clone();
-    let mut before_probs = input_probs.clone();
+    let mut kept = logits.iter().filter(|v| v.is_finite()).count();
     let empty = ChainState::default();
     let state_in = history.state.unwrap_or(&empty);
     let draw = |k: u64| stage_draw(coin, k);
@@ -251,18 +253,21 @@ fn run_on(
             cuts.push((stage, cut.clone()));
         }
         if trace {
-            // An inactive stage hands on what it received: no softmax to recompute.
-            let probs = if active {
-                stages::softmax(z)
+            // An inactive stage hands on what it received: nothing to copy (a chain of 18
+            // stages copied 36 vocabulary-sized vectors a slider move).
+            let mut t = if active {
+                let t = stage_trace(stage, active, settings, &before, z, stages::softmax(z));
+                before.clear();
+                before.extend_from_slice(z);
+                kept = t.kept;
+                t
             } else {
-                before_probs
+                let mut t = stage_trace(stage, active, settings, &[], &[], Vec::new());
+                t.kept = kept;
+                t
             };
-            let mut t = stage_trace(stage, active, settings, &before, z, probs);
             t.cut = cut;
             t.replaced_by = replaced_by.map(|(r, _)| r);
-            before.clear();
-            before.extend_from_slice(z);
-            before_probs = t.probs.clone();
             stage_traces.push(t);
         }
     }

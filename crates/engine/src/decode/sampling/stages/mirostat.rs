@@ -149,12 +149,22 @@ impl Rule for Mirostat {
     }
 }
 
-/// Version 2's truncation at μ; returns how many stay.
+/// Version 2's truncation at μ; returns how many stay. The sorted prefix of tokens whose
+/// surprise is at most μ is the set of tokens with p ≥ 2^−μ: found in one pass, no sort.
 pub fn mirostat_v2(z: &mut [f64], mu: f64) -> usize {
-    let c = sorted_candidates(z);
-    let p = candidate_probs(&c);
-    let keep = p.iter().take_while(|&&q| -q.log2() <= mu).count().max(1);
-    super::remove_all_but(z, c[..keep.min(c.len())].iter().map(|&(id, _)| id));
+    let p = super::softmax(z);
+    let keep = p.iter().filter(|&&q| q > 0.0 && -q.log2() <= mu).count();
+    if keep == 0 {
+        // None within μ: the most likely token alone (llama.cpp keeps `size = 1`).
+        let top = super::first_argmax(z);
+        super::remove_all_but(z, top.into_iter());
+        return 1;
+    }
+    for (v, q) in z.iter_mut().zip(&p) {
+        if *q <= 0.0 || -q.log2() > mu {
+            *v = f64::NEG_INFINITY;
+        }
+    }
     keep
 }
 

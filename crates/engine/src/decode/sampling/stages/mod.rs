@@ -10,39 +10,29 @@
 
 use super::stage::StageDef;
 
-pub mod adaptive_p;
-pub mod bias;
-pub mod dry;
-pub mod hf_cutoffs;
-pub mod mirostat;
-pub mod penalties;
-pub mod temperature;
-pub mod top_n_sigma;
-pub mod truncation;
-pub mod xtc;
+/// Declares each stage file and lists its stages in [`REGISTRY`]: adding a stage is its file
+/// and one line here.
+macro_rules! registry {
+    ($($module:ident: [$($def:ident),+]),+ $(,)?) => {
+        $(pub mod $module;)+
 
-/// Every stage, in the order the page and `--help` list their knobs. Adding a stage is its
-/// file and one line here.
-pub static REGISTRY: &[&StageDef] = &[
-    &temperature::TEMPERATURE,
-    &truncation::TOP_K,
-    &truncation::TOP_P,
-    &truncation::MIN_P,
-    &truncation::TYPICAL_P,
-    &penalties::REPETITION,
-    &penalties::FREQUENCY,
-    &penalties::PRESENCE,
-    &bias::LOGIT_BIAS,
-    &penalties::NO_REPEAT_NGRAM,
-    &dry::DRY,
-    &top_n_sigma::TOP_N_SIGMA,
-    &xtc::XTC,
-    &hf_cutoffs::EPSILON,
-    &hf_cutoffs::ETA,
-    &hf_cutoffs::TOP_H,
-    &mirostat::MIROSTAT,
-    &adaptive_p::ADAPTIVE_P,
-];
+        /// Every stage, in the order the page and `--help` list their knobs.
+        pub static REGISTRY: &[&StageDef] = &[$($(&$module::$def),+),+];
+    };
+}
+
+registry! {
+    temperature: [TEMPERATURE],
+    truncation: [TOP_K, TOP_P, MIN_P, TYPICAL_P],
+    penalties: [REPETITION, FREQUENCY, PRESENCE, NO_REPEAT_NGRAM],
+    bias: [LOGIT_BIAS],
+    dry: [DRY],
+    top_n_sigma: [TOP_N_SIGMA],
+    xtc: [XTC],
+    hf_cutoffs: [EPSILON, ETA, TOP_H],
+    mirostat: [MIROSTAT],
+    adaptive_p: [ADAPTIVE_P],
+}
 
 /// Masses within this of each other count as equal.
 pub const TIE: f64 = 1e-12;
