@@ -27,7 +27,7 @@ fn compare_columns_step_together_and_each_is_its_plain_run() {
     let v = last!(&ev, Columns);
     assert_eq!(v.columns.len(), 2);
     assert!(v.columns.iter().all(|c| c.steps.is_empty() && c.kept > 0));
-    assert_eq!(v.differ, ["temperature", "top_p", "strategy"]);
+    assert_eq!(v.differ, ["top_p", "temperature", "strategy"]);
     let ev = ask(
         &mut s,
         &host,

@@ -22,10 +22,12 @@ macro_rules! registry {
 }
 
 registry! {
-    temperature: [TEMPERATURE],
     truncation: [TOP_K, TOP_P, MIN_P, TYPICAL_P],
     penalties: [REPETITION, FREQUENCY, PRESENCE, NO_REPEAT_NGRAM],
     bias: [LOGIT_BIAS],
+    // Temperature's own knob sits with the lesson's four at the top of the page; its
+    // dynamic range and exponent come first among the samplers of 2026 in the grid.
+    temperature: [TEMPERATURE],
     dry: [DRY],
     top_n_sigma: [TOP_N_SIGMA],
     xtc: [XTC],
