@@ -176,16 +176,19 @@ impl Rule for Dry {
             None => Rc::new(Breakers::default()),
         };
         let all = cx.history.all();
-        let hit = dry(z, &all, &p, &breakers);
-        let mut cut = Cut::default();
-        if let Some(h) = hit {
-            cut = cut
+        // A step where nothing repeats long enough still reports its zeros, so the state
+        // chart's lines run through every step.
+        match dry(z, &all, &p, &breakers) {
+            Some(h) => Cut::default()
                 .with("longest repeat", h.longest as f64)
                 .with("penalised token", h.token as f64)
                 .with("penalty", h.penalty)
-                .with("tokens penalised", h.count as f64);
+                .with("tokens penalised", h.count as f64),
+            None => Cut::default()
+                .with("longest repeat", 0.0)
+                .with("penalty", 0.0)
+                .with("tokens penalised", 0.0),
         }
-        cut
     }
 
     fn describe(&self, def: &StageDef, s: &Settings) -> String {

@@ -151,10 +151,9 @@ struct Typical;
 impl Rule for TopK {
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
         let k = cx.settings.count(Knob::TopK);
-        let cut = Cut::threshold("rank", k as f64);
         match top_k(z, k, cx.rules.top_k_ties) {
-            Some(kth) => cut.with("kth logit", kth),
-            None => cut,
+            Some(kth) => Cut::threshold("the k-th logit", kth),
+            None => Cut::default(),
         }
     }
 }

@@ -78,7 +78,10 @@ impl Rule for Xtc {
         }
         let coin = (cx.draw)(0);
         let removed = if coin > p { 0 } else { xtc(z, t) };
-        cut.with("coin", coin).with("removed", removed as f64)
+        // The coin against the probability: at or below it, XTC removed the top choices.
+        cut.with("coin", coin)
+            .with("probability", p)
+            .with("removed", removed as f64)
     }
 
     fn is_neutral(&self, _: &StageDef, s: &Settings) -> bool {
