@@ -31,8 +31,14 @@ fn beam(s: &KnobSpec) -> bool {
 fn arg(s: &'static KnobSpec) -> Arg {
     let flag: &'static str = s.name.replace('_', "-").leak();
     let repeat = matches!(s.control, Control::List { .. });
+    // A peer's spelling of the flag (llama.cpp's `--adaptive-target`) is an alias of ours.
+    let aliases = s
+        .aliases
+        .iter()
+        .map(|a| -> &'static str { a.replace('_', "-").leak() });
     Arg::new(s.name)
         .long(flag)
+        .visible_aliases(aliases)
         .help(s.help)
         .value_name(if repeat { "VALUE" } else { "V" })
         .allow_hyphen_values(true)
@@ -121,6 +127,23 @@ mod tests {
                 assert_eq!(a.raw, want, "{flag}");
             }
         }
+    }
+
+    /// A peer's spelling of a flag sets the same knob as ours.
+    #[test]
+    fn peers_spellings_are_aliases() {
+        let mut aliased = 0;
+        for s in KNOBS.iter() {
+            for a in s.aliases {
+                let flag = format!("--{}", a.replace('_', "-"));
+                let got = parse::<KnobArgs>(&[&flag, s.example]).unwrap();
+                let mut want = RawSettings::default();
+                want.set(s.name, s.example);
+                assert_eq!(got.raw, want, "{flag}");
+                aliased += 1;
+            }
+        }
+        assert!(aliased >= 9);
     }
 
     #[test]

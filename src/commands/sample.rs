@@ -57,10 +57,14 @@ pub fn sample(a: SampleArgs) -> Result<(), CliError> {
         }
     }
     let settings = a.knobs.raw.validate(logits.len())?;
+    // Typed logits have no text: a stage that looks for text (DRY's breakers) finds none.
+    let no_text =
+        decoding_engine::tokenizer::PieceText::new(&vec![String::new(); logits.len()], false);
     let h = History {
         prompt: &prompt,
         generated: &history,
-        ..History::default()
+        state: None,
+        vocab: Some(&no_text),
     };
     let trace = process_f64(&settings, &logits, h, step_coin(settings.seed, 0), true)?;
     if a.json {

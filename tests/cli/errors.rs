@@ -148,11 +148,7 @@ fn the_2026_samplers_refuse_bad_values_with_their_rule() {
             "1",
             "adaptive_p_decay: must be in [0, 0.99]",
         ),
-        (
-            "--top-n-sigma",
-            "-2",
-            "top_n_sigma: must be -1 (off) or in (0, 100]",
-        ),
+        ("--top-n-sigma", "101", "top_n_sigma: must be at most 100"),
         ("--top-h", "2", "top_h: must be in [0, 1]"),
     ] {
         assert_user_error(&cli(&["next", flag, value]), needle);

@@ -10,6 +10,10 @@ use decoding_engine::decode::sampling::{
 };
 use proptest::prelude::*;
 
+/// Token text for logits that have none: DRY finds no breakers in it.
+static NO_TEXT: std::sync::LazyLock<decoding_engine::tokenizer::PieceText> =
+    std::sync::LazyLock::new(|| decoding_engine::tokenizer::PieceText::new(&[], false));
+
 fn logits_strategy() -> impl Strategy<Value = Vec<f64>> {
     // Small integers make ties common (the interesting case for top-k); the rest are spread.
     prop_oneof![
@@ -136,7 +140,7 @@ proptest! {
     /// The final distribution is a distribution, whatever the knobs, order and profile.
     #[test]
     fn final_distribution_sums_to_one(z in logits_strategy(), s in settings_strategy(), (prompt, generated) in history_strategy()) {
-        let h = History { prompt: &prompt, generated: &generated, ..History::default() };
+        let h = History { prompt: &prompt, generated: &generated, vocab: Some(&*NO_TEXT), ..History::default() };
         match process_f64(&s, &z, h, step_coin(s.seed, 0), true) {
             Ok(t) => {
                 let total: f64 = t.probs.iter().sum();
@@ -190,7 +194,7 @@ proptest! {
     #[test]
     fn neutral_stages_are_the_identity(z in logits_strategy(), (prompt, generated) in history_strategy()) {
         let s = Settings::default();
-        let h = History { prompt: &prompt, generated: &generated, ..History::default() };
+        let h = History { prompt: &prompt, generated: &generated, vocab: Some(&*NO_TEXT), ..History::default() };
         let t = process_f64(&s, &z, h, 0.3, true).unwrap();
         for st in &t.stages {
             prop_assert!(!st.active);
@@ -262,7 +266,7 @@ proptest! {
         for n in counts.into_iter().chain([s.max_tokens]) {
             prop_assert!(n <= MAX_COUNT);
         }
-        let h = History { prompt: &[], generated: &generated, ..History::default() };
+        let h = History { prompt: &[], generated: &generated, vocab: Some(&*NO_TEXT), ..History::default() };
         if let Ok(t) = process_f64(&s, &z, h, step_coin(s.seed, 0), true) {
             let total: f64 = t.probs.iter().sum();
             prop_assert!(t.probs.iter().all(|p| p.is_finite() && *p >= 0.0));

@@ -84,11 +84,10 @@ pub struct Step {
     pub coin: Option<f64>,
     /// The most likely tokens of that distribution, (id, prob), for hovering.
     pub top: Vec<(u32, f64)>,
-    /// The chain's stage state after this token (`Trace::state`): the
-    /// next step starts from it, and rewinding the token restores the one before.
+    /// The stages' state after this token (`Trace::state`): the next step starts from it.
     #[serde(default)]
     pub state: ChainState,
-    /// What the active stages recorded at this step (`Trace::cuts`): the page draws them over the steps.
+    /// What the active stages recorded (`Trace::cuts`), drawn over the steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cuts: Vec<(Stage, Cut)>,
 }
@@ -464,6 +463,15 @@ impl Generation {
         let model_prob = self.current_logits().map_or(0.0, |z| {
             crate::kernels::logprob::log_softmax_at(z, token as usize).exp()
         });
+        // A forced token leaves the state as it was (llama.cpp's adaptive-p, likewise).
+        let state = if token == trace.token {
+            trace.state.clone()
+        } else {
+            self.generated
+                .last()
+                .map(|s| s.state.clone())
+                .unwrap_or_default()
+        };
         self.generated.push(Step {
             token,
             piece: tokenizer.piece(token).unwrap_or("?").to_string(),
@@ -478,7 +486,7 @@ impl Generation {
             kept: trace.kept,
             coin: trace.coin,
             top,
-            state: trace.state.clone(),
+            state,
             cuts: trace.cuts.clone(),
         });
     }
@@ -572,24 +580,5 @@ pub fn detect_loop(ids: &[u32], min_repeats: usize) -> Option<Loop> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loops_are_detected() {
-        let found = |ids: &[u32]| detect_loop(ids, 3).map(|l| (l.period, l.repeats, l.start));
-        assert_eq!(found(&[1, 2, 3, 4, 5]), None);
-        assert_eq!(found(&[9, 5, 6, 7, 5, 6, 7, 5, 6, 7]), Some((3, 3, 1)));
-        assert_eq!(found(&[1, 7, 7, 7]), None);
-        assert_eq!(found(&[1, 7, 7, 7, 7, 7]), Some((1, 5, 1)));
-        assert_eq!(found(&[4, 2, 4, 2, 4, 2, 4, 2]), Some((2, 4, 0)));
-        // The loop stays flagged after the text moves on, while it is in the window (the
-        // flag once vanished one token later with the same repeats on screen)…
-        let mut ids = vec![9, 5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 7];
-        ids.extend([11, 12]);
-        assert_eq!(found(&ids), Some((3, 4, 1)));
-        // …and goes once it has left the window.
-        ids.extend((100..100 + LOOP_WINDOW as u32).collect::<Vec<_>>());
-        assert_eq!(found(&ids), None);
-    }
-}
+#[path = "generation_tests.rs"]
+mod tests;

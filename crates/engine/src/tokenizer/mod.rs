@@ -16,6 +16,8 @@
 mod bpe;
 pub mod chat;
 mod spm;
+mod text;
+pub use text::PieceText;
 #[cfg(test)]
 mod tests;
 mod vocab;
@@ -484,114 +486,5 @@ impl TextDecoder {
         let out = String::from_utf8_lossy(&self.pending).into_owned();
         self.pending.clear();
         out
-    }
-}
-
-/// The vocabulary's text for the sampling stages (a stage may read token text).
-impl crate::decode::sampling::TokenText for Tokenizer {
-    fn vocab_size(&self) -> usize {
-        Tokenizer::vocab_size(self)
-    }
-
-    /// As llama.cpp's `detokenize({id}, true)`: SentencePiece's dummy-prefix space of the
-    /// first piece removed, a byte token as its byte.
-    fn text(&self, id: u32) -> Vec<u8> {
-        self.decode_piece(Some(self.bos), id)
-            .map(<[u8]>::to_vec)
-            .unwrap_or_default()
-    }
-
-    fn tokenize(&self, text: &str) -> Vec<u32> {
-        self.encode(text, false).unwrap_or_default()
-    }
-
-    fn fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        let n = self.display.len();
-        n.hash(&mut h);
-        for i in [0, n / 3, n / 2, n.saturating_sub(1)] {
-            self.display.get(i).hash(&mut h);
-        }
-        h.finish()
-    }
-}
-
-/// The vocabulary's text from its pieces alone (what the page holds: `ModelInfo::pieces`),
-/// for the stages that read token text where no [`Tokenizer`] is at hand. A `<0xNN>` piece
-/// is its byte; with `spm`, a leading space (SentencePiece's dummy prefix) is dropped as
-/// llama.cpp's single-token detokenize drops it. Text is tokenized by longest match over
-/// the pieces, which is SentencePiece's and BPE's answer for the short tails it is asked
-/// (a stage's short strings) but not in general.
-#[derive(Debug, Clone, Default)]
-pub struct PieceText {
-    texts: Vec<Vec<u8>>,
-    by_text: std::collections::HashMap<Vec<u8>, u32>,
-    longest: usize,
-    fingerprint: u64,
-}
-
-impl PieceText {
-    pub fn new(pieces: &[String], spm: bool) -> PieceText {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        pieces.hash(&mut h);
-        let texts: Vec<Vec<u8>> = pieces
-            .iter()
-            .map(|p| match byte_fallback(p) {
-                Some(b) => vec![b],
-                None if spm && p.starts_with(' ') => p.as_bytes()[1..].to_vec(),
-                None => p.as_bytes().to_vec(),
-            })
-            .collect();
-        let mut by_text = std::collections::HashMap::new();
-        for (i, p) in pieces.iter().enumerate() {
-            by_text.entry(p.as_bytes().to_vec()).or_insert(i as u32);
-        }
-        PieceText {
-            longest: pieces.iter().map(String::len).max().unwrap_or(0),
-            texts,
-            by_text,
-            fingerprint: h.finish(),
-        }
-    }
-}
-
-impl crate::decode::sampling::TokenText for PieceText {
-    fn vocab_size(&self) -> usize {
-        self.texts.len()
-    }
-
-    fn text(&self, id: u32) -> Vec<u8> {
-        self.texts.get(id as usize).cloned().unwrap_or_default()
-    }
-
-    fn tokenize(&self, text: &str) -> Vec<u32> {
-        let b = text.as_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < b.len() {
-            let found = (1..=self.longest.min(b.len() - i))
-                .rev()
-                .find_map(|n| self.by_text.get(&b[i..i + n]).map(|&id| (id, n)));
-            match found {
-                Some((id, n)) => {
-                    out.push(id);
-                    i += n;
-                }
-                None => {
-                    let piece = format!("<0x{:02X}>", b[i]);
-                    if let Some(&id) = self.by_text.get(piece.as_bytes()) {
-                        out.push(id);
-                    }
-                    i += 1;
-                }
-            }
-        }
-        out
-    }
-
-    fn fingerprint(&self) -> u64 {
-        self.fingerprint
     }
 }

@@ -10,6 +10,7 @@ use decoding_engine::decode::sampling::chain::process_f64;
 use decoding_engine::decode::sampling::{
     process, step_coin, History, Knob, Settings, TokenText, Value,
 };
+use decoding_engine::tokenizer::PieceText;
 
 impl NextView {
     /// The chain's trace on these logits under `settings`, with the step's coin and the
@@ -62,10 +63,13 @@ pub fn toy_trace(
         .filter(|(id, _)| (*id as usize) < logits.len())
         .collect();
     settings.set(Knob::LogitBias, Value::Bias(inside));
+    // The toy's rows have no text: a stage that looks for text (DRY's breakers) finds none.
+    let no_text = PieceText::new(&vec![String::new(); logits.len()], false);
     let h = History {
         prompt: &[],
         generated: history,
-        ..History::default()
+        state: None,
+        vocab: Some(&no_text),
     };
     let coin = step_coin(settings.seed, 0);
     let t = process_f64(&settings, logits, h, coin, true).map_err(|e| e.to_string())?;

@@ -27,6 +27,11 @@ pub enum SamplingError {
     NothingToSample,
     #[error("{stage} produced a value that is not a number or +infinity")]
     NonFinite { stage: Stage },
+    #[error(
+        "{stage} reads the tokens' text (DRY's sequence breakers), which this path has not \
+         got: give it none (dry_sequence_breaker=none) or turn it off here"
+    )]
+    NoText { stage: Stage },
 }
 
 /// What a stage may ask of the vocabulary (a stage may read token text).
@@ -87,7 +92,8 @@ impl History<'_> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageTrace {
     pub stage: Stage,
-    /// False when the knob is at its neutral value (the stage is the identity).
+    /// False when the knob is at its neutral value (the stage is the identity) or the stage
+    /// was replaced (`replaced_by`).
     pub active: bool,
     /// The knob's value.
     pub setting: String,
@@ -221,12 +227,15 @@ fn run_on(
     let empty = ChainState::default();
     let state_in = history.state.unwrap_or(&empty);
     let draw = |k: u64| stage_draw(coin, k);
-    let replacer = replacing_stage(settings);
+    let replacer = settings.replacing_stage();
     let mut cuts: Vec<(Stage, Cut)> = Vec::new();
     for &stage in &settings.order {
         let replaced_by = replacer.filter(|&(r, keep)| r != stage && !keep.contains(&stage));
         let active = !settings.is_neutral(stage) && replaced_by.is_none();
         let mut cut = Cut::default();
+        if active && history.vocab.is_none() && stage.def().rule.reads_text(settings) {
+            return Err(SamplingError::NoText { stage });
+        }
         if active {
             let cx = Cx {
                 settings,
@@ -236,20 +245,7 @@ fn run_on(
                 draw: &draw,
             };
             cut = stage.def().rule.apply(&cx, z);
-            // Only −∞ (removed) may leave a stage; the knobs' bounds keep finite logits
-            // finite, and this check keeps any case they miss from reaching the page.
-            // (One pass for both questions.)
-            let (mut bad, mut finite) = (false, false);
-            for v in z.iter() {
-                bad |= v.is_nan() || *v == f64::INFINITY;
-                finite |= v.is_finite();
-            }
-            if bad {
-                return Err(SamplingError::NonFinite { stage });
-            }
-            if !finite {
-                return Err(SamplingError::AllRemoved { stage });
-            }
+            check_output(stage, z)?;
             cuts.push((stage, cut.clone()));
         }
         if trace {
@@ -289,14 +285,6 @@ fn run_on(
     Ok(t)
 }
 
-/// The active stage that replaces the chain, if any, with the stages it keeps.
-fn replacing_stage(settings: &Settings) -> Option<(Stage, &'static [Stage])> {
-    settings.order.iter().find_map(|&st| {
-        let keep = st.def().replaces_chain?;
-        (!settings.is_neutral(st)).then_some((st, keep))
-    })
-}
-
 /// Each stateful stage's state after the chosen token; a stage that did not run keeps its
 /// state.
 fn next_state(
@@ -322,6 +310,24 @@ fn next_state(
         }
     }
     next
+}
+
+/// Only −∞ (removed) may leave a stage; the knobs' bounds keep finite logits finite, and
+/// this check keeps any case they miss from reaching the page. (One pass for both
+/// questions.)
+fn check_output(stage: Stage, z: &[f64]) -> Result<(), SamplingError> {
+    let (mut bad, mut finite) = (false, false);
+    for v in z.iter() {
+        bad |= v.is_nan() || *v == f64::INFINITY;
+        finite |= v.is_finite();
+    }
+    if bad {
+        return Err(SamplingError::NonFinite { stage });
+    }
+    if !finite {
+        return Err(SamplingError::AllRemoved { stage });
+    }
+    Ok(())
 }
 
 /// Logits a chain can run on: some, none NaN or +∞, not all −∞.

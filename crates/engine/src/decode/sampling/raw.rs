@@ -138,6 +138,17 @@ impl RawSettings {
         };
         settings.strategy = v.strategy();
         v.profile_bounds(&settings);
+        if let Some(st) = settings.order.iter().copied().find(|st| {
+            st.def().rule.runs_last()
+                && !settings.is_neutral(*st)
+                && settings.order.last() != Some(st)
+        }) {
+            let msg = format!(
+                "{st} takes the draw's place and runs last (as llama.cpp places it): move it to \
+                 the end of the order"
+            );
+            v.fail(Knob::Order, msg);
+        }
         for st in Stage::all() {
             for (knob, message) in st.def().rule.check(&settings) {
                 v.fail(knob, message);
@@ -184,7 +195,12 @@ fn parse_value(spec: &KnobSpec, entries: &[String], vocab: usize) -> Result<Valu
             for e in entries {
                 rule(e)?;
             }
-            Ok(Value::Texts(entries.to_vec()))
+            // Given, but with no entries (a box emptied): spelled `none`, so that it stays
+            // "none" in a link or a message rather than falling back to the defaults.
+            match entries {
+                [] if !spec.default.is_empty() => Ok(Value::Texts(vec!["none".into()])),
+                _ => Ok(Value::Texts(entries.to_vec())),
+            }
         }
         Kind::General => unreachable!("general knobs are read by the validator"),
     }

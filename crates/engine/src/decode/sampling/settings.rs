@@ -138,12 +138,20 @@ impl Settings {
             })
     }
 
-    /// The first active stage that carries state from step to step , if any.
+    /// The first active stage that carries state from step to step, if any.
     pub fn stateful_stage(&self) -> Option<Stage> {
         self.order
             .iter()
             .copied()
             .find(|st| !self.is_neutral(*st) && st.def().rule.carries_state())
+    }
+
+    /// The active stage that replaces the chain, if any, with the stages it keeps.
+    pub fn replacing_stage(&self) -> Option<(Stage, &'static [Stage])> {
+        self.order.iter().find_map(|&st| {
+            let keep = st.def().replaces_chain?;
+            (!self.is_neutral(st)).then_some((st, keep))
+        })
     }
 
     /// A stage knob's value.

@@ -32,10 +32,11 @@ impl Stage {
         super::stages::REGISTRY.iter().map(|d| d.stage)
     }
 
-    /// Accepts the snake_case name, with '-' for '_' too, in any case.
+    /// Accepts the snake_case name or a peer's name for it, with '-' for '_' too, in any
+    /// case.
     pub fn parse(s: &str) -> Option<Stage> {
         let name = s.trim().replace('-', "_").to_ascii_lowercase();
-        Stage::all().find(|st| st.0 == name)
+        Stage::all().find(|st| st.0 == name || st.def().aliases.contains(&name.as_str()))
     }
 
     /// The stage's definition.
@@ -74,9 +75,8 @@ impl<'de> Deserialize<'de> for Stage {
     }
 }
 
-/// Where a stage sits in each profile's default order: a rank (lower runs first), or `None`
-/// where the peer has no such stage (it then runs after the peer's own, in the registry's
-/// order, and only when the user sets it).
+/// Where a stage sits in each profile's default order: a rank (lower runs first). A stage
+/// the peer does not have gets a rank after the peer's own.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Places {
     pub lesson: u16,
@@ -113,9 +113,12 @@ pub struct StageDef {
     pub knobs: &'static [KnobSpec],
     pub places: Places,
     /// When set, this stage (while active) replaces the chain: only the listed stages run
-    /// before it (a stage that, as llama.cpp builds it, takes the chain's place).
+    /// besides it, every other stage (before or after it) is replaced (a stage that, as
+    /// llama.cpp builds it, takes the chain's place).
     pub replaces_chain: Option<&'static [Stage]>,
     pub rule: &'static dyn Rule,
+    /// The names a peer's order gives it (llama.cpp's `--samplers dry;xtc;typ_p`).
+    pub aliases: &'static [&'static str],
 }
 
 impl StageDef {
@@ -157,6 +160,16 @@ pub trait Rule: Sync {
     /// Whether this stage at these settings leaves only the most likely token (temperature
     /// 0): speculative decoding then verifies by argmax.
     fn is_greedy(&self, _s: &Settings) -> bool {
+        false
+    }
+
+    /// Whether the stage, at these settings, reads the tokens' text (`History::vocab`).
+    fn reads_text(&self, _s: &Settings) -> bool {
+        false
+    }
+
+    /// Whether the stage must run last (it takes the draw's place).
+    fn runs_last(&self) -> bool {
         false
     }
 

@@ -64,7 +64,7 @@ fn each_rule_has_its_own_message() {
         ("dry_sequence_breaker", "", "cannot be empty"),
         ("xtc_probability", "1.5", "must be in [0, 1]"),
         ("xtc_threshold", "1.01", "must be in [0, 1]"),
-        ("top_n_sigma", "0", "must be -1 (off) or in (0, 100]"),
+        ("top_n_sigma", "101", "must be at most 100 (≤ 0 = off)"),
         ("dynatemp_range", "-0.1", "must be in [0, 10000] (0 = off)"),
         ("dynatemp_exponent", "0", "must be in (0, 100]"),
         ("mirostat", "3", "must be 0 (off), 1 or 2"),
@@ -76,7 +76,11 @@ fn each_rule_has_its_own_message() {
         ("mirostat_tau", "-1", "must be in (0, 100]"),
         ("mirostat_eta", "0", "must be in (0, 1] (the learning rate)"),
         ("mirostat_m", "1", "must be in 2..=100000"),
-        ("adaptive_p_target", "1.5", "must be -1 (off) or in [0, 1]"),
+        (
+            "adaptive_p_target",
+            "1.5",
+            "must be in [0, 1], or negative (≥ -1) for off",
+        ),
         (
             "adaptive_p_decay",
             "1",

@@ -36,18 +36,21 @@ pub static ADAPTIVE_P: StageDef = StageDef {
             STAGE,
             "adaptive_p_target",
             "Adaptive-p target",
-            "the probability the chosen tokens should have on average, in [0, 1]; -1 = off \
-             (llama.cpp's)",
+            "the probability the chosen tokens should have on average, in [0, 1]; negative = \
+             off (llama.cpp's -1)",
             "0.3",
             slider(-1.0, 1.0, 0.01),
+            // llama.cpp: a negative target is off.
             Kind::Float(|x| {
-                (x == -1.0 || (0.0..=1.0).contains(&x))
+                (-1.0..=1.0)
+                    .contains(&x)
                     .then_some(())
-                    .ok_or("must be -1 (off) or in [0, 1]")
+                    .ok_or("must be in [0, 1], or negative (≥ -1) for off")
             }),
             // llama.cpp `common_params_sampling`: `adaptive_target = -1.0f` (off).
             &["-1"],
-        ),
+        )
+        .aliases(&["adaptive_target"]),
         KnobSpec::of_stage(
             STAGE,
             "adaptive_p_decay",
@@ -62,12 +65,14 @@ pub static ADAPTIVE_P: StageDef = StageDef {
                     .ok_or("must be in [0, 0.99] (llama.cpp's range)")
             }),
             &["0.9"],
-        ),
+        )
+        .aliases(&["adaptive_decay"]),
     ],
     // Last in every order: it replaces the draw.
     places: Places::all(400),
     replaces_chain: None,
     rule: &AdaptiveP,
+    aliases: &["adaptive_p", "adaptive"],
 };
 
 struct AdaptiveP;
@@ -103,6 +108,11 @@ impl Rule for AdaptiveP {
 
     fn is_neutral(&self, _: &StageDef, s: &Settings) -> bool {
         s.num(Knob::AdaptivePTarget) < 0.0
+    }
+
+    /// llama.cpp's `common_sampler_init` puts it at the end wherever it is listed.
+    fn runs_last(&self) -> bool {
+        true
     }
 
     fn carries_state(&self) -> bool {

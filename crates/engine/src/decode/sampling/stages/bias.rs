@@ -32,6 +32,7 @@ pub static LOGIT_BIAS: StageDef = StageDef {
     places: Places::all(10),
     replaces_chain: None,
     rule: &LogitBias,
+    aliases: &[],
 };
 
 struct LogitBias;

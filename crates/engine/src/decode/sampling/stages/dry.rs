@@ -123,7 +123,17 @@ pub static DRY: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &Dry,
+    aliases: &["dry"],
 };
+
+/// The breakers in force: those after the last `none` (llama.cpp's CLI clears the list at
+/// `none` and goes on adding).
+fn after_none(breakers: &[String]) -> &[String] {
+    match breakers.iter().rposition(|b| b == "none") {
+        Some(i) => &breakers[i + 1..],
+        None => breakers,
+    }
+}
 
 /// A breaker as typed: `\n`, `\t`, `\\` and `\"` are escapes.
 pub fn unescape(s: &str) -> String {
@@ -191,6 +201,15 @@ impl Rule for Dry {
         }
     }
 
+    /// Its sequence breakers are text: found in the tokens' text.
+    fn reads_text(&self, s: &Settings) -> bool {
+        !after_none(s.texts(Knob::DrySequenceBreaker)).is_empty()
+    }
+
+    fn is_neutral(&self, _: &StageDef, s: &Settings) -> bool {
+        s.num(Knob::DryMultiplier) == 0.0 || s.num(Knob::DryPenaltyLastN) == 0.0
+    }
+
     fn describe(&self, def: &StageDef, s: &Settings) -> String {
         let mut parts = vec![s.text(def.main_knob())];
         for k in &def.knobs[1..] {
@@ -225,17 +244,10 @@ impl Breakers {
     /// llama.cpp's `get_overlapping_token_sequences` for each breaker over the vocabulary.
     pub fn new(vocab: &dyn TokenText, breakers: &[String]) -> Breakers {
         let mut map: HashMap<u32, Vec<Vec<u32>>> = HashMap::new();
-        let strs: Vec<String> = breakers
-            .iter()
-            .map(|b| unescape(b))
-            .filter(|b| b != "none")
-            .collect();
-        if breakers.iter().any(|b| b == "none") {
-            return Breakers(map);
-        }
+        let strs: Vec<String> = after_none(breakers).iter().map(|b| unescape(b)).collect();
         for id in 0..vocab.vocab_size() as u32 {
             let word = vocab.text(id);
-            for s in &strs {
+            for s in strs.iter().filter(|s| !s.is_empty()) {
                 let s = s.as_bytes();
                 if find(&word, s).is_some() {
                     let e = map.entry(id).or_default();
@@ -448,6 +460,14 @@ mod tests {
         // A window of 4 sees only 4 1 2 3: no repeat.
         let p4 = Params { last_n: 4, ..p };
         assert!(dry(&mut z, &[1, 2, 3, 4, 1, 2, 3], &p4, &Breakers::default()).is_none());
+    }
+
+    #[test]
+    fn none_clears_the_breakers_before_it() {
+        let v = |e: &[&str]| e.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(after_none(&v(&["\\n", "none", ":"])), v(&[":"]));
+        assert!(after_none(&v(&[":", "none"])).is_empty());
+        assert_eq!(after_none(&v(&[":"])), v(&[":"]));
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub static EPSILON: StageDef = StageDef {
     places: hf_place(102),
     replaces_chain: None,
     rule: &Epsilon,
+    aliases: &["epsilon"],
 };
 
 pub static ETA: StageDef = StageDef {
@@ -70,6 +71,7 @@ pub static ETA: StageDef = StageDef {
     places: hf_place(104),
     replaces_chain: None,
     rule: &Eta,
+    aliases: &["eta"],
 };
 
 pub static TOP_H: StageDef = StageDef {
@@ -93,6 +95,7 @@ pub static TOP_H: StageDef = StageDef {
     places: hf_place(65),
     replaces_chain: None,
     rule: &TopH,
+    aliases: &[],
 };
 
 struct Epsilon;

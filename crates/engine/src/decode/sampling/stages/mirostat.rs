@@ -61,7 +61,8 @@ pub static MIROSTAT: StageDef = StageDef {
                     .ok_or("must be in (0, 100] (the target surprise, bits)")
             }),
             &["5"],
-        ),
+        )
+        .aliases(&["mirostat_ent"]),
         KnobSpec::of_stage(
             STAGE,
             "mirostat_eta",
@@ -75,7 +76,8 @@ pub static MIROSTAT: StageDef = StageDef {
                     .ok_or("must be in (0, 1] (the learning rate)")
             }),
             &["0.1"],
-        ),
+        )
+        .aliases(&["mirostat_lr"]),
         KnobSpec::of_stage(
             STAGE,
             "mirostat_m",
@@ -95,6 +97,7 @@ pub static MIROSTAT: StageDef = StageDef {
     places: Places::all(300),
     replaces_chain: Some(&[Stage::new("logit_bias"), Stage::new("temperature")]),
     rule: &Mirostat,
+    aliases: &[],
 };
 
 struct Mirostat;
@@ -173,7 +176,7 @@ pub fn mirostat_v1(z: &mut [f64], mu: f64, m: usize) -> usize {
     let c = sorted_candidates(z);
     let p = candidate_probs(&c);
     let (mut sum_tb, mut sum_tt) = (0.0, 0.0);
-    for i in 0..(m - 1).min(p.len().saturating_sub(1)) {
+    for i in 0..m.saturating_sub(1).min(p.len().saturating_sub(1)) {
         let t = ((i + 2) as f64 / (i + 1) as f64).ln();
         let b = (p[i] / p[i + 1]).ln();
         sum_tb += t * b;
@@ -183,11 +186,13 @@ pub fn mirostat_v1(z: &mut [f64], mu: f64, m: usize) -> usize {
     let eps = s_hat - 1.0;
     let n = z.len() as f64;
     let k = ((eps * 2f64.powf(mu)) / (1.0 - n.powf(-eps))).powf(1.0 / s_hat);
-    // C's int(k) truncates; a k beyond the vocabulary (or not a number) keeps everything.
-    let k = if k.is_finite() && k < n {
-        (k as usize).max(1)
+    // llama.cpp's `std::max(int(k), 1)`: C's int() truncates; a k past i32 (or not a
+    // number: ŝ = 1 gives 0/0, a flat distribution ŝ = 0) converts to INT_MIN on x86, so one
+    // token stays; a k past the vocabulary keeps it all.
+    let k = if !k.is_finite() || k >= 2_147_483_648.0 {
+        1
     } else {
-        z.len()
+        (k as usize).clamp(1, z.len())
     };
     super::truncation::top_k(z, k, TopKTies::Exact);
     k
@@ -209,9 +214,8 @@ mod tests {
         assert_eq!(mirostat_v2(&mut z, 0.5), 1);
     }
 
-    /// A Zipf distribution p_i ∝ 1/(i+1) has ŝ = 1 exactly; then ε̂ = 0 and k = 0/0: the
-    /// formula gives no number and everything stays. p_i ∝ 1/(i+1)²: ŝ = 2, ε̂ = 1,
-    /// k = (2^μ / (1 − 1/n))^(1/2).
+    /// p_i ∝ 1/(i+1)²: ŝ = 2, ε̂ = 1, k = (2^μ / (1 − 1/n))^(1/2). A flat distribution has
+    /// ŝ = 0 and k = ∞: llama.cpp's int(k) is INT_MIN, and one token stays.
     #[test]
     fn version_1_estimates_zipf() {
         let n = 50;
@@ -220,5 +224,8 @@ mod tests {
         let want = (64.0 / (1.0 - 1.0 / n as f64)).sqrt() as usize;
         assert_eq!(k, want);
         assert_eq!(z.iter().filter(|v| v.is_finite()).count(), want);
+        let mut flat = vec![0.0; 10];
+        assert_eq!(mirostat_v1(&mut flat, 6.0, 100), 1);
+        assert_eq!(flat.iter().filter(|v| v.is_finite()).count(), 1);
     }
 }

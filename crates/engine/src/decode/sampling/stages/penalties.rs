@@ -62,10 +62,12 @@ pub static REPETITION: StageDef = StageDef {
             }
         }),
         &["1"],
-    )],
+    )
+        .aliases(&["repeat_penalty"])],
     places: Places::all(20),
     replaces_chain: None,
     rule: &Penalty(Kind_::Repetition),
+    aliases: &[],
 };
 
 pub static FREQUENCY: StageDef = StageDef {
@@ -84,6 +86,7 @@ pub static FREQUENCY: StageDef = StageDef {
     places: Places::all(30),
     replaces_chain: None,
     rule: &Penalty(Kind_::Frequency),
+    aliases: &[],
 };
 
 pub static PRESENCE: StageDef = StageDef {
@@ -111,6 +114,7 @@ pub static PRESENCE: StageDef = StageDef {
             Kind::Int(non_negative),
             &["0"],
         )
+        .aliases(&["repeat_last_n"])
         // llama.cpp `common_params_sampling`: `penalty_last_n = 64`.
         .peers(&[PeerDefault {
             profile: Profile::LlamaCpp,
@@ -121,6 +125,7 @@ pub static PRESENCE: StageDef = StageDef {
     places: Places::all(40),
     replaces_chain: None,
     rule: &Penalty(Kind_::Presence),
+    aliases: &[],
 };
 
 pub static NO_REPEAT_NGRAM: StageDef = StageDef {
@@ -138,6 +143,7 @@ pub static NO_REPEAT_NGRAM: StageDef = StageDef {
     places: Places::all(50),
     replaces_chain: None,
     rule: &Ngram,
+    aliases: &[],
 };
 
 #[derive(Clone, Copy)]

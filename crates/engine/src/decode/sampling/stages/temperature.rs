@@ -38,6 +38,7 @@ pub static TEMPERATURE: StageDef = StageDef {
             }),
             &["1"],
         )
+        .aliases(&["temp"])
         // llama.cpp `common_params_sampling`: `temp = 0.80f`.
         .peers(&[PeerDefault {
             profile: Profile::LlamaCpp,
@@ -72,7 +73,8 @@ pub static TEMPERATURE: StageDef = StageDef {
                     .ok_or("must be in (0, 100]")
             }),
             &["1"],
-        ),
+        )
+        .aliases(&["dynatemp_exp"]),
     ],
     // Lesson, HF and vLLM: before the truncations; llama.cpp: last before the draw.
     places: Places {
@@ -83,6 +85,7 @@ pub static TEMPERATURE: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &Temperature,
+    aliases: &["temp"],
 };
 
 struct Temperature;
@@ -90,7 +93,7 @@ struct Temperature;
 impl Rule for Temperature {
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
         let s = cx.settings;
-        let (t, range) = (s.num(Knob::Temperature), s.num(Knob::DynatempRange));
+        let (t, range) = (s.num(Knob::Temperature), range(s));
         if range > 0.0 {
             let (used, h) = dynamic_temperature(z, t, range, s.num(Knob::DynatempExponent));
             let cut = Cut::threshold("temperature", used);
@@ -108,7 +111,17 @@ impl Rule for Temperature {
     }
 
     fn is_greedy(&self, s: &Settings) -> bool {
-        s.num(Knob::Temperature) == 0.0 && s.num(Knob::DynatempRange) == 0.0
+        s.num(Knob::Temperature) == 0.0 && range(s) == 0.0
+    }
+}
+
+/// The dynamic range in force: none where a stage replaces the chain (llama.cpp's
+/// `common_sampler_init` puts the plain `llama_sampler_init_temp(temp)` before mirostat,
+/// whatever `dynatemp_range` says).
+fn range(s: &Settings) -> f64 {
+    match s.replacing_stage() {
+        Some(_) => 0.0,
+        None => s.num(Knob::DynatempRange),
     }
 }
 
@@ -144,7 +157,12 @@ pub fn dynamic_temperature(z: &mut [f64], t: f64, delta: f64, exponent: f64) -> 
     let p = super::softmax(z);
     let h: f64 = p.iter().filter(|&&q| q > 0.0).map(|&q| -q * q.ln()).sum();
     let norm = h / max_entropy;
-    let dyn_t = min_t + (max_t - min_t) * norm.powf(exponent);
+    let mut dyn_t = min_t + (max_t - min_t) * norm.powf(exponent);
+    if dyn_t < 1e-4 {
+        // Below the smallest temperature the knob takes, z / T can overflow: what remains is
+        // greedy (T → 0), as at T = 0.
+        dyn_t = 0.0;
+    }
     temperature(z, dyn_t);
     (dyn_t, Some(norm))
 }

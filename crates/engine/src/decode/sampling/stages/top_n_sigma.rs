@@ -20,13 +20,14 @@ pub static TOP_N_SIGMA: StageDef = StageDef {
         STAGE,
         "top_n_sigma",
         "Top-nσ",
-        "keep logits within n standard deviations of the largest; -1 = off (llama.cpp's)",
+        "keep logits within n standard deviations of the largest; ≤ 0 = off (llama.cpp's -1)",
         "1.5",
         slider(-1.0, 5.0, 0.1),
+        // llama.cpp: `n <= 0` does nothing.
         Kind::Float(|x| {
-            (x == -1.0 || (x > 0.0 && x <= 100.0))
+            (x <= 100.0)
                 .then_some(())
-                .ok_or("must be -1 (off) or in (0, 100]")
+                .ok_or("must be at most 100 (≤ 0 = off)")
         }),
         // llama.cpp `common_params_sampling`: `top_n_sigma = -1.00f` (off).
         &["-1"],
@@ -41,11 +42,16 @@ pub static TOP_N_SIGMA: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &TopNSigma,
+    aliases: &[],
 };
 
 struct TopNSigma;
 
 impl Rule for TopNSigma {
+    fn is_neutral(&self, _: &StageDef, s: &crate::decode::sampling::settings::Settings) -> bool {
+        s.num(Knob::TopNSigma) <= 0.0
+    }
+
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
         let n = cx.settings.num(Knob::TopNSigma);
         match top_n_sigma(z, n) {

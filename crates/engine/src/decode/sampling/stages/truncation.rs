@@ -71,6 +71,7 @@ pub static TOP_K: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &TopK,
+    aliases: &[],
 };
 
 pub static TOP_P: StageDef = StageDef {
@@ -90,6 +91,7 @@ pub static TOP_P: StageDef = StageDef {
     places: Places::all(80),
     replaces_chain: None,
     rule: &TopP,
+    aliases: &[],
 };
 
 pub static MIN_P: StageDef = StageDef {
@@ -119,6 +121,7 @@ pub static MIN_P: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &MinP,
+    aliases: &[],
 };
 
 pub static TYPICAL_P: StageDef = StageDef {
@@ -132,7 +135,8 @@ pub static TYPICAL_P: StageDef = StageDef {
         slider(0.01, 1.0, 0.01),
         Kind::Float(unit),
         &["1"],
-    )],
+    )
+        .aliases(&["typical"])],
     places: Places {
         lesson: 100,
         hf: 100,
@@ -141,6 +145,7 @@ pub static TYPICAL_P: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &Typical,
+    aliases: &["typ_p", "typical"],
 };
 
 struct TopK;

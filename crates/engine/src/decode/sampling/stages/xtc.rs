@@ -64,6 +64,7 @@ pub static XTC: StageDef = StageDef {
     },
     replaces_chain: None,
     rule: &Xtc,
+    aliases: &["xtc"],
 };
 
 struct Xtc;
