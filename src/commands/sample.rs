@@ -57,7 +57,7 @@ pub fn sample(a: SampleArgs) -> Result<(), CliError> {
         }
     }
     let settings = a.knobs.raw.validate(logits.len())?;
-    // Typed logits have no text: a stage that looks for text (DRY's breakers) finds none.
+    // Typed logits have no text: a stage that looks for text finds none.
     let no_text =
         decoding_engine::tokenizer::PieceText::new(&vec![String::new(); logits.len()], false);
     let h = History {

@@ -155,11 +155,14 @@ test('toy logits: the lesson example at T = 0.5', async () => {
 
 test('the chain can be reordered with the keyboard buttons', async () => {
   const { page } = await ready('backend=cpu');
+  const at = (name) => page.evaluate((name) => [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent).indexOf(name), name);
+  const was = await at('temperature');
+  assert.ok(was > 0);
   await page.getByTestId('up-temperature').click();
-  await page.waitForFunction(() => {
+  await page.waitForFunction((was) => {
     const names = [...document.querySelectorAll('[data-testid=chain] .name')].map((e) => e.textContent);
-    return names.indexOf('temperature') === 4;
-  });
+    return names.indexOf('temperature') === was - 1;
+  }, was);
   assert.match(await pageUrl(page), /order=/);
   // Enter twice on the focused ↓ of top_k moves top_k two rows down (the focus follows the
   // stage; it used to stay on the row, whose button then moved another stage back).

@@ -553,3 +553,30 @@ fn stages_that_carry_state_are_refused_by_name() {
         assert!(sp.emitted().is_empty());
     }
 }
+
+/// DRY's breakers are the tokens' text, which the draft-and-verify loop does not carry: it
+/// is refused by name (with no breakers, DRY runs).
+#[test]
+fn dry_with_breakers_is_refused_by_name() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let mut sp = block_on(Speculator::start(
+        &mut be,
+        &m.transformer,
+        vec![1, 403],
+        Draft::Ngram(2),
+        3,
+        Rule::Rejection,
+    ))
+    .unwrap();
+    let dry = settings(&[("dry_multiplier", "0.8")]);
+    let e = block_on(sp.run(&mut be, &dry, 5, &[])).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("dry_multiplier reads the tokens' text"),
+        "{e}"
+    );
+    let none = settings(&[("dry_multiplier", "0.8"), ("dry_sequence_breaker", "none")]);
+    block_on(sp.run(&mut be, &none, 5, &[])).unwrap();
+    assert_eq!(sp.emitted().len(), 5);
+}

@@ -463,7 +463,7 @@ impl Generation {
         let model_prob = self.current_logits().map_or(0.0, |z| {
             crate::kernels::logprob::log_softmax_at(z, token as usize).exp()
         });
-        // A forced token leaves the state as it was (llama.cpp's adaptive-p, likewise).
+        // A forced token leaves the state as it was (llama.cpp's `accept`, likewise).
         let state = if token == trace.token {
             trace.state.clone()
         } else {

@@ -63,7 +63,7 @@ pub fn toy_trace(
         .filter(|(id, _)| (*id as usize) < logits.len())
         .collect();
     settings.set(Knob::LogitBias, Value::Bias(inside));
-    // The toy's rows have no text: a stage that looks for text (DRY's breakers) finds none.
+    // The toy's rows have no text: a stage that looks for text finds none.
     let no_text = PieceText::new(&vec![String::new(); logits.len()], false);
     let h = History {
         prompt: &[],

@@ -28,8 +28,8 @@ pub enum SamplingError {
     #[error("{stage} produced a value that is not a number or +infinity")]
     NonFinite { stage: Stage },
     #[error(
-        "{stage} reads the tokens' text (DRY's sequence breakers), which this path has not \
-         got: give it none (dry_sequence_breaker=none) or turn it off here"
+        "{stage} reads the tokens' text (its sequence breakers), which this path has not got: \
+         give it none (breaker none) or turn it off here"
     )]
     NoText { stage: Stage },
 }

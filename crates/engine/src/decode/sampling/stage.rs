@@ -117,7 +117,7 @@ pub struct StageDef {
     /// llama.cpp builds it, takes the chain's place).
     pub replaces_chain: Option<&'static [Stage]>,
     pub rule: &'static dyn Rule,
-    /// The names a peer's order gives it (llama.cpp's `--samplers dry;xtc;typ_p`).
+    /// The names a peer's order gives it (llama.cpp's `--samplers` names).
     pub aliases: &'static [&'static str],
 }
 
@@ -217,7 +217,7 @@ pub struct Cut {
     /// longest repeat it matched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<Named>,
-    /// What the stage keeps for its own state update (adaptive-p: the probabilities it
+    /// What the stage keeps for its own state update (the probabilities it
     /// saw); not sent anywhere.
     #[serde(skip)]
     pub memo: Vec<f64>,

@@ -255,3 +255,38 @@ fn a_stage_that_overflows_is_named() {
         }
     );
 }
+
+/// The samplers of 2026's rules between knobs and across the chain: adaptive-p must run
+/// last once on (it takes the draw's place); an emptied breaker list stays "none" through
+/// the link; under mirostat the temperature is plain (llama.cpp builds `temp → mirostat`).
+#[test]
+fn the_2026_rules_between_knobs() {
+    let e = err(&[
+        ("adaptive_p_target", "0.3"),
+        ("order", "adaptive_p_target,temperature"),
+    ]);
+    assert_eq!(e.0[0].field, "order");
+    assert!(e.0[0].message.contains("runs last"), "{e}");
+    // Off, it may sit anywhere.
+    assert!(raw(&[("order", "adaptive_p_target,temperature")])
+        .validate(512)
+        .is_ok());
+    let mut r = RawSettings::default();
+    r.put_all(Knob::DrySequenceBreaker, vec![]);
+    let s = r.validate(512).unwrap();
+    assert_eq!(s.texts(Knob::DrySequenceBreaker), ["none"]);
+    let again = RawSettings::from(s.clone()).validate(512).unwrap();
+    assert_eq!(again, s);
+    let miro = raw(&[
+        ("mirostat", "2"),
+        ("temperature", "0"),
+        ("dynatemp_range", "0.5"),
+    ])
+    .validate(512)
+    .unwrap();
+    assert!(miro.is_greedy(), "plain T = 0 under mirostat is greedy");
+    let plain = raw(&[("temperature", "0"), ("dynatemp_range", "0.5")])
+        .validate(512)
+        .unwrap();
+    assert!(!plain.is_greedy(), "T in [0, 0.5] with the entropy");
+}

@@ -116,7 +116,7 @@ impl Rule for Temperature {
 }
 
 /// The dynamic range in force: none where a stage replaces the chain (llama.cpp's
-/// `common_sampler_init` puts the plain `llama_sampler_init_temp(temp)` before mirostat,
+/// `common_sampler_init` puts the plain `llama_sampler_init_temp(temp)` before the stage,
 /// whatever `dynatemp_range` says).
 fn range(s: &Settings) -> f64 {
     match s.replacing_stage() {
