@@ -1,4 +1,4 @@
-//! The vocabulary's text as the sampling stages read it (DRY's sequence breakers): from a
+//! The vocabulary's text as the sampling stages read it (a stage's strings): from a
 //! [`Tokenizer`], or from the pieces alone where no tokenizer is at hand (the page).
 
 use super::spm::byte_fallback;

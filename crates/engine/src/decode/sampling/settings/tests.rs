@@ -290,3 +290,44 @@ fn the_2026_rules_between_knobs() {
         .unwrap();
     assert!(!plain.is_greedy(), "T in [0, 0.5] with the entropy");
 }
+
+/// llama.cpp's and its server's names for knobs and stages are aliases of ours: a link,
+/// a flag or an order written with them means the same.
+#[test]
+fn peers_names_are_aliases() {
+    for (alias, ours) in [
+        ("adaptive_target", "adaptive_p_target"),
+        ("adaptive-decay", "adaptive_p_decay"),
+        ("dynatemp_exp", "dynatemp_exponent"),
+        ("mirostat_ent", "mirostat_tau"),
+        ("mirostat_lr", "mirostat_eta"),
+        ("repeat_penalty", "repetition_penalty"),
+        ("repeat_last_n", "penalty_window"),
+        ("temp", "temperature"),
+    ] {
+        assert_eq!(Knob::parse(alias).map(Knob::name), Some(ours), "{alias}");
+    }
+    for (alias, ours) in [
+        ("dry", "dry_multiplier"),
+        ("xtc", "xtc_probability"),
+        ("typ_p", "typical_p"),
+        ("temp", "temperature"),
+        ("adaptive_p", "adaptive_p_target"),
+    ] {
+        assert_eq!(Stage::parse(alias).map(Stage::name), Some(ours), "{alias}");
+    }
+    // No alias is another knob's or stage's name.
+    for k in crate::decode::sampling::KNOBS.iter() {
+        for a in k.aliases {
+            assert!(
+                crate::decode::sampling::KNOBS.iter().all(|o| o.name != *a),
+                "{a}"
+            );
+        }
+    }
+    for st in Stage::all() {
+        for a in st.def().aliases {
+            assert!(Stage::all().all(|o| o.name() != *a), "{a}");
+        }
+    }
+}

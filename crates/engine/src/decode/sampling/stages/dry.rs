@@ -113,8 +113,8 @@ pub static DRY: StageDef = StageDef {
             &["\\n", ":", "\"", "*"],
         ),
     ],
-    // llama.cpp's order: penalties, dry, top_n_sigma, … Not a setting of the others; there
-    // it sits with the penalties too.
+    // llama.cpp's order (`common_params_sampling::samplers`): right after the penalties. Not
+    // a setting of the others; there it sits with the penalties too.
     places: Places {
         lesson: 55,
         hf: 55,
