@@ -4,7 +4,7 @@
 use decoding_engine::config::MAX_COUNT;
 use decoding_engine::decode::sampling::chain::process_f64;
 use decoding_engine::decode::sampling::coin::sample_from;
-use decoding_engine::decode::sampling::profile::TopKTies;
+use decoding_engine::decode::sampling::stages::truncation::TopKTies;
 use decoding_engine::decode::sampling::{
     stages, step_coin, History, Knob, RawSettings, Settings, Stage, Value, KNOBS,
 };
@@ -209,7 +209,7 @@ proptest! {
         stages::truncation::top_k(&mut w, 0, TopKTies::Exact);
         stages::truncation::top_p(&mut w, 1.0);
         stages::truncation::min_p(&mut w, 0.0);
-        stages::truncation::typical_p(&mut w, 1.0, decoding_engine::decode::sampling::TypicalBoundary::Reaching);
+        stages::truncation::typical_p(&mut w, 1.0, decoding_engine::decode::sampling::stages::truncation::TypicalBoundary::Reaching);
         stages::penalties::repetition_penalty(&mut w, &generated, 1.0);
         stages::penalties::frequency_penalty(&mut w, &generated, 0.0);
         stages::penalties::presence_penalty(&mut w, &generated, 0.0);

@@ -3,7 +3,7 @@
 //! llama.cpp's `tests/test-sampling.cpp` and Hugging Face's
 //! `tests/generation/test_logits_process.py`, ported as data, each citing its source.
 
-use decoding_engine::decode::sampling::profile::{TopKTies, TypicalBoundary};
+use decoding_engine::decode::sampling::stages::truncation::{TopKTies, TypicalBoundary};
 use decoding_engine::decode::sampling::stages::{self, softmax};
 use decoding_engine::decode::sampling::{process, History, RawSettings, Settings};
 

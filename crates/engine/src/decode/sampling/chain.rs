@@ -214,7 +214,6 @@ fn run_on(
     trace: bool,
 ) -> Result<Trace, SamplingError> {
     check_logits(z)?;
-    let rules = settings.profile.rules();
     let logits = if trace { z.to_vec() } else { Vec::new() };
     let mut stage_traces = Vec::new();
     let input_probs = if trace {
@@ -239,7 +238,6 @@ fn run_on(
         if active {
             let cx = Cx {
                 settings,
-                rules: &rules,
                 history: &history,
                 state: state_in.of(stage),
                 draw: &draw,
@@ -295,12 +293,10 @@ fn next_state(
     t: &Trace,
 ) -> ChainState {
     let mut next = state_in.clone();
-    let rules = settings.profile.rules();
     let draw = |_: u64| 0.0;
     for (stage, cut) in cuts {
         let cx = Cx {
             settings,
-            rules: &rules,
             history,
             state: state_in.of(*stage),
             draw: &draw,

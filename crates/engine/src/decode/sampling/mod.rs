@@ -25,7 +25,7 @@ pub mod stages;
 pub use chain::{process, History, SamplingError, StageTrace, TokenText, Trace};
 pub use coin::{sample_from, stage_draw, step_coin, step_coins};
 pub use knobs::{Category, Knob, KnobSpec, KNOBS};
-pub use profile::{Profile, Rules, Scope, TopKTies, TypicalBoundary};
+pub use profile::{Profile, Scope};
 pub use raw::RawSettings;
 pub use settings::{SettingError, Settings, SettingsErrors, Strategy, Value};
 pub use stage::{ChainState, Cut, Stage};

@@ -72,38 +72,11 @@ impl<'de> Deserialize<'de> for Profile {
     }
 }
 
-/// Which tokens are kept at the top-k boundary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TopKTies {
-    /// Every token whose logit equals the k-th largest is kept (may keep more than k).
-    Keep,
-    /// Exactly k tokens; among equal logits the lower id wins.
-    Exact,
-}
-
-/// Where typical-p's cut falls in the tokens sorted by |surprisal − entropy|.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TypicalBoundary {
-    /// Keep through the first token whose cumulative mass reaches p (≥), and any token tied
-    /// with it in score.
-    Reaching,
-    /// Keep through the first token whose cumulative mass exceeds p (>), no tie extension.
-    Exceeding,
-}
-
 /// Which part of the history the frequency and presence penalties look at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scope {
     PromptAndOutput,
     OutputOnly,
-}
-
-/// The boundary rules of a profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rules {
-    pub top_k_ties: TopKTies,
-    pub typical: TypicalBoundary,
-    pub frequency_presence_scope: Scope,
 }
 
 impl Profile {
@@ -134,45 +107,6 @@ impl Profile {
             .collect();
         order.sort();
         order.into_iter().map(|(_, _, s)| s).collect()
-    }
-
-    pub fn rules(self) -> Rules {
-        match self {
-            // The lesson's definitions: top-k keeps every token as likely as the k-th, top-p
-            // is the smallest set whose mass reaches p (≥), the penalties see what was read.
-            Profile::Lesson => Rules {
-                top_k_ties: TopKTies::Keep,
-                typical: TypicalBoundary::Reaching,
-                frequency_presence_scope: Scope::PromptAndOutput,
-            },
-            // TopKLogitsWarper: `scores < torch.topk(scores, k)[0][..., -1, None]` are removed,
-            // so ties with the k-th are kept. TypicalLogitsWarper: `last_ind =
-            // (cumulative_probs < mass).sum()`, then everything scoring ≤ the score at
-            // last_ind is kept. `generate()` has no frequency or presence processor; this
-            // profile applies them as the lesson does (prompt + output).
-            Profile::Hf => Rules {
-                top_k_ties: TopKTies::Keep,
-                typical: TypicalBoundary::Reaching,
-                frequency_presence_scope: Scope::PromptAndOutput,
-            },
-            // llama_sampler_top_k: partial sort, keep exactly k. llama_sampler_typical:
-            // `if (cum_sum > p …) { last_idx = i + 1; break; }`. The penalties sampler counts
-            // the last `penalty_last_n` accepted tokens, and the prompt is accepted too.
-            Profile::LlamaCpp => Rules {
-                top_k_ties: TopKTies::Exact,
-                typical: TypicalBoundary::Exceeding,
-                frequency_presence_scope: Scope::PromptAndOutput,
-            },
-            // vLLM apply_top_k_top_p: `logits_sort < logits_sort.gather(…, vocab − k)` masked,
-            // so ties with the k-th are kept. apply_penalties: repetition over prompt_mask |
-            // output_mask; frequency × output_bin_counts and presence × output_mask (output
-            // only), as the OpenAI API documents.
-            Profile::OpenAi => Rules {
-                top_k_ties: TopKTies::Keep,
-                typical: TypicalBoundary::Reaching,
-                frequency_presence_scope: Scope::OutputOnly,
-            },
-        }
     }
 
     /// What the peer applies to a knob the user left unset, as raw text (validated like a

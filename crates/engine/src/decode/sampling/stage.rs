@@ -7,7 +7,7 @@
 
 use super::chain::History;
 use super::knobs::{Knob, KnobSpec};
-use super::profile::{Profile, Rules};
+use super::profile::Profile;
 use super::settings::Settings;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -194,7 +194,6 @@ pub trait Rule: Sync {
 /// What a stage sees besides the logits.
 pub struct Cx<'a> {
     pub settings: &'a Settings,
-    pub rules: &'a Rules,
     pub history: &'a History<'a>,
     /// This stage's state from the step before (empty at the first step).
     pub state: &'a [f64],

@@ -16,7 +16,7 @@
 
 use super::{candidate_probs, sorted_candidates};
 use crate::decode::sampling::knobs::{slider, Kind, Knob, KnobSpec};
-use crate::decode::sampling::profile::TopKTies;
+use super::truncation::TopKTies;
 use crate::decode::sampling::settings::Settings;
 use crate::decode::sampling::stage::{Cut, Cx, Places, Rule, Stage, StageDef};
 

@@ -159,6 +159,7 @@ impl Rule for Penalty {
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
         let s = cx.settings;
         let window = s.count(Knob::PenaltyWindow);
+        let scope = counted_scope(s.profile);
         match self.0 {
             Kind_::Repetition => repetition_penalty(
                 z,
@@ -167,12 +168,12 @@ impl Rule for Penalty {
             ),
             Kind_::Frequency => frequency_penalty(
                 z,
-                &cx.history.seen(cx.rules.frequency_presence_scope, window),
+                &cx.history.seen(scope, window),
                 s.num(Knob::FrequencyPenalty),
             ),
             Kind_::Presence => presence_penalty(
                 z,
-                &cx.history.seen(cx.rules.frequency_presence_scope, window),
+                &cx.history.seen(scope, window),
                 s.num(Knob::PresencePenalty),
             ),
         }
@@ -181,6 +182,18 @@ impl Rule for Penalty {
 
     fn describe(&self, def: &StageDef, s: &Settings) -> String {
         s.text(def.main_knob())
+    }
+}
+
+/// The tokens the frequency and presence penalties see, by peer. llama.cpp's penalties
+/// sampler counts the last `penalty_last_n` accepted tokens, the prompt's too. vLLM
+/// `apply_penalties`: frequency × output_bin_counts and presence × output_mask (output
+/// only), as the OpenAI API documents. `generate()` has no frequency or presence
+/// processor: the hf profile applies them as the lesson does (prompt + output).
+fn counted_scope(p: Profile) -> Scope {
+    match p {
+        Profile::OpenAi => Scope::OutputOnly,
+        Profile::Lesson | Profile::Hf | Profile::LlamaCpp => Scope::PromptAndOutput,
     }
 }
 

@@ -3,7 +3,8 @@
 
 use super::{by_logit_desc, candidate_probs, finite, remove_all_but, sorted_candidates, TIE};
 use crate::decode::sampling::knobs::{slider, Kind, Knob, KnobSpec, PeerDefault};
-use crate::decode::sampling::profile::{Profile, TopKTies, TypicalBoundary};
+use crate::decode::sampling::profile::Profile;
+use serde::{Deserialize, Serialize};
 use crate::decode::sampling::stage::{Cut, Cx, Places, Rule, Stage, StageDef};
 
 #[allow(non_upper_case_globals)]
@@ -148,6 +149,52 @@ pub static TYPICAL_P: StageDef = StageDef {
     aliases: &["typ_p", "typical"],
 };
 
+/// Which tokens are kept at the top-k boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TopKTies {
+    /// Every token whose logit equals the k-th largest is kept (may keep more than k).
+    Keep,
+    /// Exactly k tokens; among equal logits the lower id wins.
+    Exact,
+}
+
+impl TopKTies {
+    /// The peer's rule. The lesson's definition keeps every token as likely as the k-th.
+    /// HF `TopKLogitsWarper`: `scores < torch.topk(scores, k)[0][..., -1, None]` are removed,
+    /// so ties with the k-th are kept; vLLM `apply_top_k_top_p` masks `logits_sort <
+    /// logits_sort.gather(…, vocab − k)`, the same. llama.cpp's `llama_sampler_top_k`: a
+    /// partial sort, exactly k.
+    pub fn of(p: Profile) -> TopKTies {
+        match p {
+            Profile::LlamaCpp => TopKTies::Exact,
+            Profile::Lesson | Profile::Hf | Profile::OpenAi => TopKTies::Keep,
+        }
+    }
+}
+
+/// Where typical-p's cut falls in the tokens sorted by |surprisal − entropy|.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TypicalBoundary {
+    /// Keep through the first token whose cumulative mass reaches p (≥), and any token tied
+    /// with it in score.
+    Reaching,
+    /// Keep through the first token whose cumulative mass exceeds p (>), no tie extension.
+    Exceeding,
+}
+
+impl TypicalBoundary {
+    /// The peer's rule. HF `TypicalLogitsWarper`: `last_ind = (cumulative_probs <
+    /// mass).sum()`, then everything scoring ≤ the score at last_ind is kept (the lesson and
+    /// the OpenAI profile follow it). llama.cpp's `llama_sampler_typical`: `if (cum_sum > p
+    /// …) { last_idx = i + 1; break; }`.
+    pub fn of(p: Profile) -> TypicalBoundary {
+        match p {
+            Profile::LlamaCpp => TypicalBoundary::Exceeding,
+            Profile::Lesson | Profile::Hf | Profile::OpenAi => TypicalBoundary::Reaching,
+        }
+    }
+}
+
 struct TopK;
 struct TopP;
 struct MinP;
@@ -156,7 +203,7 @@ struct Typical;
 impl Rule for TopK {
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
         let k = cx.settings.count(Knob::TopK);
-        match top_k(z, k, cx.rules.top_k_ties) {
+        match top_k(z, k, TopKTies::of(cx.settings.profile)) {
             Some(kth) => Cut::threshold("the k-th logit", kth),
             None => Cut::default(),
         }
@@ -185,7 +232,7 @@ impl Rule for MinP {
 impl Rule for Typical {
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
         let p = cx.settings.num(Knob::TypicalP);
-        match typical_p(z, p, cx.rules.typical) {
+        match typical_p(z, p, TypicalBoundary::of(cx.settings.profile)) {
             Some(h) => Cut::threshold("mass", p).with("entropy", h),
             None => Cut::threshold("mass", p),
         }
