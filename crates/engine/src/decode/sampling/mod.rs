@@ -6,9 +6,10 @@
 //! - [`stage`] and [`stages`]: a stage is one value (`StageDef`): its knobs, its rule over a
 //!   logits vector and the history, its cut, its state, its place in each profile's order;
 //!   one file per stage or family under `stages/`, registered in `stages::REGISTRY`.
-//! - [`profile`]: the boundary rules of Hugging Face `generate()`, llama.cpp's sampler chain
-//!   and the OpenAI/vLLM parameters, each rule citing its peer; their orders and defaults
-//!   come from the stages.
+//! - [`profile`]: the peers (Hugging Face `generate()`, llama.cpp's sampler chain, the
+//!   OpenAI/vLLM parameters) and the lesson; each stage's file gives its place, defaults and
+//!   boundary rules under each, citing the peer, and the profile gathers the orders and
+//!   defaults from them.
 //! - [`chain`]: runs the stages in order and returns a [`Trace`] of every stage's input and
 //!   output, the final distribution, entropy, the coin and the token.
 //! - [`coin`]: the one seeded source of randomness.

@@ -1,7 +1,8 @@
 //! Compatibility profiles: the default chain order, the boundary rules and the hidden
 //! defaults of three peers, and the plain `lesson` profile the page and the CLI start with.
-//! Where the peers disagree, the profiles give their different answers (tested in
-//! `tests/profiles.rs`):
+//! Each stage's file holds its own answers (its place, its peers' defaults, its boundary
+//! rule); this table sums them up. Where the peers disagree, the profiles give their
+//! different answers (tested in `tests/profiles.rs`):
 //!
 //! | question | lesson | hf | llama.cpp | openai |
 //! |---|---|---|---|---|
