@@ -23,18 +23,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llama_cpp_ref import llama_logits  # noqa: E402
+from llama_cpp_ref import llama_logits, vocab_only_model  # noqa: E402
 
 CHAT_USER = "Hi there!"
 CHAT = "<|im_start|>user\nHi there!<|im_end|>\n<|im_start|>assistant\n"
 
 
 def tokenize(llama_cpp, path, text, special):
-    mp = llama_cpp.llama_model_default_params()
-    mp.vocab_only = True
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
-    if not model:
-        raise SystemExit(f"llama.cpp refused {path}")
+    model = vocab_only_model(llama_cpp, path)
     vocab = llama_cpp.llama_model_get_vocab(model)
     raw = text.encode()
     out = (llama_cpp.llama_token * (len(raw) + 8))()
@@ -51,9 +47,7 @@ def chat_apply(llama_cpp, path, user):
     which recognises the template and applies its C++ version) for one user message, the
     assistant's turn opened."""
     import ctypes
-    mp = llama_cpp.llama_model_default_params()
-    mp.vocab_only = True
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
+    model = vocab_only_model(llama_cpp, path)
     tmpl = llama_cpp.llama_model_chat_template(model, None)
     msgs = (llama_cpp.llama_chat_message * 1)()
     msgs[0].role, msgs[0].content = b"user", user.encode()

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llama_cpp_ref import llama_logits  # noqa: E402
+from llama_cpp_ref import llama_logits, vocab_only_model  # noqa: E402
 
 # Repeats itself (so DRY has something to find) across DRY's default breakers ':' and ' "'
 # (so that clearing them changes the penalty). 46 tokens with BOS.
@@ -262,11 +262,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         gguf = to_gguf(model_bin, tok_bin, tmp)
         sha = hashlib.sha256(gguf.read_bytes()).hexdigest()
-        mp = llama_cpp.llama_model_default_params()
-        mp.vocab_only = True
-        model = llama_cpp.llama_model_load_from_file(str(gguf).encode(), mp)
-        if not model:
-            raise SystemExit(f"llama.cpp refused {gguf}")
+        model = vocab_only_model(llama_cpp, gguf)
         vocab = llama_cpp.llama_model_get_vocab(model)
         n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
         ids = tokenize(llama_cpp, vocab, PROMPT)

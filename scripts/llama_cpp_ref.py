@@ -30,3 +30,13 @@ def llama_logits(llama_cpp, path, prompt):
     llama_cpp.llama_free(ctx)
     llama_cpp.llama_model_free(model)
     return np.asarray(rows, dtype="<f4")
+
+
+def vocab_only_model(llama_cpp, path):
+    """llama.cpp's model of `path` with its vocabulary only (no weights read)."""
+    mp = llama_cpp.llama_model_default_params()
+    mp.vocab_only = True
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
+    if not model:
+        raise SystemExit(f"llama.cpp refused {path}")
+    return model

@@ -239,6 +239,26 @@ fn next_prints_the_attention_and_the_logit_lens_of_the_prompts_last_step() {
     );
 }
 
+/// DRY's cut in `next --json` on `prompt` with `extra` flags.
+fn dry_cut(prompt: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "next",
+        "--prompt",
+        prompt,
+        "--dry-multiplier",
+        "0.8",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let v = json(&args);
+    let stages = v["stages"].as_array().unwrap();
+    let dry = stages
+        .iter()
+        .find(|s| s["stage"] == "dry_multiplier")
+        .unwrap();
+    dry["cut"].clone()
+}
+
 /// DRY through the CLI on a prompt that repeats itself across a `"` breaker: `next --json`
 /// says what it penalised. llama.cpp's own DRY sampler on this prompt (llama-cpp-python
 /// 0.3.36, `tests/fixtures/samplers/llama-cpp.json`, case "dry alone") penalised token 337
@@ -247,50 +267,20 @@ fn next_prints_the_attention_and_the_logit_lens_of_the_prompts_last_step() {
 fn next_json_names_what_dry_penalised() {
     let prompt = "Once upon a time, there was a little girl. She said: \"I like to play.\" \
                   Once upon a time, there was a little girl. She said: \"I like to";
-    let v = json(&[
-        "next",
-        "--prompt",
-        prompt,
-        "--dry-multiplier",
-        "0.8",
-        "--json",
-    ]);
-    let dry = v["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "dry_multiplier")
-        .unwrap();
-    let value = |name: &str| {
-        dry["cut"]["values"]
+    let value = |cut: &serde_json::Value, name: &str| {
+        cut["values"]
             .as_array()
             .unwrap()
             .iter()
             .find(|n| n["name"] == name)
             .map(|n| n["value"].as_f64().unwrap())
     };
-    assert_eq!(value("longest repeat"), Some(4.0));
-    assert_eq!(value("penalised token"), Some(337.0));
-    assert!((value("penalty").unwrap() - 2.45).abs() < 1e-9);
+    let cut = dry_cut(prompt, &[]);
+    assert_eq!(value(&cut, "longest repeat"), Some(4.0));
+    assert_eq!(cut["token"], 337);
+    assert!((value(&cut, "penalty").unwrap() - 2.45).abs() < 1e-9);
     // With no breakers the repeat runs back over the quote: 21 tokens, 0.8 · 1.75^19.
-    let v = json(&[
-        "next",
-        "--prompt",
-        prompt,
-        "--dry-multiplier",
-        "0.8",
-        "--dry-sequence-breaker",
-        "none",
-        "--json",
-    ]);
-    let dry = &v["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "dry_multiplier")
-        .unwrap()["cut"];
-    let longest = dry["values"].as_array().unwrap()[0]["value"]
-        .as_f64()
-        .unwrap();
-    assert_eq!(longest, 21.0);
+    let cut = dry_cut(prompt, &["--dry-sequence-breaker", "none"]);
+    assert_eq!(value(&cut, "longest repeat"), Some(21.0));
+    assert!((value(&cut, "penalty").unwrap() - 0.8 * 1.75f64.powi(19)).abs() < 1e-6);
 }

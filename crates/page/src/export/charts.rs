@@ -243,7 +243,6 @@ pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
 /// The stages' state over the steps: for each stage that recorded named values (a state
 /// against its target, a coin, the longest repeat a penalty saw: `Cut::values`), one line
 /// per value against the step.
-/// Values that name a token (an id, not a quantity) are left out of the lines.
 pub fn stage_states(steps: &[decoding_engine::decode::generation::Step]) -> Vec<Drawing> {
     let mut stages: Vec<decoding_engine::decode::sampling::Stage> = Vec::new();
     for (st, _) in steps.iter().flat_map(|s| &s.cuts) {
@@ -257,7 +256,7 @@ pub fn stage_states(steps: &[decoding_engine::decode::generation::Step]) -> Vec<
             let mut names: Vec<&str> = Vec::new();
             for (_, c) in steps.iter().flat_map(|s| &s.cuts).filter(|(s, _)| *s == st) {
                 for n in &c.values {
-                    if !names.contains(&n.name.as_str()) && !n.name.ends_with("token") {
+                    if !names.contains(&n.name.as_str()) {
                         names.push(&n.name);
                     }
                 }

@@ -113,7 +113,8 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
 }
 
 /// Two steps of mirostat and one of DRY: mirostat's μ and τ are two lines of two points
-/// each; DRY's penalised token (an id) is not a line; each chart carries its stage's id.
+/// each; DRY's penalised token (an id, `Cut::token`) is not a line; each chart carries its
+/// stage's id.
 #[test]
 fn stage_states_draw_each_named_value_over_the_steps() {
     use decoding_engine::decode::generation::Step;
@@ -141,9 +142,10 @@ fn stage_states_draw_each_named_value_over_the_steps() {
             (miro, Cut::default().with("mu", 5.5).with("tau", 3.0)),
             (
                 dry,
-                Cut::default()
-                    .with("longest repeat", 4.0)
-                    .with("penalised token", 337.0),
+                Cut {
+                    token: Some(337),
+                    ..Cut::default().with("longest repeat", 4.0)
+                },
             ),
         ]),
     ];
@@ -155,6 +157,6 @@ fn stage_states_draw_each_named_value_over_the_steps() {
     assert!(d[0].svg().contains("data-testid=\"state-mirostat\""));
     let dry_texts = d[1].texts().join(" ");
     assert!(dry_texts.contains("longest repeat"), "{dry_texts}");
-    assert!(!dry_texts.contains("penalised token"), "{dry_texts}");
+    assert!(!dry_texts.contains("337"), "{dry_texts}");
     assert!(stage_states(&[step(vec![])]).is_empty());
 }

@@ -43,6 +43,9 @@ pub const MAX_BEAMS: usize = 16;
 /// is not given (Hugging Face's `generate()` defaults, with a width of 4).
 pub const BEAM_DEFAULTS: (usize, f64, bool, usize) = (4, 1.0, true, 1);
 
+/// Max tokens when not given.
+pub const DEFAULT_MAX_TOKENS: usize = 256;
+
 /// A stage knob's validated value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -111,7 +114,7 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             values: DEFAULTS.clone(),
-            max_tokens: 256,
+            max_tokens: DEFAULT_MAX_TOKENS,
             stop: Vec::new(),
             seed: 0,
             profile: Profile::Lesson,
@@ -236,7 +239,6 @@ impl Settings {
     /// profile gives a default is set exactly when the user gave it (even to off: top-k 0
     /// under llama.cpp), and unset when it holds the profile's default.
     pub fn knob_value(&self, knob: Knob) -> (bool, Vec<String>) {
-        let d = Settings::default();
         let one = |changed: bool, text: String| (changed, vec![text]);
         let sampling = matches!(self.strategy, Strategy::Sample);
         if knob.spec().stage.is_some() {
@@ -263,10 +265,13 @@ impl Settings {
             _ => (false, BEAM_DEFAULTS),
         };
         match knob {
-            Knob::MaxTokens => one(self.max_tokens != d.max_tokens, self.max_tokens.to_string()),
+            Knob::MaxTokens => one(
+                self.max_tokens != DEFAULT_MAX_TOKENS,
+                self.max_tokens.to_string(),
+            ),
             Knob::Stop => (!self.stop.is_empty(), self.stop.clone()),
-            Knob::Seed => one(self.seed != d.seed, self.seed.to_string()),
-            Knob::Profile => one(self.profile != d.profile, self.profile.name().into()),
+            Knob::Seed => one(self.seed != 0, self.seed.to_string()),
+            Knob::Profile => one(self.profile != Profile::Lesson, self.profile.name().into()),
             Knob::Order => {
                 let names: Vec<&str> = self.order.iter().map(|s| s.name()).collect();
                 one(self.order != self.profile.default_order(), names.join(","))

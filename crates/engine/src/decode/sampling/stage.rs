@@ -216,6 +216,10 @@ pub struct Cut {
     /// longest repeat it matched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<Named>,
+    /// The token the stage acted on most (DRY's most penalised), an id rather than a
+    /// quantity: shown beside the values, never drawn as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<u32>,
     /// What the stage keeps for its own state update (the probabilities it
     /// saw); not sent anywhere.
     #[serde(skip)]

@@ -189,11 +189,13 @@ impl Rule for Dry {
         // A step where nothing repeats long enough still reports its zeros, so the state
         // chart's lines run through every step.
         match dry(z, &all, &p, &breakers) {
-            Some(h) => Cut::default()
-                .with("longest repeat", h.longest as f64)
-                .with("penalised token", h.token as f64)
-                .with("penalty", h.penalty)
-                .with("tokens penalised", h.count as f64),
+            Some(h) => Cut {
+                token: Some(h.token),
+                ..Cut::default()
+                    .with("longest repeat", h.longest as f64)
+                    .with("penalty", h.penalty)
+                    .with("tokens penalised", h.count as f64)
+            },
             None => Cut::default()
                 .with("longest repeat", 0.0)
                 .with("penalty", 0.0)
