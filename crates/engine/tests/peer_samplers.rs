@@ -77,6 +77,7 @@ fn run(case: &Case, s: &Settings, tokenizer: &decoding_engine::tokenizer::Tokeni
         generated: &[],
         state: None,
         vocab: Some(tokenizer),
+        allowed: None,
     };
     process_f64(s, &case.logits, h, 0.5, true).unwrap_or_else(|e| panic!("{}: {e}", case.name))
 }
@@ -233,6 +234,7 @@ fn the_pages_token_text_gives_the_tokenizers_dry() {
                 generated: &[],
                 state: None,
                 vocab: Some(vocab),
+                allowed: None,
             };
             process_f64(&s, &case.logits, h, 0.5, false).unwrap().probs
         };

@@ -305,7 +305,8 @@ fn the_openai_profile_applies_the_apis_ranges() {
 /// top_n_sigma, top_k, typ_p, top_p, min_p, xtc, temperature, then dist (mirostat and
 /// adaptive-p take the draw's place). transformers 5.25 `_get_logits_processor`: the
 /// processors, then temperature → top_h → top_k → top_p → min_p → typical → epsilon → eta.
-/// Stages a peer does not have come after its own.
+/// Stages a peer does not have come after its own. The constraint is first in every
+/// profile: the peers mask before their warpers (`stages/constraint.rs`).
 #[test]
 fn each_peers_order_is_its_own() {
     use decoding_engine::decode::sampling::Profile;
@@ -313,6 +314,7 @@ fn each_peers_order_is_its_own() {
     assert_eq!(
         names(Profile::LlamaCpp),
         [
+            "constraint",
             "logit_bias",
             "repetition_penalty",
             "frequency_penalty",
@@ -354,4 +356,5 @@ fn each_peers_order_is_its_own() {
         ]
     );
     assert_eq!(hf.last(), Some(&"adaptive_p_target"));
+    assert_eq!(hf.first(), Some(&"constraint"));
 }

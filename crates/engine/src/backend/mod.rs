@@ -57,6 +57,9 @@ pub enum BackendError {
     Gpu(String),
     #[error("{0}")]
     Unsupported(String),
+    /// A beam's constraint failed (`decode::constraint`).
+    #[error("the constraint: {0}")]
+    Constraint(String),
 }
 
 /// What the generation loop needs from a backend.

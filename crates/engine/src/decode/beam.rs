@@ -9,6 +9,7 @@
 //! copies the cache) as they diverge, never re-run from the prompt.
 
 use crate::backend::{Backend, BackendError};
+use crate::decode::constraint::{Allowed, Constraint};
 use crate::decode::sampling::{Settings, Strategy};
 use crate::forward::batch::SeqId;
 use crate::forward::batch::{Batch, Logits};
@@ -114,6 +115,8 @@ struct Live {
     cum: f64,
     /// Logits after this prefix (None until the beam's last token has been run).
     logits: Vec<f32>,
+    /// The constraint following this beam's tokens (each beam its own copy).
+    constraint: Option<Constraint>,
 }
 
 /// A beam search in progress; `step` grows it by one token.
@@ -161,11 +164,21 @@ impl BeamSearch {
                 tokens: Vec::new(),
                 cum: 0.0,
                 logits,
+                constraint: None,
             }],
             finished: Vec::new(),
             done: false,
             prompt_len,
             seq_len,
+        }
+    }
+
+    /// Searches under `constraint` (from the prompt's end): each beam's candidates are the
+    /// tokens it allows, ranked by the model's own log-probabilities (Hugging Face's beam
+    /// search masks `next_token_scores` with its logits processors likewise, unrenormalised).
+    pub fn constrain(&mut self, constraint: Constraint) {
+        if let Some(root) = self.live.first_mut() {
+            root.constraint = Some(constraint);
         }
     }
 
@@ -250,7 +263,13 @@ impl BeamSearch {
             self.finalize(backend);
             return Ok(true);
         }
-        let cands = self.candidates();
+        let masks = self
+            .live
+            .iter_mut()
+            .map(|l| l.constraint.as_mut().map(Constraint::allowed).transpose())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BackendError::Constraint(e.to_string()))?;
+        let cands = self.candidates(&masks);
         let next = self.record(&cands, depth);
         self.live = self.fork_live(backend, &next)?;
         if self.live.is_empty() || self.check_done() {
@@ -273,12 +292,18 @@ impl BeamSearch {
 
     /// The top 2k continuations of each beam, then of all beams together:
     /// (beam, token, log p, cumulative log p), best first.
-    fn candidates(&self) -> Vec<(usize, u32, f64, f64)> {
+    fn candidates(&self, masks: &[Option<Allowed>]) -> Vec<(usize, u32, f64, f64)> {
         let k = self.config.width;
         let mut cands = Vec::new();
         for (b, l) in self.live.iter().enumerate() {
             let lp = log_softmax(&l.logits);
-            let mut ids: Vec<usize> = (0..lp.len()).collect();
+            let mut ids: Vec<usize> = match &masks[b] {
+                Some(a) => (0..lp.len()).filter(|&i| a.allows(i)).collect(),
+                None => (0..lp.len()).collect(),
+            };
+            if ids.is_empty() {
+                continue;
+            }
             let take = (2 * k).min(ids.len());
             ids.select_nth_unstable_by(take - 1, |&i, &j| lp[j].total_cmp(&lp[i]).then(i.cmp(&j)));
             for &i in &ids[..take] {
@@ -362,12 +387,18 @@ impl BeamSearch {
             };
             let mut tokens = self.live[b].tokens.clone();
             tokens.push(token);
+            let mut constraint = self.live[b].constraint.clone();
+            if let Some(c) = &mut constraint {
+                c.advance(token)
+                    .map_err(|e| BackendError::Constraint(e.to_string()))?;
+            }
             new_live.push(Live {
                 node,
                 seq,
                 tokens,
                 cum,
                 logits: Vec::new(),
+                constraint,
             });
         }
         for (b, l) in self.live.iter().enumerate() {

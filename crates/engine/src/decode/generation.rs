@@ -11,7 +11,9 @@
 //! Each step draws its own coin ([`step_coin`]), so rewind-and-step with unchanged settings
 //! gives the same token.
 
+pub use super::loops::{detect_loop, Loop, LOOP_WINDOW};
 use crate::backend::{Backend, BackendError};
+use crate::decode::constraint::Constraint;
 use crate::decode::sampling::{
     process, step_coin, ChainState, Cut, History, SamplingError, Settings, Stage, Trace,
 };
@@ -32,6 +34,8 @@ pub enum GenerationError {
     EmptyPrompt,
     #[error("nothing to rewind: no token has been generated")]
     NothingToRewind,
+    #[error(transparent)]
+    Constraint(#[from] crate::decode::constraint::ConstraintError),
 }
 
 /// Why generation stopped.
@@ -52,6 +56,11 @@ pub enum StopReason {
     ContextFull {
         seq_len: usize,
     },
+    /// The constraint is complete: the text is an instance and nothing may follow (or the
+    /// model chose to end where it could).
+    ConstraintComplete,
+    /// The constraint allows no token here (not even the end): nothing to sample from.
+    ConstraintUnsatisfiable,
 }
 
 impl std::fmt::Display for StopReason {
@@ -61,6 +70,10 @@ impl std::fmt::Display for StopReason {
             StopReason::MaxTokens { max } => write!(f, "max tokens ({max})"),
             StopReason::StopSequence { stop } => write!(f, "stop sequence {stop:?}"),
             StopReason::ContextFull { seq_len } => write!(f, "context full ({seq_len} tokens)"),
+            StopReason::ConstraintComplete => write!(f, "constraint complete"),
+            StopReason::ConstraintUnsatisfiable => {
+                write!(f, "the constraint allows no token here")
+            }
         }
     }
 }
@@ -118,7 +131,7 @@ pub struct Generation {
     logits: Vec<Vec<f32>>,
     /// logits[1..freed_to] are freed.
     freed_to: usize,
-    end_tokens: Vec<u32>,
+    pub(super) end_tokens: Vec<u32>,
     seq_len: usize,
     /// With a probe set, the newest token's forward pass records it ([`crate::forward::probe`]).
     probe: Option<ProbeSpec>,
@@ -126,6 +139,8 @@ pub struct Generation {
     probed: Option<ProbeRecord>,
     /// Steps whose logits are kept ([`LOGITS_KEPT`] unless [`Generation::keep_logits`]).
     logits_kept: usize,
+    /// The constraint following the generated tokens (`generation_constraint.rs`).
+    pub(super) constraint: Option<Constraint>,
 }
 
 impl Generation {
@@ -157,6 +172,7 @@ impl Generation {
             probe: None,
             probed: None,
             logits_kept: LOGITS_KEPT,
+            constraint: None,
         })
     }
 
@@ -250,6 +266,9 @@ impl Generation {
 
     /// Whether (and why) generation cannot go on under `settings`.
     pub fn stop_reason(&self, settings: &Settings, tokenizer: &Tokenizer) -> Option<StopReason> {
+        if let Some(r) = self.constraint_stop(settings) {
+            return Some(r);
+        }
         if let Some(last) = self.generated.last() {
             if self.end_tokens.contains(&last.token) {
                 return Some(StopReason::EndOfSequence { token: last.token });
@@ -389,6 +408,7 @@ impl Generation {
         trace: bool,
     ) -> Result<Trace, GenerationError> {
         self.ensure_logits(backend).await?;
+        let allowed = self.constraint_allowed(settings)?;
         let (prompt, generated) = self.history();
         let logits = &self.logits[self.generated.len()];
         let coin = step_coin(settings.seed, self.generated.len() as u64);
@@ -397,6 +417,7 @@ impl Generation {
             generated: &generated,
             state: self.generated.last().map(|s| &s.state),
             vocab: Some(tokenizer),
+            allowed: allowed.as_ref(),
         };
         Ok(process(settings, logits, history, coin, trace)?)
     }
@@ -408,13 +429,15 @@ impl Generation {
         settings: &Settings,
         tokenizer: &Tokenizer,
     ) -> Result<StepOutcome, GenerationError> {
+        self.constraint_allowed(settings)?;
         if let Some(r) = self.stop_reason(settings, tokenizer) {
             return Ok(StepOutcome::Stopped(r));
         }
         // Choosing needs the final distribution only; a page asks for the stages separately
         // (`preview`) when it draws them.
         let trace = self.run_chain(backend, settings, tokenizer, false).await?;
-        self.push_step(&trace, trace.token, tokenizer);
+        self.push_step(&trace, trace.token, tokenizer)?;
+        self.constraint_allowed(settings)?;
         let stop = self.stop_reason(settings, tokenizer);
         Ok(StepOutcome::Token {
             trace: Box::new(trace),
@@ -438,12 +461,20 @@ impl Generation {
             return Err(BackendError::from(e).into());
         }
         let trace = self.run_chain(backend, settings, tokenizer, false).await?;
-        self.push_step(&trace, token, tokenizer);
-        Ok(())
+        self.push_step(&trace, token, tokenizer)
     }
 
-    /// Records `token` as chosen from `trace`'s distribution.
-    fn push_step(&mut self, trace: &Trace, token: u32, tokenizer: &Tokenizer) {
+    /// Records `token` as chosen from `trace`'s distribution (the constraint follows it, and
+    /// refuses a token it does not allow).
+    fn push_step(
+        &mut self,
+        trace: &Trace,
+        token: u32,
+        tokenizer: &Tokenizer,
+    ) -> Result<(), GenerationError> {
+        if let Some(c) = &mut self.constraint {
+            c.advance(token)?;
+        }
         let mut top: Vec<(u32, f64)> = trace
             .probs
             .iter()
@@ -489,6 +520,7 @@ impl Generation {
             state,
             cuts: trace.cuts.clone(),
         });
+        Ok(())
     }
 
     /// Removes the last generated token; the cache is truncated. Within the last
@@ -510,6 +542,7 @@ impl Generation {
         self.freed_to = self.freed_to.min(self.logits.len());
         self.probed = None;
         backend.truncate(self.seq, self.prompt.len() + forwarded)?;
+        self.replay_constraint()?;
         Ok(step)
     }
 
@@ -520,6 +553,7 @@ impl Generation {
         self.freed_to = 1;
         self.probed = None;
         backend.truncate(self.seq, self.prompt.len())?;
+        self.replay_constraint()?;
         Ok(())
     }
 
@@ -527,56 +561,6 @@ impl Generation {
     pub fn release(self, backend: &mut dyn Backend) {
         backend.release(self.seq);
     }
-}
-
-// Repetition loops (lesson 10, section 2: greedy "tends to degenerate loops").
-
-/// A phrase of `period` tokens repeated `repeats` times in a row, from `start` (an index into
-/// the ids given).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Loop {
-    pub period: usize,
-    pub repeats: usize,
-    pub start: usize,
-}
-
-/// How far back a loop is looked for: a loop stays flagged while it is among the last
-/// `LOOP_WINDOW` tokens, not only while the text still ends on it.
-pub const LOOP_WINDOW: usize = 64;
-
-/// The shortest phrase (≤ 16 tokens) repeated at least `min_repeats` times in a row anywhere
-/// in the last `LOOP_WINDOW` tokens (a single token needs two repeats more); among those,
-/// the longest run, then the most recent.
-pub fn detect_loop(ids: &[u32], min_repeats: usize) -> Option<Loop> {
-    let w0 = ids.len().saturating_sub(LOOP_WINDOW);
-    let w = &ids[w0..];
-    for p in 1..=16usize {
-        let needed = if p == 1 { min_repeats + 2 } else { min_repeats };
-        if w.len() < p * needed {
-            break;
-        }
-        let mut best: Option<Loop> = None;
-        for i in 0..=w.len() - p * needed {
-            let phrase = &w[i..i + p];
-            let mut repeats = 1;
-            while i + (repeats + 1) * p <= w.len()
-                && &w[i + repeats * p..i + (repeats + 1) * p] == phrase
-            {
-                repeats += 1;
-            }
-            if repeats >= needed && best.is_none_or(|b| repeats >= b.repeats) {
-                best = Some(Loop {
-                    period: p,
-                    repeats,
-                    start: w0 + i,
-                });
-            }
-        }
-        if best.is_some() {
-            return best;
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! (`beam`), speculative decoding (`speculative`), and the sampling chain (`sampling`).
 
 pub mod beam;
+pub mod constraint;
 pub mod generation;
+mod generation_constraint;
+pub mod loops;
 pub mod sampling;
 pub mod speculative;

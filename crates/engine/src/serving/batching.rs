@@ -300,6 +300,7 @@ impl Schedule<'_> {
                 generated: &a.generated,
                 state: Some(&a.state),
                 vocab: None,
+                allowed: None,
             };
             let t = process(&s, l, h, step_coin(r.seed, a.generated.len() as u64), false)?;
             a.generated.push(t.token);
@@ -533,6 +534,7 @@ impl Lanes {
                 generated: &self.generated[k],
                 state: Some(&self.states[k]),
                 vocab: None,
+                allowed: None,
             };
             let coin = step_coin(s.seed, self.generated[k].len() as u64);
             let t = process(&s, &self.logits[k], h, coin, false)?;

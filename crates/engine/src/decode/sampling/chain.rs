@@ -32,6 +32,8 @@ pub enum SamplingError {
          give it none (breaker none) or turn it off here"
     )]
     NoText { stage: Stage },
+    #[error("{stage} needs its mask, which this path has not got: turn it off here")]
+    NoMask { stage: Stage },
 }
 
 /// What a stage may ask of the vocabulary (a stage may read token text).
@@ -56,6 +58,8 @@ pub struct History<'a> {
     /// The stages' state after the previous step (None: the first step).
     pub state: Option<&'a ChainState>,
     pub vocab: Option<&'a dyn TokenText>,
+    /// The constraint's mask at this step (`decode::constraint`), where one is set.
+    pub allowed: Option<&'a crate::decode::constraint::Allowed>,
 }
 
 impl std::fmt::Debug for History<'_> {
@@ -234,6 +238,9 @@ fn run_on(
         let mut cut = Cut::default();
         if active && history.vocab.is_none() && stage.def().rule.reads_text(settings) {
             return Err(SamplingError::NoText { stage });
+        }
+        if active && history.allowed.is_none() && stage.def().rule.reads_mask(settings) {
+            return Err(SamplingError::NoMask { stage });
         }
         if active {
             let cx = Cx {

@@ -168,6 +168,12 @@ pub trait Rule: Sync {
         false
     }
 
+    /// Whether the stage, at these settings, reads the constraint's mask
+    /// (`History::allowed`).
+    fn reads_mask(&self, _s: &Settings) -> bool {
+        false
+    }
+
     /// Whether the stage must run last (it takes the draw's place).
     fn runs_last(&self) -> bool {
         false
@@ -220,6 +226,9 @@ pub struct Cut {
     /// quantity: shown beside the values, never drawn as one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<u32>,
+    /// What the stage says of this step in words (the constraint's position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// What the stage keeps for its own state update (the probabilities it
     /// saw); not sent anywhere.
     #[serde(skip)]

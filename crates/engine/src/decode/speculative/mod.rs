@@ -33,6 +33,7 @@
 //! A speculative run is reproducible from its seed and the same on every backend.
 
 use crate::backend::{Backend, BackendError};
+use crate::decode::constraint::{Allowed, Constraint, ConstraintError};
 use crate::decode::sampling::{process, step_coins, History, SamplingError, Settings};
 use crate::forward::batch::SeqId;
 use crate::forward::kv_cache::KvCache;
@@ -42,6 +43,7 @@ use std::sync::Arc;
 use strum::{Display, EnumString, IntoStaticStr};
 use thiserror::Error;
 
+mod constrained;
 mod verify;
 pub use verify::*;
 
@@ -176,6 +178,8 @@ pub enum SpecError {
     Backend(#[from] BackendError),
     #[error(transparent)]
     Sampling(#[from] SamplingError),
+    #[error(transparent)]
+    Constraint(#[from] ConstraintError),
 }
 
 /// What the verification of one drafted position saw.
@@ -190,6 +194,9 @@ pub struct Checked {
     /// Σ min(p, q): the chance any draft from q is accepted here (q one-hot: p(x))
     pub overlap: f64,
     pub accepted: bool,
+    /// The constraint forbids this draft here (refused whatever p and q say).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forbidden: bool,
 }
 
 /// How a cycle's last token came.
@@ -264,12 +271,14 @@ fn chain(
     (prompt, emitted, extra): (&[u32], &[u32], &[u32]),
     logits: &[f32],
     draw: usize,
+    allowed: Option<&Allowed>,
 ) -> Result<Target, SpecError> {
     let generated: Vec<u32> = emitted.iter().chain(extra).copied().collect();
     let coin = step_coins(settings.seed, generated.len() as u64)[draw];
     let history = History {
         prompt,
         generated: &generated,
+        allowed,
         ..History::default()
     };
     let t = process(settings, logits, history, coin, false)?;
@@ -292,6 +301,8 @@ pub struct Speculator {
     /// The last cycle's distributions at its checked positions: p, and q (None without one).
     pub last_p: Vec<Vec<f64>>,
     pub last_q: Vec<Option<Vec<f64>>>,
+    /// The constraint following the emitted tokens (`constrained.rs`).
+    constraint: Option<Constraint>,
 }
 
 impl Speculator {
@@ -344,6 +355,7 @@ impl Speculator {
             stats,
             last_p: Vec::new(),
             last_q: Vec::new(),
+            constraint: None,
         })
     }
 
@@ -374,6 +386,9 @@ impl Speculator {
         let context = self.context();
         let n = context.len();
         let (mut drafted, mut qs) = (Vec::new(), Vec::new());
+        // The draft proposes unconstrained: the target's verification refuses what the
+        // constraint forbids (p = 0 there), and the view shows the refusal.
+        let draft_settings = constrained::unconstrained(settings);
         match &mut self.state {
             DraftState::Ngram(k) => {
                 drafted = ngram_lookup(&context, *k, gamma);
@@ -409,7 +424,7 @@ impl Speculator {
                         held.push(last);
                     }
                     let at = (&self.prompt[..], &self.emitted[..], &drafted[..]);
-                    let t = chain(settings, at, &logits, 1)?;
+                    let t = chain(&draft_settings, at, &logits, 1, None)?;
                     drafted.push(t.token);
                     qs.push(Some(t.p));
                 }
@@ -420,7 +435,7 @@ impl Speculator {
                 for _ in 0..gamma {
                     let logits = target.forward_exit(self.seq, &[last], k).await?;
                     let at = (&self.prompt[..], &self.emitted[..], &drafted[..]);
-                    let t = chain(settings, at, &logits, 1)?;
+                    let t = chain(&draft_settings, at, &logits, 1, None)?;
                     drafted.push(t.token);
                     qs.push(Some(t.p));
                     last = t.token;
@@ -457,17 +472,25 @@ impl Speculator {
         rows.extend_from_slice(&drafted);
         let logits = target.forward(self.seq, &rows, true).await?;
         let v = target.config().vocab_size;
+        // The constraint's mask at each position up to the first draft it forbids (the
+        // verification stops there: p = 0 for that draft).
+        let masks = constrained::masks(settings, self.constraint.as_ref(), &drafted)?;
         let mut targets = Vec::with_capacity(rows.len());
         for (i, l) in logits.chunks(v).enumerate() {
             let at = (&self.prompt[..], &self.emitted[..], &drafted[..i]);
-            targets.push(chain(settings, at, l, 0)?);
+            match &masks {
+                Some(m) if i >= m.len() => break,
+                Some(m) => targets.push(chain(settings, at, l, 0, Some(&m[i]))?),
+                None => targets.push(chain(settings, at, l, 0, None)?),
+            }
         }
         let s = self.emitted.len() as u64;
         let seed = settings.seed;
         let greedy = settings.is_greedy();
-        let cycle = verify(self.rule, greedy, &drafted, &qs, &targets, |i| {
+        let mut cycle = verify(self.rule, greedy, &drafted, &qs, &targets, |i| {
             step_coins(seed, s + i as u64)
         });
+        constrained::follow(self.constraint.as_mut(), masks.as_deref(), &mut cycle)?;
         target.truncate(self.seq, n + cycle.accepted)?;
         let checked = cycle.checked.len();
         self.last_p = targets.into_iter().take(checked).map(|t| t.p).collect();
@@ -507,60 +530,4 @@ impl Speculator {
 }
 
 #[cfg(test)]
-mod name_tests {
-    use super::*;
-
-    #[test]
-    fn a_draft_reads_back_its_name_and_checks_layers_only_with_a_model() {
-        for d in [
-            Draft::Quant(Precision::Q8),
-            Draft::Quant(Precision::Q4),
-            Draft::Exit(2),
-            Draft::Ngram(3),
-        ] {
-            assert_eq!(Draft::from_name(&d.to_string()), Ok(d));
-            assert_eq!(Draft::parse(&d.name(), 5), Ok(d));
-        }
-        // The name alone says nothing of the model: exit:9 is a draft, not one for 5 layers.
-        assert_eq!(Draft::from_name("exit:9"), Ok(Draft::Exit(9)));
-        assert_eq!(
-            Draft::Exit(9).fits(5),
-            Err(SpecError::ExitLayer {
-                given: "9".into(),
-                layers: 5
-            })
-        );
-        assert!(Draft::Exit(0).fits(5).is_err());
-        assert_eq!(Draft::Exit(4).fits(5), Ok(Draft::Exit(4)));
-        for bad in [
-            "exit:x",
-            "quant:f32",
-            "quant:q5",
-            "ngram:65",
-            "ngram:0",
-            "beam:2",
-            "q8",
-        ] {
-            assert_eq!(
-                Draft::from_name(bad),
-                Err(SpecError::BadDraft(bad.into())),
-                "{bad}"
-            );
-        }
-        // With a model, a K that is not a number is still named as the layer count's error.
-        assert!(matches!(
-            Draft::parse("exit:x", 5),
-            Err(SpecError::ExitLayer { .. })
-        ));
-        assert_eq!(Rule::parse("match").map(Rule::name), Ok("match"));
-        // serde carries the name.
-        let json = serde_json::to_string(&Draft::Exit(2)).unwrap();
-        assert_eq!(json, "\"exit:2\"");
-        assert_eq!(
-            serde_json::from_str::<Draft>(&json).unwrap(),
-            Draft::Exit(2)
-        );
-        let e = serde_json::from_str::<Draft>("\"nonsense\"").unwrap_err();
-        assert!(e.to_string().contains("give quant:q8"), "{e}");
-    }
-}
+mod name_tests;

@@ -56,6 +56,7 @@ pub fn verify_with(
             accept_probability: a,
             overlap,
             accepted,
+            forbidden: false,
         });
         if !accepted {
             let (next, next_kind) = if by_match {

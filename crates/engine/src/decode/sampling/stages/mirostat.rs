@@ -95,7 +95,11 @@ pub static MIROSTAT: StageDef = StageDef {
         ),
     ],
     places: Places::all(300),
-    replaces_chain: Some(&[Stage::new("logit_bias"), Stage::new("temperature")]),
+    replaces_chain: Some(&[
+        Stage::new("constraint"),
+        Stage::new("logit_bias"),
+        Stage::new("temperature"),
+    ]),
     rule: &Mirostat,
     aliases: &[],
 };

@@ -34,6 +34,7 @@ registry! {
     hf_cutoffs: [EPSILON, ETA, TOP_H],
     mirostat: [MIROSTAT],
     adaptive_p: [ADAPTIVE_P],
+    constraint: [CONSTRAINT],
 }
 
 /// Masses within this of each other count as equal.

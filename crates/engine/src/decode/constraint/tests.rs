@@ -1,0 +1,193 @@
+use super::*;
+
+/// A vocabulary of the 256 single bytes, a few words, and EOS (id 256).
+fn vocab() -> ConstraintVocab {
+    let mut bytes: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    bytes.push(Vec::new()); // EOS
+    for w in [" yes", " no", "yes", "no", "20", "-0", "{\"", "\": "] {
+        bytes.push(w.as_bytes().to_vec());
+    }
+    let pieces = bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match i {
+            256 => "</s>".to_string(),
+            _ => String::from_utf8_lossy(b).into_owned(),
+        })
+        .collect();
+    let n = bytes.len();
+    ConstraintVocab::from_parts(bytes, pieces, 256, n, &[256], native_clock).unwrap()
+}
+
+fn id(v: &ConstraintVocab, s: &str) -> u32 {
+    (0..v.model_vocab() as u32)
+        .find(|&i| v.bytes(i) == s.as_bytes())
+        .unwrap()
+}
+
+fn spec(text: &str) -> ConstraintSpec {
+    ConstraintSpec::parse(text).unwrap().unwrap()
+}
+
+fn allowed_texts(c: &mut Constraint, v: &ConstraintVocab) -> Vec<String> {
+    let a = c.allowed().unwrap();
+    (0..v.model_vocab())
+        .filter(|&i| a.allows(i))
+        .map(|i| String::from_utf8_lossy(v.bytes(i as u32)).into_owned())
+        .collect()
+}
+
+#[test]
+fn a_spec_reads_its_kind_and_refuses_nonsense_with_the_reason() {
+    assert_eq!(ConstraintSpec::parse("none").unwrap(), None);
+    assert_eq!(ConstraintSpec::parse("  ").unwrap(), None);
+    let s = spec("regex:a:b");
+    assert_eq!((s.kind, s.source.as_str()), (ConstraintKind::Regex, "a:b"));
+    assert_eq!(s.to_text(), "regex:a:b");
+    assert_eq!(spec("gbnf:root ::= \"x\"").kind, ConstraintKind::Grammar);
+    assert_eq!(spec("json-schema:{}").kind, ConstraintKind::JsonSchema);
+    assert!(matches!(
+        ConstraintSpec::parse("yaml:a"),
+        Err(ConstraintError::UnknownKind(_))
+    ));
+    assert!(matches!(
+        ConstraintSpec::parse("just text"),
+        Err(ConstraintError::UnknownKind(_))
+    ));
+    assert!(matches!(
+        ConstraintSpec::parse("regex:"),
+        Err(ConstraintError::Empty { .. })
+    ));
+    let huge = format!("regex:{}", "a".repeat(MAX_SOURCE_BYTES + 1));
+    assert!(matches!(
+        ConstraintSpec::parse(&huge),
+        Err(ConstraintError::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn syntax_errors_say_where() {
+    let v = vocab();
+    let e = spec("regex:ab(c").compile(&v).err().unwrap();
+    assert!(
+        matches!(
+            &e,
+            ConstraintError::Syntax {
+                line: 1,
+                column: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = spec("json_schema:{\n  \"type\": \"object\",\n  \"properties\": }")
+        .compile(&v)
+        .err()
+        .unwrap();
+    assert!(matches!(&e, ConstraintError::Syntax { line: 3, .. }), "{e}");
+    assert!(e.to_string().contains("line 3, column"), "{e}");
+    let e = spec("lark:start: \"a\"\nfoo: bar baz ~")
+        .compile(&v)
+        .err()
+        .unwrap();
+    assert!(matches!(&e, ConstraintError::Syntax { line: 2, .. }), "{e}");
+    let e = spec("json_schema:[1]").compile(&v).err().unwrap();
+    assert!(matches!(&e, ConstraintError::Syntax { .. }), "{e}");
+}
+
+#[test]
+fn the_mask_follows_the_text_and_allows_the_end_only_when_complete() {
+    let v = vocab();
+    let mut c = spec("regex: (yes|no)").compile(&v).unwrap();
+    let first = allowed_texts(&mut c, &v);
+    assert!(first.contains(&" yes".to_string()) && first.contains(&" no".to_string()));
+    assert!(first.contains(&" ".to_string()));
+    assert!(!first.contains(&"yes".to_string()), "{first:?}");
+    assert!(!c.allowed().unwrap().end);
+    c.advance(id(&v, " ")).unwrap();
+    assert_eq!(c.allowed().unwrap().position, "next [ny]");
+    c.advance(id(&v, "no")).unwrap();
+    let a = c.allowed().unwrap();
+    assert!(a.end && a.only_end(&[256]), "{a:?}");
+    assert_eq!(a.count, 1);
+    // A token it does not allow is refused and changes nothing.
+    let mut c = spec("regex: (yes|no)").compile(&v).unwrap();
+    let e = c.advance(id(&v, "yes")).unwrap_err();
+    assert!(matches!(e, ConstraintError::Rejected { .. }), "{e}");
+    assert!(
+        c.advance(256).is_err(),
+        "the end is refused before the text is complete"
+    );
+    c.advance(id(&v, " yes")).unwrap();
+    c.advance(256).unwrap();
+    // Replaying from the start gives the same mask as stepping.
+    let mut d = spec("regex: (yes|no)").compile(&v).unwrap();
+    d.advance(id(&v, " ")).unwrap();
+    let stepped = d.allowed().unwrap().words;
+    d.replay(&[id(&v, " ")]).unwrap();
+    assert_eq!(d.allowed().unwrap().words, stepped);
+    // A clone goes its own way.
+    let mut e = d.clone();
+    e.advance(id(&v, "no")).unwrap();
+    assert!(!d.allowed().unwrap().end && e.allowed().unwrap().end);
+}
+
+#[test]
+fn a_language_the_vocabulary_cannot_spell_allows_nothing() {
+    // No token holds a byte ≥ 0x80 alone but the byte tokens do; a regex over an empty
+    // class can never be written.
+    let v = vocab();
+    let mut c = spec("regex:a[^\\x00-\\x{10FFFF}]").compile(&v).unwrap();
+    let a = c.allowed().unwrap();
+    assert_eq!((a.count, a.end), (0, false));
+}
+
+#[test]
+fn a_hostile_constraint_is_refused_or_bounded_within_a_second() {
+    let v = vocab();
+    for text in [
+        // nested counted repetitions: 10^12 states if unrolled
+        "regex:((((a{1000}){1000}){1000}){1000})b",
+        "lark:start: x{1000}\nx: y{1000}\ny: \"a\"{1000}",
+        "grammar:root ::= x{1000}\nx ::= y{1000}\ny ::= \"a\"{1000}",
+        // an ambiguous grammar: every split of the text is a parse
+        "lark:start: s\ns: s s | s s s | \"a\" | \"aa\"",
+    ] {
+        let t = std::time::Instant::now();
+        // Compiled, or refused; then masks along 30 tokens, or a refusal.
+        let mut steps = 0;
+        if let Ok(mut c) = spec(text).compile(&v) {
+            while steps < 30 && c.allowed().is_ok_and(|a| a.allows(97)) && c.advance(97).is_ok() {
+                steps += 1;
+            }
+        }
+        let took = t.elapsed();
+        assert!(
+            took.as_secs_f64() < 1.0,
+            "{text}: {took:?} for {steps} steps"
+        );
+    }
+}
+
+#[test]
+fn the_json_path_names_the_field_being_filled() {
+    assert_eq!(position::json_path(b""), "$");
+    assert_eq!(position::json_path(b"{\"na"), "$.na");
+    assert_eq!(position::json_path(b"{\"name\": \"Li"), "$.name");
+    assert_eq!(position::json_path(b"{\"name\": \"Li\", "), "$");
+    assert_eq!(
+        position::json_path(b"{\"pets\": [\"a\", \"b,c\", "),
+        "$.pets[2]"
+    );
+    assert_eq!(position::json_path(b"{\"a\": {\"b\": 1}, \"c\": "), "$.c");
+    assert_eq!(position::json_path(b"{\"q\\\"x\": "), "$.q\"x");
+}
+
+#[test]
+fn allowed_all_sets_exactly_n_bits() {
+    for n in [1, 31, 32, 33, 512, 32000] {
+        let a = Allowed::all(n);
+        assert_eq!((0..n + 40).filter(|&i| a.allows(i)).count(), n);
+        assert!(a.allows(n - 1) && !a.allows(n));
+    }
+}

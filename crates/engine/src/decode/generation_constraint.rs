@@ -1,0 +1,81 @@
+//! A generation under a constraint (`decode::constraint`): the matcher follows the generated
+//! tokens (rewinds and resets replay them), its mask reaches the chain as
+//! `History::allowed`, and it says when the text is complete or cannot go on.
+
+#[cfg(feature = "constraint")]
+use super::constraint::ConstraintVocab;
+use super::constraint::{Allowed, Constraint};
+use super::generation::{Generation, GenerationError, StopReason};
+use super::sampling::stages::constraint::spec;
+use super::sampling::Settings;
+
+impl Generation {
+    /// Follows `settings`' constraint from here: compiled for `vocab` when it differs from
+    /// the one held (and the generated tokens replayed, refused when the text so far is
+    /// outside it), dropped when the knob is off.
+    #[cfg(feature = "constraint")]
+    pub fn sync_constraint(
+        &mut self,
+        settings: &Settings,
+        vocab: &ConstraintVocab,
+    ) -> Result<(), GenerationError> {
+        let wanted = spec(settings);
+        if wanted.as_ref() == self.constraint.as_ref().map(Constraint::spec) {
+            return Ok(());
+        }
+        // A constraint that fails to compile leaves none (never the old one's mask).
+        self.constraint = None;
+        self.constraint = match wanted {
+            None => None,
+            Some(s) => {
+                let mut c = s.compile(vocab)?;
+                c.replay(&self.generated_ids())?;
+                Some(c)
+            }
+        };
+        Ok(())
+    }
+
+    /// The constraint held, if any.
+    pub fn constraint(&self) -> Option<&Constraint> {
+        self.constraint.as_ref()
+    }
+
+    /// The constraint's mask at the current position, when `settings` set one (it must have
+    /// been compiled: [`Generation::sync_constraint`]).
+    pub fn constraint_allowed(
+        &mut self,
+        settings: &Settings,
+    ) -> Result<Option<Allowed>, GenerationError> {
+        match (&mut self.constraint, spec(settings)) {
+            (Some(c), Some(_)) => Ok(Some(c.allowed()?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The constraint's reason to stop at the current position, from its last mask.
+    pub(super) fn constraint_stop(&self, settings: &Settings) -> Option<StopReason> {
+        spec(settings)?;
+        let a = self.constraint.as_ref()?.peek()?;
+        let ended = self
+            .generated_ids()
+            .last()
+            .is_some_and(|t| self.end_tokens.contains(t));
+        if ended || a.only_end(&self.end_tokens) {
+            Some(StopReason::ConstraintComplete)
+        } else if a.count == 0 {
+            Some(StopReason::ConstraintUnsatisfiable)
+        } else {
+            None
+        }
+    }
+
+    /// Replays the generated tokens into the constraint (after a rewind or a reset).
+    pub(super) fn replay_constraint(&mut self) -> Result<(), GenerationError> {
+        let ids = self.generated_ids();
+        if let Some(c) = &mut self.constraint {
+            c.replay(&ids)?;
+        }
+        Ok(())
+    }
+}
