@@ -24,6 +24,8 @@ pub enum CliError {
     Sampling(#[from] SamplingError),
     #[error("{0}")]
     Generation(#[from] GenerationError),
+    #[error("{0}")]
+    Constraint(#[from] decoding_engine::decode::constraint::ConstraintError),
     #[error("writing output: {0}")]
     Output(#[from] std::io::Error),
 }

@@ -6,7 +6,7 @@ use crate::error::CliError;
 use crate::files::open;
 use crate::knobs::BeamKnobArgs;
 use decoding_engine::backend::choose::BackendChoice;
-use decoding_engine::decode::beam::{beam_search, score_continuation, BeamConfig};
+use decoding_engine::decode::beam::{score_continuation, BeamConfig, BeamSearch};
 use decoding_engine::decode::generation::{Generation, StepOutcome};
 use decoding_engine::decode::sampling::settings::BEAM_DEFAULTS;
 use decoding_engine::decode::sampling::{Knob, Settings};
@@ -20,6 +20,8 @@ pub struct BeamArgs {
     json: bool,
     #[command(flatten)]
     knobs: BeamKnobArgs,
+    #[command(flatten)]
+    constraint: super::constrain::ConstraintArgs,
 }
 
 /// Greedy decoding of `n` tokens after `ids`, and their log-probability.
@@ -46,6 +48,7 @@ fn greedy_baseline(
 pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliError> {
     let mut raw = a.knobs.raw.clone();
     raw.put(Knob::Strategy, "beam");
+    a.constraint.apply(&mut raw)?;
     if raw.get(Knob::MaxTokens).is_none() {
         // Beam search keeps every hypothesis' cache: a shorter default than generate's.
         raw.put(Knob::MaxTokens, "32");
@@ -58,14 +61,12 @@ pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), Cli
     let backend: &mut dyn Backend = &mut engine;
     let seq = backend.new_sequence()?;
     let logits = pollster::block_on(backend.forward(seq, &ids, false))?;
-    let search = pollster::block_on(beam_search(
-        backend,
-        config,
-        seq,
-        ids.len(),
-        logits,
-        end_tokens(model),
-    ))?;
+    let seq_len = backend.config().seq_len;
+    let mut search = BeamSearch::new(config, seq, ids.len(), seq_len, logits, end_tokens(model));
+    if let Some(c) = super::constrain::compile(model, &settings)? {
+        search.constrain(c);
+    }
+    while !pollster::block_on(search.step(backend))? {}
     let results = search.results();
     // Greedy over as many tokens as the best beam, for the lesson's comparison.
     let best_len = results.first().map_or(0, |h| h.tokens.len());

@@ -36,6 +36,13 @@ pub struct BenchArgs {
     repeat: usize,
     #[arg(long)]
     json: bool,
+    /// Also time the constraint's mask per token (`bench_mask.rs`) on the model's own
+    /// vocabulary (loaded files) and on each --mask-vocab file's, against a decode step
+    #[arg(long)]
+    mask: bool,
+    /// A model file (GGUF) whose vocabulary the mask is also timed on; repeatable
+    #[arg(long, value_name = "FILE", requires = "mask")]
+    mask_vocab: Vec<std::path::PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -92,6 +99,9 @@ struct Report {
     /// naive seconds / cached seconds over the same positions
     #[serde(skip_serializing_if = "Option::is_none")]
     naive_over_cached: Option<f64>,
+    /// The constraint's mask per token (`--mask`)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    masks: Vec<super::bench_mask::MaskTiming>,
     /// decode with the probe on (the passes only)
     #[serde(skip_serializing_if = "Option::is_none")]
     probed: Option<Timing>,
@@ -344,9 +354,20 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         probed_and_lens_over_plain: both.as_ref().map(|b| b.median_s / decode.median_s),
         probed,
         lens,
+        masks: Vec::new(),
         decode,
         naive,
     };
+    let mut report = report;
+    if a.mask {
+        let own = match a.random_weights {
+            Some(_) => None,
+            None => Some(files.load()?),
+        };
+        let vocabs = super::bench_mask::vocabularies(own.as_ref(), &a.mask_vocab)?;
+        let step_ms = 1000.0 * report.decode.median_s / a.tokens as f64;
+        report.masks = super::bench_mask::measure(&vocabs, a.repeat, step_ms)?;
+    }
     if a.json {
         println!(
             "{}",
@@ -451,6 +472,7 @@ fn print_report(r: &Report) {
     if let Some(l) = &r.lens {
         line("lens", l);
     }
+    super::bench_mask::print(&r.masks);
     if let (Some(x), Some(y)) = (r.probed_over_plain, r.probed_and_lens_over_plain) {
         println!(
             "decode time with the probe / without: {x:.2}x; with the probe and the lens: {y:.2}x"

@@ -16,10 +16,13 @@ pub struct GenerateArgs {
     prompt: String,
     #[command(flatten)]
     knobs: KnobArgs,
+    #[command(flatten)]
+    constraint: super::constrain::ConstraintArgs,
 }
 
 pub fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result<(), CliError> {
     let mut raw = a.knobs.raw.clone();
+    a.constraint.apply(&mut raw)?;
     let clock_seed = raw.get(Knob::Seed).is_none().then(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -30,9 +33,6 @@ pub fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result
         raw.put(Knob::Seed, s.to_string());
     }
     let settings = raw.validate(model.config().vocab_size)?;
-    if let Some(s) = clock_seed {
-        eprintln!("seed: {s}");
-    }
     if let Strategy::Beam { .. } = settings.strategy {
         return Err(CliError::Usage(
             "generate samples or decodes greedily; use the beam command for beam search".into(),
@@ -47,6 +47,13 @@ pub fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result
     ))?;
     // A one-shot run never rewinds: only the newest step's logits are needed.
     g.keep_logits(0);
+    if decoding_engine::decode::sampling::stages::constraint::spec(&settings).is_some() {
+        g.sync_constraint(&settings, &super::constrain::vocab(model)?)?;
+    }
+    // (Said once the run can start: a refused constraint is the only line of its error.)
+    if let Some(s) = clock_seed {
+        eprintln!("seed: {s}");
+    }
     let mut out = std::io::stdout().lock();
     write!(out, "{}", decode(model, &ids)?)?;
     out.flush()?;

@@ -3,6 +3,8 @@
 pub mod batched;
 pub mod beam;
 pub mod bench;
+mod bench_mask;
+pub mod constrain;
 pub mod generate;
 mod kernel_times;
 pub mod next;

@@ -65,6 +65,7 @@ pub fn sample(a: SampleArgs) -> Result<(), CliError> {
         generated: &history,
         state: None,
         vocab: Some(&no_text),
+        allowed: None,
     };
     let trace = process_f64(&settings, &logits, h, step_coin(settings.seed, 0), true)?;
     if a.json {
