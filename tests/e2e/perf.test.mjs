@@ -66,16 +66,25 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
     // The same beside two processes that keep both cores busy (a classroom laptop always
     // runs something else).
     const busy = await besideBusyProcesses(2, () => sliderToChart(page));
+    // With a constraint: its mask (sent by the worker) applied by the chain at every move.
+    await page.getByTestId('constraint-preset-character').click();
+    await page.getByTestId('constraint-measures').waitFor({ timeout: 60_000 });
+    const constrained = await sliderToChart(page);
+    results.constraint_mask = { character: await maskInPage(page, 12) };
+    await page.getByTestId('constraint-preset-list').click();
+    await page.waitForFunction(() => /^next /.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 60_000 });
+    results.constraint_mask.list = await maskInPage(page, 12);
     await page.close();
     // A 32,000-token vocabulary (a tiny random model of that width): the chain and its trace
     // run over every token at each move.
     const wide = await wideModelPage(browser, server);
     const wide32k = await sliderToChart(wide);
     await wide.close();
-    results.slider_to_chart = { idle, busy, vocab_32000: wide32k };
+    results.slider_to_chart = { idle, busy, constrained, vocab_32000: wide32k };
     // In the frame of the input: the chart's change is painted in the frame whose start the
-    // input came at, for 95 % of the moves (idle and busy), within two frames at 32,000 tokens.
-    for (const [name, r, frames] of [['idle', idle, 1], ['busy', busy, 1], ['32,000 tokens', wide32k, 2]]) {
+    // input came at, for 95 % of the moves (idle, busy and constrained), within two frames at
+    // 32,000 tokens.
+    for (const [name, r, frames] of [['idle', idle, 1], ['busy', busy, 1], ['constrained', constrained, 1], ['32,000 tokens', wide32k, 2]]) {
       assert.ok(r.frames.p95 <= frames, `${name}: slider to chart p95 ${r.frames.p95} frames (${r.ms.p95} ms) over ${r.moves} moves`);
     }
 
@@ -91,6 +100,26 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
   const native = JSON.parse(execFileSync(bin, ['--threads', '1', 'bench', '--tokens', '205', '--repeat', '3', '--json'], { cwd: ROOT, encoding: 'utf8' }));
   results.decode_native = { build: path.basename(path.dirname(bin)), tokens_per_s: round(native.decode.median_tokens_per_s) };
 });
+
+/**
+ * The constraint's mask time in the page (the worker's matcher, as the panel shows it) over
+ * `steps` steps, against the page's decode step (the transcript's timings).
+ */
+async function maskInPage(page, steps) {
+  const ms = [];
+  for (let i = 0; i < steps; i++) {
+    const stop = await page.getByTestId('stop-reason').innerText().catch(() => '');
+    if (/Stopped/.test(stop)) break;
+    const before = await page.getByTestId('chip').count();
+    await page.getByTestId('step').click();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length > n
+      || /Stopped/.test(document.querySelector('[data-testid=stop-reason]')?.textContent ?? ''), before, { timeout: 30_000 });
+    const m = (await page.getByTestId('constraint-ms').innerText().catch(() => '')).match(/([\d.]+) ms/);
+    if (m) ms.push(Number(m[1]));
+  }
+  const t = (await page.getByTestId('timings').innerText()).match(/decode (\d+\.\d\d) ms\/token/);
+  return { steps: ms.length, mask_ms: { median: round(median(ms), 3), max: round(Math.max(...ms), 3) }, decode_ms_per_token: t ? Number(t[1]) : null };
+}
 
 /**
  * Slider moves as the browser dispatches a drag's input (at a frame's start, in its

@@ -177,6 +177,11 @@ pub const ITEMS: &[Item] = &[
         "the stages' state over the steps",
         Row::State,
     ),
+    item(
+        "constraint-mask",
+        "the constraint's mask: Z_t, allowed tokens, its time",
+        Row::State,
+    ),
     item("beam-tree", "the beam tree", Row::State),
     item("kv-grid", "the KV cache", Row::State),
     item(

@@ -19,6 +19,7 @@ fn grid() -> impl Iterator<Item = &'static KnobSpec> {
     KNOBS.iter().filter(|s| {
         !s.with_strategy
             && s.knob != Knob::Order
+            && s.knob != Knob::Constraint
             && !LESSON.contains(&s.knob)
             && !matches!(s.control, Control::Choice(_) | Control::Check)
     })

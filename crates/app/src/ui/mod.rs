@@ -9,6 +9,7 @@ mod batching;
 mod beam;
 mod chain;
 mod compare;
+mod constraint;
 mod distribution;
 mod events;
 mod export;
@@ -94,6 +95,7 @@ fn App() -> impl IntoView {
                 <section class="right" aria-label="Decoding knobs" id="knobs">
                     <knobs::LessonKnobs />
                     <knobs::Knobs />
+                    <constraint::ConstraintPanel />
                     <chain::Chain />
                 </section>
                 // The panels, one line a panel, each given its own views.

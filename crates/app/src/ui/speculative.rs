@@ -187,7 +187,9 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
         .enumerate()
         .map(|(i, p)| {
             let verdict = if p.accepted { "accepted" } else { "rejected" };
-            let how = if greedy || rule == Rule::Match {
+            let how = if p.forbidden {
+                "rejected: the constraint forbids this draft (p = 0 under its mask)".to_string()
+            } else if greedy || rule == Rule::Match {
                 format!("{verdict}: the model's token is {}", if p.accepted { "the same" } else { "another" })
             } else {
                 format!("{verdict}: P(accept) = min(1, p/q) = min(1, {:.3}/{:.3}) = {:.3}", p.p, p.q, p.accept_probability)

@@ -397,6 +397,13 @@ pub fn stop_words(r: &StopReason) -> String {
         StopReason::ContextFull { seq_len } => {
             format!("Stopped: the context is full ({seq_len} tokens).")
         }
+        StopReason::ConstraintComplete => {
+            "Stopped: the constraint is complete (the text is an instance; nothing may follow)."
+                .into()
+        }
+        StopReason::ConstraintUnsatisfiable => {
+            "Stopped: the constraint allows no token here, not even the end.".into()
+        }
     }
 }
 

@@ -80,6 +80,7 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
         accept_probability: 1.0,
         overlap: 0.5,
         accepted: true,
+        forbidden: false,
         bars: vec![bar(5, "x", 0.6, Some(0.3)), bar(6, "y", 0.2, Some(0.5))],
     };
     let d = spec_position(0, &p);

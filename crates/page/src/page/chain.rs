@@ -21,11 +21,23 @@ impl NextView {
         settings: &Settings,
         vocab: Option<&dyn TokenText>,
     ) -> Result<TraceView, String> {
+        use decoding_engine::decode::sampling::stages::constraint;
+        // A constraint the worker could not compile (its error is shown beside it) leaves
+        // the chain as if it were off.
+        let unconstrained;
+        let settings = match (&self.allowed, constraint::spec(settings)) {
+            (None, Some(_)) => {
+                unconstrained = constraint::without(settings);
+                &unconstrained
+            }
+            _ => settings,
+        };
         let history = History {
             prompt: &self.prompt,
             generated: &self.generated,
             state: Some(&self.state),
             vocab,
+            allowed: self.allowed.as_ref(),
         };
         let coin = step_coin(settings.seed, self.step as u64);
         let t = process(settings, &self.logits, history, coin, true).map_err(|e| e.to_string())?;
@@ -70,6 +82,7 @@ pub fn toy_trace(
         generated: history,
         state: None,
         vocab: Some(&no_text),
+        allowed: None,
     };
     let coin = step_coin(settings.seed, 0);
     let t = process_f64(&settings, logits, h, coin, true).map_err(|e| e.to_string())?;

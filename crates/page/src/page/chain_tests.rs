@@ -20,6 +20,8 @@ fn next() -> NextView {
         prompt: vec![1],
         generated: vec![0, 3, 0],
         state: Default::default(),
+        allowed: None,
+        constraint_error: None,
     }
 }
 

@@ -23,7 +23,7 @@ pub struct ComparePreset {
     pub columns: &'static [&'static str],
 }
 
-pub const COMPARE_PRESETS: [ComparePreset; 4] = [
+pub const COMPARE_PRESETS: [ComparePreset; 5] = [
     ComparePreset {
         name: "terse-wild",
         label: "terse and deterministic (greedy) against wild and creative (T = 1.5, top-p 0.98)",
@@ -57,6 +57,17 @@ pub const COMPARE_PRESETS: [ComparePreset; 4] = [
             "profile=llama.cpp&dry_multiplier=0.8",
             "profile=llama.cpp&xtc_probability=0.5&xtc_threshold=0.1",
             "profile=llama.cpp&mirostat=2&mirostat_tau=3",
+        ],
+    },
+    // Constrained decoding: the same prompt and seed without and with the story
+    // character's JSON Schema (the constraint panel's preset), so the text the mask
+    // forces sits beside what the model wrote freely.
+    ComparePreset {
+        name: "constrained",
+        label: "the same prompt without and with a JSON Schema (a story character)",
+        columns: &[
+            "temperature=1",
+            "temperature=1&constraint=json_schema%3A%7B%22type%22%3A%20%22object%22%2C%20%22properties%22%3A%20%7B%22name%22%3A%20%7B%22type%22%3A%20%22string%22%2C%20%22pattern%22%3A%20%22%5E%5BA-Z%5D%5Ba-z%5D%7B1%2C10%7D%24%22%7D%2C%20%22age%22%3A%20%7B%22type%22%3A%20%22integer%22%2C%20%22minimum%22%3A%201%2C%20%22maximum%22%3A%2012%7D%2C%20%22pet%22%3A%20%7B%22enum%22%3A%20%5B%22dog%22%2C%20%22cat%22%2C%20%22bird%22%2C%20%22fish%22%5D%7D%7D%2C%20%22required%22%3A%20%5B%22name%22%2C%20%22age%22%2C%20%22pet%22%5D%2C%20%22additionalProperties%22%3A%20false%7D",
         ],
     },
 ];

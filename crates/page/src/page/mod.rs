@@ -5,6 +5,7 @@
 
 pub mod chain;
 pub mod compare;
+pub mod constraints;
 pub mod link;
 pub mod panel;
 pub mod pieces;
@@ -13,6 +14,7 @@ pub mod shortcuts;
 pub mod toy;
 
 pub use compare::*;
+pub use constraints::*;
 pub use link::*;
 pub use panel::Panel;
 pub use pieces::piece_text;

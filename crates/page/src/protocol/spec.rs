@@ -74,6 +74,9 @@ pub struct SpecPosition {
     /// Σ min(p, q)
     pub overlap: f64,
     pub accepted: bool,
+    /// The constraint forbids this draft (p = 0 under its mask): refused whatever q says.
+    #[serde(default)]
+    pub forbidden: bool,
     /// the tokens most likely under p or q, by max(p, q)
     pub bars: Vec<SpecBar>,
 }

@@ -66,6 +66,13 @@ pub struct NextView {
     /// The chain's stage state after the last step (`Trace::state`).
     #[serde(default)]
     pub state: ChainState,
+    /// The constraint's mask at this position, where the settings set one (computed by the
+    /// worker's matcher; the chain here applies it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<decoding_engine::decode::constraint::Allowed>,
+    /// Why the settings' constraint could not be followed (its syntax error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint_error: Option<String>,
 }
 
 /// One token of the prompt.

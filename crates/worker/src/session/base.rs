@@ -56,6 +56,11 @@ pub(super) struct Core {
     pub(super) timings: Timings,
     /// The weights as loaded (f32, or the file's q8): what every precision is made from.
     pub(super) original: Option<std::sync::Arc<decoding_engine::Transformer>>,
+    /// The vocabulary as constraints read it, built at the first constraint of a model.
+    pub(super) constraint_vocab: Option<decoding_engine::decode::constraint::ConstraintVocab>,
+    /// Why the settings' constraint could not be followed (a syntax error, with its line
+    /// and column), for the next view and the steps.
+    pub(super) constraint_error: Option<String>,
     /// The precision the transcript runs at.
     pub(super) precision: decoding_engine::Precision,
     /// Wall time of greedy steps a newly loaded model runs on the CPU before its first

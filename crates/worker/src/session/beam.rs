@@ -20,6 +20,9 @@ impl Core {
     /// greedy beside it for the comparison.
     async fn start_search(&mut self) -> Result<(), Event> {
         let config = self.beam_config();
+        let constraint = self
+            .beam_constraint()
+            .map_err(|e| err(format!("the constraint: {e}")))?;
         let (Some(m), Some(engine), Some(g)) = (&self.model, &mut self.engine, &self.gen) else {
             return Err(err("no prompt has been run yet"));
         };
@@ -31,7 +34,7 @@ impl Core {
         let started = async {
             let seq = be.new_sequence()?;
             let logits = be.forward(seq, &prompt, false).await?;
-            let search = BeamSearch::new(
+            let mut search = BeamSearch::new(
                 config,
                 seq,
                 prompt.len(),
@@ -39,6 +42,9 @@ impl Core {
                 logits,
                 vec![m.tokenizer.eos, m.tokenizer.bos],
             );
+            if let Some(c) = constraint {
+                search.constrain(c);
+            }
             let greedy =
                 Generation::start(be, prompt.clone(), vec![m.tokenizer.eos, m.tokenizer.bos])
                     .await

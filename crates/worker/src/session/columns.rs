@@ -8,6 +8,7 @@ use super::base::{err, Core, Host};
 use super::batching::check_room;
 use decoding_engine::budget::Budget;
 use decoding_engine::decode::generation::{Generation, StepOutcome};
+use decoding_engine::decode::sampling::stages::constraint::spec;
 use decoding_engine::decode::sampling::Settings;
 use decoding_page::page::{differing, MAX_COLUMNS};
 use decoding_page::protocol::*;
@@ -51,6 +52,15 @@ impl Core {
                 Err(e) => return vec![err(format!("column {}: {e}", i + 1))],
             }
         }
+        // A column with a constraint follows its own, compiled here.
+        let vocab = if checked.iter().any(|s| spec(s).is_some()) {
+            match self.constraint_vocab() {
+                Ok(v) => Some(v),
+                Err(e) => return vec![err(e)],
+            }
+        } else {
+            None
+        };
         let (Some(m), Some(g)) = (&self.model, &self.gen) else {
             return vec![err("no prompt has been run yet")];
         };
@@ -67,7 +77,23 @@ impl Core {
             columns: Vec::new(),
         };
         for settings in checked {
-            match Generation::start(&mut *engine, prompt.clone(), ends.clone()).await {
+            let started = Generation::start(&mut *engine, prompt.clone(), ends.clone()).await;
+            let constrained = match (started, &vocab) {
+                (Ok(mut gen), Some(v)) if spec(&settings).is_some() => {
+                    match gen
+                        .sync_constraint(&settings, v)
+                        .and_then(|()| gen.constraint_allowed(&settings))
+                    {
+                        Ok(_) => Ok(gen),
+                        Err(e) => {
+                            gen.release(&mut *engine);
+                            Err(e)
+                        }
+                    }
+                }
+                (started, _) => started,
+            };
+            match constrained {
                 Ok(gen) => run.columns.push(Column { settings, gen }),
                 Err(e) => {
                     for c in run.columns {

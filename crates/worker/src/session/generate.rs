@@ -4,6 +4,7 @@
 use super::base::{err, Core, Host};
 use super::base::{TIMINGS_KEPT, YIELD_EVERY_MS};
 use decoding_engine::decode::generation::{Generation, GenerationError, StepOutcome};
+use decoding_engine::decode::sampling::stages::constraint::spec;
 use decoding_engine::decode::sampling::{SamplingError, Settings, SettingsErrors};
 use decoding_engine::Backend;
 use decoding_page::protocol::*;
@@ -129,7 +130,7 @@ impl Core {
             return vec![];
         };
         match g.run_pending(&mut *engine).await {
-            Ok(_) => {}
+            Ok(_) => self.sync_constraint(),
             Err(GenerationError::Backend(decoding_engine::BackendError::Forward(
                 decoding_engine::ForwardError::ContextFull { .. },
             ))) => return vec![],
@@ -155,6 +156,8 @@ impl Core {
             }));
         }
         Some(Ok(NextView {
+            allowed: g.constraint().and_then(|c| c.peek().cloned()),
+            constraint_error: self.constraint_error.clone(),
             step: g.steps().len(),
             logits: logits.to_vec(),
             prompt: g.prompt().to_vec(),
@@ -173,7 +176,18 @@ impl Core {
             Err(e) => return vec![err(e)],
         };
         let stop_before = self.stop_reason();
+        let constraint_changed = spec(&settings) != spec(&self.settings);
         self.settings = settings;
+        // A new constraint: compiled here, its mask sent with the distribution again.
+        if constraint_changed && !self.is_beam() {
+            self.sync_constraint();
+            let mut events = Vec::new();
+            if self.gen.is_some() && self.stop_reason() != stop_before {
+                events.push(self.transcript());
+            }
+            events.extend(self.next().await);
+            return events;
+        }
         // New beam parameters: the search again, to the depth it had.
         if self.is_beam() && self.beam_outdated() {
             let depth = self.beam.as_ref().map_or(0, |b| b.search.depth());
@@ -190,6 +204,10 @@ impl Core {
     /// Up to `count` tokens; stops on a stop condition or a cancel.
     pub(super) async fn step(&mut self, count: u32, host: &dyn Host) -> Vec<Event> {
         host.clear_cancel();
+        self.sync_constraint();
+        if let Some(e) = &self.constraint_error {
+            return vec![err(format!("the constraint: {e}"))];
+        }
         let Some(m) = &self.model else {
             return vec![err("no model is loaded yet")];
         };

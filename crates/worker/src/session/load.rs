@@ -126,6 +126,7 @@ impl Core {
         self.original = Some(m.transformer.clone());
         self.precision = m.transformer.weights.precision();
         self.model = Some(m);
+        self.constraint_vocab = None;
         vec![
             Event::Model(ModelEvent::Loaded { info }),
             self.precision_event(),
@@ -249,6 +250,7 @@ impl Core {
             return vec![e];
         }
         self.model = Some(new);
+        self.constraint_vocab = None;
         self.precision = p;
         let mut events = vec![
             self.precision_event(),

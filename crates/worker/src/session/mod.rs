@@ -12,6 +12,7 @@ mod batching;
 mod beam;
 mod cache_compare;
 mod columns;
+mod constraint;
 mod generate;
 mod load;
 mod probe;

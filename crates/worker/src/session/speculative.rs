@@ -41,7 +41,10 @@ impl Core {
     /// Plain decoding's wall time per token on this backend: `PLAIN_STEPS` decode steps with
     /// the chain after the prompt, on a scratch sequence.
     async fn plain_ms(&mut self, prompt: &[u32], host: &dyn Host) -> Result<f64, Event> {
-        let settings = self.settings.clone();
+        // Plain decoding's step without a constraint's mask (the matcher is the worker's
+        // transcript's; its time is the constraint panel's).
+        let settings =
+            decoding_engine::decode::sampling::stages::constraint::without(&self.settings);
         let engine = self
             .engine
             .as_mut()
@@ -97,14 +100,21 @@ impl Core {
             Ok(ms) => ms,
             Err(e) => return vec![e],
         };
+        // Under a constraint the target's verification masks each position (the draft
+        // proposes freely): the compiled constraint from the prompt's end.
+        let constraint = match self.beam_constraint() {
+            Ok(c) => c,
+            Err(e) => return vec![err(format!("the constraint: {e}"))],
+        };
         let Some(engine) = self.engine.as_mut() else {
             return vec![err("no model is loaded yet")];
         };
         let started = Speculator::start(engine, &model, prompt, d, gamma as usize, r).await;
-        let speculator = match started {
+        let mut speculator = match started {
             Ok(s) => s,
             Err(e) => return vec![err(e)],
         };
+        speculator.constrain(constraint);
         *spec = Some(SpecRun {
             speculator,
             cycles: Vec::new(),
@@ -256,6 +266,7 @@ fn position_view(
         accept_probability: k.accept_probability,
         overlap: k.overlap,
         accepted: k.accepted,
+        forbidden: k.forbidden,
         bars: ids
             .into_iter()
             .map(|t| SpecBar {
