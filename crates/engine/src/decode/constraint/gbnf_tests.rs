@@ -372,6 +372,10 @@ fn group_and_repetition_errors() {
         Some("root"),
         "expecting preceding item",
     );
+}
+
+#[test]
+fn counted_repetition_errors() {
     check_err("root ::= \"a\"{a}", 1, 14, Some("root"), "expecting an int");
     check_err("root ::= \"a\"{2;}", 1, 15, Some("root"), "expecting ','");
     check_err("root ::= \"a\"{2,3", 1, 17, Some("root"), "expecting '}'");
