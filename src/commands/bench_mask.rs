@@ -5,7 +5,8 @@
 //!
 //! Each constraint is walked 48 tokens along a path it allows (a seeded choice among the
 //! allowed tokens, the end refused while anything else is allowed), its mask computed once
-//! a position as generation does; the time is the matcher's own (`Allowed::ms`).
+//! a position as generation does; the time is `Allowed::ms`: the matcher's mask, its copy
+//! into the vocabulary-sized bitset and the position's words, as generation pays them.
 
 use crate::error::CliError;
 use crate::files::ModelFiles;

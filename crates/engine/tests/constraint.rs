@@ -280,3 +280,33 @@ fn an_unsatisfiable_constraint_stops_instead_of_sampling_from_nothing() {
     let (ids, reason) = generate(&m, &mut be, "Once upon a time", &s);
     assert_eq!(reason, StopReason::ConstraintUnsatisfiable, "{ids:?}");
 }
+
+#[test]
+fn a_generation_never_applies_an_old_constraints_mask_to_a_new_one() {
+    let m = common::stories260k();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let ids = m.encode_prompt("Once upon a time").unwrap();
+    let mut g = block_on(Generation::start(&mut be, ids, ends(&m))).unwrap();
+    let a = settings(&[("constraint", "regex: (yes|no)\\.")]);
+    g.sync_constraint(&a, &vocab(&m)).unwrap();
+    block_on(g.step(&mut be, &a, &m.tokenizer)).unwrap();
+    let b = settings(&[("constraint", "regex: (maybe)\\.")]);
+    let e = block_on(g.step(&mut be, &b, &m.tokenizer)).unwrap_err();
+    assert!(
+        e.to_string().contains("changed since it was compiled"),
+        "{e}"
+    );
+    // Compiled, it replays the text so far: " " fits both, so it goes on.
+    g.sync_constraint(&b, &vocab(&m)).unwrap();
+    block_on(g.step(&mut be, &b, &m.tokenizer)).unwrap();
+    // A rewind replays the constraint too: the next mask is the one after the first token.
+    assert_eq!(g.generated_ids().len(), 2);
+    g.rewind(&mut be).unwrap();
+    let after_rewind = g.constraint_allowed(&b).unwrap().unwrap();
+    let spec = ConstraintSpec::parse("regex: (maybe)\\.").unwrap().unwrap();
+    let mut fresh = spec.compile(&vocab(&m)).unwrap();
+    fresh.replay(&g.generated_ids()).unwrap();
+    assert_eq!(after_rewind.words, fresh.allowed().unwrap().words);
+    assert!(after_rewind.count > 0);
+    g.release(&mut be);
+}

@@ -527,6 +527,8 @@ impl Generation {
     /// `LOGITS_KEPT` steps nothing is recomputed; further back the previous token's forward
     /// pass runs again when its distribution is next needed.
     pub fn rewind(&mut self, backend: &mut dyn Backend) -> Result<Step, GenerationError> {
+        // The constraint first: should it fail, nothing has changed.
+        self.constraint_before_rewind()?;
         let step = self
             .generated
             .pop()
@@ -542,7 +544,6 @@ impl Generation {
         self.freed_to = self.freed_to.min(self.logits.len());
         self.probed = None;
         backend.truncate(self.seq, self.prompt.len() + forwarded)?;
-        self.replay_constraint()?;
         Ok(step)
     }
 

@@ -4,15 +4,15 @@
 
 #[cfg(feature = "constraint")]
 use super::constraint::ConstraintVocab;
-use super::constraint::{Allowed, Constraint};
+use super::constraint::{Allowed, Constraint, ConstraintError};
 use super::generation::{Generation, GenerationError, StopReason};
 use super::sampling::stages::constraint::spec;
 use super::sampling::Settings;
 
 impl Generation {
-    /// Follows `settings`' constraint from here: compiled for `vocab` when it differs from
-    /// the one held (and the generated tokens replayed, refused when the text so far is
-    /// outside it), dropped when the knob is off.
+    /// Follows `settings`' constraint from here: compiled for `vocab` when the settings'
+    /// constraint differs from the one held (and the generated tokens replayed, refused when
+    /// the text so far is outside it), dropped when the knob is off.
     #[cfg(feature = "constraint")]
     pub fn sync_constraint(
         &mut self,
@@ -48,15 +48,18 @@ impl Generation {
         settings: &Settings,
     ) -> Result<Option<Allowed>, GenerationError> {
         match (&mut self.constraint, spec(settings)) {
-            (Some(c), Some(_)) => Ok(Some(c.allowed()?)),
+            (Some(c), Some(s)) if *c.spec() == s => Ok(Some(c.allowed()?)),
+            // Never the old constraint's mask for the new one.
+            (Some(_), Some(_)) => Err(ConstraintError::Stale.into()),
             _ => Ok(None),
         }
     }
 
     /// The constraint's reason to stop at the current position, from its last mask.
     pub(super) fn constraint_stop(&self, settings: &Settings) -> Option<StopReason> {
-        spec(settings)?;
-        let a = self.constraint.as_ref()?.peek()?;
+        let wanted = spec(settings)?;
+        let c = self.constraint.as_ref().filter(|c| *c.spec() == wanted)?;
+        let a = c.peek()?;
         let ended = self
             .generated_ids()
             .last()
@@ -70,7 +73,18 @@ impl Generation {
         }
     }
 
-    /// Replays the generated tokens into the constraint (after a rewind or a reset).
+    /// The constraint as it will be after a rewind: the generated tokens but the last
+    /// replayed (before the rewind changes anything).
+    pub(super) fn constraint_before_rewind(&mut self) -> Result<(), GenerationError> {
+        let mut ids = self.generated_ids();
+        ids.pop();
+        if let Some(c) = &mut self.constraint {
+            c.replay(&ids)?;
+        }
+        Ok(())
+    }
+
+    /// Replays the generated tokens into the constraint (after a reset).
     pub(super) fn replay_constraint(&mut self) -> Result<(), GenerationError> {
         let ids = self.generated_ids();
         if let Some(c) = &mut self.constraint {

@@ -24,9 +24,15 @@ impl NextView {
         use decoding_engine::decode::sampling::stages::constraint;
         // A constraint the worker could not compile (its error is shown beside it) leaves
         // the chain as if it were off.
+        // So does a mask for another constraint than the settings' (the worker compiles a
+        // new one and sends its mask: until then, none is applied).
+        let fresh = match (&self.allowed, &self.allowed_for, constraint::spec(settings)) {
+            (Some(_), Some(f), Some(s)) => s.is_text(f),
+            _ => false,
+        };
         let unconstrained;
-        let settings = match (&self.allowed, constraint::spec(settings)) {
-            (None, Some(_)) => {
+        let settings = match constraint::text(settings) {
+            Some(_) if !fresh => {
                 unconstrained = constraint::without(settings);
                 &unconstrained
             }
@@ -37,7 +43,7 @@ impl NextView {
             generated: &self.generated,
             state: Some(&self.state),
             vocab,
-            allowed: self.allowed.as_ref(),
+            allowed: self.allowed.as_ref().filter(|_| fresh),
         };
         let coin = step_coin(settings.seed, self.step as u64);
         let t = process(settings, &self.logits, history, coin, true).map_err(|e| e.to_string())?;

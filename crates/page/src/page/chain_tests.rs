@@ -21,6 +21,7 @@ fn next() -> NextView {
         generated: vec![0, 3, 0],
         state: Default::default(),
         allowed: None,
+        allowed_for: None,
         constraint_error: None,
     }
 }
@@ -121,4 +122,47 @@ fn bad_toy_logits_and_history_are_refused_with_the_reason() {
         "{:?}",
         t.probs
     );
+}
+
+/// The worker's mask applies to its own constraint only: Z_t = 1/2 + 1/8 for tokens 0 and 2,
+/// q = 4/5, 1/5 on them; a constraint typed since (no mask for it yet) leaves the chain as
+/// if it were off, never the old mask under the new name.
+#[test]
+fn a_mask_applies_to_its_own_constraint_only() {
+    let mut n = next();
+    let mut a = decoding_engine::decode::constraint::Allowed::all(4);
+    a.words[0] = 0b0101;
+    a.count = 2;
+    n.allowed = Some(a);
+    n.allowed_for = Some("regex:(a|b)".into());
+    let t = n
+        .trace(&settings(&[("constraint", "regex:(a|b)")]), None)
+        .unwrap();
+    assert!((t.probs[0] as f64 - 0.8).abs() < 1e-6 && (t.probs[2] as f64 - 0.2).abs() < 1e-6);
+    let st = t
+        .stages
+        .iter()
+        .find(|s| s.stage.name() == "constraint")
+        .unwrap();
+    assert!(st.active);
+    assert!((st.cut.value("feasible mass Z").unwrap() - 0.625).abs() < 1e-9);
+    assert_eq!(st.cut.value("allowed"), Some(2.0));
+    assert_eq!(
+        t.removed_by(1).map(|i| t.stages[i].stage.name()),
+        Some("constraint")
+    );
+    // The kind's other spelling is the same constraint.
+    let t = n
+        .trace(&settings(&[("constraint", "Regex:(a|b)")]), None)
+        .unwrap();
+    assert!((t.probs[0] as f64 - 0.8).abs() < 1e-6);
+    // Another constraint: no mask applied (the softmax as sent) until its own arrives.
+    let t = n
+        .trace(&settings(&[("constraint", "regex:(a|c)")]), None)
+        .unwrap();
+    assert!((t.probs[1] as f64 - 0.25).abs() < 1e-6);
+    assert!(!t
+        .stages
+        .iter()
+        .any(|s| s.stage.name() == "constraint" && s.active));
 }

@@ -70,6 +70,10 @@ pub struct NextView {
     /// worker's matcher; the chain here applies it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed: Option<decoding_engine::decode::constraint::Allowed>,
+    /// The constraint the mask is for (`kind:source`): a mask is applied only to its own
+    /// constraint, never to one typed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_for: Option<String>,
     /// Why the settings' constraint could not be followed (its syntax error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constraint_error: Option<String>,

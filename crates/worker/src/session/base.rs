@@ -39,6 +39,8 @@ pub(super) struct Beam {
     /// Each node's status as last sent to the page: the next view sends only the nodes
     /// that are new or changed.
     pub(super) sent: Vec<NodeStatus>,
+    /// The constraint the search follows (a new one starts it again).
+    pub(super) constraint: Option<decoding_engine::decode::constraint::ConstraintSpec>,
 }
 
 /// The transcript's side of the session: the model, the engine that runs it, the

@@ -23,6 +23,7 @@ impl Core {
         let constraint = self
             .beam_constraint()
             .map_err(|e| err(format!("the constraint: {e}")))?;
+        let spec = constraint.as_ref().map(|c| c.spec().clone());
         let (Some(m), Some(engine), Some(g)) = (&self.model, &mut self.engine, &self.gen) else {
             return Err(err("no prompt has been run yet"));
         };
@@ -57,6 +58,7 @@ impl Core {
                 greedy,
                 greedy_cum: Vec::new(),
                 sent: Vec::new(),
+                constraint: spec,
             })
         }
         .await;
@@ -149,9 +151,11 @@ impl Core {
 
     /// Whether the running search was started with other beam parameters than the settings'.
     pub(super) fn beam_outdated(&self) -> bool {
-        self.beam
-            .as_ref()
-            .is_some_and(|b| b.search.config() != self.beam_config())
+        self.beam.as_ref().is_some_and(|b| {
+            b.search.config() != self.beam_config()
+                || b.constraint
+                    != decoding_engine::decode::sampling::stages::constraint::spec(&self.settings)
+        })
     }
 
     /// The search's view, then the transcript mirroring its best beam.

@@ -157,6 +157,7 @@ impl Core {
         }
         Some(Ok(NextView {
             allowed: g.constraint().and_then(|c| c.peek().cloned()),
+            allowed_for: g.constraint().map(|c| c.spec().to_text()),
             constraint_error: self.constraint_error.clone(),
             step: g.steps().len(),
             logits: logits.to_vec(),

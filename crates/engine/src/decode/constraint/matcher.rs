@@ -109,6 +109,7 @@ impl ConstraintSpec {
         }
         Ok(Constraint {
             spec: self.clone(),
+            start: matcher.deep_clone(),
             matcher,
             vocab: vocab.clone(),
             text: Vec::new(),
@@ -144,6 +145,8 @@ fn compile_error(kind: &'static str, message: &str) -> ConstraintError {
 pub struct Constraint {
     spec: ConstraintSpec,
     matcher: Matcher,
+    /// The matcher as compiled (`reset` starts from a copy).
+    start: Matcher,
     vocab: ConstraintVocab,
     /// The text's bytes so far (the position's JSON path reads them).
     text: Vec<u8>,
@@ -157,6 +160,7 @@ impl Clone for Constraint {
         Constraint {
             spec: self.spec.clone(),
             matcher: self.matcher.deep_clone(),
+            start: self.start.deep_clone(),
             vocab: self.vocab.clone(),
             text: self.text.clone(),
             cached: self.cached.clone(),
@@ -180,6 +184,14 @@ impl Constraint {
             return Ok(a.clone());
         }
         let start = self.vocab.now();
+        // A matcher that failed (not merely stopped) says why rather than allow nothing.
+        if let Some(e) = self
+            .matcher
+            .get_error()
+            .filter(|e| !e.starts_with("NoExtension"))
+        {
+            return Err(ConstraintError::Matcher(first_line(&e)));
+        }
         // llguidance stops the matcher when no byte can follow: the text is complete
         // (accepting) or cannot be continued at all (an empty language from here).
         let mask = if self.matcher.is_stopped() {
@@ -204,12 +216,19 @@ impl Constraint {
             }
         };
         if let Some(m) = &mask {
-            for id in 0..n.min(m.len()) {
-                if id != eos && m.is_allowed(id as u32) {
-                    words[id / 32] |= 1 << (id % 32);
-                    count += 1;
-                }
+            // The matcher's words for the tokenizer's ids (its length), EOS taken out: the
+            // end tokens are set below, together.
+            let ids = n.min(m.len());
+            for (w, &b) in words.iter_mut().zip(m.as_slice()).take(ids.div_ceil(32)) {
+                *w = b;
             }
+            if ids % 32 != 0 {
+                words[ids / 32] &= (1u32 << (ids % 32)) - 1;
+            }
+            if eos < ids {
+                words[eos / 32] &= !(1 << (eos % 32));
+            }
+            count = words.iter().map(|w| w.count_ones() as usize).sum();
         }
         if end {
             for &t in self.vocab.end_tokens() {
@@ -251,7 +270,9 @@ impl Constraint {
                     .map_err(|e| ConstraintError::Matcher(first_line(&e.to_string())))?;
             }
         } else {
-            let ok = !self.matcher.is_stopped()
+            // (An id past the tokenizer's would put the matcher in its error state for good.)
+            let ok = (token as usize) < self.vocab.tokenizer_vocab()
+                && !self.matcher.is_stopped()
                 && self.matcher.validate_tokens(&[token]).unwrap_or(0) == 1;
             if !ok {
                 return Err(rejected());
@@ -270,11 +291,10 @@ impl Constraint {
         self.allowed().is_ok_and(|a| a.end)
     }
 
-    /// Back to the start (the prompt's end).
+    /// Back to the start (the prompt's end): a copy of the matcher as compiled, so that one
+    /// that stopped or failed (llguidance's error state is for good) starts afresh.
     pub fn reset(&mut self) -> Result<(), ConstraintError> {
-        self.matcher
-            .reset()
-            .map_err(|e| ConstraintError::Matcher(first_line(&e.to_string())))?;
+        self.matcher = self.start.deep_clone();
         self.text.clear();
         self.cached = None;
         Ok(())

@@ -10,8 +10,8 @@
 //! token's bytes are its piece as llama.cpp's grammar sampler reads it
 //! (`llama_grammar_apply_impl` checks `token_to_piece`, SentencePiece's `▁` a space, a
 //! `<0xNN>` byte token its byte; a control token's empty piece is never allowed), built in
-//! `vocab.rs`. The end of text (EOS) is allowed exactly when the text so far is complete
-//! (llama.cpp: `allow_eog` when a grammar stack is empty).
+//! `vocab.rs`. The end tokens (EOS and the model's others) are allowed exactly when the text
+//! so far is complete (llama.cpp: `allow_eog` when a grammar stack is empty).
 
 pub mod gbnf;
 #[cfg(feature = "constraint")]
@@ -113,6 +113,8 @@ pub enum ConstraintError {
     Rejected { token: u32, piece: String },
     #[error("the constraint failed: {0}")]
     Matcher(String),
+    #[error("the constraint changed since it was compiled: compile the new one first")]
+    Stale,
 }
 
 impl ConstraintSpec {
@@ -132,6 +134,13 @@ impl ConstraintSpec {
         };
         spec.check_size()?;
         Ok(Some(spec))
+    }
+
+    /// Whether `text` (a knob's) is this constraint.
+    pub fn is_text(&self, text: &str) -> bool {
+        text.split_once(':').is_some_and(|(k, src)| {
+            ConstraintKind::parse(k) == Some(self.kind) && src == self.source
+        })
     }
 
     /// As a knob's text.

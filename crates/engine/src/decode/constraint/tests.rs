@@ -7,16 +7,20 @@ fn vocab() -> ConstraintVocab {
     for w in [" yes", " no", "yes", "no", "20", "-0", "{\"", "\": "] {
         bytes.push(w.as_bytes().to_vec());
     }
+    bytes.push(Vec::new()); // a control token, "<|sep|>"
+    let sep = bytes.len() - 1;
     let pieces = bytes
         .iter()
         .enumerate()
         .map(|(i, b)| match i {
             256 => "</s>".to_string(),
+            i if i == sep => "<|sep|>".to_string(),
             _ => String::from_utf8_lossy(b).into_owned(),
         })
         .collect();
     let n = bytes.len();
-    ConstraintVocab::from_parts(bytes, pieces, 256, n, &[256], native_clock).unwrap()
+    // The model's logits are 8 longer than the tokenizer (padding, as some models have).
+    ConstraintVocab::from_parts(bytes, pieces, 256, n + 8, &[256], native_clock).unwrap()
 }
 
 fn id(v: &ConstraintVocab, s: &str) -> u32 {
@@ -190,4 +194,38 @@ fn allowed_all_sets_exactly_n_bits() {
         assert_eq!((0..n + 40).filter(|&i| a.allows(i)).count(), n);
         assert!(a.allows(n - 1) && !a.allows(n));
     }
+}
+
+#[test]
+fn a_failed_or_stopped_matcher_starts_afresh_and_a_grammar_may_name_a_control_token() {
+    let v = vocab();
+    // Nothing allowed: llguidance's matcher is in its error state for good; a reset is not.
+    let mut c = spec("regex:a[^\\x00-\\x{10FFFF}]").compile(&v).unwrap();
+    assert_eq!(c.allowed().unwrap().count, 0);
+    c.reset().unwrap();
+    assert_eq!(c.allowed().unwrap().count, 0);
+    let mut c = spec("regex: (yes|no)").compile(&v).unwrap();
+    c.replay(&[id(&v, " no"), 256]).unwrap();
+    c.reset().unwrap();
+    assert!(c.allowed().unwrap().allows(id(&v, " yes") as usize));
+    // An id past the tokenizer's (the logits' padding) is refused and breaks nothing.
+    let pad = v.tokenizer_vocab() as u32 + 2;
+    assert!(!c.allowed().unwrap().allows(pad as usize));
+    assert!(matches!(
+        c.advance(pad),
+        Err(ConstraintError::Rejected { .. })
+    ));
+    c.advance(id(&v, " yes")).unwrap();
+    assert!(c.allowed().unwrap().end);
+    // A control token named in a grammar: allowed where the grammar puts it, nowhere else.
+    let sep = v.tokenizer_vocab() - 1;
+    let mut c = spec("lark:start: \"no\" <|sep|>").compile(&v).unwrap();
+    assert!(!c.allowed().unwrap().allows(sep));
+    c.advance(id(&v, "no")).unwrap();
+    let a = c.allowed().unwrap();
+    assert!(a.allows(sep) && a.count == 1 && !a.end, "{a:?}");
+    c.advance(sep as u32).unwrap();
+    assert!(c.allowed().unwrap().only_end(&[256]));
+    let mut plain = spec("regex: (yes|no)").compile(&v).unwrap();
+    assert!(!plain.allowed().unwrap().allows(sep));
 }

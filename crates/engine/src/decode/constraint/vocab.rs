@@ -3,9 +3,9 @@
 //! (`Tokenizer::decode_piece` after a non-BOS token: SentencePiece's `▁` a space, `<0xNN>` its
 //! byte, GPT-2's byte alphabet undone), as llama.cpp's grammar sampler reads
 //! `token_to_piece`. BOS, EOS, `<unk>` and the tokenizer's special (control) tokens get
-//! toktrie's special marker (`\xFF<name>`), which no grammar's text can match: llama.cpp
-//! refuses a control token's empty piece likewise; EOS alone is allowed, where the text may
-//! end.
+//! toktrie's special marker (`\xFF<name>`), which no grammar's text can match (a grammar
+//! may name one, `<|im_end|>`): llama.cpp refuses a control token's empty piece likewise. The
+//! end tokens (EOS and the model's others) are allowed where the text may end.
 
 use crate::tokenizer::Tokenizer;
 use llguidance::ParserFactory;
@@ -87,8 +87,16 @@ impl ConstraintVocab {
             .zip(&pieces)
             .map(|(b, p)| {
                 if b.is_empty() {
+                    // llguidance names a special token by its text after the marker
+                    // (`\xFF</s>`, `\xFF<|im_end|>`), which a grammar's `<|im_end|>` refers to.
+                    let name = p.trim();
+                    let name = if name.starts_with('<') && name.ends_with('>') {
+                        name.to_string()
+                    } else {
+                        format!("<{name}>")
+                    };
                     let mut w = vec![TokTrie::SPECIAL_TOKEN_MARKER];
-                    w.extend_from_slice(format!("<{p}>").as_bytes());
+                    w.extend_from_slice(name.as_bytes());
                     w
                 } else {
                     b.clone()
@@ -128,6 +136,11 @@ impl ConstraintVocab {
 
     pub fn model_vocab(&self) -> usize {
         self.0.model_vocab
+    }
+
+    /// The tokenizer's size (the model's logits may be longer).
+    pub fn tokenizer_vocab(&self) -> usize {
+        self.0.bytes.len()
     }
 
     /// A token's bytes (empty for a special token or an id past the tokenizer's).

@@ -50,9 +50,16 @@ struct Constrain;
 
 /// The constraint knob's spec, if one is set.
 pub fn spec(s: &Settings) -> Option<ConstraintSpec> {
+    text(s).and_then(|t| ConstraintSpec::parse(t).ok().flatten())
+}
+
+/// The constraint knob's text, if one is set (without copying it: the chain asks at every
+/// run, and a schema may be 64 KB).
+pub fn text(s: &Settings) -> Option<&str> {
     s.texts(Knob::Constraint)
         .last()
-        .and_then(|t| ConstraintSpec::parse(t).ok().flatten())
+        .map(String::as_str)
+        .filter(|t| !t.trim().is_empty() && t.trim() != "none")
 }
 
 /// The settings without a constraint (a draft's chain; the page's while the constraint has
@@ -65,7 +72,7 @@ pub fn without(s: &Settings) -> Settings {
 
 impl Rule for Constrain {
     fn is_neutral(&self, _: &StageDef, s: &Settings) -> bool {
-        spec(s).is_none()
+        text(s).is_none()
     }
 
     fn describe(&self, _: &StageDef, s: &Settings) -> String {
@@ -80,7 +87,7 @@ impl Rule for Constrain {
     }
 
     fn reads_mask(&self, s: &Settings) -> bool {
-        spec(s).is_some()
+        text(s).is_some()
     }
 
     fn apply(&self, cx: &Cx<'_>, z: &mut [f64]) -> Cut {
