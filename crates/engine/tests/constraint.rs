@@ -310,3 +310,48 @@ fn a_generation_never_applies_an_old_constraints_mask_to_a_new_one() {
     assert!(after_rewind.count > 0);
     g.release(&mut be);
 }
+
+/// A GPT-2 byte-level BPE vocabulary (the SmolLM-style GGUF fixture, a seeded random model):
+/// its tokens' bytes are the text they print (the byte alphabet undone: "Ġ" a space), so
+/// every sampled output matches its regex, multi-byte characters included.
+#[test]
+fn a_gpt2_bpe_vocabulary_spells_what_the_regex_allows() {
+    let bytes = common::fixture("../../assets/models/fixtures/arch", "bpe-smollm.gguf");
+    let m = Model::from_memory(
+        [("model.gguf", &bytes)],
+        decoding_engine::budget::Budget::default(),
+    )
+    .unwrap();
+    let mut be = CpuBackend::new(m.transformer.clone());
+    let vocab_size = m.config().vocab_size;
+    let rx = " (café|naïve|señor) [0-9]{2}!";
+    let check = regex::Regex::new(&format!("^(?:{rx})$")).unwrap();
+    let ends = vec![m.tokenizer.eos];
+    let v = ConstraintVocab::new(&m.tokenizer, vocab_size, &ends, native_clock).unwrap();
+    for seed in 0..20 {
+        let s = RawSettings::from_pairs([
+            ("temperature", "1"),
+            ("seed", &seed.to_string()),
+            ("max_tokens", "40"),
+            ("constraint", &format!("regex:{rx}")),
+        ])
+        .validate(vocab_size)
+        .unwrap();
+        let ids = m.encode_prompt("Hello").unwrap();
+        let last = ids.last().copied();
+        let mut g = block_on(Generation::start(&mut be, ids, ends.clone())).unwrap();
+        g.sync_constraint(&s, &v).unwrap();
+        let reason = loop {
+            match block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap() {
+                StepOutcome::Stopped(r) | StepOutcome::Token { stop: Some(r), .. } => break r,
+                StepOutcome::Token { .. } => {}
+            }
+        };
+        let t = m
+            .tokenizer
+            .text_after(last, &g.generated_ids(), &ends, true);
+        assert_eq!(reason, StopReason::ConstraintComplete, "seed {seed}: {t:?}");
+        assert!(check.is_match(&t), "seed {seed}: {t:?}");
+        g.release(&mut be);
+    }
+}
