@@ -96,11 +96,18 @@ fn sample_shows_each_stage_and_what_it_removed() {
         .iter()
         .map(|s| s["stage"].as_str().unwrap())
         .collect();
+    // The constraint (off here) first, as in every profile.
     assert_eq!(
-        names[..3],
-        ["logit_bias", "repetition_penalty", "frequency_penalty"]
+        names[..4],
+        [
+            "constraint",
+            "logit_bias",
+            "repetition_penalty",
+            "frequency_penalty"
+        ]
     );
-    let rep = &stages[1];
+    assert_eq!(stages[0]["active"], false);
+    let rep = &stages[2];
     assert_eq!(rep["active"], true);
     // Token 0's logit 3 became 1: tied with token 2, below token 1. Top-k 2 under hf keeps
     // both tokens tied at the boundary (3 kept); only token 3 is removed.
