@@ -66,10 +66,15 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
     // The same beside two processes that keep both cores busy (a classroom laptop always
     // runs something else).
     const busy = await besideBusyProcesses(2, () => sliderToChart(page));
-    // With a constraint: its mask (sent by the worker) applied by the chain at every move.
-    await page.getByTestId('constraint-preset-character').click();
+    // With a constraint: its mask (sent by the worker) applied by the chain at every move
+    // (one that leaves many tokens, so that the temperature changes what is drawn).
+    await page.getByTestId('constraint-kind').selectOption('regex');
+    await page.getByTestId('constraint-source').fill('[ a-z]+');
+    await page.getByTestId('constraint-apply').click();
     await page.getByTestId('constraint-measures').waitFor({ timeout: 60_000 });
     const constrained = await sliderToChart(page);
+    await page.getByTestId('constraint-preset-character').click();
+    await page.waitForFunction(() => /^\$/.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 60_000 });
     results.constraint_mask = { character: await maskInPage(page, 12) };
     await page.getByTestId('constraint-preset-list').click();
     await page.waitForFunction(() => /^next /.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 60_000 });

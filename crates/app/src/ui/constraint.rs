@@ -182,7 +182,7 @@ pub fn ConstraintPanel() -> impl IntoView {
             <p class="hint">"Structured output is one more stage of the chain: a mask that keeps only the tokens that can continue the text inside a regex, a JSON Schema or a grammar (compiled once per prompt by llguidance, in the worker)."</p>
             <div class="knob-row presets">"Presets: " {presets}</div>
             <div class="knob-row">
-                <label>"Kind "
+                <label data-tagged>"Kind " <Tag of="knob-constraint" />
                     <select data-testid="constraint-kind" prop:value=move || kind.get()
                         on:change=move |ev| {
                             kind.set(event_target_value(&ev));
@@ -193,6 +193,8 @@ pub fn ConstraintPanel() -> impl IntoView {
                 </label>
                 <button data-testid="constraint-apply" on:click=move |_| apply()>"Apply"</button>
             </div>
+            <div class="constraint-source" data-tagged>
+            <Tag of="knob-constraint" />
             <textarea data-testid="constraint-source" aria-label="Constraint source" rows="5" spellcheck="false"
                 prop:value=move || source.get()
                 on:input=move |ev| source.set(event_target_value(&ev))
@@ -202,6 +204,7 @@ pub fn ConstraintPanel() -> impl IntoView {
                         apply();
                     }
                 }></textarea>
+            </div>
             <small class="help">"Ctrl+Enter applies. GBNF as llama.cpp writes it: root ::= \"yes\" | \"no\"."</small>
             {move || error().map(|m| view! { <p class="field-error" role="alert" data-testid="constraint-error">{m}</p> })}
             {measures(ui)}
