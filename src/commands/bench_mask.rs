@@ -11,6 +11,7 @@
 use crate::error::CliError;
 use crate::files::ModelFiles;
 use decoding_engine::decode::constraint::{native_clock, ConstraintSpec, ConstraintVocab};
+use decoding_engine::decode::sampling::step_coin;
 use decoding_engine::Model;
 use std::path::PathBuf;
 
@@ -122,8 +123,7 @@ pub fn measure(
 fn walk(spec: &ConstraintSpec, v: &ConstraintVocab) -> Result<(f64, usize), CliError> {
     let mut c = spec.compile(v)?;
     let (mut total, mut n) = (0.0, 0);
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    for _ in 0..STEPS {
+    for step in 0..STEPS as u64 {
         let a = c.allowed()?;
         total += a.ms;
         n += 1;
@@ -134,10 +134,9 @@ fn walk(spec: &ConstraintSpec, v: &ConstraintVocab) -> Result<(f64, usize), CliE
         if ids.is_empty() {
             break;
         }
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        c.advance(ids[(state % ids.len() as u64) as usize])?;
+        // The chain's own coin (seed 0, this step's): the same path in every run.
+        let u = step_coin(0, step);
+        c.advance(ids[((u * ids.len() as f64) as usize).min(ids.len() - 1)])?;
     }
     Ok((total, n))
 }

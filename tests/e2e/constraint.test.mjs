@@ -84,7 +84,7 @@ test('a JSON Schema typed by hand: the field being filled, then an instance of i
 });
 
 test('a grammar with a syntax error is refused with its line and column, within a second', async () => {
-  const { page } = await ready('backend=cpu');
+  const { page, problems } = await ready('backend=cpu');
   await page.getByTestId('constraint-kind').selectOption('grammar');
   await page.getByTestId('constraint-source').fill('root ::= item+\nitem ::= "- " [a-z]+ ) "\\n"\n');
   const t0 = Date.now();
@@ -98,6 +98,7 @@ test('a grammar with a syntax error is refused with its line and column, within 
   assert.equal(await page.getByTestId('constraint-measures').count(), 0);
   await page.getByTestId('dist-row').first().waitFor();
   await screenshot(page, 'constraint-syntax-error');
+  assert.deepEqual(problems, []);
 });
 
 test('an unsatisfiable constraint stops instead of sampling from nothing', async () => {
@@ -136,7 +137,7 @@ test('the compare preset: the same prompt without and with the schema, side by s
 });
 
 test('axe-core: no serious or critical violation with the constraint at work, and at phone width', async () => {
-  const { page } = await ready('backend=cpu');
+  const { page, problems } = await ready('backend=cpu');
   await page.getByTestId('constraint-preset-character').click();
   await page.getByTestId('constraint-measures').waitFor({ timeout: 30_000 });
   const src = fs.readFileSync(path.join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
@@ -151,4 +152,5 @@ test('axe-core: no serious or critical violation with the constraint at work, an
   assert.deepEqual(await run(), []);
   await page.getByTestId('constraint-panel').scrollIntoViewIfNeeded();
   await screenshot(page, 'constraint-phone');
+  assert.deepEqual(problems, []);
 });

@@ -8,20 +8,14 @@ use decoding_engine::decode::beam::{
     beam_search, score_continuation, BeamConfig, BeamSearch, NodeStatus,
 };
 use decoding_engine::decode::generation::{Generation, StepOutcome, StopReason};
-use decoding_engine::decode::sampling::{RawSettings, Settings};
+use decoding_engine::decode::sampling::Settings;
 use decoding_engine::Model;
 use decoding_engine::SeqId;
 use pollster::block_on;
 
-fn settings(pairs: &[(&str, &str)]) -> Settings {
-    RawSettings::from_pairs(pairs.iter().copied())
-        .validate(512)
-        .unwrap()
-}
+use common::settings;
 
-fn ends(m: &Model) -> Vec<u32> {
-    vec![m.tokenizer.eos, m.tokenizer.bos]
-}
+use common::ends;
 
 /// Greedy tokens and their total log-probability.
 fn greedy(m: &Model, be: &mut CpuBackend, prompt: &[u32], n: usize) -> (Vec<u32>, f64) {

@@ -16,15 +16,9 @@ use decoding_engine::decode::speculative::{Draft, Rule, Speculator};
 use decoding_engine::Model;
 use pollster::block_on;
 
-fn settings(pairs: &[(&str, &str)]) -> Settings {
-    RawSettings::from_pairs(pairs.iter().copied())
-        .validate(512)
-        .unwrap()
-}
+use common::settings;
 
-fn ends(m: &Model) -> Vec<u32> {
-    vec![m.tokenizer.eos, m.tokenizer.bos]
-}
+use common::ends;
 
 fn vocab(m: &Model) -> ConstraintVocab {
     ConstraintVocab::new(&m.tokenizer, 512, &ends(m), native_clock).unwrap()
@@ -32,9 +26,20 @@ fn vocab(m: &Model) -> ConstraintVocab {
 
 /// The generated ids and why it stopped.
 fn generate(m: &Model, be: &mut CpuBackend, prompt: &str, s: &Settings) -> (Vec<u32>, StopReason) {
+    generate_with(m, be, prompt, s, (&vocab(m), &ends(m)))
+}
+
+/// [`generate`] with a vocabulary and end tokens of the caller's.
+fn generate_with(
+    m: &Model,
+    be: &mut CpuBackend,
+    prompt: &str,
+    s: &Settings,
+    (vocab, ends): (&ConstraintVocab, &[u32]),
+) -> (Vec<u32>, StopReason) {
     let ids = m.encode_prompt(prompt).unwrap();
-    let mut g = block_on(Generation::start(be, ids, ends(m))).unwrap();
-    g.sync_constraint(s, &vocab(m)).unwrap();
+    let mut g = block_on(Generation::start(be, ids, ends.to_vec())).unwrap();
+    g.sync_constraint(s, vocab).unwrap();
     let reason = loop {
         match block_on(g.step(be, s, &m.tokenizer)).unwrap() {
             StepOutcome::Stopped(r) => break r,
@@ -337,21 +342,10 @@ fn a_gpt2_bpe_vocabulary_spells_what_the_regex_allows() {
         ])
         .validate(vocab_size)
         .unwrap();
-        let ids = m.encode_prompt("Hello").unwrap();
-        let last = ids.last().copied();
-        let mut g = block_on(Generation::start(&mut be, ids, ends.clone())).unwrap();
-        g.sync_constraint(&s, &v).unwrap();
-        let reason = loop {
-            match block_on(g.step(&mut be, &s, &m.tokenizer)).unwrap() {
-                StepOutcome::Stopped(r) | StepOutcome::Token { stop: Some(r), .. } => break r,
-                StepOutcome::Token { .. } => {}
-            }
-        };
-        let t = m
-            .tokenizer
-            .text_after(last, &g.generated_ids(), &ends, true);
+        let last = m.encode_prompt("Hello").unwrap().last().copied();
+        let (ids, reason) = generate_with(&m, &mut be, "Hello", &s, (&v, &ends));
+        let t = m.tokenizer.text_after(last, &ids, &ends, true);
         assert_eq!(reason, StopReason::ConstraintComplete, "seed {seed}: {t:?}");
         assert!(check.is_match(&t), "seed {seed}: {t:?}");
-        g.release(&mut be);
     }
 }

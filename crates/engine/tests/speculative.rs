@@ -7,19 +7,13 @@ mod common;
 
 use decoding_engine::backend::{Backend, CpuBackend};
 use decoding_engine::decode::generation::{Generation, StepOutcome};
-use decoding_engine::decode::sampling::{
-    process, sample_from, step_coins, History, RawSettings, Settings,
-};
+use decoding_engine::decode::sampling::{process, sample_from, step_coins, History, Settings};
 use decoding_engine::decode::speculative::*;
 use decoding_engine::quant::Precision;
 use decoding_engine::{KvCache, Model, Transformer};
 use pollster::block_on;
 
-fn settings(pairs: &[(&str, &str)]) -> Settings {
-    RawSettings::from_pairs(pairs.iter().copied())
-        .validate(512)
-        .unwrap()
-}
+use common::settings;
 
 use common::softmax::softmax;
 

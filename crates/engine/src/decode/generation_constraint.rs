@@ -6,7 +6,7 @@
 use super::constraint::ConstraintVocab;
 use super::constraint::{Allowed, Constraint, ConstraintError};
 use super::generation::{Generation, GenerationError, StopReason};
-use super::sampling::stages::constraint::spec;
+use super::sampling::stages::constraint::{spec, text};
 use super::sampling::Settings;
 
 impl Generation {
@@ -47,8 +47,9 @@ impl Generation {
         &mut self,
         settings: &Settings,
     ) -> Result<Option<Allowed>, GenerationError> {
-        match (&mut self.constraint, spec(settings)) {
-            (Some(c), Some(s)) if *c.spec() == s => Ok(Some(c.allowed()?)),
+        // The knob's text against the held spec (no parse: a schema may be 64 KB).
+        match (&mut self.constraint, text(settings)) {
+            (Some(c), Some(t)) if c.spec().is_text(t) => Ok(Some(c.allowed()?)),
             // Never the old constraint's mask for the new one.
             (Some(_), Some(_)) => Err(ConstraintError::Stale.into()),
             _ => Ok(None),
@@ -57,8 +58,11 @@ impl Generation {
 
     /// The constraint's reason to stop at the current position, from its last mask.
     pub(super) fn constraint_stop(&self, settings: &Settings) -> Option<StopReason> {
-        let wanted = spec(settings)?;
-        let c = self.constraint.as_ref().filter(|c| *c.spec() == wanted)?;
+        let wanted = text(settings)?;
+        let c = self
+            .constraint
+            .as_ref()
+            .filter(|c| c.spec().is_text(wanted))?;
         let a = c.peek()?;
         let ended = self
             .generated_ids()

@@ -33,6 +33,18 @@ pub fn fixture(dir: &str, name: &str) -> Vec<u8> {
     })
 }
 
+/// Settings from knob pairs, valid for stories260K's 512 tokens.
+pub fn settings(pairs: &[(&str, &str)]) -> decoding_engine::decode::sampling::Settings {
+    decoding_engine::decode::sampling::RawSettings::from_pairs(pairs.iter().copied())
+        .validate(512)
+        .unwrap()
+}
+
+/// The tokens that end a llama2.c model's text: EOS, and BOS (its sequence delimiter).
+pub fn ends(m: &Model) -> Vec<u32> {
+    vec![m.tokenizer.eos, m.tokenizer.bos]
+}
+
 pub fn stories260k() -> Model {
     Model::from_memory(
         [
