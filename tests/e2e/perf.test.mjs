@@ -123,7 +123,8 @@ async function maskInPage(page, steps) {
     if (m) ms.push(Number(m[1]));
   }
   const t = (await page.getByTestId('timings').innerText()).match(/decode (\d+\.\d\d) ms\/token/);
-  return { steps: ms.length, mask_ms: { median: round(median(ms), 3), max: round(Math.max(...ms), 3) }, decode_ms_per_token: t ? Number(t[1]) : null };
+  const mean = ms.reduce((a, b) => a + b, 0) / ms.length;
+  return { steps: ms.length, mask_ms: { median: round(median(ms), 3), mean: round(mean, 3), max: round(Math.max(...ms), 3) }, decode_ms_per_token: t ? Number(t[1]) : null };
 }
 
 /**
@@ -287,6 +288,7 @@ test('decode per precision in the page against native (CPU backend)', async () =
     });
     out['15M'].page_engine_memory_bytes = memory;
     results.decode_15M_f32 = await decode15M(browser, server, dir, cli);
+    results.constraint_mask_15M = await maskOnVocabularies(browser, server, results.decode_15M_f32);
   } finally {
     await browser.close();
     await server.close();
@@ -295,6 +297,35 @@ test('decode per precision in the page against native (CPU backend)', async () =
   results.decode_by_precision = out;
   assert.ok(out['15M'].q8.page_tokens_per_s > 0);
 });
+
+/**
+ * The constraint's mask in the page on real 32,000- and 49,152-token vocabularies (the GGUF
+ * fixtures: a tiny model carrying each tokenizer), under the list grammar (GBNF) and the
+ * character schema, as the worker times it at each step, against the 15M shape's decode step
+ * in the page (`decode15M`, same run): the mask depends on the vocabulary and the constraint,
+ * not on the weights. The worker's clock ticks in 0.1 ms, so the mean over the steps.
+ */
+async function maskOnVocabularies(browser, server, decode) {
+  const step = decode.runs.reduce((a, r) => a + r.page_step_ms, 0) / decode.runs.length;
+  const out = { page_15M_step_ms: round(step, 3) };
+  for (const [file, n] of [['spm-32000.gguf', 32000], ['bpe-49152.gguf', 49152]]) {
+    const { page } = await open(browser.context, `${server.url}?backend=cpu`);
+    await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+    await page.getByTestId('load-model').click();
+    await page.getByTestId('model-file').setInputFiles(path.join(ROOT, 'assets/models/fixtures/vocab', file));
+    await page.getByTestId('load-files').click();
+    await page.waitForFunction((n) => new RegExp(`of ${n} tokens kept`).test(document.querySelector('[data-testid=entropy]')?.textContent ?? ''), n, { timeout: 60_000 });
+    out[file] = {};
+    for (const [preset, position] of [['list', '^next '], ['character', '^\\$']]) {
+      await page.getByTestId(`constraint-preset-${preset}`).click();
+      await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), position, { timeout: 60_000 });
+      const m = await maskInPage(page, 16);
+      out[file][preset] = { ...m, over_15M_step: round(m.mask_ms.mean / step, 3) };
+    }
+    await page.close();
+  }
+  return out;
+}
 
 /** Opens `url` and loads a model and tokenizer picked from disk; waits for the model card. */
 async function pickFiles(browser, url, model, tokenizer, summary) {

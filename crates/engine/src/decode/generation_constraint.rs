@@ -6,7 +6,9 @@
 use super::constraint::ConstraintVocab;
 use super::constraint::{Allowed, Constraint, ConstraintError};
 use super::generation::{Generation, GenerationError, StopReason};
-use super::sampling::stages::constraint::{spec, text};
+#[cfg(feature = "constraint")]
+use super::sampling::stages::constraint::spec;
+use super::sampling::stages::constraint::text;
 use super::sampling::Settings;
 
 impl Generation {

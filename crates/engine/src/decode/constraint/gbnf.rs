@@ -21,7 +21,9 @@
 //!
 //! GBNF is character-level, while Lark's strings and regexes are lexemes matched greedily, so
 //! `"a" | "ab"` could change meaning: every character is therefore its own lexeme, a string
-//! one JSON string per character, a class one regex (`/[\x{61}-\x{7A}]/`), `.` `/(?s:.)/`.
+//! one JSON string per character, a class one regex (`/[\x{61}-\x{7A}]/`), `.` `/(?s:.)/`,
+//! except a repeated character or class where the lexer's greed cannot change the language
+//! (`gbnf_lark.rs`): that run is one lexeme, which costs a token mask several times less.
 //! `root` becomes Lark's `start`; other names are kept where Lark takes them
 //! (`[a-z][a-z0-9-]*`, not `start`), else renamed `r_<n>` (with a comment). One Lark rule per
 //! GBNF rule, except that groups nested deeper than llguidance's parser takes move into
@@ -30,6 +32,14 @@
 use std::collections::HashMap;
 use std::fmt;
 
+#[path = "gbnf_lark.rs"]
+mod emit;
+use emit::{class_atom, CharSet, Emitter};
+
+/// The longest chain of rules, each named first by the one before, accepted: llguidance's
+/// Lark compiler follows a rule's references recursively, and 400 overflowed a 1 MB stack
+/// (a wasm worker's) in the tests.
+pub const MAX_RULE_DEPTH: usize = 100;
 /// The deepest nesting of parentheses (and of chained repetitions) accepted.
 pub const MAX_NESTING: usize = 200;
 const TOO_DEEP: &str = "nesting deeper than 200";
@@ -44,10 +54,10 @@ const TOO_MANY_REPETITIONS: &str = "number of repetitions exceeds sane defaults 
 const TOO_MANY_RULES: &str = "number of rules that are going to be repeated multiplied by the \
     new repetition exceeds sane defaults (2000)";
 const SURROGATES: std::ops::RangeInclusive<u32> = 0xD800..=0xDFFF;
-/// A class that no character matches.
-const NO_CHAR: &str = r"/[^\x{0}-\x{10FFFF}]/";
+/// A class that no character matches (a regex's body, without its slashes).
+const NO_CHAR: &str = r"[^\x{0}-\x{10FFFF}]";
 /// Any character (`.`, and `[^...]` once nothing is left to exclude).
-const ANY_CHAR: &str = "/(?s:.)/";
+const ANY_CHAR: &str = "(?s:.)";
 
 /// A GBNF syntax error, placed at its 1-based line and column (in characters).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,11 +90,9 @@ pub fn to_lark(src: &str) -> Result<String, GbnfError> {
         let message = "grammar does not contain a 'root' rule".to_string();
         return Err(p.error_at(0, None, message));
     }
+    p.check_depth()?;
     let names = (0..p.names.len()).map(|i| lark_name(&p.names, i)).collect();
-    let mut e = Emitter {
-        names,
-        helpers: Vec::new(),
-    };
+    let mut e = Emitter::new(names, &p.rules);
     let mut out = String::new();
     for (id, alts) in &p.rules {
         let (gbnf, lark) = (&p.names[*id], e.names[*id].clone());
@@ -117,7 +125,9 @@ type Rep = (u64, Option<u64>);
 enum Atom {
     /// A string's characters (at least one).
     Chars(Vec<char>),
-    /// Lark text as is: a one-character regex (a class, `.`) or a token (`<[12]>`).
+    /// A class or `.`: its regex's body (`[\x{61}-\x{7A}]`) and the characters it matches.
+    Class(String, CharSet),
+    /// Lark text as is: a token (`<[12]>`).
     Raw(String),
     /// A rule reference, by name id.
     Ref(usize),
@@ -324,7 +334,7 @@ impl Parser {
                 '(' => Some(self.parse_group()?),
                 '.' => {
                     self.pos += 1;
-                    Some(Atom::Raw(ANY_CHAR.to_string()))
+                    Some(Atom::Class(ANY_CHAR.to_string(), CharSet::any()))
                 }
                 '*' | '+' | '?' | '{' => {
                     let rep = self.parse_rep(nested)?;
@@ -389,7 +399,7 @@ impl Parser {
             ranges.push((lo, hi));
         }
         self.pos += 1;
-        Ok((!ranges.is_empty()).then(|| Atom::Raw(class_regex(negated, &ranges))))
+        Ok((!ranges.is_empty()).then(|| class_atom(negated, &ranges)))
     }
 
     /// `<[id]>`, `!<[id]>` or `<text>` (llama.cpp's `parse_token`).
@@ -500,6 +510,37 @@ impl Parser {
         Ok(true)
     }
 
+    /// Refuses rules nested deeper than [`MAX_RULE_DEPTH`] as a compiler reaches them:
+    /// depth first from `root`, each rule at its first reference.
+    fn check_depth(&self) -> Result<(), GbnfError> {
+        let mut named: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.names.len()];
+        for &(id, at, rule) in &self.refs {
+            named[rule].push((id, at));
+        }
+        let root = self.name_ids["root"];
+        let mut seen = vec![false; self.names.len()];
+        seen[root] = true;
+        // (rule, index of its next reference)
+        let mut stack = vec![(root, 0)];
+        while let Some((rule, next)) = stack.pop() {
+            let Some(&(id, at)) = named[rule].get(next) else {
+                continue;
+            };
+            stack.push((rule, next + 1));
+            if !seen[id] {
+                seen[id] = true;
+                let deep = stack.len() >= MAX_RULE_DEPTH;
+                let msg = format!("rules nest deeper than {MAX_RULE_DEPTH}, each naming the next");
+                self.check(!deep, at, &msg).map_err(|e| GbnfError {
+                    rule: Some(self.names[rule].clone()),
+                    ..e
+                })?;
+                stack.push((id, 0));
+            }
+        }
+        Ok(())
+    }
+
     /// Every reference names a defined rule ("Undefined rule identifier" in llama.cpp).
     fn check_references(&self) -> Result<(), GbnfError> {
         if let Some(&(id, at, rule)) = self.refs.iter().find(|r| !self.defined[r.0]) {
@@ -507,89 +548,6 @@ impl Parser {
             return Err(self.error_at(at, Some(rule), msg));
         }
         Ok(())
-    }
-}
-
-/// A class as one Lark regex. Ranges reversed, or outside Unicode's scalar values, match
-/// nothing (llama.cpp compares code points), so they are clipped or left out.
-fn class_regex(negated: bool, ranges: &[(u32, u32)]) -> String {
-    let mut body = String::new();
-    for &(lo, hi) in ranges {
-        let lo = if SURROGATES.contains(&lo) { 0xE000 } else { lo };
-        let hi = if SURROGATES.contains(&hi) { 0xD7FF } else { hi };
-        let hi = hi.min(0x10FFFF);
-        if lo < hi {
-            body.push_str(&format!("\\x{{{lo:X}}}-\\x{{{hi:X}}}"));
-        } else if lo == hi {
-            body.push_str(&format!("\\x{{{lo:X}}}"));
-        }
-    }
-    match (negated, body.is_empty()) {
-        (true, true) => ANY_CHAR.to_string(),
-        (false, true) => NO_CHAR.to_string(),
-        (true, false) => format!("/[^{body}]/"),
-        (false, false) => format!("/[{body}]/"),
-    }
-}
-
-/// One character as a Lark (JSON) string; Lark's lexer wants DEL escaped.
-fn char_lexeme(c: char) -> String {
-    match serde_json::to_string(&c.to_string()) {
-        Ok(s) => s.replace('\u{7f}', "\\u007f"),
-        Err(_) => format!("/[\\x{{{:X}}}]/", u32::from(c)),
-    }
-}
-
-struct Emitter {
-    /// Lark names, by name id (then helper rules').
-    names: Vec<String>,
-    /// Helper rules for groups nested too deep, to follow the current rule.
-    helpers: Vec<String>,
-}
-
-impl Emitter {
-    /// Alternatives joined by `|`, an empty one as `""`.
-    fn alts(&mut self, alts: &[Vec<Item>], depth: usize) -> String {
-        let mut seqs = Vec::new();
-        for seq in alts {
-            let items: Vec<String> = seq.iter().map(|i| self.item(i, depth)).collect();
-            seqs.push(items.join(" "));
-        }
-        for s in seqs.iter_mut().filter(|s| s.is_empty()) {
-            s.push_str("\"\"");
-        }
-        seqs.join(" | ")
-    }
-
-    fn item(&mut self, item: &Item, depth: usize) -> String {
-        let mut s = match &item.0 {
-            Atom::Chars(chars) => {
-                let lexemes: Vec<String> = chars.iter().map(|&c| char_lexeme(c)).collect();
-                lexemes.join(" ")
-            }
-            Atom::Raw(r) => r.clone(),
-            Atom::Ref(id) => self.names[*id].clone(),
-            Atom::Group(alts) if depth < LARK_MAX_PARENS => {
-                format!("({})", self.alts(alts, depth + 1))
-            }
-            Atom::Group(alts) => {
-                let name = format!("g_{}", self.names.len());
-                self.names.push(name.clone());
-                let body = self.alts(alts, 0);
-                self.helpers.push(format!("{name}: {body}\n"));
-                name
-            }
-        };
-        match item.1 {
-            None => {}
-            Some((0, None)) => s.push('*'),
-            Some((1, None)) => s.push('+'),
-            Some((0, Some(1))) => s.push('?'),
-            Some((m, None)) => s.push_str(&format!("{{{m},}}")),
-            Some((m, Some(n))) if m == n => s.push_str(&format!("{{{m}}}")),
-            Some((m, Some(n))) => s.push_str(&format!("{{{m},{n}}}")),
-        }
-        s
     }
 }
 

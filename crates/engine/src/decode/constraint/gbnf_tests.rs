@@ -84,7 +84,7 @@ fn classes_and_any_become_regexes() {
     // Surrogates and reversed ranges match nothing.
     assert_eq!(
         lark(r#"root ::= [\uD800-\uDFFF] [^z-a]"#),
-        format!("start: {NO_CHAR} {ANY_CHAR}\n")
+        format!("start: /{NO_CHAR}/ /{ANY_CHAR}/\n")
     );
     assert_eq!(
         lark(r#"root ::= [\uD000-\uE000]"#),
@@ -102,14 +102,34 @@ fn repetitions() {
         lark(src),
         "start: x{2,3} x{2} x+ x? x* x+ x? x{0,4} x{5,} x{1,2}\nx: \"x\"\n"
     );
-    // Repetitions apply to the whole string, and chain.
+    // Repetitions apply to the whole string, and chain. A repeated character or class that
+    // nothing after it can continue is one lexeme (`"c"*`, `[0-9]{4}`); `"d"{2}` is followed
+    // by its own `"d"` (the outer `{3}`), so it stays a lexeme a character.
     assert_eq!(
         lark(r#"root ::= "ab"* "c"*? "d"{2}{3}"#),
-        "start: (\"a\" \"b\")* (\"c\"*)? (\"d\"{2}){3}\n"
+        "start: (\"a\" \"b\")* ((/\\x{63}+/)?)? (\"d\"{2}){3}\n"
     );
     assert_eq!(
         lark(r#"root ::= ("a" | "b"){2,} [0-9]{4}"#),
-        "start: (\"a\" | \"b\"){2,} /[\\x{30}-\\x{39}]/{4}\n"
+        "start: (\"a\" | \"b\"){2,} /[\\x{30}-\\x{39}]{4}/\n"
+    );
+}
+
+#[test]
+fn runs_become_one_lexeme_where_no_parse_is_lost() {
+    // The list preset: a word is read whole, as no word goes on with a letter.
+    assert_eq!(
+        lark("root ::= item{2,8}\nitem ::= \"\\n- \" [a-z]+ (\" \" [a-z]+)? \".\""),
+        concat!(
+            "start: item{2,8}\n",
+            r#"item: "\n" "-" " " /[\x{61}-\x{7A}]+/ (" " /[\x{61}-\x{7A}]+/)? ".""#,
+            "\n"
+        )
+    );
+    // `[a-z]*` then a letter: per character.
+    assert_eq!(
+        lark("root ::= [a-z]* \"s\" \" \"*"),
+        "start: /[\\x{61}-\\x{7A}]/* \"s\" (/\\x{20}+/)?\n"
     );
 }
 
@@ -214,7 +234,9 @@ fn json_gbnf_translates() {
         "{out}"
     );
     assert!(
-        out.contains("ws: \"\" | \" \" | \"\\n\" /[\\x{20}\\x{9}]/{0,20}\n"),
+        // Nothing that follows `ws` is a space or a tab, and no lexeme that may start where its
+        // run does (after a newline) goes on with one: the run is one lexeme.
+        out.contains("ws: \"\" | \" \" | \"\\n\" (/[\\x{20}\\x{9}]{1,20}/)?\n"),
         "{out}"
     );
     assert!(

@@ -89,7 +89,7 @@ impl ConstraintSpec {
                 })?;
                 TopLevelGrammar::from_lark(lark)
             }
-            ConstraintKind::Lark => TopLevelGrammar::from_lark(self.source.clone()),
+            ConstraintKind::Lark => lark(kind, &self.source)?,
         })
     }
 
@@ -116,6 +116,27 @@ impl ConstraintSpec {
             cached: None,
         })
     }
+}
+
+/// A Lark grammar for llguidance, which compiles a rule's references recursively (a chain
+/// of rules can overflow the worker's stack): no more rules than a GBNF chain may hold.
+fn lark(kind: &'static str, source: &str) -> Result<TopLevelGrammar, ConstraintError> {
+    let rules = source.lines().filter(|l| lark_defines(l)).count();
+    let limit = gbnf::MAX_RULE_DEPTH;
+    if rules > limit {
+        let message = format!("{rules} rules: a Lark grammar may define {limit}");
+        return Err(ConstraintError::Compile { kind, message });
+    }
+    Ok(TopLevelGrammar::from_lark(source.to_string()))
+}
+
+/// Whether a Lark line defines a rule or a token (`name: ...`, `?name:`, `NAME.2: ...`).
+fn lark_defines(line: &str) -> bool {
+    let l = line.trim_start().trim_start_matches(['?', '!']);
+    let name_end = l
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(l.len());
+    name_end > 0 && l[name_end..].trim_start().starts_with(':') && !l.starts_with("//")
 }
 
 /// llguidance's message, placed where it says where (`at 3(7): …` from its Lark parser).

@@ -28,7 +28,7 @@ fn next_chars(words: &[u32], vocab: &ConstraintVocab, end: bool) -> String {
         while b != 0 {
             let id = w * 32 + b.trailing_zeros() as usize;
             b &= b - 1;
-            if let Some(&c) = vocab.bytes(id as u32).first() {
+            if let Some(c) = vocab.first_byte(id) {
                 first[c as usize] = true;
             }
         }

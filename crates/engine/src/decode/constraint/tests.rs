@@ -149,7 +149,39 @@ fn a_language_the_vocabulary_cannot_spell_allows_nothing() {
 #[test]
 fn a_hostile_constraint_is_refused_or_bounded_within_a_second() {
     let v = vocab();
+    // Rules each naming the next: llguidance compiles them recursively, so 1,500 would
+    // overflow the stack; GBNF's past 100 are refused where the 101st is named (`root`, then
+    // r0 to r98, and r98 names r99 at line 1403), Lark's by their count.
+    let chain = |n: usize| -> String {
+        let rules: String = (0..n)
+            .rev()
+            .map(|i| format!("r{i} ::= [^a]* r{} [b-z]+ | \"q\"\n", i + 1))
+            .collect();
+        format!("root ::= r0\n{rules}r{n} ::= \"x\"\n")
+    };
+    let e = spec(&format!("grammar:{}", chain(1500)))
+        .compile(&v)
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "GBNF grammar syntax error at line 1403, column 15 (rule r98): rules nest deeper than 100, \
+         each naming the next"
+    );
+    assert!(spec(&format!("grammar:{}", chain(98))).compile(&v).is_ok());
+    let lark_chain: String = (0..150)
+        .map(|i| format!("r{i}: r{} \"a\"\n", i + 1))
+        .collect();
+    let lark = format!("lark:start: r0\n{lark_chain}r150: \"x\"\n");
+    let e = spec(&lark).compile(&v).err().unwrap().to_string();
+    assert!(
+        e.contains("152 rules: a Lark grammar may define 100"),
+        "{e}"
+    );
+    // The chain's analysis of runs (`gbnf_lark.rs`) is bounded: compiled within the second.
+    let chain = format!("grammar:{}", chain(98));
     for text in [
+        chain.as_str(),
         // nested counted repetitions: 10^12 states if unrolled
         "regex:((((a{1000}){1000}){1000}){1000})b",
         "lark:start: x{1000}\nx: y{1000}\ny: \"a\"{1000}",

@@ -20,6 +20,8 @@ struct Inner {
     factory: ParserFactory,
     /// Each token's bytes (empty for a special token).
     bytes: Vec<Vec<u8>>,
+    /// Each token's first byte (256 for none), read for every allowed token at each step.
+    first: Vec<u16>,
     /// How each token is shown.
     pieces: Vec<String>,
     eos: u32,
@@ -110,9 +112,14 @@ impl ConstraintVocab {
         factory.limits_mut().max_grammar_size = super::MAX_GRAMMAR_SYMBOLS;
         let mut end: Vec<u32> = vec![eos];
         end.extend(end_tokens.iter().copied().filter(|&t| t != eos));
+        let first = bytes
+            .iter()
+            .map(|b| b.first().map_or(256, |&c| u16::from(c)))
+            .collect();
         Ok(ConstraintVocab(Arc::new(Inner {
             factory,
             bytes,
+            first,
             pieces,
             eos,
             end_tokens: end,
@@ -146,6 +153,11 @@ impl ConstraintVocab {
     /// A token's bytes (empty for a special token or an id past the tokenizer's).
     pub fn bytes(&self, id: u32) -> &[u8] {
         self.0.bytes.get(id as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The token's first byte; `None` for a special token or an id past the vocabulary.
+    pub(super) fn first_byte(&self, id: usize) -> Option<u8> {
+        self.0.first.get(id).and_then(|&b| u8::try_from(b).ok())
     }
 
     pub(super) fn piece_text(&self, id: u32) -> String {
