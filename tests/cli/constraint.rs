@@ -53,6 +53,17 @@ fn generate_under_a_grammar_and_a_schema_from_files() {
     let items = out.trim_end().strip_prefix("Lily liked").unwrap();
     let check = regex::Regex::new(r"^(\n- [a-z]+\.){2,3}$").unwrap();
     assert!(check.is_match(items), "{items:?}");
+    // Before any text, the position names the grammar's start rule.
+    let v = json(&[
+        "next",
+        "--prompt",
+        "Lily liked",
+        "--grammar",
+        g.to_str().unwrap(),
+        "--json",
+    ]);
+    let position = v["constraint"]["position"].as_str().unwrap();
+    assert!(position.starts_with("root · next "), "{position}");
     let s = temp_file(
         "s.json",
         br#"{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false}"#,

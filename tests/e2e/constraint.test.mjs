@@ -83,6 +83,27 @@ test('a JSON Schema typed by hand: the field being filled, then an instance of i
   assert.deepEqual(problems, []);
 });
 
+test('the list preset (GBNF): the position names the rule being filled, the text is a list', async () => {
+  const { page, problems } = await ready('backend=cpu');
+  await page.getByTestId('constraint-preset-list').click();
+  const prompt = 'Lily liked three things:';
+  await page.waitForFunction((p) => document.querySelector('[data-testid=prompt]')?.value === p, prompt);
+  await page.waitForFunction(() => /^root · next \[\\n\]/.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 30_000 });
+  // A few steps in, inside an item (its word or its punctuation).
+  let seen = '';
+  for (let i = 0; i < 6 && !/^item · /.test(seen); i++) {
+    const before = await chips(page).count();
+    await page.getByTestId('step').click();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length > n, before, { timeout: 30_000 });
+    seen = await page.getByTestId('constraint-position').innerText();
+  }
+  assert.match(seen, /^item · next /);
+  await screenshot(page, 'constraint-list');
+  await stepToStop(page);
+  assert.match(await generated(page, prompt), /^(\n- [a-z]+( [a-z]+)?\.){2,4}$/);
+  assert.deepEqual(problems, []);
+});
+
 test('a grammar with a syntax error is refused with its line and column, within a second', async () => {
   const { page, problems } = await ready('backend=cpu');
   await page.getByTestId('constraint-kind').selectOption('grammar');

@@ -77,7 +77,7 @@ test('CPU backend: first distribution, slider latency, decode speed', async () =
     await page.waitForFunction(() => /^\$/.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 60_000 });
     results.constraint_mask = { character: await maskInPage(page, 12) };
     await page.getByTestId('constraint-preset-list').click();
-    await page.waitForFunction(() => /^next /.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 60_000 });
+    await page.waitForFunction(() => /^root · next /.test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), null, { timeout: 60_000 });
     results.constraint_mask.list = await maskInPage(page, 12);
     await page.close();
     // A 32,000-token vocabulary (a tiny random model of that width): the chain and its trace
@@ -316,7 +316,7 @@ async function maskOnVocabularies(browser, server, decode) {
     await page.getByTestId('load-files').click();
     await page.waitForFunction((n) => new RegExp(`of ${n} tokens kept`).test(document.querySelector('[data-testid=entropy]')?.textContent ?? ''), n, { timeout: 60_000 });
     out[file] = {};
-    for (const [preset, position] of [['list', '^next '], ['character', '^\\$']]) {
+    for (const [preset, position] of [['list', '^root · next '], ['character', '^\\$']]) {
       await page.getByTestId(`constraint-preset-${preset}`).click();
       await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid=constraint-position]')?.textContent ?? ''), position, { timeout: 60_000 });
       const m = await maskInPage(page, 16);

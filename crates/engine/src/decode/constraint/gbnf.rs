@@ -34,7 +34,13 @@ use std::fmt;
 
 #[path = "gbnf_lark.rs"]
 mod emit;
-use emit::{class_atom, CharSet, Emitter};
+pub(crate) use emit::CharSet;
+use emit::{class_atom, Emitter};
+#[cfg(feature = "constraint")]
+#[path = "gbnf_bnf.rs"]
+mod bnf;
+#[cfg(feature = "constraint")]
+pub(crate) use bnf::{to_bnf, Bnf, Sym};
 
 /// The longest chain of rules, each named first by the one before, accepted: llguidance's
 /// Lark compiler follows a rule's references recursively, and 400 overflowed a 1 MB stack
@@ -83,14 +89,7 @@ impl std::error::Error for GbnfError {}
 
 /// Translates a GBNF grammar into llguidance's Lark syntax, refusing what llama.cpp refuses.
 pub fn to_lark(src: &str) -> Result<String, GbnfError> {
-    let mut p = Parser::default();
-    p.parse_grammar(src)?;
-    p.check_references()?;
-    if !p.name_ids.contains_key("root") {
-        let message = "grammar does not contain a 'root' rule".to_string();
-        return Err(p.error_at(0, None, message));
-    }
-    p.check_depth()?;
+    let p = parse(src)?;
     let names = (0..p.names.len()).map(|i| lark_name(&p.names, i)).collect();
     let mut e = Emitter::new(names, &p.rules);
     let mut out = String::new();
@@ -103,6 +102,19 @@ pub fn to_lark(src: &str) -> Result<String, GbnfError> {
         out.extend(e.helpers.drain(..));
     }
     Ok(out)
+}
+
+/// A grammar parsed and checked as llama.cpp would, and within this translation's limits.
+fn parse(src: &str) -> Result<Parser, GbnfError> {
+    let mut p = Parser::default();
+    p.parse_grammar(src)?;
+    p.check_references()?;
+    if !p.name_ids.contains_key("root") {
+        let message = "grammar does not contain a 'root' rule".to_string();
+        return Err(p.error_at(0, None, message));
+    }
+    p.check_depth()?;
+    Ok(p)
 }
 
 /// GBNF `root` is Lark's `start`; Lark rule names are `[a-z][_a-z0-9-]*`, and GBNF names

@@ -37,14 +37,14 @@ const MAX_CHAR: u32 = 0x10FFFF;
 
 /// Characters as sorted, disjoint, inclusive code point ranges.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct CharSet(Vec<(u32, u32)>);
+pub(crate) struct CharSet(Vec<(u32, u32)>);
 
 impl CharSet {
     pub(super) fn any() -> Self {
         CharSet(vec![(0, MAX_CHAR)])
     }
 
-    fn one(c: char) -> Self {
+    pub(crate) fn one(c: char) -> Self {
         CharSet(vec![(u32::from(c), u32::from(c))])
     }
 
@@ -80,6 +80,14 @@ impl CharSet {
         let grew = joined != *self;
         *self = joined;
         grew
+    }
+
+    /// Whether `c` is in it.
+    #[cfg_attr(not(feature = "constraint"), allow(dead_code))]
+    pub(crate) fn contains(&self, c: char) -> bool {
+        let c = u32::from(c);
+        let i = self.0.partition_point(|r| r.1 < c);
+        self.0.get(i).is_some_and(|r| r.0 <= c)
     }
 
     /// Whether a character is in both.

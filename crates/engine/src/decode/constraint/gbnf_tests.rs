@@ -495,6 +495,14 @@ impl Rng {
 
 /// Each error is placed inside the source (or just past its end).
 fn check_no_panic(src: &str) {
+    // The rule tracker reads the grammar and follows a text (the grammar's own) without a
+    // panic, whatever it names.
+    #[cfg(feature = "constraint")]
+    if let Ok(bnf) = to_bnf(src) {
+        let mut t = crate::decode::constraint::rules::RuleTracker::new(bnf);
+        t.feed(src.as_bytes());
+        let _ = t.rule();
+    }
     match to_lark(src) {
         Ok(out) => assert!(out.contains("start: "), "{src:?} -> {out:?}"),
         Err(e) => {

@@ -5,6 +5,7 @@
 //! add about 500 KB (gzip) to it.
 
 use super::position;
+use super::rules::RuleTracker;
 use super::{gbnf, Allowed, ConstraintError, ConstraintKind, ConstraintSpec, ConstraintVocab};
 use llguidance::api::{StopReason, TopLevelGrammar};
 use llguidance::Matcher;
@@ -114,6 +115,10 @@ impl ConstraintSpec {
             vocab: vocab.clone(),
             text: Vec::new(),
             cached: None,
+            rules: match self.kind {
+                ConstraintKind::Grammar => gbnf::to_bnf(&self.source).ok().map(RuleTracker::new),
+                _ => None,
+            },
         })
     }
 }
@@ -173,6 +178,8 @@ pub struct Constraint {
     text: Vec<u8>,
     /// The mask at the current position (computed once, until a token moves it).
     cached: Option<Allowed>,
+    /// A GBNF grammar's rule being filled, for the position.
+    rules: Option<RuleTracker>,
 }
 
 impl Clone for Constraint {
@@ -185,6 +192,7 @@ impl Clone for Constraint {
             vocab: self.vocab.clone(),
             text: self.text.clone(),
             cached: self.cached.clone(),
+            rules: self.rules.clone(),
         }
     }
 }
@@ -260,7 +268,13 @@ impl Constraint {
                 }
             }
         }
-        let position = position::describe(self.spec.kind, &self.text, &words, &self.vocab, end);
+        let rule = self.rules.as_ref().and_then(RuleTracker::rule);
+        let here = position::Here {
+            kind: self.spec.kind,
+            text: &self.text,
+            rule: rule.as_deref(),
+        };
+        let position = position::describe(&here, &words, &self.vocab, end);
         let allowed = Allowed {
             words,
             count,
@@ -302,6 +316,9 @@ impl Constraint {
                 .consume_token(token)
                 .map_err(|e| ConstraintError::Matcher(first_line(&e.to_string())))?;
             self.text.extend_from_slice(self.vocab.bytes(token));
+            if let Some(r) = &mut self.rules {
+                r.feed(self.vocab.bytes(token));
+            }
         }
         self.cached = None;
         Ok(())
@@ -318,6 +335,9 @@ impl Constraint {
         self.matcher = self.start.deep_clone();
         self.text.clear();
         self.cached = None;
+        if let Some(r) = &mut self.rules {
+            r.reset();
+        }
         Ok(())
     }
 

@@ -21,6 +21,8 @@ mod off;
 #[cfg(feature = "constraint")]
 mod position;
 #[cfg(feature = "constraint")]
+mod rules;
+#[cfg(feature = "constraint")]
 mod vocab;
 
 #[cfg(feature = "constraint")]

@@ -1,20 +1,24 @@
 //! Where the text is in its constraint, in a few words for the page: for a JSON Schema, the
-//! field being filled (a path read from the text so far, `$.pet`); for any constraint, the
+//! field being filled (a path read from the text so far, `$.pet`); for a GBNF grammar, the
+//! rule (`rules.rs`); for any constraint, the
 //! characters that may come next (the first bytes of the allowed tokens, as a class).
 
 use super::{ConstraintKind, ConstraintVocab};
 
+/// Where the text is: the constraint's kind, the text so far, and for a GBNF grammar the
+/// rule being filled (`rules.rs`).
+pub(super) struct Here<'a> {
+    pub kind: ConstraintKind,
+    pub text: &'a [u8],
+    pub rule: Option<&'a str>,
+}
+
 /// The position's words.
-pub(super) fn describe(
-    kind: ConstraintKind,
-    text: &[u8],
-    words: &[u32],
-    vocab: &ConstraintVocab,
-    end: bool,
-) -> String {
+pub(super) fn describe(here: &Here, words: &[u32], vocab: &ConstraintVocab, end: bool) -> String {
     let next = next_chars(words, vocab, end);
-    match kind {
-        ConstraintKind::JsonSchema => format!("{} · next {next}", json_path(text)),
+    match (here.kind, here.rule) {
+        (ConstraintKind::JsonSchema, _) => format!("{} · next {next}", json_path(here.text)),
+        (_, Some(rule)) => format!("{rule} · next {next}"),
         _ => format!("next {next}"),
     }
 }
@@ -68,7 +72,8 @@ fn next_chars(words: &[u32], vocab: &ConstraintVocab, end: bool) -> String {
 
 fn show(b: u8) -> String {
     match b {
-        b' ' => "␠".into(),
+        // As the page shows a piece's space (`page/pieces.rs`).
+        b' ' => "␣".into(),
         b'\n' => "\\n".into(),
         0x21..=0x7e => (b as char).to_string(),
         _ => format!("\\x{b:02X}"),

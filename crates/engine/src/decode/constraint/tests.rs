@@ -188,6 +188,8 @@ fn a_hostile_constraint_is_refused_or_bounded_within_a_second() {
         "grammar:root ::= x{1000}\nx ::= y{1000}\ny ::= \"a\"{1000}",
         // an ambiguous grammar: every split of the text is a parse
         "lark:start: s\ns: s s | s s s | \"a\" | \"aa\"",
+        // the same in GBNF, which the rule tracker (`rules.rs`) parses again
+        "grammar:root ::= s\ns ::= s s | s s s | \"a\" | \"aa\"",
     ] {
         let t = std::time::Instant::now();
         // Compiled, or refused; then masks along 30 tokens, or a refusal.
@@ -217,6 +219,53 @@ fn the_json_path_names_the_field_being_filled() {
     );
     assert_eq!(position::json_path(b"{\"a\": {\"b\": 1}, \"c\": "), "$.c");
     assert_eq!(position::json_path(b"{\"q\\\"x\": "), "$.q\"x");
+}
+
+/// The position after following `text` a byte at a time (from the start).
+fn position_after(c: &mut Constraint, text: &str) -> String {
+    c.reset().unwrap();
+    for b in text.bytes() {
+        c.advance(u32::from(b)).unwrap();
+    }
+    c.allowed().unwrap().position
+}
+
+#[test]
+fn the_position_names_the_gbnf_rule_being_filled() {
+    let v = vocab();
+    let g = "grammar:root ::= \" \" name \" and \" name \".\"\nname ::= [A-Z] [a-zé]+\n";
+    let mut c = spec(g).compile(&v).unwrap();
+    // Before any text, the start rule; in a name, the name; in the literal between, root.
+    assert_eq!(position_after(&mut c, ""), "root · next \"␣\"");
+    assert_eq!(position_after(&mut c, " L"), "name · next [a-z\\xC3]");
+    assert_eq!(position_after(&mut c, " Lily a"), "root · next \"n\"");
+    assert_eq!(
+        position_after(&mut c, " Lily and T"),
+        "name · next [a-z\\xC3]"
+    );
+    // Half a character (é's first byte) waits for the rest.
+    assert_eq!(
+        position_after(&mut c, " Lily and R\u{e9}"),
+        "name · next [.a-z\\xC3]"
+    );
+    let mut half = c.clone();
+    half.reset().unwrap();
+    for b in " Lily and R".bytes().chain([0xC3]) {
+        half.advance(u32::from(b)).unwrap();
+    }
+    assert!(half.allowed().unwrap().position.starts_with("name · next "));
+    // Through groups and repetitions (owned by the rule they are written in), and a rule
+    // named within a repetition.
+    let list =
+        "grammar:root ::= item{2,3}\nitem ::= \"- \" word (\" \" word)* \"\\n\"\nword ::= [a-z]+\n";
+    let mut c = spec(list).compile(&v).unwrap();
+    assert_eq!(position_after(&mut c, "- "), "item · next [a-z]");
+    assert_eq!(position_after(&mut c, "- ab"), "word · next [\\n␣a-z]");
+    assert_eq!(position_after(&mut c, "- ab "), "item · next [a-z]");
+    assert_eq!(position_after(&mut c, "- ab\n"), "root · next \"-\"");
+    // A regex has no rules: what may come next only.
+    let mut c = spec("regex:[0-9]+").compile(&v).unwrap();
+    assert_eq!(position_after(&mut c, "1"), "next [0-9] or end");
 }
 
 #[test]
