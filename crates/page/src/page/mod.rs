@@ -1,9 +1,11 @@
 //! The page's state that is plain data, kept out of the components and tested natively:
 //! what a link holds (`PageState`), and beside it the link itself (`link`), the compared
 //! columns (`compare`), toy logits (`toy`), the KV calculator's presets (`presets`), the
-//! keyboard (`shortcuts`) and the one token-piece renderer (`pieces`).
+//! keyboard (`shortcuts`), the one token-piece renderer (`pieces`) and a round of the class
+//! guessing the next token (`class_round`).
 
 pub mod chain;
+pub mod class_round;
 pub mod compare;
 pub mod constraints;
 pub mod link;
