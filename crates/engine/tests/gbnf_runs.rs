@@ -228,3 +228,53 @@ fn a_run_is_merged_only_where_no_parse_is_lost() {
         );
     }
 }
+
+/// Whether the matcher takes `tokens` (ids of the byte vocabulary) and may end there.
+fn accepts(gbnf: &str, tokens: &[u32], v: &ConstraintVocab) -> bool {
+    let spec = ConstraintSpec::parse(&format!("grammar:{gbnf}"))
+        .unwrap()
+        .unwrap();
+    let mut c = spec.compile(v).unwrap();
+    tokens.iter().all(|&t| c.advance(t).is_ok()) && c.allowed().unwrap().end
+}
+
+fn bytes(text: &str) -> Vec<u32> {
+    text.bytes().map(u32::from).collect()
+}
+
+#[test]
+fn a_run_is_not_merged_where_the_lexer_would_die_inside_a_character_or_after_a_token() {
+    let v = vocab();
+    // The lexer reads bytes: `[^”]+` would take the first byte of `”` (U+201D shares E2 80
+    // with U+2018-201C) and die in it; `[а-я]+` the first byte of `ё` (D1 with `я`).
+    for (gbnf, text) in [
+        (
+            r#"root ::= "\u201C" [^\u201D]* "\u201D""#,
+            "\u{201C}a\u{201D}",
+        ),
+        (r#"root ::= [\u0430-\u044F]+ "\u0451""#, "\u{44F}\u{451}"),
+        (
+            r#"root ::= "\u00E9" "\u00F0" | [\u00E0-\u00EF]+ "!""#,
+            "\u{E9}\u{F0}",
+        ),
+    ] {
+        assert!(
+            accepts(gbnf, &bytes(text), &v),
+            "{gbnf}: {}",
+            to_lark(gbnf).unwrap()
+        );
+        assert_eq!(merged_runs(gbnf), 0, "{}", to_lark(gbnf).unwrap());
+    }
+    // Where no first byte is shared, the run is merged: `“…”` with ASCII inside.
+    let ascii = r#"root ::= "\u201C" [a-z]* "\u201D""#;
+    assert_eq!(merged_runs(ascii), 1);
+    assert!(accepts(ascii, &bytes("\u{201C}ab\u{201D}"), &v));
+    // After a token the lexer starts afresh: "yes" and the run may both start there.
+    let token = "root ::= <[12]> (\"yes\" | [a-z]+ \"!\")";
+    assert!(
+        accepts(token, &[12, 121, 101, 115], &v),
+        "{}",
+        to_lark(token).unwrap()
+    );
+    assert_eq!(merged_runs(token), 0);
+}

@@ -42,10 +42,18 @@ mod bnf;
 #[cfg(feature = "constraint")]
 pub(crate) use bnf::{to_bnf, Bnf, Sym};
 
-/// The longest chain of rules, each named first by the one before, accepted: llguidance's
-/// Lark compiler follows a rule's references recursively, and 400 overflowed a 1 MB stack
-/// (a wasm worker's) in the tests.
-pub const MAX_RULE_DEPTH: usize = 100;
+/// The deepest recursion of llguidance's Lark compiler accepted, in calls as [`compile_depth`]
+/// estimates them: it follows a rule's references and a group's parentheses recursively,
+/// and 400 rules each naming the next (about 2,000 calls) overflowed a 1 MB stack (a wasm
+/// worker's) in the tests, while 200 did not.
+pub const MAX_COMPILE_DEPTH: usize = 1000;
+
+/// llguidance's calls to compile a rule entered from a reference (`do_rule` to `do_atom`,
+/// five) whose parentheses nest `height` deep (three each, and a helper rule every
+/// [`LARK_MAX_PARENS`] of them).
+pub fn compile_depth(rules: usize, height: usize) -> usize {
+    5 * rules + 3 * height + 5 * (height / LARK_MAX_PARENS)
+}
 /// The deepest nesting of parentheses (and of chained repetitions) accepted.
 pub const MAX_NESTING: usize = 200;
 const TOO_DEEP: &str = "nesting deeper than 200";
@@ -522,32 +530,38 @@ impl Parser {
         Ok(true)
     }
 
-    /// Refuses rules nested deeper than [`MAX_RULE_DEPTH`] as a compiler reaches them:
-    /// depth first from `root`, each rule at its first reference.
+    /// Refuses a grammar whose compile would recurse deeper than [`MAX_COMPILE_DEPTH`]:
+    /// depth first from `root`, each rule at its first reference (as llguidance compiles),
+    /// each rule costing its own parentheses' height.
     fn check_depth(&self) -> Result<(), GbnfError> {
         let mut named: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.names.len()];
         for &(id, at, rule) in &self.refs {
             named[rule].push((id, at));
         }
+        let mut height = vec![0; self.names.len()];
+        for (id, alts) in &self.rules {
+            height[*id] = alts.iter().flatten().map(|i| i.2).max().unwrap_or(0);
+        }
+        let cost = |id: usize| compile_depth(1, height[id]);
         let root = self.name_ids["root"];
         let mut seen = vec![false; self.names.len()];
         seen[root] = true;
-        // (rule, index of its next reference)
-        let mut stack = vec![(root, 0)];
-        while let Some((rule, next)) = stack.pop() {
+        // (rule, index of its next reference, the calls down to it)
+        let mut stack = vec![(root, 0, cost(root))];
+        while let Some((rule, next, depth)) = stack.pop() {
             let Some(&(id, at)) = named[rule].get(next) else {
                 continue;
             };
-            stack.push((rule, next + 1));
+            stack.push((rule, next + 1, depth));
             if !seen[id] {
                 seen[id] = true;
-                let deep = stack.len() >= MAX_RULE_DEPTH;
-                let msg = format!("rules nest deeper than {MAX_RULE_DEPTH}, each naming the next");
-                self.check(!deep, at, &msg).map_err(|e| GbnfError {
+                let deep = depth + cost(id) > MAX_COMPILE_DEPTH;
+                let msg = "rules nest too deep for the compiler (each naming the next, in groups)";
+                self.check(!deep, at, msg).map_err(|e| GbnfError {
                     rule: Some(self.names[rule].clone()),
                     ..e
                 })?;
-                stack.push((id, 0));
+                stack.push((id, 0, depth + cost(id)));
             }
         }
         Ok(())

@@ -3,7 +3,8 @@
 //! by the rule they are written in; a repetition `X{m,n}` becomes `X X*` (m ≥ 1) or `X*`
 //! (`X?` where n = 1): a language at least as large as the grammar's, which is enough to
 //! name the rules of a text the matcher (llguidance, on the exact grammar) has allowed.
-//! Tokens (`<[id]>`, `<|im_end|>`) add no characters and are left out.
+//! A token (`<[id]>`, `!<[id]>`, `<|im_end|>`) reads as any characters, or none: whatever
+//! text the token the matcher allowed there holds.
 
 use super::{parse, Atom, CharSet, GbnfError, Item};
 
@@ -62,7 +63,13 @@ impl Bnf {
         match atom {
             Atom::Chars(c) => c.iter().map(|&ch| Sym::Chars(CharSet::one(ch))).collect(),
             Atom::Class(_, set) => vec![Sym::Chars(set.clone())],
-            Atom::Raw(_) => Vec::new(),
+            Atom::Raw(_) => {
+                let any = self.fresh(owner);
+                self.prods.push((any, Vec::new()));
+                self.prods
+                    .push((any, vec![Sym::Chars(CharSet::any()), Sym::Rule(any)]));
+                vec![Sym::Rule(any)]
+            }
             Atom::Ref(id) => vec![Sym::Rule(*id)],
             Atom::Group(alts) => {
                 let g = self.fresh(owner);

@@ -18,7 +18,11 @@
 //! as one: FIRST/LAST/FOLLOW fixpoints over the rules, groups and repetitions), a run L of
 //! class C is one lexeme only if FOLLOW_L ∩ C = ∅ and every other K with S_K ∩ C ≠ ∅ and
 //! FOLLOW_K ∩ C ≠ ∅ cannot start where L starts: PRECEDE_K ∩ PRECEDE_L = ∅ (both would
-//! start after the same character of the same text). A merged run's FOLLOW and PRECEDE are
+//! start after the same character of the same text; a token counts as a character of its
+//! own, after which the lexer starts afresh). The lexer reads bytes: a run goes on with the
+//! first byte of a character outside its class that shares it with one inside, and dies in
+//! that character (`[^”]+` then `”`), so the two FOLLOW tests compare first bytes of UTF-8
+//! encodings, not characters. A merged run's FOLLOW and PRECEDE are
 //! those of the whole run; a character repeated per character counts its own. The runs kept
 //! are the greatest set that meets it (runs that fail are dropped, the rest checked again).
 //! The sets over-approximate, so the rule is stricter than needed, never looser; a grammar
@@ -40,6 +44,11 @@ const MAX_CHAR: u32 = 0x10FFFF;
 pub(crate) struct CharSet(Vec<(u32, u32)>);
 
 impl CharSet {
+    /// A token (`<[12]>`) as a marker: what precedes and follows it.
+    fn token() -> Self {
+        CharSet(vec![(TOKEN, TOKEN)])
+    }
+
     pub(super) fn any() -> Self {
         CharSet(vec![(0, MAX_CHAR)])
     }
@@ -90,6 +99,25 @@ impl CharSet {
         self.0.get(i).is_some_and(|r| r.0 <= c)
     }
 
+    /// The first bytes of its characters' UTF-8 encodings (the markers past U+10FFFF have
+    /// none): what the lexer reads first of a character, and may go on with while a
+    /// character of the run shares it (`[^”]+` takes the first byte of `”`).
+    fn leads(&self) -> Leads {
+        let lead = |c: u32| match c {
+            0..=0x7F => c,
+            0x80..=0x7FF => 0xC0 | (c >> 6),
+            0x800..=0xFFFF => 0xE0 | (c >> 12),
+            _ => 0xF0 | (c >> 18),
+        };
+        let mut bits = [0u128; 2];
+        for &(lo, hi) in self.0.iter().filter(|r| r.0 <= MAX_CHAR) {
+            for b in lead(lo)..=lead(hi.min(MAX_CHAR)) {
+                bits[(b / 128) as usize] |= 1 << (b % 128);
+            }
+        }
+        Leads(bits)
+    }
+
     /// Whether a character is in both.
     fn meets(&self, other: &CharSet) -> bool {
         let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
@@ -103,6 +131,16 @@ impl CharSet {
             }
         }
         false
+    }
+}
+
+/// A set of first bytes of UTF-8 encodings.
+#[derive(Clone, Copy)]
+struct Leads([u128; 2]);
+
+impl Leads {
+    fn meets(self, other: Leads) -> bool {
+        self.0[0] & other.0[0] != 0 || self.0[1] & other.0[1] != 0
     }
 }
 
@@ -283,6 +321,8 @@ struct Analysis {
 
 /// The text's start, as a character that precedes what may begin the text.
 const START: u32 = MAX_CHAR + 1;
+/// A token, as a character (`CharSet::token`).
+const TOKEN: u32 = MAX_CHAR + 2;
 
 impl Analysis {
     /// The runs to write as one lexeme, by address; `None` past the budget. `names` are the
@@ -345,7 +385,8 @@ impl Analysis {
         let (first, last, nullable) = match &item.0 {
             Atom::Chars(c) => (CharSet::one(*c.first()?), CharSet::one(*c.last()?), false),
             Atom::Class(_, set) => (set.clone(), set.clone(), false),
-            Atom::Raw(_) => (CharSet::default(), CharSet::default(), false),
+            // After a token the lexer starts afresh, as at the text's start.
+            Atom::Raw(_) => (CharSet::token(), CharSet::token(), false),
             Atom::Ref(id) => (
                 self.first[*id].clone(),
                 self.last[*id].clone(),
@@ -477,20 +518,35 @@ impl Analysis {
             .filter(|l| !l.chars.0.is_empty())
             .filter_map(|l| l.run)
             .collect();
+        // What may follow each lexeme is compared with a run by first bytes: the lexer reads
+        // bytes, and a run goes on with the first byte of a character outside its class
+        // that shares it with one inside (then dies inside that character).
+        let leads: Vec<(Leads, Leads, Leads)> = lexemes
+            .iter()
+            .map(|l| (l.chars.leads(), l.follow.leads(), l.after.leads()))
+            .collect();
         loop {
             self.spend(merged.len().saturating_mul(lexemes.len()))?;
-            let fails = |l: &Lexeme| {
-                let (l_after, l_before) = l.context(&merged);
-                l_after.meets(&l.chars)
-                    || lexemes.iter().any(|k| {
-                        let (after, before) = k.context(&merged);
-                        k.chars.meets(&l.chars) && after.meets(&l.chars) && before.meets(l_before)
+            let is_merged = |l: &Lexeme| l.run.is_some_and(|r| merged.contains(&r));
+            let fails = |(l, ll): (&Lexeme, &(Leads, Leads, Leads))| {
+                let (_, l_before) = l.context(&merged);
+                let after = |k: &Lexeme, kl: &(Leads, Leads, Leads)| match is_merged(k) {
+                    true => kl.2,
+                    false => kl.1,
+                };
+                after(l, ll).meets(ll.0)
+                    || lexemes.iter().zip(&leads).any(|(k, kl)| {
+                        let (_, before) = k.context(&merged);
+                        k.chars.meets(&l.chars)
+                            && after(k, kl).meets(ll.0)
+                            && before.meets(l_before)
                     })
             };
             let failed: Vec<usize> = lexemes
                 .iter()
-                .filter(|l| l.run.is_some_and(|r| merged.contains(&r)) && fails(l))
-                .filter_map(|l| l.run)
+                .zip(&leads)
+                .filter(|&(l, ll)| is_merged(l) && fails((l, ll)))
+                .filter_map(|(l, _)| l.run)
                 .collect();
             if failed.is_empty() {
                 return Some(merged);

@@ -123,13 +123,19 @@ impl ConstraintSpec {
     }
 }
 
-/// A Lark grammar for llguidance, which compiles a rule's references recursively (a chain
-/// of rules can overflow the worker's stack): no more rules than a GBNF chain may hold.
+/// A Lark grammar for llguidance, which compiles a rule's references and a group's
+/// parentheses recursively (a chain of rules can overflow the worker's stack): its rules and
+/// parentheses bound that depth as [`gbnf::compile_depth`] counts it (every parenthesis as
+/// nested, every rule as on the path: more than it can be, never less).
 fn lark(kind: &'static str, source: &str) -> Result<TopLevelGrammar, ConstraintError> {
     let rules = source.lines().filter(|l| lark_defines(l)).count();
-    let limit = gbnf::MAX_RULE_DEPTH;
-    if rules > limit {
-        let message = format!("{rules} rules: a Lark grammar may define {limit}");
+    let parens = source.matches('(').count();
+    let depth = gbnf::compile_depth(rules, parens);
+    let limit = gbnf::MAX_COMPILE_DEPTH;
+    if depth > limit {
+        let message = format!(
+            "{rules} rules and {parens} parentheses: deeper than the compiler may go ({depth} of {limit})"
+        );
         return Err(ConstraintError::Compile { kind, message });
     }
     Ok(TopLevelGrammar::from_lark(source.to_string()))

@@ -33,8 +33,9 @@ struct Grammar {
 #[derive(Clone)]
 pub(super) struct RuleTracker {
     g: Arc<Grammar>,
-    /// Earley sets, one per character read, and one before the first.
-    sets: Vec<Vec<EItem>>,
+    /// Earley sets, one per character read, and one before the first (shared by the copies
+    /// a beam search makes: a set never changes once closed).
+    sets: Vec<Arc<[EItem]>>,
     /// Bytes of a character not yet whole.
     pending: Vec<u8>,
     items: usize,
@@ -136,6 +137,9 @@ impl RuleTracker {
         let mut seen: HashSet<EItem> = seed.iter().copied().collect();
         let (mut set, mut work, mut steps) = (Vec::new(), seed, 0);
         while let Some(it) = work.pop() {
+            if steps > MAX_STEPS {
+                break;
+            }
             set.push(it);
             let mut add = |new: EItem, work: &mut Vec<EItem>| {
                 if seen.insert(new) {
@@ -174,7 +178,7 @@ impl RuleTracker {
                     let lhs = g.bnf.prods[it.prod as usize].0;
                     let waiting = &self.sets[it.origin as usize];
                     steps += waiting.len();
-                    for w in waiting {
+                    for w in waiting.iter() {
                         if matches!(g.next(w), Some(Sym::Rule(r)) if *r == lhs) {
                             add(
                                 EItem {
@@ -191,7 +195,7 @@ impl RuleTracker {
         self.items += set.len();
         self.steps += steps;
         self.alive &= !set.is_empty() && self.items <= MAX_ITEMS && self.steps <= MAX_STEPS;
-        self.sets.push(set);
+        self.sets.push(set.into());
     }
 
     /// The rule being filled: the innermost that has read some of the text (`None` when

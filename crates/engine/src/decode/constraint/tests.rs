@@ -150,8 +150,8 @@ fn a_language_the_vocabulary_cannot_spell_allows_nothing() {
 fn a_hostile_constraint_is_refused_or_bounded_within_a_second() {
     let v = vocab();
     // Rules each naming the next: llguidance compiles them recursively, so 1,500 would
-    // overflow the stack; GBNF's past 100 are refused where the 101st is named (`root`, then
-    // r0 to r98, and r98 names r99 at line 1403), Lark's by their count.
+    // overflow the stack. Five calls a rule: `root` (5), r0 (10), ... r198 (1,000), and the
+    // reference to r199 (line 1 + 1500 - 198, column 9 + 6 + 1) would pass 1,000.
     let chain = |n: usize| -> String {
         let rules: String = (0..n)
             .rev()
@@ -165,19 +165,40 @@ fn a_hostile_constraint_is_refused_or_bounded_within_a_second() {
         .unwrap();
     assert_eq!(
         e.to_string(),
-        "GBNF grammar syntax error at line 1403, column 15 (rule r98): rules nest deeper than 100, \
-         each naming the next"
+        "GBNF grammar syntax error at line 1303, column 16 (rule r198): rules nest too deep for \
+         the compiler (each naming the next, in groups)"
     );
-    assert!(spec(&format!("grammar:{}", chain(98))).compile(&v).is_ok());
-    let lark_chain: String = (0..150)
-        .map(|i| format!("r{i}: r{} \"a\"\n", i + 1))
+    assert!(spec(&format!("grammar:{}", chain(198))).compile(&v).is_ok());
+    // Inside 30 parentheses, a rule costs 5 + 3·30 + 5 (a helper rule) = 100: `root` (5)
+    // and r0 to r8 (905), then r9, named on r8's line 10 at column 7 + 30 + 1.
+    let nested: String = (0..12)
+        .map(|i| format!("r{i} ::= {}r{}{}\n", "(".repeat(30), i + 1, ")".repeat(30)))
         .collect();
-    let lark = format!("lark:start: r0\n{lark_chain}r150: \"x\"\n");
-    let e = spec(&lark).compile(&v).err().unwrap().to_string();
+    let e = spec(&format!("grammar:root ::= r0\n{nested}r12 ::= \"x\"\n"))
+        .compile(&v)
+        .err()
+        .unwrap();
     assert!(
-        e.contains("152 rules: a Lark grammar may define 100"),
+        e.to_string().contains("line 10, column 38 (rule r8)"),
         "{e}"
     );
+    // Lark's rules and parentheses bound its depth: 252 rules are 1,260 calls.
+    let lark_chain = |n: usize| -> String {
+        let rules: String = (0..n)
+            .map(|i| format!("r{i}: r{} \"a\"\n", i + 1))
+            .collect();
+        format!("lark:start: r0\n{rules}r{n}: \"x\"\n")
+    };
+    let e = spec(&lark_chain(250))
+        .compile(&v)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("252 rules and 0 parentheses: deeper than the compiler may go (1260 of 1000)"),
+        "{e}"
+    );
+    assert!(spec(&lark_chain(150)).compile(&v).is_ok());
     // The chain's analysis of runs (`gbnf_lark.rs`) is bounded: compiled within the second.
     let chain = format!("grammar:{}", chain(98));
     for text in [
@@ -263,6 +284,15 @@ fn the_position_names_the_gbnf_rule_being_filled() {
     assert_eq!(position_after(&mut c, "- ab"), "word · next [\\n␣a-z]");
     assert_eq!(position_after(&mut c, "- ab "), "item · next [a-z]");
     assert_eq!(position_after(&mut c, "- ab\n"), "root · next \"-\"");
+    // A token's text reads as any characters, so the tracker still follows what comes after
+    // it; the letter may be the token's own text as far as it knows, hence both rules.
+    let mut c = spec("grammar:root ::= \"a\" <[12]> word\nword ::= [a-z]+\n")
+        .compile(&v)
+        .unwrap();
+    assert_eq!(
+        position_after(&mut c, "a\u{c}b"),
+        "root or word · next [a-z] or end"
+    );
     // A regex has no rules: what may come next only.
     let mut c = spec("regex:[0-9]+").compile(&v).unwrap();
     assert_eq!(position_after(&mut c, "1"), "next [0-9] or end");
