@@ -8,6 +8,7 @@
 
 mod batch;
 mod beam;
+mod class;
 mod columns;
 mod kv;
 mod model;
@@ -21,6 +22,7 @@ mod transcript;
 
 pub use batch::*;
 pub use beam::*;
+pub use class::*;
 pub use columns::*;
 pub use kv::*;
 pub use model::*;
@@ -45,6 +47,7 @@ messages! {
         Spec(SpecRequest),
         Batch(BatchRequest),
         Compare(ColumnsRequest),
+        Class(ClassRequest),
     }
 }
 
@@ -60,6 +63,7 @@ messages! {
         Spec(SpecEvent),
         Batch(BatchEvent),
         Compare(ColumnsEvent),
+        Class(ClassEvent),
     }
 }
 

@@ -11,6 +11,7 @@ mod base;
 mod batching;
 mod beam;
 mod cache_compare;
+mod class;
 mod columns;
 mod constraint;
 mod generate;
@@ -122,6 +123,7 @@ impl Session {
             Request::Spec(r) => core.spec_request(&mut p.spec, r, host).await,
             Request::Batch(r) => core.batch_request(&mut p.lanes, r, host).await,
             Request::Compare(r) => core.columns_request(&mut p.columns, r, host).await,
+            Request::Class(r) => core.class_request(r),
         }
     }
 

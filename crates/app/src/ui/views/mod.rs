@@ -68,7 +68,8 @@ impl Views {
             Event::Spec(e) => self.spec.store(e),
             Event::Batch(e) => self.batch.store(e),
             Event::Compare(e) => self.compare.store(e),
-            Event::Model(_) | Event::Transcript(_) => {}
+            // (The class round's tokens: no panel asks for them yet, issue 48.)
+            Event::Model(_) | Event::Transcript(_) | Event::Class(_) => {}
         }
         Ok(())
     }

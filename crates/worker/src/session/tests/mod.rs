@@ -111,6 +111,7 @@ pub(super) fn page_trace(s: &Session) -> TraceView {
 
 mod batch;
 mod beam;
+mod class;
 mod columns;
 mod export;
 mod files;
