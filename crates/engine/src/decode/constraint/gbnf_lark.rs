@@ -277,26 +277,33 @@ impl Emitter {
     }
 }
 
-/// One character lexeme of the grammar as written: what it matches; what may follow one of
-/// its characters and what follows the whole item; what may precede one of its characters
-/// and what precedes the item ([`START`] for the text's start); for a repeated character or
-/// class, its address (a run that may be merged).
+/// One character lexeme of the grammar as written: what it matches (and those characters'
+/// first bytes); what may follow one of its characters and what follows the whole item, as
+/// first bytes (the lexer reads bytes: a run goes on with the first byte of a character
+/// outside its class that shares it with one inside, then dies inside that character); what
+/// may precede one of its characters and what precedes the item ([`START`] for the text's
+/// start); for a repeated character or class, its address (a run that may be merged).
 struct Lexeme {
     chars: CharSet,
-    follow: CharSet,
-    after: CharSet,
+    leads: Leads,
+    follow: Leads,
+    after: Leads,
     precede: CharSet,
     before: CharSet,
     run: Option<usize>,
 }
 
 impl Lexeme {
+    fn merged(&self, merged: &HashSet<usize>) -> bool {
+        self.run.is_some_and(|r| merged.contains(&r))
+    }
+
     /// What may follow and precede it as written: a merged run's characters follow and
     /// precede one another inside its one lexeme.
-    fn context(&self, merged: &HashSet<usize>) -> (&CharSet, &CharSet) {
-        match self.run.is_some_and(|r| merged.contains(&r)) {
-            true => (&self.after, &self.before),
-            false => (&self.follow, &self.precede),
+    fn context(&self, merged: &HashSet<usize>) -> (Leads, &CharSet) {
+        match self.merged(merged) {
+            true => (self.after, &self.before),
+            false => (self.follow, &self.precede),
         }
     }
 }
@@ -474,9 +481,10 @@ impl Analysis {
     fn atom(&mut self, item: &Item, outer: &Around, inner: &Around) -> Option<()> {
         let run = repeats(item).then(|| addr(item));
         let lexeme = |chars: CharSet, inner: &Around, outer: &Around, run| Lexeme {
+            leads: chars.leads(),
             chars,
-            follow: inner.after.clone(),
-            after: outer.after.clone(),
+            follow: inner.after.leads(),
+            after: outer.after.leads(),
             precede: inner.before.clone(),
             before: outer.before.clone(),
             run,
@@ -518,35 +526,20 @@ impl Analysis {
             .filter(|l| !l.chars.0.is_empty())
             .filter_map(|l| l.run)
             .collect();
-        // What may follow each lexeme is compared with a run by first bytes: the lexer reads
-        // bytes, and a run goes on with the first byte of a character outside its class
-        // that shares it with one inside (then dies inside that character).
-        let leads: Vec<(Leads, Leads, Leads)> = lexemes
-            .iter()
-            .map(|l| (l.chars.leads(), l.follow.leads(), l.after.leads()))
-            .collect();
         loop {
             self.spend(merged.len().saturating_mul(lexemes.len()))?;
-            let is_merged = |l: &Lexeme| l.run.is_some_and(|r| merged.contains(&r));
-            let fails = |(l, ll): (&Lexeme, &(Leads, Leads, Leads))| {
-                let (_, l_before) = l.context(&merged);
-                let after = |k: &Lexeme, kl: &(Leads, Leads, Leads)| match is_merged(k) {
-                    true => kl.2,
-                    false => kl.1,
-                };
-                after(l, ll).meets(ll.0)
-                    || lexemes.iter().zip(&leads).any(|(k, kl)| {
-                        let (_, before) = k.context(&merged);
-                        k.chars.meets(&l.chars)
-                            && after(k, kl).meets(ll.0)
-                            && before.meets(l_before)
+            let fails = |l: &Lexeme| {
+                let (l_after, l_before) = l.context(&merged);
+                l_after.meets(l.leads)
+                    || lexemes.iter().any(|k| {
+                        let (after, before) = k.context(&merged);
+                        k.chars.meets(&l.chars) && after.meets(l.leads) && before.meets(l_before)
                     })
             };
             let failed: Vec<usize> = lexemes
                 .iter()
-                .zip(&leads)
-                .filter(|&(l, ll)| is_merged(l) && fails((l, ll)))
-                .filter_map(|(l, _)| l.run)
+                .filter(|l| l.merged(&merged) && fails(l))
+                .filter_map(|l| l.run)
                 .collect();
             if failed.is_empty() {
                 return Some(merged);

@@ -102,6 +102,10 @@ impl RuleTracker {
 
     /// Reads `bytes` (UTF-8, maybe ending inside a character).
     pub(super) fn feed(&mut self, bytes: &[u8]) {
+        // Stopped: nothing kept (a long text would only grow `pending`).
+        if !self.alive {
+            return;
+        }
         self.pending.extend_from_slice(bytes);
         let whole = match std::str::from_utf8(&self.pending) {
             Ok(s) => s.len(),
@@ -111,7 +115,8 @@ impl RuleTracker {
                 return;
             }
         };
-        let text: String = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
+        // (Whole characters: the conversion loses nothing.)
+        let text = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
         self.pending.drain(..whole);
         for c in text.chars() {
             if !self.alive {
