@@ -3,6 +3,7 @@
 //! logits, run beam search, tokenize, benchmark. Errors go to stderr with a non-zero exit code
 //! and no backtrace. Each subcommand lives in `commands/`; the model's files in `files.rs`.
 
+mod classroom;
 mod commands;
 mod error;
 mod files;
@@ -88,6 +89,8 @@ enum Command {
     /// What quantization costs: weight bytes, and over a fixed text the KL divergence from
     /// f32, the same top token and perplexity of q8 and q4
     Quality(quality::QualityArgs),
+    /// Serve the page and a room where a class guesses the next token on their phones
+    Classroom(classroom::ClassroomArgs),
 }
 
 fn main() -> ExitCode {
@@ -142,5 +145,6 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::BatchedBench(a) => batched::batched_bench(&files, choice, a),
         Command::ServeSim(a) => batched::serve_sim(&files.load()?, choice, a),
         Command::Quality(a) => quality::quality(&files.load()?, a),
+        Command::Classroom(a) => classroom::classroom(&files, a),
     }
 }

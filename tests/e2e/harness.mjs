@@ -193,3 +193,16 @@ export function randomModel({ dim, hidden, layers, heads, kvHeads, vocab, seq })
   });
   return { model, tokenizer: Buffer.concat(parts) };
 }
+
+/** axe-core's serious and critical findings on the page as it is now. */
+export async function axeSerious(page) {
+  const src = fs.readFileSync(path.join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(src);
+  const r = await page.evaluate(() => window.axe.run(document, {
+    resultTypes: ['violations'],
+    rules: { 'label-content-name-mismatch': { enabled: true } },
+  }));
+  return r.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}

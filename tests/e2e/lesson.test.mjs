@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { open, pageUrl, ROOT, SHOTS, serveAndLaunch } from './harness.mjs';
+import { axeSerious, open, pageUrl, ROOT, SHOTS, serveAndLaunch } from './harness.mjs';
 
 const CLI = path.join(ROOT, 'target/debug/decoding-explorer');
 function cli(...args) {
@@ -382,20 +382,7 @@ test('exports: the distribution and the beam tree as SVG (labelled, parsed back)
   await other.page.waitForFunction(() => /not a transcript/.test(document.querySelector('[data-testid=error]')?.textContent ?? ''));
 });
 
-/** axe-core's serious and critical findings on the page as it is now. */
-async function axe(page) {
-  const src = fs.readFileSync(path.join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
-  await page.evaluate(src);
-  // label-content-name-mismatch (a control's accessible name holds its visible label) is
-  // one of axe's experimental rules: on by request.
-  const r = await page.evaluate(() => window.axe.run(document, {
-    resultTypes: ['violations'],
-    rules: { 'label-content-name-mismatch': { enabled: true } },
-  }));
-  return r.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
-}
+const axe = axeSerious;
 
 test('accessibility by axe-core: no serious or critical violation in the default view, with every panel open, in presenter mode and at phone width', async () => {
   const { page } = await ready('backend=cpu&steps=8');

@@ -68,6 +68,7 @@ impl Ui {
                 self.gen.transcript.set(Some(view))
             }
             Event::Transcript(TranscriptEvent::Next { view }) => self.gen.next.set(Some(view)),
+            Event::Class(ClassEvent::ClassTokens { tokens }) => self.on_class_tokens(&tokens),
             e => {
                 if let Err(m) = self.views.store(e) {
                     self.shell.error.set(Some(m));
@@ -75,6 +76,21 @@ impl Ui {
             }
         }
         self.react(r);
+    }
+
+    /// The guesses' tokens: the round's reveal, against the logits the page holds.
+    fn on_class_tokens(&self, tokens: &[Option<u32>]) {
+        let class = self.views.class;
+        let r = self.gen.next.with_untracked(|n| {
+            let n = n
+                .as_ref()
+                .ok_or_else(|| "no distribution to reveal against yet".to_string())?;
+            class
+                .mode
+                .try_update(|m| m.on_tokens(tokens, &n.logits, n.generated.len()))
+                .unwrap_or(Ok(()))
+        });
+        class.error.set(r.err());
     }
 
     /// The model's events into their signals.

@@ -101,6 +101,11 @@ pub(super) fn Header() -> impl IntoView {
                         ui.lesson_move(0);
                     }
                 }>"Lesson track"</button>
+            <button class="ghost" data-testid="class-toggle" aria-pressed=move || ui.shell.page.with(|p| p.class).to_string()
+                title="Predict, then reveal: the next token is hidden until the class's guesses are drawn against the model's distribution"
+                on:click=move |_| { ui.shell.page.update(|p| p.class = !p.class); }>
+                "Class round"
+            </button>
             <button class="ghost" data-testid="presenter" aria-pressed=move || ui.shell.page.with(|p| p.presenter).to_string()
                 on:click=move |_| { ui.shell.page.update(|p| p.presenter = !p.presenter); }>
                 "Presenter mode"

@@ -196,6 +196,8 @@ pub fn LessonTrack() -> impl IntoView {
     move || {
         at.get().map(|i| {
             let step = STEPS[i];
+            // The step's class check is open (its view is a class round).
+            let checking = move || ui.shell.page.with(|p| p.class) && step.check.is_some();
             view! {
                 <section class="panel lesson-track" aria-labelledby="lesson-h" data-testid="lesson-track" data-step=i.to_string() data-key=step.key data-shows=step.shows>
                     <div class="panel-head">
@@ -208,6 +210,18 @@ pub fn LessonTrack() -> impl IntoView {
                             on:click=move |_| ui.lesson_move(-1)>"← Previous"</button>
                         <button data-testid="lesson-next" disabled=i + 1 == STEPS.len() aria-keyshortcuts="PageDown"
                             on:click=move |_| ui.lesson_move(1)>"Next →"</button>
+                        {step.check.map(|c| view! {
+                            <button data-testid="lesson-check" aria-pressed=move || checking().to_string()
+                                title="A round of the class guessing the next token, where a guess teaches this step"
+                                on:click=move |_| {
+                                    if checking() {
+                                        ui.open_lesson(i);
+                                    } else {
+                                        ui.open_view(c.query, Some(i));
+                                        request_animation_frame(|| bring_into_view("class-panel", false, FRAMES_TO_WAIT));
+                                    }
+                                }>"Class check"</button>
+                        })}
                         <button class="ghost" data-testid="lesson-close" aria-label="Close the lesson track"
                             on:click=move |_| {
                                 ui.shell.page.update(|p| p.lesson = None);
@@ -216,7 +230,10 @@ pub fn LessonTrack() -> impl IntoView {
                     </div>
                     <p class="lesson-caption" data-testid="lesson-caption" aria-live="polite" tabindex="-1">
                         <Tag of="lesson-caption" />" "
-                        <Caption i=i />
+                        {move || match step.check.filter(|_| checking()) {
+                            Some(c) => view! { <span data-testid="lesson-check-question">{format!("Class check: {}", c.question)}</span> }.into_any(),
+                            None => view! { <Caption i=i /> }.into_any(),
+                        }}
                     </p>
                 </section>
             }

@@ -8,6 +8,8 @@ mod badge;
 mod batching;
 mod beam;
 mod chain;
+mod class;
+mod classroom;
 mod compare;
 mod constraint;
 mod distribution;
@@ -81,25 +83,31 @@ fn App() -> impl IntoView {
     help::install_shortcuts(ui);
     lesson::release_on_user_scroll();
 
+    // A class round hides the next token: no distribution, chain or panel shows it.
+    let class = Memo::new(move |_| ui.shell.page.with(|p| p.class));
     view! {
         <div class="app" class:presenter=move || ui.shell.page.with(|p| p.presenter)>
             <a class="skip" href="#controls">"Skip to the controls"</a>
             <header::Header />
             <header::Problems />
             <lesson::LessonTrack />
-            <main class="layout">
+            <main class="layout" class:class-mode=move || class.get()>
                 <section class="left" aria-label="Generation">
                     <transcript::Transcript />
-                    <distribution::Distribution />
+                    {move || if class.get() {
+                        view! { <class::ClassPanel /> }.into_any()
+                    } else {
+                        view! { <distribution::Distribution /> }.into_any()
+                    }}
                 </section>
-                <section class="right" aria-label="Decoding knobs" id="knobs">
+                <section class="right" aria-label="Decoding knobs" id="knobs" hidden=move || class.get()>
                     <knobs::LessonKnobs />
                     <knobs::Knobs />
                     <constraint::ConstraintPanel />
                     <chain::Chain />
                 </section>
                 // The panels, one line a panel, each given its own views.
-                <section class="wide" aria-label="More views">
+                <section class="wide" aria-label="More views" hidden=move || class.get()>
                     <compare::ComparePanel views=ui.views.compare />
                     <beam::BeamPanel views=ui.views.beam />
                     <speculative::SpecPanel views=ui.views.spec />

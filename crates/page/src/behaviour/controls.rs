@@ -180,6 +180,8 @@ impl PageModel {
         r.page.backend = current.backend;
         r.page.precision = current.precision;
         r.page.presenter = current.presenter;
+        // The classroom's room is the presenter's, whatever view opens.
+        r.page.room = current.room.clone();
         r.page.lesson = lesson;
         let mut send = vec![TranscriptRequest::Cancel.into()];
         send.extend(view_requests(&r.page, &r.settings));

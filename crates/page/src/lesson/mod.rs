@@ -49,6 +49,17 @@ pub struct Step {
     /// The `data-testid` of what the step shows: brought to the top when the step opens.
     pub shows: &'static str,
     pub caption: CaptionFn,
+    /// A class check: a round of the class guessing the next token where a guess teaches
+    /// something (issue 48), opened by the track's "Class check" button.
+    pub check: Option<Check>,
+}
+
+/// A class check: the question the class round's panel asks, and its view (a link's query
+/// with `class=1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check {
+    pub question: &'static str,
+    pub query: &'static str,
 }
 
 impl std::fmt::Debug for Step {
@@ -107,6 +118,10 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "prompt-panel",
         caption: c::generation_loop,
+        check: Some(Check {
+            question: "Greedy (T = 0) writes the model's favourite every time; sampling draws from the whole distribution. Guess the next word: would greedy write yours, and how likely would a sample be to?",
+            query: "prompt=Once+upon+a+time%2C+there+was+a+little&temperature=0&class=1",
+        }),
     },
     Step {
         key: "greedy-vs-beam",
@@ -116,6 +131,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "beam-panel",
         caption: c::greedy_vs_beam,
+        check: None,
     },
     Step {
         key: "beam-bland",
@@ -125,6 +141,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "beam-panel",
         caption: c::beam_bland,
+        check: None,
     },
     Step {
         key: "tail",
@@ -134,6 +151,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "dist-panel",
         caption: c::tail,
+        check: None,
     },
     Step {
         key: "temperature",
@@ -143,6 +161,10 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "toy-panel",
         caption: c::temperature,
+        check: Some(Check {
+            question: "At T = 0.5 the favourites take more of the mass, at T = 1.5 the tail takes more. Guess the next word, then compare your guess's p (T = 1) with its q at T = 0.5.",
+            query: "prompt=She+saw+a&temperature=0.5&class=1",
+        }),
     },
     Step {
         key: "topk-topp",
@@ -152,6 +174,10 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "compare-panel",
         caption: c::topk_topp,
+        check: Some(Check {
+            question: "Top-p 0.9 keeps the fewest tokens whose probabilities add up to 0.9. Guess the next word: is it in the kept set, or cut (✕ top_p)?",
+            query: "prompt=Lily+went+to+the&top_p=0.9&class=1",
+        }),
     },
     Step {
         key: "penalty",
@@ -161,6 +187,10 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "compare-panel",
         caption: c::penalty,
+        check: Some(Check {
+            question: "Greedy has fallen into a loop. Guess the next token: the model is surer of the loop each time round. Then set a repetition penalty (1.3) and watch q.",
+            query: "prompt=The+dog&temperature=0&steps=40&class=1",
+        }),
     },
     Step {
         key: "kv-cache",
@@ -170,6 +200,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::CacheCompare,
         shows: "cache-compare-section",
         caption: c::kv_cache,
+        check: None,
     },
     Step {
         key: "prefill-decode",
@@ -183,6 +214,7 @@ pub const STEPS: [Step; 15] = [
         },
         shows: "tp-section",
         caption: c::prefill_decode,
+        check: None,
     },
     Step {
         key: "kv-memory",
@@ -192,6 +224,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "calculator",
         caption: c::kv_memory,
+        check: None,
     },
     Step {
         key: "speculative",
@@ -201,6 +234,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "spec-panel",
         caption: c::speculative,
+        check: None,
     },
     Step {
         key: "quantization",
@@ -210,6 +244,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "quant-panel",
         caption: c::quantization,
+        check: None,
     },
     Step {
         key: "batching",
@@ -223,6 +258,7 @@ pub const STEPS: [Step; 15] = [
         },
         shows: "tp-section",
         caption: c::batching,
+        check: None,
     },
     Step {
         key: "same-theta",
@@ -232,6 +268,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "compare-panel",
         caption: c::same_theta,
+        check: None,
     },
     Step {
         key: "taxonomy",
@@ -241,6 +278,7 @@ pub const STEPS: [Step; 15] = [
         action: Action::None,
         shows: "taxonomy-panel",
         caption: c::taxonomy,
+        check: None,
     },
 ];
 

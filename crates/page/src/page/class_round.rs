@@ -112,10 +112,20 @@ fn split_count(entry: &str) -> Result<(&str, u32), TallyError> {
 /// ` cat`, as a model writes a next word (punctuation is taken as typed: `,`). `None` when
 /// the guess adds no token.
 pub fn first_token(tok: &Tokenizer, context: &str, guess: &str) -> Option<u32> {
+    first_token_after(tok, context, &tok.encode(context, false).ok()?, guess)
+}
+
+/// [`first_token`] with the context's tokens already at hand (`before`, the context
+/// encoded without BOS): a room reads hundreds of guesses after the same text.
+pub fn first_token_after(
+    tok: &Tokenizer,
+    context: &str,
+    before: &[u32],
+    guess: &str,
+) -> Option<u32> {
     let guess = guess.trim();
     let word = guess.starts_with(char::is_alphanumeric);
     let space = word && !context.is_empty() && !context.ends_with(char::is_whitespace);
-    let before = tok.encode(context, false).ok()?;
     let after = tok
         .encode(
             &format!("{context}{}{guess}", if space { " " } else { "" }),
@@ -188,12 +198,13 @@ pub fn reveal(counts: &[(u32, u32)], p: &[f64]) -> Option<Reveal> {
         .collect();
     rows.sort_by(|a, b| b.count.cmp(&a.count).then(b.model.total_cmp(&a.model)));
     let plogp = |x: f64| if x > 0.0 { x * x.ln() } else { 0.0 };
-    let cross_entropy = -rows.iter().map(|r| r.class * r.model.ln()).sum::<f64>();
-    let class_entropy = -rows.iter().map(|r| plogp(r.class)).sum::<f64>();
+    // (0 − Σ, not −Σ: one guess alone has H(c) = 0, not −0.)
+    let cross_entropy = 0.0 - rows.iter().map(|r| r.class * r.model.ln()).sum::<f64>();
+    let class_entropy = 0.0 - rows.iter().map(|r| plogp(r.class)).sum::<f64>();
     Some(Reveal {
         total,
         cross_entropy,
-        model_entropy: -p.iter().map(|&x| plogp(x)).sum::<f64>(),
+        model_entropy: 0.0 - p.iter().map(|&x| plogp(x)).sum::<f64>(),
         class_entropy,
         kl: cross_entropy - class_entropy,
         rows,
@@ -203,7 +214,7 @@ pub fn reveal(counts: &[(u32, u32)], p: &[f64]) -> Option<Reveal> {
 /// The running score over the rounds revealed: how often the class's most-guessed token, and
 /// the model's most likely one, was the token drawn, and how often the class was right where
 /// the model's top-1 was not.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Score {
     pub rounds: u32,
     pub class_right: u32,

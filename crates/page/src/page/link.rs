@@ -125,6 +125,8 @@ fn read_pair(
         "spec" => page.spec = Some(SpecLink::parse(&v)?),
         "precision" => page.precision = Some(Precision::parse(&v)?),
         "presenter" => page.presenter = v == "1" || v == "true",
+        "class" => page.class = v == "1" || v == "true",
+        "room" => page.room = Some(super::room::check_code(&v)?),
         "kv_bytes" => page.kv_bytes = read_kv_bytes(&v)?,
         "cmp" => {
             let columns = CompareLink::parse(&v, vocab_size)?;
@@ -249,6 +251,12 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     }
     if page.presenter {
         q.append_pair("presenter", "1");
+    }
+    if page.class {
+        q.append_pair("class", "1");
+    }
+    if let Some(r) = &page.room {
+        q.append_pair("room", r);
     }
     if page.kv_bytes != d.kv_bytes {
         q.append_pair("kv_bytes", &page.kv_bytes.to_string());

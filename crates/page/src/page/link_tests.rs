@@ -85,7 +85,10 @@ fn the_comparison_and_the_lesson_step_travel_in_the_link() {
     });
     page.panels.insert(Panel::Compare);
     page.lesson = Some(4);
+    page.class = true;
+    page.room = Some("K7QM2XYZ".into());
     let q = to_query(&page, &Settings::default());
+    assert!(q.contains("class=1") && q.contains("room=K7QM2XYZ"), "{q}");
     let r = from_query(&q, 512);
     assert!(r.problems.is_empty(), "{q}: {:?}", r.problems);
     assert_eq!(r.page, page, "{q}");
@@ -105,6 +108,7 @@ fn the_comparison_and_the_lesson_step_travel_in_the_link() {
         ("cmp_steps=99999", "cmp_steps"),
         ("lesson=0", "lesson"),
         ("lesson=x", "lesson"),
+        ("room=K7QM2XY0", "room"),
     ] {
         let r = from_query(bad, 512);
         assert_eq!(r.problems.len(), 1, "{bad}: {:?}", r.problems);

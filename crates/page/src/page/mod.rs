@@ -5,6 +5,7 @@
 //! guessing the next token (`class_round`).
 
 pub mod chain;
+pub mod class_mode;
 pub mod class_round;
 pub mod compare;
 pub mod constraints;
@@ -12,6 +13,7 @@ pub mod link;
 pub mod panel;
 pub mod pieces;
 pub mod presets;
+pub mod room;
 pub mod shortcuts;
 pub mod toy;
 
@@ -70,6 +72,12 @@ pub struct PageState {
     /// The lesson track's step (0-based), when the track is open.
     pub lesson: Option<usize>,
     pub presenter: bool,
+    /// A round of the class guessing the next token (`class=1`): the next token is hidden
+    /// until the class's guesses are revealed against it (`class_mode`).
+    pub class: bool,
+    /// The classroom's room the presenter runs (`room=CODE`, with `decoding-explorer
+    /// classroom`): a reload joins it again (the presenter's secret stays in the browser).
+    pub room: Option<String>,
     /// The KV calculator's element size in bytes (4 float32, 2 fp16, 1 int8): real models
     /// are served in fp16, the default.
     pub kv_bytes: u8,
@@ -89,6 +97,8 @@ impl Default for PageState {
             compare: None,
             lesson: None,
             presenter: false,
+            class: false,
+            room: None,
             kv_bytes: 2,
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod batch;
 pub mod beam;
+pub mod class;
 pub mod compare;
 pub mod inside;
 pub mod kv;
@@ -24,6 +25,7 @@ use leptos::prelude::*;
 #[derive(Clone, Copy)]
 pub struct Views {
     pub beam: beam::BeamViews,
+    pub class: class::ClassViews,
     pub kv: kv::KvViews,
     pub inside: inside::InsideViews,
     pub quant: quant::QuantViews,
@@ -41,6 +43,7 @@ impl Views {
         let pending = RwSignal::new(Vec::new());
         Views {
             beam: beam::BeamViews::new(),
+            class: class::ClassViews::new(),
             kv: kv::KvViews::new(pending),
             inside: inside::InsideViews::new(),
             quant: quant::QuantViews::new(),
@@ -68,7 +71,7 @@ impl Views {
             Event::Spec(e) => self.spec.store(e),
             Event::Batch(e) => self.batch.store(e),
             Event::Compare(e) => self.compare.store(e),
-            // (The class round's tokens: no panel asks for them yet, issue 48.)
+            // (The class round's tokens are read with the logits: `Ui::on_event`.)
             Event::Model(_) | Event::Transcript(_) | Event::Class(_) => {}
         }
         Ok(())
@@ -78,6 +81,7 @@ impl Views {
     /// one's numbers).
     pub fn clear(&self) {
         self.beam.clear();
+        self.class.clear();
         self.kv.clear();
         self.inside.clear();
         self.quant.clear();

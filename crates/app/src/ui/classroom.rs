@@ -1,0 +1,393 @@
+//! The presenter's side of a classroom room (`decoding-explorer classroom`, issue 48). When
+//! the page is served by `classroom` (it answers `/api/classroom`), the class round's panel
+//! runs a room instead of a typed tally: the page creates the room (or joins again the one
+//! its link names, with the secret it kept in this browser), shows the join address, the
+//! code and the QR code, opens a round at each new text, asks the server for the tally at
+//! Reveal, draws it against the model as a typed tally is drawn, and sends each student's
+//! numbers back. The frames are `decoding_page::page::room`'s.
+
+use super::state::Ui;
+use decoding_page::page::class_mode::Phase;
+use decoding_page::page::piece_text;
+use decoding_page::page::room::*;
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// The room as the presenter's page knows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RoomState {
+    pub code: String,
+    pub join: String,
+    pub qr_svg: String,
+    pub round: u32,
+    pub context: String,
+    pub open: bool,
+    pub students: usize,
+    pub guessed: usize,
+    /// The step whose drawn token the students were told.
+    pub announced: Option<usize>,
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    window().local_storage().ok().flatten()
+}
+
+fn key_name(code: &str) -> String {
+    format!("decoding-explorer-room-key:{code}")
+}
+
+async fn fetch_json(url: &str, post: bool) -> Result<serde_json::Value, String> {
+    let init = web_sys::RequestInit::new();
+    init.set_method(if post { "POST" } else { "GET" });
+    let resp = JsFuture::from(window().fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response")?;
+    if !resp.ok() {
+        let text = JsFuture::from(resp.text().map_err(|e| format!("{e:?}"))?)
+            .await
+            .ok()
+            .and_then(|t| t.as_string())
+            .unwrap_or_default();
+        return Err(format!("{} {text}", resp.status()));
+    }
+    let text = JsFuture::from(resp.text().map_err(|e| format!("{e:?}"))?)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    serde_json::from_str(&text.as_string().unwrap_or_default()).map_err(|e| e.to_string())
+}
+
+/// Whether the page is served by `classroom` (its copy of the page carries
+/// `<meta name="decoding-classroom">`; a plain server's does not, and no request is made to
+/// find out); if so, the room starts.
+pub fn probe(ui: Ui) {
+    let served = window()
+        .document()
+        .and_then(|d| {
+            d.query_selector("meta[name=decoding-classroom]")
+                .ok()
+                .flatten()
+        })
+        .is_some();
+    ui.views.class.served.set(Some(served));
+    if served {
+        start(ui);
+    }
+}
+
+/// Joins the link's room with the secret kept here, else creates one.
+fn start(ui: Ui) {
+    let code = ui.shell.page.with_untracked(|p| p.room.clone());
+    let key = code
+        .as_ref()
+        .and_then(|c| storage().and_then(|s| s.get_item(&key_name(c)).ok().flatten()));
+    match (code, key) {
+        (Some(code), Some(key)) => connect(ui, code, key),
+        _ => create(ui),
+    }
+}
+
+fn create(ui: Ui) {
+    leptos::task::spawn_local(async move {
+        let keys = fetch_json("/api/rooms", true)
+            .await
+            .and_then(|v| serde_json::from_value::<RoomKeys>(v).map_err(|e| e.to_string()));
+        match keys {
+            Ok(k) => {
+                if let Some(s) = storage() {
+                    let _ = s.set_item(&key_name(&k.code), &k.key);
+                }
+                ui.shell.page.update(|p| p.room = Some(k.code.clone()));
+                connect(ui, k.code, k.key);
+            }
+            Err(e) => ui
+                .views
+                .class
+                .error
+                .set(Some(format!("cannot create a room: {e}"))),
+        }
+    });
+}
+
+/// Sends a frame to the room.
+pub fn send(ui: Ui, m: &FromPresenter) {
+    let text = serde_json::to_string(m).unwrap_or_default();
+    ui.views.class.socket.with_value(|s| {
+        if let Some(s) = s {
+            let _ = s.send_with_str(&text);
+        }
+    });
+}
+
+fn connect(ui: Ui, code: String, key: String) {
+    let loc = window().location();
+    let scheme = if loc.protocol().ok().as_deref() == Some("https:") {
+        "wss"
+    } else {
+        "ws"
+    };
+    let host = loc.host().unwrap_or_default();
+    let url = format!("{scheme}://{host}/ws/presenter?code={code}&key={key}");
+    let Ok(ws) = web_sys::WebSocket::new(&url) else {
+        return;
+    };
+    let opened = StoredValue::new(false);
+    let on_open = Closure::<dyn FnMut()>::new(move || opened.set_value(true));
+    ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    on_open.forget();
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            if let Some(m) = e
+                .data()
+                .as_string()
+                .and_then(|t| serde_json::from_str::<ToPresenter>(&t).ok())
+            {
+                on_frame(ui, m);
+            }
+        });
+    ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    let on_close = Closure::<dyn FnMut(web_sys::CloseEvent)>::new(move |e: web_sys::CloseEvent| {
+        let class = ui.views.class;
+        class.socket.set_value(None);
+        if !opened.get_value() {
+            // The server refused the room (it restarted, or the secret is not this
+            // browser's): a new room.
+            class.room.set(None);
+            create(ui);
+        } else if e.code() == 1000 && !e.reason().contains("another tab") {
+            class.room.set(None);
+            class
+                .error
+                .set(Some(format!("The room closed: {}", e.reason())));
+        } else {
+            class.room.update(|r| {
+                if let Some(r) = r {
+                    r.open = false
+                }
+            });
+            let (code, key) = (code.clone(), key.clone());
+            set_timeout(
+                move || connect(ui, code, key),
+                std::time::Duration::from_secs(2),
+            );
+        }
+    });
+    ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+    on_close.forget();
+    ui.views.class.socket.set_value(Some(ws));
+}
+
+fn on_frame(ui: Ui, m: ToPresenter) {
+    let class = ui.views.class;
+    match m {
+        ToPresenter::Room {
+            code,
+            join,
+            qr_svg,
+            round,
+            context,
+            score,
+            open,
+            students,
+            guessed,
+        } => {
+            // A reloaded page takes the room's score back.
+            class.mode.update(|m| {
+                if m.score.rounds < score.rounds {
+                    m.score = score;
+                }
+            });
+            let announced = class
+                .room
+                .with_untracked(|r| r.as_ref().and_then(|r| r.announced));
+            class.room.set(Some(RoomState {
+                code,
+                join,
+                qr_svg,
+                round,
+                context,
+                open,
+                students,
+                guessed,
+                announced,
+            }));
+        }
+        ToPresenter::Count { students, guessed } => class.room.update(|r| {
+            if let Some(r) = r {
+                r.students = students;
+                r.guessed = guessed;
+            }
+        }),
+        ToPresenter::Tally {
+            counts, dropped, ..
+        } => {
+            class.room.update(|r| {
+                if let Some(r) = r {
+                    r.open = false
+                }
+            });
+            let done = ui.gen.next.with_untracked(|n| {
+                let n = n.as_ref().ok_or("no distribution to reveal against yet")?;
+                let step = n.generated.len();
+                class
+                    .mode
+                    .try_update(|m| m.on_counts(&counts, dropped, &n.logits, step))
+                    .unwrap_or(Ok(()))
+                    .map_err(|e| {
+                        if counts.is_empty() {
+                            "No guess has arrived yet: the round opens again.".to_string()
+                        } else {
+                            e
+                        }
+                    })
+            });
+            class.error.set(done.err());
+            results(ui);
+        }
+        ToPresenter::Refused { message } => class.error.set(Some(message)),
+    }
+}
+
+/// Each guessed token's numbers to the room, for the students' own results.
+fn results(ui: Ui) {
+    let frame = ui.views.class.mode.with_untracked(|m| match &m.phase {
+        Phase::Revealed(r) => Some(FromPresenter::Results {
+            tokens: r
+                .reveal
+                .rows
+                .iter()
+                .map(|x| TokenNumbers {
+                    token: x.token,
+                    p: x.model,
+                    rank: x.rank,
+                    share: x.class,
+                })
+                .collect(),
+            model_top: piece_text(&ui.piece(r.model_top), false, None),
+        }),
+        _ => None,
+    });
+    if let Some(f) = frame {
+        send(ui, &f);
+    }
+}
+
+/// The text so far and the step, when the transcript, the logits and the link agree on it
+/// (while a link's tokens are replayed, the text passes through shorter ones: no round
+/// opens there).
+pub fn position(ui: &Ui) -> Option<(String, usize)> {
+    let step = ui
+        .gen
+        .next
+        .with(|n| n.as_ref().map(|n| n.generated.len()))?;
+    if ui.shell.page.with(|p| p.steps as usize) != step {
+        return None;
+    }
+    ui.gen.transcript.with(|t| {
+        t.as_ref()
+            .filter(|t| t.steps.len() == step)
+            .map(|t| (format!("{}{}", t.prompt_text, t.generated_text), step))
+    })
+}
+
+/// The model's most likely tokens as words a student may pick (blank and byte pieces
+/// left out), in the order the room sorts them (alphabetical: no hint of the ranking).
+fn choices(ui: &Ui) -> Vec<String> {
+    let ids = ui.gen.next.with_untracked(|n| {
+        n.as_ref().map_or_else(Vec::new, |n| {
+            let mut ids: Vec<u32> = (0..n.logits.len() as u32).collect();
+            ids.sort_by(|a, b| n.logits[*b as usize].total_cmp(&n.logits[*a as usize]));
+            ids.truncate(12);
+            ids
+        })
+    });
+    let mut out: Vec<String> = Vec::new();
+    for id in ids {
+        let p = ui.piece(id).replace('▁', " ");
+        let w = p.trim();
+        if !w.is_empty()
+            && !w.starts_with("<")
+            && !w.chars().any(char::is_control)
+            && !out.iter().any(|o| o == w)
+        {
+            out.push(w.to_string());
+        }
+        if out.len() == 4 {
+            break;
+        }
+    }
+    out
+}
+
+/// While the panel shows a room: a new round opens at each new text (the students told
+/// the token drawn first); a reloaded page at the same text keeps the round and its
+/// guesses.
+pub fn open_rounds(ui: Ui) {
+    let class = ui.views.class;
+    Effect::new(move |_| {
+        let guessing = class.mode.with(|m| matches!(m.phase, Phase::Guessing));
+        let Some((context, step)) = position(&ui) else {
+            return;
+        };
+        let Some(room) = class.room.get() else { return };
+        if !guessing || (room.open && room.context == context) {
+            return;
+        }
+        let drawn = class.mode.with_untracked(|m| {
+            m.last
+                .as_ref()
+                .filter(|r| r.step + 1 == step)
+                .and_then(|r| r.drawn)
+        });
+        if let Some(d) = drawn.filter(|_| room.announced != Some(step)) {
+            let score = class.mode.with_untracked(|m| m.score);
+            send(
+                ui,
+                &FromPresenter::Drawn {
+                    piece: piece_text(&ui.piece(d), false, None),
+                    score,
+                },
+            );
+        }
+        send(
+            ui,
+            &FromPresenter::Open {
+                context: context.clone(),
+                choices: choices(&ui),
+            },
+        );
+        class.room.update(|r| {
+            if let Some(r) = r {
+                r.open = true;
+                r.context = context;
+                r.guessed = 0;
+                r.round += 1;
+                r.announced = Some(step);
+            }
+        });
+    });
+}
+
+/// Reveal in a room: the server closes the round and sends its tally.
+pub fn reveal(ui: Ui) {
+    let Some(step) = ui
+        .gen
+        .next
+        .with_untracked(|n| n.as_ref().map(|n| n.generated.len()))
+    else {
+        return;
+    };
+    if ui
+        .views
+        .class
+        .mode
+        .try_update(|m| m.ask_room(step))
+        .unwrap_or(false)
+    {
+        ui.views.class.error.set(None);
+        send(ui, &FromPresenter::Reveal);
+    }
+}
