@@ -10,6 +10,7 @@
 
 mod room;
 mod server;
+mod socket;
 
 use crate::error::CliError;
 use crate::files::ModelFiles;

@@ -10,12 +10,13 @@ use std::collections::HashMap;
 /// The most students a room takes.
 pub const MAX_STUDENTS: usize = 500;
 /// The longest text so far a round may hold (characters), and the most choices.
-pub const MAX_CONTEXT_CHARS: usize = 20_000;
+pub const MAX_CONTEXT_CHARS: usize = 8_000;
 pub const MAX_CHOICES: usize = 8;
 /// A student id: what the phone made (16 random bytes as hex), bounded.
 const MAX_ID_CHARS: usize = 64;
 
-/// Why a frame was refused (the student's connection stays open; the message says why).
+/// Why a frame was refused: a guess's refusal is said and the connection stays open; a
+/// join's closes the connection with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     #[error("the room is full ({MAX_STUDENTS} students)")]
@@ -139,6 +140,18 @@ impl Room {
         Ok(())
     }
 
+    /// A student left: without a guess they are out of the room.
+    pub fn leave(&mut self, id: &str) {
+        if self.students.get(id).is_some_and(|s| s.guess.is_none()) {
+            self.students.remove(id);
+        }
+    }
+
+    /// Keeps only the students `keep` says are still here.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.students.retain(|id, _| keep(id));
+    }
+
     /// Students in, and how many guessed this round.
     pub fn counts(&self) -> (usize, usize) {
         let guessed = self.students.values().filter(|s| s.guess.is_some()).count();
@@ -245,6 +258,13 @@ mod tests {
         r.open("Once upon a time".into(), vec![]).unwrap();
         assert_eq!(r.counts(), (4, 0));
         assert!(r.may_guess("a1").is_ok());
+        // One who leaves without a guess is out; with a guess, they stay for the reveal.
+        r.guess("a1", 2, "dog", Some(3)).unwrap();
+        r.leave("a1");
+        r.leave("b2");
+        assert_eq!(r.counts(), (3, 1));
+        r.retain(|id| id != "a1");
+        assert_eq!(r.counts(), (2, 0));
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! connection with the reason, and nothing else.
 
 use super::room::{check_guess, Refusal, Room};
+use super::socket::{read_frames, reason, writer, Out, Slot, PRESENTER_RATE, STUDENT_RATE};
 use crate::error::CliError;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -17,7 +18,7 @@ use decoding_engine::tokenizer::Tokenizer;
 use decoding_page::page::class_round::first_token_after;
 use decoding_page::page::piece_text;
 use decoding_page::page::room::*;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,15 +32,14 @@ pub const MAX_ROOMS: usize = 16;
 pub const MAX_CONNECTIONS: usize = 2_000;
 /// The largest frame a student may send (a guess of 64 characters is under 300 bytes).
 pub const STUDENT_FRAME: usize = 1024;
-/// The presenter's (the text so far, 20,000 characters at most, escaped).
-pub const PRESENTER_FRAME: usize = 256 * 1024;
+/// The presenter's (the text so far, 8,000 characters at most, escaped).
+pub const PRESENTER_FRAME: usize = 64 * 1024;
 /// A connection that has not joined a room by then is closed.
 pub const JOIN_WITHIN: Duration = Duration::from_secs(20);
-/// Each connection's rate: a burst of [`BURST`] frames, then [`PER_SECOND`].
-const BURST: f64 = 10.0;
-const PER_SECOND: f64 = 4.0;
-/// Frames waiting to be written to one connection.
+/// Frames waiting to be written to a student's connection, and to the presenter's (a count
+/// after each of 500 guesses in the same second).
 const QUEUE: usize = 64;
+const PRESENTER_QUEUE: usize = 4096;
 
 pub struct Config {
     pub bind: SocketAddr,
@@ -47,12 +47,6 @@ pub struct Config {
     pub dist: PathBuf,
     pub tokenizer: Tokenizer,
     pub idle: Duration,
-}
-
-/// What a connection's writer sends: a frame, or the close with its reason.
-enum Out<T> {
-    Frame(T),
-    Close(u16, String),
 }
 
 struct Entry {
@@ -67,15 +61,15 @@ struct Entry {
     last: Instant,
 }
 
-struct Shared {
+pub(super) struct Shared {
     rooms: Mutex<HashMap<String, Entry>>,
     tokenizer: Tokenizer,
     public: SocketAddr,
-    connections: AtomicUsize,
+    pub(super) connections: AtomicUsize,
     next_id: AtomicU64,
 }
 
-type App = Arc<Shared>;
+pub(super) type App = Arc<Shared>;
 
 fn random_hex(bytes: usize) -> Result<String, String> {
     let mut b = vec![0u8; bytes];
@@ -83,8 +77,10 @@ fn random_hex(bytes: usize) -> Result<String, String> {
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
-/// A join code: 8 characters of an alphabet with no look-alikes (32⁸ ≈ 10¹²: at a guess a
-/// millisecond, a lesson's hour tries 3.6 × 10⁶ of them, one in 300,000).
+/// A join code: 8 characters of an alphabet with no look-alikes, from the OS's randomness
+/// (32⁸ ≈ 1.1 × 10¹²). A wrong code closes its connection, so each try costs a WebSocket
+/// handshake; even at 1,000 tries a second a lesson's hour covers 3.6 × 10⁶ codes, about
+/// one chance in 300,000 of finding one of the 16 rooms.
 fn join_code() -> Result<String, String> {
     let alphabet = CODE_ALPHABET.as_bytes();
     let mut b = [0u8; CODE_LEN];
@@ -171,6 +167,7 @@ pub async fn serve(c: Config) -> Result<(), CliError> {
         .route("/", get(page_html))
         .route("/index.html", get(page_html))
         .route("/api/rooms", post(create_room))
+        .route("/api/room", get(check_room))
         .route("/ws/student", get(student_ws))
         .route("/ws/presenter", get(presenter_ws))
         .route(
@@ -269,140 +266,20 @@ async fn create_room(State(app): State<App>) -> Response {
     Json(keys).into_response()
 }
 
-/// A connection counted against [`MAX_CONNECTIONS`] while it lives.
-struct Slot(App);
-
-impl Slot {
-    fn take(app: &App) -> Option<Slot> {
-        let n = app.connections.fetch_add(1, Ordering::SeqCst);
-        if n >= MAX_CONNECTIONS {
-            app.connections.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        Some(Slot(app.clone()))
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// A connection's rate: a token bucket.
-struct Rate {
-    tokens: f64,
-    at: Instant,
-}
-
-impl Rate {
-    fn new() -> Rate {
-        Rate {
-            tokens: BURST,
-            at: Instant::now(),
-        }
-    }
-
-    fn take(&mut self) -> bool {
-        let now = Instant::now();
-        let dt = now.duration_since(self.at).as_secs_f64();
-        self.at = now;
-        self.tokens = (self.tokens + dt * PER_SECOND).min(BURST);
-        if self.tokens < 1.0 {
-            return false;
-        }
-        self.tokens -= 1.0;
-        true
-    }
-}
-
-/// Writes a connection's frames until its queue closes or it is told to close.
-async fn writer<T: serde::Serialize>(
-    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<Out<T>>,
-) {
-    while let Some(out) = rx.recv().await {
-        let msg = match out {
-            Out::Frame(m) => match serde_json::to_string(&m) {
-                Ok(t) => Message::Text(t.into()),
-                Err(_) => continue,
-            },
-            Out::Close(code, reason) => {
-                let _ = sink
-                    .send(Message::Close(Some(CloseFrame {
-                        code,
-                        reason: reason.into(),
-                    })))
-                    .await;
-                break;
-            }
-        };
-        if sink.send(msg).await.is_err() {
-            break;
-        }
-    }
-}
-
-/// Reads a connection's text frames: each one to `handle` (its error closes the
-/// connection with the reason, code 1008), binary frames, floods and unreadable frames
-/// close it too. Returns when the connection ends.
-async fn read_frames<T: serde::Serialize>(
-    mut stream: futures_util::stream::SplitStream<WebSocket>,
-    tx: &mpsc::Sender<Out<T>>,
-    mut handle: impl FnMut(&str) -> Result<(), String>,
-    joined: impl Fn() -> bool,
-) {
-    let mut rate = Rate::new();
-    let deadline = tokio::time::Instant::now() + JOIN_WITHIN;
-    loop {
-        let next = if joined() {
-            stream.next().await
-        } else {
-            match tokio::time::timeout_at(deadline, stream.next()).await {
-                Ok(n) => n,
-                Err(_) => {
-                    let _ = tx.try_send(Out::Close(1008, "no join within 20 s".into()));
-                    return;
-                }
-            }
-        };
-        let why = match next {
-            None | Some(Ok(Message::Close(_))) => return,
-            // Oversized, invalid UTF-8, a broken frame: the protocol layer ends it.
-            Some(Err(e)) => Some((1009, format!("bad frame: {e}"))),
-            Some(Ok(Message::Binary(_))) => Some((1003, "binary frames are not accepted".into())),
-            Some(Ok(Message::Text(t))) => {
-                if !rate.take() {
-                    Some((1008, "too many frames: slow down".into()))
-                } else {
-                    handle(t.as_str()).err().map(|e| (1008, e))
-                }
-            }
-            Some(Ok(_)) => None,
-        };
-        if let Some((code, why)) = why {
-            let _ = tx.try_send(Out::Close(code, reason(why)));
-            return;
-        }
-    }
-}
-
-/// A close frame's reason holds at most 123 bytes (RFC 6455, 5.5): cut at a character.
-fn reason(mut r: String) -> String {
-    if r.len() > 120 {
-        let mut at = 120;
-        while !r.is_char_boundary(at) {
-            at -= 1;
-        }
-        r.truncate(at);
-    }
-    r
-}
-
 #[derive(serde::Deserialize)]
 struct PresenterQuery {
     code: String,
     key: String,
+}
+
+/// Whether this browser's secret opens the room (200), the room is gone (404) or the secret
+/// is not its presenter's (403): the page makes a new room only on the last two.
+async fn check_room(State(app): State<App>, Query(q): Query<PresenterQuery>) -> Response {
+    match lock(&app).get(&q.code).map(|e| e.key == q.key) {
+        None => (StatusCode::NOT_FOUND, "no room with this code").into_response(),
+        Some(false) => (StatusCode::FORBIDDEN, "not this room's presenter").into_response(),
+        Some(true) => Json(serde_json::json!({ "room": q.code })).into_response(),
+    }
 }
 
 async fn presenter_ws(
@@ -437,7 +314,7 @@ fn qr_svg(text: &str) -> String {
 
 async fn presenter(socket: WebSocket, app: App, code: String, _slot: Slot) {
     let (sink, stream) = socket.split();
-    let (tx, rx) = mpsc::channel::<Out<ToPresenter>>(QUEUE);
+    let (tx, rx) = mpsc::channel::<Out<ToPresenter>>(PRESENTER_QUEUE);
     let conn = app.next_id.fetch_add(1, Ordering::SeqCst);
     let join = app.join_address(&code);
     {
@@ -459,14 +336,15 @@ async fn presenter(socket: WebSocket, app: App, code: String, _slot: Slot) {
             round: e.room.round,
             context: e.room.context.clone(),
             score: e.score,
+            vocab: app.tokenizer.vocab_size(),
             open: e.room.open,
             students,
             guessed,
         }));
     }
     let writing = tokio::spawn(writer(sink, rx));
-    let handle = |text: &str| presenter_frame(&app, &code, &tx, text);
-    read_frames(stream, &tx, handle, || true).await;
+    let handle = |text: &str| presenter_frame(&app, &code, conn, &tx, text);
+    read_frames(stream, &tx, handle, || true, PRESENTER_RATE).await;
     if let Some(e) = lock(&app).get_mut(&code) {
         if e.presenter.as_ref().is_some_and(|p| p.0 == conn) {
             e.presenter = None;
@@ -479,6 +357,7 @@ async fn presenter(socket: WebSocket, app: App, code: String, _slot: Slot) {
 fn presenter_frame(
     app: &App,
     code: &str,
+    conn: u64,
     tx: &mpsc::Sender<Out<ToPresenter>>,
     text: &str,
 ) -> Result<(), String> {
@@ -495,6 +374,10 @@ fn presenter_frame(
     };
     let mut rooms = lock(app);
     let e = rooms.get_mut(code).ok_or("the room is closed")?;
+    // A tab the room was opened in since speaks for it, not this one.
+    if e.presenter.as_ref().is_none_or(|p| p.0 != conn) {
+        return Err("the room was opened in another tab".into());
+    }
     e.last = Instant::now();
     let refuse = |r: Refusal| {
         let _ = tx.try_send(Out::Frame(ToPresenter::Refused {
@@ -504,7 +387,12 @@ fn presenter_frame(
     match m {
         FromPresenter::Open { context, choices } => {
             match e.room.open(context.clone(), choices) {
-                Ok(()) => e.before = Arc::new((context, before.unwrap_or_default())),
+                Ok(()) => {
+                    e.before = Arc::new((context, before.unwrap_or_default()));
+                    // Who left is no longer in (their guesses went with the last round).
+                    let connected = &e.students;
+                    e.room.retain(|id| connected.contains_key(id));
+                }
                 Err(r) => {
                     refuse(r);
                     return Ok(());
@@ -569,11 +457,15 @@ async fn student(socket: WebSocket, app: App, _slot: Slot) {
     let writing = tokio::spawn(writer(sink, rx));
     let joined = std::sync::OnceLock::<(String, String)>::new();
     let handle = |text: &str| student_frame(&app, conn, &tx, &joined, text);
-    read_frames(stream, &tx, handle, || joined.get().is_some()).await;
+    read_frames(stream, &tx, handle, || joined.get().is_some(), STUDENT_RATE).await;
     if let Some((code, id)) = joined.get() {
         if let Some(e) = lock(&app).get_mut(code) {
             if e.students.get(id).is_some_and(|s| s.0 == conn) {
                 e.students.remove(id);
+                // One who leaves without a guess is out; a guess stays for the reveal (and
+                // for the phone that comes back).
+                e.room.leave(id);
+                e.count();
             }
         }
     }

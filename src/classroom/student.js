@@ -82,7 +82,7 @@ function connect() {
     else if (m.type === 'accepted') showRound({ ...round, guess: m.guess });
     else if (m.type === 'refused') status(m.message);
     else if (m.type === 'result') showResult(m);
-    else if (m.type === 'drawn') status(`The model wrote ${m.piece}. Wait for the next round.`);
+    else if (m.type === 'drawn') $('drawn').textContent = `Last round the model wrote ${m.piece}.`;
     else if (m.type === 'closed') { stopped = true; status(m.reason); }
   });
   ws.addEventListener('close', (e) => {

@@ -100,9 +100,9 @@ async function everyoneGuesses(presenter, students, words) {
   await guessed(presenter, students.length);
 }
 
-async function revealAndDraw(presenter, expected, round) {
+async function revealAndDraw(presenter, expected, round, { revealed = false } = {}) {
   // (round: the round being revealed; the next one opens after the draw.)
-  await presenter.getByTestId('class-reveal').click();
+  if (!revealed) await presenter.getByTestId('class-reveal').click();
   await presenter.getByTestId('class-chart').waitFor({ timeout: 30_000 });
   assert.equal(Number(await presenter.getByTestId('class-total').innerText()), expected.reduce((a, b) => a + b, 0));
   assert.deepEqual((await chartCounts(presenter)).filter((c) => c > 0).sort((a, b) => b - a), expected);
@@ -184,11 +184,19 @@ test('classroom: a presenter and 30 phones, by QR and by code, three rounds, a d
     await presenter.waitForFunction((n) => document.querySelectorAll('[data-testid=chip]').length === n + 1, chipsNow, { timeout: 30_000 });
     await presenter.waitForFunction(() => /^Round 3:/.test(document.querySelector('[data-testid=room-count]')?.textContent ?? ''), null, { timeout: 30_000 });
 
-    // Round 3: everyone the same word.
+    // Round 3: everyone the same word; the presenter reloads after the reveal and the page
+    // reveals the same guesses again (the room kept them), then draws.
     await everyoneGuesses(presenter, students, students.map(() => 'sun'));
-    await revealAndDraw(presenter, [30], 3);
-    await students[0].page.waitForFunction(() => /The model wrote/.test(document.querySelector('[data-testid=status]').textContent)
-      || /^Round 4$/.test(document.querySelector('#round-h').textContent.trim()));
+    await presenter.getByTestId('class-reveal').click();
+    await presenter.getByTestId('class-chart').waitFor({ timeout: 30_000 });
+    await pageUrl(presenter);
+    await presenter.reload();
+    await presenter.getByTestId('class-chart').waitFor({ timeout: 60_000 });
+    assert.deepEqual((await chartCounts(presenter)).filter((c) => c > 0), [30]);
+    await revealAndDraw(presenter, [30], 3, { revealed: true });
+    // Each phone is told the token drawn, and the next round opens on it.
+    await students[0].page.waitForFunction(() => /^Last round the model wrote \S+\.$/.test(document.querySelector('[data-testid=drawn]').textContent));
+    await students[0].page.waitForFunction(() => /^Round 4$/.test(document.querySelector('#round-h').textContent.trim()));
     assert.match(await presenter.getByTestId('class-score').innerText(), /on \d of 3/);
     assert.deepEqual(problems, []);
     for (const s of students) assert.deepEqual(s.problems, []);

@@ -296,6 +296,12 @@ test('quantization: f16, q8 and back keep the transcript; the panel shows four d
   const [q8Acts, q4Acts] = klF32Acts.map(Number);
   assert.ok(q8Acts > 0 && q8Acts !== kl[2] && q4Acts > q8Acts && q4Acts !== kl[3], `KL with f32 activations: ${klF32Acts}; int8: ${kl}`);
   assert.ok((await page.getByTestId('quant-decode').allInnerTexts()).every((t) => /ms\s+\d+ tokens\/s/.test(t)));
+  // The 15M shape's column: a step at each precision on random weights that leave the cache.
+  const shapeMs = (await page.getByTestId('quant-shape-decode').allInnerTexts()).map((t) => Number(/([\d.]+) ms/.exec(t)[1]));
+  assert.equal(shapeMs.length, 4);
+  assert.ok(shapeMs.every((ms) => ms > 0), shapeMs.join());
+  console.log(`the 15M shape's decode step in the page, f32 / f16 / q8 / q4: ${shapeMs.join(' / ')} ms`);
+  assert.match(await page.getByTestId('quant-shape-note').innerText(), /15M shape \(57\.95 MiB at f32\)/);
   const tokens = page.getByTestId('quant-token');
   assert.ok(await tokens.count() >= 3);
   assert.equal(await tokens.first().locator(".qbar").count(), 4);

@@ -117,3 +117,41 @@ mod tests {
         assert!(!s(1.2, 1.15, 1.25).clearly_above(&s(1.0, 0.95, 1.05)));
     }
 }
+
+/// What the roofline of a sweep's own measured peaks says of one row's two phases: each
+/// phase's arithmetic intensity (FLOP a byte), the ridge between the roofs, and the
+/// prefill/decode tokens/s ratio it predicts (each phase taking max(FLOPs / peak FLOP/s,
+/// bytes / peak bytes/s)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RooflineSplit {
+    pub prefill_intensity: f64,
+    pub decode_intensity: f64,
+    pub ridge: f64,
+    pub predicted_ratio: f64,
+}
+
+impl RooflineSplit {
+    /// Prefill under the compute roof and decode under the memory roof.
+    pub fn parts(&self) -> bool {
+        self.decode_intensity < self.ridge && self.prefill_intensity >= self.ridge
+    }
+}
+
+pub fn roofline_split(v: &SweepView, batch: usize) -> Option<RooflineSplit> {
+    let r = v.rows.iter().find(|r| r.batch == batch)?;
+    let roof = v.peaks.roof;
+    if roof.flops <= 0.0 || roof.bytes_per_s <= 0.0 || r.prefill.bytes == 0 || r.decode.bytes == 0 {
+        return None;
+    }
+    let time = |c: decoding_engine::serving::cost::PassCost| {
+        (c.flops as f64 / roof.flops).max(c.bytes as f64 / roof.bytes_per_s)
+    };
+    let prefill_rate = (r.batch * r.prompt_tokens) as f64 / time(r.prefill);
+    let decode_rate = (r.batch * r.gen_tokens) as f64 / time(r.decode);
+    Some(RooflineSplit {
+        prefill_intensity: r.prefill.flops as f64 / r.prefill.bytes as f64,
+        decode_intensity: r.decode.flops as f64 / r.decode.bytes as f64,
+        ridge: roof.ridge(),
+        predicted_ratio: prefill_rate / decode_rate,
+    })
+}

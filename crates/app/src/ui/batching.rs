@@ -122,6 +122,7 @@ fn ThroughputPart(views: BatchViews, sender: Sender) -> impl IntoView {
             batches: SWEEP.to_vec(),
             prompt_tokens: SWEEP_PROMPT,
             gen_tokens: SWEEP_GEN,
+            model: SweepModel::Loaded,
         }))
     };
     view! {
@@ -192,8 +193,16 @@ fn ThroughputChart(v: SweepView) -> impl IntoView {
             human_bytes(v.weight_bytes)
         ),
     };
+    let on = match v.model {
+        SweepModel::Loaded => String::new(),
+        m => format!(
+            "Measured on {} ({}). ",
+            m.words(),
+            human_bytes(v.weight_bytes)
+        ),
+    };
     let summary = format!(
-        "Decode {:.0} → {:.0} tokens/s from B = 1 to B = {} ({gain:.1}×) on the {} backend; prefill {:.0} → {:.0} (its one pass already had many rows).",
+        "{on}Decode {:.0} → {:.0} tokens/s from B = 1 to B = {} ({gain:.1}×) on the {} backend; prefill {:.0} → {:.0} (its one pass already had many rows).",
         first,
         last.map_or(0.0, |r| r.decode_tokens_per_s),
         last.map_or(1, |r| r.batch),

@@ -1,5 +1,5 @@
 //! The presenter's side of a classroom room (`decoding-explorer classroom`, issue 48). When
-//! the page is served by `classroom` (it answers `/api/classroom`), the class round's panel
+//! the page is served by `classroom` (its copy of the page carries a `<meta>` mark), the class round's panel
 //! runs a room instead of a typed tally: the page creates the room (or joins again the one
 //! its link names, with the secret it kept in this browser), shows the join address, the
 //! code and the QR code, opens a round at each new text, asks the server for the tally at
@@ -77,16 +77,33 @@ pub fn probe(ui: Ui) {
     }
 }
 
-/// Joins the link's room with the secret kept here, else creates one.
+/// The HTTP status of a GET (an error: no answer at all).
+async fn status_of(url: &str) -> Result<u16, String> {
+    let resp = JsFuture::from(window().fetch_with_str(url))
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "not a response")?;
+    Ok(resp.status())
+}
+
+/// Joins the link's room with the secret kept here; creates one only where the server says
+/// the room is gone or the secret is not its presenter's (an unanswered check retries: a
+/// Wi-Fi blip must not make rooms).
 fn start(ui: Ui) {
     let code = ui.shell.page.with_untracked(|p| p.room.clone());
     let key = code
         .as_ref()
         .and_then(|c| storage().and_then(|s| s.get_item(&key_name(c)).ok().flatten()));
-    match (code, key) {
-        (Some(code), Some(key)) => connect(ui, code, key),
-        _ => create(ui),
-    }
+    let (Some(code), Some(key)) = (code, key) else {
+        return create(ui);
+    };
+    leptos::task::spawn_local(async move {
+        match status_of(&format!("/api/room?code={code}&key={key}")).await {
+            Ok(200) => connect(ui, code, key),
+            Ok(403 | 404) => create(ui),
+            _ => set_timeout(move || start(ui), std::time::Duration::from_secs(2)),
+        }
+    });
 }
 
 fn create(ui: Ui) {
@@ -152,12 +169,17 @@ fn connect(ui: Ui, code: String, key: String) {
     let on_close = Closure::<dyn FnMut(web_sys::CloseEvent)>::new(move |e: web_sys::CloseEvent| {
         let class = ui.views.class;
         class.socket.set_value(None);
+        let retry = |f: Box<dyn FnOnce()>| set_timeout(f, std::time::Duration::from_secs(2));
         if !opened.get_value() {
-            // The server refused the room (it restarted, or the secret is not this
-            // browser's): a new room.
+            // Refused or unreachable: the check says which (and makes a room only when
+            // this one is gone).
+            retry(Box::new(move || start(ui)));
+        } else if e.reason().contains("another tab") {
             class.room.set(None);
-            create(ui);
-        } else if e.code() == 1000 && !e.reason().contains("another tab") {
+            class.error.set(Some(
+                "This room is open in another tab: it is presented there.".into(),
+            ));
+        } else if e.code() == 1000 {
             class.room.set(None);
             class
                 .error
@@ -169,10 +191,7 @@ fn connect(ui: Ui, code: String, key: String) {
                 }
             });
             let (code, key) = (code.clone(), key.clone());
-            set_timeout(
-                move || connect(ui, code, key),
-                std::time::Duration::from_secs(2),
-            );
+            retry(Box::new(move || connect(ui, code, key)));
         }
     });
     ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
@@ -190,14 +209,31 @@ fn on_frame(ui: Ui, m: ToPresenter) {
             round,
             context,
             score,
+            vocab,
             open,
             students,
             guessed,
         } => {
-            // A reloaded page takes the room's score back.
+            if vocab != ui.vocab_size() {
+                class.error.set(Some(format!(
+                    "The classroom server reads guesses with a vocabulary of {vocab} tokens, this page's model has {}: start it with the page's model.",
+                    ui.vocab_size()
+                )));
+                class.socket.update_value(|s| {
+                    if let Some(s) = s.take() {
+                        let _ = s.close();
+                    }
+                });
+                return;
+            }
+            // A reloaded page takes the room's score back; a reveal asked for before the
+            // connection dropped is asked again (`open_rounds`).
             class.mode.update(|m| {
                 if m.score.rounds < score.rounds {
                     m.score = score;
+                }
+                if matches!(m.phase, Phase::Tokenizing { .. }) {
+                    m.phase = Phase::Guessing;
                 }
             });
             let announced = class
@@ -223,32 +259,56 @@ fn on_frame(ui: Ui, m: ToPresenter) {
         }),
         ToPresenter::Tally {
             counts, dropped, ..
-        } => {
-            class.room.update(|r| {
-                if let Some(r) = r {
-                    r.open = false
-                }
-            });
-            let done = ui.gen.next.with_untracked(|n| {
-                let n = n.as_ref().ok_or("no distribution to reveal against yet")?;
-                let step = n.generated.len();
-                class
-                    .mode
-                    .try_update(|m| m.on_counts(&counts, dropped, &n.logits, step))
-                    .unwrap_or(Ok(()))
-                    .map_err(|e| {
-                        if counts.is_empty() {
-                            "No guess has arrived yet: the round opens again.".to_string()
-                        } else {
-                            e
-                        }
-                    })
-            });
-            class.error.set(done.err());
-            results(ui);
-        }
+        } => on_tally(ui, counts, dropped),
         ToPresenter::Refused { message } => class.error.set(Some(message)),
     }
+}
+
+/// The room's tally: drawn against the logits of the text it was asked at (a tally for
+/// another text, or an empty one, opens the round again).
+fn on_tally(ui: Ui, counts: Vec<(u32, u32)>, dropped: Vec<String>) {
+    let class = ui.views.class;
+    class.room.update(|r| {
+        if let Some(r) = r {
+            r.open = false
+        }
+    });
+    // Only the tally asked for, at the text it was asked at.
+    let asked = class.mode.with_untracked(|m| match m.phase {
+        Phase::Tokenizing { step, .. } => Some(step),
+        _ => None,
+    });
+    let done = ui.gen.next.with_untracked(|n| {
+        let n = n
+            .as_ref()
+            .filter(|n| Some(n.generated.len()) == asked)
+            .ok_or_else(|| {
+                "The text moved on before the tally came: the round opens again.".to_string()
+            })?;
+        let step = n.generated.len();
+        class
+            .mode
+            .try_update(|m| m.on_counts(&counts, dropped, &n.logits, step))
+            .unwrap_or(Ok(()))
+            .map_err(|e| {
+                if counts.is_empty() {
+                    "No guess has arrived yet: the round opens again.".to_string()
+                } else {
+                    e
+                }
+            })
+    });
+    if done.is_err() {
+        // A new round at this text (`open_rounds` opens it).
+        class.mode.update(|m| m.phase = Phase::Guessing);
+        class.room.update(|r| {
+            if let Some(r) = r {
+                r.context.clear()
+            }
+        });
+    }
+    class.error.set(done.err());
+    results(ui);
 }
 
 /// Each guessed token's numbers to the room, for the students' own results.
@@ -329,11 +389,21 @@ pub fn open_rounds(ui: Ui) {
     let class = ui.views.class;
     Effect::new(move |_| {
         let guessing = class.mode.with(|m| matches!(m.phase, Phase::Guessing));
+        // No rounds while the model runs on its own (a round a token would flood the room).
+        if ui.gen.running.get() {
+            return;
+        }
         let Some((context, step)) = position(&ui) else {
             return;
         };
         let Some(room) = class.room.get() else { return };
         if !guessing || (room.open && room.context == context) {
+            return;
+        }
+        // Revealed at this text before the page reloaded: reveal it again (the guesses are
+        // kept) rather than open a new round over them.
+        if !room.open && room.round > 0 && room.context == context {
+            reveal(ui);
             return;
         }
         let drawn = class.mode.with_untracked(|m| {

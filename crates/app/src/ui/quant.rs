@@ -55,10 +55,13 @@ fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> imp
 #[component]
 fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
     let f32_bytes = view.precisions.first().map_or(1, |p| p.weight_bytes.max(1));
+    let shape = view.shape.clone();
     let rows = view
         .precisions
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
+            let shape_ms = shape.as_ref().map(|s| s.decode_ms[i]);
             let current = running == Some(p.precision);
             let smaller = f32_bytes as f64 / p.weight_bytes.max(1) as f64;
             view! {
@@ -68,6 +71,7 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
                     <td class="nowrap">{human_bytes(p.weight_bytes)}</td>
                     <td>{format!("{smaller:.1}×")}</td>
                     <td data-testid="quant-decode" title=format!("median of 5 rounds after warm-up steps; the middle three {:.3}–{:.3} ms", p.decode_range.0, p.decode_range.1)>{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s · {:.3}–{:.3}", 1000.0 / p.decode_ms.max(1e-6), p.decode_range.0, p.decode_range.1)}</small></td>
+                    <td data-testid="quant-shape-decode">{shape_ms.map(|t| view! { {format!("{:.2} ms", t.0)}<br/><small>{format!("{:.2}–{:.2}", t.1, t.2)}</small> })}</td>
                     <td><span data-testid="quant-kl">{kl_text(p.kl)}</span>{p.kl_f32_activations.map(|k| view! {
                         <br/><small title="the same weights with f32 activations">"f32 acts: "<span data-testid="quant-kl-f32-acts">{kl_text(k)}</span></small>
                     })}</td>
@@ -82,10 +86,17 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
             <thead><tr>
                 <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
                 <th scope="col">"smaller"</th><th scope="col">"decode step (CPU)"</th>
+                <th scope="col" title="random weights of llama2.c's 15M shape, made by the worker: a model that leaves the cache">"decode step, 15M shape"</th>
                 <th scope="col">"KL(p_f32 ‖ p), nats"</th><th scope="col">"top token vs f32"</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table></div>
+        {shape.map(|s| view! {
+            <p class="small" data-testid="quant-shape-note">{format!(
+                "The 15M shape's column: random weights of llama2.c's 15M shape ({} at f32), made by the worker for this measurement, a decode step at position {} (median of 5 rounds; the middle three). This model's weights stay in the cache, where a step never waits on memory; the 15M shape's do not, so its column shows what fewer bytes buy.",
+                human_bytes(s.weight_bytes[0]), s.position
+            )}</p>
+        })}
     }
 }
 

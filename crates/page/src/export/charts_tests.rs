@@ -29,6 +29,7 @@ fn quant_rows_are_four_bars_a_token_scaled_to_the_largest() {
     };
     let q = QuantView {
         position: 7,
+        shape: None,
         precisions: vec![],
         tokens: vec![
             token(1, "a", [0.5, 0.45, 0.4, 0.25]),

@@ -90,6 +90,7 @@ fn the_distribution_follows_the_pages_scale() {
 
 fn sweep_view() -> SweepView {
     SweepView {
+        model: SweepModel::Loaded,
         backend: "cpu".into(),
         weight_bytes: 1 << 20,
         peaks: Peaks {

@@ -16,6 +16,11 @@ type Out = Result<Vec<Part>, Wait>;
 const FAT_TAIL: f64 = 0.05;
 use crate::verdict::{self, Spread, CLEAR_RATIO};
 
+// The captions of the steps that time a model that leaves the cache (issue 48).
+#[path = "captions_speed.rs"]
+mod speed;
+pub(super) use speed::{prefill_decode, quantization};
+
 /// A small positive number readably: 5 decimals, or two significant digits below 10⁻³.
 fn small(v: f64) -> String {
     if v != 0.0 && v.abs() < 1e-3 {
@@ -333,46 +338,6 @@ impl Caption {
     }
 }
 
-pub(super) fn prefill_decode(step: &Step, live: &Live) -> Out {
-    let v = live.sweep.ok_or("the measurement")?;
-    let super::Action::Sweep {
-        prompt_tokens,
-        gen_tokens,
-        ..
-    } = step.action
-    else {
-        return Err("a measurement");
-    };
-    // The sweep the step asked for (not another one still arriving from an earlier view).
-    if v.rows.first().map(|r| (r.prompt_tokens, r.gen_tokens))
-        != Some((prompt_tokens as usize, gen_tokens as usize))
-    {
-        return Err("the measurement");
-    }
-    let m = verdict::rates(v, 1).ok_or("the measurement at B = 1")?;
-    let ratio = m.prefill.median / m.decode.median.max(1e-9);
-    let c = Caption::new()
-        .t("A ")
-        .int("prompt_tokens", prompt_tokens as u64)
-        .t("-token prompt, then ")
-        .int("gen_tokens", gen_tokens as u64)
-        .t(" tokens, each timed ")
-        .int("reps", m.reps as u64)
-        .t(" times (median, and the middle half of the runs): prefill ran the prompt as one pass of many rows at ")
-        .spread("prefill_rate", m.prefill)
-        .t("; decode ran one pass a token against the cache at ")
-        .spread("decode_rate", m.decode)
-        .t(" — forward passes only, no sampling: ")
-        .n("ratio", ratio, format!("{ratio:.1}×"))
-        .t(". ");
-    Ok(if m.prefill.clearly_above(&m.decode) {
-        c.t("Prefill is compute-bound (every weight read serves all the prompt's rows), decode bandwidth-bound (every weight read serves one).")
-    } else {
-        c.t("The two are within their spread here: this model's weights stay in the CPU's cache, so decode is not waiting on memory and a pass of many rows saves little. The regimes part where the weights must come from memory (the roofline below).")
-    }
-    .done())
-}
-
 /// The calculator's element size in words.
 fn elem_name(bytes: u64) -> &'static str {
     match bytes {
@@ -446,32 +411,6 @@ pub(super) fn speculative(_: &Step, live: &Live) -> Out {
         .t(" tokens per target call, against (1 − α^(γ+1))/(1 − α) = ")
         .f("formula", s.formula, 2)
         .t(". The output distribution is the target's, exactly.")
-        .done())
-}
-
-pub(super) fn quantization(_: &Step, live: &Live) -> Out {
-    let q = live.quant.ok_or("the four precisions")?;
-    let get = |p: decoding_engine::Precision| q.precisions.iter().find(|v| v.precision == p);
-    let (f, q8, q4) = (
-        get(decoding_engine::Precision::F32).ok_or("f32")?,
-        get(decoding_engine::Precision::Q8).ok_or("q8")?,
-        get(decoding_engine::Precision::Q4).ok_or("q4")?,
-    );
-    let bytes = |key, v: &PrecisionView| (key, v.weight_bytes as f64, human_bytes(v.weight_bytes));
-    let (k, v, s) = bytes("f32_bytes", f);
-    let c = Caption::new()
-        .t("The same θ stored in ")
-        .n(k, v, s)
-        .t(" (f32), ");
-    let (k, v, s) = bytes("q8_bytes", q8);
-    let c = c.n(k, v, s).t(" (8-bit) and ");
-    let (k, v, s) = bytes("q4_bytes", q4);
-    Ok(c.n(k, v, s)
-        .t(" (4-bit); here KL(p_f32 ‖ p_q8) = ")
-        .n("kl_q8", q8.kl, small(q8.kl))
-        .t(" and KL(p_f32 ‖ p_q4) = ")
-        .n("kl_q4", q4.kl, small(q4.kl))
-        .t(" nats. The representation of θ changes, not its learned values.")
         .done())
 }
 

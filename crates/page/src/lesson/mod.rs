@@ -26,6 +26,7 @@ pub enum Action {
         batches: &'static [u32],
         prompt_tokens: u32,
         gen_tokens: u32,
+        model: SweepModel,
     },
 }
 
@@ -80,10 +81,12 @@ impl Step {
                 batches,
                 prompt_tokens,
                 gen_tokens,
+                model,
             } => Some(Request::Batch(BatchRequest::BatchSweep {
                 batches: batches.to_vec(),
                 prompt_tokens,
                 gen_tokens,
+                model,
             })),
         }
     }
@@ -102,10 +105,11 @@ impl Step {
 /// Lengths the cache step measures at.
 pub const CACHE_POSITIONS: [usize; 3] = [16, 64, 128];
 
-/// The prompt and generated lengths of the prefill-against-decode measurement: long enough
-/// that the prefill's one pass carries many rows.
+/// The prompt and generated lengths of the prefill-against-decode measurement: a prompt
+/// long enough that the prefill's one pass carries many rows; decode steps enough to time
+/// (on the 15M shape in the page's one thread, about 5 ms each).
 pub const REGIME_PROMPT: u32 = 64;
-pub const REGIME_GEN: u32 = 64;
+pub const REGIME_GEN: u32 = 16;
 
 use captions as c;
 
@@ -211,6 +215,7 @@ pub const STEPS: [Step; 15] = [
             batches: &[1],
             prompt_tokens: REGIME_PROMPT,
             gen_tokens: REGIME_GEN,
+            model: SweepModel::Random15M,
         },
         shows: "tp-section",
         caption: c::prefill_decode,
@@ -255,6 +260,7 @@ pub const STEPS: [Step; 15] = [
             batches: &[1, 4, 16],
             prompt_tokens: 16,
             gen_tokens: 32,
+            model: SweepModel::Loaded,
         },
         shows: "tp-section",
         caption: c::batching,

@@ -187,9 +187,10 @@ impl ClassMode {
         }
     }
 
-    /// The transcript's tokens after a change: the token drawn scores the round (the next
-    /// opens); any other move of the text (a rewind, a new prompt, a step taken elsewhere)
-    /// drops the round open, the score kept.
+    /// The transcript's tokens after a change: one more token after a reveal is the token
+    /// drawn (by Draw, or a step taken another way): it scores the round and the next opens;
+    /// any other move of the text (a rewind, a new prompt) drops the round open, the score
+    /// kept.
     pub fn on_generated(&mut self, generated: &[u32]) {
         let at = match &self.phase {
             Phase::Guessing => return,
@@ -197,12 +198,14 @@ impl ClassMode {
             Phase::Revealed(r) | Phase::Drawing(r) => r.step,
         };
         match std::mem::take(&mut self.phase) {
-            Phase::Drawing(mut r) if generated.len() == at + 1 => {
+            Phase::Drawing(mut r) | Phase::Revealed(mut r) if generated.len() == at + 1 => {
                 let drawn = generated[at];
                 self.score.add(&r.reveal, r.model_top, drawn);
                 r.drawn = Some(drawn);
                 self.last = Some(r);
             }
+            // The step added no token (the text had stopped): the reveal stays, to draw again.
+            Phase::Drawing(r) if generated.len() == at => self.phase = Phase::Revealed(r),
             // Still at the round's step (the same text sent again): nothing moved.
             phase if generated.len() == at => self.phase = phase,
             _ => {}

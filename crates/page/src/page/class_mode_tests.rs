@@ -58,9 +58,10 @@ fn a_round_goes_from_the_guesses_to_the_reveal_to_the_drawn_token() {
     assert!((r.axis[2].2 - 0.125).abs() < 1e-6);
     assert!(m.draw());
     assert!(matches!(m.phase, Phase::Drawing(_)));
-    // The text sent again at the same step moves nothing.
+    // A step that added no token (the text had stopped) leaves the reveal, to draw again.
     m.on_generated(&[9; 7]);
-    assert!(matches!(m.phase, Phase::Drawing(_)));
+    assert!(matches!(m.phase, Phase::Revealed(_)));
+    assert!(m.draw());
     // The model drew token 2: the class's top guess, not the model's top-1.
     let mut generated = vec![9; 7];
     generated.push(2);
@@ -106,12 +107,18 @@ fn a_round_whose_text_moved_is_dropped_with_the_score_kept() {
     let e = m.on_tokens(&[Some(1)], &logits(), 3).unwrap_err();
     assert!(e.contains("reveal again"), "{e}");
     assert_eq!(m.phase, Phase::Guessing);
+    // Revealed, then stepped with the transcript's own Step: the token drawn scores it.
+    m.ask(vec![guess("cat", 1)], 4).unwrap();
+    m.on_tokens(&[Some(1)], &logits(), 4).unwrap();
+    m.on_generated(&[1, 2, 3, 4, 1]);
+    assert_eq!((m.score.rounds, m.score.class_right), (4, 1));
+    assert_eq!(m.phase, Phase::Guessing);
     // Revealed, then rewound: the round is dropped, not scored.
     m.ask(vec![guess("cat", 1)], 4).unwrap();
     m.on_tokens(&[Some(1)], &logits(), 4).unwrap();
     m.on_generated(&[1, 2, 3]);
     assert_eq!(m.phase, Phase::Guessing);
-    assert_eq!(m.score.rounds, 3);
+    assert_eq!(m.score.rounds, 4);
     // Draw only from a reveal.
     assert!(!m.draw());
 }

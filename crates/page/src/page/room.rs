@@ -137,6 +137,9 @@ pub enum ToPresenter {
         context: String,
         /// The score of the rounds drawn.
         score: Score,
+        /// The vocabulary the server reads guesses with (the page's model must have the
+        /// same).
+        vocab: usize,
         open: bool,
         students: usize,
         guessed: usize,

@@ -18,6 +18,10 @@ pub enum BatchRequest {
         batches: Vec<u32>,
         prompt_tokens: u32,
         gen_tokens: u32,
+        /// Which weights: the loaded model's (the default), or random ones of a shape
+        /// that leaves the cache.
+        #[serde(default)]
+        model: SweepModel,
     },
     /// Where a decoded token's time goes on the GPU backend: each kernel's GPU time
     /// (timestamps) and the launch overhead.
@@ -28,6 +32,35 @@ pub enum BatchRequest {
         requests: u32,
         seed: u64,
     },
+}
+
+/// The weights a measurement times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepModel {
+    /// The loaded model, on the running backend.
+    #[default]
+    Loaded,
+    /// Random weights of llama2.c's 15M shape ([`SHAPE_15M`]: 61 MB at f32) on the CPU: a
+    /// model whose weights do not stay in the cache next to the cores, so a decode step
+    /// waits on memory as a real model's does (a 1 MB model never leaves the cache).
+    Random15M,
+}
+
+/// llama2.c's stories15M shape, as a checkpoint header: dim, hidden, layers, heads, K/V
+/// heads, vocabulary, context.
+pub const SHAPE_15M: [i32; 7] = [288, 768, 6, 6, 6, 32000, 256];
+
+impl SweepModel {
+    /// In words, for the views that show it.
+    pub fn words(self) -> &'static str {
+        match self {
+            SweepModel::Loaded => "the loaded model",
+            SweepModel::Random15M => {
+                "random weights of the 15M shape (dim 288, 6 layers, vocabulary 32,000), made by the worker for this measurement"
+            }
+        }
+    }
 }
 
 /// The batching panel's views.
@@ -71,6 +104,9 @@ pub struct LanesView {
 /// Throughput against batch size on the running backend, and where it lands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepView {
+    /// The weights timed.
+    #[serde(default)]
+    pub model: SweepModel,
     pub backend: String,
     pub weight_bytes: u64,
     pub peaks: decoding_engine::serving::roofline::Peaks,

@@ -81,4 +81,19 @@ pub struct QuantView {
     pub row: WeightRowView,
     /// true when the file itself was quantized (its "f32" is the dequantized weights)
     pub f32_is_dequantized: bool,
+    /// A decode step of each precision on the 15M shape's random weights (a model that
+    /// does not stay in the cache), measured once while the panel is open.
+    #[serde(default)]
+    pub shape: Option<ShapeDecode>,
+}
+
+/// Decode steps of the 15M shape's random weights at f32, f16, q8 and q4 (`SHAPE_15M`), at
+/// the same position of the same tokens, on the CPU in the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShapeDecode {
+    /// tokens in the cache before the timed step
+    pub position: usize,
+    pub weight_bytes: [u64; PRECISIONS],
+    /// ms a step: the median of five rounds, and the middle three rounds' lowest and highest
+    pub decode_ms: [(f64, f64, f64); PRECISIONS],
 }

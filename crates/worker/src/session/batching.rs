@@ -8,7 +8,7 @@ use super::base::{err, Core, Host};
 use decoding_engine::budget::{Budget, Footprint};
 use decoding_engine::serving::batching::{simulate, throughput, trace, Lanes, Policy, Throughput};
 use decoding_engine::serving::roofline;
-use decoding_engine::Backend;
+use decoding_engine::{Backend, CpuBackend};
 use decoding_page::protocol::*;
 
 /// Largest batch the panel runs (each lane is a KV cache).
@@ -170,6 +170,16 @@ fn machine_peaks(
 }
 
 impl Core {
+    /// The 15M shape's random weights, made the first time they are asked for.
+    pub(super) fn shape_lab(&mut self) -> Result<&mut super::shape::ShapeLab, String> {
+        if self.shape.is_none() {
+            self.shape = Some(super::shape::ShapeLab::new()?);
+        }
+        self.shape
+            .as_mut()
+            .ok_or_else(|| "the 15M shape's weights could not be made".to_string())
+    }
+
     /// Where a decoded token's time goes on the running GPU backend (`time_kernels`); on
     /// the CPU backend the view says there is nothing to time.
     pub(super) async fn gpu_split(&mut self, host: &dyn Host) -> Vec<Event> {
@@ -316,18 +326,41 @@ impl Core {
         }))
     }
 
-    /// The batching panel's sweep: each batch size's throughput, and the machine's peaks.
+    /// The batching panel's sweep: each batch size's throughput, and the machine's peaks;
+    /// on the loaded model's engine, or on the CPU over the 15M shape's random weights.
     pub(super) async fn batch_sweep(
         &mut self,
         batches: &[u32],
         prompt_tokens: u32,
         gen_tokens: u32,
+        model: SweepModel,
         host: &dyn Host,
     ) -> Vec<Event> {
         // A cancel that arrived while nothing ran is not for this request.
         host.clear_cancel();
-        let Some(engine) = self.engine.as_mut() else {
-            return vec![err("no model is loaded yet")];
+        let mut shape_cpu;
+        let (engine, weight_bytes, kind): (&mut dyn Backend, u64, String) = match model {
+            SweepModel::Loaded => {
+                let Some(engine) = self.engine.as_mut() else {
+                    return vec![err("no model is loaded yet")];
+                };
+                let c = *engine.config();
+                let bytes = self
+                    .model
+                    .as_ref()
+                    .map_or(0, |m| m.transformer.weights.bytes(&c));
+                let kind = engine.report.kind.to_string();
+                (engine, bytes, kind)
+            }
+            SweepModel::Random15M => {
+                let t = match self.shape_lab() {
+                    Ok(lab) => lab.at(decoding_engine::Precision::F32),
+                    Err(e) => return vec![err(e)],
+                };
+                let bytes = t.weights.bytes(&t.config);
+                shape_cpu = CpuBackend::new(t);
+                (&mut shape_cpu, bytes, "cpu".to_string())
+            }
         };
         let c = *engine.config();
         let (p, g) = (prompt_tokens as usize, gen_tokens as usize);
@@ -335,10 +368,6 @@ impl Core {
             return vec![err(e)];
         }
         let clock = || host.now();
-        let weight_bytes = self
-            .model
-            .as_ref()
-            .map_or(0, |m| m.transformer.weights.bytes(&c));
         // Runs of the first size first, untimed, for SWEEP_WARM_MS (the browser compiles
         // hot wasm code again, faster, after it has run a while: a run timed before would
         // read slow).
@@ -378,7 +407,8 @@ impl Core {
         let peaks = machine_peaks(&rows, weight_bytes, c.dim, &clock);
         vec![Event::Batch(BatchEvent::Sweep {
             view: SweepView {
-                backend: engine.report.kind.to_string(),
+                model,
+                backend: kind,
                 weight_bytes,
                 peaks,
                 rows,
@@ -490,8 +520,9 @@ impl Core {
                 batches,
                 prompt_tokens,
                 gen_tokens,
+                model,
             } => {
-                self.batch_sweep(&batches, prompt_tokens, gen_tokens, host)
+                self.batch_sweep(&batches, prompt_tokens, gen_tokens, model, host)
                     .await
             }
             BatchRequest::GpuSplit => self.gpu_split(host).await,

@@ -18,6 +18,7 @@ mod generate;
 mod load;
 mod probe;
 mod quant;
+mod shape;
 mod speculative;
 #[cfg(test)]
 mod tests;

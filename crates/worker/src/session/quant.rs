@@ -88,7 +88,12 @@ impl Lab {
 pub(super) struct QuantPanel {
     pub(super) open: bool,
     lab: Option<Lab>,
+    /// The 15M shape's decode steps, once measured.
+    shape: Option<ShapeDecode>,
 }
+
+/// Tokens in the 15M shape's caches before its timed step (a pattern over its vocabulary).
+const SHAPE_POSITION: usize = 64;
 
 impl QuantPanel {
     /// Another model was loaded: the panel's models were the old one's.
@@ -108,6 +113,7 @@ impl Core {
         panel.open = open;
         if !open {
             panel.lab = None;
+            panel.shape = None;
             return vec![];
         }
         self.quant_view(panel, host).into_iter().collect()
@@ -116,6 +122,12 @@ impl Core {
     /// f32, f16, q8 and q4 after the transcript's tokens: each model's distribution, KL from f32,
     /// top token, weight bytes and a measured decode step; one weight row before and after.
     pub(super) fn quant_view(&mut self, panel: &mut QuantPanel, host: &dyn Host) -> Option<Event> {
+        if panel.shape.is_none() && self.gen.is_some() {
+            match self.shape_decode(host) {
+                Ok(s) => panel.shape = Some(s),
+                Err(e) => return Some(err(e)),
+            }
+        }
         let gen = self.gen.as_ref()?;
         let original = self.original.clone()?;
         let model = self.model.as_ref()?;
@@ -157,6 +169,7 @@ impl Core {
             }
         }
         let times = lab.timed.map_or([(0.0, 0.0, 0.0); PRECISIONS], |(_, t)| t);
+
         let tops: Vec<u32> = lps.iter().map(|l| argmax(l) as u32).collect();
         let precisions = Precision::ALL
             .iter()
@@ -183,8 +196,37 @@ impl Core {
                 tokens,
                 row: weight_row(lab),
                 f32_is_dequantized: original.weights.precision() != Precision::F32,
+                shape: panel.shape.clone(),
             },
         }))
+    }
+}
+
+impl Core {
+    /// A decode step of the 15M shape's random weights at each precision, at
+    /// [`SHAPE_POSITION`], timed as the loaded model's are.
+    fn shape_decode(&mut self, host: &dyn Host) -> Result<ShapeDecode, String> {
+        let lab = self.shape_lab()?;
+        let models: Vec<Arc<Transformer>> = Precision::ALL.iter().map(|&p| lab.at(p)).collect();
+        let c = models[0].config;
+        let tokens: Vec<u32> = (0..=SHAPE_POSITION)
+            .map(|i| ((i * 7919 + 3) % c.vocab_size) as u32)
+            .collect();
+        let (&last, before) = tokens.split_last().ok_or("no tokens")?;
+        let mut caches: Vec<KvCache> = Vec::new();
+        for t in &models {
+            let mut cache = KvCache::new(&t.config);
+            t.prefill(&mut cache, before, false)
+                .map_err(|e| e.to_string())?;
+            caches.push(cache);
+        }
+        let times = time_models(&models, &mut caches, before.len(), last, host)
+            .map_err(|e| e.to_string())?;
+        Ok(ShapeDecode {
+            position: before.len(),
+            weight_bytes: std::array::from_fn(|i| models[i].weights.bytes(&c)),
+            decode_ms: times,
+        })
     }
 }
 
@@ -223,10 +265,21 @@ fn time_decodes(
     last: u32,
     host: &dyn Host,
 ) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
-    let mut logits = vec![0.0f32; lab.models[0].config.vocab_size];
+    time_models(&lab.models, &mut lab.caches, len, last, host)
+}
+
+/// [`time_decodes`] of the first [`PRECISIONS`] of `models`, each on its cache.
+fn time_models(
+    models: &[Arc<Transformer>],
+    caches: &mut [KvCache],
+    len: usize,
+    last: u32,
+    host: &dyn Host,
+) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
+    let mut logits = vec![0.0f32; models[0].config.vocab_size];
     let mut out = [(0.0, 0.0, 0.0); PRECISIONS];
     for (i, timing) in out.iter_mut().enumerate() {
-        let (t, cache) = (&lab.models[i], &mut lab.caches[i]);
+        let (t, cache) = (&models[i], &mut caches[i]);
         let mut s = RunState::new(&t.config);
         // Steps for at least `ms` and `min` steps: (mean ms a step).
         let mut steps = |ms: f64, min: u32| -> Result<f64, decoding_engine::ForwardError> {

@@ -64,6 +64,7 @@ fn the_batching_panel_sweeps_and_serves_both_policies() {
             batches: vec![1, 2, 4],
             prompt_tokens: 8,
             gen_tokens: 4,
+            model: SweepModel::Loaded,
         }),
     );
     let [Event::Batch(BatchEvent::Sweep { view })] = &ev[..] else {

@@ -119,6 +119,7 @@ fn every_panel_exports_its_chart_from_its_view() {
             batches: vec![1, 2],
             prompt_tokens: 4,
             gen_tokens: 2,
+            model: SweepModel::Loaded,
         }),
         Request::Batch(BatchRequest::ServeSim {
             slots: 2,
