@@ -229,14 +229,32 @@ async fn reap(app: App, idle: Duration) {
     let mut tick = tokio::time::interval(Duration::from_secs(60).min(idle));
     loop {
         tick.tick().await;
-        let mut rooms = lock(&app);
-        rooms.retain(|_, e| {
-            let keep = e.last.elapsed() < idle;
-            if !keep {
-                e.close_all("the room was idle and is closed");
-            }
-            keep
-        });
+        close_idle(&mut lock(&app), Instant::now(), idle);
+    }
+}
+
+/// Closes the rooms without a frame for `idle` before `now`, each connection told why.
+fn close_idle(rooms: &mut HashMap<String, Entry>, now: Instant, idle: Duration) {
+    rooms.retain(|_, e| {
+        let keep = now.saturating_duration_since(e.last) < idle;
+        if !keep {
+            e.close_all("the room was idle and is closed");
+        }
+        keep
+    });
+}
+
+impl Entry {
+    fn new(key: String) -> Entry {
+        Entry {
+            key,
+            room: Room::default(),
+            before: Arc::new((String::new(), Vec::new())),
+            students: HashMap::new(),
+            presenter: None,
+            score: Default::default(),
+            last: Instant::now(),
+        }
     }
 }
 
@@ -251,18 +269,7 @@ async fn create_room(State(app): State<App>) -> Response {
         (Err(e), _) | (_, Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
         _ => return (StatusCode::SERVICE_UNAVAILABLE, "try again").into_response(),
     };
-    rooms.insert(
-        keys.code.clone(),
-        Entry {
-            key: keys.key.clone(),
-            room: Room::default(),
-            before: Arc::new((String::new(), Vec::new())),
-            students: HashMap::new(),
-            presenter: None,
-            score: Default::default(),
-            last: Instant::now(),
-        },
-    );
+    rooms.insert(keys.code.clone(), Entry::new(keys.key.clone()));
     Json(keys).into_response()
 }
 
@@ -541,4 +548,33 @@ fn student_frame(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A room idle for longer than the limit closes, each phone and the presenter told why;
+    /// a room with a recent frame stays.
+    #[test]
+    fn idle_rooms_close_and_say_why() {
+        let now = Instant::now();
+        let idle = Duration::from_secs(60);
+        let mut rooms = HashMap::new();
+        let mut old = Entry::new("k1".into());
+        old.last = now - Duration::from_secs(61);
+        let (tx, mut rx) = mpsc::channel(4);
+        old.students.insert("s1".into(), (1, tx));
+        let (ptx, mut prx) = mpsc::channel(4);
+        old.presenter = Some((2, ptx));
+        rooms.insert("OLDROOM2".to_string(), old);
+        let mut fresh = Entry::new("k2".into());
+        fresh.last = now - Duration::from_secs(59);
+        rooms.insert("NEWROOM2".to_string(), fresh);
+        close_idle(&mut rooms, now, idle);
+        assert_eq!(rooms.keys().collect::<Vec<_>>(), ["NEWROOM2"]);
+        let why = "the room was idle and is closed";
+        assert!(matches!(rx.try_recv(), Ok(Out::Close(1000, w)) if w == why));
+        assert!(matches!(prx.try_recv(), Ok(Out::Close(1000, w)) if w == why));
+    }
 }

@@ -138,6 +138,16 @@ pub(super) async fn read_frames<T: serde::Serialize>(
         };
         if let Some((code, why)) = why {
             let _ = tx.try_send(Out::Close(code, reason(why)));
+            // The closing handshake: read on, dropping what comes, until the peer's own
+            // close (or 2 s). A socket closed with the peer's frames unread is reset, and a
+            // reset can lose the frames and the close still on their way to the peer (a
+            // flooding client saw 1006, not its 1008 and its reason).
+            let end = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+            while let Ok(Some(Ok(m))) = tokio::time::timeout_at(end, stream.next()).await {
+                if matches!(m, Message::Close(_)) {
+                    break;
+                }
+            }
             return;
         }
     }

@@ -93,7 +93,7 @@ pub(super) struct QuantPanel {
 }
 
 /// Tokens in the 15M shape's caches before its timed step (a pattern over its vocabulary).
-const SHAPE_POSITION: usize = 64;
+const SHAPE_POSITION: usize = 16;
 
 impl QuantPanel {
     /// Another model was loaded: the panel's models were the old one's.
