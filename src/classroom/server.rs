@@ -558,18 +558,20 @@ mod tests {
     /// a room with a recent frame stays.
     #[test]
     fn idle_rooms_close_and_say_why() {
-        let now = Instant::now();
+        // (Times after `start`, not before it: a monotonic clock may be under a minute old.)
+        let start = Instant::now();
+        let now = start + Duration::from_secs(61);
         let idle = Duration::from_secs(60);
         let mut rooms = HashMap::new();
         let mut old = Entry::new("k1".into());
-        old.last = now - Duration::from_secs(61);
+        old.last = start;
         let (tx, mut rx) = mpsc::channel(4);
         old.students.insert("s1".into(), (1, tx));
         let (ptx, mut prx) = mpsc::channel(4);
         old.presenter = Some((2, ptx));
         rooms.insert("OLDROOM2".to_string(), old);
         let mut fresh = Entry::new("k2".into());
-        fresh.last = now - Duration::from_secs(59);
+        fresh.last = start + Duration::from_secs(2);
         rooms.insert("NEWROOM2".to_string(), fresh);
         close_idle(&mut rooms, now, idle);
         assert_eq!(rooms.keys().collect::<Vec<_>>(), ["NEWROOM2"]);

@@ -38,9 +38,12 @@ test('one screen: a typed tally revealed against the model, drawn, scored; whole
     await page.getByTestId('class-tally').fill('girl ×5, boy x3, cat ×0');
     assert.match(await page.getByTestId('class-tally-error').innerText(), /a count is a whole number/);
     assert.ok(await page.getByTestId('class-reveal').isDisabled());
+    // By the keyboard, as a presenter types: the tally, Enter reveals and puts the focus on
+    // Draw; Enter draws and puts it back in the (empty) tally.
     await page.getByTestId('class-tally').fill('girl ×5, boy x3, a ×2, !');
-    await page.getByTestId('class-reveal').click();
+    await page.getByTestId('class-tally').press('Enter');
     await page.getByTestId('class-chart').waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.activeElement?.dataset.testid === 'class-draw');
     assert.equal(Number(await page.getByTestId('class-total').innerText()), 11);
     const counts = await chartCounts(page);
     assert.deepEqual(counts.filter((c) => c > 0).sort((a, b) => b - a), [5, 3, 2, 1]);
@@ -55,9 +58,11 @@ test('one screen: a typed tally revealed against the model, drawn, scored; whole
     assert.ok(box && box.y + box.height <= 720, `Draw at ${JSON.stringify(box)}`);
     assert.deepEqual(await axeSerious(page), []);
     await screenshot(page, 'class-one-screen-reveal');
-    await page.getByTestId('class-draw').click();
+    await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=chip]').length === 4, null, { timeout: 30_000 });
     await page.getByTestId('class-tally').waitFor();
+    await page.waitForFunction(() => document.activeElement?.dataset.testid === 'class-tally');
+    assert.equal(await page.getByTestId('class-tally').inputValue(), '');
     // Greedy drew " a" (the model's top-1); the class's top guess was " g".
     assert.match(await page.getByTestId('class-score').innerText(), /on 0 of 1, the model's top-1 on 1 of 1; the class beat the model's top-1 on 0 of 1/);
     assert.deepEqual(problems, []);

@@ -270,6 +270,7 @@ test('prefill against decode: the caption\'s claim holds on its own numbers on f
     if (/compute-bound/.test(text)) {
       assert.ok(n.ratio >= 1.3, text);
       assert.ok(n.decode_intensity < n.ridge && n.ridge <= n.prefill_intensity, text);
+      assert.ok(3 * n.ratio >= n.predicted, text);
     } else assert.match(text, /no regime is claimed/);
     await page.close();
   }

@@ -155,3 +155,58 @@ pub fn roofline_split(v: &SweepView, batch: usize) -> Option<RooflineSplit> {
         predicted_ratio: prefill_rate / decode_rate,
     })
 }
+
+#[cfg(test)]
+mod roofline_tests {
+    use super::*;
+    use decoding_engine::serving::batching::Throughput;
+    use decoding_engine::serving::cost::PassCost;
+    use decoding_engine::serving::roofline::{Peaks, Roof};
+
+    /// By hand: a roof of 10 GFLOP/s and 1 GB/s (ridge 10 FLOP a byte). Prefill of 64 tokens:
+    /// 6.4 GFLOP over 0.1 GB (64 FLOP a byte, under the compute roof): 0.64 s, 100 tok/s.
+    /// Decode of 16 tokens: 0.16 GFLOP over 1.6 GB (0.1 FLOP a byte, under the memory roof):
+    /// 1.6 s, 10 tok/s. The prediction: 10×.
+    #[test]
+    fn the_roofline_split_is_worked_out_by_hand() {
+        let row = Throughput {
+            batch: 1,
+            prompt_tokens: 64,
+            gen_tokens: 16,
+            prefill_ms: 1.0,
+            decode_ms: 1.0,
+            prefill_tokens_per_s: 0.0,
+            decode_tokens_per_s: 0.0,
+            prefill: PassCost {
+                flops: 6_400_000_000,
+                bytes: 100_000_000,
+            },
+            decode: PassCost {
+                flops: 160_000_000,
+                bytes: 1_600_000_000,
+            },
+        };
+        let v = SweepView {
+            model: Default::default(),
+            backend: "cpu".into(),
+            weight_bytes: 1,
+            peaks: Peaks {
+                roof: Roof {
+                    flops: 1e10,
+                    bytes_per_s: 1e9,
+                },
+                buffer_bytes: 1,
+                threads: 1,
+            },
+            rows: vec![row],
+            spread: vec![],
+        };
+        let r = roofline_split(&v, 1).unwrap();
+        assert!((r.ridge - 10.0).abs() < 1e-12);
+        assert!((r.prefill_intensity - 64.0).abs() < 1e-12);
+        assert!((r.decode_intensity - 0.1).abs() < 1e-12);
+        assert!((r.predicted_ratio - 10.0).abs() < 1e-9, "{r:?}");
+        assert!(r.parts());
+        assert_eq!(roofline_split(&v, 2), None);
+    }
+}

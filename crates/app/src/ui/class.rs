@@ -152,6 +152,28 @@ pub fn ClassPanel() -> impl IntoView {
     }
     classroom::open_rounds(ui);
     let served = move || c.served.get() == Some(true);
+    // The keyboard follows the round (a presenter types the tally, presses Enter, then
+    // Enter again on Draw): the control of the phase now is focused when the last one was.
+    let follow = StoredValue::new(false);
+    let tally_ref = NodeRef::<leptos::html::Textarea>::new();
+    let draw_ref = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        // (A node ref keeps its element after the element is gone: the phase says which.)
+        let revealed = c.mode.with(|m| matches!(m.phase, Phase::Revealed(_)));
+        let el: Option<web_sys::HtmlElement> = if revealed {
+            draw_ref.get().map(Into::into)
+        } else {
+            tally_ref.get().map(Into::into)
+        };
+        if let Some(el) = el.filter(|e| follow.get_value() && e.is_connected()) {
+            follow.set_value(false);
+            let _ = el.focus();
+        }
+    });
+    let reveal = move || {
+        follow.set_value(true);
+        ask(ui);
+    };
     let tally_error = move || {
         c.tally
             .with(|t| parse_tally(t).err().map(|e| e.to_string()))
@@ -187,20 +209,29 @@ pub fn ClassPanel() -> impl IntoView {
                 }.into_any(),
                 Phase::Guessing | Phase::Tokenizing { .. } => view! {
                     <label class="class-tally">"The class's guesses for the next token (a tally: cat ×5, dog ×3)"
-                        <textarea data-testid="class-tally" rows="2"
+                        <textarea data-testid="class-tally" rows="2" node_ref=tally_ref
+                            aria-keyshortcuts="Enter"
                             prop:value=move || c.tally.get()
-                            on:input=move |ev| c.tally.set(event_target_value(&ev))></textarea>
+                            on:input=move |ev| c.tally.set(event_target_value(&ev))
+                            on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                                // Enter reveals (Shift+Enter starts a new line).
+                                if ev.key() == "Enter" && !ev.shift_key() {
+                                    ev.prevent_default();
+                                    reveal();
+                                }
+                            }></textarea>
                     </label>
                     {move || tally_error().map(|e| view! { <p class="error" data-testid="class-tally-error">{e}</p> })}
-                    <button data-testid="class-reveal" on:click=move |_| ask(ui)
+                    <button data-testid="class-reveal" on:click=move |_| reveal()
                         disabled=move || tally_error().is_some() || c.tally.with(|t| t.trim().is_empty()) || classroom::position(&ui).is_none()>"Reveal"</button>
                 }.into_any(),
                 Phase::Revealed(r) | Phase::Drawing(r) => view! {
                     {chart(ui, r)}
                     {measures(r)}
-                    <button data-testid="class-draw" on:click=move |_| {
+                    <button data-testid="class-draw" node_ref=draw_ref on:click=move |_| {
                         if c.mode.try_update(|m| m.draw()).unwrap_or(false) {
                             c.tally.set(String::new());
+                            follow.set_value(true);
                             ui.step();
                         }
                     }>"Draw the model's token"</button>

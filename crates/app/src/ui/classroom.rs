@@ -28,6 +28,24 @@ pub struct RoomState {
     pub guessed: usize,
     /// The step whose drawn token the students were told.
     pub announced: Option<usize>,
+    /// The vocabulary the server reads guesses with.
+    pub vocab: usize,
+    /// A text the server refused to open a round at (too long): no round there.
+    pub refused: Option<String>,
+}
+
+/// Why the room cannot serve this page's model (its vocabulary is not the server's).
+fn vocab_mismatch(ui: &Ui, room: &RoomState) -> Option<String> {
+    let mine = ui
+        .model
+        .info
+        .with(|i| i.as_ref().map(|i| i.config.vocab_size))?;
+    (mine != room.vocab).then(|| {
+        format!(
+            "The classroom server reads guesses with a vocabulary of {} tokens, this page's model has {mine}: start it with the page's model.",
+            room.vocab
+        )
+    })
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -214,18 +232,6 @@ fn on_frame(ui: Ui, m: ToPresenter) {
             students,
             guessed,
         } => {
-            if vocab != ui.vocab_size() {
-                class.error.set(Some(format!(
-                    "The classroom server reads guesses with a vocabulary of {vocab} tokens, this page's model has {}: start it with the page's model.",
-                    ui.vocab_size()
-                )));
-                class.socket.update_value(|s| {
-                    if let Some(s) = s.take() {
-                        let _ = s.close();
-                    }
-                });
-                return;
-            }
             // A reloaded page takes the room's score back; a reveal asked for before the
             // connection dropped is asked again (`open_rounds`).
             class.mode.update(|m| {
@@ -249,6 +255,8 @@ fn on_frame(ui: Ui, m: ToPresenter) {
                 students,
                 guessed,
                 announced,
+                vocab,
+                refused: None,
             }));
         }
         ToPresenter::Count { students, guessed } => class.room.update(|r| {
@@ -258,16 +266,33 @@ fn on_frame(ui: Ui, m: ToPresenter) {
             }
         }),
         ToPresenter::Tally {
-            counts, dropped, ..
-        } => on_tally(ui, counts, dropped),
-        ToPresenter::Refused { message } => class.error.set(Some(message)),
+            round,
+            counts,
+            dropped,
+        } => on_tally(ui, round, counts, dropped),
+        ToPresenter::Refused { message } => {
+            // A round the server would not open: none at this text (Reveal would draw the
+            // last round's guesses here).
+            class.room.update(|r| {
+                if let Some(r) = r {
+                    r.open = false;
+                    r.refused = Some(r.context.clone());
+                }
+            });
+            class.error.set(Some(message));
+        }
     }
 }
 
 /// The room's tally: drawn against the logits of the text it was asked at (a tally for
 /// another text, or an empty one, opens the round again).
-fn on_tally(ui: Ui, counts: Vec<(u32, u32)>, dropped: Vec<String>) {
+fn on_tally(ui: Ui, round: u32, counts: Vec<(u32, u32)>, dropped: Vec<String>) {
     let class = ui.views.class;
+    // The round the page opened (a refused Open leaves the server at the one before).
+    let ours = class.room.with_untracked(|r| {
+        r.as_ref()
+            .is_some_and(|r| r.round == round && vocab_mismatch(&ui, r).is_none())
+    });
     class.room.update(|r| {
         if let Some(r) = r {
             r.open = false
@@ -281,21 +306,22 @@ fn on_tally(ui: Ui, counts: Vec<(u32, u32)>, dropped: Vec<String>) {
     let done = ui.gen.next.with_untracked(|n| {
         let n = n
             .as_ref()
-            .filter(|n| Some(n.generated.len()) == asked)
+            .filter(|n| ours && Some(n.generated.len()) == asked)
             .ok_or_else(|| {
                 "The text moved on before the tally came: the round opens again.".to_string()
             })?;
         let step = n.generated.len();
         class
             .mode
-            .try_update(|m| m.on_counts(&counts, dropped, &n.logits, step))
+            .try_update(|m| m.on_counts(&counts, dropped.clone(), &n.logits, step))
             .unwrap_or(Ok(()))
-            .map_err(|e| {
-                if counts.is_empty() {
-                    "No guess has arrived yet: the round opens again.".to_string()
-                } else {
-                    e
-                }
+            .map_err(|e| match (counts.is_empty(), dropped.is_empty()) {
+                (true, true) => "No guess has arrived yet: the round opens again.".to_string(),
+                (true, false) => format!(
+                    "No guess stands for a token of this model ({}): the round opens again.",
+                    dropped.join(", ")
+                ),
+                _ => e,
             })
     });
     if done.is_err() {
@@ -397,7 +423,21 @@ pub fn open_rounds(ui: Ui) {
             return;
         };
         let Some(room) = class.room.get() else { return };
-        if !guessing || (room.open && room.context == context) {
+        match vocab_mismatch(&ui, &room) {
+            Some(why) => return class.error.set(Some(why)),
+            None if class.error.with(|e| {
+                e.as_deref()
+                    .is_some_and(|e| e.starts_with("The classroom server reads"))
+            }) =>
+            {
+                class.error.set(None)
+            }
+            None => {}
+        }
+        if !guessing
+            || (room.open && room.context == context)
+            || room.refused.as_ref() == Some(&context)
+        {
             return;
         }
         // Revealed at this text before the page reloaded: reveal it again (the guesses are

@@ -52,6 +52,10 @@ fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> imp
     }
 }
 
+/// Weights below this size are taken to stay in the CPU's caches (as the batching panel
+/// takes them).
+const CACHE_BYTES: u64 = 16 << 20;
+
 #[component]
 fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
     let f32_bytes = view.precisions.first().map_or(1, |p| p.weight_bytes.max(1));
@@ -93,8 +97,13 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
         </table></div>
         {shape.map(|s| view! {
             <p class="small" data-testid="quant-shape-note">{format!(
-                "The 15M shape's column: random weights of llama2.c's 15M shape ({} at f32), made by the worker for this measurement, a decode step at position {} (median of 5 rounds; the middle three). This model's weights stay in the cache, where a step never waits on memory; the 15M shape's do not, so its column shows what fewer bytes buy.",
-                human_bytes(s.weight_bytes[0]), s.position
+                "The 15M shape's column: random weights of llama2.c's 15M shape ({} at f32), made by the worker for this measurement, a decode step at position {} (median of 5 rounds; the middle three).{}",
+                human_bytes(s.weight_bytes[0]), s.position,
+                if f32_bytes < CACHE_BYTES {
+                    " This model's weights fit in the CPU's caches, where a step never waits on memory; the 15M shape's do not, so its column shows what fewer bytes buy."
+                } else {
+                    ""
+                }
             )}</p>
         })}
     }

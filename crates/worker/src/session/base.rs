@@ -74,7 +74,7 @@ pub(super) struct Core {
     pub(super) choice: decoding_engine::backend::choose::BackendChoice,
     /// What this request replaced under the panels (`Session` resets them after it).
     pub(super) replaced: Replaced,
-    /// Random weights of the 15M shape, made at the first measurement that asks for them.
+    /// Random weights of the 15M shape, while a measurement uses them (`shape.rs`).
     pub(super) shape: Option<super::shape::ShapeLab>,
 }
 

@@ -405,6 +405,8 @@ impl Core {
             }
         }
         let peaks = machine_peaks(&rows, weight_bytes, c.dim, &clock);
+        // The 15M shape's weights are made for one measurement (58 MiB the page need not keep).
+        self.shape = None;
         vec![Event::Batch(BatchEvent::Sweep {
             view: SweepView {
                 model,

@@ -5,7 +5,8 @@
 //!
 //! The panel's four models run on the CPU beside the transcript's backend, each with its
 //! own KV cache kept in step with the transcript (only new tokens are run), and are freed
-//! when the panel closes.
+//! when the panel closes. The 15M shape's random weights, for the column that times a model
+//! leaving the cache, are made for that one measurement and freed after it.
 
 use super::base::{err, Core, Host};
 use decoding_engine::forward::RunState;
@@ -222,6 +223,8 @@ impl Core {
         }
         let times = time_models(&models, &mut caches, before.len(), last, host)
             .map_err(|e| e.to_string())?;
+        // 118 MB the page need not keep: made again at the next measurement.
+        self.shape = None;
         Ok(ShapeDecode {
             position: before.len(),
             weight_bytes: std::array::from_fn(|i| models[i].weights.bytes(&c)),

@@ -1,8 +1,8 @@
-//! Random weights of llama2.c's 15M shape ([`SHAPE_15M`], 61 MB at f32), made once by the
-//! worker for the measurements the loaded model cannot show (issue 48): stories260K's 1 MB
-//! of weights stays in the cache beside the core, so a decode step never waits on memory
-//! and neither the prefill/decode regimes nor quantization's saving in bytes read show on
-//! it. The weights are uniform ±1/√fan-in from a fixed seed (`Checkpoint::random`): their
+//! Random weights of llama2.c's 15M shape ([`SHAPE_15M`], 61 MB at f32), made by the worker
+//! for one measurement at a time and freed after it, for what the loaded model cannot show
+//! (issue 48): stories260K's 1 MB of weights stays in the cache beside the core, so a
+//! decode step never waits on memory and neither the prefill/decode regimes nor
+//! quantization's saving in bytes read show on it. The weights are uniform ±1/√fan-in from a fixed seed (`Checkpoint::random`): their
 //! numbers mean nothing, their size and layout are a real model's.
 
 use decoding_engine::config::Config;

@@ -321,6 +321,7 @@ fn check_prefill_decode(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &
         assert!(sp.prefill.0 > sp.decode.1, "{}", o.text);
         assert!(o.n("ratio") >= 1.3, "{}", o.text);
         assert!(di < o.n("ridge") && o.n("ridge") <= pi, "{}", o.text);
+        assert!(3.0 * o.n("ratio") >= o.n("predicted"), "{}", o.text);
     } else {
         assert!(o.says("no regime is claimed"), "{}", o.text);
     }
