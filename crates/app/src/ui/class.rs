@@ -11,6 +11,7 @@ use decoding_page::page::class_mode::{Phase, Revealed};
 use decoding_page::page::class_round::parse_tally;
 use decoding_page::protocol::{ClassRequest, Request};
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// A bar's width for a probability, at most 4rem (a square-root scale, as the constraint
 /// panel's, so that a 2 % share still shows).
@@ -155,19 +156,25 @@ pub fn ClassPanel() -> impl IntoView {
     // The keyboard follows the round (a presenter types the tally, presses Enter, then
     // Enter again on Draw): the control of the phase now is focused when the last one was.
     let follow = StoredValue::new(false);
-    let tally_ref = NodeRef::<leptos::html::Textarea>::new();
-    let draw_ref = NodeRef::<leptos::html::Button>::new();
     Effect::new(move |_| {
-        // (A node ref keeps its element after the element is gone: the phase says which.)
-        let revealed = c.mode.with(|m| matches!(m.phase, Phase::Revealed(_)));
-        let el: Option<web_sys::HtmlElement> = if revealed {
-            draw_ref.get().map(Into::into)
-        } else {
-            tally_ref.get().map(Into::into)
-        };
-        if let Some(el) = el.filter(|e| follow.get_value() && e.is_connected()) {
-            follow.set_value(false);
-            let _ = el.focus();
+        // The control of this phase, once the view has drawn it (the next frame).
+        let target = c.mode.with(|m| match m.phase {
+            Phase::Revealed(_) => Some("class-draw"),
+            Phase::Guessing => Some("class-tally"),
+            _ => None,
+        });
+        if let Some(id) = target.filter(|_| follow.get_value()) {
+            request_animation_frame(move || {
+                let el = document()
+                    .query_selector(&format!("[data-testid={id}]"))
+                    .ok()
+                    .flatten()
+                    .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+                if let Some(el) = el {
+                    follow.set_value(false);
+                    let _ = el.focus();
+                }
+            });
         }
     });
     let reveal = move || {
@@ -209,7 +216,7 @@ pub fn ClassPanel() -> impl IntoView {
                 }.into_any(),
                 Phase::Guessing | Phase::Tokenizing { .. } => view! {
                     <label class="class-tally">"The class's guesses for the next token (a tally: cat ×5, dog ×3)"
-                        <textarea data-testid="class-tally" rows="2" node_ref=tally_ref
+                        <textarea data-testid="class-tally" rows="2"
                             aria-keyshortcuts="Enter"
                             prop:value=move || c.tally.get()
                             on:input=move |ev| c.tally.set(event_target_value(&ev))
@@ -228,7 +235,7 @@ pub fn ClassPanel() -> impl IntoView {
                 Phase::Revealed(r) | Phase::Drawing(r) => view! {
                     {chart(ui, r)}
                     {measures(r)}
-                    <button data-testid="class-draw" node_ref=draw_ref on:click=move |_| {
+                    <button data-testid="class-draw" on:click=move |_| {
                         if c.mode.try_update(|m| m.draw()).unwrap_or(false) {
                             c.tally.set(String::new());
                             follow.set_value(true);
