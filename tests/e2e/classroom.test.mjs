@@ -3,12 +3,12 @@
 // presenter's page and 30 students' browser contexts (each its own storage, as phones are):
 // joined by the QR code's address (read from the image) and by the code, guesses counted
 // exactly, three rounds, a student who drops and comes back, a presenter who reloads.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { PNG } from 'pngjs';
 import jsQR from 'jsqr';
 import { chromium } from 'playwright-core';
-import { serve, open, screenshot, axeSerious, pageUrl } from './harness.mjs';
+import { serve, open, screenshot, axeSerious, pageUrl, assertNoPageProblems } from './harness.mjs';
 import { startClassroom } from './classroom-server.mjs';
 
 let browser;
@@ -19,6 +19,8 @@ before(async () => {
   });
 });
 after(async () => browser?.close());
+// Every page a test opened fails it on a console error or an uncaught exception.
+afterEach(() => assertNoPageProblems());
 
 /** The counts column of the reveal's chart, as numbers. */
 async function chartCounts(page) {
@@ -222,8 +224,10 @@ test('a lesson step\'s class check: the question on the track, the guesses again
     await page.getByTestId('class-tally').waitFor({ timeout: 30_000 });
     assert.match(await page.getByTestId('lesson-check-question').innerText(), /^Class check: Top-p 0\.9 keeps/);
     assert.equal(await page.getByTestId('lesson-check').getAttribute('aria-pressed'), 'true');
-    // By the CLI (`next --prompt "Lily went to the" --top-p 0.9`): ␣p (park) is kept with
-    // q 0.7569, ␣h (house) is cut, 11 tokens kept.
+    // The page's chain against the CLI's (the same engine, run natively: `next --prompt
+    // "Lily went to the" --top-p 0.9` lists ␣p (park) kept with q 0.7569 and ␣h (house) cut).
+    // The kept set itself is worked out from p alone, independently of the chain, in
+    // crates/worker/src/session/tests/class.rs.
     await page.getByTestId('class-tally').fill('park ×3, house, a ×2');
     await page.waitForFunction(() => !document.querySelector('[data-testid=class-reveal]').disabled, null, { timeout: 30_000 });
     await page.getByTestId('class-reveal').click();

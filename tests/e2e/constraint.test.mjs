@@ -3,9 +3,7 @@
 // compare preset, and axe-core on the panel.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { screenshot, ROOT } from './harness.mjs';
+import { axeSerious, screenshot } from './harness.mjs';
 import { ready, chips, waitChips } from './explorer.mjs';
 
 /** Steps until the transcript says why it stopped; returns the stop text. */
@@ -161,11 +159,7 @@ test('axe-core: no serious or critical violation with the constraint at work, an
   const { page, problems } = await ready('backend=cpu');
   await page.getByTestId('constraint-preset-character').click();
   await page.getByTestId('constraint-measures').waitFor({ timeout: 30_000 });
-  const src = fs.readFileSync(path.join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
-  await page.evaluate(src);
-  const run = async () => (await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] })))
-    .violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  const run = () => axeSerious(page);
   assert.deepEqual(await run(), []);
   await page.getByTestId('constraint-panel').scrollIntoViewIfNeeded();
   await screenshot(page, 'constraint-character');

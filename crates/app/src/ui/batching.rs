@@ -26,7 +26,7 @@ const SWEEP_PROMPT: u32 = 32;
 const SWEEP_GEN: u32 = 16;
 /// Below this the weights sit in the CPU's caches (the machines we run on have 32 MiB of
 /// L3 shared by two cores; `docs/REFERENCES.md`: stories260K's 1 MB "sit in cache").
-const CACHE_BYTES: u64 = 16 << 20;
+pub(super) const CACHE_BYTES: u64 = 16 << 20;
 
 #[component]
 pub fn BatchPanel(views: BatchViews, sender: Sender) -> impl IntoView {

@@ -3,6 +3,7 @@
 //! aligned by token), KL from f32 and whether the top token agrees, the weight bytes and a
 //! measured decode step, and one weight row before and after quantization with its error.
 
+use super::batching::CACHE_BYTES;
 use super::export;
 use super::panel::PanelShell;
 use super::taxonomy::Tag;
@@ -51,10 +52,6 @@ fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> imp
         .into_any()
     }
 }
-
-/// Weights below this size are taken to stay in the CPU's caches (as the batching panel
-/// takes them).
-const CACHE_BYTES: u64 = 16 << 20;
 
 #[component]
 fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {

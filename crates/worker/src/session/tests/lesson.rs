@@ -354,10 +354,11 @@ fn check_quantization(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &Mo
     assert!(o.n("q8_bytes") * 3.0 < o.n("f32_bytes"));
     assert!(o.n("q4_bytes") < o.n("q8_bytes"));
     assert!(o.n("kl_q8") < o.n("kl_q4"), "{}", o.text);
-    // The 15M shape: its f32 bytes from its shape, q8's as perf.test.mjs reads the 15M
-    // file's in the page (17,101,440).
+    // The 15M shape: its f32 bytes from its shape; q8 stores a byte a weight and a scale a
+    // group (the norms stay f32), so it is just under 4× smaller: between 3.5× and 4×.
     assert_eq!(o.n("shape_f32_bytes"), SHAPE_15M_F32_BYTES);
-    assert!((o.n("bytes_ratio") - SHAPE_15M_F32_BYTES / 17_101_440.0).abs() < 0.01);
+    let ratio = o.n("bytes_ratio");
+    assert!((3.5..4.0).contains(&ratio), "{ratio}");
     let (f32, q8) = (o.n("shape_f32_ms"), o.n("shape_q8_ms"));
     assert!((o.n("speed_ratio") - f32 / q8).abs() < 1e-9 * f32 / q8);
     if o.says("shorter wait") {
