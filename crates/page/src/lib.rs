@@ -15,4 +15,5 @@ pub mod packed;
 pub mod page;
 pub mod protocol;
 pub mod taxonomy;
+pub mod theme;
 pub mod verdict;

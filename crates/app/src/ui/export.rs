@@ -46,7 +46,9 @@ pub fn save_text(text: &str, mime: &str, name: &str) {
 /// A drawing on the page: the very SVG the export saves (one writer, so the file is what
 /// the page shows), in a box that fits it to the panel's width.
 pub fn figure(d: &Drawing) -> impl IntoView {
-    view! { <div class="figure" inner_html=d.svg()></div> }
+    let ui = expect_context::<super::state::Ui>();
+    let d = d.clone();
+    view! { <div class="figure" inner_html=move || d.clone().themed(ui.scheme()).svg()></div> }
 }
 
 /// Paints the drawing's shapes onto a 2D canvas context, `scale` pixels per unit.
@@ -170,6 +172,8 @@ pub fn buttons(
     what: &'static str,
     make: impl Fn() -> Option<Drawing> + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
+    let ui = expect_context::<super::state::Ui>();
+    let make = move || make().map(|d| d.themed(ui.scheme()));
     view! {
         <span class="export" role="group" aria-label=format!("Export {what}")>
             <button class="ghost" data-testid=format!("export-{name}-svg")

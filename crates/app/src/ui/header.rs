@@ -110,6 +110,7 @@ pub(super) fn Header() -> impl IntoView {
                 on:click=move |_| { ui.shell.page.update(|p| p.presenter = !p.presenter); }>
                 "Presenter mode"
             </button>
+            <super::theme::ThemeToggle />
             <button class="ghost" data-testid="help-button" aria-label="Keyboard shortcuts" on:click=move |_| ui.shell.help.set(true)>"?"</button>
         </header>
     }

@@ -27,6 +27,7 @@ mod quant;
 mod speculative;
 mod state;
 mod taxonomy;
+mod theme;
 mod transcript;
 mod views;
 
@@ -81,6 +82,7 @@ fn App() -> impl IntoView {
     }));
     ui.listen(&worker);
     help::install_shortcuts(ui);
+    theme::install(ui);
     lesson::release_on_user_scroll();
 
     // A class round hides the next token: no distribution, chain or panel shows it.

@@ -99,6 +99,8 @@ pub struct ShellState {
     /// Set when the engine worker failed (it is stopped): the page offers a reload, which
     /// restores everything from the link.
     pub crashed: RwSignal<Option<String>>,
+    /// The system's `prefers-color-scheme: dark`, followed (`theme.rs`).
+    pub system_dark: RwSignal<bool>,
 }
 
 /// Sends requests to the worker, marking the measurements it asks for as pending.
@@ -210,6 +212,7 @@ impl Ui {
                 error: RwSignal::new(None),
                 url_problems: RwSignal::new(restored.problems.clone()),
                 crashed: RwSignal::new(None),
+                system_dark: RwSignal::new(super::theme::system_dark()),
             },
             sender: Sender {
                 worker: StoredValue::new_local(worker),

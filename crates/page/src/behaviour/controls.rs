@@ -167,7 +167,8 @@ impl PageModel {
     }
 
     /// The view of a link (`query`, the lesson track's step or a transcript file's)
-    /// replacing the page's, in place: the backend, the precision and presenter mode stay;
+    /// replacing the page's, in place: the backend, the precision, presenter mode and the
+    /// colour scheme stay;
     /// a running step is cancelled, then the worker is asked for the view.
     pub fn open_view(
         &self,
@@ -180,6 +181,7 @@ impl PageModel {
         r.page.backend = current.backend;
         r.page.precision = current.precision;
         r.page.presenter = current.presenter;
+        r.page.theme = current.theme;
         // The classroom's room is the presenter's, whatever view opens.
         r.page.room = current.room.clone();
         r.page.lesson = lesson;

@@ -162,7 +162,7 @@ fn a_prompt_a_backend_or_weights_regrow_a_beam_search() {
 #[test]
 fn a_view_opens_in_place_keeping_the_backend_precision_and_presenter_mode() {
     let m = PageModel::default();
-    let (mut here, _) = knobs("backend=cpu&precision=q8&presenter=1&prompt=Old");
+    let (mut here, _) = knobs("backend=cpu&precision=q8&presenter=1&theme=dark&prompt=Old");
     here.steps = 7;
     let (r, send) = m.open_view(
         &here,
@@ -174,6 +174,7 @@ fn a_view_opens_in_place_keeping_the_backend_precision_and_presenter_mode() {
     assert_eq!(r.page.backend, BackendChoice::Cpu);
     assert_eq!(r.page.precision, Some(Precision::Q8));
     assert!(r.page.presenter);
+    assert_eq!(r.page.theme, Some(crate::theme::Scheme::Dark));
     assert_eq!(send[0], Request::from(TranscriptRequest::Cancel));
     assert!(matches!(
         send[1],

@@ -302,6 +302,17 @@ impl Drawing {
         self
     }
 
+    /// The drawing in `scheme`'s colours (`theme::Scheme::ink`): the page shows and exports
+    /// its figures in the theme it runs in.
+    pub fn themed(mut self, scheme: crate::theme::Scheme) -> Drawing {
+        self.shapes = self
+            .shapes
+            .into_iter()
+            .map(|s| recolour(s, scheme))
+            .collect();
+        self
+    }
+
     /// Its shapes with groups opened, in drawing order (what a painter paints).
     pub fn leaves(&self) -> Vec<&Shape> {
         fn walk<'a>(shapes: &'a [Shape], out: &mut Vec<&'a Shape>) {
@@ -470,6 +481,25 @@ fn stroke_svg(s: &mut String, st: &Stroke, line: bool) {
             pts.join(" ")
         );
     }
+}
+
+fn recolour(mut s: Shape, scheme: crate::theme::Scheme) -> Shape {
+    let ink = |c: &mut &'static str| *c = scheme.ink(c);
+    match &mut s {
+        Shape::Rect { fill, .. } | Shape::Text { fill, .. } => ink(fill),
+        Shape::Line { stroke, .. } | Shape::Path { stroke, .. } => ink(stroke),
+        Shape::Circle { fill, ring, .. } => {
+            ink(fill);
+            ring.iter_mut().for_each(ink);
+        }
+        Shape::Group { shapes, .. } => {
+            *shapes = std::mem::take(shapes)
+                .into_iter()
+                .map(|c| recolour(c, scheme))
+                .collect()
+        }
+    }
+    s
 }
 
 fn shift(mut s: Shape, dy: f64) -> Shape {

@@ -114,3 +114,74 @@ fn transcript_files_are_checked() {
         );
     }
 }
+
+/// Every `#rrggbb` the export's sources write has a dark counterpart in the theme's table
+/// (read from the sources themselves, so a new colour without one fails here).
+#[test]
+fn every_colour_the_export_writes_is_themed() {
+    let sources = [
+        include_str!("mod.rs"),
+        include_str!("charts.rs"),
+        include_str!("figures.rs"),
+        include_str!("grids.rs"),
+        include_str!("panels.rs"),
+        include_str!("plot.rs"),
+    ];
+    let known: Vec<&str> = crate::theme::known_light().collect();
+    let mut found = 0;
+    for src in sources {
+        for (i, _) in src.match_indices("\"#") {
+            let lit = &src[i + 1..];
+            let hex = &lit[..lit.find('"').unwrap_or(0)];
+            if hex.len() == 7 && hex[1..].chars().all(|c| c.is_ascii_hexdigit()) {
+                found += 1;
+                assert!(
+                    known.iter().any(|k| k.eq_ignore_ascii_case(hex)),
+                    "{hex} has no dark colour"
+                );
+            }
+        }
+    }
+    assert!(found >= 20, "only {found} colours read: the scan is broken");
+}
+
+/// A figure in the dark scheme: the same shapes and texts, on the dark ground, every text
+/// readable on it (WCAG's 4.5:1, computed by `theme::contrast`).
+#[test]
+fn a_dark_figure_keeps_its_shapes_and_its_texts_read() {
+    use crate::theme::{contrast, Scheme};
+    let labels: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    let light = bars(
+        "T",
+        "token",
+        "p",
+        &labels,
+        &[("final p", vec![0.9, 0.05, 0.0])],
+    );
+    let dark = light.clone().themed(Scheme::Dark);
+    assert_eq!(dark.texts(), light.texts());
+    assert_eq!(dark.leaves().len(), light.leaves().len());
+    assert_eq!(light.clone().themed(Scheme::Light), light);
+    let ground = match dark.leaves()[0] {
+        Shape::Rect { fill, .. } => *fill,
+        _ => panic!("the drawing starts with its ground"),
+    };
+    assert_eq!(ground, Scheme::Dark.ground());
+    assert!(
+        contrast(ground, "#000000").unwrap() < 2.0,
+        "the ground is dark: {ground}"
+    );
+    let mut texts = 0;
+    for s in dark.leaves() {
+        if let Shape::Text { fill, text, .. } = s {
+            texts += 1;
+            let c = contrast(fill, ground).unwrap();
+            assert!(c >= 4.5, "{text:?} in {fill}: {c:.2}");
+        }
+    }
+    assert!(texts >= 5);
+    assert!(
+        !dark.svg().contains("#ffffff"),
+        "no light ground left in the dark SVG"
+    );
+}

@@ -128,6 +128,7 @@ fn read_pair(
         "class" => page.class = v == "1" || v == "true",
         "room" => page.room = Some(super::room::check_code(&v)?),
         "kv_bytes" => page.kv_bytes = read_kv_bytes(&v)?,
+        "theme" => page.theme = Some(crate::theme::Scheme::parse(&v)?),
         "cmp" => {
             let columns = CompareLink::parse(&v, vocab_size)?;
             let steps = page.compare.as_ref().map_or(0, |c| c.steps);
@@ -257,6 +258,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     }
     if let Some(r) = &page.room {
         q.append_pair("room", r);
+    }
+    if let Some(t) = page.theme {
+        q.append_pair("theme", t.name());
     }
     if page.kv_bytes != d.kv_bytes {
         q.append_pair("kv_bytes", &page.kv_bytes.to_string());

@@ -205,3 +205,28 @@ fn the_2026_samplers_travel_in_the_link_and_bad_values_are_named() {
     assert_eq!(bad.settings.num(Knob::DryMultiplier), 0.0);
     assert_eq!(bad.settings.count(Knob::TopK), 3);
 }
+
+#[test]
+fn the_theme_travels_in_the_link_and_absent_follows_the_system() {
+    use crate::theme::Scheme;
+    let r = from_query("theme=dark&temperature=0.5", 512);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.page.theme, Some(Scheme::Dark));
+    let q = to_query(&r.page, &r.settings);
+    assert!(q.contains("theme=dark"), "{q}");
+    assert_eq!(from_query(&q, 512).page, r.page);
+    // No key: the system decides, and the link written says nothing of it.
+    let none = from_query("", 512);
+    assert_eq!(none.page.theme, None);
+    assert!(!to_query(&none.page, &none.settings).contains("theme"));
+    // Nonsense is named, and the system's scheme is kept.
+    let bad = from_query("theme=sepia", 512);
+    assert_eq!(bad.page.theme, None);
+    assert_eq!(bad.problems.len(), 1);
+    assert_eq!(bad.problems[0].field, "theme");
+    assert!(
+        bad.problems[0].message.contains("light or dark"),
+        "{:?}",
+        bad.problems
+    );
+}

@@ -78,6 +78,9 @@ pub struct PageState {
     /// The classroom's room the presenter runs (`room=CODE`, with `decoding-explorer
     /// classroom`): a reload joins it again (the presenter's secret stays in the browser).
     pub room: Option<String>,
+    /// The colour scheme the link chose (`theme=dark`); None follows the system's
+    /// `prefers-color-scheme`.
+    pub theme: Option<crate::theme::Scheme>,
     /// The KV calculator's element size in bytes (4 float32, 2 fp16, 1 int8): real models
     /// are served in fp16, the default.
     pub kv_bytes: u8,
@@ -99,6 +102,7 @@ impl Default for PageState {
             presenter: false,
             class: false,
             room: None,
+            theme: None,
             kv_bytes: 2,
         }
     }

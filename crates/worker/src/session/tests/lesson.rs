@@ -416,11 +416,13 @@ fn check_taxonomy(o: &Opened, _s: &mut Session, _host: &TestHost, _info: &ModelI
 #[test]
 fn a_lesson_link_alone_opens_the_steps_view() {
     let (i, step) = by_key("greedy-vs-beam").unwrap();
-    let alone = decoding_page::lesson::from_link(&format!("lesson={}&presenter=1", i + 1), 512);
+    let alone =
+        decoding_page::lesson::from_link(&format!("lesson={}&presenter=1&theme=dark", i + 1), 512);
     let full = decoding_page::page::from_query(&format!("{}&lesson={}", step.query, i + 1), 512);
     assert_eq!(alone, {
         let mut f = full.clone();
         f.page.presenter = true;
+        f.page.theme = Some(decoding_page::theme::Scheme::Dark);
         f
     });
     assert_eq!(alone.page.prompt, "The dog");
