@@ -3,6 +3,7 @@
 //! logits, run beam search, tokenize, benchmark. Errors go to stderr with a non-zero exit code
 //! and no backtrace. Each subcommand lives in `commands/`; the model's files in `files.rs`.
 
+mod bundle;
 mod classroom;
 mod commands;
 mod error;
@@ -91,6 +92,9 @@ enum Command {
     Quality(quality::QualityArgs),
     /// Serve the page and a room where a class guesses the next token on their phones
     Classroom(classroom::ClassroomArgs),
+    /// Write the built page and chosen models into one folder that runs from a USB stick
+    /// with any static server (python3 -m http.server)
+    Bundle(bundle::BundleArgs),
 }
 
 fn main() -> ExitCode {
@@ -146,5 +150,6 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::ServeSim(a) => batched::serve_sim(&files.load()?, choice, a),
         Command::Quality(a) => quality::quality(&files.load()?, a),
         Command::Classroom(a) => classroom::classroom(&files, a),
+        Command::Bundle(a) => bundle::bundle(a),
     }
 }

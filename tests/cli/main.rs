@@ -4,6 +4,7 @@
 
 mod backends;
 mod beam;
+mod bundle;
 mod constraint;
 mod distribution;
 mod errors;

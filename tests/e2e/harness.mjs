@@ -26,14 +26,16 @@ const TYPES = {
 
 /**
  * Serves `dir` on 127.0.0.1 at a free port; resolves to { url, close }. `patch` maps a path
- * to a function of the file's text (a test's instrumentation, e.g. of the worker's loader).
+ * to a function of the file's text (a test's instrumentation, e.g. of the worker's loader);
+ * `routes(req, res, url)` answers the requests it takes (returning true) before the files.
  */
-export function serve(dir = DIST, { patch = {} } = {}) {
+export function serve(dir = DIST, { patch = {}, routes = null } = {}) {
   if (!fs.existsSync(path.join(dir, 'index.html'))) {
     throw new Error(`${dir}/index.html is missing: build the page first (trunk build)`);
   }
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
+    if (routes && routes(req, res, url)) return;
     let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)));
     if (!file.startsWith(dir)) {
       res.writeHead(403).end();
@@ -141,10 +143,10 @@ export async function screenshot(page, name) {
  * and every test failing on a problem in a page it opened. `env.server` and `env.browser`
  * are set once the file's tests run.
  */
-export function serveAndLaunch({ patch, webgpu = false } = {}) {
+export function serveAndLaunch({ patch, routes, webgpu = false } = {}) {
   const env = {};
   before(async () => {
-    env.server = await serve(DIST, { patch });
+    env.server = await serve(DIST, { patch, routes });
     env.browser = await launch({ webgpu });
   });
   afterEach(() => assertNoPageProblems());

@@ -14,6 +14,7 @@ pub mod lesson;
 pub mod packed;
 pub mod page;
 pub mod protocol;
+pub mod remote;
 pub mod taxonomy;
 pub mod theme;
 pub mod verdict;

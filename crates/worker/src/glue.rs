@@ -125,6 +125,8 @@ struct Worker {
     queue: RefCell<VecDeque<Request>>,
     busy: Cell<bool>,
     cancel: Cell<bool>,
+    /// The download under way, stopped at once by `CancelDownload`.
+    download: crate::download::Control,
 }
 
 impl Host for Worker {
@@ -171,11 +173,85 @@ impl Host for Worker {
             Ok(ModelFile::new(name, Box::new(bytes)))
         })
     }
+
+    fn fetch_small(
+        &self,
+        url: &str,
+        limit: usize,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + '_>> {
+        let url = url.to_string();
+        Box::pin(async move {
+            let bytes = self.fetch_chunks(&url).await?;
+            if bytes.len() > limit as u64 {
+                return Err(format!(
+                    "{url}: {} bytes, over the {limit} read",
+                    bytes.len()
+                ));
+            }
+            let mut buf = vec![0; bytes.len() as usize];
+            let mut bytes = bytes;
+            bytes.read_at(0, &mut buf).map_err(|e| e.to_string())?;
+            Ok(buf)
+        })
+    }
+
+    fn stored(
+        &self,
+        key: &str,
+    ) -> Pin<Box<dyn Future<Output = Option<(String, Vec<ModelFile>)>> + '_>> {
+        let key = key.to_string();
+        Box::pin(async move {
+            let store = crate::store::Store::open(&self.scope).await.ok()?;
+            crate::store::open_kept(&store, &key, self.poster()).await
+        })
+    }
+
+    fn download<'a>(
+        &'a self,
+        model: &'a decoding_page::remote::RemoteModel,
+        check: &'a dyn Fn(&mut [ModelFile]) -> Result<(), String>,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<ModelFile>, String>> + 'a>> {
+        Box::pin(async move {
+            let cx = crate::download::Ctx {
+                scope: &self.scope,
+                control: &self.download,
+                post: self.poster(),
+            };
+            crate::download::download(&cx, model, check).await
+        })
+    }
+
+    fn list_stored(&self) -> Pin<Box<dyn Future<Output = Result<ModelEvent, String>> + '_>> {
+        Box::pin(async move {
+            let store = crate::store::Store::open(&self.scope).await?;
+            let models = store.list().await?;
+            let (usage, quota) = crate::store::estimate(&self.scope).await;
+            Ok(ModelEvent::Stored {
+                models,
+                usage,
+                quota,
+            })
+        })
+    }
+
+    fn delete_stored(&self, key: &str) -> Pin<Box<dyn Future<Output = Result<(), String>> + '_>> {
+        let key = key.to_string();
+        Box::pin(async move {
+            let store = crate::store::Store::open(&self.scope).await?;
+            store.remove(&key).await
+        })
+    }
 }
 
 impl Worker {
     fn post(&self, event: &Event) {
         post(&self.scope, event)
+    }
+
+    /// Posting, as a closure a byte source keeps.
+    fn poster(&self) -> Rc<dyn Fn(&Event)> {
+        let scope = self.scope.clone();
+        Rc::new(move |e: &Event| post(&scope, e))
     }
 
     /// Runs queued requests in order until the queue is empty.
@@ -310,6 +386,7 @@ pub fn start() {
         queue: RefCell::new(VecDeque::new()),
         busy: Cell::new(false),
         cancel: Cell::new(false),
+        download: Default::default(),
     });
     let w = worker.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
@@ -318,6 +395,10 @@ pub fn start() {
             Some(text) => match decoding_page::protocol::read_request(&text) {
                 Ok(Request::Transcript(TranscriptRequest::Cancel)) => {
                     w.cancel.set(true);
+                    return;
+                }
+                Ok(Request::Model(ModelRequest::CancelDownload)) => {
+                    w.download.cancel();
                     return;
                 }
                 Ok(req) => req,

@@ -9,4 +9,8 @@ pub mod session;
 pub mod fuzz;
 
 #[cfg(target_arch = "wasm32")]
+mod download;
+#[cfg(target_arch = "wasm32")]
 pub mod glue;
+#[cfg(target_arch = "wasm32")]
+mod store;

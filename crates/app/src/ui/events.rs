@@ -97,10 +97,23 @@ impl Ui {
     fn store_model(&self, e: ModelEvent) {
         match e {
             ModelEvent::Ready => {}
-            ModelEvent::Progress { loaded, total, .. } => {
+            ModelEvent::Progress {
+                loaded,
+                total,
+                file,
+            } => {
+                if self.model.downloading.with_untracked(Option::is_some) {
+                    self.model.downloading.set(Some(file));
+                }
                 self.model.load.set(LoadState::Loading { loaded, total })
             }
+            ModelEvent::Stored {
+                models,
+                usage,
+                quota,
+            } => self.model.stored.set(Some((models, usage, quota))),
             ModelEvent::Loaded { info } => {
+                self.model.downloading.set(None);
                 // A model that loaded answers the last failure: its message goes.
                 self.shell.error.set(None);
                 // Chat is off again: the new model may have no template.
@@ -114,6 +127,7 @@ impl Ui {
                 weight_bytes,
             } => self.model.precision.set(Some((precision, weight_bytes))),
             ModelEvent::Error { message } => {
+                self.model.downloading.set(None);
                 self.gen.running.set(false);
                 self.views.pending.set(Vec::new());
                 // A failed load leaves the model it had: the bar goes.
@@ -146,6 +160,9 @@ impl Ui {
                     c.steps = n;
                 }
             });
+        }
+        if let Some(link) = r.model_link {
+            self.shell.page.update(|p| p.model = link);
         }
         if let Some(done) = r.ran {
             self.continue_run(done);

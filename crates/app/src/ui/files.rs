@@ -91,6 +91,7 @@ pub(super) fn ModelPicker() -> impl IntoView {
                         on:change=move |ev| config.set_value(picked(&ev)) /></label>
                 <button data-testid="load-files" on:click=move |_| go()>"Load"</button>
                 <span class="small">" or drop the file(s) on the page"</span>
+                <super::models::ByLink />
             </div>
         })}
     }

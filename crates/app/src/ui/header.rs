@@ -30,11 +30,14 @@ pub(super) fn Header() -> impl IntoView {
                 LoadState::Starting => view! { <span class="loading">"Starting the engine…"</span> }.into_any(),
                 LoadState::Loading { loaded, total } => {
                     let max = total.unwrap_or(1_062_767) as f64;
+                    let figures = total.map(|t| format!(" {} of {}", decoding_engine::units::human_bytes(loaded), decoding_engine::units::human_bytes(t)));
                     view! {
                         <label class="loading">
                             "Loading the model… "
                             <progress data-testid="load-progress" max=max value=loaded as f64></progress>
+                            {figures}
                         </label>
+                        <super::models::DownloadCancel />
                     }
                     .into_any()
                 }

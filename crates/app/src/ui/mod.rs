@@ -22,6 +22,7 @@ mod inside;
 mod knobs;
 mod kv;
 mod lesson;
+mod models;
 mod panel;
 mod quant;
 mod speculative;

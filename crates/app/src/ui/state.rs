@@ -47,6 +47,9 @@ pub enum LoadState {
     Ready,
 }
 
+/// The models the browser keeps, and its storage's usage and quota in bytes.
+pub type StoredList = (Vec<StoredModel>, Option<u64>, Option<u64>);
+
 /// The model and the backend running it.
 #[derive(Clone, Copy)]
 pub struct ModelState {
@@ -55,6 +58,10 @@ pub struct ModelState {
     pub backend: RwSignal<Option<BackendReport>>,
     /// The precision the weights run at and their bytes.
     pub precision: RwSignal<Option<(Precision, u64)>>,
+    /// A model by link is being fetched (its file's name, as the last progress said).
+    pub downloading: RwSignal<Option<String>>,
+    /// The models the browser keeps, its storage's usage and quota (`models.rs`).
+    pub stored: RwSignal<Option<StoredList>>,
 }
 
 /// The transcript, the logits of its next position, the distribution the page draws from
@@ -191,6 +198,8 @@ impl Ui {
                 info,
                 backend: RwSignal::new(None),
                 precision: RwSignal::new(None),
+                downloading: RwSignal::new(None),
+                stored: RwSignal::new(None),
             },
             gen: GenState {
                 transcript: RwSignal::new(None),
@@ -218,7 +227,7 @@ impl Ui {
                 worker: StoredValue::new_local(worker),
                 pending: views.pending,
             },
-            reactions: StoredValue::new_local(PageModel::default()),
+            reactions: StoredValue::new_local(PageModel::with_hub(super::models::hub_of_page())),
         }
     }
 

@@ -31,6 +31,9 @@ pub struct PageModel {
     restored: bool,
     /// The tokens a loaded transcript file holds, checked against its replay.
     pub expect_tokens: Option<Vec<u32>>,
+    /// The hub that models by link resolve against (`remote::HUB`, or the page's
+    /// `<meta name="decoding-hub">`); empty for `remote::HUB`.
+    pub hub: String,
 }
 
 /// What an event calls for.
@@ -47,22 +50,55 @@ pub struct Reaction {
     pub ran: Option<bool>,
     /// The lesson step whose view the page should bring into view.
     pub lesson_in_view: Option<usize>,
+    /// A model loaded: the link it carries now (`model=`; None for the page's own model or
+    /// files dropped).
+    pub model_link: Option<Option<String>>,
 }
 
 impl PageModel {
+    /// A page whose models by link resolve against `hub` (empty: `remote::HUB`).
+    pub fn with_hub(hub: String) -> PageModel {
+        PageModel {
+            hub,
+            ..PageModel::default()
+        }
+    }
+
+    /// The hub models by link resolve against.
+    pub fn hub(&self) -> &str {
+        if self.hub.is_empty() {
+            crate::remote::HUB
+        } else {
+            &self.hub
+        }
+    }
+
     /// The reaction to `event`, the page showing `page` with `settings` (a beam view's tree
     /// is patched with `patch_beam`).
     pub fn apply(&mut self, page: &PageState, settings: &Settings, event: &mut Event) -> Reaction {
         let mut r = Reaction::default();
         let beam = settings.is_beam();
+        if let Event::Model(ModelEvent::Loaded { info }) = event {
+            r.model_link = Some(info.link.clone());
+        }
         match event {
             // The page's own model, then (once it has loaded) the link's view on it: the
             // weights' precision, the prompt, settings and tokens.
+            // A link's model by link instead, with the page's own as its fallback.
             Event::Model(ModelEvent::Ready) => {
                 self.opening = true;
-                r.send.push(Request::Model(ModelRequest::LoadUrl {
-                    urls: vec![MODEL_URL.into(), TOKENIZER_URL.into()],
-                    backend: page.backend,
+                let own = vec![MODEL_URL.into(), TOKENIZER_URL.into()];
+                r.send.push(Request::Model(match &page.model {
+                    Some(link) => ModelRequest::LoadRemote {
+                        link: link.clone(),
+                        hub: self.hub().to_string(),
+                        backend: page.backend,
+                        fallback: own,
+                    },
+                    None => ModelRequest::LoadUrl {
+                        urls: own,
+                        backend: page.backend,
+                    },
                 }));
             }
             Event::Model(ModelEvent::Loaded { .. }) if std::mem::take(&mut self.opening) => {

@@ -290,7 +290,14 @@ pub const STEPS: [Step; 15] = [
 
 /// Keys a link may hold beside `lesson=` and still be "the step alone": they say how to
 /// show a view, not what it is.
-const NOT_THE_VIEW: [&str; 5] = ["lesson", "presenter", "backend", "precision", "theme"];
+const NOT_THE_VIEW: [&str; 6] = [
+    "lesson",
+    "presenter",
+    "backend",
+    "precision",
+    "theme",
+    "model",
+];
 
 /// Reads a link as the page opens it (`page::from_query`), with its lesson step checked
 /// against the track's steps, and a link that names a step and nothing of the view

@@ -129,6 +129,10 @@ fn read_pair(
         "room" => page.room = Some(super::room::check_code(&v)?),
         "kv_bytes" => page.kv_bytes = read_kv_bytes(&v)?,
         "theme" => page.theme = Some(crate::theme::Scheme::parse(&v)?),
+        "model" => {
+            crate::remote::ModelLink::parse(&v)?;
+            page.model = Some(v.trim().to_string())
+        }
         "cmp" => {
             let columns = CompareLink::parse(&v, vocab_size)?;
             let steps = page.compare.as_ref().map_or(0, |c| c.steps);
@@ -258,6 +262,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     }
     if let Some(r) = &page.room {
         q.append_pair("room", r);
+    }
+    if let Some(m) = &page.model {
+        q.append_pair("model", m);
     }
     if let Some(t) = page.theme {
         q.append_pair("theme", t.name());

@@ -78,6 +78,10 @@ pub struct PageState {
     /// The classroom's room the presenter runs (`room=CODE`, with `decoding-explorer
     /// classroom`): a reload joins it again (the presenter's secret stays in the browser).
     pub room: Option<String>,
+    /// The model by link (`model=`: a name of the page's list, file URLs or a Hugging Face
+    /// repository; `remote::ModelLink`), loaded when the link opens; None for the page's
+    /// own model (and for files picked or dropped, which a link cannot carry).
+    pub model: Option<String>,
     /// The colour scheme the link chose (`theme=dark`); None follows the system's
     /// `prefers-color-scheme`.
     pub theme: Option<crate::theme::Scheme>,
@@ -102,6 +106,7 @@ impl Default for PageState {
             presenter: false,
             class: false,
             room: None,
+            model: None,
             theme: None,
             kv_bytes: 2,
         }

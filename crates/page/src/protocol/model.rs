@@ -18,6 +18,25 @@ pub enum ModelRequest {
         urls: Vec<String>,
         backend: BackendChoice,
     },
+    /// A model by link (`model=`: a name of the page's list, file URLs or a Hugging Face
+    /// repository; `remote::ModelLink`), from the browser's storage when it is kept there,
+    /// else downloaded (each response checked, a dropped connection resumed, the header
+    /// checked before the bulk arrives) and kept. `hub` is the hub names resolve against.
+    /// With no model loaded yet (a shared link opening) and the download failing, the
+    /// `fallback` URLs (the page's own model) are loaded and the failure said.
+    LoadRemote {
+        link: String,
+        hub: String,
+        backend: BackendChoice,
+        #[serde(default)]
+        fallback: Vec<String>,
+    },
+    /// Stops the download under way (the glue takes it at once, not in the queue).
+    CancelDownload,
+    /// The models kept in the browser, with the storage's usage and quota.
+    ListStored,
+    /// Deletes a kept model (by its folder's key).
+    DeleteStored { key: String },
     /// Files the user picked or dropped: told apart by content, checked, loaded with the
     /// backend in use, and the current prompt run on the new model. Their bytes travel
     /// beside the message, never in JSON (the glue builds this request).
@@ -55,6 +74,13 @@ pub enum ModelEvent {
         precision: Precision,
         weight_bytes: u64,
     },
+    /// The models kept in the browser's storage, and the storage's usage and quota (bytes,
+    /// where the browser says them).
+    Stored {
+        models: Vec<StoredModel>,
+        usage: Option<u64>,
+        quota: Option<u64>,
+    },
     /// Something failed; the message is for the user. Nothing was lost.
     Error {
         message: String,
@@ -83,9 +109,28 @@ pub struct ModelInfo {
     /// Its file carries a chat template (the prompt's "Chat" toggle renders it).
     #[serde(default)]
     pub chat_template: bool,
+    /// The link that loads it again (`model=`), for a model loaded by link; None for the
+    /// page's own model and for files picked or dropped.
+    #[serde(default)]
+    pub link: Option<String>,
     /// Its vocabulary starts a prompt with BOS (Qwen2's does not).
     #[serde(default = "yes")]
     pub add_bos: bool,
+}
+
+/// A model kept in the browser's storage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredModel {
+    /// Its folder.
+    pub key: String,
+    pub name: String,
+    /// The link that loads it (`model=`).
+    pub link: String,
+    /// Its files' bytes together.
+    pub bytes: u64,
+    /// Every file arrived whole and checked (else a download stopped part way: loading it
+    /// resumes the download).
+    pub complete: bool,
 }
 
 fn yes() -> bool {

@@ -29,7 +29,37 @@ pub trait Host {
     /// A file of the page's own by its URL (the glue posts its progress as it arrives), or
     /// why it could not be had.
     fn fetch(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<ModelFile, String>> + '_>>;
+    /// A small file from anywhere the page may fetch (the hub's listing), at most `limit`
+    /// bytes.
+    fn fetch_small(
+        &self,
+        url: &str,
+        limit: usize,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + '_>>;
+    /// The name and files of the model kept whole under `key` in the browser's storage, if
+    /// it is.
+    fn stored(&self, key: &str) -> Pin<Box<dyn Future<Output = Option<Kept>> + '_>>;
+    /// A remote model's files, downloaded into the browser's storage (each response checked
+    /// by `remote::http`, a dropped connection resumed, a file finished checked by its size
+    /// and sha256) and read from there. `check` runs on the files as soon as the small ones
+    /// and the first [`HEAD_CHECK`] bytes of the last (the weights) are in: the header check
+    /// before the bulk. A refusal there stops the download.
+    fn download<'a>(
+        &'a self,
+        model: &'a decoding_page::remote::RemoteModel,
+        check: &'a dyn Fn(&mut [ModelFile]) -> Result<(), String>,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<ModelFile>, String>> + 'a>>;
+    /// What the browser's storage keeps, with its usage and quota.
+    fn list_stored(&self) -> Pin<Box<dyn Future<Output = Result<ModelEvent, String>> + '_>>;
+    fn delete_stored(&self, key: &str) -> Pin<Box<dyn Future<Output = Result<(), String>> + '_>>;
 }
+
+/// A kept model's name and its files, opened for reading.
+pub type Kept = (String, Vec<ModelFile>);
+
+/// How much of the weights' file is in before the header check runs: a GGUF file's
+/// metadata and tensor table are read from its first 32 MiB (`GGUF_HEAD_BYTES`).
+pub const HEAD_CHECK: u64 = decoding_engine::model::load::GGUF_HEAD_BYTES;
 
 pub(super) struct Beam {
     pub(super) search: BeamSearch,

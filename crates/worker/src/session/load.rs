@@ -115,6 +115,7 @@ impl Core {
             chat_template: matches!(m.chat_template, Some(Ok(_))),
             trained_context: m.trained_context,
             add_bos: m.tokenizer.add_bos,
+            link: None,
         };
         if let (Some(engine), Some(old)) = (self.engine.as_mut(), self.gen.take()) {
             old.release(engine);
@@ -269,6 +270,21 @@ impl Core {
             ModelRequest::LoadFiles { files } => self.load_picked(files.take(), host).await,
             ModelRequest::SetBackend { backend } => self.set_backend(backend, host).await,
             ModelRequest::SetPrecision { precision } => self.set_precision(precision, host).await,
+            ModelRequest::LoadRemote {
+                link,
+                hub,
+                backend,
+                fallback,
+            } => {
+                self.load_remote(&link, &hub, backend, &fallback, host)
+                    .await
+            }
+            // The glue stops a download at once; one that reaches the queue has nothing left
+            // to stop.
+            ModelRequest::CancelDownload => Vec::new(),
+            r @ (ModelRequest::ListStored | ModelRequest::DeleteStored { .. }) => {
+                self.stored_request(r, host).await
+            }
         }
     }
 }

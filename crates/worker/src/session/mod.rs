@@ -18,15 +18,17 @@ mod generate;
 mod load;
 mod probe;
 mod quant;
+mod remote;
 mod shape;
 mod speculative;
 #[cfg(test)]
 mod tests;
 
 use base::Core;
-pub use base::Host;
 use base::Replaced;
+pub use base::{Host, HEAD_CHECK};
 use decoding_page::protocol::*;
+pub use remote::Arriving;
 
 /// The worker's session: the core (model, engine, transcript) and each panel's state.
 #[derive(Default)]

@@ -121,12 +121,19 @@ mod load;
 mod malformed;
 mod page;
 mod quant;
+mod remote;
 mod spec;
 mod transcript;
 
 pub(super) struct TestHost {
     cancel: Cell<bool>,
     start: std::time::Instant,
+    /// What the network serves, by URL (`remote.rs`'s models by link).
+    pub(super) served: std::cell::RefCell<std::collections::HashMap<String, Vec<u8>>>,
+    /// The browser's storage: each kept model's files, by key.
+    pub(super) kept: std::cell::RefCell<std::collections::BTreeMap<String, remote::Kept>>,
+    /// Every URL asked of the network.
+    pub(super) asked: std::cell::RefCell<Vec<String>>,
 }
 
 impl Host for TestHost {
@@ -152,12 +159,44 @@ impl Host for TestHost {
             .map_err(|_| format!("{url}: HTTP 404 Not Found"));
         Box::pin(std::future::ready(got))
     }
+    fn fetch_small(
+        &self,
+        url: &str,
+        limit: usize,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + '_>> {
+        Box::pin(std::future::ready(remote::fetch_small(self, url, limit)))
+    }
+    fn stored(
+        &self,
+        key: &str,
+    ) -> Pin<Box<dyn Future<Output = Option<(String, Vec<ModelFile>)>> + '_>> {
+        Box::pin(std::future::ready(remote::stored(self, key)))
+    }
+    fn download<'a>(
+        &'a self,
+        model: &'a decoding_page::remote::RemoteModel,
+        check: &'a dyn Fn(&mut [ModelFile]) -> Result<(), String>,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<ModelFile>, String>> + 'a>> {
+        Box::pin(std::future::ready(remote::download(self, model, check)))
+    }
+    fn list_stored(&self) -> Pin<Box<dyn Future<Output = Result<ModelEvent, String>> + '_>> {
+        Box::pin(std::future::ready(Ok(remote::list(self))))
+    }
+    fn delete_stored(&self, key: &str) -> Pin<Box<dyn Future<Output = Result<(), String>> + '_>> {
+        let gone = self.kept.borrow_mut().remove(key).map(|_| ());
+        Box::pin(std::future::ready(
+            gone.ok_or_else(|| format!("{key} is not kept")),
+        ))
+    }
 }
 
 pub(super) fn host() -> TestHost {
     TestHost {
         cancel: Cell::new(false),
         start: std::time::Instant::now(),
+        served: Default::default(),
+        kept: Default::default(),
+        asked: Default::default(),
     }
 }
 

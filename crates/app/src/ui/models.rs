@@ -1,0 +1,176 @@
+//! Models by link (issue 49): the page's list of real small models, a field for any file's
+//! URL or a Hugging Face repository, the models the browser keeps (their sizes, delete), and
+//! the download's cancel. The worker does the fetching and keeping (`decoding-worker`'s
+//! `download.rs`, `store.rs`); the loaded model's link goes into the page's (`model=`).
+
+use super::state::{LoadState, Ui};
+use decoding_engine::units::human_bytes;
+use decoding_page::protocol::*;
+use decoding_page::remote::{catalogue, BundleEntry, ModelLink};
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// The hub the page resolves names against: its `<meta name="decoding-hub">` (a local
+/// imitation in the tests), else `remote::HUB`.
+pub fn hub_of_page() -> String {
+    document()
+        .query_selector("meta[name=decoding-hub]")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"))
+        .unwrap_or_default()
+}
+
+impl Ui {
+    /// Loads the model `link` names (checked first: nonsense is said at once).
+    pub fn load_link(&self, link: &str) -> Result<(), String> {
+        ModelLink::parse(link)?;
+        let hub = self.reactions.with_value(|m| m.hub().to_string());
+        self.gen.running.set(false);
+        self.model.downloading.set(Some(String::new()));
+        self.model.load.set(LoadState::Loading {
+            loaded: 0,
+            total: None,
+        });
+        self.sender.send(&Request::Model(ModelRequest::LoadRemote {
+            link: link.trim().to_string(),
+            hub,
+            backend: self.shell.page.with_untracked(|p| p.backend),
+            fallback: Vec::new(),
+        }));
+        Ok(())
+    }
+}
+
+/// The models of a bundle's folder (`decoding-explorer bundle` writes `bundle.json` and
+/// names it in `<meta name="decoding-bundle">`); nothing on a page that is not a bundle.
+async fn bundle_models() -> Option<Result<Vec<BundleEntry>, String>> {
+    let url = document()
+        .query_selector("meta[name=decoding-bundle]")
+        .ok()??
+        .get_attribute("content")?;
+    let got = async {
+        let resp: web_sys::Response = JsFuture::from(window().fetch_with_str(&url))
+            .await
+            .map_err(|e| format!("{e:?}"))?
+            .dyn_into()
+            .map_err(|e| format!("{e:?}"))?;
+        if !resp.ok() {
+            return Err(format!("HTTP {}", resp.status()));
+        }
+        let text = JsFuture::from(resp.text().map_err(|e| format!("{e:?}"))?)
+            .await
+            .map_err(|e| format!("{e:?}"))?
+            .as_string()
+            .unwrap_or_default();
+        serde_json::from_str(&text).map_err(|e| e.to_string())
+    };
+    Some(got.await.map_err(|e| format!("{url}: {e}")))
+}
+
+/// The download's line in the header: what arrives, and Cancel.
+#[component]
+pub fn DownloadCancel() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        ui.model.downloading.get().map(|file| {
+            view! {
+                <span class="small" data-testid="download-file">{if file.is_empty() { "Fetching…".to_string() } else { format!("Fetching {file}") }}</span>
+                <button class="ghost" data-testid="download-cancel"
+                    on:click=move |_| ui.sender.send(&Request::Model(ModelRequest::CancelDownload))>"Cancel"</button>
+            }
+        })
+    }
+}
+
+/// The list, the field and the kept models, in the model picker.
+#[component]
+pub fn ByLink() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    let chosen = RwSignal::new(catalogue::ENTRIES[0].key.to_string());
+    let typed = RwSignal::new(String::new());
+    let problem = RwSignal::new(None::<String>);
+    let load = move |link: String| problem.set(ui.load_link(&link).err());
+    ui.sender.send(&Request::Model(ModelRequest::ListStored));
+    let folder = LocalResource::new(bundle_models);
+    view! {
+        <div class="by-link" data-testid="by-link">
+            {move || folder.get().flatten().map(|got| match got {
+                Ok(entries) => view! {
+                    <div class="bundle" data-testid="bundle-models">
+                        <span class="small">"In this folder: "</span>
+                        {entries.into_iter().map(|e| {
+                            let link = e.link();
+                            let bytes: u64 = e.files.iter().map(|f| f.size).sum();
+                            view! {
+                                <button class="ghost" data-testid="bundle-load"
+                                    on:click=move |_| problem.set(ui.load_link(&link).err())>
+                                    {format!("{} ({})", e.name, human_bytes(bytes))}
+                                </button>
+                            }
+                        }).collect_view()}
+                    </div>
+                }.into_any(),
+                Err(e) => view! { <p class="field-error" role="alert">{format!("The folder's models could not be read: {e}")}</p> }.into_any(),
+            })}
+            <label data-tagged>"A model from the list "
+                <select data-testid="model-list" prop:value=move || chosen.get()
+                    on:change=move |ev| chosen.set(event_target_value(&ev))>
+                    {catalogue::ENTRIES.iter().map(|e| view! {
+                        <option value=e.key>{format!("{} — {}, {}", e.name, human_bytes(e.size()), e.licence)}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <button data-testid="model-list-load" on:click=move |_| load(chosen.get_untracked())>"Download and load"</button>
+            <label>"or a URL (GGUF, llama2.c, or a Hugging Face repository: owner/name) "
+                <input type="text" data-testid="model-url" size="40" spellcheck="false"
+                    placeholder="https://huggingface.co/…/resolve/main/model.gguf"
+                    prop:value=move || typed.get()
+                    on:input=move |ev| typed.set(event_target_value(&ev))
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Enter" { load(typed.get_untracked()) } />
+            </label>
+            <button data-testid="model-url-load" on:click=move |_| load(typed.get_untracked())>"Load"</button>
+            {move || problem.get().map(|p| view! { <p class="field-error" role="alert" data-testid="model-url-error">{p}</p> })}
+            <Kept />
+        </div>
+    }
+}
+
+/// The models the browser keeps: loaded with no network, deleted.
+#[component]
+fn Kept() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    move || {
+        let (models, usage, quota) = ui.model.stored.get()?;
+        let space = match (usage, quota) {
+            (Some(u), Some(q)) => format!(
+                "The browser's storage for this page: {} used of {}.",
+                human_bytes(u),
+                human_bytes(q)
+            ),
+            _ => String::new(),
+        };
+        Some(view! {
+            <div class="kept" data-testid="stored-models">
+                <p class="small">{if models.is_empty() { "No model is kept in this browser yet. ".to_string() } else { "Kept in this browser (they load with no network): ".to_string() }}{space}</p>
+                <ul>
+                    {models.into_iter().map(|m| {
+                        let link = m.link.clone();
+                        let key = m.key.clone();
+                        view! {
+                            <li data-testid="stored-model" data-key=m.key.clone()>
+                                {format!("{} — {}", m.name, human_bytes(m.bytes))}
+                                {(!m.complete).then_some(" (stopped part way: loading it resumes the download)")}
+                                " "
+                                <button class="ghost" data-testid="stored-load" on:click=move |_| { let _ = ui.load_link(&link); }>"Load"</button>
+                                <button class="ghost" data-testid="stored-delete"
+                                    on:click=move |_| ui.sender.send(&Request::Model(ModelRequest::DeleteStored { key: key.clone() }))>"Delete"</button>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </div>
+        })
+    }
+}

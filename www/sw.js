@@ -1,0 +1,59 @@
+// The page's service worker (issue 49): once the page has been opened, it and its engine
+// work with no network, and an update never mixes two releases. scripts/release.py stamps
+// VERSION (a hash of every file of the page) and FILES (what is kept) at build time.
+//
+// - Install: every file of this release into the cache `release-VERSION` (the default model
+//   included; models by link are the worker's, in the browser's storage).
+// - The page (a navigation to this folder): from the network when the server has this same
+//   release (a classroom server's page carries its own mark), else this release's cached copy:
+//   offline, or when the server already has a newer release, whose new service worker then
+//   installs beside this one and waits.
+// - The page's other files: this release's cached copies, so the engine (worker.js and its
+//   wasm, whose names carry no hash) is always the page's own.
+// - An update waiting is applied by start.js at the next load, before the page starts (never
+//   under a lesson in progress): it asks the new worker to take over, then reloads.
+const VERSION = 'dev';
+const FILES = [];
+const CACHE = `release-${VERSION}`;
+const KEPT = new Set(FILES.map((f) => new URL(f, self.location).pathname));
+const PAGE = new URL('./', self.location).pathname;
+
+self.addEventListener('install', (e) => {
+  e.waitUntil(caches.open(CACHE).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: 'no-store' })))));
+});
+
+self.addEventListener('activate', (e) => {
+  e.waitUntil((async () => {
+    for (const k of await caches.keys()) if (k.startsWith('release-') && k !== CACHE) await caches.delete(k);
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener('message', (e) => {
+  if (e.data === 'take-over') self.skipWaiting();
+});
+
+async function page(request) {
+  const cache = await caches.open(CACHE);
+  try {
+    // (A navigation's own request cannot be given options: its URL is fetched.)
+    const net = await fetch(request.url, { cache: 'no-store', credentials: 'same-origin' });
+    const text = await net.clone().text();
+    const release = /<meta name="decoding-release" content="([^"]*)"/.exec(text)?.[1];
+    if (net.ok && release === VERSION) return net;
+  } catch {
+    // Offline: this release's copy.
+  }
+  return (await cache.match(new URL('index.html', self.location).href)) ?? fetch(request);
+}
+
+self.addEventListener('fetch', (e) => {
+  const url = new URL(e.request.url);
+  if (e.request.method !== 'GET' || url.origin !== self.location.origin) return;
+  if (e.request.mode === 'navigate' && (url.pathname === PAGE || url.pathname === `${PAGE}index.html`)) {
+    e.respondWith(page(e.request));
+    return;
+  }
+  if (!KEPT.has(url.pathname)) return;
+  e.respondWith(caches.open(CACHE).then((c) => c.match(url.pathname)).then((hit) => hit ?? fetch(e.request)));
+});
