@@ -19,7 +19,9 @@ as_root() {
 }
 
 apt_packages() {
-  local want=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 ca-certificates curl python3 python3-venv gcc libc6-dev)
+  # fonts-wqy-microhei: Chinese glyphs for the page in Chinese (the browser tests and their
+  # screenshots; a user's system has its own).
+  local want=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 ca-certificates curl python3 python3-venv gcc libc6-dev fonts-wqy-microhei)
   command -v node >/dev/null || want+=(nodejs)
   command -v npm >/dev/null || want+=(npm)
   local missing=()

@@ -45,6 +45,17 @@ pub fn bundle(a: BundleArgs) -> Result<(), CliError> {
             index.display()
         )));
     }
+    let inside = |p: &Path| {
+        let (p, d) = (std::path::absolute(p), std::path::absolute(&a.dist));
+        matches!((p, d), (Ok(p), Ok(d)) if p.starts_with(&d))
+    };
+    if inside(&a.out) {
+        return Err(usage(format!(
+            "{} is inside the page's folder {}: give a folder outside it",
+            a.out.display(),
+            a.dist.display()
+        )));
+    }
     if a.out.exists()
         && std::fs::read_dir(&a.out)
             .map_err(|e| io(&a.out, e))?

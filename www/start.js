@@ -13,9 +13,11 @@ const sw = navigator.serviceWorker;
 if (sw?.controller) {
   const waiting = (await sw.getRegistration())?.waiting;
   if (waiting) {
+    // (Reloaded after 3 s at the latest: a page is never left blank waiting for it.)
     await new Promise((resolve) => {
       sw.addEventListener('controllerchange', resolve, { once: true });
       waiting.postMessage('take-over');
+      setTimeout(resolve, 3000);
     });
     location.reload();
     await new Promise(() => {});

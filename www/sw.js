@@ -36,8 +36,12 @@ self.addEventListener('message', (e) => {
 async function page(request) {
   const cache = await caches.open(CACHE);
   try {
-    // (A navigation's own request cannot be given options: its URL is fetched.)
-    const net = await fetch(request.url, { cache: 'no-store', credentials: 'same-origin' });
+    // (A navigation's own request cannot be given options: its URL is fetched.) A network
+    // that does not answer within 4 s is taken as none.
+    const net = await Promise.race([
+      fetch(request.url, { cache: 'no-store', credentials: 'same-origin' }),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no answer')), 4000)),
+    ]);
     const text = await net.clone().text();
     const release = /<meta name="decoding-release" content="([^"]*)"/.exec(text)?.[1];
     if (net.ok && release === VERSION) return net;

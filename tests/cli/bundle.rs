@@ -106,6 +106,9 @@ fn a_bundle_refuses_what_the_page_could_not_run_and_writes_nothing() {
     let unbuilt = page_dir(&temp("dev"), "dev");
     let o = run(&unbuilt, &out, &[]);
     assert_user_error(&o, "not a built page");
+    // A folder inside the page's own (it would copy itself into itself).
+    let o = run(&dist, &dist.join("usb"), &[]);
+    assert_user_error(&o, "is inside the page's folder");
     // A folder that holds something already.
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("x"), "x").unwrap();

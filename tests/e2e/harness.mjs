@@ -64,8 +64,9 @@ export function serve(dir = DIST, { patch = {}, routes = null } = {}) {
   });
 }
 
-/** Launches headless Chromium; `webgpu` adds the flag that exposes WebGPU (SwiftShader). */
-export async function launch({ webgpu = false } = {}) {
+/** Launches headless Chromium; `webgpu` adds the flag that exposes WebGPU (SwiftShader), `locale`
+ * the browser's language (navigator.languages, Accept-Language). */
+export async function launch({ webgpu = false, locale } = {}) {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'de-chromium-'));
   const args = [
     '--headless=new', '--no-sandbox', '--disable-gpu-sandbox', '--disable-dev-shm-usage',
@@ -78,6 +79,7 @@ export async function launch({ webgpu = false } = {}) {
     headless: true,
     args,
     viewport: { width: 1280, height: 900 },
+    ...(locale ? { locale } : {}),
   });
   const close = async () => {
     await context.close();

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { axeSerious, open, pageUrl, SHOTS, serveAndLaunch } from './harness.mjs';
+import { axeSerious, launch, open, pageUrl, SHOTS, serveAndLaunch } from './harness.mjs';
 
 const env = serveAndLaunch();
 
@@ -145,4 +145,58 @@ test('axe-core in both themes: no serious or critical violation over the lesson 
   assert.deepEqual(await axeSerious(all), [], 'dark, every panel open');
   await all.screenshot({ path: path.join(SHOTS, 'theme-dark-all-1400.png'), fullPage: true });
   await all.close();
+});
+
+test('the interface translated: the browser\'s language chosen, the menu and the link change it, numbers as Intl.NumberFormat writes them, the seeded text unchanged', async () => {
+  const zhBrowser = await launch({ locale: 'zh-CN' });
+  try {
+    const { page } = await open(zhBrowser.context, `${env.server.url}?backend=cpu&steps=8`);
+    await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
+    assert.equal(await page.getByTestId('lesson-open').innerText(), '课程导览');
+    assert.equal(await page.getByTestId('lang-select').inputValue(), 'zh-CN');
+    const summary = () => page.getByTestId('model-summary').innerText();
+    const intl = (lang, n) => page.evaluate(([l, v]) => new Intl.NumberFormat(l).format(v), [lang, n]);
+    assert.ok((await summary()).includes(`${await intl('zh-CN', 260032)} 个参数`), await summary());
+    const zhText = await chips(page);
+    assert.doesNotMatch(await pageUrl(page), /lang=/, 'the browser\'s language writes nothing in the link');
+    // The menu: Spanish, kept in the link; its numbers are CLDR's Spanish ones.
+    await page.getByTestId('lang-select').selectOption('es');
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'es');
+    assert.equal(await page.getByTestId('lesson-open').innerText(), 'Recorrido de la lección');
+    assert.ok((await summary()).includes(`${await intl('es', 260032)} parámetros`), await summary());
+    assert.equal(await intl('es', 260032), '260.032');
+    assert.match(await pageUrl(page), /lang=es/);
+    assert.deepEqual(await chips(page), zhText);
+    await page.close();
+  } finally {
+    await zhBrowser.close();
+  }
+  // A link's language in an English browser; the lesson track's chrome in it.
+  const page = await ready('backend=cpu&steps=8&lang=zh-CN');
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
+  await page.getByTestId('lesson-open').click();
+  await page.getByTestId('lesson-track').waitFor();
+  assert.match(await page.locator('#lesson-h').innerText(), /^第 10 课，§1 —— 生成循环/);
+  assert.equal(await page.getByTestId('lesson-position').innerText(), '第 1 步，共 15 步');
+  await page.close();
+  const en = await ready('backend=cpu&steps=8');
+  assert.deepEqual(await chips(en), await (async () => {
+    const zh = await ready('backend=cpu&steps=8&lang=zh-CN');
+    const t = await chips(zh);
+    await zh.close();
+    return t;
+  })(), 'the seeded text is the same in every language');
+  await en.close();
+});
+
+test('axe-core in Chinese, in both themes: no serious or critical violation over the lesson track\'s views', async () => {
+  for (const scheme of ['dark', 'light']) {
+    const page = await ready(`backend=cpu&theme=${scheme}&lang=zh-CN`);
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    assert.deepEqual(await axeTrack(page, scheme), {}, `zh-CN ${scheme}: the lesson track`);
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
+    await page.screenshot({ path: path.join(SHOTS, `lang-zh-CN-${scheme}-track-1400.png`) });
+    await page.close();
+  }
 });

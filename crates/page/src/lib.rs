@@ -10,6 +10,7 @@ pub mod export;
 pub mod finite;
 pub mod geometry;
 pub mod heap;
+pub mod i18n;
 pub mod lesson;
 pub mod packed;
 pub mod page;

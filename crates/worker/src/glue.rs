@@ -401,6 +401,12 @@ pub fn start() {
                     w.download.cancel();
                     return;
                 }
+                // A new download starts uncancelled; a cancel sent after it stops it, even
+                // while it waits in the queue or looks in the storage.
+                Ok(req @ Request::Model(ModelRequest::LoadRemote { .. })) => {
+                    w.download.stop.set(false);
+                    req
+                }
                 Ok(req) => req,
                 Err(message) => {
                     w.post(&Event::Model(ModelEvent::Error { message }));

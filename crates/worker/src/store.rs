@@ -18,11 +18,44 @@ use web_sys::{
     FileSystemRemoveOptions, FileSystemSyncAccessHandle, StorageEstimate,
 };
 
-/// A kept model's record.
+/// A kept model's record: the model, whether every file is whole and checked, and each
+/// file's state (whole, its length, its ETag: what a resume in a later session needs).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Meta {
     pub model: RemoteModel,
     pub complete: bool,
+    #[serde(default)]
+    pub files: Vec<FileState>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FileState {
+    pub name: String,
+    /// Arrived whole and checked.
+    pub done: bool,
+    pub size: Option<u64>,
+    pub etag: Option<String>,
+}
+
+impl Meta {
+    /// A file's state (a new one when none is kept).
+    pub fn state(&self, name: &str) -> FileState {
+        self.files
+            .iter()
+            .find(|f| f.name == name)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn set(&mut self, name: &str, done: bool, size: Option<u64>, etag: Option<String>) {
+        self.files.retain(|f| f.name != name);
+        self.files.push(FileState {
+            name: name.to_string(),
+            done,
+            size,
+            etag,
+        });
+    }
 }
 
 const META: &str = "meta.json";
@@ -143,7 +176,7 @@ async fn file(
     )
 }
 
-async fn file_size(folder: &FileSystemDirectoryHandle, name: &str) -> Option<u64> {
+pub async fn file_size(folder: &FileSystemDirectoryHandle, name: &str) -> Option<u64> {
     let h = file(folder, name, false).await.ok()?;
     let f: web_sys::File = JsFuture::from(h.get_file()).await.ok()?.unchecked_into();
     Some(f.size() as u64)

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 /// a time (its progress drives the bar) and keeps the current model on any failure.
 fn load_files(ui: Ui, files: Vec<web_sys::File>) {
     if files.is_empty() {
-        return ui.shell.error.set(Some("choose a model file first".into()));
+        return ui.shell.error.set(Some(ui.t("choose-file-first")));
     }
     let list = js_sys::Array::new();
     for f in &files {
@@ -77,20 +77,20 @@ pub(super) fn ModelPicker() -> impl IntoView {
     std::mem::forget((drop, over));
     view! {
         <button class="ghost" data-testid="load-model" aria-expanded=move || open.get().to_string()
-            on:click=move |_| open.update(|o| *o = !*o)>"Load a model…"</button>
+            on:click=move |_| open.update(|o| *o = !*o)>{move || ui.t("load-model")}</button>
         {move || open.get().then(|| view! {
             <div class="picker" data-testid="model-picker">
-                <label data-tagged>"Model (GGUF, llama2.c .bin, or model.safetensors) " <Tag of="model-file" />
+                <label data-tagged>{ui.t("picker-model-file")}" " <Tag of="model-file" />
                     <input type="file" data-testid="model-file" accept=".gguf,.bin,.safetensors"
                         on:change=move |ev| model.set_value(picked(&ev)) /></label>
-                <label data-tagged>"Tokenizer (tokenizer.json or llama2.c's tokenizer.bin, for either) " <Tag of="tokenizer-file" />
+                <label data-tagged>{ui.t("picker-tokenizer-file")}" " <Tag of="tokenizer-file" />
                     <input type="file" data-testid="tokenizer-file" accept=".bin,.json"
                         on:change=move |ev| tok.set_value(picked(&ev)) /></label>
-                <label data-tagged>"Config (for safetensors: config.json) " <Tag of="config-file" />
+                <label data-tagged>{ui.t("picker-config-file")}" " <Tag of="config-file" />
                     <input type="file" data-testid="config-file" accept=".json"
                         on:change=move |ev| config.set_value(picked(&ev)) /></label>
-                <button data-testid="load-files" on:click=move |_| go()>"Load"</button>
-                <span class="small">" or drop the file(s) on the page"</span>
+                <button data-testid="load-files" on:click=move |_| go()>{ui.t("picker-load")}</button>
+                <span class="small">" "{ui.t("picker-or-drop")}</span>
                 <super::models::ByLink />
             </div>
         })}

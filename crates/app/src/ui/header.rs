@@ -1,13 +1,56 @@
-//! The page's header (the model, the backend and weights chosen, the track, presenter
-//! and help buttons) and the problems shown under it.
+//! The page's header (the model, the backend and weights chosen, the track, presenter,
+//! theme, language and help buttons) and the problems shown under it.
 
 use super::files::ModelPicker;
 use super::lesson;
 use super::state::{LoadState, Ui};
 use super::taxonomy::Tag;
 use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::units::human_bytes;
 use decoding_engine::Precision;
+use decoding_page::protocol::ModelInfo;
 use leptos::prelude::*;
+
+/// The model's card: its shape, where it comes from, its weights.
+fn summary(ui: Ui, i: &ModelInfo) -> String {
+    let c = &i.config;
+    let mut s = ui.tf(
+        "model-summary",
+        &[
+            ("name", i.name.clone()),
+            ("params", ui.int(i.params)),
+            ("layers", ui.int(c.n_layers as u64)),
+            ("dim", ui.int(c.dim as u64)),
+            ("heads", ui.int(c.n_heads as u64)),
+            ("kv", ui.int(c.n_kv_heads as u64)),
+            ("vocab", ui.int(c.vocab_size as u64)),
+            ("context", ui.int(c.seq_len as u64)),
+        ],
+    );
+    if let Some(n) = i.trained_context {
+        s += &format!(
+            " {}",
+            ui.tf("model-trained-context", &[("trained", ui.int(n))])
+        );
+    }
+    s += "; ";
+    s += &ui.tf(
+        "model-source",
+        &[
+            ("architecture", i.architecture.clone()),
+            ("format", i.format.label().to_string()),
+            ("rope", ui.int(c.rope_theta as u64)),
+            ("eps", format!("{:e}", c.rms_eps)),
+        ],
+    );
+    if !i.extras.is_empty() {
+        s += &format!("; {}", i.extras.join(", "));
+    }
+    if let Some(t) = &i.tensor_types {
+        s += &format!("; {}", ui.tf("model-tensors", &[("types", t.clone())]));
+    }
+    s
+}
 
 #[component]
 pub(super) fn Header() -> impl IntoView {
@@ -24,16 +67,16 @@ pub(super) fn Header() -> impl IntoView {
     };
     view! {
         <header class="top">
-            <h1>"Decoding Explorer"</h1>
+            <h1>{move || ui.t("app-title")}</h1>
             {move || match ui.model.load.get() {
                 LoadState::Ready => ().into_any(),
-                LoadState::Starting => view! { <span class="loading">"Starting the engine…"</span> }.into_any(),
+                LoadState::Starting => view! { <span class="loading">{ui.t("starting-engine")}</span> }.into_any(),
                 LoadState::Loading { loaded, total } => {
                     let max = total.unwrap_or(1_062_767) as f64;
-                    let figures = total.map(|t| format!(" {} of {}", decoding_engine::units::human_bytes(loaded), decoding_engine::units::human_bytes(t)));
+                    let figures = total.map(|t| format!(" {}", ui.tf("load-figures", &[("loaded", human_bytes(loaded)), ("total", human_bytes(t))])));
                     view! {
                         <label class="loading">
-                            "Loading the model… "
+                            {ui.t("loading-model")} " "
                             <progress data-testid="load-progress" max=max value=loaded as f64></progress>
                             {figures}
                         </label>
@@ -53,22 +96,22 @@ pub(super) fn Header() -> impl IntoView {
                 }
             })}
             <label class="inline" data-tagged>
-                "Backend " <Tag of="backend-select" />
+                {move || ui.t("backend-label")} " " <Tag of="backend-select" />
                 <select data-testid="backend-select" on:change=on_backend
                     prop:value=move || ui.shell.page.with(|p| p.backend.name())>
-                    <option value="auto">"auto"</option>
+                    <option value="auto">{move || ui.t("backend-auto")}</option>
                     // The link's preference stays chosen; when the GPU could not be had, the
                     // option says so (the badge and its reason say what runs).
                     <option value="gpu">{move || {
                         let fell_back = ui.model.backend.with(|r| r.as_ref().is_some_and(|r| r.kind == decoding_engine::BackendKind::Cpu))
                             && ui.shell.page.with(|p| p.backend == BackendChoice::Gpu);
-                        if fell_back { "WebGPU (unavailable: running on the CPU)" } else { "WebGPU" }
+                        ui.t(if fell_back { "backend-gpu-unavailable" } else { "backend-gpu" })
                     }}</option>
-                    <option value="cpu">"CPU"</option>
+                    <option value="cpu">{move || ui.t("backend-cpu")}</option>
                 </select>
             </label>
-            <label class="inline" title="How the weight matrices are stored: quantization changes the representation of θ, not its learned values (the norms stay f32)" data-tagged>
-                "Weights " <Tag of="precision-select" />
+            <label class="inline" title=move || ui.t("weights-title") data-tagged>
+                {move || ui.t("weights-label")} " " <Tag of="precision-select" />
                 <select data-testid="precision-select" on:change=on_precision
                     prop:value=move || ui.model.precision.get().map_or("f32", |(p, _)| p.name())>
                     {Precision::ALL.map(|p| view! { <option value=p.name()>{p.label()}</option> }).collect_view()}
@@ -77,20 +120,9 @@ pub(super) fn Header() -> impl IntoView {
             {move || ui.model.info.get().map(|i| view! {
                 <span class="summary" data-testid="model-summary">
                     <Tag of="model-summary" />" "
-                    {format!(
-                        "{}: {} parameters, {} layers, dim {}, {} query / {} K/V heads, vocab {}, context {}{}; {} from {}, RoPE base {}, RMSNorm ε {:e}",
-                        i.name, decoding_engine::units::thousands(i.params), i.config.n_layers, i.config.dim,
-                        i.config.n_heads, i.config.n_kv_heads, decoding_engine::units::thousands(i.config.vocab_size as u64),
-                        decoding_engine::units::thousands(i.config.seq_len as u64),
-                        i.trained_context.map_or(String::new(), |n| format!(" (of the file's {}, as llama.cpp runs at its n_ctx)", decoding_engine::units::thousands(n))),
-                        i.architecture, i.format.label(),
-                        decoding_engine::units::thousands(i.config.rope_theta as u64), i.config.rms_eps
-                    )}
-                    {(!i.extras.is_empty()).then(|| format!("; {}", i.extras.join(", ")))}
-                    {i.tensor_types.map(|t| format!("; tensors in the file: {t}"))}
+                    {move || summary(ui, &i)}
                     {move || ui.model.precision.get().map(|(p, b)| format!(
-                        "; weights {p}: {} bytes ({})", decoding_engine::units::thousands(b),
-                        decoding_engine::units::human_bytes(b)
+                        "; {}", ui.tf("model-weights", &[("precision", p.to_string()), ("bytes", ui.int(b)), ("human", human_bytes(b))])
                     ))}
                 </span>
             })}
@@ -103,21 +135,23 @@ pub(super) fn Header() -> impl IntoView {
                     } else {
                         ui.lesson_move(0);
                     }
-                }>"Lesson track"</button>
+                }>{move || ui.t("lesson-track")}</button>
             <button class="ghost" data-testid="class-toggle" aria-pressed=move || ui.shell.page.with(|p| p.class).to_string()
-                title="Predict, then reveal: the next token is hidden until the class's guesses are drawn against the model's distribution"
+                title=move || ui.t("class-round-title")
                 on:click=move |_| { ui.shell.page.update(|p| p.class = !p.class); }>
-                "Class round"
+                {move || ui.t("class-round")}
             </button>
             <button class="ghost" data-testid="presenter" aria-pressed=move || ui.shell.page.with(|p| p.presenter).to_string()
                 on:click=move |_| { ui.shell.page.update(|p| p.presenter = !p.presenter); }>
-                "Presenter mode"
+                {move || ui.t("presenter-mode")}
             </button>
             <super::theme::ThemeToggle />
-            <button class="ghost" data-testid="help-button" aria-label="Keyboard shortcuts" on:click=move |_| ui.shell.help.set(true)>"?"</button>
+            <super::lang::LangMenu />
+            <button class="ghost" data-testid="help-button" aria-label=move || ui.t("shortcuts") on:click=move |_| ui.shell.help.set(true)>"?"</button>
         </header>
     }
 }
+
 /// Errors from the worker and from the link, as messages; nothing is lost.
 #[component]
 pub(super) fn Problems() -> impl IntoView {
@@ -125,14 +159,14 @@ pub(super) fn Problems() -> impl IntoView {
     view! {
         {move || ui.shell.crashed.get().map(|why| view! {
             <div class="error crashed" role="alert" data-testid="crashed">
-                <span>{format!("The engine stopped ({why}). Nothing you set is lost: the address bar holds the prompt, the knobs and the tokens. ")}</span>
-                <button data-testid="reload" on:click=move |_| { ui.flush_link(); let _ = window().location().reload(); }>"Reload"</button>
+                <span>{ui.tf("engine-stopped", &[("why", why)])}" "</span>
+                <button data-testid="reload" on:click=move |_| { ui.flush_link(); let _ = window().location().reload(); }>{ui.t("reload")}</button>
             </div>
         })}
         {move || ui.shell.error.get().map(|e| view! {
             <div class="error" role="alert" data-testid="error">
                 <span>{e}</span>
-                <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.shell.error.set(None)>"×"</button>
+                <button class="ghost" aria-label=ui.t("dismiss") on:click=move |_| ui.shell.error.set(None)>"×"</button>
             </div>
         })}
         {move || {
@@ -141,8 +175,8 @@ pub(super) fn Problems() -> impl IntoView {
                 let text = p.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
                 view! {
                     <div class="error" role="alert" data-testid="url-problems">
-                        <span>{format!("The link had values this page cannot use, so their defaults are shown: {text}")}</span>
-                        <button class="ghost" aria-label="Dismiss" on:click=move |_| ui.shell.url_problems.set(Vec::new())>"×"</button>
+                        <span>{ui.tf("link-problems", &[("problems", text)])}</span>
+                        <button class="ghost" aria-label=ui.t("dismiss") on:click=move |_| ui.shell.url_problems.set(Vec::new())>"×"</button>
                     </div>
                 }
             })

@@ -202,17 +202,17 @@ pub fn LessonTrack() -> impl IntoView {
                 <section class="panel lesson-track" aria-labelledby="lesson-h" data-testid="lesson-track" data-step=i.to_string() data-key=step.key data-shows=step.shows>
                     <div class="panel-head">
                         <h2 id="lesson-h">
-                            {format!("Lesson 10, §{} — {} ", step.section, step.title)}
+                            {move || ui.tf("lesson-heading", &[("section", step.section.to_string()), ("title", ui.t(&format!("step-{}", step.key)))])}" "
                             <Tag of="panel-lesson" />
                         </h2>
-                        <span class="small" data-testid="lesson-position">{format!("step {} of {}", i + 1, STEPS.len())}</span>
+                        <span class="small" data-testid="lesson-position">{move || ui.tf("lesson-position", &[("n", ui.int(i as u64 + 1)), ("total", ui.int(STEPS.len() as u64))])}</span>
                         <button data-testid="lesson-prev" disabled=i == 0 aria-keyshortcuts="PageUp"
-                            on:click=move |_| ui.lesson_move(-1)>"← Previous"</button>
+                            on:click=move |_| ui.lesson_move(-1)>{move || ui.t("lesson-previous")}</button>
                         <button data-testid="lesson-next" disabled=i + 1 == STEPS.len() aria-keyshortcuts="PageDown"
-                            on:click=move |_| ui.lesson_move(1)>"Next →"</button>
+                            on:click=move |_| ui.lesson_move(1)>{move || ui.t("lesson-next")}</button>
                         {step.check.map(|c| view! {
                             <button data-testid="lesson-check" aria-pressed=move || checking().to_string()
-                                title="A round of the class guessing the next token, where a guess teaches this step"
+                                title=move || ui.t("lesson-check-title")
                                 on:click=move |_| {
                                     if checking() {
                                         ui.open_lesson(i);
@@ -220,9 +220,9 @@ pub fn LessonTrack() -> impl IntoView {
                                         ui.open_view(c.query, Some(i));
                                         request_animation_frame(|| bring_into_view("class-panel", false, FRAMES_TO_WAIT));
                                     }
-                                }>"Class check"</button>
+                                }>{move || ui.t("lesson-check")}</button>
                         })}
-                        <button class="ghost" data-testid="lesson-close" aria-label="Close the lesson track"
+                        <button class="ghost" data-testid="lesson-close" aria-label=move || ui.t("lesson-close")
                             on:click=move |_| {
                                 ui.shell.page.update(|p| p.lesson = None);
                                 set_track_height(None);
@@ -231,7 +231,7 @@ pub fn LessonTrack() -> impl IntoView {
                     <p class="lesson-caption" data-testid="lesson-caption" aria-live="polite" tabindex="-1">
                         <Tag of="lesson-caption" />" "
                         {move || match step.check.filter(|_| checking()) {
-                            Some(c) => view! { <span data-testid="lesson-check-question">{format!("Class check: {}", c.question)}</span> }.into_any(),
+                            Some(c) => view! { <span data-testid="lesson-check-question">{ui.tf("lesson-check-question", &[("question", c.question.to_string())])}</span> }.into_any(),
                             None => view! { <Caption i=i /> }.into_any(),
                         }}
                     </p>

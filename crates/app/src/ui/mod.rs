@@ -21,6 +21,7 @@ mod help;
 mod inside;
 mod knobs;
 mod kv;
+mod lang;
 mod lesson;
 mod models;
 mod panel;
@@ -84,6 +85,7 @@ fn App() -> impl IntoView {
     ui.listen(&worker);
     help::install_shortcuts(ui);
     theme::install(ui);
+    lang::install(ui);
     lesson::release_on_user_scroll();
 
     // A class round hides the next token: no distribution, chain or panel shows it.
@@ -122,10 +124,7 @@ fn App() -> impl IntoView {
                 </section>
             </main>
             <help::HelpOverlay />
-            <footer>
-                "stories260K: Andrej Karpathy's tinyllamas (MIT), trained on TinyStories (Eldan & Li, 2023; CDLA-Sharing-1.0). "
-                "Lesson 10 — Inference in Depth. Press ? for keyboard shortcuts."
-            </footer>
+            <footer>{move || ui.t("footer")}</footer>
         </div>
     }
     .into_any()

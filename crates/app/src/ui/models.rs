@@ -76,9 +76,9 @@ pub fn DownloadCancel() -> impl IntoView {
     move || {
         ui.model.downloading.get().map(|file| {
             view! {
-                <span class="small" data-testid="download-file">{if file.is_empty() { "Fetching…".to_string() } else { format!("Fetching {file}") }}</span>
+                <span class="small" data-testid="download-file">{if file.is_empty() { ui.t("fetching") } else { ui.tf("fetching-file", &[("file", file)]) }}</span>
                 <button class="ghost" data-testid="download-cancel"
-                    on:click=move |_| ui.sender.send(&Request::Model(ModelRequest::CancelDownload))>"Cancel"</button>
+                    on:click=move |_| ui.sender.send(&Request::Model(ModelRequest::CancelDownload))>{ui.t("cancel")}</button>
             }
         })
     }
@@ -99,7 +99,7 @@ pub fn ByLink() -> impl IntoView {
             {move || folder.get().flatten().map(|got| match got {
                 Ok(entries) => view! {
                     <div class="bundle" data-testid="bundle-models">
-                        <span class="small">"In this folder: "</span>
+                        <span class="small">{ui.t("in-this-folder")}" "</span>
                         {entries.into_iter().map(|e| {
                             let link = e.link();
                             let bytes: u64 = e.files.iter().map(|f| f.size).sum();
@@ -112,9 +112,9 @@ pub fn ByLink() -> impl IntoView {
                         }).collect_view()}
                     </div>
                 }.into_any(),
-                Err(e) => view! { <p class="field-error" role="alert">{format!("The folder's models could not be read: {e}")}</p> }.into_any(),
+                Err(e) => view! { <p class="field-error" role="alert">{ui.tf("folder-unreadable", &[("why", e)])}</p> }.into_any(),
             })}
-            <label data-tagged>"A model from the list "
+            <label data-tagged>{move || ui.t("by-link-list")}" "
                 <select data-testid="model-list" prop:value=move || chosen.get()
                     on:change=move |ev| chosen.set(event_target_value(&ev))>
                     {catalogue::ENTRIES.iter().map(|e| view! {
@@ -122,15 +122,15 @@ pub fn ByLink() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
-            <button data-testid="model-list-load" on:click=move |_| load(chosen.get_untracked())>"Download and load"</button>
-            <label>"or a URL (GGUF, llama2.c, or a Hugging Face repository: owner/name) "
+            <button data-testid="model-list-load" on:click=move |_| load(chosen.get_untracked())>{move || ui.t("by-link-download")}</button>
+            <label>{move || ui.t("by-link-url")}" "
                 <input type="text" data-testid="model-url" size="40" spellcheck="false"
                     placeholder="https://huggingface.co/…/resolve/main/model.gguf"
                     prop:value=move || typed.get()
                     on:input=move |ev| typed.set(event_target_value(&ev))
                     on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Enter" { load(typed.get_untracked()) } />
             </label>
-            <button data-testid="model-url-load" on:click=move |_| load(typed.get_untracked())>"Load"</button>
+            <button data-testid="model-url-load" on:click=move |_| load(typed.get_untracked())>{move || ui.t("by-link-load")}</button>
             {move || problem.get().map(|p| view! { <p class="field-error" role="alert" data-testid="model-url-error">{p}</p> })}
             <Kept />
         </div>
@@ -144,16 +144,15 @@ fn Kept() -> impl IntoView {
     move || {
         let (models, usage, quota) = ui.model.stored.get()?;
         let space = match (usage, quota) {
-            (Some(u), Some(q)) => format!(
-                "The browser's storage for this page: {} used of {}.",
-                human_bytes(u),
-                human_bytes(q)
+            (Some(u), Some(q)) => ui.tf(
+                "kept-space",
+                &[("used", human_bytes(u)), ("quota", human_bytes(q))],
             ),
             _ => String::new(),
         };
         Some(view! {
             <div class="kept" data-testid="stored-models">
-                <p class="small">{if models.is_empty() { "No model is kept in this browser yet. ".to_string() } else { "Kept in this browser (they load with no network): ".to_string() }}{space}</p>
+                <p class="small">{ui.t(if models.is_empty() { "kept-none" } else { "kept-some" })}" "{space}</p>
                 <ul>
                     {models.into_iter().map(|m| {
                         let link = m.link.clone();
@@ -161,11 +160,11 @@ fn Kept() -> impl IntoView {
                         view! {
                             <li data-testid="stored-model" data-key=m.key.clone()>
                                 {format!("{} — {}", m.name, human_bytes(m.bytes))}
-                                {(!m.complete).then_some(" (stopped part way: loading it resumes the download)")}
+                                {(!m.complete).then(|| format!(" {}", ui.t("kept-partial")))}
                                 " "
-                                <button class="ghost" data-testid="stored-load" on:click=move |_| { let _ = ui.load_link(&link); }>"Load"</button>
+                                <button class="ghost" data-testid="stored-load" on:click=move |_| { let _ = ui.load_link(&link); }>{ui.t("kept-load")}</button>
                                 <button class="ghost" data-testid="stored-delete"
-                                    on:click=move |_| ui.sender.send(&Request::Model(ModelRequest::DeleteStored { key: key.clone() }))>"Delete"</button>
+                                    on:click=move |_| ui.sender.send(&Request::Model(ModelRequest::DeleteStored { key: key.clone() }))>{ui.t("kept-delete")}</button>
                             </li>
                         }
                     }).collect_view()}

@@ -108,6 +108,11 @@ pub struct ShellState {
     pub crashed: RwSignal<Option<String>>,
     /// The system's `prefers-color-scheme: dark`, followed (`theme.rs`).
     pub system_dark: RwSignal<bool>,
+    /// The language in force: the link's, else the browser's (`lang.rs`). A memo, so that
+    /// what reads it redraws when the language changes, not at every change of the page.
+    pub lang: Memo<decoding_page::i18n::Lang>,
+    /// The colour scheme in force (`theme.rs`), likewise.
+    pub scheme: Memo<decoding_page::theme::Scheme>,
 }
 
 /// Sends requests to the worker, marking the measurements it asks for as pending.
@@ -192,6 +197,8 @@ impl Ui {
         let trace =
             Memo::new(move |_| chain.with(|c| c.as_ref().and_then(|r| r.as_ref().ok().cloned())));
         let views = Views::new(page, settings);
+        let system_dark = RwSignal::new(super::theme::system_dark());
+        let browser_lang = super::lang::browser_lang();
         Ui {
             model: ModelState {
                 load: RwSignal::new(LoadState::Starting),
@@ -221,7 +228,15 @@ impl Ui {
                 error: RwSignal::new(None),
                 url_problems: RwSignal::new(restored.problems.clone()),
                 crashed: RwSignal::new(None),
-                system_dark: RwSignal::new(super::theme::system_dark()),
+                system_dark,
+                lang: Memo::new(move |_| page.with(|p| p.lang).unwrap_or(browser_lang)),
+                scheme: Memo::new(move |_| {
+                    page.with(|p| p.theme).unwrap_or(if system_dark.get() {
+                        decoding_page::theme::Scheme::Dark
+                    } else {
+                        decoding_page::theme::Scheme::Light
+                    })
+                }),
             },
             sender: Sender {
                 worker: StoredValue::new_local(worker),

@@ -14,12 +14,7 @@ const QUERY: &str = "(prefers-color-scheme: dark)";
 impl Ui {
     /// The scheme in force.
     pub fn scheme(&self) -> Scheme {
-        let system = if self.shell.system_dark.get() {
-            Scheme::Dark
-        } else {
-            Scheme::Light
-        };
-        self.shell.page.with(|p| p.theme).unwrap_or(system)
+        self.shell.scheme.get()
     }
 }
 
@@ -56,12 +51,12 @@ pub fn ThemeToggle() -> impl IntoView {
     view! {
         <button class="ghost" data-testid="theme-toggle"
             aria-pressed=move || (ui.scheme() == Scheme::Dark).to_string()
-            title="Dark or light colours (without a choice in the link, the system's)"
+            title=move || ui.t("dark-theme-title")
             on:click=move |_| {
                 let next = ui.scheme().toggled();
                 ui.shell.page.update(|p| p.theme = Some(next));
             }>
-            "Dark theme"
+            {move || ui.t("dark-theme")}
         </button>
     }
 }

@@ -182,6 +182,7 @@ impl PageModel {
         r.page.precision = current.precision;
         r.page.presenter = current.presenter;
         r.page.theme = current.theme;
+        r.page.lang = current.lang;
         // The model loaded stays (a step's view runs on it).
         r.page.model = current.model.clone();
         // The classroom's room is the presenter's, whatever view opens.

@@ -290,13 +290,14 @@ pub const STEPS: [Step; 15] = [
 
 /// Keys a link may hold beside `lesson=` and still be "the step alone": they say how to
 /// show a view, not what it is.
-const NOT_THE_VIEW: [&str; 6] = [
+const NOT_THE_VIEW: [&str; 7] = [
     "lesson",
     "presenter",
     "backend",
     "precision",
     "theme",
     "model",
+    "lang",
 ];
 
 /// Reads a link as the page opens it (`page::from_query`), with its lesson step checked

@@ -129,6 +129,7 @@ fn read_pair(
         "room" => page.room = Some(super::room::check_code(&v)?),
         "kv_bytes" => page.kv_bytes = read_kv_bytes(&v)?,
         "theme" => page.theme = Some(crate::theme::Scheme::parse(&v)?),
+        "lang" => page.lang = Some(crate::i18n::Lang::parse(&v)?),
         "model" => {
             crate::remote::ModelLink::parse(&v)?;
             page.model = Some(v.trim().to_string())
@@ -265,6 +266,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     }
     if let Some(m) = &page.model {
         q.append_pair("model", m);
+    }
+    if let Some(l) = page.lang {
+        q.append_pair("lang", l.name());
     }
     if let Some(t) = page.theme {
         q.append_pair("theme", t.name());

@@ -230,3 +230,21 @@ fn the_theme_travels_in_the_link_and_absent_follows_the_system() {
         bad.problems
     );
 }
+
+#[test]
+fn the_language_travels_in_the_link_and_a_lesson_step_keeps_it() {
+    use crate::i18n::Lang;
+    let r = from_query("lang=zh-CN&prompt=Hi", 512);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.page.lang, Some(Lang::ZhCn));
+    let q = to_query(&r.page, &r.settings);
+    assert!(q.contains("lang=zh-CN"), "{q}");
+    let bad = from_query("lang=klingon", 512);
+    assert_eq!(
+        (bad.page.lang, bad.problems[0].field.as_str()),
+        (None, "lang")
+    );
+    let m = crate::behaviour::PageModel::default();
+    let (opened, _) = m.open_view(&r.page, crate::lesson::STEPS[2].query, Some(2), 512);
+    assert_eq!(opened.page.lang, Some(Lang::ZhCn));
+}

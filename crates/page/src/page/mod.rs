@@ -82,6 +82,8 @@ pub struct PageState {
     /// repository; `remote::ModelLink`), loaded when the link opens; None for the page's
     /// own model (and for files picked or dropped, which a link cannot carry).
     pub model: Option<String>,
+    /// The language the link chose (`lang=zh-CN`); None follows the browser's.
+    pub lang: Option<crate::i18n::Lang>,
     /// The colour scheme the link chose (`theme=dark`); None follows the system's
     /// `prefers-color-scheme`.
     pub theme: Option<crate::theme::Scheme>,
@@ -107,6 +109,7 @@ impl Default for PageState {
             class: false,
             room: None,
             model: None,
+            lang: None,
             theme: None,
             kv_bytes: 2,
         }

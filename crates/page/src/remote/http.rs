@@ -13,7 +13,7 @@ use thiserror::Error;
 pub enum DownloadError {
     #[error("{url}: not found (HTTP 404)")]
     NotFound { url: String },
-    #[error("{url}: refused (HTTP {status}): the file may be gated (accept its licence on the hub and use a token) or private")]
+    #[error("{url}: refused (HTTP {status}): the file is gated (its licence must be accepted on the hub, which this page cannot do) or private; download it yourself and load it from your files")]
     Refused { url: String, status: u16 },
     #[error("{url}: HTTP {status}")]
     Status { url: String, status: u16 },
@@ -137,7 +137,9 @@ pub fn check_response(
                 limit: budget,
             });
         }
-        if let Some(want) = want.filter(|&w| w != total) {
+        // A whole file longer than the list's is not it. A shorter length may be a compressed
+        // body's (its decoded bytes are counted as they arrive): judged when it has arrived.
+        if let Some(want) = want.filter(|&w| total > w || (start.from > 0 && w != total)) {
             return Err(DownloadError::WrongSize {
                 name: name.to_string(),
                 got: total,
@@ -206,6 +208,22 @@ pub fn check_quota(name: &str, need: u64, usage: u64, quota: u64) -> Result<(), 
         });
     }
     Ok(())
+}
+
+impl DownloadError {
+    /// The file is not the one it names (its bytes, its type, its length): not worth
+    /// keeping. The others (a drop, a cancel, a refusal or error of the server, the storage)
+    /// leave what arrived, to be resumed.
+    pub fn is_content(&self) -> bool {
+        matches!(
+            self,
+            DownloadError::Html { .. }
+                | DownloadError::OverBudget { .. }
+                | DownloadError::WrongSize { .. }
+                | DownloadError::WrongHash { .. }
+                | DownloadError::Check { .. }
+        )
+    }
 }
 
 /// How many times a dropped connection is resumed before the download is given up.

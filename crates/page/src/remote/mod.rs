@@ -148,11 +148,21 @@ impl ModelLink {
                     .join(" + "),
                 files: urls
                     .iter()
-                    .map(|u| RemoteFile {
-                        url: u.clone(),
-                        name: file_name(u),
-                        size: None,
-                        sha256: None,
+                    .enumerate()
+                    .map(|(i, u)| {
+                        // Names unique in the model's folder, and never its record's.
+                        let name = file_name(u);
+                        let taken = urls[..i].iter().any(|v| file_name(v) == name);
+                        RemoteFile {
+                            url: u.clone(),
+                            name: if taken || name == "meta.json" {
+                                format!("{}-{name}", i + 1)
+                            } else {
+                                name
+                            },
+                            size: None,
+                            sha256: None,
+                        }
                     })
                     .collect(),
             }),

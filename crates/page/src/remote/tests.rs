@@ -44,6 +44,13 @@ fn a_link_names_a_listed_model_urls_or_a_repository() {
         panic!()
     };
     assert_eq!(m3.key, m2.key, "the same URLs, the same folder");
+    // Two files of one name, or one named as the folder's record: kept apart.
+    let same = "https://a.org/x/model.bin https://b.org/y/model.bin https://c.org/meta.json";
+    let Resolved::Files(m4) = ModelLink::parse(same).unwrap().resolve(same, HUB_T) else {
+        panic!()
+    };
+    let names: Vec<&str> = m4.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["model.bin", "2-model.bin", "3-meta.json"]);
     // A repository, bare or by its page.
     for r in [
         "Qwen/Qwen2.5-0.5B-Instruct-GGUF",
@@ -236,6 +243,18 @@ fn responses_are_taken_or_refused_by_status_type_range_and_size() {
             total: Some(500)
         })
     );
+}
+
+#[test]
+fn a_resumed_or_odd_response_is_followed_or_refused() {
+    let ok = |status, len: Option<u64>, range: Option<&str>| Got {
+        status,
+        content_type: Some("application/octet-stream".into()),
+        content_length: len,
+        content_range: range.map(String::from),
+    };
+    let budget = 1_000;
+    let r = |asked, got: &Got, want| check_response("u", "f", asked, got, want, budget);
     // The server ignored the range (or the file changed): start again.
     assert_eq!(
         r(200, &ok(200, Some(500), None), None),
@@ -279,7 +298,28 @@ fn responses_are_taken_or_refused_by_status_type_range_and_size() {
         "f is 1001 bytes: more than the page's memory budget of 1000 bytes"
     );
     assert!(matches!(
+        r(0, &ok(200, Some(600), None), Some(500)),
+        Err(DownloadError::WrongSize {
+            got: 600,
+            want: 500,
+            ..
+        })
+    ));
+    // Shorter than the list's: perhaps a compressed body's length; judged once it has arrived.
+    assert_eq!(
         r(0, &ok(200, Some(400), None), Some(500)),
+        Ok(Start {
+            from: 0,
+            total: Some(400)
+        })
+    );
+    // A resumed range's whole length is the file's, compressed or not.
+    assert!(matches!(
+        r(
+            200,
+            &ok(206, Some(200), Some("bytes 200-399/400")),
+            Some(500)
+        ),
         Err(DownloadError::WrongSize {
             got: 400,
             want: 500,
@@ -334,6 +374,11 @@ fn finished_files_are_checked_by_length_and_sha256() {
     ));
     let e = check_finished("f", 3, abc, Some(3), Some(&"0".repeat(64))).unwrap_err();
     assert!(e.to_string().starts_with("f's sha256 is ba7816bf"), "{e}");
+    // What is not worth keeping: a file that is not the one named; a drop or a cancel is.
+    assert!(e.is_content());
+    assert!(DownloadError::Html { url: "u".into() }.is_content());
+    assert!(!DownloadError::Cancelled.is_content());
+    assert!(!DownloadError::NotFound { url: "u".into() }.is_content());
     // The quota, with its figures.
     assert_eq!(check_quota("f", 10, 80, 100), Ok(()));
     assert_eq!(

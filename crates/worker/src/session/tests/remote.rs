@@ -77,6 +77,8 @@ pub(super) fn download(
                 .map(|(n, b)| ModelFile::from_bytes(n.clone(), b.clone()))
                 .collect();
             let head = bytes[..len.min(crate::session::base::HEAD_CHECK) as usize].to_vec();
+            // The length the list says, else the response's (as the glue does).
+            let len = f.size.unwrap_or(len);
             files.push(ModelFile::new(
                 f.name.clone(),
                 Box::new(Arriving { head, len }),

@@ -1,0 +1,86 @@
+//! The page's language: the link's (`lang=`), else the browser's first that the page has
+//! (`navigator.languages`, `i18n::Lang::negotiate`). Its words come from `decoding_page::i18n`
+//! (Fluent), read through [`Ui::t`] and [`Ui::tf`], which track the language so a view
+//! redraws when it changes; `<html lang>` follows it (screen readers, fonts, hyphenation).
+
+use super::state::Ui;
+use decoding_page::i18n::{self, Lang, Tr};
+use leptos::prelude::*;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+thread_local! {
+    /// Each language's bundle, made once (parsing its file).
+    static BUNDLES: std::cell::RefCell<HashMap<Lang, Rc<Tr>>> = Default::default();
+}
+
+fn tr(lang: Lang) -> Rc<Tr> {
+    BUNDLES.with(|b| {
+        b.borrow_mut()
+            .entry(lang)
+            .or_insert_with(|| Rc::new(Tr::new(lang)))
+            .clone()
+    })
+}
+
+/// The browser's languages, negotiated against the page's.
+pub fn browser_lang() -> Lang {
+    let langs: Vec<String> = window()
+        .navigator()
+        .languages()
+        .iter()
+        .filter_map(|l| l.as_string())
+        .collect();
+    Lang::negotiate(&langs)
+}
+
+impl Ui {
+    /// The language in force (tracked).
+    pub fn lang(&self) -> Lang {
+        self.shell.lang.get()
+    }
+
+    /// The message `id` in the language in force.
+    pub fn t(&self, id: &str) -> String {
+        tr(self.lang()).get(id)
+    }
+
+    /// The message `id` with its arguments.
+    pub fn tf(&self, id: &str, args: i18n::Args) -> String {
+        tr(self.lang()).fmt(id, args)
+    }
+
+    /// A whole number in the language's grouping.
+    pub fn int(&self, n: u64) -> String {
+        i18n::integer(self.lang(), n)
+    }
+}
+
+/// Keeps `<html lang>` the language in force.
+pub fn install(ui: Ui) {
+    Effect::new(move |_| {
+        let lang = ui.lang();
+        if let Some(html) = document().document_element() {
+            let _ = html.set_attribute("lang", lang.name());
+        }
+    });
+}
+
+/// The header's language menu, kept in the link.
+#[component]
+pub fn LangMenu() -> impl IntoView {
+    let ui = expect_context::<Ui>();
+    view! {
+        <label class="inline">
+            {move || ui.t("language-label")} " "
+            <select data-testid="lang-select" prop:value=move || ui.lang().name()
+                on:change=move |ev| {
+                    if let Ok(l) = Lang::parse(&event_target_value(&ev)) {
+                        ui.shell.page.update(|p| p.lang = Some(l));
+                    }
+                }>
+                {Lang::ALL.map(|l| view! { <option value=l.name() lang=l.name()>{l.native()}</option> }).collect_view()}
+            </select>
+        </label>
+    }
+}

@@ -1,0 +1,69 @@
+# Las palabras de la página en español. Los números llegan ya formateados (i18n::number).
+
+## La cabecera
+
+app-title = Decoding Explorer
+starting-engine = Iniciando el motor…
+loading-model = Cargando el modelo…
+load-figures = { $loaded } de { $total }
+backend-label = Motor de cálculo
+backend-auto = automático
+backend-gpu = WebGPU
+backend-gpu-unavailable = WebGPU (no disponible: se ejecuta en la CPU)
+backend-cpu = CPU
+weights-label = Pesos
+weights-title = Cómo se guardan las matrices de pesos: la cuantización cambia la representación de θ, no sus valores aprendidos (las normas siguen en f32)
+model-summary = { $name }: { $params } parámetros, { $layers } capas, dimensión { $dim }, { $heads } cabezas de consulta / { $kv } de K/V, vocabulario { $vocab }, contexto { $context }
+model-trained-context = (de los { $trained } del archivo, como llama.cpp lo ejecuta con su n_ctx)
+model-source = { $architecture } desde { $format }, base RoPE { $rope }, RMSNorm ε { $eps }
+model-tensors = tensores en el archivo: { $types }
+model-weights = pesos { $precision }: { $bytes } bytes ({ $human })
+load-model = Cargar un modelo…
+lesson-track = Recorrido de la lección
+class-round = Ronda de clase
+class-round-title = Predecir y luego revelar: el siguiente token queda oculto hasta que las apuestas de la clase se comparan con la distribución del modelo
+presenter-mode = Modo presentador
+dark-theme = Tema oscuro
+dark-theme-title = Colores oscuros o claros (sin elección en el enlace, los del sistema)
+language-label = Idioma
+shortcuts = Atajos de teclado
+engine-stopped = El motor se detuvo ({ $why }). No se pierde nada: la barra de direcciones guarda el prompt, los parámetros y los tokens.
+reload = Recargar
+dismiss = Cerrar
+link-problems = El enlace tenía valores que esta página no puede usar, así que se muestran sus valores por defecto: { $problems }
+footer = stories260K: tinyllamas de Andrej Karpathy (MIT), entrenado con TinyStories (Eldan y Li, 2023; CDLA-Sharing-1.0). Lección 10 — La inferencia a fondo. Pulsa ? para ver los atajos de teclado.
+
+## Cargar un modelo
+
+picker-model-file = Modelo (GGUF, .bin de llama2.c o model.safetensors)
+picker-tokenizer-file = Tokenizador (tokenizer.json o el tokenizer.bin de llama2.c, para cualquiera de los dos)
+picker-config-file = Configuración (para safetensors: config.json)
+picker-load = Cargar
+picker-or-drop = o suelta los archivos en la página
+choose-file-first = elige primero un archivo de modelo
+by-link-list = Un modelo de la lista
+by-link-download = Descargar y cargar
+by-link-url = o una URL (GGUF, llama2.c o un repositorio de Hugging Face: propietario/nombre)
+by-link-load = Cargar
+in-this-folder = En esta carpeta:
+folder-unreadable = No se pudieron leer los modelos de la carpeta: { $why }
+fetching = Descargando…
+fetching-file = Descargando { $file }
+cancel = Cancelar
+kept-none = Todavía no hay ningún modelo guardado en este navegador.
+kept-some = Guardados en este navegador (se cargan sin red):
+kept-space = Almacenamiento del navegador para esta página: { $used } usados de { $quota }.
+kept-partial = (detenido a medias: al cargarlo se reanuda la descarga)
+kept-load = Cargar
+kept-delete = Borrar
+
+## El recorrido de la lección
+
+lesson-heading = Lección 10, §{ $section } — { $title }
+lesson-position = paso { $n } de { $total }
+lesson-previous = ← Anterior
+lesson-next = Siguiente →
+lesson-check = Comprobación en clase
+lesson-check-title = Una ronda en la que la clase adivina el siguiente token, donde una apuesta enseña este paso
+lesson-check-question = Comprobación en clase: { $question }
+lesson-close = Cerrar el recorrido de la lección

@@ -1,0 +1,185 @@
+//! The page's words in English, Simplified Chinese and Spanish, through Mozilla's Fluent
+//! (`fluent-bundle`): one `.ftl` file a language (`crates/page/locales/`), a message by id,
+//! its numbers passed in already formatted for the language ([`number`], [`integer`]: CLDR's
+//! separators and grouping, checked against the browser's `Intl.NumberFormat` in the e2e
+//! tests). The language is the link's (`lang=`), else the browser's first that the page has
+//! ([`Lang::negotiate`]), else English. A message missing from a language falls back to
+//! English; the tests hold Chinese complete and Spanish complete for the interface.
+
+use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
+
+/// A language of the page; its name is a link's (`lang=zh-CN`) and `<html lang>`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::IntoStaticStr)]
+pub enum Lang {
+    #[default]
+    #[strum(serialize = "en")]
+    En,
+    #[strum(serialize = "zh-CN")]
+    ZhCn,
+    #[strum(serialize = "es")]
+    Es,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 3] = [Lang::En, Lang::ZhCn, Lang::Es];
+
+    /// The language a link names (`en`, `zh-CN`, `es`, in any case).
+    pub fn parse(v: &str) -> Result<Lang, String> {
+        Lang::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(v.trim()))
+            .ok_or_else(|| format!("{v:?} is not a language of the page (en, zh-CN, es)"))
+    }
+
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// Its name in itself, for the menu.
+    pub fn native(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::ZhCn => "简体中文",
+            Lang::Es => "Español",
+        }
+    }
+
+    /// The first of the browser's languages (`navigator.languages`, most wanted first) that
+    /// the page has, by its primary subtag (`zh-Hans-CN`, `zh-TW` and `zh` read Simplified
+    /// Chinese, the only Chinese the page has); English when none.
+    pub fn negotiate(wanted: &[String]) -> Lang {
+        wanted
+            .iter()
+            .find_map(|w| {
+                let primary = w.split(['-', '_']).next()?.to_ascii_lowercase();
+                match primary.as_str() {
+                    "en" => Some(Lang::En),
+                    "zh" => Some(Lang::ZhCn),
+                    "es" => Some(Lang::Es),
+                    _ => None,
+                }
+            })
+            .unwrap_or_default()
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            Lang::En => include_str!("../../locales/en.ftl"),
+            Lang::ZhCn => include_str!("../../locales/zh-CN.ftl"),
+            Lang::Es => include_str!("../../locales/es.ftl"),
+        }
+    }
+
+    /// Decimal separator and grouping separator (CLDR's `latn` symbols).
+    fn separators(self) -> (char, char) {
+        match self {
+            Lang::En | Lang::ZhCn => ('.', ','),
+            Lang::Es => (',', '.'),
+        }
+    }
+
+    /// Fewest digits before the decimal point that are grouped (CLDR's
+    /// `minimumGroupingDigits`: 2 for Spanish, so 1234 but 12.345).
+    fn min_grouping(self) -> usize {
+        match self {
+            Lang::Es => 5,
+            _ => 4,
+        }
+    }
+}
+
+/// A number with `decimals` places, in the language's separators.
+pub fn number(lang: Lang, v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    let text = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let (dec, group) = lang.separators();
+    let mut out = String::new();
+    if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        out.push('-');
+    }
+    if int.len() >= lang.min_grouping() {
+        for (i, c) in int.chars().enumerate() {
+            if i > 0 && (int.len() - i) % 3 == 0 {
+                out.push(group);
+            }
+            out.push(c);
+        }
+    } else {
+        out.push_str(int);
+    }
+    if !frac.is_empty() {
+        out.push(dec);
+        out.push_str(frac);
+    }
+    out
+}
+
+/// A whole number in the language's grouping.
+pub fn integer(lang: Lang, n: u64) -> String {
+    number(lang, n as f64, 0)
+}
+
+/// A message's argument: text, or a number already formatted for the language.
+pub type Args<'a> = &'a [(&'a str, String)];
+
+/// The page's words in one language, English behind it for any message it lacks.
+pub struct Tr {
+    pub lang: Lang,
+    bundle: FluentBundle<FluentResource>,
+    english: Option<FluentBundle<FluentResource>>,
+}
+
+fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
+    let id: unic_langid::LanguageIdentifier = lang.name().parse().unwrap_or_default();
+    let mut b = FluentBundle::new(vec![id]);
+    // Plain text: no Unicode isolation marks around the arguments.
+    b.set_use_isolating(false);
+    // A resource with errors still holds its good messages (the tests hold it clean).
+    let res = FluentResource::try_new(lang.source().to_string()).unwrap_or_else(|(r, _)| r);
+    let _ = b.add_resource(res);
+    b
+}
+
+impl Tr {
+    pub fn new(lang: Lang) -> Tr {
+        Tr {
+            lang,
+            bundle: bundle(lang),
+            english: (lang != Lang::En).then(|| bundle(Lang::En)),
+        }
+    }
+
+    /// The message `id`, its `{ $name }`s replaced by `args`; the id itself if no language
+    /// has it (the tests hold every id the code asks for in English).
+    pub fn fmt(&self, id: &str, args: Args) -> String {
+        let mut fa = FluentArgs::new();
+        for (k, v) in args {
+            fa.set(*k, v.as_str());
+        }
+        for b in std::iter::once(&self.bundle).chain(self.english.as_ref()) {
+            if let Some(pattern) = b.get_message(id).and_then(|m| m.value()) {
+                let mut errors = Vec::new();
+                return b
+                    .format_pattern(pattern, Some(&fa), &mut errors)
+                    .into_owned();
+            }
+        }
+        id.to_string()
+    }
+
+    /// The message `id`, with no arguments.
+    pub fn get(&self, id: &str) -> String {
+        self.fmt(id, &[])
+    }
+
+    /// Whether this language has `id` itself (not by falling back).
+    pub fn has(&self, id: &str) -> bool {
+        self.bundle.has_message(id)
+    }
+}
+
+#[cfg(test)]
+mod tests;
