@@ -101,9 +101,12 @@ test('dark theme: the system\'s preference followed, the link\'s choice kept, th
   assert.match(svg, /<rect x="0\.0" y="0\.0" width="[\d.]+" height="[\d.]+" fill="#1e2029"\/>/);
   assert.doesNotMatch(svg, /fill="#ffffff"/);
 
-  // The toggle: light, kept in the link; a reload keeps it though the system is dark.
+  // The toggle: light, kept in the link; a reload keeps it though the system is dark. The
+  // figures on the page are drawn again in it at once.
   await page.getByTestId('theme-toggle').click();
   assert.equal(await theme(page), 'light');
+  await page.waitForFunction(() => [...document.querySelectorAll('.figure svg, .tree-wrap svg')]
+    .every((s) => s.querySelector('rect')?.getAttribute('fill') === '#ffffff'), null, { timeout: 5_000 });
   assert.equal(await page.getByTestId('theme-toggle').getAttribute('aria-pressed'), 'false');
   const link = await pageUrl(page);
   assert.match(link, /theme=light/);

@@ -132,6 +132,11 @@ pub const ITEMS: &[Item] = &[
     ),
     item("model-file", "the checkpoint file (θ)", Row::Parameters),
     item(
+        "model-link",
+        "a model by link: the list, a URL or a hub repository (θ)",
+        Row::Parameters,
+    ),
+    item(
         "tokenizer-file",
         "the tokenizer (fixed BPE)",
         Row::Parameters,

@@ -366,7 +366,8 @@ fn RealScale() -> impl IntoView {
     );
     view! {
         <h4>"The lesson's point at real scale (computed, not measured)"</h4>
-        {roofline_figure(ex::roofline("Llama-2-7B (fp16) on an H100", roof, &points, "roofline-h100").on_page("roofline-h100"), roof, &points)}
+        // Redrawn when the colour scheme changes (the figure reads it).
+        {move || roofline_figure(ex::roofline("Llama-2-7B (fp16) on an H100", roof, &points, "roofline-h100").on_page("roofline-h100"), roof, &points)}
         <p data-testid="roof-h100">{text}</p>
     }
 }

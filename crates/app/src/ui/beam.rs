@@ -32,7 +32,7 @@ fn tree(
     view! {
         <p class="small"><Tag of="beam-tree" />" the tree: every prefix kept or pruned, Σ log p at each node"</p>
         <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label="the beam tree, scrollable"
-            inner_html=move || d.clone().themed(ui.scheme()).svg()></div>
+            inner_html=d.themed(ui.scheme()).svg()></div>
     }
 }
 

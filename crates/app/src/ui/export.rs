@@ -45,10 +45,14 @@ pub fn save_text(text: &str, mime: &str, name: &str) {
 
 /// A drawing on the page: the very SVG the export saves (one writer, so the file is what
 /// the page shows), in a box that fits it to the panel's width.
+///
+/// Drawn in the scheme in force, read here: the view that draws the figure redraws it when
+/// the scheme changes (no reactive node of its own: a figure redrawn at every token once
+/// left one behind each time, which the soak test saw).
 pub fn figure(d: &Drawing) -> impl IntoView {
     let ui = expect_context::<super::state::Ui>();
-    let d = d.clone();
-    view! { <div class="figure" inner_html=move || d.clone().themed(ui.scheme()).svg()></div> }
+    let svg = d.clone().themed(ui.scheme()).svg();
+    view! { <div class="figure" inner_html=svg></div> }
 }
 
 /// Paints the drawing's shapes onto a 2D canvas context, `scale` pixels per unit.

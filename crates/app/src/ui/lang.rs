@@ -71,7 +71,8 @@ pub fn install(ui: Ui) {
 pub fn LangMenu() -> impl IntoView {
     let ui = expect_context::<Ui>();
     view! {
-        <label class="inline">
+        // How the page is shown, not a quantity of inference: outside the lesson's taxonomy.
+        <label class="inline" data-presentation>
             {move || ui.t("language-label")} " "
             <select data-testid="lang-select" prop:value=move || ui.lang().name()
                 on:change=move |ev| {

@@ -114,7 +114,7 @@ pub fn ByLink() -> impl IntoView {
                 }.into_any(),
                 Err(e) => view! { <p class="field-error" role="alert">{ui.tf("folder-unreadable", &[("why", e)])}</p> }.into_any(),
             })}
-            <label data-tagged>{move || ui.t("by-link-list")}" "
+            <label data-tagged>{move || ui.t("by-link-list")}" " <super::taxonomy::Tag of="model-link" />" "
                 <select data-testid="model-list" prop:value=move || chosen.get()
                     on:change=move |ev| chosen.set(event_target_value(&ev))>
                     {catalogue::ENTRIES.iter().map(|e| view! {
@@ -123,7 +123,7 @@ pub fn ByLink() -> impl IntoView {
                 </select>
             </label>
             <button data-testid="model-list-load" on:click=move |_| load(chosen.get_untracked())>{move || ui.t("by-link-download")}</button>
-            <label>{move || ui.t("by-link-url")}" "
+            <label data-tagged>{move || ui.t("by-link-url")}" " <super::taxonomy::Tag of="model-link" />" "
                 <input type="text" data-testid="model-url" size="40" spellcheck="false"
                     placeholder="https://huggingface.co/…/resolve/main/model.gguf"
                     prop:value=move || typed.get()
