@@ -26,5 +26,9 @@ if (sw?.controller) {
 const tag = document.querySelector('script[data-wasm]');
 const { default: init } = await import(tag.dataset.js);
 await init({ module_or_path: tag.dataset.wasm });
-// Offline use from now on (a page served without a service worker's support still runs).
-sw?.register('/sw.js').catch((e) => console.warn(`offline use unavailable: ${e.message}`));
+// Offline use from now on (a page served without a service worker's support still runs),
+// registered once the page has settled: the first visit's copy of the release (about 10 MB)
+// then does not compete with the first slider moves on a machine of two cores.
+setTimeout(() => {
+  sw?.register('/sw.js').catch((e) => console.warn(`offline use unavailable: ${e.message}`));
+}, 5000);

@@ -76,8 +76,15 @@ test('one screen: a typed tally revealed against the model, drawn, scored; whole
 
 /** The QR code in the presenter's room box, read from its pixels. */
 async function readQr(page) {
-  const png = PNG.sync.read(await page.getByTestId('room-qr').screenshot());
-  const found = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
+  // Read once the code is drawn (a shot taken while the page still lays out can catch it
+  // half painted): a few tries, a frame apart.
+  await page.locator('[data-testid=room-qr] svg').waitFor();
+  let found = null;
+  for (let i = 0; i < 10 && !found; i++) {
+    if (i) await page.waitForTimeout(100);
+    const png = PNG.sync.read(await page.getByTestId('room-qr').screenshot());
+    found = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
+  }
   assert.ok(found, 'no QR code found in the room box');
   return found.data;
 }
