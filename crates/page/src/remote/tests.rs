@@ -214,16 +214,23 @@ fn the_hubs_listing_chooses_a_gguf_or_a_checkpoints_three_files() {
         .contains("not a list of files"));
 }
 
-#[test]
-fn responses_are_taken_or_refused_by_status_type_range_and_size() {
-    let ok = |status, len: Option<u64>, range: Option<&str>| Got {
+/// A binary response of `status`, its length and its Content-Range.
+fn ok(status: u16, len: Option<u64>, range: Option<&str>) -> Got {
+    Got {
         status,
         content_type: Some("application/octet-stream".into()),
         content_length: len,
         content_range: range.map(String::from),
-    };
-    let budget = 1_000;
-    let r = |asked, got: &Got, want| check_response("u", "f", asked, got, want, budget);
+    }
+}
+
+/// The rules on a response to a request from byte `asked`, a budget of 1,000 bytes.
+fn r(asked: u64, got: &Got, want: Option<u64>) -> Result<Start, DownloadError> {
+    check_response("u", "f", asked, got, want, 1_000)
+}
+
+#[test]
+fn responses_are_taken_or_refused_by_status_type_range_and_size() {
     assert_eq!(
         r(0, &ok(200, Some(500), None), Some(500)),
         Ok(Start {
@@ -247,14 +254,6 @@ fn responses_are_taken_or_refused_by_status_type_range_and_size() {
 
 #[test]
 fn a_resumed_or_odd_response_is_followed_or_refused() {
-    let ok = |status, len: Option<u64>, range: Option<&str>| Got {
-        status,
-        content_type: Some("application/octet-stream".into()),
-        content_length: len,
-        content_range: range.map(String::from),
-    };
-    let budget = 1_000;
-    let r = |asked, got: &Got, want| check_response("u", "f", asked, got, want, budget);
     // The server ignored the range (or the file changed): start again.
     assert_eq!(
         r(200, &ok(200, Some(500), None), None),
