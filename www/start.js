@@ -7,28 +7,65 @@
 const chosen = new URLSearchParams(location.search).get('theme');
 const dark = chosen === 'dark' || (chosen !== 'light' && matchMedia('(prefers-color-scheme: dark)').matches);
 document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+const tag = document.querySelector('script[data-wasm]');
 // An update of the page that the service worker fetched in the background last time is
-// applied now, before anything is drawn (www/sw.js): never under a lesson in progress.
+// applied now, before anything is drawn (www/sw.js): never under a lesson in progress. The
+// waiting release is asked to take over, and the page reloads once it has. Chromium holds
+// that activation while the outgoing worker has requests in flight (this page's preloads, at
+// this moment), and looks again only when a request that the browser itself sees ends (a
+// page's or a frame's, not a fetch's): so the page's script and wasm are read first, and each
+// ask (every 250 ms) loads a small file the outgoing worker answers from its cache into a
+// hidden frame. If the release has not taken over in 10 s the page
+// starts as it is, its release whole (page and engine from its own cache): a reload then
+// would put the next page's request to a worker being replaced, which Chromium can leave
+// unanswered.
 const sw = navigator.serviceWorker;
 if (sw?.controller) {
-  const waiting = (await sw.getRegistration())?.waiting;
-  if (waiting) {
-    // (Reloaded after 3 s at the latest: a page is never left blank waiting for it.)
-    await new Promise((resolve) => {
-      sw.addEventListener('controllerchange', resolve, { once: true });
-      waiting.postMessage('take-over');
-      setTimeout(resolve, 3000);
+  const registration = await sw.getRegistration();
+  if (registration?.waiting) {
+    const read = (url) => fetch(url).then((r) => r.arrayBuffer()).catch(() => {});
+    await Promise.all([import(tag.dataset.js).catch(() => {}), read(tag.dataset.wasm)]);
+    const small = document.querySelector('link[rel=icon]')?.getAttribute('href') ?? tag.dataset.js;
+    const tookOver = await new Promise((resolve) => {
+      const ask = () => {
+        registration.waiting?.postMessage('take-over');
+        // (A frame's load is a request the browser itself sees end; a fetch's is not.)
+        const frame = Object.assign(document.createElement('iframe'), { src: small, hidden: true });
+        frame.onload = () => frame.remove();
+        document.documentElement.append(frame);
+      };
+      const again = setInterval(ask, 250);
+      const done = (v) => {
+        clearInterval(again);
+        resolve(v);
+      };
+      sw.addEventListener('controllerchange', () => done(true), { once: true });
+      setTimeout(() => done(false), 10000);
+      ask();
     });
-    location.reload();
-    await new Promise(() => {});
+    if (tookOver) {
+      location.reload();
+      await new Promise(() => {});
+    }
   }
 }
-const tag = document.querySelector('script[data-wasm]');
 const { default: init } = await import(tag.dataset.js);
 await init({ module_or_path: tag.dataset.wasm });
-// Offline use from now on (a page served without a service worker's support still runs),
-// registered once the page has settled: the first visit's copy of the release (about 10 MB)
-// then does not compete with the first slider moves on a machine of two cores.
-setTimeout(() => {
+// Offline use from now on (a page served without a service worker's support still runs).
+// The first visit copies the release (about 10 MB) into the browser's cache, which on a
+// machine of two cores competes with a slider being dragged: the worker is registered once
+// the page has settled (5 s) and then only when its user pauses (2 s with no input).
+const INPUTS = ['pointerdown', 'pointermove', 'keydown', 'input', 'wheel'];
+let quiet;
+const register = () => {
+  for (const t of INPUTS) removeEventListener(t, pause, { capture: true });
   sw?.register('/sw.js').catch((e) => console.warn(`offline use unavailable: ${e.message}`));
-}, 5000);
+};
+function pause() {
+  clearTimeout(quiet);
+  quiet = setTimeout(register, 2000);
+}
+setTimeout(() => {
+  for (const t of INPUTS) addEventListener(t, pause, { capture: true, passive: true });
+  pause();
+}, 3000);

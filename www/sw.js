@@ -7,7 +7,7 @@
 // - The page (a navigation to this folder): from the network when the server has this same
 //   release (a classroom server's page carries its own mark), else this release's cached copy:
 //   offline, or when the server already has a newer release, whose new service worker then
-//   installs beside this one and waits.
+//   installs beside this one and waits (and once it waits, this release's copy at once).
 // - The page's other files: this release's cached copies, so the engine (worker.js and its
 //   wasm, whose names carry no hash) is always the page's own.
 // - An update waiting is applied by start.js at the next load, before the page starts (never
@@ -35,6 +35,10 @@ self.addEventListener('message', (e) => {
 
 async function page(request) {
   const cache = await caches.open(CACHE);
+  // A newer release waiting means the server has moved on: this release's copy, at once (a
+  // worker being replaced may be stopped while it waits on the network).
+  const own = async () => (await cache.match(new URL('index.html', self.location).href)) ?? fetch(request);
+  if (self.registration.waiting) return own();
   try {
     // (A navigation's own request cannot be given options: its URL is fetched.) A network
     // that does not answer within 4 s is taken as none.
@@ -48,7 +52,7 @@ async function page(request) {
   } catch {
     // Offline: this release's copy.
   }
-  return (await cache.match(new URL('index.html', self.location).href)) ?? fetch(request);
+  return own();
 }
 
 self.addEventListener('fetch', (e) => {
