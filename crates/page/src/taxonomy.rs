@@ -92,6 +92,60 @@ impl Row {
     pub fn category(self) -> Category {
         self.spec().category
     }
+
+    /// Its name in its messages' ids.
+    pub fn key(self) -> &'static str {
+        match self {
+            Row::Parameters => "parameters",
+            Row::Shaping => "shaping",
+            Row::Strategy => "strategy",
+            Row::Limits => "limits",
+            Row::Serving => "serving",
+            Row::State => "state",
+        }
+    }
+}
+
+// The table's words in the page's languages (`locales/*/class.ftl`): each English text here
+// is its message's English (the tests hold them equal), looked up by these ids.
+
+/// The message of a row's "At inference" cell.
+pub fn at_inference_id(row: Row) -> String {
+    format!("taxonomy-row-{}", row.key())
+}
+
+/// The message of a row's "Category" cell.
+pub fn cell_id(row: Row) -> String {
+    format!("taxonomy-cell-{}", row.key())
+}
+
+/// The message of a category's line in the legend.
+pub fn meaning_id(c: Category) -> &'static str {
+    match c {
+        Category::Learned => "taxonomy-meaning-learned",
+        Category::Config => "taxonomy-meaning-config",
+        Category::State => "taxonomy-meaning-state",
+    }
+}
+
+/// What the page has in a row, as [`members`], each with its message's id.
+pub fn members_said(row: Row) -> Vec<(String, &'static str)> {
+    KNOBS
+        .iter()
+        .filter(|s| knob_row(s) == row)
+        .map(|s| {
+            (
+                format!("taxonomy-knob-{}", s.name.replace('_', "-")),
+                s.label,
+            )
+        })
+        .chain(
+            ITEMS
+                .iter()
+                .filter(|i| i.row == row)
+                .map(|i| (format!("taxonomy-item-{}", i.id), i.label)),
+        )
+        .collect()
 }
 
 /// The lesson's row of a knob.
@@ -261,12 +315,7 @@ pub fn panel_row(panel: Panel) -> Row {
 /// What the page has in a row: the knobs' labels, then the items' (not the panels: they
 /// are containers, not quantities).
 pub fn members(row: Row) -> Vec<&'static str> {
-    KNOBS
-        .iter()
-        .filter(|s| knob_row(s) == row)
-        .map(|s| s.label)
-        .chain(ITEMS.iter().filter(|i| i.row == row).map(|i| i.label))
-        .collect()
+    members_said(row).into_iter().map(|m| m.1).collect()
 }
 
 /// One line of the legend for each category.

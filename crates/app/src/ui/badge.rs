@@ -1,6 +1,9 @@
 //! The badge every quantity, control and panel carries ([LEARNED], [CONFIG], [STATE]) and
-//! the legend of the three, drawn from `decoding_page::taxonomy`, the one table.
+//! the legend of the three, drawn from `decoding_page::taxonomy`, the one table. The badges
+//! are the lesson's own labels, the same in every language; what each means is said in the
+//! page's.
 
+use super::state::Ui;
 use decoding_page::taxonomy::{self, Category};
 use leptos::prelude::*;
 
@@ -17,10 +20,11 @@ pub(super) fn slug(c: Category) -> &'static str {
 /// fails on it).
 #[component]
 pub fn Tag(#[prop(into)] of: String) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     match taxonomy::category(&of) {
         Some(c) => view! {
             <span class=format!("tag tag-{}", slug(c)) data-category=slug(c) data-of=of
-                title=taxonomy::meaning(c)>{c.tag()}</span>
+                title=move || ui.t(taxonomy::meaning_id(c))>{c.tag()}</span>
         }
         .into_any(),
         None => view! { <span class="tag tag-missing" data-of=of>"[?]"</span> }.into_any(),
@@ -30,12 +34,13 @@ pub fn Tag(#[prop(into)] of: String) -> impl IntoView {
 /// The three badges and what each means.
 #[component]
 pub fn Legend() -> impl IntoView {
+    let ui = expect_context::<Ui>();
     view! {
         <p class="legend small" data-testid="legend">
             {[Category::Learned, Category::Config, Category::State].map(|c| view! {
                 <span class="legend-item">
                     <span class=format!("tag tag-{}", slug(c))>{c.tag()}</span>
-                    " " {taxonomy::meaning(c)}
+                    " " {move || ui.t(taxonomy::meaning_id(c))}
                 </span>
             }).collect_view()}
         </p>

@@ -32,7 +32,7 @@ fn reorder(ui: Ui, from: usize, to: usize) {
     ui.set_field(Knob::Order, names.join(","));
 }
 
-fn mini_chart(v: &StageView) -> impl IntoView {
+fn mini_chart(ui: Ui, v: &StageView) -> impl IntoView {
     use decoding_page::geometry::{chain, Rect};
     // Each series is one path of bars (one attribute to update a move, not two per bar: a
     // slider move rewrote 275 bar attributes in the chain). The bars are the
@@ -60,11 +60,13 @@ fn mini_chart(v: &StageView) -> impl IntoView {
         <path class="before" d=before></path>
         <path class="after" d=after></path>
     };
-    let label = format!(
-        "{}: {} tokens kept, {} removed; grey bars before the stage, blue after (square-root scale)",
-        v.stage.name(),
-        v.kept,
-        v.removed
+    let label = ui.tf(
+        "chain-mini",
+        &[
+            ("stage", v.stage.name().to_string()),
+            ("kept", v.kept.to_string()),
+            ("removed", v.removed.to_string()),
+        ],
     );
     let aria = label.clone();
     view! {
@@ -88,7 +90,7 @@ pub fn Chain() -> impl IntoView {
     view! {
         <PanelShell panel=Panel::Chain
             export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::stages(t, &|id| super::state::chip_label(&ui, id)))))>
-            <p class="hint">"Stages run top to bottom. Drag a stage, or use ↑ ↓, to reorder; the profile sets the default order and the boundary rules. Each stage's chart: "<Tag of="chain-charts" /></p>
+            <p class="hint">{move || ui.t("chain-hint")} " " <Tag of="chain-charts" /></p>
             <ol class="chain" data-testid="chain">
                 {move || {
                     let order = ui.knobs.settings.get().order;
@@ -122,19 +124,22 @@ pub fn Chain() -> impl IntoView {
                                 <span class="pos">{i + 1}</span>
                                 <span class="name">{st.name()}</span>
                                 <span class="setting">{v.as_ref().map(|v| match (v.active, v.default_of) {
-                                    (false, _) if v.replaced_by.is_some() => format!("replaced by {}", v.replaced_by.unwrap()),
-                                    (false, _) => "off".to_string(),
-                                    (true, Some(p)) => format!("{} (default of {p})", v.setting),
+                                    (false, _) if v.replaced_by.is_some() => ui.tf("chain-replaced-by", &[("stage", v.replaced_by.unwrap().to_string())]),
+                                    (false, _) => ui.t("chain-off"),
+                                    (true, Some(p)) => ui.tf("chain-default-of", &[("setting", v.setting.clone()), ("profile", p.to_string())]),
                                     (true, None) => v.setting.clone(),
                                 })}</span>
-                                <span class="kept">{v.as_ref().map(|v| format!("{} kept{}", v.kept,
-                                    if v.removed > 0 { format!(", −{}", v.removed) } else { String::new() }))}</span>
-                                {v.as_ref().map(mini_chart)}
+                                <span class="kept">{v.as_ref().map(|v| if v.removed > 0 {
+                                    ui.tf("chain-kept-removed", &[("kept", v.kept.to_string()), ("removed", v.removed.to_string())])
+                                } else {
+                                    ui.tf("chain-kept", &[("kept", v.kept.to_string())])
+                                })}</span>
+                                {v.as_ref().map(|v| mini_chart(ui, v))}
                                 <span class="moves">
-                                    <button class="ghost" aria-label=format!("Move {} earlier", st.name())
+                                    <button class="ghost" aria-label=ui.tf("chain-move-earlier", &[("stage", st.name().to_string())])
                                         data-testid=format!("up-{}", st.name())
                                         disabled=i == 0 on:click=move |_| move_with_button(ui, st, i, i.saturating_sub(1), "up")>"↑"</button>
-                                    <button class="ghost" aria-label=format!("Move {} later", st.name())
+                                    <button class="ghost" aria-label=ui.tf("chain-move-later", &[("stage", st.name().to_string())])
                                         data-testid=format!("down-{}", st.name())
                                         disabled=i + 1 == len on:click=move |_| move_with_button(ui, st, i, i + 1, "down")>"↓"</button>
                                 </span>
@@ -166,16 +171,15 @@ fn StageStates() -> impl IntoView {
     });
     let stacked = move || {
         let parts = charts.get_untracked();
-        (!parts.is_empty()).then(|| {
-            decoding_page::export::Drawing::stack("The stages' state over the steps", parts)
-        })
+        (!parts.is_empty())
+            .then(|| decoding_page::export::Drawing::stack(&ui.t("chain-states-title"), parts))
     };
     move || {
         let parts = charts.get();
         (!parts.is_empty()).then(|| {
             view! {
-                <section class="stage-states" data-testid="stage-states" aria-label="The stages' state over the steps">
-                    <h3>"State over the steps " <Tag of="stage-states" />
+                <section class="stage-states" data-testid="stage-states" aria-label=ui.t("chain-states-title")>
+                    <h3>{ui.t("chain-states-heading")} " " <Tag of="stage-states" />
                         {export::buttons("stage-states", "the stages' state over the steps", stacked)}</h3>
                     {parts.iter().map(export::figure).collect_view()}
                 </section>

@@ -6,8 +6,10 @@
 //! Reveal, draws it against the model as a typed tally is drawn, and sends each student's
 //! numbers back. The frames are `decoding_page::page::room`'s.
 
+use super::class::whole;
 use super::state::Ui;
-use decoding_page::page::class_mode::Phase;
+use decoding_page::i18n::{Lang, Tr};
+use decoding_page::page::class_mode::{Phase, RoundError};
 use decoding_page::page::piece_text;
 use decoding_page::page::room::*;
 use leptos::prelude::*;
@@ -34,17 +36,92 @@ pub struct RoomState {
     pub refused: Option<String>,
 }
 
+/// A text or a whole number in a [`Note`].
+#[derive(Debug, Clone)]
+enum Arg {
+    Text(String),
+    Whole(u64),
+}
+
+/// What the room tells the presenter: a message of the page (`class.ftl`) and its arguments.
+/// The class's error signal holds its English (what the rest of the page reads); the note is
+/// kept beside it so that the panel says it in the language in force ([`error_text`]).
+#[derive(Debug, Clone)]
+struct Note {
+    id: &'static str,
+    args: Vec<(&'static str, Arg)>,
+}
+
+thread_local! {
+    static ENGLISH: Tr = Tr::new(Lang::En);
+    /// The last note told, with its English.
+    static TOLD: std::cell::RefCell<Option<(String, Note)>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Note {
+    fn new(id: &'static str) -> Note {
+        Note {
+            id,
+            args: Vec::new(),
+        }
+    }
+
+    fn text(mut self, name: &'static str, v: impl Into<String>) -> Note {
+        self.args.push((name, Arg::Text(v.into())));
+        self
+    }
+
+    fn whole(mut self, name: &'static str, n: u64) -> Note {
+        self.args.push((name, Arg::Whole(n)));
+        self
+    }
+
+    /// Its arguments, whole numbers written by `whole`.
+    fn args(&self, whole: impl Fn(u64) -> String) -> Vec<(&'static str, String)> {
+        let arg = |a: &Arg| match a {
+            Arg::Text(t) => t.clone(),
+            Arg::Whole(n) => whole(*n),
+        };
+        self.args.iter().map(|(k, a)| (*k, arg(a))).collect()
+    }
+
+    /// Its English (whole numbers ungrouped, as the page always wrote them), kept with it:
+    /// the text for the error signal.
+    fn told(self) -> String {
+        let english = ENGLISH.with(|t| t.fmt(self.id, &self.args(|n| n.to_string())));
+        TOLD.with(|t| *t.borrow_mut() = Some((english.clone(), self)));
+        english
+    }
+}
+
+/// The class panel's error in the language in force: a note of the room's, a round's error,
+/// else as it came (the classroom server's own words).
+pub fn error_text(ui: &Ui, error: &str) -> String {
+    if let Some(e) = RoundError::from_english(error) {
+        return ui.t(e.id());
+    }
+    let note = TOLD.with(|t| {
+        t.borrow()
+            .as_ref()
+            .filter(|(english, _)| english == error)
+            .map(|(_, note)| note.clone())
+    });
+    match note {
+        Some(n) => ui.tf(n.id, &n.args(|v| whole(ui, v))),
+        None => error.to_string(),
+    }
+}
+
 /// Why the room cannot serve this page's model (its vocabulary is not the server's).
-fn vocab_mismatch(ui: &Ui, room: &RoomState) -> Option<String> {
+fn vocab_mismatch(ui: &Ui, room: &RoomState) -> Option<Note> {
     let mine = ui
         .model
         .info
         .with(|i| i.as_ref().map(|i| i.config.vocab_size))?;
     (mine != room.vocab).then(|| {
-        format!(
-            "The classroom server reads guesses with a vocabulary of {} tokens, this page's model has {mine}: start it with the page's model.",
-            room.vocab
-        )
+        Note::new("room-err-vocab")
+            .whole("vocab", room.vocab as u64)
+            .whole("mine", mine as u64)
     })
 }
 
@@ -141,7 +218,7 @@ fn create(ui: Ui) {
                 .views
                 .class
                 .error
-                .set(Some(format!("cannot create a room: {e}"))),
+                .set(Some(Note::new("room-err-create").text("why", e).told())),
         }
     });
 }
@@ -194,14 +271,13 @@ fn connect(ui: Ui, code: String, key: String) {
             retry(Box::new(move || start(ui)));
         } else if e.reason().contains("another tab") {
             class.room.set(None);
-            class.error.set(Some(
-                "This room is open in another tab: it is presented there.".into(),
-            ));
-        } else if e.code() == 1000 {
-            class.room.set(None);
             class
                 .error
-                .set(Some(format!("The room closed: {}", e.reason())));
+                .set(Some(Note::new("room-err-other-tab").told()));
+        } else if e.code() == 1000 {
+            class.room.set(None);
+            let closed = Note::new("room-err-closed").text("reason", e.reason());
+            class.error.set(Some(closed.told()));
         } else {
             class.room.update(|r| {
                 if let Some(r) = r {
@@ -307,20 +383,17 @@ fn on_tally(ui: Ui, round: u32, counts: Vec<(u32, u32)>, dropped: Vec<String>) {
         let n = n
             .as_ref()
             .filter(|n| ours && Some(n.generated.len()) == asked)
-            .ok_or_else(|| {
-                "The text moved on before the tally came: the round opens again.".to_string()
-            })?;
+            .ok_or_else(|| Note::new("room-err-moved").told())?;
         let step = n.generated.len();
         class
             .mode
             .try_update(|m| m.on_counts(&counts, dropped.clone(), &n.logits, step))
             .unwrap_or(Ok(()))
             .map_err(|e| match (counts.is_empty(), dropped.is_empty()) {
-                (true, true) => "No guess has arrived yet: the round opens again.".to_string(),
-                (true, false) => format!(
-                    "No guess stands for a token of this model ({}): the round opens again.",
-                    dropped.join(", ")
-                ),
+                (true, true) => Note::new("room-err-no-guess").told(),
+                (true, false) => Note::new("room-err-no-token")
+                    .text("guesses", dropped.join(", "))
+                    .told(),
                 _ => e,
             })
     });
@@ -424,7 +497,7 @@ pub fn open_rounds(ui: Ui) {
         };
         let Some(room) = class.room.get() else { return };
         match vocab_mismatch(&ui, &room) {
-            Some(why) => return class.error.set(Some(why)),
+            Some(why) => return class.error.set(Some(why.told())),
             None if class.error.with(|e| {
                 e.as_deref()
                     .is_some_and(|e| e.starts_with("The classroom server reads"))

@@ -7,6 +7,7 @@ use super::panel::PanelShell;
 use super::state::Ui;
 use super::taxonomy::Tag;
 use super::views::compare::CompareViews;
+use super::views::numbers::{int, num};
 use decoding_engine::decode::sampling::Knob;
 use decoding_page::geometry::compare;
 use decoding_page::page::{self, Panel, COMPARE_PRESETS, MAX_COLUMNS};
@@ -67,9 +68,9 @@ pub fn ComparePanel(views: CompareViews) -> impl IntoView {
     view! {
         // The export row sits under the editors, above the columns it saves.
         <PanelShell panel=Panel::Compare>
-            <p class="note">"Identical weights, different configuration: each column is its own sequence and KV cache of the one loaded model, from the transcript's prompt; their newest tokens go through the model as one pass. Parameters are the model; configuration is how you run it."</p>
+            <p class="note">{move || ui.t("compare-note")}</p>
             <div class="knob-row">
-                <label class="cmp-preset-label" data-tagged>"Preset " <Tag of="cmp-columns" />
+                <label class="cmp-preset-label" data-tagged>{move || ui.t("compare-preset")} " " <Tag of="cmp-columns" />
                     <select data-testid="cmp-preset" on:change=move |ev| {
                         let v = event_target_value(&ev);
                         if let Some(p) = COMPARE_PRESETS.iter().find(|p| p.name == v) {
@@ -77,24 +78,25 @@ pub fn ComparePanel(views: CompareViews) -> impl IntoView {
                             start();
                         }
                     }>
-                        <option value="">"choose a preset…"</option>
-                        {COMPARE_PRESETS.map(|p| view! { <option value=p.name>{p.label}</option> }).collect_view()}
+                        <option value="">{move || ui.t("compare-choose")}</option>
+                        // Each preset's label: `compare-preset-<name>` (its English the table's).
+                        {COMPARE_PRESETS.map(|p| view! { <option value=p.name>{move || ui.t(&format!("compare-preset-{}", p.name))}</option> }).collect_view()}
                     </select>
                 </label>
-                <button data-testid="cmp-start" on:click=move |_| start()>"Start"</button>
-                <button data-testid="cmp-step" on:click=move |_| step(1)>"Step all"</button>
-                <button data-testid="cmp-step10" on:click=move |_| step(10)>"Step all ×10"</button>
+                <button data-testid="cmp-start" on:click=move |_| start()>{move || ui.t("compare-start")}</button>
+                <button data-testid="cmp-step" on:click=move |_| step(1)>{move || ui.t("compare-step")}</button>
+                <button data-testid="cmp-step10" on:click=move |_| step(10)>{move || ui.t("compare-step-10")}</button>
                 <button class="ghost" data-testid="cmp-add" disabled=move || texts.with(|t| t.len() >= MAX_COLUMNS)
-                    on:click=move |_| texts.update(|t| t.push(format!("{}=0.7", Knob::Temperature.name())))>"Add a column"</button>
+                    on:click=move |_| texts.update(|t| t.push(format!("{}=0.7", Knob::Temperature.name())))>{move || ui.t("compare-add")}</button>
             </div>
             <div class="cmp-editors">
                 {move || texts.get().into_iter().enumerate().map(|(i, text)| view! {
                     <div class="cmp-editor" data-tagged>
-                        <label for=format!("cmp-col-{i}")>{format!("Column {} knobs ", i + 1)} <Tag of="cmp-columns" /></label>
+                        <label for=format!("cmp-col-{i}")>{ui.tf("compare-column-knobs", &[("n", int(ui, i as u64 + 1))])}" " <Tag of="cmp-columns" /></label>
                         <input type="text" id=format!("cmp-col-{i}") data-testid=format!("cmp-col-{i}") prop:value=text
                             on:change=move |ev| { let v = event_target_value(&ev); texts.update(|t| t[i] = v); } />
                         {(texts.with_untracked(Vec::len) > 2).then(|| view! {
-                            <button class="ghost" aria-label=format!("Remove column {}", i + 1)
+                            <button class="ghost" aria-label=ui.tf("compare-remove", &[("n", int(ui, i as u64 + 1))])
                                 on:click=move |_| texts.update(|t| { t.remove(i); })>"×"</button>
                         })}
                         {move || errors.with(|e| e.get(i).cloned().flatten()).map(|m| view! {
@@ -127,10 +129,12 @@ fn ColumnsGrid(views: CompareViews) -> impl IntoView {
                 .collect_view();
             view! {
                 <div class="cmp-view" data-testid="cmp-view">
-                    <p class="small"><Tag of="cmp-view" />" From "
+                    <p class="small"><Tag of="cmp-view" />" "{ui.t("compare-from")}" "
                         <span class="chip prompt">{page::piece_text(&v.prompt_text, true, Some(60))}</span>
-                        {format!(" — {} columns; knobs that differ: {}", n,
-                            if differ.is_empty() { "none".to_string() } else { differ.join(", ") })}
+                        {format!(" {}", ui.tf("compare-columns", &[
+                            ("n", int(ui, n as u64)),
+                            ("knobs", if differ.is_empty() { ui.t("compare-none") } else { differ.join(", ") }),
+                        ]))}
                     </p>
                     <div class=format!("cmp-columns cols-{n}")>{cols}</div>
                 </div>
@@ -146,10 +150,12 @@ fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView
         .filter_map(|spec| {
             let (set, text) = c.settings.knob_value(spec.knob);
             let d = differ.iter().any(|n| n == spec.name);
+            // The knob's label as the knobs panel has it (`knob-label-<name>`, kebab case).
+            let label = ui.t(&format!("knob-label-{}", spec.name.replace('_', "-")));
             (set || d).then(|| {
                 view! {
                     <li class:differ=d data-knob=spec.name>
-                        {format!("{} {}", spec.label, if text.is_empty() { "off".to_string() } else { text.join(", ") })}
+                        {format!("{} {}", label, if text.is_empty() { ui.t("compare-off") } else { text.join(", ") })}
                     </li>
                 }
             })
@@ -167,7 +173,7 @@ fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView
                     <svg class="cmp-bar" viewBox="0 0 100 6" preserveAspectRatio="none" aria-hidden="true">
                         <rect width=format!("{:.1}", bar.w) height=format!("{}", bar.h)></rect>
                     </svg>
-                    <span class="cmp-p">{format!("{p:.3}")}</span>
+                    <span class="cmp-p">{num(*ui, p, 3)}</span>
                 </li>
             }
         })
@@ -175,15 +181,20 @@ fn column(ui: &Ui, i: usize, c: &ColumnView, differ: &[String]) -> impl IntoView
     let stop = c.stop.as_ref().map(super::transcript::stop_words);
     view! {
         <div class="cmp-column" data-testid=format!("cmp-column-{i}")>
-            <h3>{format!("Column {}", i + 1)}</h3>
+            <h3>{ui.tf("compare-column", &[("n", int(*ui, i as u64 + 1))])}</h3>
             <ul class="cmp-knobs">{knobs}</ul>
             <p class="cmp-text" data-testid=format!("cmp-text-{i}")>{c.text.clone()}</p>
             <p class="small" data-testid=format!("cmp-stats-{i}")
                 data-entropy=c.entropy.to_string() data-kept=c.kept.to_string() data-steps=c.steps.len().to_string()>
-                {format!("{} tokens, Σ log p {:.2}; next: entropy {:.3} nats over {} kept tokens", c.steps.len(), c.logprob, c.entropy, c.kept)}
+                {ui.tf("compare-stats", &[
+                    ("tokens", int(*ui, c.steps.len() as u64)),
+                    ("logp", num(*ui, c.logprob, 2)),
+                    ("entropy", num(*ui, c.entropy, 3)),
+                    ("kept", int(*ui, c.kept as u64)),
+                ])}
                 {stop.map(|s| format!(" {s}"))}
             </p>
-            <ol class="cmp-top" aria-label=format!("column {} next-token distribution", i + 1)>{top}</ol>
+            <ol class="cmp-top" aria-label=ui.tf("compare-top-label", &[("n", int(*ui, i as u64 + 1))])>{top}</ol>
         </div>
     }
 }

@@ -8,19 +8,25 @@
 
 use super::state::Ui;
 use super::taxonomy::Tag;
+use super::views::numbers::{int, num};
 use decoding_engine::decode::sampling::{Knob, Stage};
-use decoding_page::page::{constraint_caption as caption, split_knob, CONSTRAINT_PRESETS};
+use decoding_page::page::{constraint_caption_message, split_knob, CONSTRAINT_PRESETS};
 use decoding_page::protocol::StageView;
 use leptos::prelude::*;
 
-/// The kinds the menu offers, with their names in words.
-const KINDS: [(&str, &str); 5] = [
-    ("none", "none (off)"),
-    ("regex", "regex"),
-    ("json_schema", "JSON Schema"),
-    ("grammar", "GBNF grammar (llama.cpp)"),
-    ("lark", "Lark grammar (llguidance)"),
-];
+/// The kinds the menu offers.
+const KINDS: [&str; 5] = ["none", "regex", "json_schema", "grammar", "lark"];
+
+/// A kind's name in words.
+fn kind_words(ui: Ui, kind: &str) -> String {
+    match kind {
+        "regex" => ui.t("constraint-kind-regex"),
+        "json_schema" => ui.t("constraint-kind-json-schema"),
+        "grammar" => ui.t("constraint-kind-grammar"),
+        "lark" => ui.t("constraint-kind-lark"),
+        _ => ui.t("constraint-kind-none"),
+    }
+}
 
 /// The constraint knob's text as typed, else as in force.
 fn knob_text(ui: &Ui) -> String {
@@ -69,16 +75,16 @@ fn p_and_q(ui: Ui, v: &StageView) -> impl IntoView {
             view! {
                 <tr class:forbidden=forbidden>
                     <th scope="row"><code>{format!("{label:?}")}</code></th>
-                    <td class="bar-cell"><span class="bar p" style:width=pw></span> {format!("{p:.3}")}</td>
-                    <td class="bar-cell"><span class="bar q" style:width=qw></span> {if forbidden { "✕ constraint".to_string() } else { format!("{q:.3}") }}</td>
+                    <td class="bar-cell"><span class="bar p" style:width=pw></span> {num(ui, p as f64, 3)}</td>
+                    <td class="bar-cell"><span class="bar q" style:width=qw></span> {if forbidden { ui.t("constraint-forbidden") } else { num(ui, q as f64, 3) }}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
         <table class="pq" data-testid="constraint-pq">
-            <caption class="small">"The model's most likely tokens: p entering the stage, q after the mask (bars on a square-root scale)"</caption>
-            <thead><tr><th scope="col">"token"</th><th scope="col">"p"</th><th scope="col">"q"</th></tr></thead>
+            <caption class="small">{ui.t("constraint-pq-caption")}</caption>
+            <thead><tr><th scope="col">{ui.t("constraint-col-token")}</th><th scope="col">"p"</th><th scope="col">"q"</th></tr></thead>
             <tbody>{rows}</tbody>
         </table>
     }
@@ -110,17 +116,19 @@ fn measures(ui: Ui) -> impl IntoView {
     move || {
         numbers(&ui).map(|(z, allowed, ms, position, v)| {
             let vocab = ui.vocab_size();
+            let (id, args) = constraint_caption_message(ui.lang(), z, allowed, vocab);
             view! {
                 <div class="constraint-now" data-tagged>
                     <Tag of="constraint-mask" />
                     <dl class="constraint-measures" data-testid="constraint-measures">
-                        <dt>"Z"<sub>"t"</sub>" = Σ p over allowed"</dt><dd data-testid="constraint-z">{format!("{z:.4}")}</dd>
-                        <dt>"allowed tokens"</dt><dd data-testid="constraint-allowed">{format!("{allowed} of {vocab}")}</dd>
-                        <dt>"mask time"</dt><dd data-testid="constraint-ms">{format!("{ms:.2} ms")}</dd>
-                        <dt>"position"</dt><dd data-testid="constraint-position"><code>{position}</code></dd>
+                        <dt>"Z"<sub>"t"</sub>" = "{ui.t("constraint-z")}</dt><dd data-testid="constraint-z">{num(ui, z, 4)}</dd>
+                        <dt>{ui.t("constraint-allowed")}</dt><dd data-testid="constraint-allowed">{ui.tf("constraint-allowed-of", &[("allowed", int(ui, allowed as u64)), ("vocab", int(ui, vocab as u64))])}</dd>
+                        <dt>{ui.t("constraint-mask-time")}</dt><dd data-testid="constraint-ms">{format!("{} ms", num(ui, ms, 2))}</dd>
+                        <dt>{ui.t("constraint-position")}</dt><dd data-testid="constraint-position"><code>{position}</code></dd>
                     </dl>
                 </div>
-                <p class="caption" data-testid="constraint-caption">{caption(z, allowed, vocab)}</p>
+                // The caption's message is one of `constraint-caption-…` (the tests hold each).
+                <p class="caption" data-testid="constraint-caption">{ui.tf(id, &args)}</p>
                 {v.map(|v| p_and_q(ui, &v))}
             }
         })
@@ -166,36 +174,36 @@ pub fn ConstraintPanel() -> impl IntoView {
             let p = *p;
             view! {
                 <button class="ghost" data-testid=format!("constraint-preset-{}", p.name)
-                    title=format!("Prompt: {:?}", p.prompt)
+                    title=move || ui.tf("constraint-preset-title", &[("prompt", format!("{:?}", p.prompt))])
                     on:click=move |_| {
                         ui.set_field(Knob::Constraint, p.knob_text());
                         let prompt = p.prompt.to_string();
                         let chat = ui.gen.chat.get_untracked();
                         ui.control(|m, page, s| m.set_prompt(page, prompt, chat, s));
-                    }>{p.label}</button>
+                    }>{move || ui.t(&format!("constraint-preset-{}", p.name))}</button>
             }
         })
         .collect_view();
     view! {
         <section class="panel constraint-panel" aria-labelledby="constraint-h" data-testid="constraint-panel">
-            <h2 id="constraint-h">"Constraint " <Tag of="knob-constraint" /></h2>
-            <p class="hint">"Structured output is one more stage of the chain: a mask that keeps only the tokens that can continue the text inside a regex, a JSON Schema or a grammar (compiled once per prompt by llguidance, in the worker)."</p>
-            <div class="knob-row presets">"Presets: " {presets}</div>
+            <h2 id="constraint-h">{move || ui.t("constraint-heading")} " " <Tag of="knob-constraint" /></h2>
+            <p class="hint">{move || ui.t("constraint-hint")}</p>
+            <div class="knob-row presets">{move || ui.t("constraint-presets")} " " {presets}</div>
             <div class="knob-row">
-                <label data-tagged>"Kind " <Tag of="knob-constraint" />
+                <label data-tagged>{move || ui.t("constraint-kind")} " " <Tag of="knob-constraint" />
                     <select data-testid="constraint-kind" prop:value=move || kind.get()
                         on:change=move |ev| {
                             kind.set(event_target_value(&ev));
                             apply();
                         }>
-                        {KINDS.map(|(v, l)| view! { <option value=v>{l}</option> }).collect_view()}
+                        {KINDS.map(|v| view! { <option value=v>{move || kind_words(ui, v)}</option> }).collect_view()}
                     </select>
                 </label>
-                <button data-testid="constraint-apply" on:click=move |_| apply()>"Apply"</button>
+                <button data-testid="constraint-apply" on:click=move |_| apply()>{move || ui.t("constraint-apply")}</button>
             </div>
             <div class="constraint-source" data-tagged>
             <Tag of="knob-constraint" />
-            <textarea data-testid="constraint-source" aria-label="Constraint source" rows="5" spellcheck="false"
+            <textarea data-testid="constraint-source" aria-label=move || ui.t("constraint-source") rows="5" spellcheck="false"
                 prop:value=move || source.get()
                 on:input=move |ev| source.set(event_target_value(&ev))
                 on:keydown=move |ev: leptos::ev::KeyboardEvent| {
@@ -205,7 +213,7 @@ pub fn ConstraintPanel() -> impl IntoView {
                     }
                 }></textarea>
             </div>
-            <small class="help">"Ctrl+Enter applies. GBNF as llama.cpp writes it: root ::= \"yes\" | \"no\"."</small>
+            <small class="help">{move || ui.t("constraint-help")}</small>
             {move || error().map(|m| view! { <p class="field-error" role="alert" data-testid="constraint-error">{m}</p> })}
             {measures(ui)}
         </section>

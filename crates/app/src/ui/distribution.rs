@@ -7,6 +7,7 @@ use super::export;
 use super::panel::PanelShell;
 use super::state::Ui;
 use super::taxonomy::Tag;
+use super::transcript::{fixed, list_sep, shortest};
 use super::views::toy::ToyViews;
 use decoding_page::geometry::distribution::{self as dg, BarKind, CHART_ALL, CHART_BARS};
 use decoding_page::page::piece_text;
@@ -104,20 +105,26 @@ impl Labels {
 
 /// The chart's description: kept, the most likely, the chosen.
 fn summary(t: &TraceView, labels: Labels) -> String {
+    let ui = labels.ui;
     let top: Vec<String> = t
         .order
         .iter()
         .take(5)
         .filter(|&&id| t.probs[id as usize] > 0.0)
-        .map(|&id| format!("{} {:.1}%", labels.of(id), t.probs[id as usize] * 100.0))
+        .map(|&id| {
+            let pct = fixed(ui, (t.probs[id as usize] * 100.0) as f64, 1);
+            format!("{} {pct}%", labels.of(id))
+        })
         .collect();
-    format!(
-        "{} of {} tokens kept. Most likely: {}. Chosen with this seed: {} (rank {}).",
-        t.kept,
-        t.order.len(),
-        top.join(", "),
-        labels.of(t.token),
-        t.rank
+    ui.tf(
+        "dist-summary",
+        &[
+            ("kept", t.kept.to_string()),
+            ("total", t.order.len().to_string()),
+            ("top", top.join(list_sep(ui))),
+            ("chosen", labels.of(t.token)),
+            ("rank", t.rank.to_string()),
+        ],
     )
 }
 
@@ -139,29 +146,30 @@ fn DistributionView(
         <div class="dist">
             {move || trace.with(|t| t.as_ref().map(|t| view! {
                 <p class="entropy" data-testid="entropy">
-                    {format!(
-                        "Entropy H = {:.3} nats; exp(H) = {:.2} effective tokens; {} of {} tokens kept",
-                        t.entropy, t.effective_tokens, t.kept, t.order.len()
-                    )}
-                    {t.coin.map(|c| format!("; coin {c:.4}"))}
+                    {ui.tf("dist-entropy", &[
+                        ("h", fixed(ui, t.entropy, 3)), ("effective", fixed(ui, t.effective_tokens, 2)),
+                        ("kept", t.kept.to_string()), ("total", t.order.len().to_string())])}
+                    {t.coin.map(|c| format!("; {}", ui.tf("dist-coin", &[("coin", fixed(ui, c, 4))])))}
                     {t.cut.as_ref().map(|c| {
                         let st = &t.stages[c.stage];
-                        format!("; top-p (p = {}) kept {} and removed a tail of mass {:.4}", c.p, st.kept, st.mass_removed)
+                        format!("; {}", ui.tf("dist-cut", &[("p", shortest(ui, c.p)), ("kept", st.kept.to_string()),
+                            ("mass", fixed(ui, st.mass_removed, 4))]))
                     })}
                 </p>
             }))}
             <p class="small">{move || trace.with(|t| t.as_ref().map(|t| {
                 let n = if show_all.get() { CHART_ALL } else { CHART_BARS }.min(t.order.len());
-                let cut = if t.cut.is_some() {
-                    " Line: top-p's running sum of the probabilities it saw, most likely first (0 at the bottom, 1 at the top); dashed: p. Tokens past the crossing are removed."
-                } else { "" };
-                format!("The {n} most likely of {} tokens, sorted; grey: removed by a stage (their probability before removal).{cut}", t.order.len())
+                let note = ui.tf("dist-chart-note", &[("n", n.to_string()), ("total", t.order.len().to_string())]);
+                match t.cut {
+                    Some(_) => format!("{note} {}", ui.t("dist-cut-note")),
+                    None => note,
+                }
             }))}</p>
             {chart(trace, show_all, scale, labels, format!("{testid}-chart"))}
             {rows(trace, (show_all, scroll_top), scale, labels, format!("{testid}-rows"))}
             {move || trace.with(|t| t.as_ref().and_then(|t| t.coin.map(|coin| coin_cdf(t, coin, labels))))}
             <button class="ghost" data-testid=format!("{testid}-show-all") on:click=move |_| show_all.update(|s| *s = !*s)>
-                {move || if show_all.get() { "Show the top 40" } else { "Show every token" }}
+                {move || if show_all.get() { ui.tf("dist-show-top", &[("n", ROWS.to_string())]) } else { ui.t("dist-show-all") }}
             </button>
         </div>
     }
@@ -212,10 +220,11 @@ fn rows(
     labels: Labels,
     testid: String,
 ) -> impl IntoView {
+    let ui = labels.ui;
     view! {
         // Scrollable, so reachable by the keyboard (Tab, then the arrow keys scroll it).
         <ol class="rows" class:virtual=move || show_all.get() data-testid=testid
-            tabindex="0" aria-label="tokens by probability"
+            tabindex="0" aria-label=move || ui.t("dist-rows")
             on:scroll=move |ev| {
                 if show_all.get_untracked() {
                     let el: web_sys::Element = event_target(&ev);
@@ -261,6 +270,8 @@ fn row_items(
         .unwrap_or_default();
     let p_cut = t.cut.as_ref().map(|c| c.p);
     let first = ranks.start;
+    let ui = labels.ui;
+    let cum_title = ui.t("dist-cum-title");
     t.order[ranks].iter().enumerate().map(|(offset, &id)| {
         let rank = first + offset;
         let i = id as usize;
@@ -268,15 +279,15 @@ fn row_items(
         let removed = p <= 0.0;
         let shown = if removed { t.ghost[i] } else { p };
         let value = match sc {
-            Scale::Probability => format!("{shown:.4}"),
-            Scale::LogProbability => if shown > 0.0 { format!("{:.3}", shown.ln()) } else { "−∞".into() },
+            Scale::Probability => fixed(ui, shown as f64, 4),
+            Scale::LogProbability => if shown > 0.0 { fixed(ui, shown.ln() as f64, 3) } else { "−∞".into() },
         };
         let by = t
             .removed_by(i)
             .filter(|_| removed)
             .and_then(|s| names.get(s))
-            .map(|name| format!("removed by {name}"));
-        let sum = p_cut.and_then(|_| cum.get(&id)).map(|c| format!("Σ {c:.3}"));
+            .map(|name| ui.tf("dist-removed-by", &[("stage", name.clone())]));
+        let sum = p_cut.and_then(|_| cum.get(&id)).map(|&c| format!("Σ {}", fixed(ui, c as f64, 3)));
         view! {
             <li class="row" class:removed=removed class:chosen=id == t.token
                 data-testid="dist-row" data-id=id.to_string()>
@@ -284,7 +295,7 @@ fn row_items(
                 <span class="piece">{labels.of(id)}</span>
                 <span class="barcell"><span class="bar" style:width=format!("{:.1}%", dg::bar_fraction(shown as f64, sc) * 100.0)></span></span>
                 <span class="v" data-testid="dist-value">{value}</span>
-                <span class="cum" data-testid="dist-cum" title="top-p's running sum of the probabilities it saw, down to this token">{sum}</span>
+                <span class="cum" data-testid="dist-cum" title=cum_title.clone()>{sum}</span>
                 <span class="by">{by}</span>
             </li>
         }
@@ -296,9 +307,14 @@ fn coin_cdf(t: &TraceView, coin: f64, labels: Labels) -> impl IntoView {
     let v = t.probs.len().max(1);
     let x = (t.token as f64 + 1.0) * 1000.0 / v as f64;
     let y = 100.0 - coin * 100.0;
-    let label = format!(
-        "The coin {coin:.4} on the cumulative distribution: the sampler walks the tokens in id order adding their probability, and the first token at which the sum passes the coin is drawn: {} (id {}).",
-        labels.of(t.token), t.token);
+    let label = labels.ui.tf(
+        "dist-coin-cdf",
+        &[
+            ("coin", fixed(labels.ui, coin, 4)),
+            ("token", labels.of(t.token)),
+            ("id", t.token.to_string()),
+        ],
+    );
     view! {
         <figure class="coin-cdf">
             <div class="cdf-box">
@@ -326,12 +342,12 @@ pub fn Distribution() -> impl IntoView {
     view! {
         <section class="panel" aria-labelledby="dist-h" data-testid="dist-panel">
             <div class="panel-head">
-                <h2 id="dist-h">"Next-token distribution " <Tag of="panel-dist" /></h2>
-                <div class="seg" role="group" aria-label="Scale">
+                <h2 id="dist-h">{move || ui.t("panel-title-dist")} " " <Tag of="panel-dist" /></h2>
+                <div class="seg" role="group" aria-label=move || ui.t("dist-scale")>
                     <button data-testid="scale-prob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::Probability).to_string()
-                        on:click=move |_| set_scale(Scale::Probability)>"probability"</button>
+                        on:click=move |_| set_scale(Scale::Probability)>{move || ui.t("dist-probability")}</button>
                     <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
-                        on:click=move |_| set_scale(Scale::LogProbability)>"log-probability"</button>
+                        on:click=move |_| set_scale(Scale::LogProbability)>{move || ui.t("dist-log-probability")}</button>
                 </div>
                 {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::distribution(t, &|id| super::state::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
             </div>
@@ -367,9 +383,9 @@ pub fn ToyPanel(views: ToyViews) -> impl IntoView {
                 let scale = ui.shell.page.with_untracked(|p| p.scale);
                 decoding_page::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale)
             })))>
-            <p class="hint">"Type logits z (the lesson's example is 2, 1, 0.1); every knob above acts on them as on the model's. The history lists rows already \"generated\" (0 is z₁), for the penalties and no-repeat-n-gram."</p>
+            <p class="hint">{move || ui.t("dist-toy-hint")}</p>
             <div class="knob-row">
-                <label data-tagged>"Logits z = " <Tag of="toy-logits" />
+                <label data-tagged>{move || ui.t("dist-toy-logits")} " " <Tag of="toy-logits" />
                     <input data-testid="toy-logits" type="text" prop:value=text
                         aria-invalid=move || views.error().is_some().to_string()
                         on:input=move |ev| {
@@ -377,8 +393,8 @@ pub fn ToyPanel(views: ToyViews) -> impl IntoView {
                             ui.shell.page.update(|p| p.toy = Some(v));
                         } />
                 </label>
-                <label data-tagged>"History (rows) " <Tag of="toy-history" />
-                    <input data-testid="toy-history" type="text" class="num" placeholder="e.g. 0, 0"
+                <label data-tagged>{move || ui.t("dist-toy-history")} " " <Tag of="toy-history" />
+                    <input data-testid="toy-history" type="text" class="num" placeholder=move || ui.t("dist-toy-history-example")
                         prop:value=move || views.history.get()
                         on:input=move |ev| views.history.set(event_target_value(&ev)) />
                 </label>
@@ -387,23 +403,23 @@ pub fn ToyPanel(views: ToyViews) -> impl IntoView {
                 <p class="field-error" role="alert" data-testid="toy-error">{e}</p>
             })}
             {move || views.trace.with(|t| t.as_ref().map(|t| {
-                let probs: Vec<String> = t.probs.iter().map(|p| format!("{p:.3}")).collect();
-                view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(", "))}</p> }
+                let probs: Vec<String> = t.probs.iter().map(|&p| fixed(ui, p as f64, 3)).collect();
+                view! { <p class="toy-probs" data-testid="toy-probs">{format!("softmax → [{}]", probs.join(list_sep(ui)))}</p> }
             }))}
             {move || views.error().is_none().then(|| page::parse_toy(&text()).ok()).flatten().map(|z| {
                 let lesson = z == [2.0, 1.0, 0.1];
                 let rows = page::toy_temperature_table(&z).into_iter().map(|(t, p)| {
-                    let cells = p.iter().map(|x| view! { <td>{format!("{x:.3}")}</td> }).collect_view();
-                    view! { <tr><th>{format!("T = {t}")}</th>{cells}</tr> }
+                    let cells = p.iter().map(|&x| view! { <td>{fixed(ui, x, 3)}</td> }).collect_view();
+                    view! { <tr><th>{format!("T = {}", shortest(ui, t))}</th>{cells}</tr> }
                 }).collect_view();
                 let heads = page::toy_labels(&z).into_iter().map(|l| view! { <th>{l}</th> }).collect_view();
                 view! {
                     <table class="calc" data-testid="toy-table">
-                        <caption>"softmax(z / T) at the lesson's three temperatures (no other knob)"</caption>
+                        <caption>{ui.t("dist-toy-caption")}</caption>
                         <thead><tr><th></th>{heads}</tr></thead>
                         <tbody>{rows}</tbody>
                     </table>
-                    {lesson.then(|| view! { <p class="small" data-testid="toy-note">"At T = 0.5 the lesson's text gives the top token ≈ 0.84; softmax gives 0.864 (e⁴ / (e⁴ + e² + e^0.2)): an error in the lesson. 0.659 at T = 1 and 0.502 at T = 2 are as printed."</p> })}
+                    {lesson.then(|| view! { <p class="small" data-testid="toy-note">{ui.t("dist-toy-note")}</p> })}
                 }
             })}
             <DistributionView trace=trace testid="toy" labels=labels />

@@ -19,10 +19,9 @@ impl Ui {
             let text = e.data().as_string().unwrap_or_default();
             match decoding_page::protocol::decode::<Event>(&text) {
                 Ok(ev) => ui.on_event(ev),
-                Err(err) => ui
-                    .shell
-                    .error
-                    .set(Some(format!("unreadable message from the engine: {err}"))),
+                Err(err) => ui.shell.error.set(Some(
+                    ui.tf("events-unreadable", &[("error", err.to_string())]),
+                )),
             }
         });
         worker.set_onmessage(Some(on_event.as_ref().unchecked_ref()));
@@ -82,9 +81,7 @@ impl Ui {
     fn on_class_tokens(&self, tokens: &[Option<u32>]) {
         let class = self.views.class;
         let r = self.gen.next.with_untracked(|n| {
-            let n = n
-                .as_ref()
-                .ok_or_else(|| "no distribution to reveal against yet".to_string())?;
+            let n = n.as_ref().ok_or_else(|| self.t("events-no-distribution"))?;
             class
                 .mode
                 .try_update(|m| m.on_tokens(tokens, &n.logits, n.generated.len()))

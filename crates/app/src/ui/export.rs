@@ -169,8 +169,21 @@ pub fn save_png(d: &Drawing, name: &str) {
     let _ = canvas.to_blob_with_type(done.unchecked_ref(), "image/png");
 }
 
+/// What a chart is, in the language in force: the message `export-what-<name>`, else the
+/// caller's English `what` (the tests hold every caller's `what` to its message).
+fn what_of(ui: super::state::Ui, name: &str, what: &str) -> String {
+    let id = format!("export-what-{name}");
+    let words = ui.t(&id);
+    if words == id {
+        what.to_string()
+    } else {
+        words
+    }
+}
+
 /// "SVG" and "PNG" buttons for a chart; `make` builds its drawing from the view's data
-/// (None while there is nothing to draw: a click then saves nothing).
+/// (None while there is nothing to draw: a click then saves nothing). `what` names the chart
+/// in English (`export-what-<name>` in the other languages).
 pub fn buttons(
     name: &'static str,
     what: &'static str,
@@ -178,13 +191,14 @@ pub fn buttons(
 ) -> impl IntoView {
     let ui = expect_context::<super::state::Ui>();
     let make = move || make().map(|d| d.themed(ui.scheme()));
+    let what = move || what_of(ui, name, what);
     view! {
-        <span class="export" role="group" aria-label=format!("Export {what}")>
+        <span class="export" role="group" aria-label=move || ui.tf("export-group", &[("what", what())])>
             <button class="ghost" data-testid=format!("export-{name}-svg")
-                aria-label=format!("Export SVG of {what}")
-                on:click=move |_| if let Some(d) = make() { save_text(&d.svg(), "image/svg+xml", &format!("{name}.svg")) }>"Export SVG"</button>
+                aria-label=move || ui.tf("export-svg-label", &[("what", what())])
+                on:click=move |_| if let Some(d) = make() { save_text(&d.svg(), "image/svg+xml", &format!("{name}.svg")) }>{move || ui.t("export-svg")}</button>
             <button class="ghost" data-testid=format!("export-{name}-png")
-                aria-label=format!("Export PNG of {what}")
+                aria-label=move || ui.tf("export-png-label", &[("what", what())])
                 on:click=move |_| if let Some(d) = make() { save_png(&d, &format!("{name}.png")) }>"PNG"</button>
         </span>
     }

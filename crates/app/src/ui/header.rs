@@ -6,8 +6,10 @@ use super::lesson;
 use super::state::{LoadState, Ui};
 use super::taxonomy::Tag;
 use decoding_engine::backend::choose::BackendChoice;
+use decoding_engine::decode::sampling::SettingError;
 use decoding_engine::units::human_bytes;
 use decoding_engine::Precision;
+use decoding_page::page::room;
 use decoding_page::protocol::ModelInfo;
 use leptos::prelude::*;
 
@@ -152,6 +154,26 @@ pub(super) fn Header() -> impl IntoView {
     }
 }
 
+/// A problem of the link, as its reader wrote it; a room's code the page does not read, in
+/// the page's language.
+fn problem(ui: Ui, e: &SettingError) -> String {
+    match room::refused_code(&e.message).filter(|_| e.field == "room") {
+        Some(code) => format!(
+            "{}: {}",
+            e.field,
+            ui.tf(
+                "room-err-code",
+                &[
+                    ("code", code.to_string()),
+                    ("length", ui.int(room::CODE_LEN as u64)),
+                    ("alphabet", room::CODE_ALPHABET.to_string()),
+                ]
+            )
+        ),
+        None => e.to_string(),
+    }
+}
+
 /// Errors from the worker and from the link, as messages; nothing is lost.
 #[component]
 pub(super) fn Problems() -> impl IntoView {
@@ -172,7 +194,7 @@ pub(super) fn Problems() -> impl IntoView {
         {move || {
             let p = ui.shell.url_problems.get();
             (!p.is_empty()).then(|| {
-                let text = p.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
+                let text = p.iter().map(|e| problem(ui, e)).collect::<Vec<_>>().join("; ");
                 view! {
                     <div class="error" role="alert" data-testid="url-problems">
                         <span>{ui.tf("link-problems", &[("problems", text)])}</span>

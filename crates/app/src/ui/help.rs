@@ -1,27 +1,10 @@
 //! Keyboard control for every action, and the help overlay (`?`) that lists it.
 
 use super::state::Ui;
+use decoding_page::page::shortcuts::SHORTCUT_HELP;
 use decoding_page::page::Shortcut;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
-
-/// (keys, action) as shown in the overlay.
-const SHORTCUTS: [(&str, &str); 11] = [
-    ("n  or  →", "step one token (one beam level in beam search)"),
-    ("p", "run / pause"),
-    ("b  or  ←", "rewind one token"),
-    ("x", "reset to the prompt"),
-    ("t", "focus the temperature slider (then ← → to move it)"),
-    ("k", "focus top-k"),
-    ("l", "switch probability / log-probability"),
-    (
-        "PageDown / PageUp  or  . / ,",
-        "the lesson track's next / previous step (opens it)",
-    ),
-    ("Tab / Shift+Tab", "move between controls"),
-    ("?", "show this help"),
-    ("Esc", "close this help; leave a text field"),
-];
 
 /// Focuses the element with this `data-testid`, if there is one.
 pub fn focus(testid: &str) {
@@ -143,17 +126,22 @@ pub fn HelpOverlay() -> impl IntoView {
     });
     move || {
         ui.shell.help.get().then(|| {
-            let rows = SHORTCUTS
+            // The keys' alternatives joined by the language's "or" ("n  or  →").
+            let or = format!("  {}  ", ui.t("shortcut-or"));
+            let rows = SHORTCUT_HELP
                 .iter()
-                .map(|(k, a)| view! { <tr><th scope="row"><kbd>{*k}</kbd></th><td>{*a}</td></tr> })
+                .map(|r| {
+                    let action = ui.t(&format!("shortcut-{}", r.key));
+                    view! { <tr><th scope="row"><kbd>{r.keys.join(&or)}</kbd></th><td>{action}</td></tr> }
+                })
                 .collect_view();
             view! {
                 <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="help-h" data-testid="help"
                     on:click=move |_| ui.shell.help.set(false)>
                     <div class="dialog" on:click=|ev| ev.stop_propagation()>
-                        <h2 id="help-h">"Keyboard shortcuts"</h2>
+                        <h2 id="help-h">{ui.t("shortcuts")}</h2>
                         <table>{rows}</table>
-                        <button data-testid="help-close" autofocus on:click=move |_| ui.shell.help.set(false)>"Close"</button>
+                        <button data-testid="help-close" autofocus on:click=move |_| ui.shell.help.set(false)>{ui.t("help-close")}</button>
                     </div>
                 </div>
             }

@@ -9,50 +9,56 @@
 use super::state::Ui;
 use super::taxonomy::Tag;
 use super::views::inside::InsideViews;
-use decoding_engine::units::thousands;
+use super::views::numbers::{int, num};
 use decoding_page::page::{piece_text, Panel};
 use decoding_page::protocol::ProbeView;
 use leptos::prelude::*;
 
 /// Most positions the attention grid draws (the newest).
 const GRID_POSITIONS: usize = 64;
-/// The lens's honest label.
-pub const LENS_NOTE: &str = "The raw logit lens: the final norm and classifier applied to intermediate layers, which the model was not trained for.";
 
 #[component]
 pub fn Inside(views: InsideViews) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = ui.panel_open(Panel::Inside);
     view! {
-        <h3>"Inside the step " <Tag of="att-grid" /></h3>
-        <p class="hint">"Each decode step computes Q, K, V for the new token only, appends its K and V, and attends against the cache: one query per head against n cached keys. The probe records the weights the step's own pass used, and the residual stream after each layer."</p>
+        <h3>{move || ui.t("inside-heading")} " " <Tag of="att-grid" /></h3>
+        <p class="hint">{move || ui.t("inside-hint")}</p>
         <button data-testid="toggle-inside" aria-pressed=move || open.get().to_string()
             on:click=move |_| ui.toggle_panel(Panel::Inside)>
-            {move || if open.get() { "Stop probing" } else { "Show the new token's attention and the logit lens" }}
+            {move || if open.get() { ui.t("inside-stop") } else { ui.t("inside-show") }}
         </button>
         {move || open.get().then(|| view! { <Body views /> })}
     }
 }
 
+/// The probe's view; redrawn whole when the language changes (every branch reads it), so
+/// the grid and the lens under it write their words once.
 #[component]
 fn Body(views: InsideViews) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     move || {
         let Some(v) = views.probe.get() else {
-            return view! { <p>"Probing the newest step…"</p> }.into_any();
+            return view! { <p>{ui.t("inside-probing")}</p> }.into_any();
         };
         let n = v.pos + 1;
         let (l, h, d) = (v.n_layers as u64, v.n_heads as u64, v.head_size as u64);
         let macs = l * h * n as u64 * d;
+        let ms = num(ui, v.probe_ms, 1);
         view! {
             <p data-testid="inside-cost">
-                {format!("The token at position {} ({}) attends to n = {n} cached positions: ", v.pos, piece_text(&v.pieces[v.pos], true, Some(16)))}
-                <strong>{format!("{n} dot products of size {d} per head")}</strong>
-                {format!(", × {h} heads × {l} layers = {} multiply-adds for the scores, as many again to mix the values; n grows by one each step. ", thousands(macs))}
-                <span class="small">{format!(
-                    "Recorded {}; probe and lens {:.1} ms.",
-                    if v.from_step { "in this step's own forward pass" } else { "by one probed pass over the sequence (the view opened after the step, or a rewind)" },
-                    v.probe_ms
-                )}</span>
+                {ui.tf("inside-cost", &[
+                    ("pos", int(ui, v.pos as u64)),
+                    ("token", piece_text(&v.pieces[v.pos], true, Some(16))),
+                    ("n", int(ui, n as u64)),
+                ])}" "
+                <strong>{ui.tf("inside-cost-dots", &[("n", int(ui, n as u64)), ("size", int(ui, d))])}</strong>
+                {ui.tf("inside-cost-total", &[("heads", int(ui, h)), ("layers", int(ui, l)), ("macs", ui.int(macs))])}" "
+                <span class="small">{if v.from_step {
+                    ui.tf("inside-recorded-step", &[("ms", ms)])
+                } else {
+                    ui.tf("inside-recorded-probe", &[("ms", ms)])
+                }}</span>
             </p>
             <AttentionGrid v=v.clone() />
             <Lens v=v />
@@ -245,16 +251,22 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
     let cursor = RwSignal::new((v.n_layers - 1, 0usize, cols - 1));
     let rows = grid_rows(&v, g);
     let labels = position_labels(&v, g);
+    let ui = expect_context::<Ui>();
     let readout = {
         let v = v.clone();
         move || {
             let (layer, head, c) = cursor.get();
             let p = first + c;
-            format!(
-                "layer {layer}, head {head} (K/V head {}): {:.3} of its attention on {} at position {p}",
-                head / kv_mul,
-                g.weight(&v, layer, head, p),
-                piece_text(&v.pieces[p], true, Some(20)),
+            ui.tf(
+                "inside-readout",
+                &[
+                    ("layer", int(ui, layer as u64)),
+                    ("head", int(ui, head as u64)),
+                    ("kv", int(ui, (head / kv_mul) as u64)),
+                    ("weight", num(ui, g.weight(&v, layer, head, p) as f64, 3)),
+                    ("token", piece_text(&v.pieces[p], true, Some(20))),
+                    ("pos", int(ui, p as u64)),
+                ],
             )
         }
     };
@@ -272,22 +284,31 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
         }
     };
     let (layers, heads, n_kv) = (g.layers, g.heads, g.n_kv);
-    let summary = format!(
-        "attention of the token at position {} over {n} cached positions{}, {layers} layers × {heads} heads ({n_kv} K/V heads)",
-        v.pos,
-        if first > 0 { format!(" (the last {cols} drawn)") } else { String::new() },
-    );
-    let title = summary.clone();
+    let pos = v.pos as u64;
+    let summary = move || {
+        let args = [
+            ("pos", int(ui, pos)),
+            ("n", int(ui, n as u64)),
+            ("cols", int(ui, cols as u64)),
+            ("layers", int(ui, layers as u64)),
+            ("heads", int(ui, heads as u64)),
+            ("kv", int(ui, n_kv as u64)),
+        ];
+        if first > 0 {
+            ui.tf("inside-grid-summary-last", &args)
+        } else {
+            ui.tf("inside-grid-summary", &args)
+        }
+    };
     view! {
-        <p class="small">{format!(
-            "Each row is one query head's softmax weights over the cached positions (shade ∝ √weight, so small weights still show); heads that read the same K/V head (grouped-query attention: {kv_mul} per K/V head) sit together. Arrow keys move the readout."
-        )}{(first > 0).then(|| format!(" The last {cols} of {n} positions are drawn."))}</p>
+        <p class="small">{move || ui.tf("inside-grid-note", &[("per", int(ui, kv_mul as u64))])}
+            {move || (first > 0).then(|| format!(" {}", ui.tf("inside-grid-last", &[("cols", int(ui, cols as u64)), ("n", int(ui, n as u64))])))}</p>
         <div class="scroll-x" tabindex="-1" node_ref=newest_in_view()>
             <svg class="att-grid" data-testid="att-grid" data-positions=cols data-rows=layers * heads
                 viewBox=format!("0 0 {width} {height}") width=width role="img" tabindex="0" data-arrows=""
                 aria-label=summary aria-describedby="att-readout"
                 on:keydown=on_key on:mousemove=on_move(g, cursor)>
-                <title>{title}</title>
+                <title>{summary}</title>
                 {labels}
                 {rows}
                 {highlight}
@@ -300,11 +321,12 @@ fn AttentionGrid(v: ProbeView) -> impl IntoView {
 /// The lens: layers × the last positions, then the newest position's layers.
 #[component]
 fn Lens(v: ProbeView) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let cols = v.lens_positions.len();
     let head = v
         .lens_positions
         .iter()
-        .map(|&p| view! { <th scope="col" title=format!("position {p}")>{piece_text(&v.pieces[p], true, Some(10))}</th> })
+        .map(|&p| view! { <th scope="col" title=ui.tf("inside-position", &[("pos", int(ui, p as u64))])>{piece_text(&v.pieces[p], true, Some(10))}</th> })
         .collect_view();
     let body = (0..v.n_layers)
         .rev()
@@ -313,16 +335,28 @@ fn Lens(v: ProbeView) -> impl IntoView {
                 .map(|i| {
                     let t = &v.lens[l * cols + i];
                     let bucket = ((t.p * 10.0) as usize).min(9);
+                    let title = ui.tf(
+                        "inside-lens-cell",
+                        &[
+                            ("layer", int(ui, l as u64)),
+                            ("pos", int(ui, v.lens_positions[i] as u64)),
+                            ("token", piece_text(&t.piece, true, None)),
+                            ("p", num(ui, t.p, 3)),
+                        ],
+                    );
                     view! {
-                        <td class=format!("lens-cell lens-b{bucket}") data-id=t.id
-                            title=format!("layer {l} at position {}: {} with p = {:.3}", v.lens_positions[i], piece_text(&t.piece, true, None), t.p)>
+                        <td class=format!("lens-cell lens-b{bucket}") data-id=t.id title=title>
                             <span class="lens-piece">{piece_text(&t.piece, true, Some(8))}</span>
-                            <span class="lens-p">{format!("{:.2}", t.p)}</span>
+                            <span class="lens-p">{num(ui, t.p, 2)}</span>
                         </td>
                     }
                 })
                 .collect_view();
-            let name = if l + 1 == v.n_layers { format!("L{l} (final)") } else { format!("L{l}") };
+            let name = if l + 1 == v.n_layers {
+                ui.tf("inside-final", &[("layer", l.to_string())])
+            } else {
+                format!("L{l}")
+            };
             view! { <tr class="lens-row" data-layer=l><th scope="row">{name}</th>{cells}</tr> }
         })
         .collect_view();
@@ -335,27 +369,27 @@ fn Lens(v: ProbeView) -> impl IntoView {
             let top = layer
                 .top
                 .iter()
-                .map(|t| format!("{} {:.3}", piece_text(&t.piece, true, Some(12)), t.p))
+                .map(|t| format!("{} {}", piece_text(&t.piece, true, Some(12)), num(ui, t.p, 3)))
                 .collect::<Vec<_>>()
                 .join(", ");
             view! {
                 <tr data-layer=l><th scope="row">{format!("L{l}")}</th>
-                    <td class="num" data-testid="lens-kl">{format!("{:.4}", layer.kl)}</td><td>{top}</td></tr>
+                    <td class="num" data-testid="lens-kl">{num(ui, layer.kl, 4)}</td><td>{top}</td></tr>
             }
         })
         .collect_view();
     view! {
-        <h4>"The logit lens " <Tag of="lens-grid" /></h4>
-        <p class="hint" data-testid="lens-note">{LENS_NOTE}" Each cell: that layer's most likely next token after the column's token, and its probability (T = 1); the top row is the model's own distribution."</p>
-        <div class="scroll-x" tabindex="0" role="region" aria-label="the logit lens, layer by position" node_ref=newest_in_view()>
+        <h4>{ui.t("inside-lens-heading")} " " <Tag of="lens-grid" /></h4>
+        <p class="hint" data-testid="lens-note">{ui.t("inside-lens-note")}" "{ui.t("inside-lens-cells")}</p>
+        <div class="scroll-x" tabindex="0" role="region" aria-label=ui.t("inside-lens-region") node_ref=newest_in_view()>
             <table class="lens" data-testid="lens-grid">
-                <thead><tr><th scope="col">"after →"</th>{head}</tr></thead>
+                <thead><tr><th scope="col">{ui.t("inside-after")}</th>{head}</tr></thead>
                 <tbody>{body}</tbody>
             </table>
         </div>
         <table class="lens-last" data-testid="lens-last">
-            <caption>{format!("After {} (position {}): each layer's distribution, and KL(p_final ‖ p_layer) in nats", piece_text(&v.pieces[v.pos], true, Some(16)), v.pos)}</caption>
-            <thead><tr><th>"layer"</th><th>"KL to final"</th><th>"most likely"</th></tr></thead>
+            <caption>{ui.tf("inside-lens-last", &[("token", piece_text(&v.pieces[v.pos], true, Some(16))), ("pos", int(ui, v.pos as u64))])}</caption>
+            <thead><tr><th>{ui.t("inside-col-layer")}</th><th>{ui.t("inside-col-kl")}</th><th>{ui.t("inside-col-top")}</th></tr></thead>
             <tbody>{last}</tbody>
         </table>
     }

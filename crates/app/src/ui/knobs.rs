@@ -53,14 +53,26 @@ fn field_error(ui: Ui, field: &'static str) -> Signal<Option<String>> {
     })
 }
 
+/// A knob's label and help in the language in force: `knob-label-<name>` and
+/// `knob-help-<name>` (the name in kebab case), the table's own English in English (held by
+/// the tests).
+fn knob_words(ui: Ui, spec: &'static KnobSpec) -> (Signal<String>, Signal<String>) {
+    let name = spec.name.replace('_', "-");
+    let (label, help) = (format!("knob-label-{name}"), format!("knob-help-{name}"));
+    (
+        Signal::derive(move || ui.t(&label)),
+        Signal::derive(move || ui.t(&help)),
+    )
+}
+
 /// "default of llama.cpp" beside a knob the user left unset that holds the peer's default.
 fn default_badge(ui: Ui, knob: Knob) -> impl IntoView {
     move || {
         ui.knobs.settings.with(|s| s.default_of(knob)).map(|p| {
             view! {
                 <span class="badge default-of" data-testid=format!("default-of-{}", knob.name())
-                    title="the profile's own default for a knob you left unset; set it to change it">
-                    {format!("default of {p}")}</span>
+                    title=ui.t("knob-default-title")>
+                    {ui.tf("knob-default-of", &[("profile", p.to_string())])}</span>
             }
         })
     }
@@ -94,19 +106,20 @@ fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
             })
     };
     let id = format!("knob-{field}");
+    let (label, help) = knob_words(ui, spec);
     view! {
         <div class="knob" data-tagged class:invalid=move || err.get().is_some()>
-            <label for=id.clone()>{spec.label} " " <Tag of=format!("knob-{field}") /> {default_badge(ui, spec.knob)}</label>
+            <label for=id.clone()>{move || label.get()} " " <Tag of=format!("knob-{field}") /> {default_badge(ui, spec.knob)}</label>
             <input type="range" id=id data-testid=format!("knob-{field}")
                 min=min max=max step=step
                 prop:value=slider_value
                 aria-describedby=format!("help-{field}")
                 on:input=move |ev| ui.set_field(spec.knob, event_target_value(&ev)) />
             <input type="text" class="num" inputmode="decimal" data-testid=format!("knob-{field}-value")
-                aria-label=format!("{} value", spec.label)
+                aria-label=move || ui.tf("knob-value", &[("knob", label.get())])
                 prop:value=text
                 on:change=move |ev| ui.set_field(spec.knob, event_target_value(&ev)) />
-            <small id=format!("help-{field}") class="help">{spec.help}</small>
+            <small id=format!("help-{field}") class="help">{move || help.get()}</small>
             {move || err.get().map(|m| view! { <p class="field-error" role="alert" data-testid=format!("error-{field}")>{m}</p> })}
         </div>
     }
@@ -117,7 +130,8 @@ fn NumberKnob(spec: &'static KnobSpec) -> impl IntoView {
 #[component]
 fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
     let ui = expect_context::<Ui>();
-    let (field, label, help) = (spec.name, spec.label, spec.help);
+    let field = spec.name;
+    let (label, help) = knob_words(ui, spec);
     let multiline = spec.control == (Control::List { sep: '\n' });
     let text = move || shown_text(&ui, spec.knob);
     let err = field_error(ui, field);
@@ -137,9 +151,9 @@ fn TextKnob(spec: &'static KnobSpec) -> impl IntoView {
     };
     view! {
         <div class="knob" data-tagged class:invalid=move || err.get().is_some()>
-            <label for=id>{label} " " <Tag of=format!("knob-{field}") /> {default_badge(ui, spec.knob)}</label>
+            <label for=id>{move || label.get()} " " <Tag of=format!("knob-{field}") /> {default_badge(ui, spec.knob)}</label>
             {input}
-            <small class="help">{help}</small>
+            <small class="help">{move || help.get()}</small>
             {move || err.get().map(|m| view! { <p class="field-error" role="alert" data-testid=format!("error-{field}")>{m}</p> })}
         </div>
     }
@@ -158,14 +172,14 @@ pub fn LessonKnobs() -> impl IntoView {
     };
     view! {
         <section class="panel lesson-knobs" aria-labelledby="lesson-knobs-h" data-testid="lesson-knobs">
-            <h2 id="lesson-knobs-h">"Decoding knobs " <Tag of="panel-lesson-knobs" /></h2>
+            <h2 id="lesson-knobs-h">{move || ui.t("panel-title-lesson-knobs")} " " <Tag of="panel-lesson-knobs" /></h2>
             <div class="knob-row">
-                <label data-tagged>"Strategy " <Tag of=format!("knob-{}", Knob::Strategy.name()) />
+                <label data-tagged>{move || ui.t("knob-label-strategy")} " " <Tag of=format!("knob-{}", Knob::Strategy.name()) />
                     <select data-testid=Knob::Strategy.name() prop:value=strategy
                         on:change=move |ev| ui.set_field(Knob::Strategy, event_target_value(&ev))>
-                        <option value="sample">"sampling"</option>
-                        <option value="greedy">"greedy"</option>
-                        <option value="beam">"beam search"</option>
+                        <option value="sample">{move || ui.t("knob-strategy-sample")}</option>
+                        <option value="greedy">{move || ui.t("knob-strategy-greedy")}</option>
+                        <option value="beam">{move || ui.t("knob-strategy-beam")}</option>
                     </select>
                 </label>
             </div>
@@ -177,12 +191,12 @@ pub fn LessonKnobs() -> impl IntoView {
 }
 
 /// What a profile follows, beside its name in the menu.
-fn profile_note(p: Profile) -> &'static str {
+fn profile_note(ui: Ui, p: Profile) -> String {
     match p {
-        Profile::Lesson => "only what you set",
-        Profile::Hf => "transformers generate()",
-        Profile::LlamaCpp => "default chain",
-        Profile::OpenAi => "vLLM",
+        Profile::Lesson => ui.t("knob-profile-lesson"),
+        Profile::Hf => "transformers generate()".into(),
+        Profile::LlamaCpp => ui.t("knob-profile-llama-cpp"),
+        Profile::OpenAi => "vLLM".into(),
     }
 }
 
@@ -193,9 +207,9 @@ pub fn Knobs() -> impl IntoView {
     let profile = move || ui.knobs.settings.with(|s| s.profile.name().to_string());
     view! {
         <section class="panel more-knobs" aria-labelledby="knobs-h">
-            <h2 id="knobs-h">"More knobs " <Tag of="panel-knobs" /></h2>
+            <h2 id="knobs-h">{move || ui.t("panel-title-knobs")} " " <Tag of="panel-knobs" /></h2>
             <div class="knob-row">
-                <label data-tagged>"Profile " <Tag of=format!("knob-{}", Knob::Profile.name()) />
+                <label data-tagged>{move || ui.t("knob-label-profile")} " " <Tag of=format!("knob-{}", Knob::Profile.name()) />
                     <select data-testid=Knob::Profile.name() prop:value=profile
                         on:change=move |ev| {
                             let v = event_target_value(&ev);
@@ -203,7 +217,7 @@ pub fn Knobs() -> impl IntoView {
                             ui.knobs.raw.update(|r| { r.put(Knob::Profile, v); r.clear(Knob::Order); });
                             ui.apply_raw();
                         }>
-                        {Profile::ALL.map(|p| view! { <option value=p.name()>{format!("{} ({})", p.name(), profile_note(p))}</option> }).collect_view()}
+                        {Profile::ALL.map(|p| view! { <option value=p.name()>{move || format!("{} ({})", p.name(), profile_note(ui, p))}</option> }).collect_view()}
                     </select>
                 </label>
             </div>

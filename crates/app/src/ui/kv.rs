@@ -9,8 +9,8 @@ use super::state::Ui;
 use super::taxonomy::Tag;
 use super::views::inside::InsideViews;
 use super::views::kv::KvViews;
+use super::views::numbers::{bytes as size, int, num};
 use decoding_engine::forward::kv_cache::cache_bytes_formula as kv_bytes;
-use decoding_engine::units::{human_bytes, thousands};
 use decoding_page::page::{mha_gqa_mqa, weights_and_kv, Panel, Preset, PRESETS};
 use decoding_page::protocol::*;
 use leptos::prelude::*;
@@ -42,7 +42,7 @@ fn Cache() -> impl IntoView {
                 .map(|t| (t.cache_len, t.prompt.len(), t.steps.len(), t.cache))
         });
         let (Some(c), Some((cache_len, prompt_len, steps_len, cache))) = (c, t) else {
-            return view! { <p>"Waiting for the model…"</p> }.into_any();
+            return view! { <p>{ui.t("kv-waiting-model")}</p> }.into_any();
         };
         let (layers, seq, kv_dim) = (c.n_layers as u64, c.seq_len as u64, c.kv_dim() as u64);
         let n = cache_len as u64;
@@ -54,50 +54,57 @@ fn Cache() -> impl IntoView {
         let sharing: Vec<String> = (0..c.n_kv_heads)
             .map(|h| {
                 let q: Vec<String> = (h * kv_mul..(h + 1) * kv_mul)
-                    .map(|q| q.to_string())
+                    .map(|q| int(ui, q as u64))
                     .collect();
-                format!("K/V head {h} ← query heads {}", q.join(", "))
+                ui.tf(
+                    "kv-sharing",
+                    &[("kv", int(ui, h as u64)), ("queries", q.join(", "))],
+                )
             })
             .collect();
         view! {
-            <p class="small"><Tag of="kv-grid" />" the cache: one row per layer, one cell per cached position"</p>
+            <p class="small"><Tag of="kv-grid" />" "{ui.t("kv-grid-caption")}</p>
             {export::figure(&decoding_page::export::kv_grid(&c, cache_len).on_page("kv-grid"))}
             <p data-testid="kv-positions">{
                 let (p, g) = (prompt_len, steps_len);
                 let waiting = (p + g) as u64 - n;
-                format!(
-                    "{n} of {seq} positions: the prompt's {p} tokens and {} of the {g} generated{}",
-                    g as u64 - waiting,
-                    if waiting > 0 {
-                        " (the newest token enters the cache when the next one is computed: its K and V come from the step that reads it)"
-                    } else {
-                        ""
-                    }
-                )
+                let args = [
+                    ("n", int(ui, n)),
+                    ("seq", int(ui, seq)),
+                    ("prompt", int(ui, p as u64)),
+                    ("cached", int(ui, g as u64 - waiting)),
+                    ("generated", int(ui, g as u64)),
+                ];
+                if waiting > 0 {
+                    ui.tf("kv-positions-waiting", &args)
+                } else {
+                    ui.tf("kv-positions", &args)
+                }
             }</p>
-            <p>{format!(
-                "Grouped-query attention: {} query heads share {} K/V heads ({}× fewer keys and values than one per head). ",
-                c.n_heads, c.n_kv_heads, kv_mul
-            )}<span class="small">{sharing.join("; ")}</span></p>
+            <p>{ui.tf("kv-gqa", &[
+                ("heads", int(ui, c.n_heads as u64)),
+                ("kv", int(ui, c.n_kv_heads as u64)),
+                ("ratio", int(ui, kv_mul as u64)),
+            ])}" "<span class="small">{sharing.join("; ")}</span></p>
             <table class="formula">
-                <caption>"bytes = 2 × n × N_layers × d_kv × bytes/elem (the 2 is K and V; float32 = 4 bytes)"</caption>
+                <caption>{ui.t("kv-formula-caption")}</caption>
                 <tbody>
-                    <tr><th>"per token"</th><td>{format!("2 × 1 × {layers} × {kv_dim} × 4 = ")}
-                        <strong data-testid="kv-per-token">{format!("{} bytes", thousands(per_token))}</strong></td></tr>
-                    <tr><th>"used"</th><td>{format!("2 × {n} × {layers} × {kv_dim} × 4 = ")}
-                        <strong data-testid="kv-used">{format!("{} bytes", thousands(used))}</strong>
-                        {format!(" (engine: {} bytes)", thousands(cache.used))}</td></tr>
-                    <tr><th>"allocated"</th><td>{format!("2 × {seq} × {layers} × {kv_dim} × 4 = ")}
-                        <strong data-testid="kv-allocated">{format!("{} bytes", thousands(allocated))}</strong>
-                        {format!(" (engine: {} bytes)", thousands(cache.allocated))}</td></tr>
-                    <tr><th>"without GQA"</th><td>{format!("2 × {seq} × {layers} × {} × 4 = {} bytes", c.dim, thousands(mha))}</td></tr>
+                    <tr><th>{ui.t("kv-per-token")}</th><td>{format!("2 × 1 × {} × {} × 4 = ", int(ui, layers), int(ui, kv_dim))}
+                        <strong data-testid="kv-per-token">{byte_count(ui, per_token)}</strong></td></tr>
+                    <tr><th>{ui.t("kv-used")}</th><td>{format!("2 × {} × {} × {} × 4 = ", int(ui, n), int(ui, layers), int(ui, kv_dim))}
+                        <strong data-testid="kv-used">{byte_count(ui, used)}</strong>
+                        {format!(" {}", ui.tf("kv-engine", &[("bytes", ui.int(cache.used))]))}</td></tr>
+                    <tr><th>{ui.t("kv-allocated")}</th><td>{format!("2 × {} × {} × {} × 4 = ", int(ui, seq), int(ui, layers), int(ui, kv_dim))}
+                        <strong data-testid="kv-allocated">{byte_count(ui, allocated)}</strong>
+                        {format!(" {}", ui.tf("kv-engine", &[("bytes", ui.int(cache.allocated))]))}</td></tr>
+                    <tr><th>{ui.t("kv-without-gqa")}</th><td>{format!("2 × {} × {} × {} × 4 = {}", int(ui, seq), int(ui, layers), int(ui, c.dim as u64), byte_count(ui, mha))}</td></tr>
                     {ui.model.precision.get().map(|(p, w)| view! {
-                        <tr><th>{format!("weights ({p})")}</th><td data-testid="kv-weights">
-                            {format!("{} bytes; with the allocated cache {} bytes. ", thousands(w), thousands(w + allocated))}
+                        <tr><th>{ui.tf("kv-weights-row", &[("precision", p.to_string())])}</th><td data-testid="kv-weights">
+                            {ui.tf("kv-weights", &[("weights", ui.int(w)), ("total", ui.int(w + allocated))])}" "
                             <span class="small">{if p == decoding_engine::Precision::F32 {
-                                "The cache is float32 like the weights."
+                                ui.t("kv-cache-f32")
                             } else {
-                                "Quantization here changes the weights only: K and V stay float32, so at long contexts the cache, not the weights, dominates (llama.cpp can also store it in 8 bits: --cache-type-k q8_0)."
+                                ui.t("kv-cache-quantized")
                             }}</span>
                         </td></tr>
                     })}
@@ -106,6 +113,11 @@ fn Cache() -> impl IntoView {
         }
         .into_any()
     }
+}
+
+/// A count of bytes in full ("1,280 bytes").
+fn byte_count(ui: Ui, n: u64) -> String {
+    ui.tf("panel-bytes", &[("n", ui.int(n))])
 }
 
 /// Decoding with the cache against re-running the prefix, measured on this backend.
@@ -123,47 +135,56 @@ fn Compare(views: KvViews) -> impl IntoView {
     };
     view! {
         <div data-testid="cache-compare-section">
-        <h3>"With the cache, and without " <Tag of="cache-compare" /></h3>
-        <p class="hint">"Each step with the cache computes Q, K, V for the new token only and attends to n cached keys: O(n·d). Without it, the whole prefix runs again: O(n²·d). Here \"without\" re-runs the n-token prefix as one batch on a fresh sequence, its keys and values thrown away after the step."</p>
-        <button data-testid="cache-compare" on:click=run>"Measure on this backend"</button>
+        <h3>{move || ui.t("kv-compare-heading")} " " <Tag of="cache-compare" /></h3>
+        <p class="hint">{move || ui.t("kv-compare-hint")}</p>
+        <button data-testid="cache-compare" on:click=run>{move || ui.t("kv-measure")}</button>
         {move || views.compare.get().map(|rows| {
             let body = rows.iter().map(|r| view! {
                 <tr>
-                    <td>{r.n}</td>
-                    <td>{format!("{:.3}", r.cached_ms)}</td>
-                    <td>{format!("{:.3}", r.naive_ms)}</td>
-                    <td>{format!("{:.1}×", r.naive_ms / r.cached_ms.max(1e-3))}</td>
-                    <td>{thousands(r.cached_macs)}</td>
-                    <td>{thousands(r.naive_macs)}</td>
+                    <td>{int(ui, r.n as u64)}</td>
+                    <td>{num(ui, r.cached_ms, 3)}</td>
+                    <td>{num(ui, r.naive_ms, 3)}</td>
+                    <td>{format!("{}×", num(ui, r.naive_ms / r.cached_ms.max(1e-3), 1))}</td>
+                    <td>{ui.int(r.cached_macs)}</td>
+                    <td>{ui.int(r.naive_macs)}</td>
                 </tr>
             }).collect_view();
             view! {
                 <table class="calc" data-testid="cache-compare-table">
                     <thead><tr>
-                        <th>"n"</th><th>"ms/token, cached"</th><th>"ms/token, no cache"</th><th>"ratio"</th>
-                        <th>"multiply-adds, cached"</th><th>"multiply-adds, no cache"</th>
+                        <th>"n"</th><th>{ui.t("kv-col-cached-ms")}</th><th>{ui.t("kv-col-naive-ms")}</th><th>{ui.t("kv-col-ratio")}</th>
+                        <th>{ui.t("kv-col-cached-macs")}</th><th>{ui.t("kv-col-naive-macs")}</th>
                     </tr></thead>
                     <tbody>{body}</tbody>
                 </table>
             }
         })}
         {move || (views.compare.with(Option::is_none) && views.pending()).then(|| view! {
-            <p class="waiting" data-testid="compare-waiting">"Measuring on this backend…"</p>
+            <p class="waiting" data-testid="compare-waiting">{ui.t("kv-measuring")}</p>
         })}
         </div>
     }
 }
 
 /// The calculator's context length and batch size from their text, or what is wrong with it.
-fn calc_inputs(positions: &str, batch: &str) -> Result<(u64, u64), String> {
+fn calc_inputs(ui: Ui, positions: &str, batch: &str) -> Result<(u64, u64), String> {
     let b = match batch.trim().parse::<u64>() {
         Ok(b) if (1..=4096).contains(&b) => b,
-        _ => return Err(format!("{batch:?} is not a batch size (1 to 4,096)")),
+        _ => {
+            return Err(ui.tf(
+                "kv-calc-bad-batch",
+                &[("text", format!("{batch:?}")), ("most", ui.int(4096))],
+            ))
+        }
     };
     match positions.trim().parse::<u64>() {
         Ok(n) if (1..=10_000_000).contains(&n) => Ok((n, b)),
-        _ => Err(format!(
-            "{positions:?} is not a context length (1 to 10,000,000)"
+        _ => Err(ui.tf(
+            "kv-calc-bad-positions",
+            &[
+                ("text", format!("{positions:?}")),
+                ("most", ui.int(10_000_000)),
+            ],
         )),
     }
 }
@@ -219,9 +240,9 @@ fn Calculator() -> impl IntoView {
     follow_precision(ui);
     view! {
         <div data-testid="calculator">
-        <h3>"Calculator"</h3>
+        <h3>{move || ui.t("kv-calc-heading")}</h3>
         <div class="knob-row">
-            <label data-tagged>"Model " <Tag of="calc-model" />
+            <label data-tagged>{move || ui.t("kv-calc-model")} " " <Tag of="calc-model" />
                 <select data-testid="calc-model" on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() { preset.set(i.min(PRESETS.len())); }
                 } prop:value=move || preset.get().to_string()>
@@ -229,32 +250,32 @@ fn Calculator() -> impl IntoView {
                         <option value=i.to_string()>{format!("{} ({})", p.name, p.kind)}</option>
                     }).collect_view()}
                     {move || loaded().map(|(name, p)| view! {
-                        <option value=PRESETS.len().to_string() data-testid="calc-loaded">{format!("{name} ({}; loaded on this page)", p.kind)}</option>
+                        <option value=PRESETS.len().to_string() data-testid="calc-loaded">{ui.tf("kv-calc-loaded", &[("name", name), ("kind", p.kind.to_string())])}</option>
                     })}
                 </select>
             </label>
-            <label data-tagged>"Context length n " <Tag of="calc-positions" />
+            <label data-tagged>{move || ui.t("kv-calc-positions")} " " <Tag of="calc-positions" />
                 <input type="text" class="num" data-testid="calc-positions" prop:value=move || positions.get()
                     on:input=move |ev| positions.set(event_target_value(&ev)) />
             </label>
-            <label data-tagged>"Batch size B " <Tag of="calc-batch" />
+            <label data-tagged>{move || ui.t("kv-calc-batch")} " " <Tag of="calc-batch" />
                 <input type="text" class="num" data-testid="calc-batch" prop:value=move || batch.get()
                     on:input=move |ev| batch.set(event_target_value(&ev)) />
             </label>
-            <label data-tagged>"Precision " <Tag of="calc-bytes" />
+            <label data-tagged>{move || ui.t("kv-calc-precision")} " " <Tag of="calc-bytes" />
                 <select data-testid="calc-bytes" prop:value=move || bytes.get().to_string()
                     on:change=move |ev| set_kv_bytes(ui, event_target_value(&ev).parse().unwrap_or(2))>
-                    <option value="4">"float32 (4 bytes)"</option>
-                    <option value="2">"float16 / bfloat16 (2 bytes)"</option>
-                    <option value="1">"int8 (1 byte)"</option>
+                    <option value="4">{move || ui.t("kv-calc-f32")}</option>
+                    <option value="2">{move || ui.t("kv-calc-f16")}</option>
+                    <option value="1">{move || ui.t("kv-calc-int8")}</option>
                 </select>
             </label>
         </div>
         {move || {
             let (name, p) = chosen();
-            match calc_inputs(&positions.get(), &batch.get()) {
+            match calc_inputs(ui, &positions.get(), &batch.get()) {
                 Err(e) => view! { <p class="field-error" role="alert" data-testid="calc-error">{e}</p> }.into_any(),
-                Ok((n, b)) => calc_result(&name, p, n, b, bytes.get()).into_any(),
+                Ok((n, b)) => calc_result(ui, &name, p, (n, b), bytes.get()).into_any(),
             }
         }}
         </div>
@@ -263,42 +284,67 @@ fn Calculator() -> impl IntoView {
 
 /// The calculator's figures for model `p` at context length `n`, batch `b`, `bytes` an
 /// element: its cache against MHA's and MQA's, and against its weights.
-fn calc_result(name: &str, p: Preset, n: u64, b: u64, bytes: u64) -> impl IntoView {
+fn calc_result(ui: Ui, name: &str, p: Preset, (n, b): (u64, u64), bytes: u64) -> impl IntoView {
     let (mha, gqa, mqa) = mha_gqa_mqa(&p, n, bytes);
     let d_kv = p.n_kv_heads * p.head_dim;
     let (weights, kv, cross) = weights_and_kv(&p, n, bytes, b);
     let share = 100.0 * kv as f64 / (kv + weights) as f64;
     let bar = |v: u64| format!("{:.1}%", 100.0 * v as f64 / kv.max(weights) as f64);
+    let formula = ui.tf(
+        "kv-calc-formula",
+        &[
+            ("name", name.to_string()),
+            ("n", ui.int(n)),
+            ("layers", int(ui, p.layers)),
+            ("d_kv", int(ui, d_kv)),
+            ("kv_heads", int(ui, p.n_kv_heads)),
+            ("head_dim", int(ui, p.head_dim)),
+            ("bytes", int(ui, bytes)),
+            ("total", ui.int(gqa)),
+        ],
+    );
+    let crossover = ui.tf(
+        "kv-calc-crossover",
+        &[
+            ("share", num(ui, share, 0)),
+            ("batch", int(ui, b)),
+            ("n", ui.int(cross)),
+            ("params", ui.int(p.params)),
+        ],
+    );
+    let mha_text = if p.n_kv_heads == p.n_heads {
+        ui.t("kv-calc-mha-this")
+    } else {
+        ui.t("kv-calc-mha")
+    };
+    let mqa_text = if p.n_kv_heads == 1 {
+        ui.t("kv-calc-mqa-this")
+    } else {
+        ui.t("kv-calc-mqa")
+    };
     view! {
-        <p data-testid="calc-formula">{format!(
-            "{}: 2 × {} × {} layers × {} (d_kv = {} K/V heads × {}) × {} = {} bytes = ",
-            name, thousands(n), p.layers, d_kv, p.n_kv_heads, p.head_dim, bytes,
-            thousands(gqa)
-        )}<strong data-testid="calc-gqa">{human_bytes(gqa)}</strong></p>
+        <p data-testid="calc-formula">{format!("{formula} ")}<strong data-testid="calc-gqa">{size(ui, gqa)}</strong></p>
         <table class="calc">
-            <thead><tr><th>"sharing"</th><th>"K/V heads"</th><th>"cache"</th></tr></thead>
+            <thead><tr><th>{ui.t("kv-calc-sharing")}</th><th>{ui.t("kv-calc-kv-heads")}</th><th>{ui.t("kv-calc-cache")}</th></tr></thead>
             <tbody>
                 // An MHA or MQA model is itself one of the reference rows: it is
                 // marked there instead of being listed twice.
-                <tr class:this=p.n_kv_heads == p.n_heads><td>{if p.n_kv_heads == p.n_heads { "MHA (one K/V per query head; this model)" } else { "MHA (one K/V per query head)" }}</td><td>{p.n_heads}</td><td data-testid="calc-mha">{human_bytes(mha)}</td></tr>
+                <tr class:this=p.n_kv_heads == p.n_heads><td>{mha_text}</td><td>{int(ui, p.n_heads)}</td><td data-testid="calc-mha">{size(ui, mha)}</td></tr>
                 {(p.n_kv_heads != p.n_heads && p.n_kv_heads != 1).then(|| view! {
-                    <tr class="this"><td>{format!("{} (this model)", p.kind)}</td><td>{p.n_kv_heads}</td><td>{human_bytes(gqa)}</td></tr>
+                    <tr class="this"><td>{ui.tf("kv-calc-this-model", &[("kind", p.kind.to_string())])}</td><td>{int(ui, p.n_kv_heads)}</td><td>{size(ui, gqa)}</td></tr>
                 })}
-                <tr class:this=p.n_kv_heads == 1><td>{if p.n_kv_heads == 1 { "MQA (one K/V for all; this model)" } else { "MQA (one K/V for all)" }}</td><td>"1"</td><td data-testid="calc-mqa">{human_bytes(mqa)}</td></tr>
+                <tr class:this=p.n_kv_heads == 1><td>{mqa_text}</td><td>"1"</td><td data-testid="calc-mqa">{size(ui, mqa)}</td></tr>
             </tbody>
         </table>
-        <h4>"Weights against the cache of a batch"</h4>
+        <h4>{ui.t("kv-calc-weights-heading")}</h4>
         <div class="wkv">
-            <div class="wkv-row"><span>{format!("weights ({} parameters × {})", thousands(p.params), bytes)}</span>
+            <div class="wkv-row"><span>{ui.tf("kv-calc-weights", &[("params", ui.int(p.params)), ("bytes", int(ui, bytes))])}</span>
                 <span class="wkv-bar"><span class="wkv-w" style:width=bar(weights)></span></span>
-                <strong data-testid="calc-weights">{human_bytes(weights)}</strong></div>
-            <div class="wkv-row"><span>{format!("KV cache × B = {b}")}</span>
+                <strong data-testid="calc-weights">{size(ui, weights)}</strong></div>
+            <div class="wkv-row"><span>{ui.tf("kv-calc-cache-batch", &[("batch", int(ui, b))])}</span>
                 <span class="wkv-bar"><span class="wkv-kv" style:width=bar(kv)></span></span>
-                <strong data-testid="calc-kv-batch">{human_bytes(kv)}</strong></div>
+                <strong data-testid="calc-kv-batch">{size(ui, kv)}</strong></div>
         </div>
-        <p data-testid="calc-crossover">{format!(
-            "The cache is {share:.0} % of weights + cache here. With B = {b} the caches outweigh the weights from n = {} on (B × 2 × n × N_layers × d_kv elements > {} parameters): at long n, and more so with many sequences, the cache dominates inference memory.",
-            thousands(cross), thousands(p.params)
-        )}</p>
+        <p data-testid="calc-crossover">{crossover}</p>
     }
 }

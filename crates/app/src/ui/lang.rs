@@ -50,6 +50,11 @@ impl Ui {
         tr(self.lang()).fmt(id, args)
     }
 
+    /// A number with `decimals` places, in the language's separators and grouping.
+    pub fn num(&self, v: f64, decimals: usize) -> String {
+        i18n::number(self.lang(), v, decimals)
+    }
+
     /// A whole number in the language's grouping.
     pub fn int(&self, n: u64) -> String {
         i18n::integer(self.lang(), n)

@@ -1,9 +1,10 @@
 //! The lesson track: Lesson 10 walked section by section, each step a prepared view of this
 //! page (`decoding_page::lesson::STEPS`: a link state and its panel action) with a caption
-//! whose numbers come from what the page shows (`Step::caption`). Next / previous with the
-//! buttons, PageDown / PageUp (a presenter's clicker) or "." / ","; the step is in the link.
-//! A step is a place: opening it brings what it shows to the top of the viewport, under the
-//! track (which stays on screen), and moves the keyboard focus to its caption.
+//! whose numbers come from what the page shows (`Step::caption`), written in the page's
+//! language. Next / previous with the buttons, PageDown / PageUp (a presenter's clicker) or
+//! "." / ","; the step is in the link. A step is a place: opening it brings what it shows to
+//! the top of the viewport, under the track (which stays on screen), and moves the keyboard
+//! focus to its caption.
 
 use super::state::Ui;
 use super::taxonomy::Tag;
@@ -231,7 +232,9 @@ pub fn LessonTrack() -> impl IntoView {
                     <p class="lesson-caption" data-testid="lesson-caption" aria-live="polite" tabindex="-1">
                         <Tag of="lesson-caption" />" "
                         {move || match step.check.filter(|_| checking()) {
-                            Some(c) => view! { <span data-testid="lesson-check-question">{ui.tf("lesson-check-question", &[("question", c.question.to_string())])}</span> }.into_any(),
+                            // The question in the page's language (`lesson-question-<key>`:
+                            // in English, `c.question`).
+                            Some(_) => view! { <span data-testid="lesson-check-question">{move || ui.tf("lesson-check-question", &[("question", ui.t(&format!("lesson-question-{}", step.key)))])}</span> }.into_any(),
                             None => view! { <Caption i=i /> }.into_any(),
                         }}
                     </p>
@@ -273,6 +276,8 @@ fn Caption(i: usize) -> impl IntoView {
             spec: spec.as_ref(),
             quant: quant.as_ref(),
             sweep: sweep.as_ref(),
+            // Tracked: the caption redraws in a language chosen while it shows.
+            lang: ui.lang(),
         };
         match step.caption(&live) {
             Ok(parts) => parts
@@ -287,7 +292,7 @@ fn Caption(i: usize) -> impl IntoView {
                     .collect_view()
                     .into_any(),
             Err(what) => view! {
-                <span class="waiting" data-testid="lesson-waiting">{format!("Waiting for {what}…")}</span>
+                <span class="waiting" data-testid="lesson-waiting">{ui.tf("lesson-waiting", &[("what", ui.t(what))])}</span>
             }
             .into_any(),
         }

@@ -45,7 +45,10 @@ fn App() -> impl IntoView {
     let worker = match web_sys::Worker::new("./worker_loader.js") {
         Ok(w) => w,
         Err(e) => {
-            let msg = format!("cannot start the engine worker: {e:?}");
+            // No `Ui` yet: the link's language, else the browser's.
+            let lang = restored.page.lang.unwrap_or_else(lang::browser_lang);
+            let tr = decoding_page::i18n::Tr::new(lang);
+            let msg = tr.fmt("layout-no-worker", &[("error", format!("{e:?}"))]);
             return view! { <p class="error" role="alert">{msg}</p> }.into_any();
         }
     };
@@ -92,12 +95,12 @@ fn App() -> impl IntoView {
     let class = Memo::new(move |_| ui.shell.page.with(|p| p.class));
     view! {
         <div class="app" class:presenter=move || ui.shell.page.with(|p| p.presenter)>
-            <a class="skip" href="#controls">"Skip to the controls"</a>
+            <a class="skip" href="#controls">{move || ui.t("layout-skip")}</a>
             <header::Header />
             <header::Problems />
             <lesson::LessonTrack />
             <main class="layout" class:class-mode=move || class.get()>
-                <section class="left" aria-label="Generation">
+                <section class="left" aria-label=move || ui.t("layout-generation")>
                     <transcript::Transcript />
                     {move || if class.get() {
                         view! { <class::ClassPanel /> }.into_any()
@@ -105,14 +108,14 @@ fn App() -> impl IntoView {
                         view! { <distribution::Distribution /> }.into_any()
                     }}
                 </section>
-                <section class="right" aria-label="Decoding knobs" id="knobs" hidden=move || class.get()>
+                <section class="right" aria-label=move || ui.t("layout-knobs") id="knobs" hidden=move || class.get()>
                     <knobs::LessonKnobs />
                     <knobs::Knobs />
                     <constraint::ConstraintPanel />
                     <chain::Chain />
                 </section>
                 // The panels, one line a panel, each given its own views.
-                <section class="wide" aria-label="More views" hidden=move || class.get()>
+                <section class="wide" aria-label=move || ui.t("layout-more-views") hidden=move || class.get()>
                     <compare::ComparePanel views=ui.views.compare />
                     <beam::BeamPanel views=ui.views.beam />
                     <speculative::SpecPanel views=ui.views.spec />

@@ -26,13 +26,16 @@ pub fn PanelShell(
 ) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let open = ui.panel_open(panel);
-    let title = format!("{} ", panel.title());
+    // The heading in the language in force (`panel-title-<name>`; `Panel::title` is its
+    // English, which the tests hold the message to).
+    let title_id = format!("panel-title-{}", panel.name());
+    let title = move || format!("{} ", ui.t(&title_id));
     view! {
         <section class="panel" aria-labelledby=panel.heading_id() data-testid=panel.test_id()>
             <div class="panel-head">
                 <h2 id=panel.heading_id()>{title} <Tag of=panel.tag_id() /></h2>
                 <button class=ghost.then_some("ghost") data-testid=panel.toggle_id() aria-expanded=move || open.get().to_string()
-                    on:click=move |_| ui.toggle_panel(panel)>{move || if open.get() { "Hide" } else { "Show" }}</button>
+                    on:click=move |_| ui.toggle_panel(panel)>{move || if open.get() { ui.t("panel-hide") } else { ui.t("panel-show") }}</button>
             </div>
             {always.map(|a| a.run())}
             {move || open.get().then(|| view! {

@@ -6,9 +6,10 @@
 use super::batching::CACHE_BYTES;
 use super::export;
 use super::panel::PanelShell;
+use super::state::Ui;
 use super::taxonomy::Tag;
+use super::views::numbers::{bytes, int, num, point};
 use super::views::quant::QuantViews;
-use decoding_engine::units::{human_bytes, thousands};
 use decoding_engine::Precision;
 use decoding_page::page::Panel;
 use decoding_page::protocol::QuantView;
@@ -27,23 +28,20 @@ pub fn QuantPanel(
     }
 }
 
+/// The four precisions; redrawn whole when the language changes (both branches read it),
+/// so the parts under it write their words once.
 #[component]
 fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     move || {
         let Some(v) = views.quant.get() else {
-            return view! { <p>"Running the four precisions…"</p> }.into_any();
+            return view! { <p>{ui.t("quant-running")}</p> }.into_any();
         };
         let running = precision.get().map(|(p, _)| p);
         view! {
             <p class="note">
-                "The same weights θ stored four ways: the representation changes, not the learned values. "
-                {format!("After the transcript's {} tokens, each precision's next-token distribution ", v.position)}
-                "(softmax of its logits, before the sampling chain), on the CPU in this page's worker, "
-                "each with its own KV cache. q8 and q4 round the activations to int8 too, per group, once "
-                "a matrix (as llama.cpp does, in groups of 32 or more; a matrix whose rows start inside a "
-                "group, like stories260K's w2, rounds each row with one scale), "
-                "and multiply int8 × int8; norms stay f32. Under q8's and q4's KL: the same weights with f32 activations."
-                {v.f32_is_dequantized.then_some(" This file is itself q8: its \"f32\" is the dequantized weights.")}
+                {ui.tf("quant-note", &[("position", int(ui, v.position as u64))])}
+                {v.f32_is_dequantized.then(|| format!(" {}", ui.t("quant-dequantized")))}
             </p>
             <Summary view=v.clone() running=running />
             <Bars view=v.clone() />
@@ -55,6 +53,7 @@ fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> imp
 
 #[component]
 fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let f32_bytes = view.precisions.first().map_or(1, |p| p.weight_bytes.max(1));
     let shape = view.shape.clone();
     let rows = view
@@ -67,41 +66,41 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
             let smaller = f32_bytes as f64 / p.weight_bytes.max(1) as f64;
             view! {
                 <tr class:current=current>
-                    <th scope="row">{p.precision.name()}{current.then_some(" (the transcript's)")}</th>
-                    <td data-testid="quant-bytes">{thousands(p.weight_bytes)}</td>
-                    <td class="nowrap">{human_bytes(p.weight_bytes)}</td>
-                    <td>{format!("{smaller:.1}×")}</td>
-                    <td data-testid="quant-decode" title=format!("median of 5 rounds after warm-up steps; the middle three {:.3}–{:.3} ms", p.decode_range.0, p.decode_range.1)>{format!("{:.3} ms", p.decode_ms)}<br/><small>{format!("{:.0} tokens/s · {:.3}–{:.3}", 1000.0 / p.decode_ms.max(1e-6), p.decode_range.0, p.decode_range.1)}</small></td>
-                    <td data-testid="quant-shape-decode">{shape_ms.map(|t| view! { {format!("{:.2} ms", t.0)}<br/><small>{format!("{:.2}–{:.2}", t.1, t.2)}</small> })}</td>
-                    <td><span data-testid="quant-kl">{kl_text(p.kl)}</span>{p.kl_f32_activations.map(|k| view! {
-                        <br/><small title="the same weights with f32 activations">"f32 acts: "<span data-testid="quant-kl-f32-acts">{kl_text(k)}</span></small>
+                    <th scope="row">{p.precision.name()}{current.then(|| format!(" {}", ui.t("quant-current")))}</th>
+                    <td data-testid="quant-bytes">{ui.int(p.weight_bytes)}</td>
+                    <td class="nowrap">{bytes(ui, p.weight_bytes)}</td>
+                    <td>{format!("{}×", num(ui, smaller, 1))}</td>
+                    <td data-testid="quant-decode" title=ui.tf("quant-decode-title", &[("low", num(ui, p.decode_range.0, 3)), ("high", num(ui, p.decode_range.1, 3))])>
+                        {format!("{} ms", num(ui, p.decode_ms, 3))}<br/><small>{ui.tf("quant-rate", &[
+                            ("rate", num(ui, 1000.0 / p.decode_ms.max(1e-6), 0)),
+                            ("low", num(ui, p.decode_range.0, 3)),
+                            ("high", num(ui, p.decode_range.1, 3)),
+                        ])}</small></td>
+                    <td data-testid="quant-shape-decode">{shape_ms.map(|t| view! { {format!("{} ms", num(ui, t.0, 2))}<br/><small>{format!("{}–{}", num(ui, t.1, 2), num(ui, t.2, 2))}</small> })}</td>
+                    <td><span data-testid="quant-kl">{kl_text(ui, p.kl)}</span>{p.kl_f32_activations.map(|k| view! {
+                        <br/><small title=ui.t("quant-f32-acts-title")>{ui.t("quant-f32-acts")}" "<span data-testid="quant-kl-f32-acts">{kl_text(ui, k)}</span></small>
                     })}</td>
-                    <td data-testid="quant-top">{if p.same_top { "same".to_string() } else { format!("differs (id {})", p.top) }}</td>
+                    <td data-testid="quant-top">{if p.same_top { ui.t("quant-same") } else { ui.tf("quant-differs", &[("id", p.top.to_string())]) }}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
-        <div class="scroll-x" tabindex="0" role="region" aria-label="the four precisions, scrollable"><Tag of="quant-table" /><table class="compare quant-table" data-testid="quant-table">
-            <caption>"Weight bytes, one measured decode step, and the distribution against f32's"</caption>
+        <div class="scroll-x" tabindex="0" role="region" aria-label=ui.t("quant-table-region")><Tag of="quant-table" /><table class="compare quant-table" data-testid="quant-table">
+            <caption>{ui.t("quant-caption")}</caption>
             <thead><tr>
-                <th scope="col">"precision"</th><th scope="col">"weight bytes"</th><th scope="col">""</th>
-                <th scope="col">"smaller"</th><th scope="col">"decode step (CPU)"</th>
-                <th scope="col" title="random weights of llama2.c's 15M shape, made by the worker: a model that leaves the cache">"decode step, 15M shape"</th>
-                <th scope="col">"KL(p_f32 ‖ p), nats"</th><th scope="col">"top token vs f32"</th>
+                <th scope="col">{ui.t("quant-col-precision")}</th><th scope="col">{ui.t("quant-col-bytes")}</th><th scope="col">""</th>
+                <th scope="col">{ui.t("quant-col-smaller")}</th><th scope="col">{ui.t("quant-col-decode")}</th>
+                <th scope="col" title=ui.t("quant-col-shape-title")>{ui.t("quant-col-shape")}</th>
+                <th scope="col">{ui.t("quant-col-kl")}</th><th scope="col">{ui.t("quant-col-top")}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table></div>
         {shape.map(|s| view! {
-            <p class="small" data-testid="quant-shape-note">{format!(
-                "The 15M shape's column: random weights of llama2.c's 15M shape ({} at f32), made by the worker for this measurement, a decode step at position {} (median of 5 rounds; the middle three).{}",
-                human_bytes(s.weight_bytes[0]), s.position,
-                if f32_bytes < CACHE_BYTES {
-                    " This model's weights fit in the CPU's caches, where a step never waits on memory; the 15M shape's do not, so its column shows what fewer bytes buy."
-                } else {
-                    ""
-                }
-            )}</p>
+            <p class="small" data-testid="quant-shape-note">
+                {ui.tf("quant-shape-note", &[("bytes", bytes(ui, s.weight_bytes[0])), ("position", int(ui, s.position as u64))])}
+                {(f32_bytes < CACHE_BYTES).then(|| format!(" {}", ui.t("quant-shape-cached")))}
+            </p>
         })}
     }
 }
@@ -113,6 +112,7 @@ fn Bars(view: QuantView) -> impl IntoView {
 
 #[component]
 fn Row(view: QuantView) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let r = view.row;
     let head = (0..r.values[0].len())
         .map(|i| view! { <th scope="col">{format!("w[{}]", r.from + i)}</th> })
@@ -124,27 +124,34 @@ fn Row(view: QuantView) -> impl IntoView {
             .map(|(v, f)| {
                 let e = v - f;
                 view! {
-                    <td>{format!("{v:+.5}")}{(i > 0).then(|| view! { <small class="err">{format!(" ({e:+.1e})")}</small> })}</td>
+                    <td>{point(ui, format!("{v:+.5}"))}{(i > 0).then(|| view! { <small class="err">{point(ui, format!(" ({e:+.1e})"))}</small> })}</td>
                 }
             })
             .collect_view();
         view! { <tr><th scope="row">{Precision::ALL[i].name()}</th>{cells}</tr> }
     };
     view! {
-        <div class="quant-row" data-testid="quant-row" tabindex="0" role="region" aria-label="a weight row before and after, scrollable">
+        <div class="quant-row" data-testid="quant-row" tabindex="0" role="region" aria-label=ui.t("quant-row-region")>
             <table class="compare">
-                <caption>{format!("{}: its first weights, before and after ", r.label)} <Tag of="quant-weights" /></caption>
+                <caption>{ui.tf("quant-row-caption", &[("row", r.label.clone())])}" " <Tag of="quant-weights" /></caption>
                 <thead><tr><th scope="col">""</th>{head}</tr></thead>
                 <tbody>{(0..Precision::ALL.len()).map(line).collect_view()}</tbody>
             </table>
             <p class="note">
-                {format!(
-                    "Largest error over the whole row: f16 {:.2e}, q8 {:.2e}, q4 {:.2e}. The row touches {} q8 groups and {} q4 groups{}",
-                    r.max_error[0], r.max_error[1], r.max_error[2], r.groups[0], r.groups[1],
+                {
+                    let args = [
+                        ("f16", point(ui, format!("{:.2e}", r.max_error[0]))),
+                        ("q8", point(ui, format!("{:.2e}", r.max_error[1]))),
+                        ("q4", point(ui, format!("{:.2e}", r.max_error[2]))),
+                        ("q8_groups", int(ui, r.groups[0] as u64)),
+                        ("q4_groups", int(ui, r.groups[1] as u64)),
+                    ];
                     if r.straddles {
-                        ": it starts inside a group (groups run over the flattened matrix, as llama2.c's export writes them), and every one of its weights counts with its own group's scale."
-                    } else { "." }
-                )}
+                        ui.tf("quant-row-error-straddles", &args)
+                    } else {
+                        ui.tf("quant-row-error", &args)
+                    }
+                }
             </p>
         </div>
     }
@@ -152,10 +159,10 @@ fn Row(view: QuantView) -> impl IntoView {
 
 /// A KL in nats: five decimals, or three significant digits below 10⁻³ (f16's is about
 /// 10⁻⁶, which five decimals would show as 0).
-fn kl_text(kl: f64) -> String {
+fn kl_text(ui: Ui, kl: f64) -> String {
     if kl != 0.0 && kl.abs() < 1e-3 {
-        format!("{kl:.2e}")
+        point(ui, format!("{kl:.2e}"))
     } else {
-        format!("{kl:.5}")
+        num(ui, kl, 5)
     }
 }

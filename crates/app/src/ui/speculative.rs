@@ -9,6 +9,7 @@ use super::export;
 use super::panel::PanelShell;
 use super::state::Ui;
 use super::taxonomy::Tag;
+use super::views::numbers::{int, num};
 use super::views::spec::SpecViews;
 use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
@@ -25,12 +26,12 @@ fn kind_class(k: SpecTokenKind) -> &'static str {
     }
 }
 
-fn kind_name(k: SpecTokenKind) -> &'static str {
+fn kind_name(ui: Ui, k: SpecTokenKind) -> String {
     match k {
-        SpecTokenKind::Accepted => "accepted draft",
-        SpecTokenKind::Resampled => "resampled from max(0, p − q)",
-        SpecTokenKind::Target => "the model's own token",
-        SpecTokenKind::Bonus => "bonus token from p",
+        SpecTokenKind::Accepted => ui.t("spec-kind-accepted"),
+        SpecTokenKind::Resampled => ui.t("spec-kind-resampled"),
+        SpecTokenKind::Target => ui.t("spec-kind-target"),
+        SpecTokenKind::Bonus => ui.t("spec-kind-bonus"),
     }
 }
 
@@ -73,20 +74,20 @@ fn Controls() -> impl IntoView {
     let cycle = move |n: u32| ui.control(|m, page, _| m.spec_cycle(page, n, chosen()));
     view! {
         <div class="spec-controls">
-            <label data-tagged>"Draft " <Tag of="spec-draft" />
+            <label data-tagged>{move || ui.t("spec-draft")} " " <Tag of="spec-draft" />
                 <select data-testid="spec-draft" prop:value=move || draft.get().name()
                     on:change=move |ev| if let Ok(d) = Draft::from_name(&event_target_value(&ev)) { draft.set(d) }>
-                    <option value="quant:q8">"quant:q8 — the same weights in 8 bits"</option>
-                    <option value="quant:q4">"quant:q4 — the same weights in 4 bits"</option>
+                    <option value="quant:q8">{move || ui.t("spec-draft-q8")}</option>
+                    <option value="quant:q4">{move || ui.t("spec-draft-q4")}</option>
                     {move || (1..layers()).map(|k| view! {
-                        <option value=format!("exit:{k}")>{format!("exit:{k} — the first {k} of {} layers", layers())}</option>
+                        <option value=format!("exit:{k}")>{ui.tf("spec-draft-exit", &[("k", k.to_string()), ("layers", layers().to_string())])}</option>
                     }).collect_view()}
-                    <option value="ngram:1">"ngram:1 — prompt lookup, last token"</option>
-                    <option value="ngram:2">"ngram:2 — prompt lookup, last 2 tokens"</option>
-                    <option value="ngram:3">"ngram:3 — prompt lookup, last 3 tokens"</option>
+                    <option value="ngram:1">{move || ui.t("spec-draft-ngram-1")}</option>
+                    <option value="ngram:2">{move || ui.tf("spec-draft-ngram", &[("n", "2".into())])}</option>
+                    <option value="ngram:3">{move || ui.tf("spec-draft-ngram", &[("n", "3".into())])}</option>
                 </select>
             </label>
-            <label data-tagged>"γ (drafted a cycle) " <Tag of="spec-gamma" />
+            <label data-tagged>{move || ui.t("spec-gamma")} " " <Tag of="spec-gamma" />
                 <input type="number" min="1" max="16" data-testid="spec-gamma" prop:value=move || gamma.get().to_string()
                     on:change=move |ev| {
                         if let Ok(g) = event_target_value(&ev).trim().parse::<u32>() {
@@ -94,28 +95,31 @@ fn Controls() -> impl IntoView {
                         }
                     } />
             </label>
-            <label data-tagged>"Rule " <Tag of="spec-rule" />
+            <label data-tagged>{move || ui.t("spec-rule")} " " <Tag of="spec-rule" />
                 <select data-testid="spec-rule" prop:value=move || rule.get().name()
                     on:change=move |ev| if let Ok(r) = Rule::parse(&event_target_value(&ev)) { rule.set(r) }>
-                    <option value="rejection">"rejection: accept with min(1, p/q)"</option>
-                    <option value="match">"match: keep drafts equal to the model's own token"</option>
+                    <option value="rejection">{move || ui.t("spec-rule-rejection")}</option>
+                    <option value="match">{move || ui.t("spec-rule-match")}</option>
                 </select>
             </label>
-            <button data-testid="spec-start" on:click=move |_| start()>"Start from the prompt"</button>
-            <button data-testid="spec-one" on:click=move |_| cycle(1)>"One cycle"</button>
-            <button data-testid="spec-run" on:click=move |_| cycle(10)>"10 cycles"</button>
+            <button data-testid="spec-start" on:click=move |_| start()>{move || ui.t("spec-start")}</button>
+            <button data-testid="spec-one" on:click=move |_| cycle(1)>{move || ui.t("spec-one")}</button>
+            <button data-testid="spec-run" on:click=move |_| cycle(10)>{move || ui.t("spec-ten")}</button>
         </div>
     }
 }
 
+/// The run; redrawn whole when the language changes (both branches read it), so the parts
+/// under it write their words once.
 #[component]
 fn Body(views: SpecViews) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     move || {
         let Some(v) = views.spec.get() else {
-            return view! { <p class="note">"Start a run: the draft proposes γ tokens, the model checks them all in one forward pass of γ + 1 rows."</p> }.into_any();
+            return view! { <p class="note">{ui.t("spec-empty")}</p> }.into_any();
         };
         view! {
-            <p class="note">{draft_note(&v)}</p>
+            <p class="note">{draft_note(ui, &v)}</p>
             <Text view=v.clone() />
             {v.last.clone().map(|c| view! { <LastCycle cycle=c rule=v.rule greedy=v.greedy /> })}
             <Stats view=v />
@@ -124,27 +128,29 @@ fn Body(views: SpecViews) -> impl IntoView {
     }
 }
 
-fn draft_note(v: &SpecView) -> String {
+fn draft_note(ui: Ui, v: &SpecView) -> String {
     let d = &v.draft;
     let what = match d {
-        Draft::Exit(_) => "Its first layers are the model's own, so it writes into the model's KV cache: no second cache, no prefill of its own (the verify pass then runs those positions through every layer).",
-        Draft::Quant(_) => "The same learned weights, quantized: its own KV cache on the CPU, kept in step with the accepted text.",
-        Draft::Ngram(_) => "Prompt lookup proposes the tokens that followed the last occurrence of the context's last tokens; it has no distribution, so q is one-hot on its token.",
+        Draft::Exit(_) => ui.t("spec-what-exit"),
+        Draft::Quant(_) => ui.t("spec-what-quant"),
+        Draft::Ngram(_) => ui.t("spec-what-ngram"),
     };
-    format!(
-        "{d}, γ = {}, rule {}{}. {what} The knobs as they were at Start apply to p and q.",
-        v.gamma,
-        v.rule,
-        if v.greedy {
-            " (greedy: a draft is kept while it is the model's argmax)"
-        } else {
-            ""
-        }
-    )
+    let args = [
+        ("draft", d.to_string()),
+        ("gamma", int(ui, v.gamma as u64)),
+        ("rule", v.rule.to_string()),
+        ("what", what),
+    ];
+    if v.greedy {
+        ui.tf("spec-note-greedy", &args)
+    } else {
+        ui.tf("spec-note", &args)
+    }
 }
 
 #[component]
 fn Text(view: SpecView) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     // The prompt as text (BOS, id 1, is not text).
     let prompt: String = view
         .prompt
@@ -156,9 +162,15 @@ fn Text(view: SpecView) -> impl IntoView {
         .tokens
         .iter()
         .map(|t| {
-            let title = format!("cycle {}: {}", t.cycle + 1, kind_name(t.kind));
+            let title = ui.tf(
+                "spec-chip-title",
+                &[
+                    ("cycle", int(ui, t.cycle as u64 + 1)),
+                    ("kind", kind_name(ui, t.kind)),
+                ],
+            );
             view! {
-                {t.rejected.clone().map(|r| view! { <s class="spec-rejected" title="the rejected draft">{piece_text(&r, false, Some(12))}</s> })}
+                {t.rejected.clone().map(|r| view! { <s class="spec-rejected" title=ui.t("spec-rejected-title")>{piece_text(&r, false, Some(12))}</s> })}
                 <span class=format!("spec-chip {}", kind_class(t.kind)) data-testid="spec-token"
                     data-kind=kind_class(t.kind) data-id=t.id.to_string() title=title>{piece_text(&t.piece, false, Some(12))}</span>
             }
@@ -170,34 +182,44 @@ fn Text(view: SpecView) -> impl IntoView {
             <span class="spec-prompt">{prompt}</span>{chips}
         </div>
         <p class="legend small">
-            <span class="spec-chip spec-accepted">"accepted"</span>" "
-            <s class="spec-rejected">"rejected"</s>" "
-            <span class="spec-chip spec-resampled">"resampled"</span>" "
-            <span class="spec-chip spec-target">"model's token"</span>" "
-            <span class="spec-chip spec-bonus">"bonus"</span>
+            <span class="spec-chip spec-accepted">{ui.t("spec-accepted")}</span>" "
+            <s class="spec-rejected">{ui.t("spec-rejected")}</s>" "
+            <span class="spec-chip spec-resampled">{ui.t("spec-resampled")}</span>" "
+            <span class="spec-chip spec-target">{ui.t("spec-target")}</span>" "
+            <span class="spec-chip spec-bonus">{ui.t("spec-bonus")}</span>
         </p>
     }
 }
 
 #[component]
 fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let positions = cycle
         .positions
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let verdict = if p.accepted { "accepted" } else { "rejected" };
+            let verdict = if p.accepted { ui.t("spec-accepted") } else { ui.t("spec-rejected") };
             let how = if p.forbidden {
-                "rejected: the constraint forbids this draft (p = 0 under its mask)".to_string()
+                ui.t("spec-forbidden")
             } else if greedy || rule == Rule::Match {
-                format!("{verdict}: the model's token is {}", if p.accepted { "the same" } else { "another" })
+                if p.accepted {
+                    ui.tf("spec-same", &[("verdict", verdict)])
+                } else {
+                    ui.tf("spec-another", &[("verdict", verdict)])
+                }
             } else {
-                format!("{verdict}: P(accept) = min(1, p/q) = min(1, {:.3}/{:.3}) = {:.3}", p.p, p.q, p.accept_probability)
+                ui.tf("spec-accept", &[
+                    ("verdict", verdict),
+                    ("p", num(ui, p.p, 3)),
+                    ("q", num(ui, p.q, 3)),
+                    ("chance", num(ui, p.accept_probability, 3)),
+                ])
             };
             view! {
                 <div class="spec-position" data-testid="spec-position">
-                    <p class="small">{how}" · "<span data-testid="spec-overlap">{format!("Σ min(p, q) = {:.3}", p.overlap)}</span>
-                        " (the chance a draft from q is accepted here)"</p>
+                    <p class="small">{how}" · "<span data-testid="spec-overlap">{format!("Σ min(p, q) = {}", num(ui, p.overlap, 3))}</span>
+                        " "{ui.t("spec-overlap-note")}</p>
                     {export::figure(&decoding_page::export::spec_position(i, p).on_page("spec-bars"))}
                 </div>
             }
@@ -214,9 +236,14 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
         .collect_view();
     view! {
         <div class="spec-cycle" data-testid="spec-cycle">
-            <h3>{format!("Cycle {}: {} drafted, {} accepted, then {}", cycle.index + 1, cycle.drafted.len(), cycle.accepted, kind_name(cycle.next_kind))}</h3>
-            <p>"Drafted: "{drafted}" → "<span class=format!("spec-chip {}", kind_class(cycle.next_kind)) data-testid="spec-next">{piece_text(&cycle.next.piece, false, Some(12))}</span></p>
-            <p class="small">"Bars: p (the model) above, q (the draft) below; the dark part is min(p, q); where p is longer, the rest is the residual max(0, p − q) a rejection resamples from. ▸: the drafted token."</p>
+            <h3>{ui.tf("spec-cycle", &[
+                ("n", int(ui, cycle.index as u64 + 1)),
+                ("drafted", int(ui, cycle.drafted.len() as u64)),
+                ("accepted", int(ui, cycle.accepted as u64)),
+                ("next", kind_name(ui, cycle.next_kind)),
+            ])}</h3>
+            <p>{ui.t("spec-drafted")}" "{drafted}" → "<span class=format!("spec-chip {}", kind_class(cycle.next_kind)) data-testid="spec-next">{piece_text(&cycle.next.piece, false, Some(12))}</span></p>
+            <p class="small">{ui.t("spec-bars")}</p>
             <div class="spec-positions">{positions}</div>
         </div>
     }
@@ -224,25 +251,59 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
 
 #[component]
 fn Stats(view: SpecView) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let v = view;
     let emitted = v.tokens.len();
     let saved = emitted.saturating_sub(v.cycles);
     let speed = v.plain_ms_per_token / v.spec_ms_per_token.max(1e-9);
     let verdict = if speed >= 1.0 {
-        format!("{speed:.2}× plain decoding's speed")
+        ui.tf("spec-speed", &[("speed", num(ui, speed, 2))])
     } else {
-        format!("{speed:.2}× plain decoding's speed: slower here (the draft and the wider verify pass cost more than the passes saved on a model this small)")
+        ui.tf("spec-speed-slower", &[("speed", num(ui, speed, 2))])
     };
+    let acceptance = ui.tf(
+        "spec-acceptance",
+        &[
+            ("accepted", int(ui, v.accepted as u64)),
+            ("drafted", int(ui, v.drafted as u64)),
+            (
+                "share",
+                num(ui, 100.0 * v.accepted as f64 / v.drafted.max(1) as f64, 1),
+            ),
+        ],
+    );
+    let per_call = ui.tf(
+        "spec-per-call",
+        &[
+            ("measured", num(ui, v.tokens_per_call, 2)),
+            ("formula", num(ui, v.formula, 2)),
+        ],
+    );
+    let saved = ui.tf(
+        "spec-saved-tokens",
+        &[
+            ("saved", int(ui, saved as u64)),
+            ("emitted", int(ui, emitted as u64)),
+        ],
+    );
+    let wall = ui.tf(
+        "spec-wall-times",
+        &[
+            ("spec", num(ui, v.spec_ms_per_token, 3)),
+            ("plain", num(ui, v.plain_ms_per_token, 3)),
+            ("verdict", verdict),
+        ],
+    );
     view! {
         <table class="compare" data-testid="spec-stats">
-            <caption>"Running statistics"</caption>
+            <caption>{ui.t("spec-stats")}</caption>
             <tbody>
-                <tr><th scope="row">"cycles (verify passes)"</th><td>{v.cycles}</td></tr>
-                <tr><th scope="row">"drafts accepted"</th><td data-testid="spec-acceptance">{format!("{} of {} ({:.1} %)", v.accepted, v.drafted, 100.0 * v.accepted as f64 / v.drafted.max(1) as f64)}</td></tr>
-                <tr><th scope="row">"α = mean Σ min(p, q)"</th><td>{format!("{:.3}", v.alpha)}</td></tr>
-                <tr><th scope="row">"tokens per verify pass"</th><td data-testid="spec-per-call">{format!("{:.2} measured; (1 − α^(γ+1)) / (1 − α) = {:.2} (positions taken as independent)", v.tokens_per_call, v.formula)}</td></tr>
-                <tr><th scope="row">"model passes saved"</th><td>{format!("{saved} of {emitted} tokens needed no pass of their own")}</td></tr>
-                <tr><th scope="row">"wall clock on this backend"</th><td data-testid="spec-speed">{format!("{:.3} ms a token speculative, {:.3} ms plain: {verdict}", v.spec_ms_per_token, v.plain_ms_per_token)}</td></tr>
+                <tr><th scope="row">{ui.t("spec-cycles")}</th><td>{int(ui, v.cycles as u64)}</td></tr>
+                <tr><th scope="row">{ui.t("spec-drafts-accepted")}</th><td data-testid="spec-acceptance">{acceptance}</td></tr>
+                <tr><th scope="row">{ui.t("spec-alpha")}</th><td>{num(ui, v.alpha, 3)}</td></tr>
+                <tr><th scope="row">{ui.t("spec-per-pass")}</th><td data-testid="spec-per-call">{per_call}</td></tr>
+                <tr><th scope="row">{ui.t("spec-saved")}</th><td>{saved}</td></tr>
+                <tr><th scope="row">{ui.t("spec-wall")}</th><td data-testid="spec-speed">{wall}</td></tr>
             </tbody>
         </table>
     }

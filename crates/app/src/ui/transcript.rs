@@ -6,6 +6,7 @@ use super::state::Ui;
 use super::taxonomy::Tag;
 use decoding_engine::decode::generation::StopReason;
 use decoding_engine::units::human_bytes;
+use decoding_page::i18n::Lang;
 use decoding_page::page::piece_text;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -37,15 +38,15 @@ pub fn Transcript() -> impl IntoView {
         ui.gen.transcript.with(|t| {
             t.as_ref()
                 .and_then(|t| t.stop.clone())
-                .map(|r| stop_words(&r))
+                .map(|r| stop_words_in(ui, &r))
         })
     };
     view! {
         <section class="panel" aria-labelledby="prompt-h" data-testid="prompt-panel">
-            <h2 id="prompt-h">"Prompt " <Tag of="panel-prompt" /></h2>
+            <h2 id="prompt-h">{move || ui.t("panel-title-prompt")} " " <Tag of="panel-prompt" /></h2>
             <div class="prompt-row" data-tagged>
                 <Tag of="prompt" />
-                <textarea data-testid="prompt" aria-label="Prompt" rows="2"
+                <textarea data-testid="prompt" aria-label=move || ui.t("transcript-prompt") rows="2"
                     prop:value=move || prompt_text.get()
                     on:input=move |ev| prompt_text.set(event_target_value(&ev))
                     on:keydown=move |ev: leptos::ev::KeyboardEvent| {
@@ -54,29 +55,29 @@ pub fn Transcript() -> impl IntoView {
                             apply_prompt();
                         }
                     }></textarea>
-                <button data-testid="run-prompt" on:click=move |_| apply_prompt()>"Run prompt"</button>
+                <button data-testid="run-prompt" on:click=move |_| apply_prompt()>{move || ui.t("transcript-run-prompt")}</button>
                 {move || ui.model.info.with(|i| i.as_ref().is_some_and(|i| i.chat_template)).then(|| view! {
                     <button class="ghost" data-testid="chat-toggle"
-                        title="Render the prompt as one user message through the chat template the model's file carries, the assistant's turn opened: what an instruct model was trained to see"
+                        title=move || ui.t("transcript-chat-title")
                         aria-pressed=move || ui.gen.chat.get().to_string()
                         on:click=move |_| {
                             ui.gen.chat.update(|c| *c = !*c);
                             apply_prompt();
-                        }>"Chat"</button>
+                        }>{move || ui.t("transcript-chat")}</button>
                 })}
             </div>
-            <div class="controls" id="controls" role="toolbar" aria-label="Generation controls">
-                <button data-testid="step" on:click=move |_| ui.step() title="Step one token (n)">"Step"</button>
-                <button data-testid="run" on:click=move |_| ui.toggle_run() title="Run / pause (p)"
+            <div class="controls" id="controls" role="toolbar" aria-label=move || ui.t("transcript-controls")>
+                <button data-testid="step" on:click=move |_| ui.step() title=move || ui.t("transcript-step-title")>{move || ui.t("transcript-step")}</button>
+                <button data-testid="run" on:click=move |_| ui.toggle_run() title=move || ui.t("transcript-run-title")
                     aria-pressed=move || ui.gen.running.get().to_string()>
-                    {move || if ui.gen.running.get() { "Pause" } else { "Run" }}
+                    {move || if ui.gen.running.get() { ui.t("transcript-pause") } else { ui.t("transcript-run") }}
                 </button>
-                <button data-testid="rewind" on:click=move |_| ui.rewind() title="Rewind one token (b)">"Rewind"</button>
-                <button data-testid="reset" on:click=move |_| ui.reset() title="Reset to the prompt (x)">"Reset"</button>
+                <button data-testid="rewind" on:click=move |_| ui.rewind() title=move || ui.t("transcript-rewind-title")>{move || ui.t("transcript-rewind")}</button>
+                <button data-testid="reset" on:click=move |_| ui.reset() title=move || ui.t("transcript-reset-title")>{move || ui.t("transcript-reset")}</button>
                 <span class="stop" data-testid="stop-reason" role="status">{stop_text}</span>
             </div>
             {move || ui.is_beam_tracked().then(|| view! {
-                <p class="hint" data-testid="beam-mirror">"Beam search: the chips are the best beam so far (the tree is in the beam panel). Step grows every beam by one token; Rewind takes the tree one level back."</p>
+                <p class="hint" data-testid="beam-mirror">{ui.t("transcript-beam-mirror")}</p>
             })}
             <p class="prompt-tokens" data-testid="prompt-tokens">
                 {move || prompt_tokens.with(|t| t.as_ref().map(|prompt| {
@@ -90,17 +91,18 @@ pub fn Transcript() -> impl IntoView {
                         } else {
                             piece_text(&p.piece, false, None)
                         };
-                        view! { <span class="ptok" data-testid="prompt-token" title=format!("token {}", p.id)>{shown}</span> }
+                        view! { <span class="ptok" data-testid="prompt-token" title=ui.tf("transcript-token-id", &[("id", p.id.to_string())])>{shown}</span> }
                     }).collect_view();
+                    let n = [("n", n.to_string())];
                     let how = match (ui.gen.chat.get(), ui.model.info.with(|i| i.as_ref().is_none_or(|i| i.add_bos))) {
-                        (true, _) => ", through the chat template",
-                        (false, true) => " (BOS first)",
-                        (false, false) => " (this vocabulary adds no BOS)",
+                        (true, _) => ui.tf("transcript-prompt-reads-chat", &n),
+                        (false, true) => ui.tf("transcript-prompt-reads-bos", &n),
+                        (false, false) => ui.tf("transcript-prompt-reads-no-bos", &n),
                     };
-                    view! { <span class="small">{format!("The prompt as the model reads it, {n} tokens{how}: ")}</span>{toks} }
+                    view! { <span class="small">{format!("{how} ")}</span>{toks} }
                 }))}
             </p>
-            <div class="transcript" data-testid="transcript" aria-live="polite" tabindex="0" aria-label="generated tokens">
+            <div class="transcript" data-testid="transcript" aria-live="polite" tabindex="0" aria-label=move || ui.t("transcript-generated")>
                 <span class="prompt-text" data-testid="prompt-text">
                     {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| t.prompt_text.clone()))}
                 </span>
@@ -145,59 +147,66 @@ fn escape_html(s: &str) -> String {
 }
 
 /// One chip's markup: the piece, its probability and rank.
-fn chip_html(i: usize, s: &decoding_engine::decode::generation::Step) -> String {
+fn chip_html(ui: Ui, i: usize, s: &decoding_engine::decode::generation::Step) -> String {
     // The model's probability first (the same under greedy and T = 0), then the one the
     // token was drawn from when the knobs changed it.
     let drawn = ((s.prob - s.model_prob).abs() >= 0.005).then_some(s.prob);
     let shown = piece_text(&s.piece, false, None);
     let p_text = format!(
-        "{:.2}{} #{}",
-        s.model_prob,
-        drawn.map_or(String::new(), |p| format!("→{p:.2}")),
+        "{}{} #{}",
+        fixed(ui, s.model_prob, 2),
+        drawn.map_or(String::new(), |p| format!("→{}", fixed(ui, p, 2))),
         s.rank
     );
     // The accessible name starts with what the chip shows (WCAG 2.5.3, label in name), then
     // says it in words.
-    let label = format!(
-        "{shown}{p_text}: token {} {:?}, model probability {:.3}{}, rank {}",
-        i + 1,
-        s.piece,
-        s.model_prob,
-        drawn.map_or(String::new(), |p| format!(
-            ", drawn with probability {p:.3}"
-        )),
-        s.rank
+    let drawn = drawn.map_or(String::new(), |p| {
+        ui.tf("transcript-chip-drawn", &[("p", fixed(ui, p, 3))])
+    });
+    let label = ui.tf(
+        "transcript-chip-label",
+        &[
+            ("shown", format!("{shown}{p_text}")),
+            ("n", (i + 1).to_string()),
+            ("piece", format!("{:?}", s.piece)),
+            ("p", fixed(ui, s.model_prob, 3)),
+            ("drawn", drawn),
+            ("rank", s.rank.to_string()),
+        ],
     );
     format!(
-        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p" title="model p (→ drawn p) and rank">{}</span></button>"#,
+        r#"<button class="chip{}" data-testid="chip" data-i="{i}" aria-label="{}"><span class="piece">{}</span><span class="p" title="{}">{}</span></button>"#,
         if s.rank > 1 { " unlikely" } else { "" },
         escape_html(&label),
         escape_html(&shown),
+        escape_html(&ui.t("transcript-chip-p-title")),
         escape_html(&p_text),
     )
 }
 
 /// The generated tokens as chips with probability and rank; hovering or focusing one sets
 /// `hovered`. A step appends one chip and leaves the others (and the focus) alone; a rewind
-/// or a new transcript redraws the list. The chips are plain markup served by one set of
+/// or a new transcript (or another language) redraws the list. The chips are plain markup served by one set of
 /// listeners on the list: a reactive view per chip cost the page memory with every token,
 /// never returned (tests/e2e/soak.test.mjs; BENCHMARKS.md, "Figures behind the code").
 #[component]
 fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl IntoView {
     let ui = expect_context::<Ui>();
     let list = NodeRef::<leptos::html::Span>::new();
-    // What the list shows: each chip's (token, rank, probability bits).
-    let shown = StoredValue::new(Vec::<(u32, usize, u64)>::new());
+    // What the list shows: its language, and each chip's (token, rank, probability bits).
+    let shown = StoredValue::new((Lang::En, Vec::<(u32, usize, u64)>::new()));
     Effect::new(move |_| {
         let Some(el) = list.get() else { return };
+        let lang = ui.lang();
         ui.gen.transcript.with(|t| {
             let steps = t.as_ref().map_or(&[][..], |t| &t.steps[..]);
             let keys: Vec<(u32, usize, u64)> = steps
                 .iter()
                 .map(|s| (s.token, s.rank, s.prob.to_bits()))
                 .collect();
-            shown.update_value(|old| {
-                let extends = old.len() <= keys.len() && old[..] == keys[..old.len()];
+            shown.update_value(|(old_lang, old)| {
+                let extends =
+                    *old_lang == lang && old.len() <= keys.len() && old[..] == keys[..old.len()];
                 let from = if extends {
                     old.len()
                 } else {
@@ -207,7 +216,7 @@ fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl
                 let html: String = steps[from..]
                     .iter()
                     .enumerate()
-                    .map(|(j, s)| chip_html(from + j, s))
+                    .map(|(j, s)| chip_html(ui, from + j, s))
                     .collect();
                 if !html.is_empty() {
                     let _ = el.insert_adjacent_html("beforeend", &html);
@@ -221,6 +230,7 @@ fn Chips(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -> impl
                     }
                 }
                 *old = keys;
+                *old_lang = lang;
             });
         });
     });
@@ -258,7 +268,7 @@ fn ChipPopover(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -
                         <li class:chosen=chosen>
                             <span class="piece">{piece_text(&ui.piece(id), false, None)}</span>
                             <span class="bar" style:width=format!("{:.1}%", p * 100.0)></span>
-                            <span class="v">{format!("{p:.3}")}</span>
+                            <span class="v">{fixed(ui, p, 3)}</span>
                         </li>
                     }
                 }).collect_view();
@@ -266,8 +276,8 @@ fn ChipPopover(hovered: RwSignal<Option<usize>>, anchor: RwSignal<(f64, f64)>) -
                     <div class="popover" data-testid="chip-popover" role="tooltip"
                         style:left=move || format!("{}px", anchor.get().0)
                         style:top=move || format!("{}px", anchor.get().1)>
-                        <strong>{format!("Token {} was drawn from:", i + 1)}</strong>
-                        {s.coin.map(|c| view! { <span class="coin">{format!(" coin {c:.4}")}</span> })}
+                        <strong>{ui.tf("transcript-drawn-from", &[("n", (i + 1).to_string())])}</strong>
+                        {s.coin.map(|c| view! { <span class="coin">{format!(" {}", ui.tf("dist-coin", &[("coin", fixed(ui, c, 4))]))}</span> })}
                         <ol>{rows}</ol>
                     </div>
                 }
@@ -307,9 +317,14 @@ fn KeptStrip() -> impl IntoView {
                 .collect();
             let last = *shown.last()?;
             let csv = shown.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
-            let text = format!(
-                "Tokens kept at each step (the set each token was drawn from): now {last}; between {min} and {max} over the last {} steps.",
-                shown.len()
+            let text = ui.tf(
+                "transcript-kept-strip",
+                &[
+                    ("last", last.to_string()),
+                    ("min", min.to_string()),
+                    ("max", max.to_string()),
+                    ("steps", shown.len().to_string()),
+                ],
             );
             Some(view! {
                 <figure class="kept-fig">
@@ -338,21 +353,23 @@ fn Timings() -> impl IntoView {
             {move || ui.gen.transcript.with(|t| t.as_ref().map(|t| {
                 let tm = &t.timings;
                 let prefill = tm.prefill_ms.map_or(String::new(), |ms| {
-                    format!("prefill {} tokens in {:.1} ms", tm.prefill_tokens, ms)
+                    ui.tf("transcript-prefill", &[("tokens", tm.prefill_tokens.to_string()), ("ms", fixed(ui, ms, 1))])
                 });
                 // Means over the last steps (a worker's clock ticks in 0.1 ms, so single steps
                 // of a small model read 0.0 or 0.1; their mean is the step's time). The forward
                 // pass of each new token is what a step waits for; the chain chose it.
                 let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+                let steps = tm.chain_ms.len().to_string();
                 let decode = match (mean(&tm.forward_ms), mean(&tm.chain_ms)) {
-                    (Some(f), Some(c)) if f + c > 0.0 => format!(
-                        "; decode {:.2} ms/token = forward pass {f:.2} ms + sampling chain {c:.2} ms (means of the last {} steps, {:.0} tokens/s)",
-                        f + c, tm.chain_ms.len(), 1000.0 / (f + c)),
-                    (Some(_), Some(_)) => format!("; decode under the browser clock's 0.1 ms per token (last {} steps)", tm.chain_ms.len()),
+                    (Some(f), Some(c)) if f + c > 0.0 => format!("; {}", ui.tf("transcript-decode", &[
+                        ("total", fixed(ui, f + c, 2)), ("forward", fixed(ui, f, 2)), ("chain", fixed(ui, c, 2)),
+                        ("steps", steps), ("rate", fixed(ui, 1000.0 / (f + c), 0))])),
+                    (Some(_), Some(_)) => format!("; {}", ui.tf("transcript-decode-under-clock", &[("steps", steps)])),
                     _ => String::new(),
                 };
                 let run = tm.last_run.map_or(String::new(), |(n, ms)| {
-                    format!("; last run: {n} tokens in {ms:.0} ms = {:.0} tokens/s", n as f64 * 1000.0 / ms.max(1e-6))
+                    format!("; {}", ui.tf("transcript-last-run", &[("n", n.to_string()), ("ms", fixed(ui, ms, 0)),
+                        ("rate", fixed(ui, n as f64 * 1000.0 / ms.max(1e-6), 0))]))
                 });
                 format!("{prefill}{decode}{run}")
             }))}
@@ -363,11 +380,11 @@ fn Timings() -> impl IntoView {
                 let page = decoding_page::heap::wasm_memory_bytes().unwrap_or(0);
                 let page_live = decoding_page::heap::live_bytes().unwrap_or(0);
                 view! {
-                    "Memory (wasm, peak): engine "
-                    <span data-testid="memory-engine" data-bytes=engine.to_string() data-live=engine_live.to_string()>{human_bytes(engine)}</span>
-                    ", page "
-                    <span data-testid="memory-page" data-bytes=page.to_string() data-live=page_live.to_string()>{human_bytes(page)}</span>
-                    "; in use: engine " {human_bytes(engine_live)} ", page " {human_bytes(page_live)}
+                    {ui.t("transcript-memory-engine")} " "
+                    <span data-testid="memory-engine" data-bytes=engine.to_string() data-live=engine_live.to_string()>{shortest(ui, human_bytes(engine))}</span>
+                    {ui.t("transcript-memory-page")} " "
+                    <span data-testid="memory-page" data-bytes=page.to_string() data-live=page_live.to_string()>{shortest(ui, human_bytes(page))}</span>
+                    {ui.tf("transcript-memory-in-use", &[("engine", shortest(ui, human_bytes(engine_live))), ("page", shortest(ui, human_bytes(page_live)))])}
                 }
             }))}
         </p>
@@ -386,24 +403,47 @@ impl Ui {
     }
 }
 
-/// A stop reason in words.
+/// A stop reason in words, in the language in force (read from the context: call it while
+/// a view is built).
 pub fn stop_words(r: &StopReason) -> String {
+    stop_words_in(expect_context::<Ui>(), r)
+}
+
+/// A stop reason in words.
+pub fn stop_words_in(ui: Ui, r: &StopReason) -> String {
     match r {
         StopReason::EndOfSequence { token } => {
-            format!("Stopped: the model ended the story (token {token}).")
+            ui.tf("transcript-stop-eos", &[("token", token.to_string())])
         }
-        StopReason::MaxTokens { max } => format!("Stopped: max tokens ({max})."),
-        StopReason::StopSequence { stop } => format!("Stopped: stop sequence {stop:?} appeared."),
+        StopReason::MaxTokens { max } => ui.tf("transcript-stop-max", &[("max", max.to_string())]),
+        StopReason::StopSequence { stop } => {
+            ui.tf("transcript-stop-sequence", &[("stop", format!("{stop:?}"))])
+        }
         StopReason::ContextFull { seq_len } => {
-            format!("Stopped: the context is full ({seq_len} tokens).")
+            ui.tf("transcript-stop-context", &[("n", seq_len.to_string())])
         }
-        StopReason::ConstraintComplete => {
-            "Stopped: the constraint is complete (the text is an instance; nothing may follow)."
-                .into()
-        }
-        StopReason::ConstraintUnsatisfiable => {
-            "Stopped: the constraint allows no token here, not even the end.".into()
-        }
+        StopReason::ConstraintComplete => ui.t("transcript-stop-constraint-complete"),
+        StopReason::ConstraintUnsatisfiable => ui.t("transcript-stop-constraint-unsatisfiable"),
+    }
+}
+
+/// A number with `decimals` places: English as Rust's `{:.N}` writes it (the e2e tests read
+/// "of 32000 tokens kept"), the other languages in their own separators (`views::numbers`).
+pub(super) fn fixed(ui: Ui, v: f64, decimals: usize) -> String {
+    super::views::numbers::num(ui, v, decimals)
+}
+
+/// A figure as Rust writes it (`0.9`, `1`, `1.25 KiB`), in the language's decimal separator.
+pub(super) fn shortest(ui: Ui, v: impl std::fmt::Display) -> String {
+    super::views::numbers::point(ui, v.to_string())
+}
+
+/// Between the items of a list of numbers: "; " where the decimal separator is a comma.
+pub(super) fn list_sep(ui: Ui) -> &'static str {
+    if ui.lang() == Lang::Es {
+        "; "
+    } else {
+        ", "
     }
 }
 
@@ -448,11 +488,13 @@ fn TranscriptFiles() -> impl IntoView {
         };
         input.set_value("");
         if file.size() > MAX_TRANSCRIPT_BYTES as f64 {
-            ui.shell.error.set(Some(format!(
-                "{}: {} bytes, a transcript file is at most {}",
-                file.name(),
-                file.size(),
-                MAX_TRANSCRIPT_BYTES
+            ui.shell.error.set(Some(ui.tf(
+                "transcript-file-too-big",
+                &[
+                    ("file", file.name()),
+                    ("bytes", file.size().to_string()),
+                    ("max", MAX_TRANSCRIPT_BYTES.to_string()),
+                ],
             )));
             return;
         }
@@ -462,7 +504,7 @@ fn TranscriptFiles() -> impl IntoView {
                 .ok()
                 .and_then(|t| t.as_string());
             let parsed = text
-                .ok_or_else(|| "the file could not be read".to_string())
+                .ok_or_else(|| ui.t("transcript-unreadable"))
                 .and_then(|t| TranscriptFile::parse(&t));
             match parsed {
                 Ok(f) => {
@@ -471,9 +513,14 @@ fn TranscriptFiles() -> impl IntoView {
                         .info
                         .with_untracked(|i| i.as_ref().map(|i| (i.name.clone(), i.params)));
                     if here.as_ref().is_some_and(|(_, p)| *p != f.params) {
-                        ui.shell.error.set(Some(format!(
-                            "this transcript was made with {} ({} parameters); the page has {} loaded: load that model first",
-                            f.model, f.params, here.map(|h| h.0).unwrap_or_default())));
+                        ui.shell.error.set(Some(ui.tf(
+                            "transcript-other-model",
+                            &[
+                                ("model", f.model.clone()),
+                                ("params", f.params.to_string()),
+                                ("loaded", here.map(|h| h.0).unwrap_or_default()),
+                            ],
+                        )));
                         return;
                     }
                     ui.reactions
@@ -486,8 +533,8 @@ fn TranscriptFiles() -> impl IntoView {
     };
     view! {
         <div class="knob-row transcript-files">
-            <button class="ghost" data-testid="export-transcript" on:click=save>"Export transcript (JSON)"</button>
-            <label class="file-button" data-tagged>"Load a transcript " <Tag of="transcript" />
+            <button class="ghost" data-testid="export-transcript" on:click=save>{move || ui.t("transcript-export")}</button>
+            <label class="file-button" data-tagged>{move || ui.t("transcript-load")} " " <Tag of="transcript" />
                 <input type="file" accept=".json,application/json" data-testid="load-transcript" on:change=load />
             </label>
         </div>

@@ -37,11 +37,7 @@ fn quant_rows_are_four_bars_a_token_scaled_to_the_largest() {
         ],
         row: WeightRowView {
             label: "w".into(),
-            from: 0,
-            values: [vec![], vec![], vec![], vec![]],
-            max_error: [0.0; 3],
-            groups: [0; 2],
-            straddles: false,
+            ..Default::default()
         },
         f32_is_dequantized: false,
     };

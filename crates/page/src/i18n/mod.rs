@@ -1,5 +1,7 @@
 //! The page's words in English, Simplified Chinese and Spanish, through Mozilla's Fluent
-//! (`fluent-bundle`): one `.ftl` file a language (`crates/page/locales/`), a message by id,
+//! (`fluent-bundle`): a folder a language (`crates/page/locales/<lang>/`) with a file an area
+//! of the page ([`AREAS`]: the header and loading, the transcript and its knobs, the other
+//! panels, the class, the lesson's captions), a message by id,
 //! its numbers passed in already formatted for the language ([`number`], [`integer`]: CLDR's
 //! separators and grouping, checked against the browser's `Intl.NumberFormat` in the e2e
 //! tests). The language is the link's (`lang=`), else the browser's first that the page has
@@ -7,6 +9,9 @@
 //! English; the tests hold Chinese complete and Spanish complete for the interface.
 
 use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
+
+/// The page's areas, a Fluent file each in every language's folder.
+pub const AREAS: [&str; 5] = ["page", "transcript", "panels", "class", "captions"];
 
 /// A language of the page; its name is a link's (`lang=zh-CN`) and `<html lang>`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::IntoStaticStr)]
@@ -62,12 +67,30 @@ impl Lang {
             .unwrap_or_default()
     }
 
-    fn source(self) -> &'static str {
-        match self {
-            Lang::En => include_str!("../../locales/en.ftl"),
-            Lang::ZhCn => include_str!("../../locales/zh-CN.ftl"),
-            Lang::Es => include_str!("../../locales/es.ftl"),
+    /// The language's files, one an area of the page (`AREAS`), in that order.
+    fn files(self) -> [&'static str; AREAS.len()] {
+        macro_rules! area_files {
+            ($lang:literal) => {
+                [
+                    include_str!(concat!("../../locales/", $lang, "/page.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/transcript.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/panels.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/class.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/captions.ftl")),
+                ]
+            };
         }
+        match self {
+            Lang::En => area_files!("en"),
+            Lang::ZhCn => area_files!("zh-CN"),
+            Lang::Es => area_files!("es"),
+        }
+    }
+
+    /// The language's messages, every area's file in one text (an id twice is an error the
+    /// tests catch).
+    fn source(self) -> String {
+        self.files().join("\n")
     }
 
     /// Decimal separator and grouping separator (CLDR's `latn` symbols).
@@ -138,7 +161,7 @@ fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
     // Plain text: no Unicode isolation marks around the arguments.
     b.set_use_isolating(false);
     // A resource with errors still holds its good messages (the tests hold it clean).
-    let res = FluentResource::try_new(lang.source().to_string()).unwrap_or_else(|(r, _)| r);
+    let res = FluentResource::try_new(lang.source()).unwrap_or_else(|(r, _)| r);
     let _ = b.add_resource(res);
     b
 }
@@ -183,3 +206,12 @@ impl Tr {
 
 #[cfg(test)]
 mod tests;
+// Each area's own checks (its tables' keys have their messages), one file an area.
+#[cfg(test)]
+mod tests_captions;
+#[cfg(test)]
+mod tests_class;
+#[cfg(test)]
+mod tests_panels;
+#[cfg(test)]
+mod tests_transcript;

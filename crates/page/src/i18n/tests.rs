@@ -29,7 +29,7 @@ fn messages(src: &str) -> Vec<(String, Vec<String>)> {
 #[test]
 fn every_file_parses_clean_and_names_each_message_once() {
     for lang in Lang::ALL {
-        let res = FluentResource::try_new(lang.source().to_string());
+        let res = FluentResource::try_new(lang.source());
         assert!(
             res.is_ok(),
             "{}: {:?}",
@@ -47,10 +47,10 @@ fn every_file_parses_clean_and_names_each_message_once() {
 
 #[test]
 fn chinese_is_complete_spanish_has_the_interface_and_arguments_match() {
-    let en = messages(Lang::En.source());
+    let en = messages(&Lang::En.source());
     assert!(en.len() >= 70, "{} messages", en.len());
     for lang in [Lang::ZhCn, Lang::Es] {
-        let theirs = messages(lang.source());
+        let theirs = messages(&lang.source());
         for (id, args) in &en {
             match theirs.iter().find(|(i, _)| i == id) {
                 Some((_, a)) => assert_eq!(a, args, "{} {id}: its arguments", lang.name()),
@@ -70,31 +70,80 @@ fn chinese_is_complete_spanish_has_the_interface_and_arguments_match() {
     }
 }
 
-#[test]
-fn every_id_the_page_asks_for_is_in_english() {
-    let sources = [
-        include_str!("../../../app/src/ui/header.rs"),
-        include_str!("../../../app/src/ui/models.rs"),
-        include_str!("../../../app/src/ui/files.rs"),
-        include_str!("../../../app/src/ui/theme.rs"),
-        include_str!("../../../app/src/ui/lesson.rs"),
-        include_str!("../../../app/src/ui/mod.rs"),
-    ];
-    let en = messages(Lang::En.source());
-    let mut asked = 0;
-    for src in sources {
-        for call in [".t(\"", ".tf(\""] {
+/// Every `.rs` file under `dir`, with its path (tests excluded: they may name ids that do
+/// not exist, to check the fallback).
+fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = e.path();
+        let name = path.to_string_lossy().to_string();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if name.ends_with(".rs") && !name.contains("test") {
+            out.push((name, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+}
+
+/// The ids the code asks for: `ui.t("id")` and `ui.tf("id", …)` in the page's views,
+/// `.msg("id", …)` in the page crate (the lesson's captions).
+fn asked_ids() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("../app/src"), &mut files);
+    sources(&root.join("src"), &mut files);
+    let mut ids = Vec::new();
+    for (name, src) in &files {
+        for call in [".t(\"", ".tf(\"", ".msg(\""] {
             for (i, _) in src.match_indices(call) {
                 let id = src[i + call.len()..].split('"').next().unwrap();
-                asked += 1;
-                assert!(
-                    en.iter().any(|(e, _)| e == id),
-                    "the page asks for {id}, which en.ftl lacks"
-                );
+                ids.push((name.clone(), id.to_string()));
             }
         }
     }
-    assert!(asked >= 40, "only {asked} ids read: the scan is broken");
+    ids
+}
+
+#[test]
+fn every_id_the_page_asks_for_is_in_english() {
+    let en = messages(&Lang::En.source());
+    let ids = asked_ids();
+    for (file, id) in &ids {
+        assert!(
+            en.iter().any(|(e, _)| e == id),
+            "{file} asks for {id:?}, which en/*.ftl lacks"
+        );
+    }
+    assert!(
+        ids.len() >= 40,
+        "only {} ids read: the scan is broken",
+        ids.len()
+    );
+}
+
+/// A translation that is its English message word for word is a message not translated
+/// (names of things, a word or two, are the same in every language).
+#[test]
+fn no_translation_is_its_english_copied() {
+    let en = messages(&Lang::En.source());
+    let en_tr = Tr::new(Lang::En);
+    for lang in [Lang::ZhCn, Lang::Es] {
+        let tr = Tr::new(lang);
+        for (id, _) in &en {
+            if !tr.has(id) {
+                continue;
+            }
+            let (theirs, ours) = (tr.get(id), en_tr.get(id));
+            let words = ours
+                .split_whitespace()
+                .filter(|w| w.chars().filter(|c| c.is_ascii_lowercase()).count() >= 3)
+                .count();
+            assert!(
+                theirs != ours || words < 3,
+                "{} {id}: still the English {ours:?}",
+                lang.name()
+            );
+        }
+    }
 }
 
 #[test]

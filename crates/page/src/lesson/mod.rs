@@ -7,12 +7,13 @@
 //! otherwise says what was measured and why the claim does not show here; until its view
 //! has arrived it says what it waits for.
 
+pub(crate) mod builder;
 mod captions;
 
+use crate::i18n::Lang;
 use crate::page::{self, PageState};
 use crate::protocol::*;
 use decoding_engine::decode::sampling::SettingError;
-use decoding_engine::units::thousands;
 
 /// What a step asks the page to do beyond opening its link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +31,8 @@ pub enum Action {
     },
 }
 
-/// Why a caption is not drawn yet: the view it waits for.
+/// Why a caption is not drawn yet: the view it waits for, as the id of its message
+/// (`caption-wait-…`: "the transcript").
 pub type Wait = &'static str;
 
 /// A step's caption from the live views.
@@ -59,6 +61,8 @@ pub struct Step {
 /// with `class=1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Check {
+    /// In English; the track shows its step's `lesson-question-<key>` message (the same
+    /// words in English).
     pub question: &'static str,
     pub query: &'static str,
 }
@@ -362,45 +366,8 @@ pub struct Live<'a> {
     pub spec: Option<&'a SpecView>,
     pub quant: Option<&'a QuantView>,
     pub sweep: Option<&'a SweepView>,
-}
-
-/// A caption being written.
-pub(crate) struct Caption(Vec<Part>);
-
-impl Caption {
-    pub(crate) fn new() -> Caption {
-        Caption(Vec::new())
-    }
-    pub(crate) fn t(mut self, s: impl Into<String>) -> Caption {
-        self.0.push(Part::Text(s.into()));
-        self
-    }
-    pub(crate) fn n(mut self, key: &'static str, value: f64, shown: String) -> Caption {
-        self.0.push(Part::Num { key, value, shown });
-        self
-    }
-    /// A probability (or any 0–1 number) shown to 3 places.
-    pub(crate) fn p(self, key: &'static str, v: f64) -> Caption {
-        self.n(key, v, format!("{v:.3}"))
-    }
-    pub(crate) fn int(self, key: &'static str, v: u64) -> Caption {
-        self.n(key, v as f64, thousands(v))
-    }
-    /// A number with `places` decimals.
-    pub(crate) fn f(self, key: &'static str, v: f64, places: usize) -> Caption {
-        self.n(key, v, format!("{v:.places$}"))
-    }
-    /// A rate in tokens a second, rounded.
-    pub(crate) fn rate(self, key: &'static str, v: f64) -> Caption {
-        self.n(
-            key,
-            v,
-            format!("{} tokens/s", thousands(v.max(0.0).round() as u64)),
-        )
-    }
-    pub(crate) fn done(self) -> Vec<Part> {
-        self.0
-    }
+    /// The language the caption is written in.
+    pub lang: Lang,
 }
 
 /// The caption as plain text (the page's screen-reader text, and the tests').

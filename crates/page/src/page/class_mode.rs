@@ -6,10 +6,63 @@
 //! (`app/src/ui/class.rs`) only carries it out.
 
 use super::class_round::{reveal, Guess, Reveal, Score};
+use std::fmt;
 
 /// How many of the model's most likely tokens the reveal's axis always shows, guessed or
 /// not: where the class put nothing is part of the lesson.
 pub const MODEL_TOP: usize = 5;
+
+/// Why a reveal could not be drawn. Its `Display` is the English the panel shows (and the
+/// error the round returns); the panel says it in the page's language by its [`id`](Self::id)
+/// (`locales/*/class.ftl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundError {
+    /// The text moved between the guesses' asking and their tokens' arriving.
+    TextMoved,
+    NotFinite,
+    /// No guess adds a token.
+    NoToken,
+    OutsideVocab,
+}
+
+impl RoundError {
+    pub const ALL: [RoundError; 4] = [
+        RoundError::TextMoved,
+        RoundError::NotFinite,
+        RoundError::NoToken,
+        RoundError::OutsideVocab,
+    ];
+
+    /// Its message's id in the page's messages.
+    pub fn id(self) -> &'static str {
+        match self {
+            RoundError::TextMoved => "class-err-text-moved",
+            RoundError::NotFinite => "class-err-not-finite",
+            RoundError::NoToken => "class-err-no-token",
+            RoundError::OutsideVocab => "class-err-outside-vocab",
+        }
+    }
+
+    /// The error whose English is `text`, if one is.
+    pub fn from_english(text: &str) -> Option<RoundError> {
+        RoundError::ALL.into_iter().find(|e| e.english() == text)
+    }
+
+    pub fn english(self) -> &'static str {
+        match self {
+            RoundError::TextMoved => "the text moved on before the guesses were read: reveal again",
+            RoundError::NotFinite => "the model's logits are not finite",
+            RoundError::NoToken => "no guess stands for a token: nothing to reveal",
+            RoundError::OutsideVocab => "a guess's token is outside the model's vocabulary",
+        }
+    }
+}
+
+impl fmt::Display for RoundError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.english())
+    }
+}
 
 /// A round revealed: its numbers and the tokens the chart puts on its axis.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +157,7 @@ impl ClassMode {
             return Ok(());
         };
         if at != step || tokens.len() != guesses.len() {
-            return Err("the text moved on before the guesses were read: reveal again".into());
+            return Err(RoundError::TextMoved.to_string());
         }
         let mut counts = Vec::new();
         let mut dropped = Vec::new();
@@ -135,11 +188,14 @@ impl ClassMode {
         step: usize,
     ) -> Result<(), String> {
         self.phase = Phase::Guessing;
-        let p = softmax(logits).ok_or("the model's logits are not finite")?;
-        let reveal = reveal(counts, &p).ok_or(if counts.is_empty() {
-            "no guess stands for a token: nothing to reveal"
-        } else {
-            "a guess's token is outside the model's vocabulary"
+        let p = softmax(logits).ok_or_else(|| RoundError::NotFinite.to_string())?;
+        let reveal = reveal(counts, &p).ok_or_else(|| {
+            if counts.is_empty() {
+                RoundError::NoToken
+            } else {
+                RoundError::OutsideVocab
+            }
+            .to_string()
         })?;
         let mut order: Vec<u32> = (0..p.len() as u32).collect();
         let top = MODEL_TOP.min(order.len());

@@ -2,6 +2,7 @@
 //! each with a prompt that sets the model up for it, as the `constraint` knob's text
 //! (`kind:source`).
 
+use crate::i18n::{number, Lang, Tr};
 use decoding_engine::decode::constraint::ConstraintKind;
 
 /// A prepared constraint.
@@ -77,45 +78,77 @@ pub fn split_knob(text: &str) -> (String, String) {
     }
 }
 
-/// What Z_t says, with its numbers.
-pub fn constraint_caption(z: f64, allowed: usize, vocab: usize) -> String {
+/// A figure of the caption in `lang`: English as `format!` writes it (no grouping), else
+/// the language's separators.
+fn figure(lang: Lang, v: f64, decimals: usize) -> String {
+    if lang == Lang::En {
+        format!("{v:.decimals$}")
+    } else {
+        number(lang, v, decimals)
+    }
+}
+
+/// What Z_t says: its message (`constraint-caption-…` in `panels.ftl`) and the figures it
+/// quotes, written for `lang`.
+pub fn constraint_caption_message(
+    lang: Lang,
+    z: f64,
+    allowed: usize,
+    vocab: usize,
+) -> (&'static str, Vec<(&'static str, String)>) {
     let removed = 100.0 * (1.0 - z);
+    let allowed_text = figure(lang, allowed as f64, 0);
     if allowed == 0 {
-        "The constraint allows no token here: generation stops rather than sample from nothing."
-            .into()
+        ("constraint-caption-none", Vec::new())
     } else if z >= 0.999_5 {
-        format!(
-            "Z_t = {z:.4}: the model already puts all its probability on text the constraint \
-             allows; the mask changes nothing here (q = p over {allowed} allowed tokens)."
+        (
+            "constraint-caption-all",
+            vec![("z", figure(lang, z, 4)), ("allowed", allowed_text)],
         )
     } else if z >= 0.5 {
-        format!(
-            "Z_t = {z:.3}: the model agrees with the constraint; {removed:.1}% of its probability \
-             was on forbidden tokens, and q = p / Z_t raises each allowed token by {:.2}×.",
-            1.0 / z
+        (
+            "constraint-caption-agrees",
+            vec![
+                ("z", figure(lang, z, 3)),
+                ("removed", figure(lang, removed, 1)),
+                ("factor", figure(lang, 1.0 / z, 2)),
+            ],
         )
     } else if z >= 0.05 {
-        format!(
-            "Z_t = {z:.3}: the constraint removes {removed:.1}% of the model's probability; q = \
-             p / Z_t scales each of the {allowed} allowed tokens by {:.1}×, so the text follows \
-             what the model thought less likely.",
-            1.0 / z
+        (
+            "constraint-caption-removes",
+            vec![
+                ("z", figure(lang, z, 3)),
+                ("removed", figure(lang, removed, 1)),
+                ("allowed", allowed_text),
+                ("factor", figure(lang, 1.0 / z, 1)),
+            ],
         )
     } else {
         let shown = if z >= 1e-3 {
-            format!("{z:.4}")
+            figure(lang, z, 4)
+        } else if lang == Lang::Es {
+            format!("{z:.2e}").replace('.', ",")
         } else {
             format!("{z:.2e}")
         };
-        format!(
-            "Z_t = {shown}: the constraint is fighting the model. {removed:.2}% of its \
-             probability was on tokens the constraint forbids, and q = p / Z_t scales what it \
-             thought nearly impossible by {:.0}×: the text stays valid but goes where the model \
-             would not (of {vocab} tokens, {allowed} allowed). A prompt that sets up the format \
-             raises Z_t.",
-            1.0 / z.max(f64::MIN_POSITIVE)
+        (
+            "constraint-caption-fights",
+            vec![
+                ("z", shown),
+                ("removed", figure(lang, removed, 2)),
+                ("factor", figure(lang, 1.0 / z.max(f64::MIN_POSITIVE), 0)),
+                ("vocab", figure(lang, vocab as f64, 0)),
+                ("allowed", allowed_text),
+            ],
         )
     }
+}
+
+/// What Z_t says, with its numbers, in English.
+pub fn constraint_caption(z: f64, allowed: usize, vocab: usize) -> String {
+    let (id, args) = constraint_caption_message(Lang::En, z, allowed, vocab);
+    Tr::new(Lang::En).fmt(id, &args)
 }
 
 #[cfg(test)]

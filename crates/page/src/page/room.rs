@@ -21,10 +21,21 @@ pub fn check_code(text: &str) -> Result<String, String> {
     if code.chars().count() == CODE_LEN && code.chars().all(|c| CODE_ALPHABET.contains(c)) {
         Ok(code)
     } else {
-        Err(format!(
-            "{text:?} is not a room's code ({CODE_LEN} of {CODE_ALPHABET})"
-        ))
+        Err(format!("{text:?}{}", not_a_code()))
     }
+}
+
+/// What follows the text quoted in [`check_code`]'s error.
+fn not_a_code() -> String {
+    format!(" is not a room's code ({CODE_LEN} of {CODE_ALPHABET})")
+}
+
+/// The text, as quoted, that [`check_code`]'s error `message` refused (the page says the
+/// error in its language: `room-err-code`); `None` for another message.
+pub fn refused_code(message: &str) -> Option<&str> {
+    message
+        .strip_suffix(&not_a_code())
+        .filter(|q| q.starts_with('"'))
 }
 
 /// A student's frame.

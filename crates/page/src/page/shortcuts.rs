@@ -37,6 +37,50 @@ impl Shortcut {
     }
 }
 
+/// A row of the help overlay: the keys (alternatives, joined by the language's "or"), the
+/// message's key (`shortcut-<key>`, its words in every language) and its English words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShortcutHelp {
+    pub keys: &'static [&'static str],
+    pub key: &'static str,
+    pub action: &'static str,
+}
+
+const fn row(
+    keys: &'static [&'static str],
+    key: &'static str,
+    action: &'static str,
+) -> ShortcutHelp {
+    ShortcutHelp { keys, key, action }
+}
+
+/// The help overlay's rows, in its order.
+pub const SHORTCUT_HELP: [ShortcutHelp; 11] = [
+    row(
+        &["n", "→"],
+        "step",
+        "step one token (one beam level in beam search)",
+    ),
+    row(&["p"], "run", "run / pause"),
+    row(&["b", "←"], "rewind", "rewind one token"),
+    row(&["x"], "reset", "reset to the prompt"),
+    row(
+        &["t"],
+        "temperature",
+        "focus the temperature slider (then ← → to move it)",
+    ),
+    row(&["k"], "top-k", "focus top-k"),
+    row(&["l"], "scale", "switch probability / log-probability"),
+    row(
+        &["PageDown / PageUp", ". / ,"],
+        "lesson",
+        "the lesson track's next / previous step (opens it)",
+    ),
+    row(&["Tab / Shift+Tab"], "tab", "move between controls"),
+    row(&["?"], "help", "show this help"),
+    row(&["Esc"], "escape", "close this help; leave a text field"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,8 +52,8 @@ pub struct QuantToken {
     pub p: [f64; PRECISIONS],
 }
 
-/// One weight row before and after quantization.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One weight row before and after quantization (the default: none shown yet).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WeightRowView {
     /// e.g. "w2, layer 0, row 1"
     pub label: String,

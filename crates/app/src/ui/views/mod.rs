@@ -10,6 +10,7 @@ pub mod class;
 pub mod compare;
 pub mod inside;
 pub mod kv;
+pub mod numbers;
 pub mod quant;
 pub mod spec;
 pub mod toy;

@@ -70,6 +70,7 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
         spec: pick!(Event::Spec(SpecEvent::Spec { view }) => view),
         quant: pick!(Event::Quant(QuantEvent::Quant { view }) => view),
         sweep: pick!(Event::Batch(BatchEvent::Sweep { view }) => view),
+        lang: Default::default(),
     };
     // The columns arrive twice: as they start (no steps) and grown. A caption drawn from
     // the first would count tokens not yet generated (CI saw "no loop" at step 7).
