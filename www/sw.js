@@ -8,8 +8,12 @@
 //   release (a classroom server's page carries its own mark), else this release's cached copy:
 //   offline, or when the server already has a newer release, whose new service worker then
 //   installs beside this one and waits (and once it waits, this release's copy at once).
-// - The page's other files: this release's cached copies, so the engine (worker.js and its
-//   wasm, whose names carry no hash) is always the page's own.
+// - The page's other files: from the cache of the release that asks. The engine's files
+//   carry no hash in their names, so the page starts its engine as
+//   `worker_loader.js?release=R` and a request of that worker (its scripts, its wasm) is
+//   answered from `release-R`; a name with a hash is the same file in whichever release
+//   holds it. So a page of one release never runs the engine of another, even when a new
+//   release takes over while it starts. The release before this one is kept for that.
 // - An update waiting is applied by start.js at the next load, before the page starts (never
 //   under a lesson in progress): it asks the new worker to take over, then reloads.
 const VERSION = 'dev';
@@ -24,7 +28,10 @@ self.addEventListener('install', (e) => {
 
 self.addEventListener('activate', (e) => {
   e.waitUntil((async () => {
-    for (const k of await caches.keys()) if (k.startsWith('release-') && k !== CACHE) await caches.delete(k);
+    // This release and the one before it (a page of it may still be open); older ones go.
+    // (The keys come in the order the caches were made.)
+    const older = (await caches.keys()).filter((k) => k.startsWith('release-') && k !== CACHE);
+    for (const k of older.slice(0, -1)) await caches.delete(k);
     await self.clients.claim();
   })());
 });
@@ -55,6 +62,22 @@ async function page(request) {
   return own();
 }
 
+/** The release a request belongs to: its own `?release=`, else its worker's, else none. */
+async function releaseOf(e, url) {
+  const own = url.searchParams.get('release');
+  if (own) return own;
+  const client = e.clientId ? await self.clients.get(e.clientId) : null;
+  return client ? new URL(client.url).searchParams.get('release') : null;
+}
+
+/** A file of the page: from the asking release's cache, else any release's, else the network. */
+async function file(e, url) {
+  const release = await releaseOf(e, url);
+  const named = release && (await caches.has(`release-${release}`)) ? `release-${release}` : CACHE;
+  const hit = (await (await caches.open(named)).match(url.pathname)) ?? (await caches.match(url.pathname));
+  return hit ?? fetch(e.request);
+}
+
 self.addEventListener('fetch', (e) => {
   const url = new URL(e.request.url);
   if (e.request.method !== 'GET' || url.origin !== self.location.origin) return;
@@ -62,6 +85,9 @@ self.addEventListener('fetch', (e) => {
     e.respondWith(page(e.request));
     return;
   }
-  if (!KEPT.has(url.pathname)) return;
-  e.respondWith(caches.open(CACHE).then((c) => c.match(url.pathname)).then((hit) => hit ?? fetch(e.request)));
+  // This release's files, and a file of the release before (a page of it still open asks
+  // for its own hashed names, which this release may not have).
+  if (KEPT.has(url.pathname) || url.searchParams.has('release') || /-[0-9a-f]{12,}(_bg)?\.(js|wasm|css)$/.test(url.pathname)) {
+    e.respondWith(file(e, url));
+  }
 });

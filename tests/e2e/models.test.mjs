@@ -252,6 +252,23 @@ test('an update is fetched in the background and applied at the next load; a pag
     await page.waitForFunction((v) => document.querySelector('meta[name=decoding-release]')?.content === v, `${V}-2`, { timeout: 30_000 });
     assert.deepEqual(await releases(page), { page: `${V}-2`, engine: 'next' });
     await stillWorks(page);
+    // The engine is named with its page's release, and a page of the first release still
+    // open (or starting as the next takes over) gets the first release's engine: its files
+    // are kept beside the next's and answered by the release that asks.
+    assert.match(page.workers()[0].url(), new RegExp(`/worker_loader\\.js\\?release=${V}-2$`));
+    assert.deepEqual(await page.evaluate(() => caches.keys()), [`release-${V}`, `release-${V}-2`]);
+    for (const [tag, engine] of [[V, 'first'], [`${V}-2`, 'next']]) {
+      const [probe] = await Promise.all([
+        page.waitForEvent('worker'),
+        page.evaluate((t) => { window.probe = new Worker(`/worker_loader.js?release=${t}`); }, tag),
+      ]);
+      const got = await probe.evaluate(async () => {
+        while (typeof wasm_bindgen === 'undefined') await new Promise((r) => setTimeout(r, 20));
+        return self.RELEASE ?? 'first';
+      });
+      assert.equal(got, engine, `the engine of release ${tag}`);
+      await page.evaluate(() => window.probe.terminate());
+    }
   } finally {
     release.next = false;
   }

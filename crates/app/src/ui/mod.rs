@@ -42,7 +42,7 @@ use leptos::prelude::*;
 fn App() -> impl IntoView {
     let query = window().location().search().unwrap_or_default();
     let restored = decoding_page::lesson::from_link(&query, 512);
-    let worker = match web_sys::Worker::new("./worker_loader.js") {
+    let worker = match web_sys::Worker::new(&engine_url()) {
         Ok(w) => w,
         Err(e) => {
             // No `Ui` yet: the link's language, else the browser's.
@@ -132,6 +132,22 @@ fn App() -> impl IntoView {
     }
     .into_any()
 }
+/// The engine's script, named with the page's release (`<meta name="decoding-release">`,
+/// stamped by scripts/release.py) so that the service worker answers the engine's requests
+/// from that release's files, whichever release is in charge by then (www/sw.js).
+fn engine_url() -> String {
+    let release = document()
+        .query_selector("meta[name=decoding-release]")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"))
+        .filter(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    match release {
+        Some(r) => format!("./worker_loader.js?release={r}"),
+        None => "./worker_loader.js".into(),
+    }
+}
+
 pub fn start() {
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(App);
