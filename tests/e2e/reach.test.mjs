@@ -194,7 +194,9 @@ test('the interface translated: the browser\'s language chosen, the menu and the
     assert.doesNotMatch(await pageUrl(page), /lang=/, 'the browser\'s language writes nothing in the link');
     // The menu: Spanish, kept in the link; its numbers are CLDR's Spanish ones.
     await page.getByTestId('lang-select').selectOption('es');
-    assert.equal(await page.evaluate(() => document.documentElement.lang), 'es');
+    await page.waitForFunction(() => document.documentElement.lang === 'es');
+    // The page is drawn again in Spanish, the focus back on the menu.
+    await page.waitForFunction(() => document.activeElement?.dataset.testid === 'lang-select');
     assert.equal(await page.getByTestId('lesson-open').innerText(), 'Recorrido de la lección');
     assert.ok((await summary()).includes(`${await intl('es', 260032)} parámetros`), await summary());
     assert.equal(await intl('es', 260032), '260.032');

@@ -1,7 +1,7 @@
 //! The page's language: the link's (`lang=`), else the browser's first that the page has
 //! (`navigator.languages`, `i18n::Lang::negotiate`). Its words come from `decoding_page::i18n`
-//! (Fluent), read through [`Ui::t`] and [`Ui::tf`], which track the language so a view
-//! redraws when it changes; `<html lang>` follows it (screen readers, fonts, hyphenation).
+//! (Fluent), read through [`Ui::t`] and [`Ui::tf`]; the page is drawn again when the
+//! language changes; `<html lang>` follows it (screen readers, fonts, hyphenation).
 
 use super::state::Ui;
 use decoding_page::i18n::{self, Lang, Tr};
@@ -35,9 +35,11 @@ pub fn browser_lang() -> Lang {
 }
 
 impl Ui {
-    /// The language in force (tracked).
+    /// The language in force, untracked: the whole page is drawn again when it changes
+    /// (`ui/mod.rs`), so no view subscribes to it (a subscription of each short-lived view to
+    /// a memo that never changes was memory never returned).
     pub fn lang(&self) -> Lang {
-        self.shell.lang.get()
+        self.shell.lang.get_untracked()
     }
 
     /// The message `id` in the language in force.
@@ -64,7 +66,7 @@ impl Ui {
 /// Keeps `<html lang>` the language in force.
 pub fn install(ui: Ui) {
     Effect::new(move |_| {
-        let lang = ui.lang();
+        let lang = ui.shell.lang.get();
         if let Some(html) = document().document_element() {
             let _ = html.set_attribute("lang", lang.name());
         }
@@ -83,6 +85,8 @@ pub fn LangMenu() -> impl IntoView {
                 on:change=move |ev| {
                     if let Ok(l) = Lang::parse(&event_target_value(&ev)) {
                         ui.shell.page.update(|p| p.lang = Some(l));
+                        // The page is drawn again: the focus back on the menu.
+                        request_animation_frame(|| super::help::focus("lang-select"));
                     }
                 }>
                 {Lang::ALL.map(|l| view! { <option value=l.name() lang=l.name()>{l.native()}</option> }).collect_view()}

@@ -93,7 +93,13 @@ fn App() -> impl IntoView {
 
     // A class round hides the next token: no distribution, chain or panel shows it.
     let class = Memo::new(move |_| ui.shell.page.with(|p| p.class));
-    view! {
+    // The page is drawn again, whole, when the language changes (its state is the `Ui`'s,
+    // kept): the views read the language untracked (`Ui::lang`). Tracked by every short-lived
+    // view, a memo that never changes kept each one's subscription after it was gone: ~48
+    // bytes a token that never came back (tests/e2e/soak.test.mjs).
+    (move || {
+        ui.shell.lang.track();
+        view! {
         <div class="app" class:presenter=move || ui.shell.page.with(|p| p.presenter)>
             <a class="skip" href="#controls">{move || ui.t("layout-skip")}</a>
             <header::Header />
@@ -129,7 +135,8 @@ fn App() -> impl IntoView {
             <help::HelpOverlay />
             <footer>{move || ui.t("footer")}</footer>
         </div>
-    }
+        }
+    })
     .into_any()
 }
 /// The engine's script, named with the page's release (`<meta name="decoding-release">`,
