@@ -11,12 +11,12 @@ class-last-p = Última ronda: el modelo extrajo { $drawn } (p { $p }); la apuest
 class-tally-label = Las apuestas de la clase para el siguiente token (un recuento: cat ×5, dog ×3)
 class-reveal = Revelar
 class-draw = Extraer el token del modelo
-class-chart-caption = Las apuestas de la clase frente a la distribución del modelo (T = 1), sobre los mismos tokens: cada token apostado y los cinco más probables del modelo (barras en escala de raíz cuadrada); q es de donde extrae el siguiente paso con los parámetros actuales, ✕ donde una etapa eliminó el token
+class-chart-caption = Las apuestas de la clase frente a la distribución del modelo (T = 1), sobre los mismos tokens: cada token apostado y los cinco más probables del modelo (barras en escala de raíz cuadrada); q es de donde extrae el siguiente paso con los controles actuales, ✕ donde una etapa eliminó el token
 class-col-token = token
 class-col-class = clase c
 class-col-model = modelo p
 class-col-rank = posición
-class-col-q = q con los parámetros
+class-col-q = q con los controles
 class-share = { $percent } % ({ $count })
 class-dropped = Sin token para: { $guesses } (no cuentan).
 class-guesses = apuestas

@@ -11,8 +11,8 @@ panel-bytes = { $n } bytes
 compare-note = Pesos idénticos, configuración distinta: cada columna es su propia secuencia y su propia caché KV del único modelo cargado, desde el prompt de la transcripción; sus tokens más recientes pasan por el modelo en una sola pasada. Los parámetros son el modelo; la configuración es cómo lo ejecutas.
 compare-preset = Preajuste
 compare-choose = elige un preajuste…
-compare-preset-terse-wild = conciso y determinista (greedy) frente a libre y creativo (T = 1,5, top-p 0,98)
-compare-preset-profiles = hf frente a llama.cpp con los mismos parámetros (sus órdenes no coinciden)
+compare-preset-terse-wild = conciso y determinista (voraz) frente a libre y creativo (T = 1,5, top-p 0,98)
+compare-preset-profiles = hf frente a llama.cpp con los mismos controles (sus órdenes no coinciden)
 compare-preset-k-vs-p = top-k 40 frente a top-p 0,9 (tamaño de conjunto rígido frente a adaptativo)
 compare-preset-samplers-2026 = los muestreadores de 2026 en la cadena de llama.cpp: penalización por repetición 1,3, DRY 0,8, XTC 0,5, mirostat 2 (τ = 3)
 compare-preset-constrained = el mismo prompt sin y con un JSON Schema (un personaje de cuento)
@@ -23,7 +23,7 @@ compare-add = Añadir una columna
 compare-column-knobs = Parámetros de la columna { $n }
 compare-remove = Quitar la columna { $n }
 compare-from = Desde
-compare-columns = — { $n } columnas; parámetros que difieren: { $knobs }
+compare-columns = — { $n } columnas; controles que difieren: { $knobs }
 compare-none = ninguno
 compare-off = desactivado
 compare-column = Columna { $n }
@@ -35,16 +35,16 @@ compare-top-label = distribución del siguiente token de la columna { $n }
 beam-tree-caption = el árbol: cada prefijo conservado o podado, Σ log p en cada nodo
 beam-tree-region = el árbol de haces, desplazable
 beam-early-stopping = parada temprana
-beam-use = Usar búsqueda por haces
+beam-use = Usar búsqueda en haz
 beam-step = Avanzar los haces
 beam-restart = Reiniciar
 beam-example = Ejemplo: { $prompt }, { $steps } pasos
 beam-hyp = puntuación { $score } (log p { $logp }): { $text }
 beam-hyp-ended = puntuación { $score } (log p { $logp }, terminada): { $text }
-beam-compare = Tras { $depth } tokens: log p del mejor haz = { $best }; log p del camino greedy = { $greedy }
-beam-compare-better = Tras { $depth } tokens: log p del mejor haz = { $best }; log p del camino greedy = { $greedy } — el haz encontró una secuencia más probable que greedy
-beam-greedy = Greedy: { $text }
-beam-greedy-pruned = Greedy (sus primeros { $n } tokens están en el árbol; después la búsqueda por haces lo podó: la fila discontinua bajo el árbol): { $text }
+beam-compare = Tras { $depth } tokens: log p del mejor haz = { $best }; log p del camino voraz = { $greedy }
+beam-compare-better = Tras { $depth } tokens: log p del mejor haz = { $best }; log p del camino voraz = { $greedy } — el haz encontró una secuencia más probable que voraz
+beam-greedy = Voraz: { $text }
+beam-greedy-pruned = Voraz (sus primeros { $n } tokens están en el árbol; después la búsqueda en haz lo podó: la fila discontinua bajo el árbol): { $text }
 beam-best = Mejor haz (el de la transcripción): { $text }
 beam-count = { $nodes } nodos; gris discontinuo: podado; con anillo: terminado
 beam-count-done = { $nodes } nodos, búsqueda terminada; gris discontinuo: podado; con anillo: terminado
@@ -151,11 +151,11 @@ spec-start = Empezar desde el prompt
 spec-one = Un ciclo
 spec-ten = 10 ciclos
 spec-empty = Empieza una ejecución: el borrador propone γ tokens y el modelo los comprueba todos en una sola pasada hacia delante de γ + 1 filas.
-spec-what-exit = Sus primeras capas son las del propio modelo, así que escribe en la caché KV del modelo: sin segunda caché ni prefill propio (la pasada de verificación lleva luego esas posiciones por todas las capas).
+spec-what-exit = Sus primeras capas son las del propio modelo, así que escribe en la caché KV del modelo: sin segunda caché ni prellenado propio (la pasada de verificación lleva luego esas posiciones por todas las capas).
 spec-what-quant = Los mismos pesos aprendidos, cuantizados: su propia caché KV en la CPU, al paso del texto aceptado.
 spec-what-ngram = La búsqueda en el prompt propone los tokens que siguieron a la última aparición de los últimos tokens del contexto; no tiene distribución, así que q es one-hot en su token.
-spec-note = { $draft }, γ = { $gamma }, regla { $rule }. { $what } Los parámetros tal como estaban al empezar se aplican a p y q.
-spec-note-greedy = { $draft }, γ = { $gamma }, regla { $rule } (greedy: un borrador se conserva mientras sea el argmax del modelo). { $what } Los parámetros tal como estaban al empezar se aplican a p y q.
+spec-note = { $draft }, γ = { $gamma }, regla { $rule }. { $what } Los controles tal como estaban al empezar se aplican a p y q.
+spec-note-greedy = { $draft }, γ = { $gamma }, regla { $rule } (voraz: un borrador se conserva mientras sea el argmax del modelo). { $what } Los controles tal como estaban al empezar se aplican a p y q.
 spec-chip-title = ciclo { $cycle }: { $kind }
 spec-rejected-title = el borrador rechazado
 spec-accepted = aceptado
@@ -214,7 +214,7 @@ quant-row-caption = { $row }: sus primeros pesos, antes y después
 quant-row-error = Mayor error en toda la fila: f16 { $f16 }, q8 { $q8 }, q4 { $q4 }. La fila abarca { $q8_groups } grupos de q8 y { $q4_groups } grupos de q4.
 quant-row-error-straddles = Mayor error en toda la fila: f16 { $f16 }, q8 { $q8 }, q4 { $q4 }. La fila abarca { $q8_groups } grupos de q8 y { $q4_groups } grupos de q4: empieza dentro de un grupo (los grupos recorren la matriz aplanada, tal como los escribe la exportación de llama2.c), y cada uno de sus pesos cuenta con la escala de su propio grupo.
 
-## Batching y los dos regímenes
+## Procesamiento por lotes y los dos regímenes
 
 batch-lanes-heading = B secuencias, una pasada
 batch-lanes-note = Cada carril es el prompt con su propia semilla (el carril 0 tiene la semilla de la página, así que es el propio texto de la transcripción) y su propia caché KV; cada paso es una pasada hacia delante sobre B filas —un token de cada carril— que lee cada matriz de pesos una sola vez para todos.
@@ -224,9 +224,9 @@ batch-run = Ejecutar los carriles
 batch-step = Avanzar todos los carriles
 batch-lane-seed = carril { $lane } · semilla { $seed }
 batch-stopped = detenido
-batch-lanes-summary = { $batch } carriles: prefill de { $batch } × { $prompt } filas del prompt en una pasada ({ $prefill } ms), después { $passes } pasadas de ≤ { $batch } filas, { $pass } ms por pasada — { $rate } tokens/s para todos los carriles juntos.
+batch-lanes-summary = { $batch } carriles: prellenado de { $batch } × { $prompt } filas del prompt en una pasada ({ $prefill } ms), después { $passes } pasadas de ≤ { $batch } filas, { $pass } ms por pasada — { $rate } tokens/s para todos los carriles juntos.
 batch-tp-heading = Rendimiento frente al tamaño de lote, y el modelo roofline
-batch-tp-note = Medido aquí, ahora, en el backend en uso: B prompts de { $prompt } tokens con prefill en una pasada, después { $gen } pasadas de decodificación de B filas, cada tamaño de lote repetido (la mediana, y la mitad central de las ejecuciones). El worker también mide los techos de esta máquina con los propios kernels del motor: el producto de la decodificación recorriendo una matriz del tamaño de los pesos, y un producto por lotes dentro de la caché.
+batch-tp-note = Medido aquí, ahora, en el backend en uso: B prompts de { $prompt } tokens con prellenado en una pasada, después { $gen } pasadas de decodificación de B filas, cada tamaño de lote repetido (la mediana, y la mitad central de las ejecuciones). El worker también mide los techos de esta máquina con los propios kernels del motor: el producto de la decodificación recorriendo una matriz del tamaño de los pesos, y un producto por lotes dentro de la caché.
 batch-measure = Medir B = 1, 2, 4, 8, 16
 batch-measuring = Midiendo en este backend…
 batch-split-heading = En qué se va el tiempo de un token decodificado en esta GPU
@@ -239,14 +239,14 @@ batch-why-gain-cached = Los pesos ({ $bytes }) están en las cachés de la CPU, 
 batch-why-gain = Los pesos ({ $bytes }) no caben en las cachés: cada pasada los lee de la memoria, y B filas comparten cada lectura; la ganancia de la decodificación viene de compartir las lecturas de pesos.
 batch-measured-on = Medido con { $model } ({ $bytes }).
 batch-model-15m = pesos aleatorios con la forma 15M (dim 288, 6 capas, vocabulario de 32.000), creados por el worker para esta medida
-batch-tp-summary = Decodificación de { $first } → { $last } tokens/s de B = 1 a B = { $batch } ({ $gain }×) en el backend { $backend }; prefill { $prefill_first } → { $prefill_last } (su única pasada ya tenía muchas filas).
+batch-tp-summary = Decodificación de { $first } → { $last } tokens/s de B = 1 a B = { $batch } ({ $gain }×) en el backend { $backend }; prellenado { $prefill_first } → { $prefill_last } (su única pasada ya tenía muchas filas).
 batch-col-runs = ejecuciones
-batch-col-prefill = prefill tokens/s (mitad central)
+batch-col-prefill = prellenado tokens/s (mitad central)
 batch-col-decode = decodificación tokens/s (mitad central)
 batch-under-measured = Un punto medido queda por encima del techo medido: el techo se midió por lo bajo (la máquina estaba ocupada mientras se sondeaba), así que no se dibuja. Vuelve a medir.
 batch-below = por debajo de
 batch-above = por encima de
-batch-peaks = Esta máquina, medida por el worker ({ $threads } hilo) con los propios kernels del motor: el producto de la decodificación recorre { $bandwidth } GB/s sobre { $buffer } (el tamaño de los pesos de este modelo), el producto por lotes calcula { $flops }; cresta { $ridge } FLOP/byte. La decodificación con B = 1 hace { $intensity } FLOP por byte movido —{ $side } la cresta—; la única pasada de muchas filas del prefill hace { $prefill }.
+batch-peaks = Esta máquina, medida por el worker ({ $threads } hilo) con los propios kernels del motor: el producto de la decodificación recorre { $bandwidth } GB/s sobre { $buffer } (el tamaño de los pesos de este modelo), el producto por lotes calcula { $flops }; cresta { $ridge } FLOP/byte. La decodificación con B = 1 hace { $intensity } FLOP por byte movido —{ $side } la cresta—; la única pasada de muchas filas del prellenado hace { $prefill }.
 batch-machine-heading = Este modelo en esta máquina
 batch-split-none = No se mide aquí: { $why }. Sin marcas de tiempo de GPU, el tiempo real del paso no se puede dividir en el tiempo de los kernels y el de los lanzamientos.
 batch-split-summary = Un paso de decodificación (una fila, { $tokens } cronometrados) tardó { $wall } en tiempo real: la GPU estuvo ocupada en sus { $kernels } kernels durante { $busy } ({ $busy_share } %), y { $overhead } ({ $overhead_share } %) se fueron en lanzarlos, en las barreras entre ellos y en leer de vuelta los logits.
@@ -259,14 +259,14 @@ batch-col-gpu-time = µs de GPU por token
 batch-col-share = parte del tiempo de GPU
 batch-real-heading = La idea de la lección a escala real (calculada, no medida)
 batch-h100-title = Llama-2-7B (fp16) en una H100
-batch-real-scale = A escala real: Llama-2-7B en fp16 lee { $weights } de pesos, y su caché a 512 posiciones ({ $all } en total), en cada paso de decodificación. En una H100 (989 TFLOP/s, 3,35 TB/s: cresta { $ridge } FLOP/byte) una secuencia hace { $intensity } FLOP por byte, así que la memoria la limita a unos { $rate } tokens/s a { $flops }: el { $share } % de la aritmética. Solo unas { $rows } filas compartiendo cada lectura de pesos alcanzan la cresta; un prefill de 512 tokens la supera con creces.
-batch-serve-heading = Batching continuo frente a estático
-batch-serve-note = Una traza de peticiones con semilla (distintas longitudes de prompt y de salida, que llegan a lo largo del tiempo) a través de B ranuras en el motor real. Estático: un lote nuevo solo cuando ha terminado entero el anterior. Continuo (la planificación por iteración de Orca, como la hace vLLM): en cada paso salen las peticiones terminadas y las que esperan ocupan las ranuras libres, y su prefill se une al paso.
+batch-real-scale = A escala real: Llama-2-7B en fp16 lee { $weights } de pesos, y su caché a 512 posiciones ({ $all } en total), en cada paso de decodificación. En una H100 (989 TFLOP/s, 3,35 TB/s: cresta { $ridge } FLOP/byte) una secuencia hace { $intensity } FLOP por byte, así que la memoria la limita a unos { $rate } tokens/s a { $flops }: el { $share } % de la aritmética. Solo unas { $rows } filas compartiendo cada lectura de pesos alcanzan la cresta; un prellenado de 512 tokens la supera con creces.
+batch-serve-heading = Procesamiento por lotes continuo frente a estático
+batch-serve-note = Una traza de peticiones con semilla (distintas longitudes de prompt y de salida, que llegan a lo largo del tiempo) a través de B ranuras en el motor real. Estático: un lote nuevo solo cuando ha terminado entero el anterior. Continuo (la planificación por iteración de Orca, como la hace vLLM): en cada paso salen las peticiones terminadas y las que esperan ocupan las ranuras libres, y su prellenado se une al paso.
 batch-slots = Ranuras
 batch-requests = Peticiones
 batch-trace-seed = Semilla de la traza
 batch-simulate = Simular el servicio
-batch-serve-verdict = Los mismos { $tokens } tokens (los de cada petición, como si fuera sola): el batching continuo necesitó { $continuous } pasadas donde el estático necesitó { $static } ({ $fewer } % menos), con las ranuras llenas al { $full } % frente al { $static_full } %. { $wall }
+batch-serve-verdict = Los mismos { $tokens } tokens (los de cada petición, como si fuera sola): el procesamiento por lotes continuo necesitó { $continuous } pasadas donde el estático necesitó { $static } ({ $fewer } % menos), con las ranuras llenas al { $full } % frente al { $static_full } %. { $wall }
 batch-serve-not-faster = En tiempo real aquí no es más rápido: en este backend una pasada cuesta en proporción a sus filas (un hilo calcula cada fila, y los pesos de un modelo pequeño están en caché), así que menos pasadas, más llenas, hacen el mismo trabajo. Su ganancia en tiempo real llega donde una pasada cuesta más o menos lo mismo tenga las filas que tenga: un modelo dominado por las lecturas de pesos, o la GPU.
 batch-serve-faster = Las pasadas más llenas comparten los costes fijos y las lecturas de pesos de cada pasada, así que también es más rápido en tiempo real.
 batch-serve-columns = Cada columna es un paso; un paso sin peticiones no es una pasada.

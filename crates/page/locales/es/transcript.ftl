@@ -184,7 +184,7 @@ knob-help-profile = lesson, hf, llama.cpp u openai: de quién seguir el orden de
 knob-label-order = Orden de la cadena
 knob-help-order = las etapas de la cadena en orden, separadas por comas
 knob-label-strategy = Estrategia
-knob-help-strategy = sample, greedy o beam
+knob-help-strategy = sample, voraz o beam
 knob-label-beams = Anchura del haz k
 knob-help-beams = hipótesis conservadas en cada paso, 1..=16
 knob-label-length-penalty = Penalización por longitud

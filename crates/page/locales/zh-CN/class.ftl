@@ -10,19 +10,19 @@ class-last-p = 上一轮：模型抽到了 { $drawn }（p { $p }）；全班票�
 class-tally-label = 全班对下一个词元的猜测（计票格式：cat ×5, dog ×3）
 class-reveal = 揭晓
 class-draw = 抽取模型的词元
-class-chart-caption = 全班的猜测与模型分布（T = 1）在同一组词元上的对照：每个被猜到的词元，以及模型最可能的五个词元（条形按平方根刻度）；q 是在当前参数下下一步实际抽样所依据的分布，✕ 表示该词元被某个阶段移除
+class-chart-caption = 全班的猜测与模型分布（T = 1）在同一组词元上的对照：每个被猜到的词元，以及模型最可能的五个词元（条形按平方根刻度）；q 是在当前旋钮设置下下一步实际抽样所依据的分布，✕ 表示该词元被某个阶段移除
 class-col-token = 词元
 class-col-class = 全班 c
 class-col-model = 模型 p
 class-col-rank = 排名
-class-col-q = 当前参数下的 q
+class-col-q = 当前旋钮设置下的 q
 class-share = { $percent }%（{ $count }）
 class-dropped = 没有对应词元：{ $guesses }（不计入）。
 class-guesses = 猜测数
 class-cross-entropy = 交叉熵 H(c, p)
 class-model-entropy = 模型的熵 H(p)
-class-nats = { $value } 纳特
-class-reading = 用模型编码全班的猜测，每个词元要花 { $ce } 纳特，而编码它自己的样本只需 { $hp }；其中 { $kl } 是 KL，即全班没有按模型的比例去猜所付出的代价（全班自身的分散程度 H(c) 为 { $hc }）。
+class-nats = { $value } 奈特
+class-reading = 用模型编码全班的猜测，每个词元要花 { $ce } 奈特，而编码它自己的样本只需 { $hp }；其中 { $kl } 是 KL，即全班没有按模型的比例去猜所付出的代价（全班自身的分散程度 H(c) 为 { $hc }）。
 
 ## 一轮无法绘制的原因
 

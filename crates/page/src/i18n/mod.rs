@@ -6,7 +6,7 @@
 //! separators and grouping, checked against the browser's `Intl.NumberFormat` in the e2e
 //! tests). The language is the link's (`lang=`), else the browser's first that the page has
 //! ([`Lang::negotiate`]), else English. A message missing from a language falls back to
-//! English; the tests hold Chinese complete and Spanish complete for the interface.
+//! English; the tests hold Chinese and Spanish complete.
 
 use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
 
@@ -156,12 +156,16 @@ pub struct Tr {
 }
 
 fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
+    bundle_of(lang, lang.source())
+}
+
+fn bundle_of(lang: Lang, source: String) -> FluentBundle<FluentResource> {
     let id: unic_langid::LanguageIdentifier = lang.name().parse().unwrap_or_default();
     let mut b = FluentBundle::new(vec![id]);
     // Plain text: no Unicode isolation marks around the arguments.
     b.set_use_isolating(false);
     // A resource with errors still holds its good messages (the tests hold it clean).
-    let res = FluentResource::try_new(lang.source()).unwrap_or_else(|(r, _)| r);
+    let res = FluentResource::try_new(source).unwrap_or_else(|(r, _)| r);
     let _ = b.add_resource(res);
     b
 }
@@ -172,6 +176,16 @@ impl Tr {
             lang,
             bundle: bundle(lang),
             english: (lang != Lang::En).then(|| bundle(Lang::En)),
+        }
+    }
+
+    /// A language's words from `source` alone, English behind them (the fallback's test).
+    #[cfg(test)]
+    fn of_source(lang: Lang, source: &str) -> Tr {
+        Tr {
+            lang,
+            bundle: bundle_of(lang, source.to_string()),
+            english: Some(bundle(Lang::En)),
         }
     }
 

@@ -220,3 +220,23 @@ fn every_class_checks_question_is_a_message() {
     }
     assert!(n >= 4);
 }
+
+/// A sentinel that names no number (a translation that broke one) is dropped, the text
+/// around it kept and the numbers after it still placed: never private-use characters shown.
+#[test]
+fn a_broken_sentinel_is_dropped_and_the_numbers_after_it_kept() {
+    let nums = [("x", 1.5, "1.5".to_string())];
+    let text = format!("a\u{E000}9\u{E001}b\u{E000}c{}d\u{E000}", sentinel(0));
+    assert_eq!(
+        split(&text, &nums),
+        vec![
+            Part::Text("a9bc".into()),
+            Part::Num {
+                key: "x",
+                value: 1.5,
+                shown: "1.5".into()
+            },
+            Part::Text("d".into()),
+        ]
+    );
+}

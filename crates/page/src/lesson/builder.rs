@@ -234,7 +234,19 @@ impl Caption {
     }
 
     pub(crate) fn done(self) -> Vec<Part> {
-        split(&self.text, &self.nums)
+        let mut parts = split(&self.text, &self.nums);
+        // A number whose message left it out (a fragment a translation dropped) is still a
+        // number of the caption (the tests read it), shown as nothing.
+        for (i, &(key, value, _)) in self.nums.iter().enumerate() {
+            if !self.text.contains(&sentinel(i)) {
+                parts.push(Part::Num {
+                    key,
+                    value,
+                    shown: String::new(),
+                });
+            }
+        }
+        parts
     }
 }
 
@@ -242,23 +254,29 @@ pub(crate) fn sentinel(i: usize) -> String {
     format!("{OPEN}{i}{CLOSE}")
 }
 
-/// A formatted text split at its sentinels into text and the numbers they stand for.
+/// A formatted text split at its sentinels into text and the numbers they stand for; a
+/// sentinel that names no number is dropped, never shown.
 pub(crate) fn split(text: &str, nums: &[(&'static str, f64, String)]) -> Vec<Part> {
     let mut parts = Vec::new();
+    let mut words = String::new();
     let mut rest = text;
     while let Some(at) = rest.find(OPEN) {
-        let (before, after) = rest.split_at(at);
-        let after = &after[OPEN.len_utf8()..];
-        let Some(end) = after.find(CLOSE) else {
-            break;
+        words.push_str(&rest[..at]);
+        let after = &rest[at + OPEN.len_utf8()..];
+        let num = after.find(CLOSE).and_then(|end| {
+            let n = after[..end]
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| nums.get(i))?;
+            Some((n, end))
+        });
+        let Some((&(key, value, ref shown), end)) = num else {
+            rest = after;
+            continue;
         };
-        let Some(&(key, value, ref shown)) =
-            after[..end].parse::<usize>().ok().and_then(|i| nums.get(i))
-        else {
-            break;
-        };
-        if !before.is_empty() {
-            parts.push(Part::Text(before.to_string()));
+        words.retain(|c| c != OPEN && c != CLOSE);
+        if !words.is_empty() {
+            parts.push(Part::Text(std::mem::take(&mut words)));
         }
         parts.push(Part::Num {
             key,
@@ -267,8 +285,10 @@ pub(crate) fn split(text: &str, nums: &[(&'static str, f64, String)]) -> Vec<Par
         });
         rest = &after[end + CLOSE.len_utf8()..];
     }
-    if !rest.is_empty() {
-        parts.push(Part::Text(rest.to_string()));
+    words.push_str(rest);
+    words.retain(|c| c != OPEN && c != CLOSE);
+    if !words.is_empty() {
+        parts.push(Part::Text(words));
     }
     parts
 }
