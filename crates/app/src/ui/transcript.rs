@@ -109,7 +109,9 @@ pub fn Transcript() -> impl IntoView {
                 <Chips hovered=hovered anchor=anchor />
             </div>
             {move || ui.gen.transcript.with(|t| t.as_ref().and_then(|t| t.loop_warning.clone())).map(|w| view! {
-                <p class="warning" role="status" data-testid="loop-warning">{w}</p>
+                <p class="warning" role="status" data-testid="loop-warning">{ui.tf("transcript-loop-warning", &[
+                    ("period", w.period.to_string()), ("phrase", format!("{:?}", w.phrase)),
+                    ("repeats", w.repeats.to_string()), ("window", w.window.to_string())])}</p>
             })}
             <TranscriptFiles />
             <p class="text-out" data-testid="transcript-text" tabindex="0">

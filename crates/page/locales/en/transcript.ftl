@@ -35,6 +35,7 @@ events-no-distribution = no distribution to reveal against yet
 
 transcript-prompt = Prompt
 transcript-run-prompt = Run prompt
+transcript-loop-warning = Repetition loop: the { $period }-token phrase { $phrase } repeats { $repeats } times in a row in the last { $window } tokens. Greedy decoding tends to loop; try sampling, a repetition penalty or no-repeat-n-gram.
 transcript-chat-title = Render the prompt as one user message through the chat template the model's file carries, the assistant's turn opened: what an instruct model was trained to see
 transcript-chat = Chat
 transcript-controls = Generation controls

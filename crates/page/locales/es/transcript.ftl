@@ -35,6 +35,7 @@ events-no-distribution = todavía no hay ninguna distribución con la que revela
 
 transcript-prompt = Prompt
 transcript-run-prompt = Ejecutar el prompt
+transcript-loop-warning = Bucle de repetición: la frase de { $period } tokens { $phrase } se repite { $repeats } veces seguidas en los últimos { $window } tokens. La decodificación voraz tiende a entrar en bucles; prueba el muestreo, una penalización por repetición o n-grama sin repetición.
 transcript-chat-title = Presenta el prompt como un único mensaje de usuario con la plantilla de chat que trae el archivo del modelo, con el turno del asistente abierto: lo que un modelo instruct vio en su entrenamiento
 transcript-chat = Chat
 transcript-controls = Controles de generación

@@ -34,6 +34,7 @@ events-no-distribution = 还没有可用来揭晓的分布
 
 transcript-prompt = 提示词
 transcript-run-prompt = 运行提示词
+transcript-loop-warning = 重复循环：一个 { $period } 个词元的短语 { $phrase } 在最近 { $window } 个词元中连续重复了 { $repeats } 次。贪心解码容易陷入循环；试试采样、重复惩罚或禁止重复 n-gram。
 transcript-chat-title = 把提示词作为一条用户消息，套用模型文件自带的聊天模板，并开启助手的回合：这正是指令模型训练时看到的样子
 transcript-chat = 聊天
 transcript-controls = 生成控制

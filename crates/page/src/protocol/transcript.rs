@@ -121,5 +121,16 @@ pub struct TranscriptView {
     /// The worker's heap in use now (`heap::live_bytes`); None natively.
     pub heap_bytes: Option<u64>,
     /// Set when the end of the generated text repeats itself (a degenerate loop).
-    pub loop_warning: Option<String>,
+    pub loop_warning: Option<LoopWarning>,
+}
+
+/// A degenerate loop at the end of the text: a phrase of `period` tokens repeated `repeats`
+/// times in a row within the last `window` tokens (the page says it in its language).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopWarning {
+    pub period: usize,
+    pub repeats: usize,
+    pub window: usize,
+    /// The phrase as text.
+    pub phrase: String,
 }

@@ -107,15 +107,12 @@ impl Core {
                     let ids = g.generated_ids();
                     decoding_engine::decode::generation::detect_loop(&ids, 3).map(|l| {
                         let phrase = &ids[l.start..l.start + l.period];
-                        let phrase = m.tokenizer.decode(phrase).unwrap_or_default();
-                        format!(
-                            "Repetition loop: the {}-token phrase {phrase:?} repeats {} times in a \
-                             row in the last {} tokens. Greedy decoding tends to loop; try \
-                             sampling, a repetition penalty or no-repeat-n-gram.",
-                            l.period,
-                            l.repeats,
-                            decoding_engine::decode::generation::LOOP_WINDOW
-                        )
+                        LoopWarning {
+                            period: l.period,
+                            repeats: l.repeats,
+                            window: decoding_engine::decode::generation::LOOP_WINDOW,
+                            phrase: m.tokenizer.decode(phrase).unwrap_or_default(),
+                        }
                     })
                 },
             },
