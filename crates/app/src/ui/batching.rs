@@ -30,10 +30,11 @@ pub(super) const CACHE_BYTES: u64 = 16 << 20;
 
 #[component]
 pub fn BatchPanel(views: BatchViews, sender: Sender) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     let exports = move || {
         view! {
-            {export::buttons("throughput", "throughput and the roofline", move || views.sweep.with_untracked(|v| v.as_ref().map(decoding_page::export::sweep)))}
-            {export::buttons("serving", "the serving timelines", move || views.serve.with_untracked(|v| v.as_ref().map(decoding_page::export::serve)))}
+            {export::buttons("throughput", "throughput and the roofline", move || views.sweep.with_untracked(|v| v.as_ref().map(|v| ex::sweep(v, ui.lang()))))}
+            {export::buttons("serving", "the serving timelines", move || views.serve.with_untracked(|v| v.as_ref().map(|v| ex::serve(v, ui.lang()))))}
         }
     };
     view! {
@@ -240,7 +241,7 @@ fn throughput_chart(ui: Ui, v: &SweepView) -> impl IntoView {
         format!("{} ({}–{})", num(ui, m, 0), num(ui, lo, 0), num(ui, hi, 0))
     };
     view! {
-        {export::figure(&decoding_page::export::throughput(v).on_page("tp-chart"))}
+        {export::figure(&ex::throughput(v, ui.lang()).on_page("tp-chart"))}
         <table class="calc" data-testid="tp-table">
             <thead><tr><th>"B"</th><th>{ui.t("batch-col-runs")}</th><th>{ui.t("batch-col-prefill")}</th><th>{ui.t("batch-col-decode")}</th></tr></thead>
             <tbody>{v.rows.iter().zip(&v.spread).map(|(r, sp)| view! {
@@ -299,7 +300,7 @@ fn machine_roofline(ui: Ui, v: &SweepView) -> impl IntoView {
     );
     view! {
         <h4>{ui.t("batch-machine-heading")}</h4>
-        {roofline_figure(ui, ex::machine_roofline(v).on_page("roofline"), roof, &points)}
+        {roofline_figure(ui, ex::machine_roofline(v, ui.lang()).on_page("roofline"), roof, &points)}
         <p data-testid="roof-peaks">{peaks}</p>
     }
 }
@@ -413,7 +414,7 @@ fn RealScale() -> impl IntoView {
     view! {
         <h4>{move || ui.t("batch-real-heading")}</h4>
         // Redrawn when the colour scheme or the language changes (the figure reads them).
-        {move || roofline_figure(ui, ex::roofline(&ui.t("batch-h100-title"), roof, &points, "roofline-h100").on_page("roofline-h100"), roof, &points)}
+        {move || roofline_figure(ui, ex::roofline(&ui.t("batch-h100-title"), roof, &points, "roofline-h100", ui.lang()).on_page("roofline-h100"), roof, &points)}
         <p data-testid="roof-h100">{text}</p>
     }
 }
@@ -523,7 +524,7 @@ fn timeline(ui: Ui, v: &ServeView, policy: Policy) -> impl IntoView {
     };
     let tid = format!("serve-{policy}");
     view! {
-        {export::figure(&ex::timeline(v, policy).on_page(&tid))}
+        {export::figure(&ex::timeline(v, policy, ui.lang()).on_page(&tid))}
         <p data-testid=format!("{tid}-stats")>{stats(ui, r)}</p>
     }
 }

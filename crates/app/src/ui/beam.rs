@@ -29,7 +29,7 @@ fn tree(
         tokens: &v.greedy_tokens,
         cum: &v.greedy_cum,
     };
-    let d = beam_tree_along(all, found, greedy, &|t| ui.piece(t));
+    let d = beam_tree_along(all, found, greedy, &|t| ui.piece(t), ui.lang());
     view! {
         <p class="small"><Tag of="beam-tree" />" "{ui.t("beam-tree-caption")}</p>
         <div class="tree-wrap" node_ref=wrap data-testid="beam-tree-wrap" tabindex="0" role="region" aria-label=ui.t("beam-tree-region")
@@ -69,7 +69,7 @@ pub fn BeamPanel(views: BeamViews) -> impl IntoView {
                 views.view.with_untracked(|v| {
                     let v = v.as_ref()?;
                     let greedy = Greedy { tokens: &v.greedy_tokens, cum: &v.greedy_cum };
-                    views.nodes.with_untracked(|n| (!n.is_empty()).then(|| beam_tree(n, v.best_node, greedy, &|id| ui.piece(id))))
+                    views.nodes.with_untracked(|n| (!n.is_empty()).then(|| beam_tree(n, v.best_node, greedy, &|id| ui.piece(id), ui.lang())))
                 })
             })>
             <div class="knob-row">

@@ -89,7 +89,7 @@ pub fn Chain() -> impl IntoView {
     };
     view! {
         <PanelShell panel=Panel::Chain
-            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::stages(t, &|id| super::state::chip_label(&ui, id)))))>
+            export=move || export::buttons("chain", "the stage charts", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::stages(t, &|id| super::state::chip_label(&ui, id), ui.lang()))))>
             <p class="hint">{move || ui.t("chain-hint")} " " <Tag of="chain-charts" /></p>
             <ol class="chain" data-testid="chain">
                 {move || {
@@ -149,7 +149,7 @@ pub fn Chain() -> impl IntoView {
                 }}
             </ol>
             {move || ui.knobs.field_errors.with(|e| e.iter().find(|e| e.field == Knob::Order.name()).map(|e| {
-                view! { <p class="field-error" role="alert" data-testid="error-order">{e.message.clone()}</p> }
+                view! { <p class="field-error" role="alert" data-testid="error-order">{ui.engine(&e.message)}</p> }
             }))}
             <StageStates />
         </PanelShell>
@@ -165,7 +165,7 @@ fn StageStates() -> impl IntoView {
     let charts = Memo::new(move |_| {
         ui.gen.transcript.with(|t| {
             t.as_ref()
-                .map(|t| decoding_page::export::stage_states(&t.steps))
+                .map(|t| decoding_page::export::stage_states(&t.steps, ui.lang()))
                 .unwrap_or_default()
         })
     });

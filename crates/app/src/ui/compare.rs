@@ -99,14 +99,14 @@ pub fn ComparePanel(views: CompareViews) -> impl IntoView {
                             <button class="ghost" aria-label=ui.tf("compare-remove", &[("n", int(ui, i as u64 + 1))])
                                 on:click=move |_| texts.update(|t| { t.remove(i); })>"×"</button>
                         })}
-                        {move || errors.with(|e| e.get(i).cloned().flatten()).map(|m| view! {
+                        {move || errors.with(|e| e.get(i).cloned().flatten()).map(|m| ui.engine(&m)).map(|m| view! {
                             <p class="field-error" role="alert" data-testid=format!("cmp-error-{i}")>{m}</p>
                         })}
                     </div>
                 }).collect_view()}
             </div>
             <div class="export-row">
-                {super::export::buttons("compare", "the compared columns", move || views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::state::chip_label(&ui, id)))))}
+                {super::export::buttons("compare", "the compared columns", move || views.columns.with_untracked(|v| v.as_ref().map(|v| decoding_page::export::columns(v, &|id| super::state::chip_label(&ui, id), ui.lang()))))}
             </div>
             <ColumnsGrid views />
         </PanelShell>

@@ -162,11 +162,13 @@ pub fn ConstraintPanel() -> impl IntoView {
                 .find(|e| e.field == Knob::Constraint.name())
                 .map(|e| e.message.clone())
         });
-        field.or_else(|| {
-            ui.gen
-                .next
-                .with(|n| n.as_ref().and_then(|n| n.constraint_error.clone()))
-        })
+        field
+            .or_else(|| {
+                ui.gen
+                    .next
+                    .with(|n| n.as_ref().and_then(|n| n.constraint_error.clone()))
+            })
+            .map(|m| ui.engine(&m))
     };
     let presets = CONSTRAINT_PRESETS
         .iter()

@@ -349,7 +349,7 @@ pub fn Distribution() -> impl IntoView {
                     <button data-testid="scale-logprob" aria-pressed=move || (ui.shell.page.with(|p| p.scale) == Scale::LogProbability).to_string()
                         on:click=move |_| set_scale(Scale::LogProbability)>{move || ui.t("dist-log-probability")}</button>
                 </div>
-                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::distribution(t, &|id| super::state::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale)))))}
+                {export::buttons("distribution", "the next-token distribution", move || ui.gen.trace.with_untracked(|t| t.as_ref().map(|t| decoding_page::export::distribution(t, &|id| super::state::chip_label(&ui, id), CHART_BARS, ui.shell.page.with_untracked(|p| p.scale), ui.lang()))))}
             </div>
             <DistributionView trace=trace testid="dist" />
         </section>
@@ -381,7 +381,7 @@ pub fn ToyPanel(views: ToyViews) -> impl IntoView {
             export=move || export::buttons("toy", "the toy distribution", move || views.trace.with_untracked(|t| t.as_ref().map(|t| {
                 let labels = ui.shell.page.with_untracked(|p| p.toy.as_deref().and_then(|t| page::parse_toy(t).ok())).map(|z| page::toy_labels(&z)).unwrap_or_default();
                 let scale = ui.shell.page.with_untracked(|p| p.scale);
-                decoding_page::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale)
+                decoding_page::export::distribution(t, &|id| labels.get(id as usize).cloned().unwrap_or_else(|| format!("z{}", id + 1)), CHART_BARS, scale, ui.lang())
             })))>
             <p class="hint">{move || ui.t("dist-toy-hint")}</p>
             <div class="knob-row">

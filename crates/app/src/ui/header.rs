@@ -154,8 +154,8 @@ pub(super) fn Header() -> impl IntoView {
     }
 }
 
-/// A problem of the link, as its reader wrote it; a room's code the page does not read, in
-/// the page's language.
+/// A problem of the link, `field: message`, the message in the page's language (an engine's
+/// through `Ui::engine`; a room's code the page does not read, its own message).
 fn problem(ui: Ui, e: &SettingError) -> String {
     match room::refused_code(&e.message).filter(|_| e.field == "room") {
         Some(code) => format!(
@@ -170,7 +170,7 @@ fn problem(ui: Ui, e: &SettingError) -> String {
                 ]
             )
         ),
-        None => e.to_string(),
+        None => format!("{}: {}", e.field, ui.engine(&e.message)),
     }
 }
 

@@ -48,7 +48,7 @@ fn field_error(ui: Ui, field: &'static str) -> Signal<Option<String>> {
         ui.knobs.field_errors.with(|e| {
             e.iter()
                 .find(|e| e.field == field)
-                .map(|e| e.message.clone())
+                .map(|e| ui.engine(&e.message))
         })
     })
 }

@@ -22,7 +22,7 @@ pub fn KvPanel(views: KvViews, inside: InsideViews) -> impl IntoView {
         <PanelShell panel=Panel::Kv
             export=move || export::buttons("kv", "the KV cache", move || {
                 let n = ui.gen.transcript.with_untracked(|t| t.as_ref().map(|t| t.cache_len));
-                ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_page::export::kv(&i.config, n)))
+                ui.model.info.with_untracked(|i| i.as_ref().zip(n).map(|(i, n)| decoding_page::export::kv(&i.config, n, ui.lang())))
             })>
             <Cache /> <super::inside::Inside views=inside /> <Compare views /> <Calculator />
         </PanelShell>
@@ -64,7 +64,7 @@ fn Cache() -> impl IntoView {
             .collect();
         view! {
             <p class="small"><Tag of="kv-grid" />" "{ui.t("kv-grid-caption")}</p>
-            {export::figure(&decoding_page::export::kv_grid(&c, cache_len).on_page("kv-grid"))}
+            {export::figure(&decoding_page::export::kv_grid(&c, cache_len, ui.lang()).on_page("kv-grid"))}
             <p data-testid="kv-positions">{
                 let (p, g) = (prompt_len, steps_len);
                 let waiting = (p + g) as u64 - n;

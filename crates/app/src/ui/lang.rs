@@ -61,6 +61,12 @@ impl Ui {
     pub fn int(&self, n: u64) -> String {
         i18n::integer(self.lang(), n)
     }
+
+    /// An engine's message (a knob's broken rule, a constraint's error: English, as the CLI
+    /// prints it) in the language in force; a phrase the page does not know stays English.
+    pub fn engine(&self, english: &str) -> String {
+        i18n::engine::engine_message(self.lang(), english)
+    }
 }
 
 /// Keeps `<html lang>` the language in force.

@@ -20,9 +20,10 @@ pub fn QuantPanel(
     views: QuantViews,
     precision: RwSignal<Option<(Precision, u64)>>,
 ) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Quant
-            export=move || export::buttons("quant", "the four precisions", move || views.quant.with_untracked(|q| q.as_ref().map(decoding_page::export::quant)))>
+            export=move || export::buttons("quant", "the four precisions", move || views.quant.with_untracked(|q| q.as_ref().map(|q| decoding_page::export::quant(q, ui.lang()))))>
             <Body views precision />
         </PanelShell>
     }
@@ -107,7 +108,8 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
 
 #[component]
 fn Bars(view: QuantView) -> impl IntoView {
-    export::figure(&decoding_page::export::quant(&view).on_page("quant-chart"))
+    let ui = expect_context::<Ui>();
+    export::figure(&decoding_page::export::quant(&view, ui.lang()).on_page("quant-chart"))
 }
 
 #[component]

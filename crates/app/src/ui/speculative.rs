@@ -37,9 +37,10 @@ fn kind_name(ui: Ui, k: SpecTokenKind) -> String {
 
 #[component]
 pub fn SpecPanel(views: SpecViews) -> impl IntoView {
+    let ui = expect_context::<Ui>();
     view! {
         <PanelShell panel=Panel::Spec
-            export=move || export::buttons("spec", "the last cycle's p and q", move || views.spec.with_untracked(|s| s.as_ref().and_then(decoding_page::export::spec)))>
+            export=move || export::buttons("spec", "the last cycle's p and q", move || views.spec.with_untracked(|s| s.as_ref().and_then(|s| decoding_page::export::spec(s, ui.lang()))))>
             <Controls /> <Body views />
         </PanelShell>
     }
@@ -220,7 +221,7 @@ fn LastCycle(cycle: SpecCycleView, rule: Rule, greedy: bool) -> impl IntoView {
                 <div class="spec-position" data-testid="spec-position">
                     <p class="small">{how}" · "<span data-testid="spec-overlap">{format!("Σ min(p, q) = {}", num(ui, p.overlap, 3))}</span>
                         " "{ui.t("spec-overlap-note")}</p>
-                    {export::figure(&decoding_page::export::spec_position(i, p).on_page("spec-bars"))}
+                    {export::figure(&decoding_page::export::spec_position(i, p, ui.lang()).on_page("spec-bars"))}
                 </div>
             }
         })

@@ -9,13 +9,17 @@ use decoding_engine::Precision;
 use std::fmt::Write as _;
 
 /// The KV cache: its grid as the page draws it, and its bytes against the positions held.
-pub fn kv(cfg: &decoding_engine::Config, n: usize) -> Drawing {
-    Drawing::stack("The KV cache", vec![kv_grid(cfg, n), kv_bytes(cfg, n)])
+pub fn kv(cfg: &decoding_engine::Config, n: usize, lang: Lang) -> Drawing {
+    Drawing::stack(
+        &tr(lang).fmt("fig-kv-title", &[]),
+        vec![kv_grid(cfg, n, lang), kv_bytes(cfg, n, lang)],
+    )
 }
 
 /// The KV cache's bytes against the positions held: the formula's line over the context and
 /// this sequence's point.
-fn kv_bytes(cfg: &decoding_engine::Config, n: usize) -> Drawing {
+fn kv_bytes(cfg: &decoding_engine::Config, n: usize, lang: Lang) -> Drawing {
+    let tr = tr(lang);
     let kv_dim = cfg.kv_dim();
     let bytes = |n: usize| {
         decoding_engine::forward::kv_cache::cache_bytes_formula(
@@ -31,14 +35,24 @@ fn kv_bytes(cfg: &decoding_engine::Config, n: usize) -> Drawing {
             (n as f64, bytes(n))
         })
         .collect();
+    let held = match lang {
+        Lang::En => decoding_engine::units::thousands(bytes(n) as u64),
+        _ => crate::i18n::integer(lang, bytes(n) as u64),
+    };
+    let title = tr.fmt(
+        "fig-kv-bytes-title",
+        &[
+            ("layers", int(lang, cfg.n_layers)),
+            ("dim", int(lang, kv_dim)),
+            ("n", int(lang, n)),
+            ("bytes", held),
+        ],
+    );
+    let this = tr.fmt("fig-this-sequence", &[]);
     xy(
-        &format!(
-            "KV cache: 2 × n × {} layers × {kv_dim} × 4 bytes; n = {n} holds {} bytes",
-            cfg.n_layers,
-            decoding_engine::units::thousands(bytes(n) as u64)
-        ),
-        "positions cached n",
-        "bytes",
+        &title,
+        &tr.fmt("fig-kv-x", &[]),
+        &tr.fmt("fig-bytes", &[]),
         &[
             XySeries {
                 name: "2·n·N_layers·d·4",
@@ -47,10 +61,10 @@ fn kv_bytes(cfg: &decoding_engine::Config, n: usize) -> Drawing {
                 labels: vec![],
             },
             XySeries {
-                name: "this sequence",
+                name: &this,
                 points: vec![(n as f64, bytes(n))],
                 line: false,
-                labels: vec![format!("n = {n}")],
+                labels: vec![format!("n = {}", int(lang, n))],
             },
         ],
         false,
@@ -99,14 +113,14 @@ fn bar(y: f64, h: f64, fills: &[(f64, &'static str)]) -> Vec<Shape> {
 
 /// f32, f16, q8 and q4: each token's probability under the four precisions, a row of four
 /// bars per token (longest: the largest probability), each with its value.
-pub fn quant(q: &QuantView) -> Drawing {
+pub fn quant(q: &QuantView, lang: Lang) -> Drawing {
     const BAR: f64 = 15.0;
     const ROW: f64 = crate::protocol::PRECISIONS as f64 * (BAR + 2.0) + 8.0;
     let max = q.tokens.iter().flat_map(|t| t.p).fold(1e-9, f64::max);
     let mut d = Drawing::new(
         ROWS_W,
         40.0 + q.tokens.len() as f64 * ROW,
-        format!("The same θ at four precisions, position {}", q.position),
+        tr(lang).fmt("fig-quant-title", &[("position", int(lang, q.position))]),
     );
     for (k, t) in q.tokens.iter().enumerate() {
         let y = 40.0 + k as f64 * ROW;
@@ -117,7 +131,7 @@ pub fn quant(q: &QuantView) -> Drawing {
             let name = Precision::ALL[i].name();
             let by = y + i as f64 * (BAR + 2.0);
             let mut marks = bar(by, BAR, &[(p / max, fill)]);
-            let value = format!("{name} {:.1}%", 100.0 * p);
+            let value = format!("{name} {}%", num(lang, 100.0 * p, 1));
             marks.push(text(
                 BARS_END + 6.0,
                 by + 12.0,
@@ -142,30 +156,31 @@ pub fn quant(q: &QuantView) -> Drawing {
 
 /// The last speculative cycle: a figure per drafted position (see [`spec_position`]), one
 /// under the other.
-pub fn spec(s: &SpecView) -> Option<Drawing> {
+pub fn spec(s: &SpecView, lang: Lang) -> Option<Drawing> {
     let c = s.last.as_ref()?;
     let parts = c
         .positions
         .iter()
         .enumerate()
-        .map(|(i, p)| spec_position(i, p))
+        .map(|(i, p)| spec_position(i, p, lang))
         .collect();
-    Some(Drawing::stack(
-        &format!(
-            "Speculative cycle {}: {} of {} drafted tokens accepted (α = {:.3})",
-            c.index + 1,
-            c.accepted,
-            c.drafted.len(),
-            s.alpha
-        ),
-        parts,
-    ))
+    let title = tr(lang).fmt(
+        "fig-spec-title",
+        &[
+            ("cycle", int(lang, c.index + 1)),
+            ("accepted", int(lang, c.accepted)),
+            ("drafted", int(lang, c.drafted.len())),
+            ("alpha", num(lang, s.alpha, 3)),
+        ],
+    );
+    Some(Drawing::stack(&title, parts))
 }
 
 /// Drafted position `i`: its likeliest tokens, each with p (the model) above q (the draft),
 /// their overlap min(p, q) dark over both, and its figures; the drafted token's row
 /// marked ▸. A draft that is one token (greedy, the match rule) has no q: 1 on its token.
-pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
+pub fn spec_position(i: usize, p: &SpecPosition, lang: Lang) -> Drawing {
+    let tr = tr(lang);
     const BAR: f64 = 10.0;
     const ROW: f64 = 2.0 * (BAR + 1.0) + 22.0;
     let q_of = |b: &SpecBar| b.q.unwrap_or(if b.id == p.token { 1.0 } else { 0.0 });
@@ -174,11 +189,13 @@ pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
         .iter()
         .map(|b| b.p.max(q_of(b)))
         .fold(1e-12, f64::max);
-    let title = format!(
-        "Draft {}: {}, Σ min(p, q) = {:.3}",
-        i + 1,
-        crate::page::piece_text(&p.piece, true, Some(16)),
-        p.overlap
+    let title = tr.fmt(
+        "fig-draft-title",
+        &[
+            ("draft", int(lang, i + 1)),
+            ("piece", crate::page::piece_text(&p.piece, true, Some(16))),
+            ("overlap", num(lang, p.overlap, 3)),
+        ],
     );
     let mut d = Drawing::new(ROWS_W, 40.0 + p.bars.len() as f64 * ROW + 22.0, title);
     for (k, b) in p.bars.iter().enumerate() {
@@ -204,11 +221,13 @@ pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
             &[(q / max, Q_FILL), (common / max, MIN_FILL)],
         ));
         let residual = if b.p > q {
-            format!(" · residual {:.3}", b.p - q)
+            let r = ("residual", num(lang, b.p - q, 3));
+            format!(" · {}", tr.fmt("fig-residual", &[r]))
         } else {
             String::new()
         };
-        let figures = format!("p {:.3} · q {:.3}{residual}", b.p, q);
+        let (bp, bq) = (num(lang, b.p, 3), num(lang, q, 3));
+        let figures = format!("p {bp} · q {bq}{residual}");
         shapes.push(text(
             BARS_X,
             y + 2.0 * BAR + 15.0,
@@ -231,9 +250,9 @@ pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
         );
     }
     let keys = [
-        ("p (the model)", P_FILL),
-        ("q (the draft)", Q_FILL),
-        ("min(p, q)", MIN_FILL),
+        (tr.fmt("fig-p-model", &[]), P_FILL),
+        (tr.fmt("fig-q-draft", &[]), Q_FILL),
+        ("min(p, q)".to_string(), MIN_FILL),
     ];
     let y = d.height - 10.0;
     legend_with(&mut d, &keys, y);
@@ -243,7 +262,13 @@ pub fn spec_position(i: usize, p: &SpecPosition) -> Drawing {
 /// The stages' state over the steps: for each stage that recorded named values (a state
 /// against its target, a coin, the longest repeat a penalty saw: `Cut::values`), one line
 /// per value against the step.
-pub fn stage_states(steps: &[decoding_engine::decode::generation::Step]) -> Vec<Drawing> {
+/// Its words in `lang` (the values' names are the stages' own).
+pub fn stage_states(
+    steps: &[decoding_engine::decode::generation::Step],
+    lang: Lang,
+) -> Vec<Drawing> {
+    let tr = tr(lang);
+    let (step, value) = (tr.fmt("fig-step", &[]), tr.fmt("fig-value", &[]));
     let mut stages: Vec<decoding_engine::decode::sampling::Stage> = Vec::new();
     for (st, _) in steps.iter().flat_map(|s| &s.cuts) {
         if !stages.contains(st) {
@@ -278,9 +303,9 @@ pub fn stage_states(steps: &[decoding_engine::decode::generation::Step]) -> Vec<
                 })
                 .collect();
             xy(
-                &format!("{st} over the steps"),
-                "step",
-                "value",
+                &tr.fmt("fig-states-title", &[("stage", st.to_string())]),
+                &step,
+                &value,
                 &series,
                 false,
                 false,

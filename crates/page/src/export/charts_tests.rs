@@ -41,7 +41,7 @@ fn quant_rows_are_four_bars_a_token_scaled_to_the_largest() {
         },
         f32_is_dequantized: false,
     };
-    let d = quant(&q);
+    let d = quant(&q, Lang::En);
     // The bars run 192 units (108 to 300); the largest probability, 0.5, fills them.
     let widths = |fill| rects(&d, fill).iter().map(|r| r.2).collect::<Vec<_>>();
     assert_eq!(widths(ACCENT), [192.0, 96.0]);
@@ -80,7 +80,7 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
         forbidden: false,
         bars: vec![bar(5, "x", 0.6, Some(0.3)), bar(6, "y", 0.2, Some(0.5))],
     };
-    let d = spec_position(0, &p);
+    let d = spec_position(0, &p, Lang::En);
     // Longest of p and q: 0.6, 192 units. Row x: p 192, q 96, overlap 96 (on both).
     let w = |fill| {
         rects(&d, fill)
@@ -105,7 +105,7 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
         bars: vec![bar(5, "x", 0.6, None), bar(6, "y", 0.2, None)],
         ..p
     };
-    let d = spec_position(0, &one);
+    let d = spec_position(0, &one, Lang::En);
     assert_eq!(rects(&d, Q_FILL)[0].2, 192.0);
     assert_eq!(rects(&d, Q_FILL)[1].2, 0.0);
 }
@@ -147,7 +147,7 @@ fn stage_states_draw_each_named_value_over_the_steps() {
             ),
         ]),
     ];
-    let d = stage_states(&steps);
+    let d = stage_states(&steps, Lang::En);
     assert_eq!(d.len(), 2);
     let texts = d[0].texts().join(" ");
     assert!(texts.contains("mirostat over the steps"), "{texts}");
@@ -156,5 +156,5 @@ fn stage_states_draw_each_named_value_over_the_steps() {
     let dry_texts = d[1].texts().join(" ");
     assert!(dry_texts.contains("longest repeat"), "{dry_texts}");
     assert!(!dry_texts.contains("337"), "{dry_texts}");
-    assert!(stage_states(&[step(vec![])]).is_empty());
+    assert!(stage_states(&[step(vec![])], Lang::En).is_empty());
 }

@@ -92,31 +92,36 @@ pub(super) fn rect(r: crate::geometry::Rect, fill: &'static str) -> Shape {
 }
 
 /// The next-token distribution as the page draws it: its `n` most likely tokens on the
-/// page's `scale` (bars for kept, chosen and removed tokens; top-p's running sum and p).
+/// page's `scale` (bars for kept, chosen and removed tokens; top-p's running sum and p),
+/// its words in `lang`.
 pub fn distribution(
     t: &TraceView,
     piece: &dyn Fn(u32) -> String,
     n: usize,
     scale: Scale,
+    lang: Lang,
 ) -> Drawing {
+    let tr = tr(lang);
     let n = n.clamp(1, t.order.len().max(1));
     let slot = (560.0 / n as f64).clamp(14.0, 60.0);
     let frame = Frame::new(PLOT_L, PLOT_T, slot * n as f64, PLOT_H);
     let g = dg::distribution(t, scale, n, frame);
+    let entropy = ("entropy", num(lang, t.entropy, 3));
     let title = match t.step {
-        Some(s) => format!(
-            "Next-token distribution at step {s}: entropy {:.3} nats, {} tokens kept",
-            t.entropy, t.kept
+        Some(s) => tr.fmt(
+            "fig-dist-step-title",
+            &[("step", int(lang, s)), entropy, ("kept", int(lang, t.kept))],
         ),
-        None => format!("Toy distribution: entropy {:.3} nats", t.entropy),
+        None => tr.fmt("fig-dist-toy-title", &[entropy]),
     };
     let height = PLOT_T + PLOT_H + 110.0;
     let mut d = Drawing::new((frame.right() + 30.0).max(420.0), height, title);
     let y_label = match scale {
-        Scale::Probability => "probability",
-        Scale::LogProbability => "probability (log scale)",
+        Scale::Probability => tr.fmt("fig-probability", &[]),
+        Scale::LogProbability => tr.fmt("fig-probability-log", &[]),
     };
-    axes_in(&mut d, frame, "token (most likely first)", y_label);
+    let x_label = tr.fmt("fig-token-ranked", &[]);
+    axes_in(&mut d, frame, &x_label, &y_label);
     y_ticks(&mut d, frame, &g.y_ticks);
     for b in &g.bars {
         if b.height() > 0.0 {
@@ -139,9 +144,9 @@ pub fn distribution(
         });
     }
     let mut keys = vec![
-        ("final p", ACCENT),
-        ("chosen", CHOSEN),
-        ("p before removal", REMOVED),
+        (tr.fmt("fig-final-p", &[]), ACCENT),
+        (tr.fmt("fig-chosen", &[]), CHOSEN),
+        (tr.fmt("fig-p-before-removal", &[]), REMOVED),
     ];
     if let Some(c) = &g.cut {
         d.shapes.push(Shape::Path {
@@ -151,7 +156,10 @@ pub fn distribution(
         });
         let (y, x) = (c.threshold, (frame.left, frame.right()));
         d.shapes.push(dashed((x.0, y), (x.1, y), ERROR, 2.0));
-        keys.extend([("top-p's running sum", INK), ("top-p's p", ERROR)]);
+        keys.extend([
+            (tr.fmt("fig-top-p-sum", &[]), INK),
+            (tr.fmt("fig-top-p-p", &[]), ERROR),
+        ]);
     }
     legend_with(&mut d, &keys, height - 12.0);
     d
@@ -168,33 +176,36 @@ pub fn bar_fill(kind: BarKind) -> &'static str {
 
 /// Throughput against the batch size, and the roofline of the measured machine: the
 /// figures the page shows, one under the other.
-pub fn sweep(v: &SweepView) -> Drawing {
+pub fn sweep(v: &SweepView, lang: Lang) -> Drawing {
     Drawing::stack(
-        "Batching and the two regimes",
-        vec![throughput(v), machine_roofline(v)],
+        &tr(lang).fmt("fig-sweep-title", &[]),
+        vec![throughput(v, lang), machine_roofline(v, lang)],
     )
 }
 
 /// Tokens per second against B, prefill's and decode's, each point with its figure as a
 /// tooltip.
-pub fn throughput(v: &SweepView) -> Drawing {
+pub fn throughput(v: &SweepView, lang: Lang) -> Drawing {
+    let tr = tr(lang);
     let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
     let g = bg::throughput(&v.rows, frame);
     let mut tp = Drawing::new(
         PLOT_L + PLOT_W + 30.0,
         PLOT_T + PLOT_H + 80.0,
-        format!("Tokens per second against batch size B ({})", v.backend),
+        tr.fmt("fig-tp-title", &[("backend", v.backend.clone())]),
     );
-    axes_in(&mut tp, frame, "batch size B (log₂)", "tokens / s");
+    let (x_label, y_label) = (tr.fmt("fig-tp-x", &[]), tr.fmt("fig-tp-y", &[]));
+    axes_in(&mut tp, frame, &x_label, &y_label);
     y_ticks(&mut tp, frame, &g.y_ticks);
     x_ticks(&mut tp, frame, &g.x_ticks);
     let prefill: Vec<f64> = v.rows.iter().map(|r| r.prefill_tokens_per_s).collect();
     let decode: Vec<f64> = v.rows.iter().map(|r| r.decode_tokens_per_s).collect();
+    let (prefill_name, decode_name) = (tr.fmt("fig-prefill", &[]), tr.fmt("fig-decode", &[]));
     let series = [
-        (&g.prefill, CHOSEN, "prefill", prefill),
-        (&g.decode, ACCENT, "decode", decode),
+        (&g.prefill, CHOSEN, "prefill", &prefill_name, prefill),
+        (&g.decode, ACCENT, "decode", &decode_name, decode),
     ];
-    for (points, colour, name, rates) in series {
+    for (points, colour, name, phase, rates) in series {
         tp.shapes.push(Shape::Path {
             points: points.clone(),
             stroke: colour,
@@ -208,7 +219,14 @@ pub fn throughput(v: &SweepView) -> Drawing {
                 fill: colour,
                 ring: None,
             };
-            let tip = format!("B = {}: {name} {rate:.0} tokens/s", r.batch);
+            let tip = tr.fmt(
+                "fig-tp-tip",
+                &[
+                    ("b", int(lang, r.batch)),
+                    ("phase", phase.clone()),
+                    ("rate", num(lang, rate, 0)),
+                ],
+            );
             tp.shapes.push(
                 Mark::id(format!("tp-{name}-point"))
                     .title(tip)
@@ -216,37 +234,32 @@ pub fn throughput(v: &SweepView) -> Drawing {
             );
         }
     }
-    let keys = [("prefill", CHOSEN), ("decode", ACCENT)];
+    let keys = [(prefill_name, CHOSEN), (decode_name, ACCENT)];
     let y = tp.height - 12.0;
     legend_with(&mut tp, &keys, y);
     tp
 }
 
 /// The roofline of the machine the sweep ran on, with its prefill and decode points.
-pub fn machine_roofline(v: &SweepView) -> Drawing {
+pub fn machine_roofline(v: &SweepView, lang: Lang) -> Drawing {
     let roof = v.peaks.roof;
-    let title = format!(
-        "Roofline of this machine: ridge {:.1} FLOP/byte",
-        roof.ridge()
-    );
-    roofline(&title, roof, &bg::machine_points(&v.rows), "roofline")
+    let ridge = ("ridge", num(lang, roof.ridge(), 1));
+    let title = tr(lang).fmt("fig-roof-machine-title", &[ridge]);
+    roofline(&title, roof, &bg::machine_points(&v.rows), "roofline", lang)
 }
 
 /// A log-log roofline: FLOP/s against FLOP/byte, the bandwidth slope up to the ridge and
 /// the flat compute roof after it, and the points, each with its share of the roof as a
 /// tooltip (marked `roof-prefill` / `roof-decode`, the roof `{name}-roof`).
-pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str) -> Drawing {
+pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str, lang: Lang) -> Drawing {
+    let tr = tr(lang);
     let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
     let rg = bg::roofline(roof, points, frame);
     let mut rl = Drawing::new(PLOT_L + PLOT_W + 30.0, PLOT_T + PLOT_H + 80.0, title);
-    axes_in(
-        &mut rl,
-        frame,
-        "arithmetic intensity, FLOP per byte (log)",
-        "FLOP / s (log)",
-    );
+    let (x_label, y_label) = (tr.fmt("fig-roof-x", &[]), tr.fmt("fig-roof-y", &[]));
+    axes_in(&mut rl, frame, &x_label, &y_label);
     x_ticks(&mut rl, frame, &rg.x_ticks);
-    roof_marks(&mut rl, frame, roof.flops, &rg, name);
+    roof_marks(&mut rl, frame, roof.flops, &rg, (name, lang));
     for (p, at) in points.iter().zip(&rg.points) {
         let dot = if p.prefill {
             Shape::Rect {
@@ -266,12 +279,15 @@ pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str) -> Dr
             }
         };
         let label = text(at.label_x, at.label_y, p.label.clone(), 10.0, Anchor::Start);
-        let tip = format!(
-            "{}: {:.2} FLOP/byte, {} ({:.0} % of the roof there)",
-            p.label,
-            p.intensity,
-            bg::flops_text(p.flops),
-            100.0 * p.flops / roof.attainable(p.intensity)
+        let share = 100.0 * p.flops / roof.attainable(p.intensity);
+        let tip = tr.fmt(
+            "fig-roof-tip",
+            &[
+                ("point", p.label.clone()),
+                ("intensity", num(lang, p.intensity, 2)),
+                ("flops", bg::flops_text(p.flops)),
+                ("share", num(lang, share, 0)),
+            ],
         );
         let id = if p.prefill {
             "roof-prefill"
@@ -284,19 +300,29 @@ pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str) -> Dr
             .data("intensity", format!("{:.3}", p.intensity));
         rl.shapes.push(mark.around(vec![dot, label]));
     }
-    let keys = [("prefill at B (P…)", CHOSEN), ("decode at B (D…)", ACCENT)];
+    let keys = [
+        (tr.fmt("fig-roof-prefill", &[]), CHOSEN),
+        (tr.fmt("fig-roof-decode", &[]), ACCENT),
+    ];
     let y = rl.height - 12.0;
     legend_with(&mut rl, &keys, y);
     rl
 }
 
 /// The roof, the ridge and the roof's FLOP/s, or (a point above it) why it is not drawn.
-fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry, name: &str) {
+/// `name`: the roof's mark's; `lang`: its words'.
+fn roof_marks(
+    d: &mut Drawing,
+    frame: Frame,
+    flops: f64,
+    g: &RoofGeometry,
+    (name, lang): (&str, Lang),
+) {
     if !g.roof_holds {
         d.shapes.push(text(
             frame.left + 8.0,
             frame.top + 12.0,
-            "A measured point lies above the measured roof: the roof was under-measured, so it is not drawn.",
+            tr(lang).fmt("fig-roof-above", &[]),
             10.0,
             Anchor::Start,
         ));
@@ -315,7 +341,7 @@ fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry, name:
     d.shapes.push(text(
         g.ridge_x + 4.0,
         frame.bottom() - 4.0,
-        format!("ridge {:.1}", g.ridge),
+        tr(lang).fmt("fig-ridge", &[("ridge", num(lang, g.ridge, 1))]),
         10.0,
         Anchor::Start,
     ));
@@ -330,48 +356,55 @@ fn roof_marks(d: &mut Drawing, frame: Frame, flops: f64, g: &RoofGeometry, name:
 }
 
 /// Both policies' requests as timelines, one under the other.
-pub fn serve(v: &ServeView) -> Drawing {
-    Drawing::stack(
-        &format!(
-            "Serving {} requests through {} slots",
-            v.requests.len(),
-            v.slots
-        ),
-        vec![timeline(v, Policy::Continuous), timeline(v, Policy::Static)],
-    )
+pub fn serve(v: &ServeView, lang: Lang) -> Drawing {
+    let title = tr(lang).fmt(
+        "fig-serve-title",
+        &[
+            ("requests", int(lang, v.requests.len())),
+            ("slots", int(lang, v.slots)),
+        ],
+    );
+    let parts = [Policy::Continuous, Policy::Static].map(|p| timeline(v, p, lang));
+    Drawing::stack(&title, parts.into())
 }
 
 /// One policy's requests as a timeline: a row per request (waiting, its prefill step and
 /// decoding) over the steps of the longer run, each row with its request as a tooltip
 /// (marked `tl-request`).
-pub fn timeline(v: &ServeView, policy: Policy) -> Drawing {
+pub fn timeline(v: &ServeView, policy: Policy, lang: Lang) -> Drawing {
+    let tr = tr(lang);
     let steps = v.continuous.steps.max(v.static_.steps).max(1);
-    let r = match policy {
-        Policy::Continuous => &v.continuous,
-        Policy::Static => &v.static_,
+    let (r, policy) = match policy {
+        Policy::Continuous => (&v.continuous, tr.fmt("fig-policy-continuous", &[])),
+        Policy::Static => (&v.static_, tr.fmt("fig-policy-static", &[])),
     };
     let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, r.served.len().max(1) as f64 * 16.0);
-    let mut d = Drawing::new(
-        PLOT_L + PLOT_W + 30.0,
-        frame.bottom() + 70.0,
-        format!(
-            "{policy}, {} slots: {} passes, occupancy {:.0} %",
-            v.slots,
-            r.passes,
-            r.occupancy * 100.0
-        ),
+    let title = tr.fmt(
+        "fig-timeline-title",
+        &[
+            ("policy", policy),
+            ("slots", int(lang, v.slots)),
+            ("passes", int(lang, r.passes)),
+            ("occupancy", num(lang, r.occupancy * 100.0, 0)),
+        ],
     );
-    axes_in(&mut d, frame, "step", "request");
+    let mut d = Drawing::new(PLOT_L + PLOT_W + 30.0, frame.bottom() + 70.0, title);
+    let (x_label, y_label) = (tr.fmt("fig-step", &[]), tr.fmt("fig-request", &[]));
+    axes_in(&mut d, frame, &x_label, &y_label);
     x_ticks(&mut d, frame, &bg::timeline_ticks(steps, frame));
     for (row, s) in bg::timeline(r, steps, frame).into_iter().zip(&r.served) {
         let (plen, asked) = v.requests.get(s.id).copied().unwrap_or((0, 0));
-        let tip = format!(
-            "request {}: {plen}-token prompt, {} of {asked} tokens; arrived at step {}, admitted {}, finished {}",
-            s.id,
-            s.tokens.len(),
-            s.arrival,
-            s.admitted,
-            s.finished
+        let tip = tr.fmt(
+            "fig-request-tip",
+            &[
+                ("id", int(lang, s.id)),
+                ("prompt", int(lang, plen)),
+                ("made", int(lang, s.tokens.len())),
+                ("asked", int(lang, asked)),
+                ("arrival", int(lang, s.arrival)),
+                ("admitted", int(lang, s.admitted)),
+                ("finished", int(lang, s.finished)),
+            ],
         );
         let label = text(
             frame.left - 6.0,
@@ -390,9 +423,9 @@ pub fn timeline(v: &ServeView, policy: Policy) -> Drawing {
             .push(Mark::id("tl-request").title(tip).around(marks));
     }
     let keys = [
-        ("waiting", REMOVED),
-        ("prefill (joins a step)", CHOSEN),
-        ("decode", ACCENT),
+        (tr.fmt("fig-waiting", &[]), REMOVED),
+        (tr.fmt("fig-prefill-joins", &[]), CHOSEN),
+        (tr.fmt("fig-decode", &[]), ACCENT),
     ];
     let y = d.height - 12.0;
     legend_with(&mut d, &keys, y);
@@ -401,4 +434,4 @@ pub fn timeline(v: &ServeView, policy: Policy) -> Drawing {
 
 #[cfg(test)]
 #[path = "figures_tests.rs"]
-pub(super) mod tests;
+pub(crate) mod tests;

@@ -44,7 +44,7 @@ fn the_distribution_follows_the_pages_scale() {
     let piece = |id: u32| format!("t{id}");
     let base = PLOT_T + PLOT_H;
     for scale in [Scale::Probability, Scale::LogProbability] {
-        let d = distribution(&t, &piece, 4, scale);
+        let d = distribution(&t, &piece, 4, scale, Lang::En);
         // Four slots of 60 px (560 / 4, at most 60) from the plot's left.
         let g = dg::distribution(&t, scale, 4, Frame::new(PLOT_L, PLOT_T, 240.0, PLOT_H));
         let mut drawn: Vec<(f64, f64, f64, f64)> = [ACCENT, CHOSEN, REMOVED]
@@ -88,7 +88,7 @@ fn the_distribution_follows_the_pages_scale() {
     }
 }
 
-fn sweep_view() -> SweepView {
+pub(crate) fn sweep_view() -> SweepView {
     SweepView {
         model: SweepModel::Loaded,
         backend: "cpu".into(),
@@ -113,7 +113,7 @@ fn sweep_view() -> SweepView {
 #[test]
 fn throughput_and_roofline_are_the_pages() {
     let v = sweep_view();
-    let d = sweep(&v);
+    let d = sweep(&v, Lang::En);
     let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, PLOT_H);
     let g = bg::throughput(&v.rows, frame);
     // Stacked under a 34 px title: the throughput chart first, then the roofline.
@@ -165,7 +165,7 @@ fn timelines_are_the_pages_rows() {
         continuous: sim(),
         static_: sim(),
     };
-    let d = serve(&v);
+    let d = serve(&v, Lang::En);
     let frame = Frame::new(PLOT_L, PLOT_T, PLOT_W, 32.0);
     let rows = bg::timeline(&v.continuous, 10, frame);
     let dy = 34.0;
@@ -186,7 +186,7 @@ fn timelines_are_the_pages_rows() {
 #[test]
 fn the_figures_the_page_shows_carry_their_marks() {
     let v = sweep_view();
-    let svg = throughput(&v).on_page("tp-chart").svg();
+    let svg = throughput(&v, Lang::En).on_page("tp-chart").svg();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let root = doc.root_element();
     assert_eq!(root.attribute("data-testid"), Some("tp-chart"));
@@ -203,7 +203,7 @@ fn the_figures_the_page_shows_carry_their_marks() {
     assert_eq!(tips("tp-prefill-point")[2], "B = 16: prefill 200 tokens/s");
 
     // A roofline point's data-x is its dot's centre, in the stacked export too.
-    let d = sweep(&v);
+    let d = sweep(&v, Lang::En);
     let svg = d.svg();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let points: Vec<_> = doc
@@ -243,7 +243,9 @@ fn the_figures_the_page_shows_carry_their_marks() {
         continuous: sim(),
         static_: sim(),
     };
-    let svg = timeline(&s, Policy::Static).on_page("serve-static").svg();
+    let svg = timeline(&s, Policy::Static, Lang::En)
+        .on_page("serve-static")
+        .svg();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let rows = tips_in(&doc, "tl-request");
     assert_eq!(rows.len(), 2);

@@ -18,16 +18,20 @@ const VALUE: &str = "#7b4fc9";
 /// The cache's grid, the page's figure and the export's: a K and a V row per layer, `n` of
 /// the context's positions filled. Its texts are 15 units in a figure 470 wide, so at
 /// least 11 px on a phone.
-pub fn kv_grid(cfg: &decoding_engine::Config, n: usize) -> Drawing {
+pub fn kv_grid(cfg: &decoding_engine::Config, n: usize, lang: Lang) -> Drawing {
     const SIZE: f64 = 15.0;
     let screen = kg::screen_frame(cfg.n_layers);
     let frame = Frame::new(screen.left, PLOT_T, screen.width, screen.height);
     let mut d = Drawing::new(
         frame.right() + 10.0,
         frame.bottom() + 34.0,
-        format!(
-            "The KV cache: {n} of {} positions, {} layers",
-            cfg.seq_len, cfg.n_layers
+        tr(lang).fmt(
+            "fig-kv-grid-title",
+            &[
+                ("n", int(lang, n)),
+                ("context", int(lang, cfg.seq_len)),
+                ("layers", int(lang, cfg.n_layers)),
+            ],
         ),
     );
     for r in kg::grid(cfg.n_layers, n, cfg.seq_len, frame) {
@@ -70,18 +74,20 @@ const WHITE: &str = "#ffffff";
 /// (older ones collapsed into a line), each node its piece and Σ log p, its status as its
 /// class and its fill (pruned grey, finished ringed); the best beam's path thick in orange,
 /// greedy's in green (dashed on its own row once beam search pruned it), pruned branches
-/// dashed. `piece`: a token's text as the tokenizer has it.
+/// dashed. `piece`: a token's text as the tokenizer has it; its words in `lang`.
 pub fn beam_tree(
     nodes: &[BeamNode],
     best_node: Option<usize>,
     greedy: Greedy,
     piece: &dyn Fn(u32) -> String,
+    lang: Lang,
 ) -> Drawing {
     beam_tree_along(
         nodes,
         &paths(best_node, greedy.tokens, nodes),
         greedy,
         piece,
+        lang,
     )
 }
 
@@ -92,7 +98,9 @@ pub fn beam_tree_along(
     paths: &Paths,
     greedy: Greedy,
     piece: &dyn Fn(u32) -> String,
+    lang: Lang,
 ) -> Drawing {
+    let tr = tr(lang);
     let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0);
     let at = Layout::new(depth, nodes, TREE_ORIGIN);
     let off_tree = at.greedy_off_tree(paths, greedy.tokens.len(), depth);
@@ -100,9 +108,12 @@ pub fn beam_tree_along(
     let mut d = Drawing::new(
         (TREE_ORIGIN.0 + w).max(420.0),
         TREE_ORIGIN.1 + h,
-        format!(
-            "Beam tree: {} nodes over {depth} levels (Σ log p beside each)",
-            nodes.len()
+        tr.fmt(
+            "fig-beam-title",
+            &[
+                ("nodes", int(lang, nodes.len())),
+                ("depth", int(lang, depth)),
+            ],
         ),
     );
     d.root = Mark {
@@ -113,15 +124,13 @@ pub fn beam_tree_along(
     d.shapes.push(text(
         12.0,
         40.0,
-        "depth → (tokens generated)",
+        tr.fmt("fig-beam-depth", &[]),
         11.0,
         Anchor::Start,
     ));
     if at.first_depth > 0 {
-        let line = format!(
-            "… {} earlier levels (their best path is the transcript's start)",
-            at.first_depth
-        );
+        let levels = ("levels", int(lang, at.first_depth));
+        let line = tr.fmt("fig-beam-collapsed", &[levels]);
         let (x, y) = (TREE_ORIGIN.0 + 4.0, TREE_ORIGIN.1 + 18.0);
         let t = text(x, y, line, 12.0, Anchor::Start);
         d.shapes.push(Mark::id("beam-collapsed").around(vec![t]));
@@ -129,7 +138,7 @@ pub fn beam_tree_along(
     let shown = &nodes[at.start..];
     tree_edges(&mut d, &at, shown, paths);
     for (i, n) in shown.iter().enumerate() {
-        d.shapes.push(tree_node(n, at.pos(i), paths, piece));
+        d.shapes.push(tree_node(n, at.pos(i), paths, (piece, lang)));
     }
     for o in off_tree {
         if let Some(from) = o.from {
@@ -139,10 +148,13 @@ pub fn beam_tree_along(
         }
         let t = greedy.tokens[o.depth - 1];
         let cum = greedy.cum.get(o.depth - 1).copied().unwrap_or(f64::NAN);
-        let tip = format!(
-            "greedy's token {}: {} — cumulative log p {cum:.3} (pruned from the beam)",
-            o.depth,
-            piece_text(&piece(t), true, None)
+        let tip = tr.fmt(
+            "fig-beam-greedy-tip",
+            &[
+                ("n", int(lang, o.depth)),
+                ("piece", piece_text(&piece(t), true, None)),
+                ("cum", num(lang, cum, 3)),
+            ],
         );
         let mark = Mark {
             class: "node greedy off-tree".into(),
@@ -152,7 +164,7 @@ pub fn beam_tree_along(
         };
         let label = piece_text(&piece(t), false, Some(10));
         d.shapes
-            .push(mark.around(node_marks(o.at, (GREEDY, None), label, cum)));
+            .push(mark.around(node_marks(o.at, (GREEDY, None), label, num(lang, cum, 2))));
     }
     d
 }
@@ -189,14 +201,20 @@ fn tree_edges(d: &mut Drawing, at: &Layout, shown: &[BeamNode], paths: &Paths) {
 
 /// A node of the tree: its status and paths as its class, its token and log p as its
 /// tooltip; its circle filled as the page fills it (root dark, pruned grey, finished
-/// ringed, the best path orange, greedy's green).
-fn tree_node(n: &BeamNode, at: (f64, f64), paths: &Paths, piece: &dyn Fn(u32) -> String) -> Shape {
-    let status = match n.status {
-        NodeStatus::Root => "root",
-        NodeStatus::Beam => "beam",
-        NodeStatus::Pruned => "pruned",
-        NodeStatus::Finished => "finished",
-        NodeStatus::Unfinished => "unfinished",
+/// ringed, the best path orange, greedy's green); its words in `lang` (its class English).
+fn tree_node(
+    n: &BeamNode,
+    at: (f64, f64),
+    paths: &Paths,
+    (piece, lang): (&dyn Fn(u32) -> String, Lang),
+) -> Shape {
+    let tr = tr(lang);
+    let (status, said) = match n.status {
+        NodeStatus::Root => ("root", tr.fmt("fig-status-root", &[])),
+        NodeStatus::Beam => ("beam", tr.fmt("fig-status-beam", &[])),
+        NodeStatus::Pruned => ("pruned", tr.fmt("fig-status-pruned", &[])),
+        NodeStatus::Finished => ("finished", tr.fmt("fig-status-finished", &[])),
+        NodeStatus::Unfinished => ("unfinished", tr.fmt("fig-status-unfinished", &[])),
     };
     let (best, on_greedy) = (paths.best[n.id], paths.greedy[n.id]);
     let path = match (best, on_greedy) {
@@ -215,35 +233,41 @@ fn tree_node(n: &BeamNode, at: (f64, f64), paths: &Paths, piece: &dyn Fn(u32) ->
         _ => ACCENT,
     };
     let full = n.token.map_or_else(
-        || "the prompt".to_string(),
+        || tr.fmt("fig-beam-the-prompt", &[]),
         |t| piece_text(&piece(t), true, None),
     );
     let mark = Mark {
         class: format!("node {status}{path}"),
         testid: "beam-node".into(),
-        title: format!(
-            "{full} — log p {:.3}, cumulative {:.3} ({status})",
-            n.logprob, n.cum_logprob
+        title: tr.fmt(
+            "fig-beam-node-tip",
+            &[
+                ("piece", full),
+                ("logp", num(lang, n.logprob, 3)),
+                ("cum", num(lang, n.cum_logprob, 3)),
+                ("status", said),
+            ],
         ),
         data: vec![("status", status.into())],
     };
     let label = n.token.map_or_else(
-        || "prompt".to_string(),
+        || tr.fmt("fig-beam-prompt", &[]),
         |t| piece_text(&piece(t), false, Some(10)),
     );
     let ring = ended.then_some(GREEDY);
-    mark.around(node_marks(at, (fill, ring), label, n.cum_logprob))
+    let cum = num(lang, n.cum_logprob, 2);
+    mark.around(node_marks(at, (fill, ring), label, cum))
 }
 
 /// A node's shapes: its circle (filled, perhaps ringed), its piece above right, its Σ log p
-/// below right.
+/// (written) below right.
 fn node_marks(
     (x, y): (f64, f64),
     (fill, ring): (&'static str, Option<&'static str>),
     label: String,
-    cum: f64,
+    cum: String,
 ) -> Vec<Shape> {
-    let mut lp = text(x + 9.0, y + 12.0, format!("{cum:.2}"), 12.0, Anchor::Start);
+    let mut lp = text(x + 9.0, y + 12.0, cum, 12.0, Anchor::Start);
     if let Shape::Text { fill, .. } = &mut lp {
         *fill = MUTED;
     }

@@ -38,7 +38,7 @@ pub(in crate::export) fn rects(d: &Drawing, fill: &str) -> Vec<(f64, f64, f64, f
 
 #[test]
 fn the_kv_grid_is_the_pages() {
-    let d = kv_grid(&config(), 64);
+    let d = kv_grid(&config(), 64, Lang::En);
     // The page's frame (60 from the left, 400 wide, 20 a row), under the title.
     let frame = Frame::new(60.0, PLOT_T, 400.0, 80.0);
     let rows = kg::grid(2, 64, 256, frame);
@@ -66,7 +66,7 @@ fn the_kv_grid_is_the_pages() {
         .iter()
         .all(|s| s.label().is_none_or(|l| l.size * 340.0 / d.width >= 10.8)));
     // The whole export: the grid over the bytes chart, its label kept.
-    let all = kv(&config(), 64);
+    let all = kv(&config(), 64, Lang::En);
     assert!(all.texts().iter().any(|t| t.contains("n = 64 holds")));
     assert!(all.height > d.height);
 }
@@ -92,7 +92,13 @@ fn the_beam_tree_is_laid_out_as_the_pages() {
         node(3, Some(1), 2),
     ];
     nodes[2].status = decoding_engine::decode::beam::NodeStatus::Pruned;
-    let d = beam_tree(&nodes, Some(3), Greedy::default(), &|t| format!("t{t}"));
+    let d = beam_tree(
+        &nodes,
+        Some(3),
+        Greedy::default(),
+        &|t| format!("t{t}"),
+        Lang::En,
+    );
     let circles = circles(&d);
     // The page's layout (origin 0, 0) moved under the title: by hand, column 132 apart
     // from 20, rows 32 apart from 20, then 44 down.
@@ -168,7 +174,7 @@ fn greedy_runs_green_and_leaves_the_tree_on_its_own_row() {
         tokens: &[1, 9],
         cum: &[-0.5, -2.25],
     };
-    let d = beam_tree(&nodes, Some(3), greedy, &|t| format!("t{t}"));
+    let d = beam_tree(&nodes, Some(3), greedy, &|t| format!("t{t}"), Lang::En);
     let circles = circles(&d);
     let green = "#2e8b57";
     // The root, 2 and 3 on the best path, node 1 greedy's; then greedy's token 9 at depth

@@ -5,9 +5,9 @@
 //! files agree). Tested natively: the SVG parses as XML and carries its labels.
 
 mod charts;
-mod figures;
+pub(crate) mod figures;
 mod grids;
-mod panels;
+pub(crate) mod panels;
 mod plot;
 mod transcript;
 
@@ -18,6 +18,8 @@ pub use panels::*;
 pub use plot::{bars, xy, XySeries};
 pub use transcript::*;
 
+use crate::i18n::Lang;
+use crate::lesson::builder::tr;
 use std::fmt::Write;
 
 const ACCENT: &str = "#2f5bd3";
@@ -536,6 +538,20 @@ fn shift_x(mut s: Shape, dx: f64) -> Shape {
         }
     }
     s
+}
+
+/// A figure's number, `decimals` places, as `lang` writes it (`i18n::number`); English as
+/// the figures have always written it, ungrouped.
+fn num(lang: Lang, v: f64, decimals: usize) -> String {
+    match lang {
+        Lang::En => format!("{v:.decimals$}"),
+        _ => crate::i18n::number(lang, v, decimals),
+    }
+}
+
+/// A figure's count, as `lang` writes it (English ungrouped).
+fn int(lang: Lang, n: usize) -> String {
+    num(lang, n as f64, 0)
 }
 
 /// A number for a tick label: short, no trailing noise.

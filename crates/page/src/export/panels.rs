@@ -20,12 +20,24 @@ pub(super) fn stage_frame(n: usize) -> Frame {
 
 /// One stage's chart as the page draws it: each token's probability before the stage
 /// (grey) and after it (blue) side by side, on the square-root scale.
-fn stage(s: &StageView, labels: &[String]) -> Drawing {
+fn stage(s: &StageView, labels: &[String], lang: Lang) -> Drawing {
+    let tr = tr(lang);
     let frame = stage_frame(s.before.len());
     let height = PLOT_T + PLOT_H + 110.0;
-    let title = format!("{} ({}): {} kept", s.stage.name(), s.setting, s.kept);
+    let title = tr.fmt(
+        "fig-stage-title",
+        &[
+            ("stage", s.stage.name().to_string()),
+            ("setting", s.setting.clone()),
+            ("kept", int(lang, s.kept)),
+        ],
+    );
     let mut d = Drawing::new((frame.right() + 30.0).max(420.0), height, title);
-    axes_in(&mut d, frame, "token", "probability (square-root scale)");
+    let (x_label, y_label) = (
+        tr.fmt("fig-token", &[]),
+        tr.fmt("fig-probability-sqrt", &[]),
+    );
+    axes_in(&mut d, frame, &x_label, &y_label);
     y_ticks(&mut d, frame, &cg::y_ticks(frame));
     let n = s.before.len();
     for (i, b) in cg::stage_bars(s, frame).iter().enumerate() {
@@ -44,16 +56,17 @@ fn stage(s: &StageView, labels: &[String]) -> Drawing {
             vertical: true,
         });
     }
-    legend_with(
-        &mut d,
-        &[("before", REMOVED), ("after", ACCENT)],
-        height - 12.0,
-    );
+    let keys = [
+        (tr.fmt("fig-before", &[]), REMOVED),
+        (tr.fmt("fig-after", &[]), ACCENT),
+    ];
+    legend_with(&mut d, &keys, height - 12.0);
     d
 }
 
-/// Each stage of the chain: the probability of the chart's tokens before and after it.
-pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String) -> Drawing {
+/// Each stage of the chain: the probability of the chart's tokens before and after it, its
+/// words in `lang` (the stages' names their own).
+pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String, lang: Lang) -> Drawing {
     let labels: Vec<String> = t.chart_ids.iter().map(|&id| piece(id)).collect();
     // The stages that changed something, two charts a row; the neutral ones named in one
     // line (each of them would be a chart of identical bars: eight stacked made a PNG
@@ -68,15 +81,15 @@ pub fn stages(t: &TraceView, piece: &dyn Fn(u32) -> String) -> Drawing {
         .stages
         .iter()
         .filter(|s| s.active)
-        .map(|s| stage(s, &labels))
+        .map(|s| stage(s, &labels, lang))
         .collect();
-    let mut d = Drawing::grid("The sampling chain, stage by stage", parts, 2);
+    let mut d = Drawing::grid(&tr(lang).fmt("fig-chain-title", &[]), parts, 2);
     if !neutral.is_empty() {
         let y = d.height + 16.0;
         d.shapes.push(text(
             12.0,
             y,
-            format!("Neutral here (no change): {}", neutral.join(", ")),
+            tr(lang).fmt("fig-neutral", &[("stages", neutral.join(", "))]),
             12.0,
             Anchor::Start,
         ));
@@ -98,10 +111,11 @@ pub(super) fn top_frame(n: usize) -> Frame {
 
 /// One column as the page draws its next distribution: a row per top token, its piece,
 /// its bar (as long as p on a 0-to-1 scale) and p.
-fn column(i: usize, c: &ColumnView, piece: &dyn Fn(u32) -> String) -> Drawing {
+fn column(i: usize, c: &ColumnView, piece: &dyn Fn(u32) -> String, lang: Lang) -> Drawing {
+    let tr = tr(lang);
     let knobs = crate::page::column_text(&c.settings);
     let knobs = if knobs.is_empty() {
-        "defaults".to_string()
+        tr.fmt("fig-defaults", &[])
     } else {
         knobs
     };
@@ -109,16 +123,21 @@ fn column(i: usize, c: &ColumnView, piece: &dyn Fn(u32) -> String) -> Drawing {
     let mut d = Drawing::new(
         frame.right() + 70.0,
         frame.bottom() + 40.0,
-        format!("Column {} ({knobs})", i + 1),
+        tr.fmt(
+            "fig-column-title",
+            &[("column", int(lang, i + 1)), ("knobs", knobs)],
+        ),
     );
     d.shapes.push(Shape::Text {
         x: 12.0,
         y: PLOT_T - 4.0,
-        text: format!(
-            "{} tokens; next: entropy {:.3} nats over {} kept tokens",
-            c.steps.len(),
-            c.entropy,
-            c.kept
+        text: tr.fmt(
+            "fig-column-summary",
+            &[
+                ("tokens", int(lang, c.steps.len())),
+                ("entropy", num(lang, c.entropy, 3)),
+                ("kept", int(lang, c.kept)),
+            ],
         ),
         size: 11.0,
         anchor: Anchor::Start,
@@ -140,33 +159,32 @@ fn column(i: usize, c: &ColumnView, piece: &dyn Fn(u32) -> String) -> Drawing {
         d.shapes
             .push(text(frame.left - 8.0, y, piece(b.id), 11.0, Anchor::End));
         d.shapes.push(rect(b.bar, ACCENT));
-        let p = format!("{:.3}", b.p);
+        let p = num(lang, b.p, 3);
         d.shapes
             .push(text(frame.right() + 8.0, y, p, 11.0, Anchor::Start));
     }
     d
 }
 
-/// The compared columns: each column's next distribution, two a row.
-pub fn columns(v: &ColumnsView, piece: &dyn Fn(u32) -> String) -> Drawing {
+/// The compared columns: each column's next distribution, two a row, their words in `lang`
+/// (the knobs' names their own).
+pub fn columns(v: &ColumnsView, piece: &dyn Fn(u32) -> String, lang: Lang) -> Drawing {
     let parts = v
         .columns
         .iter()
         .enumerate()
-        .map(|(i, c)| column(i, c, piece))
+        .map(|(i, c)| column(i, c, piece, lang))
         .collect();
+    let tr = tr(lang);
     let differ = if v.differ.is_empty() {
-        "none".to_string()
+        tr.fmt("fig-none", &[])
     } else {
         v.differ.join(", ")
     };
-    Drawing::grid(
-        &format!("Same θ, different config — differing knobs: {differ}"),
-        parts,
-        2,
-    )
+    let title = tr.fmt("fig-columns-title", &[("knobs", differ)]);
+    Drawing::grid(&title, parts, 2)
 }
 
 #[cfg(test)]
 #[path = "panels_tests.rs"]
-mod tests;
+pub(crate) mod tests;

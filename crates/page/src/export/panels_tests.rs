@@ -29,7 +29,7 @@ fn the_stages_are_the_pages_square_root_bars() {
     neutral.after = neutral.before.clone();
     let t = trace(vec![top_k(), neutral]);
     let piece = |id: u32| format!("t{id}");
-    let d = stages(&t, &piece);
+    let d = stages(&t, &piece, Lang::En);
     // One chart (the active stage) under the title's 34 px; the neutral one named.
     assert!(d
         .texts()
@@ -72,7 +72,7 @@ fn cg_bars(s: &StageView, frame: Frame) -> Vec<crate::geometry::chain::TokenBars
     crate::geometry::chain::stage_bars(s, frame)
 }
 
-fn column(top: Vec<(u32, f64)>) -> ColumnView {
+pub(crate) fn column(top: Vec<(u32, f64)>) -> ColumnView {
     ColumnView {
         settings: Default::default(),
         steps: vec![],
@@ -96,7 +96,7 @@ fn the_columns_are_the_pages_horizontal_bars() {
         differ: vec!["temperature".into()],
     };
     let piece = |id: u32| format!("t{id}");
-    let d = columns(&v, &piece);
+    let d = columns(&v, &piece, Lang::En);
     let frame = top_frame(3);
     let g = crate::geometry::compare::top_bars(&top, frame);
     // The first column's bars: the geometry's, moved down under the title's 34 px.

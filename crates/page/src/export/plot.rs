@@ -250,16 +250,22 @@ fn legend<'a>(d: &mut Drawing, names: impl Iterator<Item = &'a str>, y: f64) {
 }
 
 /// A legend of (name, colour) swatches along `y`.
-pub(super) fn legend_with(d: &mut Drawing, keys: &[(&str, &'static str)], y: f64) {
+pub(super) fn legend_with(d: &mut Drawing, keys: &[(impl AsRef<str>, &'static str)], y: f64) {
     legend_sized(d, keys, y, 11.0);
 }
 
 /// A legend of (name, colour) swatches along `y`, its names `size` units high (the swatch
-/// and the spacing in proportion).
-pub(super) fn legend_sized(d: &mut Drawing, keys: &[(&str, &'static str)], y: f64, size: f64) {
+/// and the spacing in proportion; a CJK character about twice a Latin one's width).
+pub(super) fn legend_sized(
+    d: &mut Drawing,
+    keys: &[(impl AsRef<str>, &'static str)],
+    y: f64,
+    size: f64,
+) {
     let k = size / 11.0;
     let mut x = PLOT_L;
-    for &(n, fill) in keys {
+    for (n, fill) in keys {
+        let (n, fill) = (n.as_ref(), *fill);
         d.shapes.push(Shape::Rect {
             x,
             y: y - 9.0 * k,
@@ -268,6 +274,10 @@ pub(super) fn legend_sized(d: &mut Drawing, keys: &[(&str, &'static str)], y: f6
             fill,
         });
         d.shapes.push(text(x + 14.0 * k, y, n, size, Anchor::Start));
-        x += (24.0 + 7.0 * n.chars().count() as f64) * k;
+        let w: f64 = n
+            .chars()
+            .map(|c| if c >= '\u{2E80}' { 12.0 } else { 7.0 })
+            .sum();
+        x += (24.0 + w) * k;
     }
 }

@@ -1,7 +1,7 @@
 //! The page's words in English, Simplified Chinese and Spanish, through Mozilla's Fluent
 //! (`fluent-bundle`): a folder a language (`crates/page/locales/<lang>/`) with a file an area
 //! of the page ([`AREAS`]: the header and loading, the transcript and its knobs, the other
-//! panels, the class, the lesson's captions), a message by id,
+//! panels, the class, the lesson's captions, the figures' words), a message by id,
 //! its numbers passed in already formatted for the language ([`number`], [`integer`]: CLDR's
 //! separators and grouping, checked against the browser's `Intl.NumberFormat` in the e2e
 //! tests). The language is the link's (`lang=`), else the browser's first that the page has
@@ -11,7 +11,15 @@
 use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
 
 /// The page's areas, a Fluent file each in every language's folder.
-pub const AREAS: [&str; 5] = ["page", "transcript", "panels", "class", "captions"];
+pub const AREAS: [&str; 7] = [
+    "page",
+    "transcript",
+    "panels",
+    "class",
+    "captions",
+    "figures",
+    "engine",
+];
 
 /// A language of the page; its name is a link's (`lang=zh-CN`) and `<html lang>`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::IntoStaticStr)]
@@ -77,6 +85,8 @@ impl Lang {
                     include_str!(concat!("../../locales/", $lang, "/panels.ftl")),
                     include_str!(concat!("../../locales/", $lang, "/class.ftl")),
                     include_str!(concat!("../../locales/", $lang, "/captions.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/figures.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/engine.ftl")),
                 ]
             };
         }
@@ -218,6 +228,7 @@ impl Tr {
     }
 }
 
+pub mod engine;
 #[cfg(test)]
 mod tests;
 // Each area's own checks (its tables' keys have their messages), one file an area.
@@ -225,6 +236,8 @@ mod tests;
 mod tests_captions;
 #[cfg(test)]
 mod tests_class;
+#[cfg(test)]
+mod tests_figures;
 #[cfg(test)]
 mod tests_panels;
 #[cfg(test)]

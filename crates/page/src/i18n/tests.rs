@@ -82,7 +82,8 @@ fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
 }
 
 /// The ids the code asks for: `ui.t("id")` and `ui.tf("id", …)` in the page's views,
-/// `.msg("id", …)` in the page crate (the lesson's captions).
+/// `.msg("id", …)` in the page crate (the lesson's captions), `tr(lang).fmt("id", …)` (the
+/// figures' words, the captions' units).
 fn asked_ids() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -90,10 +91,13 @@ fn asked_ids() -> Vec<(String, String)> {
     sources(&root.join("src"), &mut files);
     let mut ids = Vec::new();
     for (name, src) in &files {
-        for call in [".t(\"", ".tf(\"", ".msg(\""] {
+        // The id may start the call's next line (rustfmt's wrapping of a long call).
+        for call in [".t(", ".tf(", ".msg(", ".fmt("] {
             for (i, _) in src.match_indices(call) {
-                let id = src[i + call.len()..].split('"').next().unwrap();
-                ids.push((name.clone(), id.to_string()));
+                let rest = src[i + call.len()..].trim_start();
+                if let Some(id) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+                    ids.push((name.clone(), id.to_string()));
+                }
             }
         }
     }

@@ -3,6 +3,7 @@
 use super::*;
 use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::Precision;
+use decoding_page::i18n::Lang::En;
 
 /// The exports of real views: the distribution after "Once upon a time" labels its first bar
 /// with "," (p = 0.9688, the model card's answer), the beam tree draws one node per node of
@@ -17,7 +18,7 @@ fn exports_of_real_views_are_their_data() {
     let c = *s.core.model.as_ref().unwrap().config();
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
-    let d = export::distribution(&t, &piece, 10, decoding_page::page::Scale::Probability);
+    let d = export::distribution(&t, &piece, 10, decoding_page::page::Scale::Probability, En);
     let texts = d.texts();
     let first_label = texts
         .iter()
@@ -29,7 +30,7 @@ fn exports_of_real_views_are_their_data() {
     );
     assert!(roxmltree::Document::parse(&d.svg()).is_ok());
     assert!(d.shapes.len() > 20);
-    let kv = export::kv(&c, 5);
+    let kv = export::kv(&c, 5, En);
     assert!(
         kv.texts()
             .iter()
@@ -57,7 +58,7 @@ fn exports_of_real_views_are_their_data() {
         tokens: &v.greedy_tokens,
         cum: &v.greedy_cum,
     };
-    let tree = export::beam_tree(&v.changed, v.best_node, greedy, &piece);
+    let tree = export::beam_tree(&v.changed, v.best_node, greedy, &piece, En);
     let circles = tree
         .leaves()
         .into_iter()
@@ -139,25 +140,27 @@ fn every_panel_exports_its_chart_from_its_view() {
     let piece =
         |id: u32| decoding_page::page::piece_text(tok.piece(id).unwrap_or("?"), true, Some(12));
     let trace = &page_trace(&s);
-    let mut drawings = vec![("stages", export::stages(trace, &piece), "top_k".to_string())];
+    let stages = export::stages(trace, &piece, En);
+    let mut drawings = vec![("stages", stages, "top_k".to_string())];
     for e in &events {
         match e {
             Event::Quant(QuantEvent::Quant { view }) => {
-                drawings.push(("quant", export::quant(view), "q4".into()))
+                drawings.push(("quant", export::quant(view, En), "q4".into()))
             }
             Event::Spec(SpecEvent::Spec { view }) if view.last.is_some() => {
-                drawings.push(("spec", export::spec(view).unwrap(), "q (the draft)".into()))
+                let d = export::spec(view, En).unwrap();
+                drawings.push(("spec", d, "q (the draft)".into()))
             }
             Event::Compare(ColumnsEvent::Columns { view }) => drawings.push((
                 "columns",
-                export::columns(view, &piece),
+                export::columns(view, &piece, En),
                 piece(view.columns[1].top[0].0),
             )),
             Event::Batch(BatchEvent::Sweep { view }) => {
-                drawings.push(("sweep", export::sweep(view), "D2".into()))
+                drawings.push(("sweep", export::sweep(view, En), "D2".into()))
             }
             Event::Batch(BatchEvent::Serve { view }) => {
-                drawings.push(("serve", export::serve(view), "continuous".into()))
+                drawings.push(("serve", export::serve(view, En), "continuous".into()))
             }
             _ => {}
         }
@@ -193,7 +196,7 @@ fn the_chain_export_draws_the_stages_at_work() {
         &host,
         &[("temperature", "0.7"), ("top_k", "20"), ("top_p", "0.9")],
     );
-    let chain = decoding_page::export::stages(&page_trace(&s), &piece);
+    let chain = decoding_page::export::stages(&page_trace(&s), &piece, En);
     assert!(
         chain.height < 1000.0 && chain.width < 1400.0,
         "{} × {}",

@@ -1,0 +1,54 @@
+# The engine's validation messages (`SettingError`), read back by `i18n::engine` from the
+# engine's English and written again from these; values, ranges and names keep the engine's text.
+engine-got = { $rule } (got { $value })
+engine-note = { $rule } ({ $note })
+engine-note-off = { $value } = off
+engine-note-greedy = { $value } = greedy
+engine-note-llama-range = llama.cpp's range
+engine-note-surprise = the target surprise, bits
+engine-note-learning-rate = the learning rate
+engine-note-beams = each beam is a KV cache and a row of every step; wider trees are unreadable
+engine-in = must be in { $range }
+engine-ge = must be ≥ { $value }
+engine-gt = must be > { $value }
+engine-at-least = must be at least { $value }
+engine-at-most = must be at most { $value }
+engine-or-negative-off = { $rule }, or negative (≥ { $value }) for off
+engine-zero-off-one-two = must be 0 (off), 1 or 2
+engine-zero-greedy-or-in = must be 0 (greedy) or in { $range }
+engine-not-number = { $value } is not a number
+engine-not-finite = { $value } is not a finite number
+engine-not-whole = { $value } is not a whole number
+engine-not-one-of = { $value } is not { $names }
+engine-list-or = { $init } or { $last }
+engine-list-or-u = { $init } or { $last }
+engine-not-stage = { $value } is not a stage ({ $stages })
+engine-not-profile = { $value } is not a profile ({ $names })
+engine-twice = { $value } appears twice
+engine-missing = { $stage } is set ({ $value }) but missing from the order
+engine-runs-last = { $value } takes the draw's place and runs last (as llama.cpp places it): move it to the end of the order
+engine-profile-range = the { $profile } profile takes { $range }
+engine-cannot-return = cannot return { $count } sequences from { $width } beams
+engine-stop-empty = a stop sequence cannot be empty
+engine-breaker-empty = a sequence breaker cannot be empty
+engine-breaker-long = a sequence breaker is at most { $max } bytes (llama.cpp's limit); { $value } has { $bytes }
+engine-bias-pair = { $value } is not id:value
+engine-bias-outside = token id { $id } is outside the vocabulary (0..{ $vocab })
+engine-bias-id = { $id } in { $entry } is not a token id
+engine-bias-in = { $value } in { $entry } must be in { $range }
+engine-bias-finite = { $value } in { $entry } is not a finite number
+engine-constraint-kind = constraint { $value }: start it with regex:, json_schema:, grammar: (GBNF) or lark:
+engine-kind-regex = regex
+engine-kind-json-schema = JSON Schema
+engine-kind-gbnf = GBNF grammar
+engine-kind-lark = Lark grammar
+engine-constraint-empty = the { $kind } is empty
+engine-constraint-large = the { $kind } is { $bytes } bytes; at most { $max } are accepted
+engine-constraint-syntax = { $kind } syntax error at line { $line }, column { $column }: { $message }
+engine-constraint-syntax-rule = { $kind } syntax error at line { $line }, column { $column } (rule { $rule }): { $message }
+engine-constraint-compile = the { $kind } could not be compiled: { $message }
+engine-constraint-rejected = token { $token } ({ $piece }) is not allowed by the constraint here
+engine-constraint-failed = the constraint failed: { $message }
+engine-constraint-stale = the constraint changed since it was compiled: compile the new one first
+engine-not-knob = is not a knob
+engine-column-beam = a column runs greedy or sampling (beam search has its own panel)
