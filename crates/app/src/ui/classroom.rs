@@ -8,7 +8,7 @@
 
 use super::class::whole;
 use super::state::Ui;
-use decoding_page::i18n::{Lang, Tr};
+use decoding_page::i18n::{tr, Lang};
 use decoding_page::page::class_mode::{Phase, RoundError};
 use decoding_page::page::piece_text;
 use decoding_page::page::room::*;
@@ -53,7 +53,6 @@ struct Note {
 }
 
 thread_local! {
-    static ENGLISH: Tr = Tr::new(Lang::En);
     /// The last note told, with its English.
     static TOLD: std::cell::RefCell<Option<(String, Note)>> = const { std::cell::RefCell::new(None) };
 }
@@ -88,7 +87,7 @@ impl Note {
     /// Its English (whole numbers ungrouped, as the page always wrote them), kept with it:
     /// the text for the error signal.
     fn told(self) -> String {
-        let english = ENGLISH.with(|t| t.fmt(self.id, &self.args(|n| n.to_string())));
+        let english = tr(Lang::En).fmt(self.id, &self.args(|n| n.to_string()));
         TOLD.with(|t| *t.borrow_mut() = Some((english.clone(), self)));
         english
     }

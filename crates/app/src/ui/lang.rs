@@ -4,24 +4,8 @@
 //! language changes; `<html lang>` follows it (screen readers, fonts, hyphenation).
 
 use super::state::Ui;
-use decoding_page::i18n::{self, Lang, Tr};
+use decoding_page::i18n::{self, tr, Lang};
 use leptos::prelude::*;
-use std::collections::HashMap;
-use std::rc::Rc;
-
-thread_local! {
-    /// Each language's bundle, made once (parsing its file).
-    static BUNDLES: std::cell::RefCell<HashMap<Lang, Rc<Tr>>> = Default::default();
-}
-
-fn tr(lang: Lang) -> Rc<Tr> {
-    BUNDLES.with(|b| {
-        b.borrow_mut()
-            .entry(lang)
-            .or_insert_with(|| Rc::new(Tr::new(lang)))
-            .clone()
-    })
-}
 
 /// The browser's languages, negotiated against the page's.
 pub fn browser_lang() -> Lang {

@@ -9,6 +9,9 @@
 //! English; the tests hold Chinese and Spanish complete.
 
 use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The page's areas, a Fluent file each in every language's folder.
 pub const AREAS: [&str; 7] = [
@@ -162,7 +165,23 @@ pub type Args<'a> = &'a [(&'a str, String)];
 pub struct Tr {
     pub lang: Lang,
     bundle: FluentBundle<FluentResource>,
-    english: Option<FluentBundle<FluentResource>>,
+    english: Option<Rc<Tr>>,
+}
+
+thread_local! {
+    /// Each language's words, parsed once a thread (a language's file is ~70 KB of text).
+    static CACHE: RefCell<HashMap<Lang, Rc<Tr>>> = Default::default();
+}
+
+/// The language's words, parsed once and shared (English behind each of the others is the
+/// same one).
+pub fn tr(lang: Lang) -> Rc<Tr> {
+    if let Some(t) = CACHE.with(|c| c.borrow().get(&lang).cloned()) {
+        return t;
+    }
+    let t = Rc::new(Tr::new(lang));
+    CACHE.with(|c| c.borrow_mut().insert(lang, t.clone()));
+    t
 }
 
 fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
@@ -185,7 +204,7 @@ impl Tr {
         Tr {
             lang,
             bundle: bundle(lang),
-            english: (lang != Lang::En).then(|| bundle(Lang::En)),
+            english: (lang != Lang::En).then(|| tr(Lang::En)),
         }
     }
 
@@ -195,7 +214,7 @@ impl Tr {
         Tr {
             lang,
             bundle: bundle_of(lang, source.to_string()),
-            english: Some(bundle(Lang::En)),
+            english: Some(tr(Lang::En)),
         }
     }
 
@@ -206,7 +225,7 @@ impl Tr {
         for (k, v) in args {
             fa.set(*k, v.as_str());
         }
-        for b in std::iter::once(&self.bundle).chain(self.english.as_ref()) {
+        for b in std::iter::once(&self.bundle).chain(self.english.as_ref().map(|e| &e.bundle)) {
             if let Some(pattern) = b.get_message(id).and_then(|m| m.value()) {
                 let mut errors = Vec::new();
                 return b

@@ -7,29 +7,14 @@
 //! numbers at the sentinels when the caption is done.
 
 use super::Part;
-use crate::i18n::{integer, number, Lang, Tr};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
+use crate::i18n::{integer, number, Lang};
 
 /// Around a number's index in a formatted message (Unicode's private use: no message, piece
 /// or name of the page holds them).
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
 
-thread_local! {
-    /// Each language's messages, read once (a caption is drawn at every view's change).
-    static BUNDLES: RefCell<HashMap<Lang, Rc<Tr>>> = Default::default();
-}
-
-pub(crate) fn tr(lang: Lang) -> Rc<Tr> {
-    BUNDLES.with(|b| {
-        b.borrow_mut()
-            .entry(lang)
-            .or_insert_with(|| Rc::new(Tr::new(lang)))
-            .clone()
-    })
-}
+pub(crate) use crate::i18n::tr;
 
 /// A message's argument: a number of the caption (drawn as a figure, its key what the tests
 /// read), a text (a token's piece, a model's name), or a piece of the caption written

@@ -2,7 +2,7 @@
 //! each with a prompt that sets the model up for it, as the `constraint` knob's text
 //! (`kind:source`).
 
-use crate::i18n::{number, Lang, Tr};
+use crate::i18n::{number, Lang};
 use decoding_engine::decode::constraint::ConstraintKind;
 
 /// A prepared constraint.
@@ -148,7 +148,7 @@ pub fn constraint_caption_message(
 /// What Z_t says, with its numbers, in English.
 pub fn constraint_caption(z: f64, allowed: usize, vocab: usize) -> String {
     let (id, args) = constraint_caption_message(Lang::En, z, allowed, vocab);
-    Tr::new(Lang::En).fmt(id, &args)
+    crate::i18n::tr(Lang::En).fmt(id, &args)
 }
 
 #[cfg(test)]
