@@ -93,8 +93,8 @@ pub(super) fn Header() -> impl IntoView {
                     decoding_engine::BackendKind::Cpu => "CPU",
                 };
                 view! {
-                    <span class="badge" data-testid="backend-badge" title=r.reason.clone()>{label}</span>
-                    <span class="reason" data-testid="backend-reason">{r.reason}</span>
+                    <span class="badge" data-testid="backend-badge" title=reason(ui, &r.reason)>{label}</span>
+                    <span class="reason" data-testid="backend-reason">{reason(ui, &r.reason)}</span>
                 }
             })}
             <label class="inline" data-tagged>
@@ -116,7 +116,7 @@ pub(super) fn Header() -> impl IntoView {
                 {move || ui.t("weights-label")} " " <Tag of="precision-select" />
                 <select data-testid="precision-select" on:change=on_precision
                     prop:value=move || ui.model.precision.get().map_or("f32", |(p, _)| p.name())>
-                    {Precision::ALL.map(|p| view! { <option value=p.name()>{p.label()}</option> }).collect_view()}
+                    {Precision::ALL.map(|p| view! { <option value=p.name()>{move || ui.t(&format!("weights-{}", p.name()))}</option> }).collect_view()}
                 </select>
             </label>
             {move || ui.model.info.get().map(|i| view! {
@@ -203,5 +203,17 @@ pub(super) fn Problems() -> impl IntoView {
                 }
             })
         }}
+    }
+}
+
+/// Why the backend runs, in the page's language where the worker's words are the usual
+/// ones (`crates/gpu/src/select.rs`); any other reason (an adapter's error) as it came.
+fn reason(ui: Ui, english: &str) -> String {
+    if english == "the CPU backend was chosen" {
+        ui.t("backend-reason-cpu")
+    } else if let Some(adapter) = english.strip_prefix("WebGPU on ") {
+        ui.tf("backend-reason-gpu", &[("adapter", adapter.to_string())])
+    } else {
+        english.to_string()
     }
 }
