@@ -317,4 +317,4 @@ pub fn stage_states(
 
 #[cfg(test)]
 #[path = "charts_tests.rs"]
-mod tests;
+pub(crate) mod tests;

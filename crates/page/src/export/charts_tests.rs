@@ -61,15 +61,15 @@ fn quant_rows_are_four_bars_a_token_scaled_to_the_largest() {
     assert!(d.title.contains("position 7"));
 }
 
-#[test]
-fn a_spec_position_shows_p_over_q_and_their_overlap() {
+/// A position where the draft's token x was accepted: p 0.6, q 0.3, and a second bar y.
+pub(crate) fn spec_position_x() -> SpecPosition {
     let bar = |id, piece: &str, p, q| SpecBar {
         id,
         piece: piece.into(),
         p,
         q,
     };
-    let p = SpecPosition {
+    SpecPosition {
         token: 5,
         piece: "x".into(),
         p: 0.6,
@@ -79,6 +79,17 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
         accepted: true,
         forbidden: false,
         bars: vec![bar(5, "x", 0.6, Some(0.3)), bar(6, "y", 0.2, Some(0.5))],
+    }
+}
+
+#[test]
+fn a_spec_position_shows_p_over_q_and_their_overlap() {
+    let p = spec_position_x();
+    let bar = |id, piece: &str, p, q| SpecBar {
+        id,
+        piece: piece.into(),
+        p,
+        q,
     };
     let d = spec_position(0, &p, Lang::En);
     // Longest of p and q: 0.6, 192 units. Row x: p 192, q 96, overlap 96 (on both).

@@ -4,7 +4,7 @@
 //! an SVG file and the page paints onto a canvas for a PNG (the same shapes, so the two
 //! files agree). Tested natively: the SVG parses as XML and carries its labels.
 
-mod charts;
+pub(crate) mod charts;
 pub(crate) mod figures;
 mod grids;
 pub(crate) mod panels;

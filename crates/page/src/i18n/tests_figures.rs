@@ -300,23 +300,7 @@ fn the_quant_and_speculative_bars_in_chinese() {
     let es = export::quant(&q, Lang::Es);
     assert!(words(&es).contains("q4 25,0%"), "{}", words(&es));
 
-    let bar = |id, piece: &str, p, q| SpecBar {
-        id,
-        piece: piece.into(),
-        p,
-        q,
-    };
-    let p = SpecPosition {
-        token: 5,
-        piece: "x".into(),
-        p: 0.6,
-        q: 0.3,
-        accept_probability: 1.0,
-        overlap: 0.5,
-        accepted: true,
-        forbidden: false,
-        bars: vec![bar(5, "x", 0.6, Some(0.3)), bar(6, "y", 0.2, Some(0.5))],
-    };
+    let p = crate::export::charts::tests::spec_position_x();
     let en = export::spec_position(0, &p, Lang::En);
     english(
         "spec",
