@@ -77,12 +77,15 @@ test('one screen: a typed tally revealed against the model, drawn, scored; whole
 /** The QR code in the presenter's room box, read from its pixels. */
 async function readQr(page) {
   // Read once the code is drawn (a shot taken while the page still lays out can catch it
-  // half painted): a few tries, a frame apart.
+  // half painted, or the room box as it is drawn again when the room's state changes): a
+  // few tries, a frame apart.
   await page.locator('[data-testid=room-qr] svg').waitFor();
   let found = null;
   for (let i = 0; i < 10 && !found; i++) {
     if (i) await page.waitForTimeout(100);
-    const png = PNG.sync.read(await page.getByTestId('room-qr').screenshot());
+    const shot = await page.getByTestId('room-qr').screenshot({ timeout: 5_000 }).catch(() => null);
+    if (!shot) continue;
+    const png = PNG.sync.read(shot);
     found = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
   }
   assert.ok(found, 'no QR code found in the room box');
