@@ -164,6 +164,21 @@ test('refused, each with its reason, the current model working on: a wrong sha25
   await page.close();
 });
 
+test('a refusal in the page\'s language: a 404 and a plain http link, in Chinese', async () => {
+  const page = await ready('backend=cpu&lang=zh-CN');
+  await picker(page);
+  await page.getByTestId('model-url').fill('/hub/someone/missing/resolve/main/x.gguf');
+  await page.getByTestId('model-url-load').click();
+  await page.waitForFunction(() => /HTTP 404/.test(document.querySelector('[data-testid=error]')?.textContent ?? ''), null, { timeout: 30_000 });
+  // The worker's English, read back into the page's words: the whole of it.
+  assert.match(await page.getByTestId('error').innerText(), /x\.gguf：未找到（HTTP 404）；当前模型保持不变/);
+  await stillWorks(page);
+  await page.getByTestId('model-url').fill('http://example.org/m.gguf');
+  await page.getByTestId('model-url-load').click();
+  assert.match(await page.getByTestId('model-url-error').innerText(), /^http:\/\/example\.org\/m\.gguf：本页只通过 https 下载/);
+  await page.close();
+});
+
 test('a download cancelled stops at once and resumes from its bytes; a shared link whose model fails loads the page\'s own and says why', async () => {
   const page = await ready();
   await picker(page);

@@ -310,7 +310,7 @@ fn machine_roofline(ui: Ui, v: &SweepView) -> impl IntoView {
 /// machine in.
 fn gpu_split(ui: Ui, v: GpuSplitView) -> impl IntoView {
     let Some(s) = v.split else {
-        let why = v.note.unwrap_or_default();
+        let why = ui.engine(&v.note.unwrap_or_default());
         return view! {
             <p class="note" data-testid="gpu-split-none">{ui.tf("batch-split-none", &[("why", why)])}</p>
         }

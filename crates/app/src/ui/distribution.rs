@@ -400,7 +400,7 @@ pub fn ToyPanel(views: ToyViews) -> impl IntoView {
                 </label>
             </div>
             {move || views.error().map(|e| view! {
-                <p class="field-error" role="alert" data-testid="toy-error">{e}</p>
+                <p class="field-error" role="alert" data-testid="toy-error">{ui.engine(&e)}</p>
             })}
             {move || views.trace.with(|t| t.as_ref().map(|t| {
                 let probs: Vec<String> = t.probs.iter().map(|&p| fixed(ui, p as f64, 3)).collect();

@@ -187,7 +187,7 @@ pub(super) fn Problems() -> impl IntoView {
         })}
         {move || ui.shell.error.get().map(|e| view! {
             <div class="error" role="alert" data-testid="error">
-                <span>{e}</span>
+                <span>{ui.engine(&e)}</span>
                 <button class="ghost" aria-label=ui.t("dismiss") on:click=move |_| ui.shell.error.set(None)>"×"</button>
             </div>
         })}
@@ -206,14 +206,8 @@ pub(super) fn Problems() -> impl IntoView {
     }
 }
 
-/// Why the backend runs, in the page's language where the worker's words are the usual
-/// ones (`crates/gpu/src/select.rs`); any other reason (an adapter's error) as it came.
+/// Why the backend runs, in the page's language (the worker's and "auto"'s words are read
+/// back by `i18n::readback`; an adapter's own error stays as it came).
 fn reason(ui: Ui, english: &str) -> String {
-    if english == "the CPU backend was chosen" {
-        ui.t("backend-reason-cpu")
-    } else if let Some(adapter) = english.strip_prefix("WebGPU on ") {
-        ui.tf("backend-reason-gpu", &[("adapter", adapter.to_string())])
-    } else {
-        english.to_string()
-    }
+    ui.engine(english)
 }

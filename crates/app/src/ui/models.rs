@@ -131,7 +131,7 @@ pub fn ByLink() -> impl IntoView {
                     on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Enter" { load(typed.get_untracked()) } />
             </label>
             <button data-testid="model-url-load" on:click=move |_| load(typed.get_untracked())>{move || ui.t("by-link-load")}</button>
-            {move || problem.get().map(|p| view! { <p class="field-error" role="alert" data-testid="model-url-error">{p}</p> })}
+            {move || problem.get().map(|p| view! { <p class="field-error" role="alert" data-testid="model-url-error">{ui.engine(&p)}</p> })}
             <Kept />
         </div>
     }

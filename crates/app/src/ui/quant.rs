@@ -135,7 +135,7 @@ fn Row(view: QuantView) -> impl IntoView {
     view! {
         <div class="quant-row" data-testid="quant-row" tabindex="0" role="region" aria-label=ui.t("quant-row-region")>
             <table class="compare">
-                <caption>{ui.tf("quant-row-caption", &[("row", r.label.clone())])}" " <Tag of="quant-weights" /></caption>
+                <caption>{ui.tf("quant-row-caption", &[("row", ui.engine(&r.label))])}" " <Tag of="quant-weights" /></caption>
                 <thead><tr><th scope="col">""</th>{head}</tr></thead>
                 <tbody>{(0..Precision::ALL.len()).map(line).collect_view()}</tbody>
             </table>

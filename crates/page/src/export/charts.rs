@@ -69,6 +69,7 @@ fn kv_bytes(cfg: &decoding_engine::Config, n: usize, lang: Lang) -> Drawing {
         ],
         false,
         false,
+        lang,
     )
 }
 
@@ -309,6 +310,7 @@ pub fn stage_states(
                 &series,
                 false,
                 false,
+                lang,
             )
             .on_page(&format!("state-{st}"))
         })

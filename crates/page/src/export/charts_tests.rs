@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::export::grids::tests::rects;
+use decoding_engine::decode::generation::Step;
+use decoding_engine::decode::sampling::{Cut, Stage};
 
 /// The marks' (class, tooltip) of test id `id`, read back from the SVG.
 fn marks(d: &Drawing, id: &str) -> Vec<(String, String)> {
@@ -121,16 +123,9 @@ fn a_spec_position_shows_p_over_q_and_their_overlap() {
     assert_eq!(rects(&d, Q_FILL)[1].2, 0.0);
 }
 
-/// Two steps of mirostat and one of DRY: mirostat's μ and τ are two lines of two points
-/// each; DRY's penalised token (an id, `Cut::token`) is not a line; each chart carries its
-/// stage's id.
-#[test]
-fn stage_states_draw_each_named_value_over_the_steps() {
-    use decoding_engine::decode::generation::Step;
-    use decoding_engine::decode::sampling::{Cut, Stage};
-    let miro = Stage::parse("mirostat").unwrap();
-    let dry = Stage::parse("dry_multiplier").unwrap();
-    let step = |cuts: Vec<(Stage, Cut)>| Step {
+/// A step that drew token 1 ("a", p 0.5), its stages' states `cuts`.
+pub(crate) fn step(cuts: Vec<(Stage, Cut)>) -> Step {
+    Step {
         token: 1,
         piece: "a".into(),
         prob: 0.5,
@@ -141,7 +136,16 @@ fn stage_states_draw_each_named_value_over_the_steps() {
         top: vec![],
         state: Default::default(),
         cuts,
-    };
+    }
+}
+
+/// Two steps of mirostat and one of DRY: mirostat's μ and τ are two lines of two points
+/// each; DRY's penalised token (an id, `Cut::token`) is not a line; each chart carries its
+/// stage's id.
+#[test]
+fn stage_states_draw_each_named_value_over_the_steps() {
+    let miro = Stage::parse("mirostat").unwrap();
+    let dry = Stage::parse("dry_multiplier").unwrap();
     let steps = [
         step(vec![(
             miro,

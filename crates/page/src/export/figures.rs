@@ -285,7 +285,7 @@ pub fn roofline(title: &str, roof: Roof, points: &[RoofPoint], name: &str, lang:
             &[
                 ("point", p.label.clone()),
                 ("intensity", num(lang, p.intensity, 2)),
-                ("flops", bg::flops_text(p.flops)),
+                ("flops", crate::i18n::point(lang, bg::flops_text(p.flops))),
                 ("share", num(lang, share, 0)),
             ],
         );
@@ -349,7 +349,7 @@ fn roof_marks(
     d.shapes.push(text(
         frame.left + 4.0,
         g.roof_y - 6.0,
-        bg::flops_text(flops),
+        crate::i18n::point(lang, bg::flops_text(flops)),
         11.0,
         Anchor::Start,
     ));

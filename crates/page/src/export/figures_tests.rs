@@ -88,19 +88,24 @@ fn the_distribution_follows_the_pages_scale() {
     }
 }
 
+/// A machine of 10 GFLOP/s and 1 GB/s (its ridge at 10 FLOP/byte), one thread.
+pub(crate) fn peaks() -> Peaks {
+    Peaks {
+        roof: Roof {
+            flops: 1e10,
+            bytes_per_s: 1e9,
+        },
+        buffer_bytes: 1 << 20,
+        threads: 1,
+    }
+}
+
 pub(crate) fn sweep_view() -> SweepView {
     SweepView {
         model: SweepModel::Loaded,
         backend: "cpu".into(),
         weight_bytes: 1 << 20,
-        peaks: Peaks {
-            roof: Roof {
-                flops: 1e10,
-                bytes_per_s: 1e9,
-            },
-            buffer_bytes: 1 << 20,
-            threads: 1,
-        },
+        peaks: peaks(),
         rows: vec![
             row(1, 100.0, 10.0),
             row(4, 150.0, 30.0),

@@ -4,7 +4,8 @@ use super::*;
 use crate::geometry::beam::tests::node;
 use crate::geometry::beam::{COL, LEFT, ROW};
 
-fn config() -> decoding_engine::Config {
+/// A two-layer model of 256 positions (the i18n tests' KV cache: the same, 2048 long).
+pub(crate) fn config() -> decoding_engine::Config {
     decoding_engine::Config {
         dim: 8,
         hidden_dim: 16,
@@ -71,6 +72,24 @@ fn the_kv_grid_is_the_pages() {
     assert!(all.height > d.height);
 }
 
+/// The root, its two children 1 and 2, and a grandchild 3 under `under`.
+pub(crate) fn four_nodes(under: usize) -> Vec<BeamNode> {
+    vec![
+        node(0, None, 0),
+        node(1, Some(0), 1),
+        node(2, Some(0), 1),
+        node(3, Some(under), 2),
+    ]
+}
+
+/// Greedy's run: token 1 (node 1), then token 9, which the tree does not hold.
+pub(crate) fn greedy_off_the_tree() -> Greedy<'static> {
+    Greedy {
+        tokens: &[1, 9],
+        cum: &[-0.5, -2.25],
+    }
+}
+
 /// The drawing's circles in order: (x, y, fill).
 fn circles(d: &Drawing) -> Vec<(f64, f64, &'static str)> {
     d.leaves()
@@ -85,12 +104,7 @@ fn circles(d: &Drawing) -> Vec<(f64, f64, &'static str)> {
 #[test]
 fn the_beam_tree_is_laid_out_as_the_pages() {
     // The root, two children (one pruned), a grandchild of the first: the best path 0-1-3.
-    let mut nodes = vec![
-        node(0, None, 0),
-        node(1, Some(0), 1),
-        node(2, Some(0), 1),
-        node(3, Some(1), 2),
-    ];
+    let mut nodes = four_nodes(1);
     nodes[2].status = decoding_engine::decode::beam::NodeStatus::Pruned;
     let d = beam_tree(
         &nodes,
@@ -164,16 +178,8 @@ fn greedy_runs_green_and_leaves_the_tree_on_its_own_row() {
     // Root 0; children 1 (token 1) and 2 (token 2); 3 (token 3) under 2: the best path
     // 0-2-3. Greedy took token 1, then token 9, which the tree does not hold: its second
     // token runs off the tree.
-    let nodes = vec![
-        node(0, None, 0),
-        node(1, Some(0), 1),
-        node(2, Some(0), 1),
-        node(3, Some(2), 2),
-    ];
-    let greedy = Greedy {
-        tokens: &[1, 9],
-        cum: &[-0.5, -2.25],
-    };
+    let nodes = four_nodes(2);
+    let greedy = greedy_off_the_tree();
     let d = beam_tree(&nodes, Some(3), greedy, &|t| format!("t{t}"), Lang::En);
     let circles = circles(&d);
     let green = "#2e8b57";

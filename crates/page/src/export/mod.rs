@@ -554,8 +554,12 @@ fn int(lang: Lang, n: usize) -> String {
     num(lang, n as f64, 0)
 }
 
-/// A number for a tick label: short, no trailing noise.
-fn tick(v: f64) -> String {
+/// A number for a tick label: short, no trailing noise, its decimal point the language's.
+fn tick(v: f64, lang: Lang) -> String {
+    crate::i18n::point(lang, tick_text(v))
+}
+
+fn tick_text(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
@@ -574,4 +578,4 @@ fn tick(v: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

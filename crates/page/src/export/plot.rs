@@ -15,6 +15,7 @@ pub fn bars(
     y_label: &str,
     labels: &[String],
     series: &[(&str, Vec<f64>)],
+    lang: Lang,
 ) -> Drawing {
     let groups = labels.len().max(1);
     let per = series.len().max(1);
@@ -42,8 +43,13 @@ pub fn bars(
             width: 1.0,
             dashed: false,
         });
-        d.shapes
-            .push(text(PLOT_L - 7.0, y(v) + 4.0, tick(v), 11.0, Anchor::End));
+        d.shapes.push(text(
+            PLOT_L - 7.0,
+            y(v) + 4.0,
+            tick(v, lang),
+            11.0,
+            Anchor::End,
+        ));
     }
     let bar_w = (group_w - 4.0) / per as f64;
     for (g, label) in labels.iter().enumerate() {
@@ -89,6 +95,7 @@ pub fn xy(
     series: &[XySeries],
     log_x: bool,
     log_y: bool,
+    lang: Lang,
 ) -> Drawing {
     let plot_w = 520.0;
     let height = PLOT_T + PLOT_H + 80.0;
@@ -115,14 +122,14 @@ pub fn xy(
         d.shapes.push(text(
             px(vx),
             PLOT_T + PLOT_H + 16.0,
-            tick(vx),
+            tick(vx, lang),
             11.0,
             Anchor::Middle,
         ));
         d.shapes.push(text(
             PLOT_L - 7.0,
             py(vy) + 4.0,
-            tick(vy),
+            tick(vy, lang),
             11.0,
             Anchor::End,
         ));

@@ -3,6 +3,9 @@
 use super::plot::PLOT_H;
 use super::*;
 
+/// The grids' fixtures, for the other modules' tests (`grids` is private to `export`).
+pub(crate) use super::grids::tests::{config as grid_config, four_nodes, greedy_off_the_tree};
+
 /// Every export is well-formed XML whose texts are its labels: parsed back with an XML
 /// reader we did not write (roxmltree), its <text> elements are the drawing's texts.
 fn check(d: &Drawing, must: &[&str]) {
@@ -35,6 +38,7 @@ fn charts_carry_their_title_axes_ticks_and_legend() {
         "probability",
         &labels,
         &[("final p", vec![0.9, 0.05, 0.0])],
+        Lang::En,
     );
     check(
         &d,
@@ -52,6 +56,16 @@ fn charts_carry_their_title_axes_ticks_and_legend() {
     assert_eq!(rects.len(), 3 + 1, "three bars and the legend's swatch");
     assert!((rects[0].1 - PLOT_H).abs() < 1e-9);
     assert_eq!(rects[2].1, 0.0);
+    // The ticks' decimal point is the language's.
+    let es = bars(
+        "T",
+        "t",
+        "p",
+        &labels,
+        &[("p", vec![0.9, 0.05, 0.0])],
+        Lang::Es,
+    );
+    assert!(es.texts().contains(&"0,9".to_string()) && !es.texts().contains(&"0.9".to_string()));
     let x = xy(
         "R",
         "intensity",
@@ -64,6 +78,7 @@ fn charts_carry_their_title_axes_ticks_and_legend() {
         }],
         true,
         true,
+        Lang::En,
     );
     check(&x, &["R", "intensity", "FLOP/s", "roof", "P1", "1.0e9"]);
     // Non-finite and non-positive points on log axes are left out, not drawn at NaN.
@@ -79,6 +94,7 @@ fn charts_carry_their_title_axes_ticks_and_legend() {
         }],
         true,
         false,
+        Lang::En,
     );
     assert!(!y.svg().contains("NaN"));
     let s = Drawing::stack("both", vec![d.clone(), x]);
@@ -157,6 +173,7 @@ fn a_dark_figure_keeps_its_shapes_and_its_texts_read() {
         "p",
         &labels,
         &[("final p", vec![0.9, 0.05, 0.0])],
+        Lang::En,
     );
     let dark = light.clone().themed(Scheme::Dark);
     assert_eq!(dark.texts(), light.texts());

@@ -57,6 +57,10 @@ pub fn engine_message(lang: Lang, english: &str) -> String {
     if let Some(t) = w.message(english) {
         return t;
     }
+    // A model file's, a download's or the loading's (`files.ftl`).
+    if let Some(t) = super::readback::read_back(lang, english) {
+        return t;
+    }
     // Several rules in one message (logit bias's entries): each part that is known.
     let parts: Vec<Option<String>> = english.split("; ").map(|p| w.whole(p)).collect();
     if parts.iter().all(Option::is_none) {
@@ -241,20 +245,7 @@ impl Words {
     /// A count grouped with commas (`1,048,576`), grouped for the language; any other
     /// value as it is.
     fn count(&self, v: &str) -> String {
-        let groups: Vec<&str> = v.split(',').collect();
-        let grouped = groups.len() > 1
-            && groups.iter().enumerate().all(|(i, g)| {
-                g.chars().all(|c| c.is_ascii_digit())
-                    && if i == 0 {
-                        (1..=3).contains(&g.len())
-                    } else {
-                        g.len() == 3
-                    }
-            });
-        match v.replace(',', "").parse::<u64>() {
-            Ok(n) if grouped => integer(self.lang, n),
-            _ => v.to_string(),
-        }
+        count(self.lang, v)
     }
 
     /// `X is not a number` and the other rules that name only the value given.
@@ -472,6 +463,52 @@ impl Words {
                 self.say("engine-constraint-syntax", &a)
             }
         }
+    }
+}
+
+/// A count grouped with commas (`1,048,576`), grouped for the language; any other value as
+/// it is.
+fn count(lang: Lang, v: &str) -> String {
+    let groups: Vec<&str> = v.split(',').collect();
+    let grouped = groups.len() > 1
+        && groups.iter().enumerate().all(|(i, g)| {
+            g.chars().all(|c| c.is_ascii_digit())
+                && if i == 0 {
+                    (1..=3).contains(&g.len())
+                } else {
+                    g.len() == 3
+                }
+        });
+    match v.replace(',', "").parse::<u64>() {
+        Ok(n) if grouped => integer(lang, n),
+        _ => v.to_string(),
+    }
+}
+
+/// A value of a message read back (`readback`), its number in the language: a count
+/// grouped with commas, or a decimal (`0.20`, `1.5 GiB`: the number before a unit),
+/// written with the language's separators; any other value as it is.
+pub(super) fn regroup(lang: Lang, v: &str) -> String {
+    if lang == Lang::En {
+        return v.to_string();
+    }
+    let (num, unit) = v.split_once(' ').unwrap_or((v, ""));
+    if !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+        return v.to_string();
+    }
+    let decimals = num
+        .split_once('.')
+        .filter(|(i, f)| !i.is_empty() && !f.is_empty())
+        .filter(|(i, f)| i.bytes().chain(f.bytes()).all(|c| c.is_ascii_digit()))
+        .map(|(_, f)| f.len());
+    let n = match (decimals, num.parse::<f64>()) {
+        (Some(d), Ok(x)) => super::number(lang, x, d),
+        _ => count(lang, num),
+    };
+    if unit.is_empty() {
+        n
+    } else {
+        format!("{n} {unit}")
     }
 }
 

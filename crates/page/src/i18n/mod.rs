@@ -1,7 +1,8 @@
 //! The page's words in English, Simplified Chinese and Spanish, through Mozilla's Fluent
 //! (`fluent-bundle`): a folder a language (`crates/page/locales/<lang>/`) with a file an area
 //! of the page ([`AREAS`]: the header and loading, the transcript and its knobs, the other
-//! panels, the class, the lesson's captions, the figures' words), a message by id,
+//! panels, the class, the lesson's captions, the figures' words, the engine's and the
+//! model files' messages), a message by id,
 //! its numbers passed in already formatted for the language ([`number`], [`integer`]: CLDR's
 //! separators and grouping, checked against the browser's `Intl.NumberFormat` in the e2e
 //! tests). The language is the link's (`lang=`), else the browser's first that the page has
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The page's areas, a Fluent file each in every language's folder.
-pub const AREAS: [&str; 7] = [
+pub const AREAS: [&str; 8] = [
     "page",
     "transcript",
     "panels",
@@ -22,6 +23,7 @@ pub const AREAS: [&str; 7] = [
     "captions",
     "figures",
     "engine",
+    "files",
 ];
 
 /// A language of the page; its name is a link's (`lang=zh-CN`) and `<html lang>`'s.
@@ -90,6 +92,7 @@ impl Lang {
                     include_str!(concat!("../../locales/", $lang, "/captions.ftl")),
                     include_str!(concat!("../../locales/", $lang, "/figures.ftl")),
                     include_str!(concat!("../../locales/", $lang, "/engine.ftl")),
+                    include_str!(concat!("../../locales/", $lang, "/files.ftl")),
                 ]
             };
         }
@@ -151,6 +154,15 @@ pub fn number(lang: Lang, v: f64, decimals: usize) -> String {
         out.push_str(frac);
     }
     out
+}
+
+/// A number written with a decimal point (`1.5 GiB`, `2.3 TFLOP/s`: the engine's units), the
+/// point the language's.
+pub fn point(lang: Lang, text: String) -> String {
+    match lang.separators().0 {
+        '.' => text,
+        d => text.replace('.', &d.to_string()),
+    }
 }
 
 /// A whole number in the language's grouping.
@@ -248,6 +260,7 @@ impl Tr {
 }
 
 pub mod engine;
+pub mod readback;
 #[cfg(test)]
 mod tests;
 // Each area's own checks (its tables' keys have their messages), one file an area.

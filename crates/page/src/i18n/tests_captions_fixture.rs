@@ -12,7 +12,6 @@ use decoding_engine::decode::speculative::{Draft, Rule};
 use decoding_engine::forward::kv_cache::CacheBytes;
 use decoding_engine::serving::batching::Throughput;
 use decoding_engine::serving::cost::PassCost;
-use decoding_engine::serving::roofline::{Peaks, Roof};
 use decoding_engine::{Config, Precision};
 
 /// Tokens of the model's vocabulary (its pieces are `w0`, `w1`, …).
@@ -235,14 +234,7 @@ fn sweep(
         model,
         backend: "cpu".into(),
         weight_bytes: 60_816_384,
-        peaks: Peaks {
-            roof: Roof {
-                flops: 1e10,
-                bytes_per_s: 1e9,
-            },
-            buffer_bytes: 1 << 20,
-            threads: 1,
-        },
+        peaks: crate::export::figures::tests::peaks(),
         rows,
         spread,
     }

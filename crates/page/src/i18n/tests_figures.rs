@@ -3,11 +3,12 @@
 //! in English exactly the texts the export tests read.
 
 use super::*;
+use crate::export::charts::tests::step;
 use crate::export::figures::tests::sweep_view;
 use crate::export::panels::tests::column;
-use crate::export::{self, Drawing, Greedy};
+use crate::export::tests::{four_nodes, greedy_off_the_tree, grid_config};
+use crate::export::{self, Drawing};
 use crate::geometry::batching::tests::{row, sim};
-use crate::geometry::beam::tests::node;
 use crate::protocol::*;
 use decoding_engine::serving::batching::Policy;
 use decoding_engine::serving::roofline::Roof;
@@ -159,22 +160,10 @@ fn the_columns_and_the_stages_states_in_chinese() {
         ],
     );
 
-    use decoding_engine::decode::generation::Step;
     use decoding_engine::decode::sampling::{Cut, Stage};
     let miro = Stage::parse("mirostat").unwrap();
-    let step = |mu| Step {
-        token: 1,
-        piece: "a".into(),
-        prob: 0.5,
-        model_prob: 0.5,
-        rank: 1,
-        kept: 3,
-        coin: Some(0.5),
-        top: vec![],
-        state: Default::default(),
-        cuts: vec![(miro, Cut::default().with("mu", mu))],
-    };
-    let steps = [step(6.0), step(5.5)];
+    let mu = |mu| step(vec![(miro, Cut::default().with("mu", mu))]);
+    let steps = [mu(6.0), mu(5.5)];
     let en = export::stage_states(&steps, Lang::En);
     english(
         "states",
@@ -187,18 +176,10 @@ fn the_columns_and_the_stages_states_in_chinese() {
 
 #[test]
 fn the_beam_tree_and_the_kv_cache_in_chinese() {
-    let mut nodes = vec![
-        node(0, None, 0),
-        node(1, Some(0), 1),
-        node(2, Some(0), 1),
-        node(3, Some(2), 2),
-    ];
+    let mut nodes = four_nodes(2);
     nodes[1].status = decoding_engine::decode::beam::NodeStatus::Pruned;
     nodes[3].status = decoding_engine::decode::beam::NodeStatus::Finished;
-    let greedy = Greedy {
-        tokens: &[1, 9],
-        cum: &[-0.5, -2.25],
-    };
+    let greedy = greedy_off_the_tree();
     let en = export::beam_tree(&nodes, Some(3), greedy, &piece, Lang::En);
     english(
         "beam",
@@ -232,16 +213,8 @@ fn the_beam_tree_and_the_kv_cache_in_chinese() {
     assert!(zh.svg().contains(r#"data-status="finished""#));
 
     let cfg = decoding_engine::Config {
-        dim: 8,
-        hidden_dim: 16,
-        n_layers: 2,
-        n_heads: 2,
-        n_kv_heads: 1,
-        vocab_size: 512,
         seq_len: 2048,
-        shared_classifier: true,
-        rope_theta: decoding_engine::Config::LLAMA2C_ROPE_THETA,
-        rms_eps: decoding_engine::Config::LLAMA2C_RMS_EPS,
+        ..grid_config()
     };
     let en = export::kv(&cfg, 1500, Lang::En);
     english(

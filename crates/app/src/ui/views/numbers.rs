@@ -27,11 +27,7 @@ pub fn int(ui: Ui, n: u64) -> String {
 
 /// A figure Rust wrote (`{:.2e}`, `{:+.5}`, a unit's): its decimal point the language's.
 pub fn point(ui: Ui, text: String) -> String {
-    if ui.lang() == Lang::Es {
-        text.replace('.', ",")
-    } else {
-        text
-    }
+    decoding_page::i18n::point(ui.lang(), text)
 }
 
 /// Bytes in the largest binary unit (`human_bytes`), in the language.
