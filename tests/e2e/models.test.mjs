@@ -277,10 +277,13 @@ test('an update is fetched in the background and applied at the next load; a pag
         page.waitForEvent('worker'),
         page.evaluate((t) => { window.probe = new Worker(`/worker_loader.js?release=${t}`); }, tag),
       ]);
-      const got = await probe.evaluate(async () => {
-        while (typeof wasm_bindgen === 'undefined') await new Promise((r) => setTimeout(r, 20));
-        return self.RELEASE ?? 'first';
-      });
+      // Asked from here until its script has run (an evaluation that lands before the
+      // worker's scope is ready found no setTimeout there, once in a full run).
+      let got = null;
+      for (let i = 0; i < 400 && got === null; i++) {
+        got = await probe.evaluate(() => (typeof wasm_bindgen === 'undefined' ? null : (self.RELEASE ?? 'first'))).catch(() => null);
+        if (got === null) await page.waitForTimeout(25);
+      }
       assert.equal(got, engine, `the engine of release ${tag}`);
       await page.evaluate(() => window.probe.terminate());
     }
