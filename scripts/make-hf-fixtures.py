@@ -16,7 +16,9 @@ config.json (transformers' LlamaConfig keys), model.safetensors and tokenizer.js
   (GQA 4/2, untied classifier), every tensor in that dtype; tiny-<dtype>-deq.bin beside
   them is the llama2.c float32 file of what the dtype holds (the reference).
 - theta/: the same weights with rope_theta 100,000 and rms_norm_eps 1e-6 (F32), and
-  theta.gguf (llama.cpp's gguf package, llama.rope.freq_base 100000, epsilon 1e-6).
+  theta.gguf (llama.cpp's gguf package, llama.rope.freq_base 100000, epsilon 1e-6); the
+  same weights' logits at θ 500,000, plain and with Llama 3's scaling, for the configs
+  transformers 4 and 5 write (tests/fixtures/hf-config).
 - bytelevel/: a GPT-2 style byte-level BPE tokenizer trained by `tokenizers` on a few
   sentences, with a random Llama of its vocabulary (tied embeddings, rope_theta 100,000,
   BF16).
@@ -153,6 +155,19 @@ def bytelevel_tokenizer():
     return tk
 
 
+def llama3_factors(hs, theta, factor, low, high, old):
+    """What divides each pair's frequency under Llama 3's scaling, from transformers'
+    `_compute_llama3_parameters` (modeling_rope_utils.py): wavelengths shorter than
+    old/high kept, longer than old/low divided by `factor`, those between smoothed."""
+    inv = 1.0 / theta ** (np.arange(0, hs, 2) / hs)
+    wavelen = 2 * np.pi / inv
+    scaled = np.where(wavelen > old / low, inv / factor, inv)
+    smooth = (old / wavelen - low) / (high - low)
+    mid = ~(wavelen < old / high) & ~(wavelen > old / low)
+    scaled = np.where(mid, (1 - smooth) * scaled / factor + smooth * scaled, scaled)
+    return (inv / scaled).tolist()
+
+
 def write_folder(out, cfg, w, dtype, tokenizer, bos=1, eos=2):
     out.mkdir(parents=True, exist_ok=True)
     held = write_safetensors(out / "model.safetensors", hf_tensors(cfg, w), dtype)
@@ -185,6 +200,12 @@ def main():
     held = write_folder(out_dir / "theta", theta, tw, "f32", sp)
     write_gguf(out_dir / "theta" / "theta.gguf", theta, tw, pieces, scores, Q.F32)
     expected["theta_logits"] = hf_forward(theta, held, tokens)
+    # The configs transformers 4 and 5 write (tests/fixtures/hf-config, make-hf-configs.py)
+    # over theta/'s weights: θ 500,000, plain and with Llama 3's scaling.
+    base5 = dict(theta, rope_theta=500000.0)
+    expected["theta5_logits"] = hf_forward(base5, held, tokens)
+    factors = llama3_factors(tiny["dim"] // tiny["heads"], 500000.0, 8.0, 1.0, 4.0, 40.0)
+    expected["llama3_logits"] = hf_forward(dict(base5, rope_factors=factors), held, tokens)
 
     bl = bytelevel_tokenizer()
     eot = bl.token_to_id("<|endoftext|>")

@@ -155,6 +155,42 @@ fn the_rope_base_and_rms_epsilon_come_from_the_model() {
     assert_eq!(bits(&logits(&g.transformer, &tokens)), bits(&got));
 }
 
+/// config.json as transformers 4.46, 4.57 and 5.25 wrote it (`tests/fixtures/hf-config/`,
+/// `scripts/make-hf-configs.py`: θ 500,000 at the top level in 4, inside
+/// `rope_parameters` in 5), over theta/'s weights: each gives numpy's float64 forward pass
+/// at that base, plain and with Llama 3's scaling; YaRN is refused by name.
+#[test]
+fn configs_of_both_transformers_generations_give_the_reference_at_their_base() {
+    let e = expected();
+    let tokens = ids(&e["tokens"]);
+    let (st, tok) = (
+        fixture("theta/model.safetensors"),
+        fixture("theta/tokenizer.json"),
+    );
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hf-config");
+    let plain_100k = logits(&hf("theta").transformer, &tokens);
+    for version in ["4.46.3", "4.57.6", "5.25.0"] {
+        let config = |name: &str| std::fs::read(dir.join(format!("transformers-{version}/{name}")));
+        let m = load(&config("plain.json").unwrap(), &st, &tok).unwrap();
+        assert_eq!(m.config().rope_theta, 500_000.0, "{version}");
+        let got = logits(&m.transformer, &tokens);
+        let w = worst(&got, &e["theta5_logits"]);
+        assert!(w < 1e-5, "{version} θ 500,000: {w}");
+        // The base shows: θ 100,000's logits miss this reference by far more.
+        assert!(worst(&plain_100k, &e["theta5_logits"]) > 1e-3);
+        let m = load(&config("llama3.json").unwrap(), &st, &tok).unwrap();
+        let scaled = logits(&m.transformer, &tokens);
+        let w = worst(&scaled, &e["llama3_logits"]);
+        assert!(w < 1e-5, "{version} Llama 3 scaling: {w}");
+        assert!(worst(&got, &e["llama3_logits"]) > 1e-4, "the scaling shows");
+        let err = hf_err(load(&config("yarn.json").unwrap(), &st, &tok));
+        assert!(
+            err.to_string().contains("rope_type \"yarn\""),
+            "{version}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_byte_level_bpe_tokenizer_encodes_and_decodes_as_tokenizers_does() {
     let e = expected();
@@ -381,7 +417,7 @@ fn malformed_config_json_is_a_typed_error(config: &[u8], st: &[u8], tok: &[u8]) 
         serde_json::json!({"rope_type": "llama3", "factor": 8.0}),
     ));
     assert!(
-        matches!(e, HfError::Value { key: "rope_scaling", ref why, .. } if why.contains("low_freq_factor")),
+        matches!(e, HfError::Value { ref key, ref why, .. } if key == "rope_scaling" && why.contains("low_freq_factor")),
         "{e}"
     );
     let e = cfg_err(set("attention_bias", serde_json::json!(true)));
@@ -391,13 +427,7 @@ fn malformed_config_json_is_a_typed_error(config: &[u8], st: &[u8], tok: &[u8]) 
     );
     let e = cfg_err(set("num_hidden_layers", serde_json::json!("two")));
     assert!(
-        matches!(
-            e,
-            HfError::Value {
-                key: "num_hidden_layers",
-                ..
-            }
-        ),
+        matches!(e, HfError::Value { ref key, .. } if key == "num_hidden_layers"),
         "{e}"
     );
     let e = cfg_err(set("rope_theta", serde_json::json!(-5.0)));

@@ -13,12 +13,13 @@
 //! of a head is Meta row `2j + k`; [`unpermute`] undoes it (docs/REFERENCES.md, "Models people
 //! have").
 //!
-//! Every key the shape needs must be in `config.json`; the ones `LlamaConfig` defaults
-//! take its defaults (`num_key_value_heads` = heads, `rms_norm_eps` 1e-6, `rope_theta`
-//! 10,000, `tie_word_embeddings` false). Llama 3's `rope_scaling` (`rope_type = llama3`)
-//! becomes RoPE factors ([`crate::config::Llama3Rope`]). What this engine does not run
-//! (another RoPE scaling, a Llama's biases, another activation, a sliding window, a head
-//! size other than hidden/heads) is refused by name.
+//! `config.json` is read by `hf_config.rs` (transformers 4's keys and 5's): every key the
+//! shape needs must be in it; the ones `LlamaConfig` defaults take its defaults
+//! (`num_key_value_heads` = heads, `rms_norm_eps` 1e-6, `rope_theta` 10,000,
+//! `tie_word_embeddings` false). Llama 3's RoPE scaling becomes RoPE factors
+//! ([`crate::config::Llama3Rope`]). What this engine does not run (another RoPE scaling, a
+//! Llama's biases, another activation, a sliding window, a head size other than
+//! hidden/heads) is refused by name.
 
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
@@ -27,7 +28,6 @@ use crate::quant::Tensor;
 use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
 use safetensors::tensor::{Dtype, SafeTensors};
-use serde_json::Value;
 use thiserror::Error;
 
 /// The most a `config.json` may be (real ones are a few KB).
@@ -47,7 +47,7 @@ pub enum HfError {
     Missing(&'static str),
     #[error("config.json's {key:?} is {value}; {why}")]
     Value {
-        key: &'static str,
+        key: String,
         value: String,
         why: String,
     },
@@ -105,238 +105,6 @@ pub struct HfConfig {
     /// `max_position_embeddings` as the file says (the model runs at
     /// [`crate::config::MAX_RUN_CONTEXT`] at most).
     pub trained_context: u64,
-}
-
-impl HfConfig {
-    pub fn parse(bytes: &[u8]) -> Result<HfConfig, HfError> {
-        if bytes.len() > MAX_CONFIG_BYTES {
-            return Err(HfError::ConfigTooLarge {
-                bytes: bytes.len() as u64,
-                limit: MAX_CONFIG_BYTES,
-            });
-        }
-        let v: Value =
-            serde_json::from_slice(bytes).map_err(|e| HfError::ConfigJson(e.to_string()))?;
-        if !v.is_object() {
-            return Err(HfError::ConfigJson("the top level is not an object".into()));
-        }
-        let architecture = llama_architecture(&v)?;
-        let keys = Keys(&v);
-        let config = keys.config()?;
-        keys.refuse_unsupported(&config)?;
-        let architecture = architecture.unwrap_or_else(|| {
-            match v.get("model_type").and_then(Value::as_str) {
-                Some("qwen2") => "Qwen2ForCausalLM",
-                _ => "LlamaForCausalLM",
-            }
-            .into()
-        });
-        Ok(HfConfig {
-            trained_context: keys.int("max_position_embeddings", None)? as u64,
-            qkv_bias: architecture == "Qwen2ForCausalLM",
-            rope_factors: keys
-                .llama3_rope()?
-                .map(|r| r.factors(config.head_size(), config.rope_theta))
-                .map(|f| match f.iter().all(|x| (1e-3..=1e6).contains(x)) {
-                    true => Ok(f),
-                    false => Err(HfError::Unsupported(format!(
-                        "rope_scaling gives RoPE factors {f:?}; they must be in [0.001, 1e6]"
-                    ))),
-                })
-                .transpose()?,
-            config,
-            bos: keys.id("bos_token_id", config.vocab_size)?,
-            eos: keys.id("eos_token_id", config.vocab_size)?,
-            architecture,
-            name: v
-                .get("_name_or_path")
-                .and_then(Value::as_str)
-                .filter(|n| !n.is_empty() && n.len() <= 200)
-                .map(str::to_string),
-        })
-    }
-}
-
-/// `architectures[0]` when given, checked to be a Llama or a Qwen2 (or, without it,
-/// `model_type` "llama" or "qwen2").
-fn llama_architecture(v: &Value) -> Result<Option<String>, HfError> {
-    let architecture = match v.get("architectures") {
-        Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
-        _ => None,
-    };
-    let model_type = v.get("model_type").and_then(Value::as_str);
-    let llama = matches!(
-        architecture.as_deref(),
-        Some("LlamaForCausalLM" | "Qwen2ForCausalLM")
-    ) || (architecture.is_none() && matches!(model_type, Some("llama" | "qwen2")));
-    if !llama {
-        return Err(HfError::Architecture(match (&architecture, model_type) {
-            (Some(a), _) => a.clone(),
-            (None, Some(t)) => format!("model_type {t:?}"),
-            (None, None) => "no architecture (neither \"architectures\" nor \"model_type\")".into(),
-        }));
-    }
-    Ok(architecture)
-}
-
-/// `config.json`'s top-level object, its keys read and checked one by one.
-struct Keys<'a>(&'a Value);
-
-impl Keys<'_> {
-    /// A whole number that fits an i32; `default` when absent or null (without one, an error).
-    fn int(&self, key: &'static str, default: Option<u64>) -> Result<i32, HfError> {
-        let n = match self.0.get(key) {
-            None | Some(Value::Null) => default.ok_or(HfError::Missing(key))?,
-            Some(x) => x.as_u64().ok_or_else(|| HfError::Value {
-                key,
-                value: x.to_string(),
-                why: "it must be a whole number".into(),
-            })?,
-        };
-        i32::try_from(n).map_err(|_| HfError::Value {
-            key,
-            value: n.to_string(),
-            why: "it is too large".into(),
-        })
-    }
-
-    /// A number; `default` when absent or null.
-    fn float(&self, key: &'static str, default: f64) -> Result<f64, HfError> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(default),
-            Some(x) => x.as_f64().ok_or_else(|| HfError::Value {
-                key,
-                value: x.to_string(),
-                why: "it must be a number".into(),
-            }),
-        }
-    }
-
-    /// A bool; false when absent or null.
-    fn flag(&self, key: &'static str) -> Result<bool, HfError> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(x) => Err(HfError::Value {
-                key,
-                value: x.to_string(),
-                why: "it must be true or false".into(),
-            }),
-        }
-    }
-
-    /// The model's shape, RoPE base and RMSNorm ε.
-    fn config(&self) -> Result<Config, HfError> {
-        let heads = self.int("num_attention_heads", None)?;
-        let dim = self.int("hidden_size", None)?;
-        let vocab = self.int("vocab_size", None)?;
-        let tied = self.flag("tie_word_embeddings")?;
-        let header = [
-            dim,
-            self.int("intermediate_size", None)?,
-            self.int("num_hidden_layers", None)?,
-            heads,
-            self.int("num_key_value_heads", Some(heads.max(0) as u64))?,
-            if tied { vocab } else { vocab.saturating_neg() },
-            self.int("max_position_embeddings", None)?
-                .min(crate::config::MAX_RUN_CONTEXT),
-        ];
-        Ok(Config::from_header(header)?.with_norms(
-            self.float("rope_theta", 10_000.0)?,
-            // LlamaConfig's default (transformers `configuration_llama.py`).
-            self.float("rms_norm_eps", 1e-6)?,
-        )?)
-    }
-
-    /// What this engine does not run, refused by name.
-    fn refuse_unsupported(&self, config: &Config) -> Result<(), HfError> {
-        let v = self.0;
-        let refuse = |what: String| Err(HfError::Unsupported(what));
-        match v.get("hidden_act").and_then(Value::as_str) {
-            None | Some("silu") => {}
-            Some(a) => {
-                return refuse(format!(
-                    "hidden_act is {a:?}; this engine runs SwiGLU with silu only"
-                ))
-            }
-        }
-        for key in ["attention_bias", "mlp_bias", "use_sliding_window"] {
-            if self.flag(key)? {
-                return refuse(format!(
-                    "{key} is true; this engine runs no biases but Qwen2's on Q, K and V, and full attention"
-                ));
-            }
-        }
-        if let Some(h) = v.get("head_dim").filter(|h| !h.is_null()) {
-            if h.as_u64() != Some(config.head_size() as u64) {
-                return refuse(format!(
-                    "head_dim is {h}; this engine runs head_dim = hidden_size / num_attention_heads = {}",
-                    config.head_size()
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// `rope_scaling` of `rope_type` (or `type`) "llama3", its four numbers checked; null
-    /// or absent: none; any other scaling refused by name.
-    fn llama3_rope(&self) -> Result<Option<crate::config::Llama3Rope>, HfError> {
-        let Some(s) = self.0.get("rope_scaling").filter(|s| !s.is_null()) else {
-            return Ok(None);
-        };
-        let kind = s
-            .get("rope_type")
-            .or_else(|| s.get("type"))
-            .and_then(Value::as_str);
-        if kind != Some("llama3") {
-            return Err(HfError::Unsupported(format!(
-                "rope_scaling is {s}; this engine runs plain RoPE and Llama 3's (rope_type \"llama3\") only"
-            )));
-        }
-        let num = |key: &'static str| {
-            s.get(key)
-                .and_then(Value::as_f64)
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| HfError::Value {
-                    key: "rope_scaling",
-                    value: s.to_string(),
-                    why: format!("its {key} must be a positive number"),
-                })
-        };
-        let r = crate::config::Llama3Rope {
-            factor: num("factor")?,
-            low_freq_factor: num("low_freq_factor")?,
-            high_freq_factor: num("high_freq_factor")?,
-            original_max_position_embeddings: num("original_max_position_embeddings")?,
-        };
-        if r.high_freq_factor <= r.low_freq_factor {
-            return Err(HfError::Value {
-                key: "rope_scaling",
-                value: s.to_string(),
-                why: "its high_freq_factor must be above its low_freq_factor".into(),
-            });
-        }
-        Ok(Some(r))
-    }
-
-    /// A token id (the first when a list) of a vocabulary of `vocab`; None when absent or
-    /// null.
-    fn id(&self, key: &'static str, vocab: usize) -> Result<Option<u32>, HfError> {
-        let x = match self.0.get(key) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),
-            Some(x) => x.clone(),
-        };
-        match x.as_u64().filter(|&i| (i as usize) < vocab) {
-            Some(i) => Ok(Some(i as u32)),
-            None if x.is_null() => Ok(None),
-            None => Err(HfError::Value {
-                key,
-                value: x.to_string(),
-                why: format!("it is not a token id of a vocabulary of {vocab}"),
-            }),
-        }
-    }
 }
 
 /// Hugging Face's rotate-half rows of Q or K (`heads` heads of `head_size` rows of `cols`)

@@ -9,6 +9,7 @@ pub mod gguf;
 pub mod gguf_llama;
 pub mod gguf_vocab;
 pub mod hf;
+mod hf_config;
 pub mod llama2c;
 pub mod llama2c_v2;
 mod rope_order;

@@ -132,7 +132,7 @@ fn hf() -> Vec<(String, &'static str)> {
         HfError::ConfigTooLarge { bytes: 2_000_000, limit: 1 << 20 } => "file-hf-config-large";
         HfError::ConfigJson(s("expected value at line 1 column 1")) => "file-hf-config-json";
         HfError::Missing("hidden_size") => "file-hf-missing";
-        HfError::Value { key: "rope_theta", value: s("-1"), why: s("must be > 0") } => "file-hf-value";
+        HfError::Value { key: s("rope_theta"), value: s("-1"), why: s("must be > 0") } => "file-hf-value";
         HfError::Architecture(s("GPT2LMHeadModel")) => "file-hf-architecture";
         HfError::NotSafetensors(s("the header length runs past the file")) => "file-hf-not-safetensors";
         HfError::HeaderTooLarge { bytes: 1 << 30, limit: 1 << 24 } => "file-hf-header-large";
