@@ -48,8 +48,12 @@ fn units_per_task(units: usize, work_per_unit: usize, floor: usize) -> Option<us
     if threads < 2 || total < floor.saturating_mul(2) || ALONE.with(|a| a.get()) {
         return None;
     }
-    // One run of units per thread (the team's members take contiguous runs; rows cost the
-    // same); none smaller than the minimum.
+    // A few chunks per thread, taken as each member asks (`split`): a member slowed by
+    // another program holds back one chunk, not a thread's share; none smaller than the
+    // minimum.
+    #[cfg(not(target_arch = "wasm32"))]
+    let by_balance = units.div_ceil(threads * CHUNKS_PER_MEMBER);
+    #[cfg(target_arch = "wasm32")]
     let by_balance = units.div_ceil(threads);
     let by_minimum = floor.div_ceil(work_per_unit.max(1));
     Some(by_balance.max(by_minimum).max(1))
@@ -171,23 +175,36 @@ struct Parts(*mut f32);
 #[cfg(not(target_arch = "wasm32"))]
 unsafe impl Sync for Parts {}
 
+/// Chunks a team member's share is cut into: a member descheduled by another program (a
+/// classroom laptop always runs something else) holds back one small chunk, not a
+/// thread's whole share, while the others take the rest.
+#[cfg(not(target_arch = "wasm32"))]
+const CHUNKS_PER_MEMBER: usize = 4;
+
 #[cfg(not(target_arch = "wasm32"))]
 fn split<F>(out: &mut [f32], chunk_len: usize, per_task: usize, f: F)
 where
     F: Fn(usize, &mut [f32]) + Sync + Send,
 {
-    // The chunks in contiguous runs, one run per member of the team (the caller first).
     let size = threads();
     let len = out.len();
-    let n_chunks = len.div_ceil(chunk_len.max(1));
+    // The chunks are handed out as members ask for them (`units_per_task` cut them
+    // `CHUNKS_PER_MEMBER` a member, none under the task floor).
+    let chunk_len = chunk_len.max(1);
+    let n_chunks = len.div_ceil(chunk_len);
+    let next = std::sync::atomic::AtomicUsize::new(0);
     let base = Parts(out.as_mut_ptr());
-    let job = |member: usize| {
+    let job = |_member: usize| {
         let base = &base;
-        for c in n_chunks * member / size..n_chunks * (member + 1) / size {
+        loop {
+            let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if c >= n_chunks {
+                break;
+            }
             let start = c * chunk_len;
             let end = (start + chunk_len).min(len);
-            // SAFETY: chunk c is [start, end) of `out`, borrowed mutably for this call;
-            // runs of different members never overlap.
+            // SAFETY: chunk c is [start, end) of `out`, borrowed mutably for this call; each
+            // c is taken by one member only (the counter hands it out once).
             let chunk = unsafe { std::slice::from_raw_parts_mut(base.0.add(start), end - start) };
             f(c * per_task, chunk);
         }
@@ -223,6 +240,10 @@ mod team {
     /// longer than the gap between two loops of a forward pass, shorter than a pause).
     const SPIN: u32 = 1 << 15;
 
+    /// Rounds the caller spins for the members still inside a job before yielding its
+    /// core (a member that holds a chunk was likely descheduled).
+    const WAIT_SPIN: u32 = 1 << 12;
+
     type Job = dyn Fn(usize) + Sync;
 
     struct Shared {
@@ -231,9 +252,15 @@ mod team {
         /// Bumped for each job; a member runs the job once per new value.
         epoch: AtomicU64,
         /// The current job, written by the caller before the epoch moves and read by the
-        /// members after they see it move; valid until `pending` is back to 0.
+        /// members after they see it move; valid until the caller has closed it and seen
+        /// `active` at 0.
         job: UnsafeCell<Option<*const Job>>,
-        pending: AtomicUsize,
+        /// Members inside the current job (each entered before reading it).
+        active: AtomicUsize,
+        /// Set by the caller once every chunk is taken: a member that arrives later (it was
+        /// descheduled, or asleep) leaves without touching the job, so the step waits only
+        /// for members still running a chunk.
+        closed: AtomicBool,
         panicked: AtomicBool,
         sleeping: AtomicUsize,
         lock: Mutex<()>,
@@ -242,9 +269,10 @@ mod team {
         busy: Mutex<()>,
     }
 
-    // SAFETY: `job` is written only by the caller holding `busy`, before the Release bump of
-    // `epoch`, and read by members after an Acquire load that saw the bump; the caller
-    // waits for every member (`pending`) before the job's borrow ends.
+    // SAFETY: `job` is written only by the caller holding `busy`, before the bump of `epoch`,
+    // and read by members counted in `active` that saw `closed` false after the bump; the
+    // caller closes the job and waits for `active` at 0 before the job's borrow ends (all
+    // SeqCst: a member that enters after the caller saw 0 sees `closed`).
     unsafe impl Sync for Shared {}
     unsafe impl Send for Shared {}
 
@@ -266,7 +294,8 @@ mod team {
                 members,
                 epoch: AtomicU64::new(0),
                 job: UnsafeCell::new(None),
-                pending: AtomicUsize::new(0),
+                active: AtomicUsize::new(0),
+                closed: AtomicBool::new(true),
                 panicked: AtomicBool::new(false),
                 sleeping: AtomicUsize::new(0),
                 lock: Mutex::new(()),
@@ -310,17 +339,23 @@ mod team {
                 drop(guard);
                 spins = 0;
             };
-            // SAFETY: see `Shared`; the caller keeps the job alive until `pending` is 0.
-            let job = unsafe { *s.job.get() };
-            if let Some(job) = job {
-                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-                    (*job)(idx)
-                }));
-                if ran.is_err() {
-                    s.panicked.store(true, Ordering::SeqCst);
+            // Entered before the job is read; the caller waits for every entered member
+            // once it has closed the job, and a member that sees it closed leaves it alone.
+            s.active.fetch_add(1, Ordering::SeqCst);
+            if !s.closed.load(Ordering::SeqCst) {
+                // SAFETY: see `Shared`: the job lives until the caller has closed it and
+                // seen `active` at 0, and this member is counted in `active`.
+                let job = unsafe { *s.job.get() };
+                if let Some(job) = job {
+                    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+                        (*job)(idx)
+                    }));
+                    if ran.is_err() {
+                        s.panicked.store(true, Ordering::SeqCst);
+                    }
                 }
             }
-            s.pending.fetch_sub(1, Ordering::Release);
+            s.active.fetch_sub(1, Ordering::Release);
         }
     }
 
@@ -346,8 +381,9 @@ mod team {
         // SAFETY: the borrow of `job` outlives its use: we wait below for every member.
         let erased: *const Job =
             unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const Job>(job) };
+        // No member is inside a job here: the last caller saw `active` at 0 after closing.
         unsafe { *s.job.get() = Some(erased) };
-        s.pending.store(s.members, Ordering::Relaxed);
+        s.closed.store(false, Ordering::SeqCst);
         s.epoch.fetch_add(1, Ordering::SeqCst);
         if s.sleeping.load(Ordering::SeqCst) > 0 {
             let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -356,8 +392,18 @@ mod team {
         INSIDE.with(|i| i.set(true));
         let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
         INSIDE.with(|i| i.set(false));
-        while s.pending.load(Ordering::Acquire) != 0 {
-            std::hint::spin_loop();
+        // Every chunk is taken (the caller's own loop ran out): close the job, then wait
+        // only for the members inside it, each finishing one chunk at most. A member
+        // descheduled on a busy machine gets the core back sooner if the caller yields.
+        s.closed.store(true, Ordering::SeqCst);
+        let mut spins = 0u32;
+        while s.active.load(Ordering::Acquire) != 0 {
+            spins += 1;
+            if spins < WAIT_SPIN {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
         unsafe { *s.job.get() = None };
         if let Err(p) = mine {
@@ -376,6 +422,35 @@ where
     F: Fn(usize, &mut [f32]) + Sync + Send,
 {
     f(0, out)
+}
+
+/// Runs one decode step (`f`) on the team or on the calling thread alone, whichever this
+/// machine runs faster now: on a machine busy with other programs two threads can decode
+/// slower than one (`scripts/bench-contention.sh`). Each way's step time is kept as a moving
+/// average; the other way is tried every few steps (8, doubling to 256 while the choice
+/// holds), and at once when a step takes half again its way's average (the machine got
+/// busier or idler: the averages restart from there and trials come often again); a trial
+/// that is 10 % faster switches. The tokens never depend on the way (`par_governor.rs`).
+pub fn decode_step<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(not(target_arch = "wasm32"))]
+    if threads() >= 2 && !ALONE.with(|a| a.get()) {
+        return governor::step(f);
+    }
+    f()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[path = "par_governor.rs"]
+mod governor;
+
+/// Whether decode steps run on the calling thread alone now (`decode_step`'s choice; false
+/// on one thread, where there is no team to choose).
+pub fn decode_alone_now() -> bool {
+    #[cfg(not(target_arch = "wasm32"))]
+    if threads() >= 2 {
+        return governor::alone_now();
+    }
+    false
 }
 
 /// Sets the number of worker threads natively (call once, before any work). `None` = all cores.

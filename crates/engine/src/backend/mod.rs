@@ -226,6 +226,12 @@ impl CpuBackend {
     pub fn forward_sync(&mut self, batch: &Batch) -> Result<Vec<f32>, BackendError> {
         decode_step(batch);
         let CpuBackend { model, state, seqs } = self;
+        if batch.rows().len() == 1 {
+            // A decode step: on the team or alone, whichever is faster on this machine now.
+            return crate::par::install(|| {
+                crate::par::decode_step(|| Ok(model.forward(state, seqs, batch)?))
+            });
+        }
         crate::par::install(|| Ok(model.forward(state, seqs, batch)?))
     }
 }
