@@ -96,7 +96,7 @@ pub fn bundle(a: BundleArgs) -> Result<(), CliError> {
     let page = a.out.join("index.html");
     let stamped = html.replacen("</head>", &format!("  {META}\n  </head>"), 1);
     std::fs::write(&page, stamped).map_err(|e| io(&page, e))?;
-    println!(
+    outln!(
         "{}: the page and {} model(s). Run it with any static server, e.g.\n  cd {} && python3 -m http.server 8000\nthen open http://127.0.0.1:8000/ (once opened, it also works offline).",
         a.out.display(),
         entries.len(),

@@ -6,6 +6,7 @@ use crate::error::CliError;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::Engine;
 use decoding_engine::budget::Budget;
+use decoding_engine::formats::hf::HfError;
 use decoding_engine::formats::source::{
     DiskFile, Looks, ModelFile, ModelSource, Shared, PROBE_BYTES,
 };
@@ -46,6 +47,16 @@ pub fn parse_budget(gib: Option<&str>) -> Result<Budget, CliError> {
             "--memory-limit {text:?}: give a number of GiB above 0"
         ))),
     }
+}
+
+/// No `--model`, and the default model is not where it is looked for.
+fn no_default_model() -> CliError {
+    CliError::Usage(format!(
+        "no --model given, and the default model ({DEFAULT_MODEL}) is neither in this \
+         directory nor in the source tree this program was built from: run scripts/setup.sh \
+         in the repository (it copies stories260K from ../shared/models or downloads it, \
+         checking its sha256), or give --model PATH"
+    ))
 }
 
 /// Where the model and tokenizer come from.
@@ -95,6 +106,9 @@ impl ModelFiles {
 
     fn load_files(&self) -> Result<Model, CliError> {
         let mp = Self::resolve(&self.model, DEFAULT_MODEL);
+        if self.model.is_none() && !mp.exists() {
+            return Err(no_default_model());
+        }
         let mut first = Self::open(&mp)?;
         let model_err = |e: ModelError| CliError::Model {
             path: mp.clone(),
@@ -134,13 +148,20 @@ impl ModelFiles {
                     .unwrap_or_else(|| dir.join("tokenizer.json"));
                 paths.extend([config, tok]);
             }
+            // A file named .gguf that is not one: the engine says so (rather than asking for
+            // a llama2.c tokenizer it would not need).
+            _ if self.tokenizer.is_none()
+                && mp
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("gguf")) => {}
             _ => paths.push(Self::resolve(&self.tokenizer, DEFAULT_TOKENIZER)),
         }
         for p in &paths[1..] {
             files.push(Self::open(p)?);
         }
         let source = ModelSource::identify(&mut files).map_err(|e| model_err(e.into()))?;
-        let checked = source.check(&mut files, self.budget).map_err(model_err)?;
+        let file_err = |e: ModelError| Self::file_error(e, &source, &paths);
+        let checked = source.check(&mut files, self.budget).map_err(file_err)?;
         if let ModelSource::Llama2c { checkpoint, .. } = source {
             // A llama2.c file is mapped, read-only, once its header passed: its float32
             // tensors are used in place, so the weights in memory are the file's pages
@@ -157,8 +178,33 @@ impl ModelFiles {
         }
         let model = source
             .load(&mut files, checked, self.budget)
-            .map_err(model_err)?;
+            .map_err(file_err)?;
         Ok(self.at_precision(model))
+    }
+
+    /// A load's error under the path of the file it is about: a tokenizer's under the
+    /// tokenizer's, a config's under the config's, the rest under the model's.
+    fn file_error(e: ModelError, source: &ModelSource, paths: &[PathBuf]) -> CliError {
+        let at = match (&e, source) {
+            (ModelError::Tokenizer(_), ModelSource::Llama2c { tokenizer, .. })
+            | (ModelError::Tokenizer(_), ModelSource::HuggingFace { tokenizer, .. }) => *tokenizer,
+            (
+                ModelError::Hf(
+                    HfError::ConfigJson(_)
+                    | HfError::ConfigTooLarge { .. }
+                    | HfError::Missing(_)
+                    | HfError::Value { .. }
+                    | HfError::Architecture(_)
+                    | HfError::Unsupported(_),
+                ),
+                ModelSource::HuggingFace { config, .. },
+            ) => *config,
+            _ => 0,
+        };
+        CliError::Model {
+            path: paths.get(at).or(paths.first()).cloned().unwrap_or_default(),
+            error: e,
+        }
     }
 
     /// A file of the model's, by its path.

@@ -5,7 +5,7 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use decoding_engine::decode::sampling::knobs::{CliGroup, Control, KnobSpec};
-use decoding_engine::decode::sampling::{RawSettings, KNOBS};
+use decoding_engine::decode::sampling::{Knob, RawSettings, KNOBS};
 
 /// The knobs of `generate`, `next` and `sample`: everything but the beam knobs.
 #[derive(Debug, Default, Clone)]
@@ -40,6 +40,7 @@ fn arg(s: &'static KnobSpec) -> Arg {
         .long(flag)
         .visible_aliases(aliases)
         .help(s.help)
+        .help_heading("Decoding knobs")
         .value_name(if repeat { "VALUE" } else { "V" })
         .allow_hyphen_values(true)
         .action(if repeat {
@@ -62,6 +63,16 @@ fn read(m: &ArgMatches, keep: fn(&KnobSpec) -> bool) -> RawSettings {
         for v in m.get_many::<String>(s.name).into_iter().flatten() {
             raw.put(s.knob, v.clone());
         }
+    }
+    // Every command's one seed rule: the engine's default seed (0) unless `--seed S`;
+    // `--seed random` draws one from the clock and says it on stderr.
+    if raw.get(Knob::Seed).is_some_and(|s| s == "random") {
+        let s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64 >> 11)
+            .unwrap_or(0);
+        eprintln!("seed: {s}");
+        raw.put(Knob::Seed, s.to_string());
     }
     raw
 }

@@ -90,14 +90,14 @@ fn print_table(
     weight_bytes: u64,
     peaks: &roofline::Peaks,
     rows: &[Row],
-) {
+) -> Result<(), CliError> {
     let roof = &peaks.roof;
-    println!(
+    outln!(
         "model {name}, backend {backend}, {} thread(s); weights {}",
         decoding_engine::par::thread_count(),
         human_bytes(weight_bytes)
     );
-    println!(
+    outln!(
         "machine peaks (measured by this program on {} thread(s) and on one, the faster): read {:.1} GB/s over {}, multiply-add {:.1} GFLOP/s; ridge {:.1} FLOP/byte",
         peaks.threads,
         roof.bytes_per_s / 1e9,
@@ -105,15 +105,15 @@ fn print_table(
         roof.flops / 1e9,
         roof.ridge()
     );
-    println!(
+    outln!(
         "|    B |   PP |   TG | prefill tok/s | decode tok/s | prefill GFLOP/s | GB/s | FLOP/B | of roof | decode GFLOP/s | GB/s | FLOP/B | of roof | decode bound |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    outln!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let over = rows
         .iter()
         .any(|r| r.prefill_of_roof > 1.0 || r.decode_of_roof > 1.0);
     for r in rows {
-        println!(
+        outln!(
             "| {:>4} | {:>4} | {:>4} | {:>13.1} | {:>12.1} | {:>15.2} | {:>4.1} | {:>6.1} | {:>6.0} % | {:>14.2} | {:>4.1} | {:>6.2} | {:>6.0} % | {:?} |",
             r.t.batch, r.t.prompt_tokens, r.t.gen_tokens, r.t.prefill_tokens_per_s, r.t.decode_tokens_per_s,
             r.prefill_gflops, r.prefill_gbytes_per_s, r.prefill_intensity, 100.0 * r.prefill_of_roof,
@@ -122,8 +122,9 @@ fn print_table(
         );
     }
     if over {
-        println!("A point above 100 % of its roof means the roof was under-measured (a busy machine during the probe): rerun.");
+        outln!("A point above 100 % of its roof means the roof was under-measured (a busy machine during the probe): rerun.");
     }
+    Ok(())
 }
 
 pub fn batched_bench(
@@ -171,13 +172,13 @@ pub fn batched_bench(
     let backend = engine.report.kind.to_string();
     if a.json {
         let v = serde_json::json!({ "model": name, "config": c, "backend": backend, "peaks": peaks, "ridge": roof.ridge(), "rows": rows });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
         );
         return Ok(());
     }
-    print_table(&name, &backend, weight_bytes, &peaks, &rows);
+    print_table(&name, &backend, weight_bytes, &peaks, &rows)?;
     Ok(())
 }
 
@@ -257,16 +258,16 @@ pub fn serve_sim(
     ))
     .map_err(|e| CliError::Usage(e.to_string()))?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&r).map_err(|e| CliError::Usage(e.to_string()))?
         );
         return Ok(());
     }
-    println!("| request | arrival | prompt | tokens | admitted | first token (step) | finished (step) | time to first token ms | total ms |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    outln!("| request | arrival | prompt | tokens | admitted | first token (step) | finished (step) | time to first token ms | total ms |");
+    outln!("|---|---|---|---|---|---|---|---|---|");
     for s in &r.served {
-        println!(
+        outln!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} |",
             s.id,
             s.arrival,
@@ -280,7 +281,7 @@ pub fn serve_sim(
         );
     }
     let secs = r.wall_ms / 1000.0;
-    println!(
+    outln!(
         "{:?}, {} slots: {} tokens in {} passes over {} steps, {:.1} tokens a pass, occupancy {:.0} %, {:.1} tokens/s; mean time to first token {:.2} ms",
         r.policy, r.slots, r.tokens, r.passes, r.steps, r.tokens as f64 / r.passes.max(1) as f64,
         100.0 * r.occupancy, r.tokens as f64 / secs.max(1e-9),

@@ -14,8 +14,8 @@ use decoding_engine::{Backend, Model};
 
 #[derive(clap::Args, Debug)]
 pub struct BeamArgs {
-    #[arg(long, default_value = "")]
-    prompt: String,
+    #[command(flatten)]
+    prompt: super::prompt::PromptArgs,
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -56,7 +56,7 @@ pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), Cli
     let settings: Settings = raw.validate(model.config().vocab_size)?;
     // The strategy is beam search (set above), so the fallback is never used.
     let config = BeamConfig::from_settings(&settings, BEAM_DEFAULTS);
-    let ids = model.encode_prompt(&a.prompt)?;
+    let ids = model.encode_prompt(&a.prompt.text()?)?;
     let mut engine = open(&model.transformer, choice)?;
     let backend: &mut dyn Backend = &mut engine;
     let seq = backend.new_sequence()?;
@@ -96,10 +96,10 @@ pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), Cli
             "nodes": search.nodes(),
             "greedy": { "tokens": greedy, "text": text(&greedy)?, "sum_logprob": greedy_lp },
         });
-        println!("{out}");
+        outln!("{out}");
     } else {
         for (i, h) in results.iter().enumerate() {
-            println!(
+            outln!(
                 "#{} score {:.4}, log p {:.4}, {} tokens{}:\n{}\n",
                 i + 1,
                 h.score,
@@ -109,13 +109,13 @@ pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), Cli
                 text(&h.tokens)?
             );
         }
-        println!(
+        outln!(
             "greedy, {} tokens: log p {:.4}\n{}\n",
             greedy.len(),
             greedy_lp,
             text(&greedy)?
         );
-        println!("tree: {} nodes", search.nodes().len());
+        outln!("tree: {} nodes", search.nodes().len());
     }
     Ok(())
 }

@@ -92,6 +92,9 @@ struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     gpu_times: Option<super::kernel_times::GpuTimes>,
     threads: usize,
+    /// Whether decode steps ran on one thread at the end (`par::decode_step` chooses: on a
+    /// machine busy with other programs one thread can be faster than the team)
+    decode_alone: bool,
     prefill: Timing,
     decode: Timing,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -283,7 +286,7 @@ fn write_random(shape: &str, dir: &std::path::Path) -> Result<(), CliError> {
         "tokenizer.bin",
         synthetic_vocab(config.vocab_size).to_bytes(),
     )?;
-    println!(
+    outln!(
         "wrote {} and {}",
         dir.join("model.bin").display(),
         dir.join("tokenizer.bin").display()
@@ -348,6 +351,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         dispatches_per_token: engine.report.dispatches_per_token,
         gpu_times,
         threads: decoding_engine::par::thread_count(),
+        decode_alone: decoding_engine::par::decode_alone_now(),
         prefill: Timing::new(a.tokens, runs.prefill),
         naive_over_cached: naive.as_ref().map(|n| n.median_s / decode.median_s),
         probed_over_plain: probed.as_ref().map(|p| p.median_s / decode.median_s),
@@ -369,12 +373,12 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         report.masks = super::bench_mask::measure(&vocabs, a.repeat, step_ms)?;
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(|e| CliError::Usage(e.to_string()))?
         );
     } else {
-        print_report(&report);
+        print_report(&report)?;
     }
     Ok(())
 }
@@ -414,9 +418,9 @@ fn settle_cpu_loops(
     Ok(Some(decoding_engine::kernels::tune::tuning()))
 }
 
-fn print_report(r: &Report) {
+fn print_report(r: &Report) -> Result<(), CliError> {
     let c = &r.config;
-    println!(
+    outln!(
         "model {} (dim {}, hidden {}, layers {}, heads {}/{} kv, vocab {}, seq_len {}; {:.2}M params)",
         r.model,
         c.dim,
@@ -428,54 +432,66 @@ fn print_report(r: &Report) {
         c.seq_len,
         r.params as f64 / 1e6
     );
-    println!(
+    outln!(
         "weights {} ({} bytes)",
         r.precision,
         decoding_engine::units::thousands(r.weight_bytes)
     );
     match r.dispatches_per_token {
-        Some(d) => println!(
+        Some(d) => outln!(
             "backend {} ({}), {d} compute dispatches per token",
-            r.backend, r.backend_detail
+            r.backend,
+            r.backend_detail
         ),
-        None => println!(
-            "backend {}, {} thread(s), {} kernels",
-            r.backend, r.threads, r.cpu_kernel
+        None => outln!(
+            "backend {}, {} thread(s){}, {} kernels",
+            r.backend,
+            r.threads,
+            if r.decode_alone {
+                " (decode steps on one: faster on this machine now)"
+            } else {
+                ""
+            },
+            r.cpu_kernel
         ),
     }
     if let Some(t) = &r.cpu_variants {
-        println!("{}", t.describe());
+        outln!("{}", t.describe());
     }
     if let Some(g) = &r.gpu_times {
-        super::kernel_times::print(g);
+        super::kernel_times::print(g)?;
     }
-    let line = |what: &str, t: &Timing| {
-        println!(
+    let line = |what: &str, t: &Timing| -> Result<(), CliError> {
+        outln!(
             "{what:<8} {:>6} tokens: {:>10.1} tokens/s median, {:>10.1} best",
-            t.tokens, t.median_tokens_per_s, t.best_tokens_per_s
-        )
+            t.tokens,
+            t.median_tokens_per_s,
+            t.best_tokens_per_s
+        );
+        Ok(())
     };
-    line("prefill", &r.prefill);
-    line("decode", &r.decode);
+    line("prefill", &r.prefill)?;
+    line("decode", &r.decode)?;
     if let Some(n) = &r.naive {
-        line("naive", n);
+        line("naive", n)?;
     }
     if let Some(x) = r.naive_over_cached {
-        println!(
+        outln!(
             "naive / cached time over {} positions: {x:.1}x",
             r.decode.tokens
         );
     }
     if let Some(p) = &r.probed {
-        line("probed", p);
+        line("probed", p)?;
     }
     if let Some(l) = &r.lens {
-        line("lens", l);
+        line("lens", l)?;
     }
-    super::bench_mask::print(&r.masks);
+    super::bench_mask::print(&r.masks)?;
     if let (Some(x), Some(y)) = (r.probed_over_plain, r.probed_and_lens_over_plain) {
-        println!(
+        outln!(
             "decode time with the probe / without: {x:.2}x; with the probe and the lens: {y:.2}x"
         );
     }
+    Ok(())
 }

@@ -141,9 +141,9 @@ fn walk(spec: &ConstraintSpec, v: &ConstraintVocab) -> Result<(f64, usize), CliE
     Ok((total, n))
 }
 
-pub fn print(timings: &[MaskTiming]) {
+pub fn print(timings: &[MaskTiming]) -> Result<(), CliError> {
     for t in timings {
-        println!(
+        outln!(
             "mask     {:>6} tokens: {:>8.3} ms median, {:>8.3} best; {:.1}% of a decode step ({}, vocabulary {}, {})",
             t.tokens,
             t.median_ms,
@@ -154,4 +154,5 @@ pub fn print(timings: &[MaskTiming]) {
             t.vocab
         );
     }
+    Ok(())
 }

@@ -94,13 +94,13 @@ fn report(t: &KernelTimes, wall_s: f64, untimed_s: f64) -> GpuTimes {
     }
 }
 
-pub fn print(g: &GpuTimes) {
+pub fn print(g: &GpuTimes) -> Result<(), CliError> {
     let Some(s) = g.split else {
         let why = g.reason.as_deref().unwrap_or("no timed passes");
-        println!("GPU time per kernel: not measured ({why})");
-        return;
+        outln!("GPU time per kernel: not measured ({why})");
+        return Ok(());
     };
-    println!(
+    outln!(
         "GPU time per decoded token ({} tokens, a timed pass a dispatch): wall {:.3} ms = GPU busy {:.3} ms + launch overhead {:.3} ms ({:.0} %); untimed decode {:.3} ms",
         g.tokens,
         s.wall_s * 1e3,
@@ -110,7 +110,7 @@ pub fn print(g: &GpuTimes) {
         g.untimed_s * 1e3
     );
     for k in &g.kernels {
-        println!(
+        outln!(
             "  {:<11} {:>5.1} dispatches {:>10.1} µs {:>5.1} %",
             k.name,
             k.dispatches_per_token,
@@ -118,4 +118,5 @@ pub fn print(g: &GpuTimes) {
             100.0 * k.share
         );
     }
+    Ok(())
 }

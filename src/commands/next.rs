@@ -12,11 +12,12 @@ use decoding_engine::{Backend, Model};
 
 #[derive(clap::Args, Debug)]
 pub struct NextArgs {
-    #[arg(long, default_value = "")]
-    prompt: String,
-    /// How many of the most likely tokens to print
-    #[arg(long, default_value_t = 10)]
-    top: usize,
+    #[command(flatten)]
+    prompt: super::prompt::PromptArgs,
+    /// How many of the most likely tokens to print (default 10); with --json, the
+    /// vocabulary-long arrays hold only these tokens' entries (without it, every token's)
+    #[arg(long)]
+    top: Option<usize>,
     /// Also show inside the prompt's last step: `attention` (its query's weights over the
     /// cache, per layer and head) and/or `lens` (the raw logit lens, layer by position)
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -39,7 +40,7 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
     let mut raw = a.knobs.raw.clone();
     a.constraint.apply(&mut raw)?;
     let settings = raw.validate(model.config().vocab_size)?;
-    let ids = model.encode_prompt(&a.prompt)?;
+    let ids = model.encode_prompt(&a.prompt.text()?)?;
     let allowed = match super::constrain::compile(model, &settings)? {
         Some(mut c) => Some(c.allowed()?),
         None => None,
@@ -72,7 +73,10 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
     )?;
     let tk = &model.tokenizer;
     if a.json {
-        let mut v = next_json(model, &trace, &ids, a.top);
+        let mut v = next_json(model, &trace, &ids, a.top.unwrap_or(10));
+        if a.top.is_some() {
+            bound(&mut v);
+        }
         if let Some(al) = &allowed {
             v["constraint"] = constraint_json(&trace, al);
         }
@@ -83,10 +87,10 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
             );
             v["probe"] = probe::json(model, r, &ids, kinds);
         }
-        println!("{v}");
+        outln!("{v}");
     } else {
         let label = |i: usize| format!("{:?}", tk.piece(i as u32).unwrap_or("?"));
-        print_trace_table(&trace, label, a.top);
+        print_trace_table(&trace, label, a.top.unwrap_or(10))?;
         if let Some(al) = &allowed {
             let c = constraint_json(&trace, al);
             let z = c["feasible_mass"].as_f64().unwrap_or(0.0);
@@ -95,17 +99,19 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
             } else {
                 format!("{z:.2e}")
             };
-            println!(
+            outln!(
                 "constraint: Z_t = {z} (the mass of the {} allowed tokens), mask {:.3} ms, {}",
-                al.count, al.ms, al.position
+                al.count,
+                al.ms,
+                al.position
             );
         }
         if let Some(r) = &record {
             if a.probe.contains(&ProbeKind::Attention) {
-                probe::print_attention(model, r, &ids);
+                probe::print_attention(model, r, &ids)?;
             }
             if a.probe.contains(&ProbeKind::Lens) {
-                probe::print_lens(model, r, &ids);
+                probe::print_lens(model, r, &ids)?;
             }
         }
     }
@@ -130,6 +136,47 @@ fn constraint_json(
         "mask_ms": allowed.ms,
         "position": allowed.position,
     })
+}
+
+/// `next --json --top N`: every vocabulary-long array cut to the top tokens' entries, in
+/// their order (`ids`), a stage's removed tokens to those among them (`removed_count`: all
+/// it removed), so that the output's size is N's, not the vocabulary's.
+fn bound(v: &mut serde_json::Value) {
+    use serde_json::{json, Value};
+    let ids: Vec<usize> = v["top"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|x| x["id"].as_u64())
+                .map(|i| i as usize)
+                .collect()
+        })
+        .unwrap_or_default();
+    let pick = |a: &Value| -> Value {
+        let a = a.as_array().map(Vec::as_slice).unwrap_or_default();
+        Value::Array(
+            ids.iter()
+                .map(|&i| a.get(i).cloned().unwrap_or(Value::Null))
+                .collect(),
+        )
+    };
+    v["vocab_size"] = json!(v["probs"].as_array().map_or(0, Vec::len));
+    for key in ["input_probs", "probs"] {
+        v[key] = pick(&v[key]);
+    }
+    for s in v["stages"].as_array_mut().into_iter().flatten() {
+        s["probs"] = pick(&s["probs"]);
+        let removed: Vec<u64> = s["removed"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        s["removed_count"] = json!(removed.len());
+        s["removed"] = json!(removed
+            .iter()
+            .filter(|r| ids.contains(&(**r as usize)))
+            .collect::<Vec<_>>());
+    }
+    v["ids"] = json!(ids);
 }
 
 /// The distribution as JSON: the trace and the `top` most likely tokens.

@@ -1,6 +1,7 @@
 //! `next --probe attention,lens`: inside the prompt's last step, printed as a table or JSON
 //! (`decoding_engine::forward::probe`).
 
+use crate::error::CliError;
 use decoding_engine::forward::probe::ProbeRecord;
 use decoding_engine::Model;
 use serde_json::{json, Value};
@@ -58,8 +59,8 @@ pub fn json(m: &Model, r: &ProbeRecord, ids: &[u32], (attention, lens): (bool, b
 }
 
 /// Per layer and head, the positions the last token attended to most.
-pub fn print_attention(m: &Model, r: &ProbeRecord, ids: &[u32]) {
-    println!(
+pub fn print_attention(m: &Model, r: &ProbeRecord, ids: &[u32]) -> Result<(), CliError> {
+    outln!(
         "\nattention of the last token (position {}) over {} cached positions: {} dot products of size {} per head",
         r.pos,
         r.positions(),
@@ -74,23 +75,24 @@ pub fn print_attention(m: &Model, r: &ProbeRecord, ids: &[u32]) {
             let most: Vec<String> = (order.iter().take(ATTENDED))
                 .map(|&p| format!("{p} {:?} {:.3}", piece(m, ids[p]), w[p]))
                 .collect();
-            println!(
+            outln!(
                 "  layer {l} head {h} (K/V head {}): {}",
                 r.kv_head(h),
                 most.join(", ")
             );
         }
     }
+    Ok(())
 }
 
 /// Each layer's top next token at each position, then the last position's distributions.
-pub fn print_lens(m: &Model, r: &ProbeRecord, ids: &[u32]) {
+pub fn print_lens(m: &Model, r: &ProbeRecord, ids: &[u32]) -> Result<(), CliError> {
     let lens = m.transformer.lens(r, LENS_TOP);
-    println!("\nthe raw logit lens: the final norm and classifier applied to intermediate layers, which the model was not trained for");
+    outln!("\nthe raw logit lens: the final norm and classifier applied to intermediate layers, which the model was not trained for");
     let head: Vec<String> = (lens.positions.iter())
         .map(|&p| format!("{:>12}", format!("{:?}", piece(m, ids[p]))))
         .collect();
-    println!("{:>8} {}", "", head.join(" "));
+    outln!("{:>8} {}", "", head.join(" "));
     for l in 0..r.layers {
         let row: Vec<String> = (0..lens.positions.len())
             .map(|i| {
@@ -98,17 +100,18 @@ pub fn print_lens(m: &Model, r: &ProbeRecord, ids: &[u32]) {
                 format!("{:>12}", format!("{:?} {:.2}", piece(m, c.token), c.prob))
             })
             .collect();
-        println!("{:>8} {}", format!("layer {l}"), row.join(" "));
+        outln!("{:>8} {}", format!("layer {l}"), row.join(" "));
     }
-    println!("\nat the last position, each layer against the final distribution:");
+    outln!("\nat the last position, each layer against the final distribution:");
     for (l, layer) in lens.last.iter().enumerate() {
         let top: Vec<String> = (layer.top.iter())
             .map(|&(id, p)| format!("{:?} {p:.3}", piece(m, id)))
             .collect();
-        println!(
+        outln!(
             "  layer {l}: KL(final ‖ layer) {:.4} nats; {}",
             layer.kl_to_final,
             top.join(", ")
         );
     }
+    Ok(())
 }

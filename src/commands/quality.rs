@@ -68,13 +68,13 @@ pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
         }
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&rows).map_err(|e| CliError::Usage(e.to_string()))?
         );
         return Ok(());
     }
-    println!(
+    outln!(
         "{} tokens of text, {} positions; against f32{}",
         tokens.len(),
         rows[0].quality.positions,
@@ -84,12 +84,17 @@ pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
             " (the file's weights dequantized)"
         }
     );
-    println!(
+    outln!(
         "{:<18} {:>26} {:>10} {:>12} {:>10} {:>10}",
-        "precision", "weight bytes", "mean KL", "max KL", "same top", "perplexity"
+        "precision",
+        "weight bytes",
+        "mean KL",
+        "max KL",
+        "same top",
+        "perplexity"
     );
     for r in &rows {
-        println!(
+        outln!(
             "{:<18} {:>26} {:>10.6} {:>12.6} {:>9.1}% {:>10.3}",
             match r.activations {
                 Some(a) => format!("{} ({} acts)", r.precision.name(), a.name()),

@@ -38,7 +38,7 @@ pub fn quantize(model: &Model, a: QuantizeArgs) -> Result<(), CliError> {
     ck.write_v2(&mut out).map_err(io)?;
     out.flush().map_err(io)?;
     let bytes = std::fs::metadata(&a.out).map_err(io)?.len();
-    println!(
+    outln!(
         "wrote {} ({} bytes, llama2.c version 2: Q8_0, groups of {})",
         a.out.display(),
         thousands(bytes),

@@ -69,9 +69,9 @@ pub fn sample(a: SampleArgs) -> Result<(), CliError> {
     };
     let trace = process_f64(&settings, &logits, h, step_coin(settings.seed, 0), true)?;
     if a.json {
-        println!("{}", trace_json(&trace));
+        outln!("{}", trace_json(&trace));
     } else {
-        print_trace_table(&trace, |i| format!("#{i}"), logits.len());
+        print_trace_table(&trace, |i| format!("#{i}"), logits.len())?;
     }
     Ok(())
 }

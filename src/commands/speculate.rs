@@ -16,8 +16,8 @@ use decoding_engine::Model;
 
 #[derive(clap::Args, Debug)]
 pub struct SpeculateArgs {
-    #[arg(long, default_value = "")]
-    prompt: String,
+    #[command(flatten)]
+    prompt: super::prompt::PromptArgs,
     /// quant:q8, quant:q4 (the model's weights quantized), exit:K (its first K layers) or
     /// ngram:N (prompt lookup on the last N tokens)
     #[arg(long, default_value = "quant:q8")]
@@ -57,14 +57,14 @@ pub fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Resu
             "speculative decoding samples or decodes greedily, not beam search".into(),
         ));
     }
-    let ids = model.encode_prompt(&a.prompt)?;
+    let ids = model.encode_prompt(&a.prompt.text()?)?;
     let mut engine = open(&model.transformer, choice)?;
     let o = run(model, &mut engine, &ids, draft, a.gamma, rule, &settings)?;
     if a.json {
         return print_json(&o, draft, a.gamma, rule);
     }
     let all: Vec<u32> = ids.iter().chain(&o.emitted).copied().collect();
-    println!("{}", decode(model, &all)?);
+    outln!("{}", decode(model, &all)?);
     let st = &o.stats;
     eprintln!(
         "{}: {} cycles, {} of {} drafts accepted ({:.1} %), {:.2} tokens a target pass \
@@ -166,7 +166,7 @@ fn print_json(o: &Outcome, draft: Draft, gamma: usize, rule: Rule) -> Result<(),
             "speedup": o.plain_secs / o.secs,
         },
     });
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&v).map_err(|e| CliError::Usage(e.to_string()))?
     );

@@ -5,20 +5,25 @@ use decoding_engine::Model;
 
 #[derive(clap::Args, Debug)]
 pub struct TokenizeArgs {
+    /// The text ("-": read it from standard input)
     text: String,
     #[arg(long)]
     json: bool,
 }
 
 pub fn tokenize(model: &Model, a: TokenizeArgs) -> Result<(), CliError> {
-    let ids = model.tokenizer.encode(&a.text, true)?;
+    let text = match a.text.as_str() {
+        "-" => super::prompt::stdin()?,
+        t => t.to_string(),
+    };
+    let ids = model.tokenizer.encode(&text, true)?;
     let tk = &model.tokenizer;
     let pieces: Vec<&str> = ids.iter().map(|&i| tk.piece(i)).collect::<Result<_, _>>()?;
     if a.json {
-        println!("{}", serde_json::json!({ "ids": ids, "pieces": pieces }));
+        outln!("{}", serde_json::json!({ "ids": ids, "pieces": pieces }));
     } else {
         for (id, piece) in ids.iter().zip(pieces) {
-            println!("{id}\t{piece:?}");
+            outln!("{id}\t{piece:?}");
         }
     }
     Ok(())

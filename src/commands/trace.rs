@@ -1,6 +1,7 @@
 //! A processed next-token distribution as `sample` and `next` print it: a table with a
 //! column per active stage, or JSON.
 
+use crate::error::CliError;
 use decoding_engine::decode::sampling::Trace;
 
 /// The JSON shape shared by `sample` and `next --json`.
@@ -44,7 +45,11 @@ pub fn trace_json(trace: &Trace) -> serde_json::Value {
 }
 
 /// The `top` tokens by input probability, a column per active stage, the chosen one marked.
-pub fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: usize) {
+pub fn print_trace_table(
+    trace: &Trace,
+    label: impl Fn(usize) -> String,
+    top: usize,
+) -> Result<(), CliError> {
     let mut order: Vec<usize> = (0..trace.probs.len()).collect();
     order.sort_by(|&i, &j| {
         trace.input_probs[j]
@@ -61,29 +66,29 @@ pub fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: us
         })
         .collect();
     if !defaults.is_empty() {
-        println!(
+        outln!(
             "unset knobs at the profile's defaults: {}",
             defaults.join(", ")
         );
     }
-    print!("{:>5}  {:<14} {:>8}", "id", "token", "input");
+    out!("{:>5}  {:<14} {:>8}", "id", "token", "input");
     for s in &active {
-        print!(" {:>12}", format!("{}", s.stage.name()));
+        out!(" {:>12}", format!("{}", s.stage.name()));
     }
-    println!(" {:>8}", "final");
+    outln!(" {:>8}", "final");
     for &i in &order {
-        print!("{:>5}  {:<14} {:>8.4}", i, label(i), trace.input_probs[i]);
+        out!("{:>5}  {:<14} {:>8.4}", i, label(i), trace.input_probs[i]);
         for s in &active {
-            print!(" {:>12.4}", s.probs[i]);
+            out!(" {:>12.4}", s.probs[i]);
         }
         let mark = if i as u32 == trace.token {
             "  <- chosen"
         } else {
             ""
         };
-        println!(" {:>8.4}{mark}", trace.probs[i]);
+        outln!(" {:>8.4}{mark}", trace.probs[i]);
     }
-    println!(
+    outln!(
         "entropy {:.4} nats, exp(entropy) {:.3} tokens, {} kept; token {} (rank {}, p = {:.4}){}",
         trace.entropy,
         trace.effective_tokens,
@@ -95,4 +100,5 @@ pub fn print_trace_table(trace: &Trace, label: impl Fn(usize) -> String, top: us
             .coin
             .map_or(String::new(), |c| format!(", coin {c:.6}"))
     );
+    Ok(())
 }

@@ -23,9 +23,22 @@ fn bad_files_and_shapes_are_clear_errors() {
         "tok.bin",
         &std::fs::read(model_path("tok512.bin")).unwrap()[..3000],
     );
+    // A tokenizer's error is said under the tokenizer's path, not the model's.
+    let o = cli(&["--tokenizer", tok.to_str().unwrap(), "next"]);
+    assert_user_error(&o, "truncated");
+    assert!(
+        stderr(&o).starts_with(&format!("error: {}: ", tok.display())),
+        "{}",
+        stderr(&o)
+    );
+    // Random bytes named .gguf: not a GGUF file (not "give its tokenizer").
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    let fake = temp_file("noise.gguf", &noise);
     assert_user_error(
-        &cli(&["--tokenizer", tok.to_str().unwrap(), "next"]),
-        "truncated",
+        &cli(&["--model", fake.to_str().unwrap(), "next"]),
+        "is not a GGUF file",
     );
     assert_user_error(
         &cli(&["bench", "--tokens", "600"]),

@@ -76,13 +76,12 @@ fn the_golden_texts_first_tokens_follow_from_the_distribution_and_the_coins() {
     let golden = include_str!("../golden/seed7-top-p-0.9.txt");
     let mut text = "Once upon a time".to_string();
     for step in 0..12u64 {
+        // With --top, the arrays hold the listed tokens' entries, in `ids`' order.
         let v = json(&["next", "--prompt", &text, "--top", "512", "--json"]);
-        let p: Vec<f64> = v["input_probs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
+        let mut p = vec![0.0f64; 512];
+        for (k, id) in v["ids"].as_array().unwrap().iter().enumerate() {
+            p[id.as_u64().unwrap() as usize] = v["input_probs"][k].as_f64().unwrap();
+        }
         let mut ids: Vec<usize> = (0..p.len()).collect();
         ids.sort_by(|&a, &b| p[b].total_cmp(&p[a]).then(a.cmp(&b)));
         let (mut mass, mut nucleus) = (0.0, Vec::new());

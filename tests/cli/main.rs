@@ -10,6 +10,7 @@ mod distribution;
 mod errors;
 mod formats;
 mod generate;
+mod scripts;
 mod speed;
 
 use std::path::PathBuf;
