@@ -95,7 +95,9 @@ impl ModelFiles {
     /// The model, its prompts through its chat template with `--chat` (refused at once
     /// when it has none, or one that cannot be used).
     pub fn load(&self) -> Result<Model, CliError> {
+        let loading = crate::progress::Progress::new("loading the model");
         let mut m = self.load_files()?;
+        drop(loading);
         if self.chat {
             m.render_chat("")
                 .map_err(|e| CliError::Usage(format!("--chat: {e}")))?;

@@ -26,6 +26,7 @@ mod commands;
 mod error;
 mod files;
 mod knobs;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use commands::*;

@@ -312,6 +312,16 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
     let ids = bench_ids(a.tokens, c.vocab_size);
     let mut engine = crate::files::open(&transformer, choice)?;
     let cpu_variants = settle_cpu_loops(&mut engine, &ids)?;
+    let measuring = crate::progress::Progress::new(format!(
+        "measuring {} tokens, {} time(s){}",
+        a.tokens,
+        a.repeat,
+        if a.naive {
+            ", and without the cache"
+        } else {
+            ""
+        }
+    ));
     let runs = measure(
         &mut engine,
         &transformer,
@@ -319,6 +329,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         a.repeat,
         (a.naive, a.probe),
     )?;
+    drop(measuring);
     let decode = Timing::new(a.tokens, runs.decode);
     let gpu_times = match engine.report.kind {
         decoding_engine::BackendKind::Gpu => Some(super::kernel_times::measure(

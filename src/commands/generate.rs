@@ -48,11 +48,13 @@ pub fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result
     let ids = model.encode_prompt(&prompt)?;
     let mut engine = open(&model.transformer, choice)?;
     let started = Instant::now();
+    let prefill = crate::progress::Progress::new(format!("prefill of {} tokens", ids.len()));
     let mut g = pollster::block_on(Generation::start(
         &mut engine,
         ids.clone(),
         end_tokens(model),
     ))?;
+    drop(prefill);
     let prefill_s = started.elapsed().as_secs_f64();
     // A one-shot run never rewinds: only the newest step's logits are needed (the
     // alternatives of --top-logprobs are read from them).

@@ -47,6 +47,7 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
     };
     let mut backend = open(&model.transformer, choice)?;
     let seq = backend.new_sequence()?;
+    let prefill = crate::progress::Progress::new(format!("prefill of {} tokens", ids.len()));
     let (logits, record) = if a.probe.is_empty() {
         (pollster::block_on(backend.forward(seq, &ids, false))?, None)
     } else {
@@ -54,6 +55,7 @@ pub fn next(model: &Model, choice: BackendChoice, a: NextArgs) -> Result<(), Cli
         let spec = decoding_engine::ProbeSpec {
             lens_rows: ids.len(),
         };
+        drop(prefill);
         let p = pollster::block_on(backend.forward_probe(batch, spec))?;
         (p.logits, Some(p.record))
     };

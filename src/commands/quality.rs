@@ -43,6 +43,10 @@ pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
     let tokens = model.tokenizer.encode(&text, true)?;
     let t = &model.transformer;
     let reference = t.at(Precision::F32);
+    let working = crate::progress::Progress::new(format!(
+        "quality: f32, f16, q8 and q4 over {} tokens",
+        tokens.len()
+    ));
     let mut rows = Vec::new();
     for p in Precision::ALL {
         let quantized = matches!(p, Precision::Q8 | Precision::Q4);
@@ -67,6 +71,7 @@ pub fn quality(model: &Model, a: QualityArgs) -> Result<(), CliError> {
             });
         }
     }
+    drop(working);
     if a.json {
         outln!(
             "{}",
