@@ -49,6 +49,25 @@ pub fn parse_budget(gib: Option<&str>) -> Result<Budget, CliError> {
     }
 }
 
+/// Checks that `sequences` KV caches fit beside the model's weights and run state in the
+/// memory limit, before any is opened (`what`: the option that asks for them, for the
+/// message): beam search keeps a cache a beam, a batch one a row.
+pub fn check_sequences(
+    c: &decoding_engine::Config,
+    sequences: usize,
+    budget: Budget,
+    what: &str,
+) -> Result<(), CliError> {
+    decoding_engine::budget::Footprint::of(c)
+        .and_then(|f| f.check_sequences(c, sequences.saturating_sub(1) as u64, budget))
+        .map_err(|e| {
+            CliError::Usage(format!(
+                "{what}: {sequences} sequences' KV caches do not fit in the memory limit ({e}); \
+                 ask for fewer, or raise --memory-limit"
+            ))
+        })
+}
+
 /// No `--model`, and the default model is not where it is looked for.
 fn no_default_model() -> CliError {
     CliError::Usage(format!(

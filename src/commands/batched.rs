@@ -147,6 +147,8 @@ pub fn batched_bench(
         ));
     }
     let batches = sizes(&a.batch)?;
+    let most = batches.iter().copied().max().unwrap_or(1);
+    crate::files::check_sequences(&c, most, files.budget, "--batch")?;
     let weight_bytes = t.weights.bytes(&c);
     let start = Instant::now();
     let now = move || start.elapsed().as_secs_f64() * 1000.0;
@@ -215,6 +217,7 @@ pub fn serve_sim(
     model: &decoding_engine::Model,
     choice: BackendChoice,
     a: ServeArgs,
+    budget: decoding_engine::budget::Budget,
 ) -> Result<(), CliError> {
     let policy = a.policy;
     if a.requests == 0 || a.requests > 10_000 || a.slots == 0 || a.slots > 256 {
@@ -228,6 +231,7 @@ pub fn serve_sim(
         ));
     }
     let c = *model.config();
+    crate::files::check_sequences(&c, a.slots, budget, "--slots")?;
     if a.max_prompt < 2 || a.max_new < 1 || a.max_prompt + a.max_new > c.seq_len {
         return Err(CliError::Usage(format!(
             "--max-prompt (≥ 2) and --max-new (≥ 1) must fit the context of {} together",

@@ -45,7 +45,12 @@ fn greedy_baseline(
     Ok((greedy, lp))
 }
 
-pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), CliError> {
+pub fn beam(
+    model: &Model,
+    choice: BackendChoice,
+    a: BeamArgs,
+    budget: decoding_engine::budget::Budget,
+) -> Result<(), CliError> {
     let mut raw = a.knobs.raw.clone();
     raw.put(Knob::Strategy, "beam");
     a.constraint.apply(&mut raw)?;
@@ -56,6 +61,8 @@ pub fn beam(model: &Model, choice: BackendChoice, a: BeamArgs) -> Result<(), Cli
     let settings: Settings = raw.validate(model.config().vocab_size)?;
     // The strategy is beam search (set above), so the fallback is never used.
     let config = BeamConfig::from_settings(&settings, BEAM_DEFAULTS);
+    // A cache a beam, and greedy's for the comparison.
+    crate::files::check_sequences(model.config(), config.width + 1, budget, "--beams")?;
     let ids = model.encode_prompt(&a.prompt.text()?)?;
     let mut engine = open(&model.transformer, choice)?;
     let backend: &mut dyn Backend = &mut engine;

@@ -168,3 +168,41 @@ fn the_2026_samplers_refuse_bad_values_with_their_rule() {
         assert_user_error(&cli(&["generate", flag, value]), needle);
     }
 }
+
+/// Beams and batches count in the memory limit, checked before any cache is opened:
+/// stories260K's weights and run state (2.3 MiB) and 17 caches of 0.625 MiB are over
+/// 0.006 GiB (6.1 MiB) where three caches fit.
+#[test]
+fn beams_and_batches_count_in_the_memory_limit() {
+    let limit = ["--memory-limit", "0.006"];
+    let beam = |k: &str| {
+        let mut a = limit.to_vec();
+        a.extend([
+            "beam",
+            "--prompt",
+            "Once upon a time",
+            "--beams",
+            k,
+            "--max-tokens",
+            "8",
+        ]);
+        cli(&a)
+    };
+    assert_user_error(&beam("16"), "--beams: 17 sequences' KV caches do not fit");
+    let o = beam("2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut a = limit.to_vec();
+    a.extend([
+        "batched-bench",
+        "--batch",
+        "1,16",
+        "--prompt-tokens",
+        "8",
+        "--gen-tokens",
+        "4",
+    ]);
+    assert_user_error(&cli(&a), "--batch: 16 sequences' KV caches do not fit");
+    let mut a = limit.to_vec();
+    a.extend(["serve-sim", "--slots", "32", "--requests", "4"]);
+    assert_user_error(&cli(&a), "--slots: 32 sequences' KV caches do not fit");
+}
