@@ -294,6 +294,26 @@ fn write_random(shape: &str, dir: &std::path::Path) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `measure`, with its line on stderr while it runs (a terminal's).
+fn measure_said(
+    backend: &mut dyn Backend,
+    model: &Transformer,
+    ids: &[u32],
+    a: &BenchArgs,
+) -> Result<Runs, CliError> {
+    let _line = crate::progress::Progress::new(format!(
+        "measuring {} tokens, {} time(s){}",
+        a.tokens,
+        a.repeat,
+        if a.naive {
+            ", and without the cache"
+        } else {
+            ""
+        }
+    ));
+    measure(backend, model, ids, a.repeat, (a.naive, a.probe))
+}
+
 pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<(), CliError> {
     if let (Some(shape), Some(dir)) = (&a.random_weights, &a.write) {
         return write_random(shape, dir);
@@ -312,24 +332,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
     let ids = bench_ids(a.tokens, c.vocab_size);
     let mut engine = crate::files::open(&transformer, choice)?;
     let cpu_variants = settle_cpu_loops(&mut engine, &ids)?;
-    let measuring = crate::progress::Progress::new(format!(
-        "measuring {} tokens, {} time(s){}",
-        a.tokens,
-        a.repeat,
-        if a.naive {
-            ", and without the cache"
-        } else {
-            ""
-        }
-    ));
-    let runs = measure(
-        &mut engine,
-        &transformer,
-        &ids,
-        a.repeat,
-        (a.naive, a.probe),
-    )?;
-    drop(measuring);
+    let runs = measure_said(&mut engine, &transformer, &ids, &a)?;
     let decode = Timing::new(a.tokens, runs.decode);
     let gpu_times = match engine.report.kind {
         decoding_engine::BackendKind::Gpu => Some(super::kernel_times::measure(
