@@ -89,6 +89,8 @@ pub struct ModelFiles {
     pub activations: Activations,
     /// `--chat`: prompts go through the model's chat template
     pub chat: bool,
+    /// `--chat-template`: a template file instead of the model's
+    pub chat_template: Option<PathBuf>,
 }
 
 impl ModelFiles {
@@ -117,6 +119,15 @@ impl ModelFiles {
         let loading = crate::progress::Progress::new("loading the model");
         let mut m = self.load_files()?;
         drop(loading);
+        if let Some(p) = &self.chat_template {
+            let source = String::from_utf8(Self::read(p)?).map_err(|e| CliError::Io {
+                path: p.clone(),
+                error: format!("not UTF-8 text ({e})"),
+            })?;
+            let t = decoding_engine::tokenizer::chat::ChatTemplate::new(source)
+                .map_err(|e| CliError::Usage(format!("--chat-template {}: {e}", p.display())))?;
+            m.chat_template = Some(Ok(t));
+        }
         if self.chat {
             m.render_chat("")
                 .map_err(|e| CliError::Usage(format!("--chat: {e}")))?;

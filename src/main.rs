@@ -101,6 +101,15 @@ struct Cli {
     /// Chat toggle does
     #[arg(long, global = true, help_heading = "Model and engine (any command)")]
     chat: bool,
+    /// Use this Jinja chat template (a file) instead of the one the model's file carries,
+    /// or where it carries none; implies --chat
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Model and engine (any command)",
+        value_name = "PATH"
+    )]
+    chat_template: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -176,7 +185,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         budget: parse_budget(cli.memory_limit.as_deref())?,
         precision: cli.precision,
         activations: cli.activations,
-        chat: cli.chat,
+        chat: cli.chat || cli.chat_template.is_some(),
+        chat_template: cli.chat_template,
     };
     let choice = cli.backend;
     match cli.command {

@@ -78,6 +78,7 @@ pub fn vocabularies(
             precision: None,
             activations: Default::default(),
             chat: false,
+            chat_template: None,
         };
         let m = files.load()?;
         out.push((p.display().to_string(), vocab_of(&m)?));

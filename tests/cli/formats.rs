@@ -214,3 +214,38 @@ fn chat_gives_the_prompt_through_the_files_template() {
         "--chat: chat: this model's file carries no chat template",
     );
 }
+
+/// `--chat-template FILE` (Llama 2's shape) on stories260K, a SentencePiece model whose file
+/// has no template: the prompt goes through it, its `<s>` the BOS token (one), the text
+/// after it as `tokenize` encodes it; a template that does not parse is refused by name.
+#[test]
+fn a_chat_template_file_is_used_and_its_specials_are_tokens() {
+    let t = temp_file(
+        "llama2.jinja",
+        b"{{ bos_token }}[INST] {{ messages[0]['content'] }} [/INST]",
+    );
+    let v = json(&[
+        "--chat-template",
+        t.to_str().unwrap(),
+        "next",
+        "--prompt",
+        "Hi",
+        "--json",
+        "--top",
+        "1",
+    ]);
+    let plain = json(&["tokenize", "[INST] Hi [/INST]", "--json"]);
+    assert_eq!(v["prompt_tokens"], plain["ids"]);
+    assert_eq!(plain["ids"][0], 1);
+    let bad = temp_file("bad.jinja", b"{% if %}");
+    assert_user_error(
+        &cli(&[
+            "--chat-template",
+            bad.to_str().unwrap(),
+            "next",
+            "--prompt",
+            "Hi",
+        ]),
+        "the chat template could not be rendered",
+    );
+}

@@ -162,7 +162,10 @@ impl Model {
             }
             false => text,
         };
-        let ids = self.tokenizer.encode(text, true)?;
+        let ids = match self.chat {
+            true => self.tokenizer.encode_chat(text)?,
+            false => self.tokenizer.encode(text, true)?,
+        };
         if ids.is_empty() {
             return Err(ModelError::EmptyPrompt);
         }

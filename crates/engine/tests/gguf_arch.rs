@@ -264,22 +264,33 @@ fn a_gguf_head_is_checked_before_the_file_is_read() {
     assert_eq!(hf_model("hf-qwen2").trained_context, Some(32768));
 }
 
-/// A SentencePiece vocabulary is encoded with llama2.c's algorithm, which reads a
-/// template's <s> and [INST] as text: its file's template is kept out of use, said on the
-/// model card and by the Chat request, and the model runs.
+/// A SentencePiece vocabulary's chat (Llama 2's and Mistral's template shape, written into
+/// the file by llama.cpp's `gguf` package): the template's `<s>` and `</s>` are BOS and EOS,
+/// not their letters, and each text between them is encoded with its leading space, as
+/// llama.cpp's `parse_special` does; no second BOS.
 #[test]
-fn chat_is_refused_for_a_vocabulary_that_reads_specials_as_text() {
+fn a_sentencepiece_chat_encodes_its_specials_as_tokens() {
     let bytes = read("../../assets/models/fixtures/gguf", "small-chat.gguf");
     let m = Model::from_memory([("model.gguf", &bytes)], Budget::default()).unwrap();
-    let err = m.render_chat("Hi").unwrap_err().to_string();
+    assert_eq!(m.render_chat("Hi").unwrap(), "<s>[INST] Hi [/INST]");
     assert!(
-        err.contains("SentencePiece") && err.contains("plain text"),
-        "{err}"
-    );
-    assert!(
-        m.extras().iter().any(|e| e.starts_with("no chat")),
+        !m.extras().iter().any(|e| e.starts_with("no chat")),
         "{:?}",
         m.extras()
     );
-    assert!(m.encode_prompt("Hi").is_ok());
+    let tk = &m.tokenizer;
+    let (bos, eos) = (tk.bos, tk.eos);
+    // The template's text with one BOS: what plain encoding of the text after "<s>" gives
+    // (`Model::encode_prompt` takes this way with `chat` on).
+    let chat = tk.encode_chat(&m.render_chat("Hi").unwrap()).unwrap();
+    assert_eq!(chat, tk.encode("[INST] Hi [/INST]", true).unwrap());
+    assert_eq!(chat.iter().filter(|&&t| t == bos).count(), 1);
+    // "</s>" inside: EOS, the text after it with its own leading space.
+    let mut want = tk.encode("A", true).unwrap();
+    want.push(eos);
+    want.extend(tk.encode("B", false).unwrap());
+    assert_eq!(tk.encode_chat("A</s>B").unwrap(), want);
+    assert_eq!(tk.encode_chat("<s>A</s>B").unwrap(), want);
+    // Plain text keeps "<s>" as letters.
+    assert!(!tk.encode("<s>x", true).unwrap()[1..].contains(&bos));
 }

@@ -214,9 +214,6 @@ fn gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
         .chat_template()
         .map_err(|e| ChatError::Unreadable(e.to_string()))
         .transpose();
-    if m.tokenizer.hf().is_none() && matches!(m.chat_template, Some(Ok(_))) {
-        m.chat_template = Some(Err(ChatError::SpecialsAsText));
-    }
     m.trained_context = Some(file.context_length()?).filter(|&n| n > m.config().seq_len as u64);
     Ok(m)
 }

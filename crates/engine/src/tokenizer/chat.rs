@@ -27,8 +27,6 @@ pub enum ChatError {
     NoTemplate,
     #[error("this model's file has a chat template, but it could not be read: {0}")]
     Unreadable(String),
-    #[error("a SentencePiece vocabulary is encoded with llama2.c's algorithm, which reads a template's special tokens (<s>, [INST] …) as plain text, not as the tokens the model was trained on")]
-    SpecialsAsText,
     #[error("the chat template is {0} bytes; the limit is {MAX_TEMPLATE_BYTES}")]
     TooLarge(usize),
     #[error("the chat template could not be rendered: {0}")]

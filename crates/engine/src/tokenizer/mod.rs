@@ -338,6 +338,49 @@ impl Tokenizer {
         }
     }
 
+    /// A rendered chat template's tokens: with a SentencePiece vocabulary the BOS and EOS
+    /// the template writes (`{{ bos_token }}` → "<s>", "</s>") are those tokens, not their
+    /// letters, and each text between them is encoded on its own with its leading space,
+    /// as llama.cpp tokenizes with `parse_special` (`llama_tokenize_impl`: a raw fragment
+    /// after a special token gets the space prefix); BOS is added unless the text starts
+    /// with it. A Hugging Face tokenizer reads its own special tokens already (`encode`).
+    pub fn encode_chat(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
+        let Encoder::Spm(spm) = &self.encoder else {
+            return self.encode(text, true);
+        };
+        let specials = [
+            (self.bos, self.piece(self.bos)?),
+            (self.eos, self.piece(self.eos)?),
+        ];
+        let first_is_bos = !specials[0].1.is_empty() && text.starts_with(specials[0].1);
+        let mut ids: Vec<u32> = (self.add_bos && !first_is_bos)
+            .then_some(self.bos)
+            .into_iter()
+            .collect();
+        let mut rest = text;
+        loop {
+            let hit = specials
+                .iter()
+                .filter(|(_, p)| !p.is_empty())
+                .filter_map(|&(id, p)| rest.find(p).map(|i| (i, id, p.len())))
+                .min_by_key(|&(i, _, _)| i);
+            let (text, special) = match hit {
+                Some((i, id, len)) => (&rest[..i], Some((id, i + len))),
+                None => (rest, None),
+            };
+            if !text.is_empty() {
+                ids.extend(spm.encode(&self.display, text, None));
+            }
+            match special {
+                Some((id, end)) => {
+                    ids.push(id);
+                    rest = &rest[end..];
+                }
+                None => return Ok(ids),
+            }
+        }
+    }
+
     /// The piece as shown in tables (e.g. `" Once"`, `"<0x0A>"`).
     pub fn piece(&self, id: u32) -> Result<&str, TokenizerError> {
         self.display

@@ -118,7 +118,6 @@ file-tok-bpe = the BPE vocabulary could not be built: { $why }
 file-tok-unknown-id = token id { $id } is outside the vocabulary (size { $vocab })
 file-chat-none = this model's file carries no chat template (GGUF's tokenizer.chat_template)
 file-chat-unreadable = this model's file has a chat template, but it could not be read: { $why }
-file-chat-sentencepiece = a SentencePiece vocabulary is encoded with llama2.c's algorithm, which reads a template's special tokens (<s>, [INST] …) as plain text, not as the tokens the model was trained on
 file-chat-large = the chat template is { $bytes } bytes; the limit is { $max }
 file-chat-render = the chat template could not be rendered: { $why }
 file-chat-rendered-large = the chat template renders { $bytes } bytes for one message; the limit is { $max }

@@ -116,7 +116,6 @@ file-tok-bpe = no se pudo construir el vocabulario BPE: { $why }
 file-tok-unknown-id = el id de token { $id } está fuera del vocabulario (tamaño { $vocab })
 file-chat-none = el archivo de este modelo no trae ninguna plantilla de chat (el tokenizer.chat_template de GGUF)
 file-chat-unreadable = el archivo de este modelo trae una plantilla de chat, pero no se pudo leer: { $why }
-file-chat-sentencepiece = un vocabulario SentencePiece se codifica con el algoritmo de llama2.c, que lee los tokens especiales de una plantilla (<s>, [INST] …) como texto normal, no como los tokens con los que se entrenó el modelo
 file-chat-large = la plantilla de chat ocupa { $bytes } bytes; el límite es { $max }
 file-chat-render = no se pudo aplicar la plantilla de chat: { $why }
 file-chat-rendered-large = la plantilla de chat produce { $bytes } bytes para un solo mensaje; el límite es { $max }

@@ -116,7 +116,6 @@ file-tok-bpe = 无法构建 BPE 词表：{ $why }
 file-tok-unknown-id = 词元 id { $id } 超出了词表（大小 { $vocab }）
 file-chat-none = 此模型的文件不带聊天模板（GGUF 的 tokenizer.chat_template）
 file-chat-unreadable = 此模型的文件带有聊天模板，但无法读取：{ $why }
-file-chat-sentencepiece = SentencePiece 词表按 llama2.c 的算法编码，这种算法把模板中的特殊词元（<s>、[INST] …）当作普通文本读取，而不是模型训练时所用的那些词元
 file-chat-large = 聊天模板有 { $bytes } 字节；上限为 { $max }
 file-chat-render = 无法渲染聊天模板：{ $why }
 file-chat-rendered-large = 聊天模板为一条消息渲染出 { $bytes } 字节；上限为 { $max }

@@ -168,7 +168,6 @@ fn tokenizer() -> Vec<(String, &'static str)> {
         TokenizerError::UnknownId { id: 70000, vocab: 32000 } => "file-tok-unknown-id";
         ChatError::NoTemplate => "file-chat-none";
         ChatError::Unreadable(s("unexpected end of template")) => "file-chat-unreadable";
-        ChatError::SpecialsAsText => "file-chat-sentencepiece";
         ChatError::TooLarge(100_000) => "file-chat-large";
         ChatError::Render(s("undefined value")) => "file-chat-render";
         ChatError::RenderedTooLarge(2_000_000) => "file-chat-rendered-large";
