@@ -40,6 +40,9 @@ use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
+    // The global options under one heading in every command's --help, apart from the
+    // command's own and the decoding knobs.
+    next_help_heading = "Model and engine (any command)",
     name = "decoding-explorer",
     version,
     about = "Run a Llama model (llama2.c, GGUF or Hugging Face safetensors) and look at how it decodes"
@@ -48,67 +51,41 @@ struct Cli {
     /// Model: a llama2.c checkpoint (.bin, its tokenizer from --tokenizer), a GGUF file
     /// (tokenizer inside) or a Hugging Face model.safetensors (config.json and
     /// tokenizer.json beside it) (default: the stories260K model set up in assets/)
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Model and engine (any command)",
-        value_name = "PATH"
-    )]
+    #[arg(long, global = true, value_name = "PATH")]
     model: Option<PathBuf>,
     /// Tokenizer: llama2.c tokenizer.bin or Hugging Face tokenizer.json (for a
     /// .safetensors model, instead of the tokenizer.json beside it)
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Model and engine (any command)",
-        value_name = "PATH"
-    )]
+    #[arg(long, global = true, value_name = "PATH")]
     tokenizer: Option<PathBuf>,
     /// Worker threads for the CPU backend (default: all cores; decode steps run on one of
     /// them while that is faster, as on a machine busy with other programs)
-    #[arg(long, global = true, help_heading = "Model and engine (any command)")]
+    #[arg(long, global = true)]
     threads: Option<usize>,
     /// Memory a model may take, in GiB (weights, one sequence's KV cache, run state),
     /// checked from the header before loading (default 16)
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Model and engine (any command)",
-        value_name = "GIB",
-        allow_hyphen_values = true
-    )]
+    #[arg(long, global = true, value_name = "GIB", allow_hyphen_values = true)]
     memory_limit: Option<String>,
     /// Which backend runs the model
-    #[arg(long, global = true, help_heading = "Model and engine (any command)", value_enum, default_value_t = BackendChoice::Cpu)]
+    #[arg(long, global = true, value_enum, default_value_t = BackendChoice::Cpu)]
     backend: BackendChoice,
     /// Weights as f32, q8 (int8, a scale per group of 64, llama2.c's Q8_0) or q4 (4 bits,
     /// a scale per 32, GGML's Q4_0), quantized in memory (default: the file's own: f32 for
     /// a legacy file, q8 for a version-2 one)
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Model and engine (any command)",
-        value_enum
-    )]
+    #[arg(long, global = true, value_enum)]
     precision: Option<Precision>,
     /// What the CPU multiplies q8/q4 weights with: int8 activations (quantized per group
     /// once per matrix, integer dot products, as llama.cpp and runq.c) or f32 (dequantize,
     /// then multiply; the GPU's product)
-    #[arg(long, global = true, help_heading = "Model and engine (any command)", value_enum, default_value_t = Activations::Int8)]
+    #[arg(long, global = true, value_enum, default_value_t = Activations::Int8)]
     activations: Activations,
     /// Give the prompt as one user message through the chat template the model's file
     /// carries (GGUF's tokenizer.chat_template), the assistant's turn opened, as the page's
     /// Chat toggle does
-    #[arg(long, global = true, help_heading = "Model and engine (any command)")]
+    #[arg(long, global = true)]
     chat: bool,
     /// Use this Jinja chat template (a file) instead of the one the model's file carries,
     /// or where it carries none; implies --chat
-    #[arg(
-        long,
-        global = true,
-        help_heading = "Model and engine (any command)",
-        value_name = "PATH"
-    )]
+    #[arg(long, global = true, value_name = "PATH")]
     chat_template: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,

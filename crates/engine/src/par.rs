@@ -51,10 +51,7 @@ fn units_per_task(units: usize, work_per_unit: usize, floor: usize) -> Option<us
     // A few chunks per thread, taken as each member asks (`split`): a member slowed by
     // another program holds back one chunk, not a thread's share; none smaller than the
     // minimum.
-    #[cfg(not(target_arch = "wasm32"))]
     let by_balance = units.div_ceil(threads * CHUNKS_PER_MEMBER);
-    #[cfg(target_arch = "wasm32")]
-    let by_balance = units.div_ceil(threads);
     let by_minimum = floor.div_ceil(work_per_unit.max(1));
     Some(by_balance.max(by_minimum).max(1))
 }
@@ -178,7 +175,6 @@ unsafe impl Sync for Parts {}
 /// Chunks a team member's share is cut into: a member descheduled by another program (a
 /// classroom laptop always runs something else) holds back one small chunk, not a
 /// thread's whole share, while the others take the rest.
-#[cfg(not(target_arch = "wasm32"))]
 const CHUNKS_PER_MEMBER: usize = 4;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -33,6 +33,9 @@ thread_local! {
     static TEMPLATES: Rc<Vec<Template>> = Rc::new(templates(include_str!("../../locales/en/files.ftl")));
 }
 
+/// The longest message read back.
+const MAX_MESSAGE: usize = 4096;
+
 /// How deep messages nest inside each other (`GGUF: tensor "x": …`); deeper stays English.
 const MAX_DEPTH: usize = 6;
 
@@ -129,6 +132,11 @@ fn read<'a>(parts: &'a [Part], text: &'a str, got: &mut Vec<(&'a str, &'a str)>)
 /// `english` in `lang`, if a template of `files.ftl` reads it; English itself comes back
 /// as it is.
 pub fn read_back(lang: Lang, english: &str) -> Option<String> {
+    // The matching backtracks over each argument's possible ends: a message far longer
+    // than any the code writes (a pasted link is at most 2,000 characters) stays English.
+    if english.len() > MAX_MESSAGE {
+        return None;
+    }
     TEMPLATES.with(|t| read_back_in(t, lang, english, 0))
 }
 
