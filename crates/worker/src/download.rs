@@ -108,9 +108,15 @@ pub async fn download(
         let _ = store::write_meta(&folder, &meta).await;
         if let Err(e) = got {
             let e = with_figures(cx, e).await;
-            // A file that is not the one it names is not kept; a download stopped (dropped,
-            // cancelled, a server's passing error) is, to be resumed.
-            if e.is_content() {
+            // A file that is not the one it names is not kept, nor a download that kept no
+            // byte (a 404, a refused first response, a cancel before the body): nothing to
+            // resume. A download stopped part way (dropped, cancelled, a server's passing
+            // error) is kept, to be resumed.
+            let mut left = 0;
+            for f in &model.files {
+                left += store::file_size(&folder, &f.name).await.unwrap_or(0);
+            }
+            if e.is_content() || left == 0 {
                 let _ = store.remove(&model.key).await;
             }
             return Err(e.to_string());
