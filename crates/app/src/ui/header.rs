@@ -5,9 +5,9 @@ use super::files::ModelPicker;
 use super::lesson;
 use super::state::{LoadState, Ui};
 use super::taxonomy::Tag;
+use super::views::numbers::bytes;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::sampling::SettingError;
-use decoding_engine::units::human_bytes;
 use decoding_engine::Precision;
 use decoding_page::page::room;
 use decoding_page::protocol::ModelInfo;
@@ -19,7 +19,10 @@ fn summary(ui: Ui, i: &ModelInfo) -> String {
     let mut s = ui.tf(
         "model-summary",
         &[
-            ("name", i.name.clone()),
+            (
+                "name",
+                super::models::shown_name(ui, &i.name, i.link.as_deref()),
+            ),
             ("params", ui.int(i.params)),
             ("layers", ui.int(c.n_layers as u64)),
             ("dim", ui.int(c.dim as u64)),
@@ -35,23 +38,30 @@ fn summary(ui: Ui, i: &ModelInfo) -> String {
             ui.tf("model-trained-context", &[("trained", ui.int(n))])
         );
     }
-    s += "; ";
-    s += &ui.tf(
-        "model-source",
-        &[
-            ("architecture", i.architecture.clone()),
-            ("format", i.format.label().to_string()),
-            ("rope", ui.int(c.rope_theta as u64)),
-            ("eps", format!("{:e}", c.rms_eps)),
-        ],
+    s += &next(
+        ui,
+        ui.tf(
+            "model-source",
+            &[
+                ("architecture", i.architecture.clone()),
+                ("format", i.format.label().to_string()),
+                ("rope", ui.int(c.rope_theta as u64)),
+                ("eps", format!("{:e}", c.rms_eps)),
+            ],
+        ),
     );
     if !i.extras.is_empty() {
-        s += &format!("; {}", i.extras.join(", "));
+        s += &next(ui, i.extras.join(", "));
     }
     if let Some(t) = &i.tensor_types {
-        s += &format!("; {}", ui.tf("model-tensors", &[("types", t.clone())]));
+        s += &next(ui, ui.tf("model-tensors", &[("types", t.clone())]));
     }
     s
+}
+
+/// The card's next part after a semicolon, the language's (`；` in Chinese).
+fn next(ui: Ui, part: String) -> String {
+    ui.tf("card-next", &[("next", part)])
 }
 
 #[component]
@@ -75,7 +85,7 @@ pub(super) fn Header() -> impl IntoView {
                 LoadState::Starting => view! { <span class="loading">{ui.t("starting-engine")}</span> }.into_any(),
                 LoadState::Loading { loaded, total } => {
                     let max = total.unwrap_or(1_062_767) as f64;
-                    let figures = total.map(|t| format!(" {}", ui.tf("load-figures", &[("loaded", human_bytes(loaded)), ("total", human_bytes(t))])));
+                    let figures = total.map(|t| format!(" {}", ui.tf("load-figures", &[("loaded", bytes(ui, loaded)), ("total", bytes(ui, t))])));
                     view! {
                         <label class="loading">
                             {ui.t("loading-model")} " "
@@ -123,8 +133,8 @@ pub(super) fn Header() -> impl IntoView {
                 <span class="summary" data-testid="model-summary">
                     <Tag of="model-summary" />" "
                     {move || summary(ui, &i)}
-                    {move || ui.model.precision.get().map(|(p, b)| format!(
-                        "; {}", ui.tf("model-weights", &[("precision", p.to_string()), ("bytes", ui.int(b)), ("human", human_bytes(b))])
+                    {move || ui.model.precision.get().map(|(p, b)| next(
+                        ui, ui.tf("model-weights", &[("precision", p.to_string()), ("bytes", ui.int(b)), ("human", bytes(ui, b))])
                     ))}
                 </span>
             })}

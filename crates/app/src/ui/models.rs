@@ -4,12 +4,21 @@
 //! `download.rs`, `store.rs`); the loaded model's link goes into the page's (`model=`).
 
 use super::state::{LoadState, Ui};
-use decoding_engine::units::human_bytes;
+use super::views::numbers::bytes;
 use decoding_page::protocol::*;
 use decoding_page::remote::{catalogue, BundleEntry, ModelLink};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
+
+/// A model's name as the page shows it: a listed model's label in the page's language
+/// (`listed-<key>`: what it is), else the name the worker gave.
+pub fn shown_name(ui: Ui, name: &str, link: Option<&str>) -> String {
+    match link.and_then(catalogue::label_id) {
+        Some(id) => ui.t(&id),
+        None => name.to_string(),
+    }
+}
 
 /// The hub the page resolves names against: its `<meta name="decoding-hub">` (a local
 /// imitation in the tests), else `remote::HUB`.
@@ -102,11 +111,11 @@ pub fn ByLink() -> impl IntoView {
                         <span class="small">{ui.t("in-this-folder")}" "</span>
                         {entries.into_iter().map(|e| {
                             let link = e.link();
-                            let bytes: u64 = e.files.iter().map(|f| f.size).sum();
+                            let total: u64 = e.files.iter().map(|f| f.size).sum();
                             view! {
                                 <button class="ghost" data-testid="bundle-load"
                                     on:click=move |_| problem.set(ui.load_link(&link).err())>
-                                    {format!("{} ({})", e.name, human_bytes(bytes))}
+                                    {format!("{} ({})", e.name, bytes(ui, total))}
                                 </button>
                             }
                         }).collect_view()}
@@ -118,7 +127,7 @@ pub fn ByLink() -> impl IntoView {
                 <select data-testid="model-list" prop:value=move || chosen.get()
                     on:change=move |ev| chosen.set(event_target_value(&ev))>
                     {catalogue::ENTRIES.iter().map(|e| view! {
-                        <option value=e.key>{format!("{} — {}, {}", e.name, human_bytes(e.size()), e.licence)}</option>
+                        <option value=e.key>{move || format!("{} — {}, {}", ui.t(&e.label_id()), bytes(ui, e.size()), e.licence)}</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -146,7 +155,7 @@ fn Kept() -> impl IntoView {
         let space = match (usage, quota) {
             (Some(u), Some(q)) => ui.tf(
                 "kept-space",
-                &[("used", human_bytes(u)), ("quota", human_bytes(q))],
+                &[("used", bytes(ui, u)), ("quota", bytes(ui, q))],
             ),
             _ => String::new(),
         };
@@ -159,7 +168,7 @@ fn Kept() -> impl IntoView {
                         let key = m.key.clone();
                         view! {
                             <li data-testid="stored-model" data-key=m.key.clone()>
-                                {format!("{} — {}", m.name, human_bytes(m.bytes))}
+                                {format!("{} — {}", shown_name(ui, &m.name, Some(&m.link)), bytes(ui, m.bytes))}
                                 {(!m.complete).then(|| format!(" {}", ui.t("kept-partial")))}
                                 " "
                                 <button class="ghost" data-testid="stored-load" on:click=move |_| { let _ = ui.load_link(&link); }>{ui.t("kept-load")}</button>

@@ -20,6 +20,8 @@ pub struct ListedFile {
 pub struct Entry {
     /// Its name in a link (`model=`).
     pub key: &'static str,
+    /// Its name in messages and in the browser's storage, the same in every language; the
+    /// page shows its label instead ([`Entry::label_id`]).
     pub name: &'static str,
     pub licence: &'static str,
     /// What it is, in a few words.
@@ -38,7 +40,7 @@ const LLAMA2C_TOKENIZER: ListedFile = ListedFile {
 pub const ENTRIES: &[Entry] = &[
     Entry {
         key: "stories260K",
-        name: "stories260K (the page's own model, from the hub)",
+        name: "stories260K",
         licence: "MIT",
         about: "Karpathy's tinyllamas, llama2.c checkpoint, 260K parameters, 512-token vocabulary",
         files: &[
@@ -122,7 +124,18 @@ pub fn keys() -> Vec<&'static str> {
     ENTRIES.iter().map(|e| e.key).collect()
 }
 
+/// The message id of the label of the model a link names, where it is a listed one.
+pub fn label_id(link: &str) -> Option<String> {
+    by_key(link).map(Entry::label_id)
+}
+
 impl Entry {
+    /// The id of its label in the page's words (`listed-<key>`, `.` written `_`: Fluent's
+    /// ids have no dots), which says what it is in the page's language.
+    pub fn label_id(&self) -> String {
+        format!("listed-{}", self.key.replace('.', "_"))
+    }
+
     /// Its files' bytes together.
     pub fn size(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()

@@ -157,6 +157,24 @@ fn every_listed_model_is_well_formed() {
         let last = m.files.last().unwrap().size.unwrap();
         assert!(m.files.iter().all(|f| f.size.unwrap() <= last), "{}", e.key);
     }
+    // Every model has its label in each language, naming it; the others' translated.
+    for e in catalogue::ENTRIES {
+        let id = e.label_id();
+        assert_eq!(catalogue::label_id(e.key).as_deref(), Some(id.as_str()));
+        let en = crate::i18n::tr(crate::i18n::Lang::En).get(&id);
+        for lang in crate::i18n::Lang::ALL {
+            let tr = crate::i18n::tr(lang);
+            assert!(tr.has(&id), "{} lacks {id}", lang.name());
+            let label = tr.get(&id);
+            assert!(label.starts_with(e.key), "{} {id}: {label:?}", lang.name());
+            assert!(
+                lang == crate::i18n::Lang::En || label != en,
+                "{} {id}: still the English {en:?}",
+                lang.name()
+            );
+        }
+    }
+    assert_eq!(catalogue::label_id("a/b"), None);
     // The page's own model from the hub is byte for byte the one the set-up copies (its
     // README's table, checked by scripts/fetch-models.sh).
     let own = catalogue::by_key("stories260K").unwrap();

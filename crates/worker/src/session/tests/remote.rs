@@ -183,10 +183,7 @@ fn a_listed_model_is_downloaded_checked_kept_and_then_loaded_from_storage() {
     assert!(errors(&ev).is_empty(), "{ev:?}");
     let info = loaded_info(&ev).expect("loaded");
     assert_eq!(info.link.as_deref(), Some("stories260K"));
-    assert_eq!(
-        info.name,
-        "stories260K (the page's own model, from the hub)"
-    );
+    assert_eq!(info.name, "stories260K");
     assert_eq!(info.config.vocab_size, 512);
     // Kept whole: both files, the README's byte counts.
     let kept = kept_list(&ev).unwrap();
@@ -200,10 +197,7 @@ fn a_listed_model_is_downloaded_checked_kept_and_then_loaded_from_storage() {
     let mut again = Session::default();
     let ev = load_remote(&mut again, &h, "STORIES260k", Vec::new());
     assert!(errors(&ev).is_empty(), "{ev:?}");
-    assert_eq!(
-        loaded_info(&ev).unwrap().name,
-        "stories260K (the page's own model, from the hub)"
-    );
+    assert_eq!(loaded_info(&ev).unwrap().name, "stories260K");
     assert_eq!(h.asked.borrow().len(), 2, "no request the second time");
 }
 
