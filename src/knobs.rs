@@ -36,7 +36,7 @@ fn arg(s: &'static KnobSpec) -> Arg {
         .aliases
         .iter()
         .map(|a| -> &'static str { a.replace('_', "-").leak() });
-    Arg::new(s.name)
+    let a = Arg::new(s.name)
         .long(flag)
         .visible_aliases(aliases)
         .help(s.help)
@@ -47,7 +47,17 @@ fn arg(s: &'static KnobSpec) -> Arg {
             ArgAction::Append
         } else {
             ArgAction::Set
-        })
+        });
+    // The strategy is a knob of generate, next, sample and speculate only, which do not
+    // search beams (the beam command does): they offer the table's other choices.
+    match s.control {
+        Control::Choice(all) if s.knob == Knob::Strategy => a
+            .value_parser(clap::builder::PossibleValuesParser::new(
+                all.iter().filter(|v| **v != "beam"),
+            ))
+            .help("sample or greedy (beam search: the beam command)"),
+        _ => a,
+    }
 }
 
 fn augment(cmd: Command, keep: fn(&KnobSpec) -> bool) -> Command {
@@ -137,6 +147,20 @@ mod tests {
             if let Ok(a) = beamed {
                 assert_eq!(a.raw, want, "{flag}");
             }
+        }
+    }
+
+    /// generate, next and sample do not offer beam search (the beam command does).
+    #[test]
+    fn the_sampling_commands_strategy_has_no_beam() {
+        let e = parse::<KnobArgs>(&["--strategy", "beam"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+        assert!(
+            e.to_string().contains("[possible values: sample, greedy]"),
+            "{e}"
+        );
+        for v in ["sample", "greedy"] {
+            assert!(parse::<KnobArgs>(&["--strategy", v]).is_ok(), "{v}");
         }
     }
 

@@ -9,7 +9,6 @@ use crate::files::open;
 use crate::knobs::KnobArgs;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::decode::generation::{Generation, StepOutcome, StopReason};
-use decoding_engine::decode::sampling::Strategy;
 use decoding_engine::Model;
 use std::time::Instant;
 
@@ -39,11 +38,6 @@ pub fn generate(model: &Model, choice: BackendChoice, a: GenerateArgs) -> Result
     let mut raw = a.knobs.raw.clone();
     a.constraint.apply(&mut raw)?;
     let settings = raw.validate(model.config().vocab_size)?;
-    if let Strategy::Beam { .. } = settings.strategy {
-        return Err(CliError::Usage(
-            "generate samples or decodes greedily; use the beam command for beam search".into(),
-        ));
-    }
     let prompt = a.prompt.text()?;
     let ids = model.encode_prompt(&prompt)?;
     let mut engine = open(&model.transformer, choice)?;

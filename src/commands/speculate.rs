@@ -8,7 +8,7 @@ use crate::knobs::KnobArgs;
 use decoding_engine::backend::choose::BackendChoice;
 use decoding_engine::backend::engine::Engine;
 use decoding_engine::decode::generation::{Generation, StepOutcome};
-use decoding_engine::decode::sampling::{Settings, Strategy};
+use decoding_engine::decode::sampling::Settings;
 use decoding_engine::decode::speculative::{
     expected_tokens_per_cycle, Cycle, Draft, Rule, SpecError, SpecStats, Speculator,
 };
@@ -52,11 +52,6 @@ pub fn speculate(model: &Model, choice: BackendChoice, a: SpeculateArgs) -> Resu
     let draft = Draft::parse(&a.draft, model.config().n_layers).map_err(usage)?;
     let rule = Rule::parse(&a.rule).map_err(usage)?;
     let settings = a.knobs.raw.validate(model.config().vocab_size)?;
-    if let Strategy::Beam { .. } = settings.strategy {
-        return Err(CliError::Usage(
-            "speculative decoding samples or decodes greedily, not beam search".into(),
-        ));
-    }
     let ids = model.encode_prompt(&a.prompt.text()?)?;
     let mut engine = open(&model.transformer, choice)?;
     let o = run(model, &mut engine, &ids, draft, a.gamma, rule, &settings)?;
