@@ -34,6 +34,7 @@ fn gguf_model(name: &str) -> Model {
 }
 
 use common::prefill_logits as logits;
+use common::Counted;
 
 use common::softmax::softmax_rows;
 
@@ -331,4 +332,47 @@ fn the_one_way_in_takes_a_gguf_file_alone() {
         logits(&m.transformer, &TOKENS),
         logits(&llama2c("tiny.bin"), &TOKENS)
     );
+}
+
+/// A GGUF file is read tensor by tensor as each is converted, never whole (issue 51: read
+/// whole, then converted, a Q8_0 file peaked at twice its size): from a head too short
+/// for its metadata (read again, larger), the same weights as the file in memory, bit for
+/// bit, and no read larger than the head or the largest tensor.
+#[test]
+fn a_gguf_file_is_read_a_tensor_at_a_time() {
+    let bytes = fixture("stories260K.gguf");
+    let mut src = Counted::new(bytes.clone());
+    let (largest, total) = (src.largest.clone(), src.total.clone());
+    let streamed = Gguf::read_from(&mut src, 1024).unwrap();
+    let head_reads = total.get();
+    let whole = Gguf::parse(&bytes).unwrap();
+    assert_eq!(streamed.tensors, whole.tensors);
+    assert_eq!(streamed.metadata, whole.metadata);
+    // The metadata (a 512-token vocabulary) runs past 1 KiB: the head was read again.
+    assert!(head_reads > 1024 + 4096, "{head_reads}");
+    let ck = streamed.checkpoint(Budget::default()).unwrap();
+    let tensor_max = whole.tensors.iter().map(|t| t.bytes).max().unwrap() as usize;
+    let head_max = 1024 * 4usize.pow(3);
+    assert!(
+        largest.get() <= tensor_max.max(head_max) && largest.get() < bytes.len() / 2,
+        "a read of {} bytes (largest tensor {tensor_max}, file {})",
+        largest.get(),
+        bytes.len()
+    );
+    let a = Transformer::new(ck);
+    let b = Transformer::new(whole.checkpoint(Budget::default()).unwrap());
+    assert_eq!(
+        logits(&a, &TOKENS)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>(),
+        logits(&b, &TOKENS)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    );
+    // A file that ends inside a tensor: refused by the table's check, nothing read beyond.
+    let mut cut = Counted::new(bytes[..bytes.len() - 100].to_vec());
+    let e = Gguf::read_from(&mut cut, 1 << 20).unwrap_err();
+    assert!(matches!(e, GgufError::Tensor { .. }), "{e}");
 }

@@ -101,6 +101,27 @@ fn stories260k_from_safetensors_gives_the_known_answers() {
     common::assert_stories260k_answers(&m);
 }
 
+/// A safetensors file is read a tensor at a time as each is converted, never whole (issue
+/// 51): no read past its largest tensor (the 512 × 64 f32 embedding), the answers kept.
+#[test]
+fn a_safetensors_file_is_read_a_tensor_at_a_time() {
+    use decoding_engine::formats::source::ModelFile;
+    let f = |n: &str| Box::new(fixture(&format!("stories260K/{n}")));
+    let weights = common::Counted::new(*f("model.safetensors"));
+    let (largest, len) = (weights.largest.clone(), weights.bytes.len());
+    let mut files = vec![
+        ModelFile::new("config.json", f("config.json")),
+        ModelFile::new("model.safetensors", Box::new(weights)),
+        ModelFile::new("tokenizer.json", f("tokenizer.json")),
+    ];
+    common::assert_stories260k_answers(&Model::load(&mut files, Budget::default()).unwrap());
+    let tensor = 512 * 64 * 4;
+    assert!(
+        largest.get() <= tensor && len > 4 * tensor,
+        "{largest:?} of {len}"
+    );
+}
+
 #[test]
 fn every_dtype_gives_the_distribution_of_its_llama2c_export() {
     // F32: the llama2.c file of the same weights, bit for bit.

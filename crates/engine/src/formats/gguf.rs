@@ -11,6 +11,7 @@
 
 use super::ggml_types::type_name;
 use super::ggml_types::Kind;
+pub(super) use super::gguf_data::Data;
 use crate::formats::llama2c::CheckpointError;
 use thiserror::Error;
 
@@ -39,7 +40,7 @@ pub enum GgufError {
     Architecture(String),
     #[error("{0}")]
     Unsupported(String),
-    #[error("the GGUF file is {bytes} bytes, over the memory budget of {limit} bytes (it is read whole, then converted)")]
+    #[error("the GGUF file is {bytes} bytes, over the memory budget of {limit} bytes (its weights are held at no less than that)")]
     TooLarge { bytes: u64, limit: u64 },
     #[error("the model's tensors are missing {0:?}")]
     MissingTensor(String),
@@ -108,13 +109,23 @@ impl TensorInfo {
     }
 }
 
-/// A parsed GGUF file: its metadata and tensor table over its bytes.
-#[derive(Debug)]
+/// A parsed GGUF file: its metadata and tensor table, and where its tensors' bytes are
+/// (`gguf_data.rs`).
 pub struct Gguf<'a> {
     pub version: u32,
     pub metadata: Vec<(String, Value)>,
     pub tensors: Vec<TensorInfo>,
-    data: &'a [u8],
+    pub(super) data: Data<'a>,
+}
+
+impl std::fmt::Debug for Gguf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gguf")
+            .field("version", &self.version)
+            .field("metadata", &self.metadata.len())
+            .field("tensors", &self.tensors)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Longest key or tensor name (gguf.h: GGUF_MAX_NAME... keys are short; names 64 in ggml).
@@ -384,18 +395,16 @@ fn alignment(metadata: &[(String, Value)]) -> Result<u64, GgufError> {
     }
 }
 
-/// Every tensor's bytes within the data section.
-fn check_in_data(tensors: &[TensorInfo], data: &[u8]) -> Result<(), GgufError> {
+/// Every tensor's bytes within a data section of `len` bytes.
+pub(super) fn check_in_data(tensors: &[TensorInfo], len: u64) -> Result<(), GgufError> {
     for t in tensors {
         let end = t.offset.checked_add(t.bytes);
-        if end.is_none_or(|e| e > data.len() as u64) {
+        if end.is_none_or(|e| e > len) {
             return Err(GgufError::Tensor {
                 name: t.name.clone(),
                 why: format!(
-                    "its {} bytes at offset {} run past the end of the data ({} bytes)",
-                    t.bytes,
-                    t.offset,
-                    data.len()
+                    "its {} bytes at offset {} run past the end of the data ({len} bytes)",
+                    t.bytes, t.offset
                 ),
             });
         }
@@ -413,7 +422,9 @@ impl<'a> Gguf<'a> {
     /// place in the data.
     pub fn parse(bytes: &'a [u8]) -> Result<Gguf<'a>, GgufError> {
         let (g, _) = Gguf::parse_table(bytes)?;
-        check_in_data(&g.tensors, g.data)?;
+        if let Data::Memory(d) = g.data {
+            check_in_data(&g.tensors, d.len() as u64)?;
+        }
         Ok(g)
     }
 
@@ -422,27 +433,13 @@ impl<'a> Gguf<'a> {
     /// Every tensor must fit in the `len` bytes.
     pub fn parse_head(head: &'a [u8], len: u64) -> Result<Gguf<'a>, GgufError> {
         let (mut g, start) = Gguf::parse_table(head)?;
-        let virtual_data = len.saturating_sub(start);
-        for t in &g.tensors {
-            if t.offset
-                .checked_add(t.bytes)
-                .is_none_or(|e| e > virtual_data)
-            {
-                return Err(GgufError::Tensor {
-                    name: t.name.clone(),
-                    why: format!(
-                        "its {} bytes at offset {} run past the end of the data ({virtual_data} bytes)",
-                        t.bytes, t.offset
-                    ),
-                });
-            }
-        }
-        g.data = &[];
+        check_in_data(&g.tensors, len.saturating_sub(start))?;
+        g.data = Data::None;
         Ok(g)
     }
 
     /// The file parsed up to its data, and where the data starts.
-    fn parse_table(bytes: &'a [u8]) -> Result<(Gguf<'a>, u64), GgufError> {
+    pub(super) fn parse_table(bytes: &'a [u8]) -> Result<(Gguf<'a>, u64), GgufError> {
         let mut c = Cursor {
             bytes,
             at: 0,
@@ -462,7 +459,7 @@ impl<'a> Gguf<'a> {
             tensors.push(c.tensor_info(i, alignment)?);
         }
         let start = (c.at as u64).div_ceil(alignment) * alignment;
-        let data = bytes.get(start as usize..).unwrap_or(&[]);
+        let data = Data::Memory(bytes.get(start as usize..).unwrap_or(&[]));
         let g = Gguf {
             version,
             metadata,
@@ -520,22 +517,6 @@ impl<'a> Gguf<'a> {
             .iter()
             .find(|t| t.name == name)
             .ok_or_else(|| GgufError::MissingTensor(name.into()))
-    }
-
-    /// A tensor's bytes; an error for a file parsed without its data (`parse_head`).
-    pub(crate) fn bytes_of(&self, t: &TensorInfo) -> Result<&[u8], GgufError> {
-        usize::try_from(t.offset)
-            .ok()
-            .zip(
-                t.offset
-                    .checked_add(t.bytes)
-                    .and_then(|e| usize::try_from(e).ok()),
-            )
-            .and_then(|(a, b)| self.data.get(a..b))
-            .ok_or_else(|| GgufError::Tensor {
-                name: t.name.clone(),
-                why: "its data was not read".into(),
-            })
     }
 }
 

@@ -403,7 +403,7 @@ impl Gguf<'_> {
 
     /// A tensor's values as float32: ggml's own dequantization of its blocks.
     fn floats_into(&self, t: &TensorInfo, out: &mut [f32]) -> Result<(), GgufError> {
-        super::ggml_blocks::dequantize(t.kind, self.bytes_of(t)?, out);
+        super::ggml_blocks::dequantize(t.kind, &self.bytes_of(t)?, out);
         if let Some(i) = out.iter().position(|v| !v.is_finite()) {
             return Err(GgufError::Tensor {
                 name: t.name.clone(),

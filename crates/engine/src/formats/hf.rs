@@ -24,10 +24,12 @@
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
 use crate::formats::llama2c::CheckpointError;
+use crate::formats::source::{read_full, ByteSource};
 use crate::quant::Tensor;
 use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
-use safetensors::tensor::{Dtype, SafeTensors};
+use safetensors::tensor::{Dtype, Metadata};
+use std::cell::RefCell;
 use thiserror::Error;
 
 /// The most a `config.json` may be (real ones are a few KB).
@@ -69,7 +71,7 @@ pub enum HfError {
     Tensor { name: String, why: String },
     #[error("tensor {name:?} has dtype {dtype}, which this reader does not load (F32, F16 and BF16 are)")]
     Dtype { name: String, dtype: String },
-    #[error("the safetensors file is {bytes} bytes, over the memory budget of {limit} bytes (it is read whole, then converted)")]
+    #[error("the safetensors file is {bytes} bytes, over the memory budget of {limit} bytes (its weights are held at no less than that)")]
     TooLarge { bytes: u64, limit: u64 },
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
@@ -125,52 +127,95 @@ pub fn unpermute(w: &[f32], heads: usize, head_size: usize, cols: usize) -> Vec<
     out
 }
 
-/// A parsed safetensors file.
+/// A safetensors file: its header parsed, its tensors left in the file and read one at a
+/// time as each is converted (read whole first, a file peaked at twice its size: issue 51).
 pub struct Weights<'a> {
-    file: SafeTensors<'a>,
+    meta: Metadata,
+    file: RefCell<Box<dyn ByteSource + 'a>>,
+    /// The data's first byte (after the 8-byte length and the header).
+    start: u64,
 }
 
 impl<'a> Weights<'a> {
-    /// Parses the header with the `safetensors` crate (which checks every offset, dtype
-    /// and shape against the data and the file's length), its length bounded first.
+    /// A file in memory ([`Weights::read_from`]).
     pub fn parse(bytes: &'a [u8]) -> Result<Weights<'a>, HfError> {
-        let Some(n) = bytes.get(..8) else {
+        Weights::read(Box::new(bytes))
+    }
+
+    /// Reads the header (its length bounded first) and parses it with the `safetensors`
+    /// crate's `Metadata`, which checks every dtype, shape and offset (each tensor's bytes
+    /// its shape's, the tensors back to back); the data must end where the file does.
+    pub fn read_from(file: &'a mut dyn ByteSource) -> Result<Weights<'a>, HfError> {
+        Weights::read(Box::new(file))
+    }
+
+    fn read(mut file: Box<dyn ByteSource + 'a>) -> Result<Weights<'a>, HfError> {
+        let len = file.len();
+        let io = |e: std::io::Error| HfError::Safetensors(e.to_string());
+        let mut n = [0; 8];
+        if read_full(&mut *file, 0, &mut n).map_err(io)? < 8 {
             return Err(HfError::NotSafetensors(format!(
-                "{} bytes, shorter than the 8-byte header length",
-                bytes.len()
+                "{len} bytes, shorter than the 8-byte header length"
             )));
-        };
-        let n = u64::from_le_bytes(n.try_into().expect("8 bytes"));
+        }
+        let n = u64::from_le_bytes(n);
         if n > MAX_HEADER_BYTES {
             return Err(HfError::HeaderTooLarge {
                 bytes: n,
                 limit: MAX_HEADER_BYTES,
             });
         }
-        if bytes.get(8) != Some(&b'{') {
+        if 8 + n > len {
+            return Err(HfError::NotSafetensors(
+                "the header length runs past the file".into(),
+            ));
+        }
+        let mut header = vec![0; n as usize];
+        read_full(&mut *file, 8, &mut header).map_err(io)?;
+        if header.first() != Some(&b'{') {
             return Err(HfError::NotSafetensors(
                 "the header after its length is not a JSON object".into(),
             ));
         }
-        let file =
-            SafeTensors::deserialize(bytes).map_err(|e| HfError::Safetensors(e.to_string()))?;
-        Ok(Weights { file })
+        let meta: Metadata =
+            serde_json::from_slice(&header).map_err(|e| HfError::Safetensors(e.to_string()))?;
+        let data = len - 8 - n;
+        if meta.data_len() as u64 != data {
+            return Err(HfError::Safetensors(format!(
+                "the header's tensors take {} bytes, the file holds {data} after it",
+                meta.data_len()
+            )));
+        }
+        Ok(Weights {
+            meta,
+            file: RefCell::new(file),
+            start: 8 + n,
+        })
     }
 
     /// One tensor of `shape` (torch's order, outermost first) as f32.
     fn floats(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, HfError> {
         let t = self
-            .file
-            .tensor(name)
-            .map_err(|_| HfError::MissingTensor(name.into()))?;
-        if t.shape() != shape {
+            .meta
+            .info(name)
+            .ok_or_else(|| HfError::MissingTensor(name.into()))?;
+        if t.shape != shape {
             return Err(HfError::Tensor {
                 name: name.into(),
-                why: format!("shape {:?}, config.json implies {shape:?}", t.shape()),
+                why: format!("shape {:?}, config.json implies {shape:?}", t.shape),
             });
         }
-        let b = t.data();
-        let out: Vec<f32> = match t.dtype() {
+        // Its offsets and size were checked against the file by `read`.
+        let (a, z) = t.data_offsets;
+        let mut b = vec![0; z - a];
+        let got = read_full(&mut **self.file.borrow_mut(), self.start + a as u64, &mut b)
+            .map_err(|e| HfError::Safetensors(format!("{name}: {e}")))?;
+        if got < b.len() {
+            return Err(HfError::Safetensors(format!(
+                "{name}: the file ends {got} bytes into it"
+            )));
+        }
+        let out: Vec<f32> = match t.dtype {
             Dtype::F32 => b
                 .chunks_exact(4)
                 .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
@@ -234,7 +279,7 @@ impl<'a> Weights<'a> {
             }
             Ok(out)
         };
-        let tied = self.file.tensor("lm_head.weight").is_err();
+        let tied = self.meta.info("lm_head.weight").is_none();
         if tied != c.shared_classifier {
             return Err(HfError::Unsupported(if tied {
                 "tie_word_embeddings is false but the file has no lm_head.weight".into()

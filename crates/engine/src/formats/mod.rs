@@ -6,6 +6,7 @@
 pub mod ggml_blocks;
 pub mod ggml_types;
 pub mod gguf;
+pub mod gguf_data;
 pub mod gguf_llama;
 pub mod gguf_vocab;
 pub mod hf;

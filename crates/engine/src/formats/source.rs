@@ -51,6 +51,19 @@ impl ByteSource for &[u8] {
     }
 }
 
+/// A source lent (a reader that keeps it for a while, `hf::Weights::read_from`).
+impl<T: ByteSource + ?Sized> ByteSource for &mut T {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read_at(offset, buf)
+    }
+    fn shared(&self) -> Option<SharedBytes> {
+        (**self).shared()
+    }
+}
+
 /// Bytes shared with the rest of the program (natively a file's read-only mapping).
 pub struct Shared(pub SharedBytes);
 
@@ -181,7 +194,11 @@ impl std::fmt::Debug for ModelFile {
     }
 }
 
-fn read_full(src: &mut dyn ByteSource, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn read_full(
+    src: &mut dyn ByteSource,
+    offset: u64,
+    buf: &mut [u8],
+) -> io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match src.read_at(offset + got as u64, &mut buf[got..]) {

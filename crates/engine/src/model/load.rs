@@ -141,7 +141,7 @@ impl ModelSource {
 
     /// Reads the files the check passed and builds the model. A llama2.c checkpoint is read
     /// tensor by tensor into its buffers (or, mapped, its float32 tensors used in place);
-    /// GGUF and safetensors files are read whole, then converted.
+    /// GGUF and safetensors files tensor by tensor as each is converted (never whole).
     pub fn load(
         self,
         files: &mut [ModelFile],
@@ -167,19 +167,18 @@ impl ModelSource {
             }
             ModelSource::Gguf { file } => {
                 let f = &mut files[file];
-                gguf(&f.read_all()?, budget)?
+                gguf(Gguf::read_from(&mut *f.bytes, GGUF_HEAD_BYTES)?, budget)?
             }
             ModelSource::HuggingFace {
                 weights, tokenizer, ..
             } => {
                 let t = &mut files[tokenizer];
                 let tok = t.read_all()?;
-                let f = &mut files[weights];
-                let st = f.read_all()?;
                 let Some(config) = checked.hf else {
                     return Err(ModelError::Unchecked);
                 };
-                hf(config, &st, &tok, budget)?
+                let st = Weights::read_from(&mut *files[weights].bytes)?;
+                hf(config, st, &tok, budget)?
             }
         };
         m.name = checked.name;
@@ -200,9 +199,9 @@ fn check_tokenizer_len(len: u64) -> Result<(), ModelError> {
 }
 
 /// A GGUF file (llama.cpp's format): its Llama weights and the tokenizer in its metadata,
-/// the memory checked against `budget` before any tensor is converted.
-fn gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
-    let file = Gguf::parse(bytes)?;
+/// the memory checked against `budget` before any tensor is read (each read as it is
+/// converted: `gguf_data.rs`).
+fn gguf(file: Gguf, budget: Budget) -> Result<Model, ModelError> {
     let vocab = file.vocab()?;
     let checkpoint = file.checkpoint(budget)?;
     let tokenizer = vocab.tokenizer()?;
@@ -226,7 +225,7 @@ fn gguf(bytes: &[u8], budget: Budget) -> Result<Model, ModelError> {
 /// them.
 fn hf(
     hf: HfConfig,
-    safetensors: &[u8],
+    safetensors: Weights,
     tokenizer: &[u8],
     budget: Budget,
 ) -> Result<Model, ModelError> {
@@ -243,7 +242,7 @@ fn hf(
     if hf.architecture == "Qwen2ForCausalLM" {
         tokenizer.add_bos = false;
     }
-    let checkpoint = Weights::parse(safetensors)?.checkpoint(&hf, budget)?;
+    let checkpoint = safetensors.checkpoint(&hf, budget)?;
     let mut m = Model::new(checkpoint, tokenizer)?;
     m.format = Format::Safetensors;
     m.architecture = hf.architecture;

@@ -102,3 +102,35 @@ pub fn assert_stories260k_answers(m: &Model) {
     let text = m.tokenizer.decode(&toks[1..]).unwrap();
     assert!(text.trim_start().starts_with(GREEDY), "{text}");
 }
+
+/// A file's bytes that count what is asked of them: the largest single read and the bytes
+/// read in all.
+pub struct Counted {
+    pub bytes: Vec<u8>,
+    pub largest: std::rc::Rc<std::cell::Cell<usize>>,
+    pub total: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl Counted {
+    pub fn new(bytes: Vec<u8>) -> Counted {
+        Counted {
+            bytes,
+            largest: Default::default(),
+            total: Default::default(),
+        }
+    }
+}
+
+impl decoding_engine::formats::source::ByteSource for Counted {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let from = (offset as usize).min(self.bytes.len());
+        let n = buf.len().min(self.bytes.len() - from);
+        buf[..n].copy_from_slice(&self.bytes[from..from + n]);
+        self.largest.set(self.largest.get().max(n));
+        self.total.set(self.total.get() + n);
+        Ok(n)
+    }
+}

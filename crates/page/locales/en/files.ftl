@@ -60,7 +60,7 @@ file-gguf-missing = the metadata lacks { $key }
 file-gguf-tensor = tensor { $name }: { $why }
 file-gguf-tensor-type = tensor { $name } has type { $kind }, which this reader does not load (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K are)
 file-gguf-architecture = general.architecture is { $arch }; "llama" and "qwen2" models are read
-file-gguf-too-large = the GGUF file is { $bytes } bytes, over the memory budget of { $limit } bytes (it is read whole, then converted)
+file-gguf-too-large = the GGUF file is { $bytes } bytes, over the memory budget of { $limit } bytes (its weights are held at no less than that)
 file-gguf-missing-tensor = the model's tensors are missing { $name }
 
 ## llama2.c checkpoints (`formats::llama2c::CheckpointError`) and their headers (`config::ConfigError`)
@@ -93,7 +93,7 @@ file-hf-header-large = the safetensors header is { $bytes } bytes, over the { $l
 file-hf-safetensors = safetensors: { $why }
 file-hf-missing-tensor = the safetensors file lacks tensor { $name }
 file-hf-dtype = tensor { $name } has dtype { $dtype }, which this reader does not load (F32, F16 and BF16 are)
-file-hf-too-large = the safetensors file is { $bytes } bytes, over the memory budget of { $limit } bytes (it is read whole, then converted)
+file-hf-too-large = the safetensors file is { $bytes } bytes, over the memory budget of { $limit } bytes (its weights are held at no less than that)
 
 ## Tokenizers (`tokenizer::TokenizerError`) and chat templates (`tokenizer::chat::ChatError`)
 file-tok-empty = tokenizer file is empty

@@ -58,7 +58,7 @@ file-gguf-missing = falta { $key } en los metadatos
 file-gguf-tensor = en el tensor { $name }: { $why }
 file-gguf-tensor-type = el tensor { $name } tiene el tipo { $kind }, que este lector no carga (carga F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K y Q6_K)
 file-gguf-architecture = general.architecture es { $arch }; se leen los modelos "llama" y "qwen2"
-file-gguf-too-large = el archivo GGUF ocupa { $bytes } bytes, más que el presupuesto de memoria de { $limit } bytes (se lee entero y luego se convierte)
+file-gguf-too-large = el archivo GGUF ocupa { $bytes } bytes, más que el presupuesto de memoria de { $limit } bytes (sus pesos ocupan en memoria al menos eso)
 file-gguf-missing-tensor = a los tensores del modelo les falta { $name }
 
 ## Puntos de control de llama2.c (`formats::llama2c::CheckpointError`) y sus cabeceras (`config::ConfigError`)
@@ -91,7 +91,7 @@ file-hf-header-large = la cabecera de safetensors ocupa { $bytes } bytes, más q
 file-hf-safetensors = error de safetensors: { $why }
 file-hf-missing-tensor = falta el tensor { $name } en el archivo safetensors
 file-hf-dtype = el tensor { $name } tiene el dtype { $dtype }, que este lector no carga (carga F32, F16 y BF16)
-file-hf-too-large = el archivo safetensors ocupa { $bytes } bytes, más que el presupuesto de memoria de { $limit } bytes (se lee entero y luego se convierte)
+file-hf-too-large = el archivo safetensors ocupa { $bytes } bytes, más que el presupuesto de memoria de { $limit } bytes (sus pesos ocupan en memoria al menos eso)
 
 ## Tokenizadores (`tokenizer::TokenizerError`) y plantillas de chat (`tokenizer::chat::ChatError`)
 file-tok-empty = el archivo del tokenizador está vacío

@@ -58,7 +58,7 @@ file-gguf-missing = 元数据中缺少 { $key }
 file-gguf-tensor = 张量 { $name }：{ $why }
 file-gguf-tensor-type = 张量 { $name } 的类型为 { $kind }，本读取器不加载这种类型（可加载的类型为 F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K 和 Q6_K）
 file-gguf-architecture = general.architecture 为 { $arch }；可读取的是 "llama" 和 "qwen2" 模型
-file-gguf-too-large = GGUF 文件有 { $bytes } 字节，超出了 { $limit } 字节的内存预算（文件会被整体读入，再进行转换）
+file-gguf-too-large = GGUF 文件有 { $bytes } 字节，超出了 { $limit } 字节的内存预算（其权重在内存中至少占这么多）
 file-gguf-missing-tensor = 模型的张量中缺少 { $name }
 
 ## llama2.c 检查点（`formats::llama2c::CheckpointError`）及其文件头（`config::ConfigError`）
@@ -91,7 +91,7 @@ file-hf-header-large = safetensors 文件头有 { $bytes } 字节，超过了模
 file-hf-safetensors = safetensors：{ $why }
 file-hf-missing-tensor = safetensors 文件中缺少张量 { $name }
 file-hf-dtype = 张量 { $name } 的 dtype 为 { $dtype }，本读取器不加载这种类型（可加载的类型为 F32, F16 和 BF16）
-file-hf-too-large = safetensors 文件有 { $bytes } 字节，超出了 { $limit } 字节的内存预算（文件会被整体读入，再进行转换）
+file-hf-too-large = safetensors 文件有 { $bytes } 字节，超出了 { $limit } 字节的内存预算（其权重在内存中至少占这么多）
 
 ## 分词器（`tokenizer::TokenizerError`）与聊天模板（`tokenizer::chat::ChatError`）
 file-tok-empty = 分词器文件为空
