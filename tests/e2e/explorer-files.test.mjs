@@ -32,6 +32,16 @@ test('a bad model file gives a clear message and the current model keeps working
 
 test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or dropped, with the tokenizer it carries', async () => {
   const { page, problems } = await ready('backend=cpu');
+  // Every load the page asks of its worker (a listener left by an earlier drawing of the
+  // page once loaded each dropped file twice, and the second load reset the Chat toggle).
+  await page.evaluate(() => {
+    window.loadsAsked = 0;
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      if (m && typeof m === 'object' && Array.isArray(m.files)) window.loadsAsked += 1;
+      return post.call(this, m, ...rest);
+    };
+  });
   const dir = path.join(ROOT, 'assets/models/fixtures/gguf');
   assert.ok(fs.existsSync(dir), `${dir} is missing: scripts/make-fixtures.sh writes it (scripts/test.sh runs it)`);
   // Picked: stories260K as GGUF gives the model card's first distribution.
@@ -74,6 +84,7 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   // Its file carries a ChatML template: "Chat" runs the prompt through it as one user
   // message, the template's special tokens one token each; the first distribution is the
   // CLI's on the rendered text. Off again, the prompt is the text as typed.
+  assert.equal(await page.evaluate(() => window.loadsAsked), 4, 'one load a file picked or dropped');
   const ptoks = () => page.evaluate(() => [...document.querySelectorAll('[data-testid=prompt-token]')].map((e) => e.textContent));
   assert.equal(await page.getByTestId('chat-toggle').getAttribute('aria-pressed'), 'false');
   await page.getByTestId('chat-toggle').click();

@@ -53,7 +53,7 @@ pub(super) fn ModelPicker() -> impl IntoView {
         }
         load_files(ui, all);
     };
-    let drop = window_event_listener(leptos::ev::drop, move |ev: leptos::ev::DragEvent| {
+    let on_drop = window_event_listener(leptos::ev::drop, move |ev: leptos::ev::DragEvent| {
         let Some(files) = ev.data_transfer().and_then(|d| d.files()) else {
             return;
         };
@@ -74,7 +74,13 @@ pub(super) fn ModelPicker() -> impl IntoView {
             ev.prevent_default();
         }
     });
-    std::mem::forget((drop, over));
+    // Removed with the picker: the page is drawn again, whole, when the language changes
+    // (and once as it starts), and the listeners an earlier drawing left loaded every
+    // dropped file twice: the second load's model reset the Chat toggle just switched on.
+    on_cleanup(move || {
+        on_drop.remove();
+        over.remove();
+    });
     view! {
         <button class="ghost" data-testid="load-model" aria-expanded=move || open.get().to_string()
             on:click=move |_| open.update(|o| *o = !*o)>{move || ui.t("load-model")}</button>
