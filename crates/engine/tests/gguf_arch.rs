@@ -30,7 +30,12 @@ fn expected() -> Value {
 
 /// A fixture the set-up wrote, checked to be the very file llama.cpp read for the reference.
 fn checked(name: &str, reference: &Value) -> Vec<u8> {
-    let bytes = read(ARCH, name);
+    checked_in(ARCH, name, reference)
+}
+
+/// [`checked`] for a file of `dir`.
+fn checked_in(dir: &str, name: &str, reference: &Value) -> Vec<u8> {
+    let bytes = read(dir, name);
     let got: String = Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -38,7 +43,7 @@ fn checked(name: &str, reference: &Value) -> Vec<u8> {
     assert_eq!(
         reference["files"][name]["sha256"].as_str(),
         Some(got.as_str()),
-        "{name} is not the file scripts/llama-cpp-arch-reference.py read: rerun it"
+        "{name} is not the file llama.cpp read for {dir}'s reference: rerun its script"
     );
     bytes
 }
@@ -293,4 +298,37 @@ fn a_sentencepiece_chat_encodes_its_specials_as_tokens() {
     assert_eq!(tk.encode_chat("<s>A</s>B").unwrap(), want);
     // Plain text keeps "<s>" as letters.
     assert!(!tk.encode("<s>x", true).unwrap()[1..].contains(&bos));
+}
+
+/// A SentencePiece vocabulary with `<s>` and `</s>` written in the text (as a chat template
+/// renders them) gives llama.cpp's own ids (`tests/fixtures/arch/llama-cpp-spm.json`, by
+/// hand with `scripts/llama-cpp-spm-reference.py`): on the 512-token chat file and a
+/// 32,000-token Llama-2-shaped one. Ours is a prompt's: one BOS, so llama.cpp's ids without
+/// its own BOS where the text starts with `<s>` (llama.cpp would give two) and with it
+/// elsewhere.
+#[test]
+fn sentencepiece_specials_split_as_llama_cpp_does() {
+    let reference = json("../../tests/fixtures/arch", "llama-cpp-spm.json");
+    for (dir, name) in [
+        ("../../assets/models/fixtures/gguf", "small-chat.gguf"),
+        ("../../assets/models/fixtures/vocab", "spm-32000.gguf"),
+    ] {
+        let bytes = checked_in(dir, name, &reference);
+        let m = Model::from_memory([("model.gguf", &bytes)], Budget::default()).unwrap();
+        let texts = reference["files"][name]["texts"].as_array().unwrap();
+        assert!(texts.len() >= 6);
+        for t in texts {
+            let text = t["text"].as_str().unwrap();
+            let theirs = ids(&t[if text.starts_with("<s>") {
+                "ids_no_bos"
+            } else {
+                "ids"
+            }]);
+            assert_eq!(
+                m.tokenizer.encode_chat(text).unwrap(),
+                theirs,
+                "{name}: {text:?}"
+            );
+        }
+    }
 }
