@@ -167,7 +167,9 @@ impl ModelSource {
             }
             ModelSource::Gguf { file } => {
                 let f = &mut files[file];
-                gguf(Gguf::read_from(&mut *f.bytes, GGUF_HEAD_BYTES)?, budget)?
+                // The table from a 1 MiB head, grown ×4 while it runs past it (a 32,000-token
+                // vocabulary's metadata is under 1 MiB, a 151,936-token one's a few).
+                gguf(Gguf::read_from(&mut *f.bytes, 1 << 20)?, budget)?
             }
             ModelSource::HuggingFace {
                 weights, tokenizer, ..
