@@ -70,10 +70,7 @@ pub async fn download(
             files: Vec::new(),
         });
     // The quota against what is still to come (a resumed download has part of it).
-    let mut kept = 0;
-    for f in &model.files {
-        kept += store::file_size(&folder, &f.name).await.unwrap_or(0);
-    }
+    let kept = kept_bytes(&folder, model).await;
     let need = model
         .files
         .iter()
@@ -112,11 +109,7 @@ pub async fn download(
             // byte (a 404, a refused first response, a cancel before the body): nothing to
             // resume. A download stopped part way (dropped, cancelled, a server's passing
             // error) is kept, to be resumed.
-            let mut left = 0;
-            for f in &model.files {
-                left += store::file_size(&folder, &f.name).await.unwrap_or(0);
-            }
-            if e.is_content() || left == 0 {
+            if e.is_content() || kept_bytes(&folder, model).await == 0 {
                 let _ = store.remove(&model.key).await;
             }
             return Err(e.to_string());
@@ -140,6 +133,15 @@ pub async fn download(
                 model.name
             )
         })
+}
+
+/// The bytes of `model`'s files the folder holds.
+async fn kept_bytes(folder: &web_sys::FileSystemDirectoryHandle, model: &RemoteModel) -> u64 {
+    let mut kept = 0;
+    for f in &model.files {
+        kept += store::file_size(folder, &f.name).await.unwrap_or(0);
+    }
+    kept
 }
 
 /// A storage refusal with the storage's figures.

@@ -34,6 +34,9 @@ pub enum GgufError {
     Missing(String),
     #[error("tensor {name:?}: {why}")]
     Tensor { name: String, why: String },
+    /// The file could not be read (the storage's or the browser's words).
+    #[error("the GGUF file could not be read: {0}")]
+    Read(String),
     #[error("tensor {name:?} has type {kind}, which this reader does not load (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K are)")]
     TensorType { name: String, kind: String },
     #[error("general.architecture is {0:?}; \"llama\" and \"qwen2\" models are read")]

@@ -33,10 +33,8 @@ impl<'a> Gguf<'a> {
         let mut want = head.clamp(1, len.max(1));
         let (version, metadata, tensors, start) = loop {
             let mut buf = vec![0; usize::try_from(want).unwrap_or(usize::MAX)];
-            let got = read_full(&mut *file, 0, &mut buf).map_err(|e| GgufError::Tensor {
-                name: "(the header)".into(),
-                why: e.to_string(),
-            })?;
+            let got =
+                read_full(&mut *file, 0, &mut buf).map_err(|e| GgufError::Read(e.to_string()))?;
             buf.truncate(got);
             match Gguf::parse_table(&buf) {
                 Ok((g, start)) => break (g.version, g.metadata, g.tensors, start),

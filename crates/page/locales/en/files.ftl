@@ -58,6 +58,7 @@ file-gguf-value-type = metadata { $key } has type { $kind }, which GGUF does not
 file-gguf-value = metadata { $key }: { $why }
 file-gguf-missing = the metadata lacks { $key }
 file-gguf-tensor = tensor { $name }: { $why }
+file-gguf-read = the GGUF file could not be read: { $why }
 file-gguf-tensor-type = tensor { $name } has type { $kind }, which this reader does not load (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K are)
 file-gguf-architecture = general.architecture is { $arch }; "llama" and "qwen2" models are read
 file-gguf-too-large = the GGUF file is { $bytes } bytes, over the memory budget of { $limit } bytes (its weights are held at no less than that)

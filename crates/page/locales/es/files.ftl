@@ -56,6 +56,7 @@ file-gguf-value-type = el metadato { $key } tiene el tipo { $kind }, que GGUF no
 file-gguf-value = metadato { $key }: { $why }
 file-gguf-missing = falta { $key } en los metadatos
 file-gguf-tensor = en el tensor { $name }: { $why }
+file-gguf-read = no se pudo leer el archivo GGUF: { $why }
 file-gguf-tensor-type = el tensor { $name } tiene el tipo { $kind }, que este lector no carga (carga F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K y Q6_K)
 file-gguf-architecture = general.architecture es { $arch }; se leen los modelos "llama" y "qwen2"
 file-gguf-too-large = el archivo GGUF ocupa { $bytes } bytes, más que el presupuesto de memoria de { $limit } bytes (sus pesos ocupan en memoria al menos eso)

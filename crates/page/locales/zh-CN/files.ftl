@@ -56,6 +56,7 @@ file-gguf-value-type = 元数据 { $key } 的类型为 { $kind }，GGUF 没有�
 file-gguf-value = 元数据 { $key }：{ $why }
 file-gguf-missing = 元数据中缺少 { $key }
 file-gguf-tensor = 张量 { $name }：{ $why }
+file-gguf-read = 无法读取 GGUF 文件：{ $why }
 file-gguf-tensor-type = 张量 { $name } 的类型为 { $kind }，本读取器不加载这种类型（可加载的类型为 F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K 和 Q6_K）
 file-gguf-architecture = general.architecture 为 { $arch }；可读取的是 "llama" 和 "qwen2" 模型
 file-gguf-too-large = GGUF 文件有 { $bytes } 字节，超出了 { $limit } 字节的内存预算（其权重在内存中至少占这么多）

@@ -89,6 +89,7 @@ fn gguf() -> Vec<(String, &'static str)> {
     cases! {
         GgufError::Magic { found: q("PK\u{3}\u{4}") } => "file-gguf-magic";
         GgufError::Version(4) => "file-gguf-version";
+        GgufError::Read(s("Input/output error (os error 5)")) => "file-gguf-read";
         GgufError::Truncated { what: s("the tensor table"), at: 100, len: 90 } => "file-gguf-truncated";
         GgufError::Count { what: s("n_tensors"), value: 1 << 40, len: 1000 } => "file-gguf-count";
         GgufError::ValueType { key: s("general.name"), kind: 99 } => "file-gguf-value-type";
