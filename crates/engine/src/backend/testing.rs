@@ -284,6 +284,43 @@ pub fn assert_attention_bits() {
     check::<2>(&mut next);
     check::<4>(&mut next);
     check::<8>(&mut next);
+    assert_prefill_attention_bits(&mut next);
+}
+
+/// Prefill's attention, Q query rows of a head at once (`attend_queries`), gives each row's
+/// bits alone (`attend_head`, held to the plain loops above): rows at consecutive positions
+/// across the blocks of 64 keys the rows share and around the score groups, rows far apart,
+/// head sizes with and without an 8-wide tail, a head's K/V at an offset in its row.
+fn assert_prefill_attention_bits(next: &mut impl FnMut() -> f32) {
+    use crate::kernels::{attend_head, attend_queries};
+    fn check<const Q: usize>(hs: usize, pos: [usize; Q], next: &mut impl FnMut() -> f32) {
+        let (stride, offset) = (3 * hs + 2, hs + 1);
+        let ctx = pos.iter().max().map_or(0, |p| p + 1);
+        let keys: Vec<f32> = (0..ctx * stride).map(|_| next()).collect();
+        let values: Vec<f32> = (0..ctx * stride).map(|_| next()).collect();
+        let q: Vec<f32> = (0..Q * hs).map(|_| next()).collect();
+        let (mut out, mut att) = (vec![0.0f32; Q * hs], vec![0.0f32; Q * ctx]);
+        let qs = std::array::from_fn(|i| &q[i * hs..][..hs]);
+        attend_queries::<Q>(&mut out, qs, &keys, &values, stride, offset, pos, &mut att);
+        for (i, &p) in pos.iter().enumerate() {
+            let (mut want, mut w_att) = (vec![0.0f32; hs], vec![0.0f32; p + 1]);
+            attend_head(
+                &mut want, qs[i], &keys, &values, stride, offset, p, &mut w_att,
+            );
+            let at = format!("Q = {Q}, hs = {hs}, row {i} at {p}");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&att[i * ctx..][..=p]), bits(&w_att), "{at}: weights");
+            assert_eq!(bits(&out[i * hs..][..hs]), bits(&want), "{at}: output");
+        }
+    }
+    for hs in [3, 8, 12, 64] {
+        for p0 in [0, 3, 57, 63, 64, 130] {
+            check::<8>(hs, std::array::from_fn(|i| p0 + i), next);
+            check::<4>(hs, std::array::from_fn(|i| p0 + i), next);
+            check::<1>(hs, [p0], next);
+        }
+        check::<4>(hs, [5, 70, 71, 200], next);
+    }
 }
 
 /// A seeded linear congruential source of 24-bit numbers (the kernel-bit checks' inputs).
@@ -371,6 +408,58 @@ pub fn assert_int8_kernel_bits() {
         }
     }
     assert_int8_shifted_bits();
+    assert_int8_prefill_bits();
+}
+
+/// Prefill's batches (16 input rows and more: natively, the register-tiled product with
+/// AVX-512 VNNI) give the plain loops' bits for every (weight row, input row): 16, 21 and
+/// 35 input rows (whole tiles of 8 and tails), two matrices of 37 and 20 rows in one call
+/// (whole panels of 16 and part ones), 1 to 19 groups a row (fewer than the 8 lanes, and
+/// lanes taken twice and more), q8 groups of 32 and 64 and q4, every byte value.
+fn assert_int8_prefill_bits() {
+    use crate::kernels::matmul;
+    use crate::quant::{MatRef, Precision, QActs};
+    let mut next = lcg(37);
+    for (p, g) in [
+        (Precision::Q8, 32),
+        (Precision::Q8, 64),
+        (Precision::Q4, 32),
+    ] {
+        for groups in [1, 3, 8, 11, 19] {
+            let n = groups * g;
+            let qs = [37, 20].map(|rows| random_quant(rows * n, p, g, &mut next));
+            for t in [16, 21, 35] {
+                let x: Vec<f32> = (0..t * n)
+                    .map(|i| match (i / g) % 7 {
+                        5 => 0.0,
+                        k => ((next() % 2001) as f32 - 1000.0) * 10f32.powi(k as i32 - 3),
+                    })
+                    .collect();
+                let acts = QActs::quantize(&x, n, g);
+                let mut want = Vec::new();
+                for q in &qs {
+                    let b = q.block(0);
+                    for r in 0..t {
+                        for i in 0..b.len / n {
+                            want.push(b.dot_int8_portable(i * n, acts.row(r)).to_bits());
+                        }
+                    }
+                }
+                let mut all = vec![0.0f32; want.len()];
+                matmul(
+                    &mut all,
+                    &x,
+                    n,
+                    &qs.each_ref().map(|q| MatRef::Quant(q.block(0))),
+                );
+                let wrong = all.iter().zip(&want).position(|(a, &w)| a.to_bits() != w);
+                assert_eq!(
+                    wrong, None,
+                    "{p} batch of {t}, groups of {g}, {groups} a row"
+                );
+            }
+        }
+    }
 }
 
 /// Rows that start inside a group (`ShiftedActs`): the kernels' products equal the plain

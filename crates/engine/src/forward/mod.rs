@@ -308,6 +308,14 @@ impl Transformer {
         rows: &[Row],
         probe: Option<&mut [f32]>,
     ) {
+        if probe.is_none()
+            && rows.len() >= prefill::ROWS
+            && rows.iter().all(|r| r.seq == rows[0].seq)
+        {
+            if let Some(cache) = caches.cache(rows[0].seq) {
+                return self.attend_prefill(l, xb, q, cache, rows);
+            }
+        }
         let c = &self.config;
         let (dim, hs, kv_dim, n) = (c.dim, c.head_size(), c.kv_dim(), rows.len());
         // Multi-head attention: each (row, head) against its sequence's cache, positions
@@ -450,6 +458,7 @@ impl Transformer {
     }
 }
 
+mod prefill;
 #[cfg(test)]
 mod tests;
 

@@ -38,6 +38,48 @@ fn decode_prefill_and_naive_agree() {
     assert_eq!(&per_token[per_token.len() - 20..], &naive[..]);
 }
 
+/// A prefill long enough to take prefill's own paths (attention head by head, several rows
+/// at a time; q8's register-tiled product with AVX-512 VNNI) gives decode's logits bit for
+/// bit, float32 and q8 (whose rows are whole groups of 32: the tiled product's case).
+#[test]
+fn a_long_prefill_equals_decode() {
+    let config = Config {
+        dim: 64,
+        hidden_dim: 96,
+        n_layers: 2,
+        n_heads: 4,
+        n_kv_heads: 2,
+        vocab_size: 20,
+        seq_len: 48,
+        shared_classifier: false,
+        rope_theta: Config::LLAMA2C_ROPE_THETA,
+        rms_eps: Config::LLAMA2C_RMS_EPS,
+    };
+    let f32_model = Transformer::new(Checkpoint::random(config, 5).unwrap());
+    let tokens: Vec<u32> = (0..37).map(|i| (i * 7 + 3) % 20).collect();
+    assert!(tokens.len() >= prefill::ROWS + 16);
+    for m in [f32_model.clone(), f32_model.at(Precision::Q8)] {
+        let mut s = RunState::new(&m.config);
+        let mut cache = KvCache::new(&m.config);
+        let mut logits = vec![0.0; 20];
+        let mut per_token = Vec::new();
+        for &t in &tokens {
+            m.decode(&mut s, &mut cache, t, &mut logits).unwrap();
+            per_token.extend_from_slice(&logits);
+        }
+        // in two parts: the second's rows attend to a cache the first filled
+        let mut cache2 = KvCache::new(&m.config);
+        let mut batched = m.prefill(&mut cache2, &tokens[..17], true).unwrap();
+        batched.extend(m.prefill(&mut cache2, &tokens[17..], true).unwrap());
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(
+            bits(&per_token) == bits(&batched),
+            "{:?}",
+            m.weights.precision()
+        );
+    }
+}
+
 #[test]
 fn a_batch_of_several_sequences_equals_each_alone() {
     use crate::backend::SeqSlots;

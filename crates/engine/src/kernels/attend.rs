@@ -84,3 +84,79 @@ pub fn attend_heads<const G: usize>(
         }
     }
 }
+
+/// Positions of keys whose scores the query rows of [`attend_queries`] take in turn (a
+/// multiple of every build's score group: the same groups as a whole row's).
+const KEYS_A_BLOCK: usize = 64;
+
+/// Q query rows of one head against the cache at once (prefill): row i at position
+/// `pos[i]` (the cache holding 0..=max), `q[i]` its head's query, `out` the Q heads' outputs
+/// one after another, `att` room for Q × (max + 1) weights. Each row's numbers are
+/// [`attend_head`]'s alone, bit for bit: its scores in the same groups of positions, its
+/// softmax, and each output element's sum over the positions in order. The rows share
+/// each load of the cache: a block of keys is scored for every row while it sits in L1,
+/// and each value slice is read once for all of them (row by row, every prefill row read
+/// the whole cache of its heads, most of a long prefill's attention: BENCHMARKS.md).
+#[allow(clippy::too_many_arguments)]
+pub fn attend_queries<const Q: usize>(
+    out: &mut [f32],
+    q: [&[f32]; Q],
+    keys: &[f32],
+    values: &[f32],
+    kv_dim: usize,
+    offset: usize,
+    pos: [usize; Q],
+    att: &mut [f32],
+) {
+    let hs = q[0].len();
+    let n = pos.map(|p| p + 1);
+    let (lo, hi) = (n.iter().min().copied(), n.iter().max().copied());
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        return;
+    };
+    let scale = 1.0 / (hs as f32).sqrt();
+    let mut rows = att[..Q * hi].chunks_exact_mut(hi);
+    let mut att: [&mut [f32]; Q] = std::array::from_fn(|i| match rows.next() {
+        Some(row) => &mut row[..n[i]],
+        None => &mut [],
+    });
+    for t0 in (0..hi).step_by(KEYS_A_BLOCK) {
+        for (i, att) in att.iter_mut().enumerate() {
+            if t0 < n[i] {
+                let t1 = (t0 + KEYS_A_BLOCK).min(n[i]);
+                let k = &keys[t0 * kv_dim + offset..];
+                Native::scores(&mut att[t0..t1], q[i], k, kv_dim, scale);
+            }
+        }
+    }
+    att.iter_mut().for_each(|a| softmax(a));
+    let att = att.map(|a| &*a);
+    // The values 8 floats at a time for all rows up to the shortest, then each row's own
+    // last positions, as `attend_heads` checked that every read lies in the cache.
+    let fits = offset + hs <= kv_dim && (hi - 1) * kv_dim + offset + hs <= values.len();
+    let chunks = if fits { hs / 8 } else { 0 };
+    for c in 0..chunks {
+        let mut acc = [[0.0f32; 8]; Q];
+        // SAFETY: every read ends within `values` (`fits`); att[i] holds n[i] ≥ lo weights.
+        unsafe {
+            let v = values.as_ptr().add(offset + c * 8);
+            Native::weighted_queries(&mut acc, att, 0, lo, v, kv_dim);
+            for (i, acc) in acc.iter_mut().enumerate() {
+                let one = std::array::from_mut(acc);
+                Native::weighted_queries(one, [att[i]], lo, n[i], v, kv_dim);
+            }
+        }
+        for (i, acc) in acc.iter().enumerate() {
+            out[i * hs + c * 8..][..8].copy_from_slice(acc);
+        }
+    }
+    for i in 0..Q {
+        for e in chunks * 8..hs {
+            let mut acc = 0.0f32;
+            for (t, &a) in att[i].iter().enumerate() {
+                acc += a * values[t * kv_dim + offset + e];
+            }
+            out[i * hs + e] = acc;
+        }
+    }
+}

@@ -29,6 +29,11 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
         weight_rows_times(out, x, n, 1, ws);
         return;
     }
+    #[cfg(all(kernel = "avx512", target_feature = "avx512vnni"))]
+    if super::tiled::takes(ws, n, t) {
+        // prefill's q8 products, several weight rows × several input rows a pass
+        return super::tiled::matmul(out, x, n, t, ws);
+    }
     // Work on rows of W: build the (d, t) transposed result, whose rows are independent,
     // then scatter each matrix's part into its (t, dᵢ) block.
     let mut out_t = vec![0.0f32; d * t];

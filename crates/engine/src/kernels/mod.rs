@@ -15,10 +15,12 @@ pub mod rows;
 pub mod simd;
 #[cfg(test)]
 mod tests;
+#[cfg(all(kernel = "avx512", target_feature = "avx512vnni"))]
+mod tiled;
 pub mod trial;
 pub mod tune;
 
-pub use attend::{attend_head, attend_heads};
+pub use attend::{attend_head, attend_heads, attend_queries};
 pub use matmul::matmul;
 
 use simd::{Isa, Native};
