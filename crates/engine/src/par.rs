@@ -423,10 +423,12 @@ where
 /// Runs one decode step (`f`) on the team or on the calling thread alone, whichever this
 /// machine runs faster now: on a machine busy with other programs two threads can decode
 /// slower than one (`scripts/bench-contention.sh`). Each way's step time is kept as a moving
-/// average; the other way is tried every few steps (8, doubling to 256 while the choice
-/// holds), and at once when a step takes half again its way's average (the machine got
-/// busier or idler: the averages restart from there and trials come often again); a trial
-/// that is 10 % faster switches. The tokens never depend on the way (`par_governor.rs`).
+/// average over about eight steps; the other way is tried for four steps every few (8,
+/// doubling to 256 while the choice holds), and at once when the current way's average
+/// moves by half again (the machine got busier or idler: the other way's figure is dropped
+/// and trials come often again); a way 10 % faster on average switches. A single slow
+/// step (a preemption) moves nothing by itself. The tokens never depend on the way
+/// (`par_governor.rs`).
 pub fn decode_step<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(not(target_arch = "wasm32"))]
     if threads() >= 2 && !ALONE.with(|a| a.get()) {
