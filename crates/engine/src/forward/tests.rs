@@ -2,20 +2,25 @@
 
 use super::*;
 
-fn tiny() -> Transformer {
+/// A random 2-layer model of 20 tokens, 4 query heads on 2 K/V heads.
+fn random(dim: usize, hidden_dim: usize, seq_len: usize, seed: u64) -> Transformer {
     let config = Config {
-        dim: 16,
-        hidden_dim: 24,
+        dim,
+        hidden_dim,
         n_layers: 2,
         n_heads: 4,
         n_kv_heads: 2,
         vocab_size: 20,
-        seq_len: 12,
+        seq_len,
         shared_classifier: false,
         rope_theta: Config::LLAMA2C_ROPE_THETA,
         rms_eps: Config::LLAMA2C_RMS_EPS,
     };
-    Transformer::new(Checkpoint::random(config, 9).unwrap())
+    Transformer::new(Checkpoint::random(config, seed).unwrap())
+}
+
+fn tiny() -> Transformer {
+    random(16, 24, 12, 9)
 }
 
 #[test]
@@ -43,19 +48,7 @@ fn decode_prefill_and_naive_agree() {
 /// bit, float32 and q8 (whose rows are whole groups of 32: the tiled product's case).
 #[test]
 fn a_long_prefill_equals_decode() {
-    let config = Config {
-        dim: 64,
-        hidden_dim: 96,
-        n_layers: 2,
-        n_heads: 4,
-        n_kv_heads: 2,
-        vocab_size: 20,
-        seq_len: 48,
-        shared_classifier: false,
-        rope_theta: Config::LLAMA2C_ROPE_THETA,
-        rms_eps: Config::LLAMA2C_RMS_EPS,
-    };
-    let f32_model = Transformer::new(Checkpoint::random(config, 5).unwrap());
+    let f32_model = random(64, 96, 48, 5);
     let tokens: Vec<u32> = (0..37).map(|i| (i * 7 + 3) % 20).collect();
     assert!(tokens.len() >= prefill::ROWS + 16);
     for m in [f32_model.clone(), f32_model.at(Precision::Q8)] {

@@ -2,7 +2,7 @@
 //! and their weighted sum of the values (`attend_head`), and several query heads of a row
 //! together (`attend_heads`), each head's bits those of `attend_head` alone.
 
-use super::simd::{Isa, Native};
+use super::simd::{weighted_queries, Isa, Native};
 use super::softmax;
 
 /// One query head against the cached keys/values of one layer, positions 0..=pos:
@@ -140,10 +140,10 @@ pub fn attend_queries<const Q: usize>(
         // SAFETY: every read ends within `values` (`fits`); att[i] holds n[i] ≥ lo weights.
         unsafe {
             let v = values.as_ptr().add(offset + c * 8);
-            Native::weighted_queries(&mut acc, att, 0, lo, v, kv_dim);
+            weighted_queries(&mut acc, att, 0, lo, v, kv_dim);
             for (i, acc) in acc.iter_mut().enumerate() {
                 let one = std::array::from_mut(acc);
-                Native::weighted_queries(one, [att[i]], lo, n[i], v, kv_dim);
+                weighted_queries(one, [att[i]], lo, n[i], v, kv_dim);
             }
         }
         for (i, acc) in acc.iter().enumerate() {

@@ -41,18 +41,6 @@ impl Isa for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn weighted_queries<const Q: usize>(
-        acc: &mut [[f32; 8]; Q],
-        att: [&[f32]; Q],
-        from: usize,
-        to: usize,
-        values: *const f32,
-        stride: usize,
-    ) {
-        super::values::queries_x86(acc, att, from, to, values, stride)
-    }
-
-    #[inline(always)]
     fn dot_rows(out: &mut [f32], w: &[f32], xs: &[&[f32]], stream: bool) {
         // SAFETY: the build enables AVX2; `Rows` reads within every slice, and prefetches are hints
         // that never fault.

@@ -61,18 +61,6 @@ impl Isa for Avx512 {
     }
 
     #[inline(always)]
-    unsafe fn weighted_queries<const Q: usize>(
-        acc: &mut [[f32; 8]; Q],
-        att: [&[f32]; Q],
-        from: usize,
-        to: usize,
-        values: *const f32,
-        stride: usize,
-    ) {
-        super::values::queries_x86(acc, att, from, to, values, stride)
-    }
-
-    #[inline(always)]
     fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
         // SAFETY: AVX-512F; the kernel reads within every slice. No prefetch: these rows
         // are short and sit in cache.

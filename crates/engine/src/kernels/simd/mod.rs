@@ -16,6 +16,8 @@ mod wasm;
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 mod x86_tail;
 
+pub use values::weighted_queries;
+
 use super::{dot_portable, exp};
 
 /// The float32 rows' prefetch lead inside a row, bytes (`Isa::dot_led`).
@@ -92,32 +94,6 @@ pub trait Isa {
             }
         }
         out
-    }
-
-    /// For each query row i of Q: acc[i][j] += att[i][t] · v[t·stride + j] for t from
-    /// `from` to `to` − 1 in order (j < 8), a separately rounded multiply then add: one
-    /// 8-wide slice of a head's weighted values for Q rows at once, each load of the values
-    /// shared by the rows (prefill's attention, `attend_queries`).
-    ///
-    /// # Safety
-    /// `values` points at the slice's first float in position 0; every read
-    /// (t·stride + 0..8 for t < to) lies in the cache, and every att[i] holds `to` weights.
-    unsafe fn weighted_queries<const Q: usize>(
-        acc: &mut [[f32; 8]; Q],
-        att: [&[f32]; Q],
-        from: usize,
-        to: usize,
-        values: *const f32,
-        stride: usize,
-    ) {
-        for t in from..to {
-            let p = values.add(t * stride);
-            for (acc, att) in acc.iter_mut().zip(att) {
-                for (j, a) in acc.iter_mut().enumerate() {
-                    *a += att[t] * *p.add(j);
-                }
-            }
-        }
     }
 
     /// R float32 weight rows times `x` (decode's short rows), each row's bits those of

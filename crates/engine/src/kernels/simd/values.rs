@@ -78,11 +78,17 @@ pub unsafe fn weighted_wasm<const G: usize>(
     out
 }
 
-/// `Isa::weighted_queries` in 8-lane x86 registers: each query row's running sums in one
-/// register, the rows side by side, each load of the values shared by them.
-#[cfg(any(kernel = "avx512", kernel = "avx2"))]
+/// For each query row i of Q: acc[i][j] += att[i][t] · v[t·stride + j] for t from `from`
+/// to `to` − 1 in order (j < 8), a separately rounded multiply then add: one 8-wide slice
+/// of a head's weighted values for Q rows at once, each load of the values shared by the
+/// rows (prefill's attention, `attend_queries`); each row's sums `weighted_values`' bits.
+/// In the build's vectors (x86, wasm), plain loops elsewhere.
+///
+/// # Safety
+/// `values` points at the slice's first float in position 0; every read
+/// (t·stride + 0..8 for t < to) lies in the cache, and every att[i] holds `to` weights.
 #[inline(always)]
-pub unsafe fn queries_x86<const Q: usize>(
+pub unsafe fn weighted_queries<const Q: usize>(
     acc: &mut [[f32; 8]; Q],
     att: [&[f32]; Q],
     from: usize,
@@ -90,59 +96,62 @@ pub unsafe fn queries_x86<const Q: usize>(
     values: *const f32,
     stride: usize,
 ) {
-    let a: [*const f32; Q] = att.map(|a| a.as_ptr());
-    let mut sums: [__m256; Q] = std::array::from_fn(|i| _mm256_loadu_ps(acc[i].as_ptr()));
-    for t in from..to {
-        let v = _mm256_loadu_ps(values.add(t * stride));
-        for (i, s) in sums.iter_mut().enumerate() {
-            *s = _mm256_add_ps(*s, _mm256_mul_ps(_mm256_set1_ps(*a[i].add(t)), v));
-        }
-    }
-    for (acc, s) in acc.iter_mut().zip(sums) {
-        _mm256_storeu_ps(acc.as_mut_ptr(), s);
-    }
-}
-
-/// `Isa::weighted_queries` in wasm's 4-lane registers, four query rows a pass (eight would
-/// spill V8's 16 registers).
-#[cfg(kernel = "wasm")]
-#[inline(always)]
-pub unsafe fn queries_wasm<const Q: usize>(
-    acc: &mut [[f32; 8]; Q],
-    att: [&[f32]; Q],
-    from: usize,
-    to: usize,
-    values: *const f32,
-    stride: usize,
-) {
-    let mut h = 0;
-    while h < Q {
-        let rows = (Q - h).min(4);
-        let mut s = [[f32x4_splat(0.0); 2]; 4];
-        for (i, s) in s.iter_mut().enumerate().take(rows) {
-            let p = acc[h + i].as_ptr();
-            *s = [
-                v128_load(p as *const v128),
-                v128_load(p.add(4) as *const v128),
-            ];
-        }
+    // x86: each query row's running sums in one 8-lane register, the rows side by side
+    #[cfg(any(kernel = "avx512", kernel = "avx2"))]
+    {
+        let a: [*const f32; Q] = att.map(|a| a.as_ptr());
+        let mut sums: [__m256; Q] = std::array::from_fn(|i| _mm256_loadu_ps(acc[i].as_ptr()));
         for t in from..to {
-            let p = values.add(t * stride);
-            let v = [
-                v128_load(p as *const v128),
-                v128_load(p.add(4) as *const v128),
-            ];
-            for (i, s) in s.iter_mut().enumerate().take(rows) {
-                let at = f32x4_splat(*att[h + i].as_ptr().add(t));
-                s[0] = f32x4_add(s[0], f32x4_mul(at, v[0]));
-                s[1] = f32x4_add(s[1], f32x4_mul(at, v[1]));
+            let v = _mm256_loadu_ps(values.add(t * stride));
+            for (i, s) in sums.iter_mut().enumerate() {
+                *s = _mm256_add_ps(*s, _mm256_mul_ps(_mm256_set1_ps(*a[i].add(t)), v));
             }
         }
-        for (i, s) in s.iter().enumerate().take(rows) {
-            let p = acc[h + i].as_mut_ptr();
-            v128_store(p as *mut v128, s[0]);
-            v128_store(p.add(4) as *mut v128, s[1]);
+        for (acc, s) in acc.iter_mut().zip(sums) {
+            _mm256_storeu_ps(acc.as_mut_ptr(), s);
         }
-        h += rows;
+    }
+    // wasm: four query rows a pass (eight would spill V8's 16 registers)
+    #[cfg(kernel = "wasm")]
+    {
+        let mut h = 0;
+        while h < Q {
+            let rows = (Q - h).min(4);
+            let mut s = [[f32x4_splat(0.0); 2]; 4];
+            for (i, s) in s.iter_mut().enumerate().take(rows) {
+                let p = acc[h + i].as_ptr();
+                *s = [
+                    v128_load(p as *const v128),
+                    v128_load(p.add(4) as *const v128),
+                ];
+            }
+            for t in from..to {
+                let p = values.add(t * stride);
+                let v = [
+                    v128_load(p as *const v128),
+                    v128_load(p.add(4) as *const v128),
+                ];
+                for (i, s) in s.iter_mut().enumerate().take(rows) {
+                    let at = f32x4_splat(*att[h + i].as_ptr().add(t));
+                    s[0] = f32x4_add(s[0], f32x4_mul(at, v[0]));
+                    s[1] = f32x4_add(s[1], f32x4_mul(at, v[1]));
+                }
+            }
+            for (i, s) in s.iter().enumerate().take(rows) {
+                let p = acc[h + i].as_mut_ptr();
+                v128_store(p as *mut v128, s[0]);
+                v128_store(p.add(4) as *mut v128, s[1]);
+            }
+            h += rows;
+        }
+    }
+    #[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
+    for t in from..to {
+        let p = values.add(t * stride);
+        for (acc, att) in acc.iter_mut().zip(att) {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a += att[t] * *p.add(j);
+            }
+        }
     }
 }

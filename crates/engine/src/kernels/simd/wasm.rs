@@ -44,18 +44,6 @@ impl Isa for Simd128 {
     }
 
     #[inline(always)]
-    unsafe fn weighted_queries<const Q: usize>(
-        acc: &mut [[f32; 8]; Q],
-        att: [&[f32]; Q],
-        from: usize,
-        to: usize,
-        values: *const f32,
-        stride: usize,
-    ) {
-        super::values::queries_wasm(acc, att, from, to, values, stride)
-    }
-
-    #[inline(always)]
     fn dot_wrows<const R: usize>(ws: [&[f32]; R], x: &[f32]) -> [f32; R] {
         // SAFETY: simd128; the kernel reads within every slice.
         unsafe { dot_wrows::<R>(ws, x) }
