@@ -4,10 +4,15 @@ hand: not part of the test set-up), for the scripts that write committed referen
 import numpy as np
 
 
-def llama_logits(llama_cpp, path, prompt):
+def llama_logits(llama_cpp, path, prompt, exact_attention=False):
     """llama.cpp's logits (float32) at every position of `prompt`. Without the CPU's extra buffer types
     (`use_extra_bufts = false`): with them, this VM's AMX/repacked k-quant kernels crash
-    (a segmentation fault in `eval`), so the reference is ggml's plain CPU kernels."""
+    (a segmentation fault in `eval`), so the reference is ggml's plain CPU kernels.
+
+    `exact_attention`: flash attention off. llama.cpp's default ("auto") runs the CPU's flash
+    attention, which rounds V (and Q) to f16 (`ggml_compute_forward_flash_attn_ext_f16`): the
+    attention output of one key is V rounded (-0.857627 comes out -0.857422), a 2 % change of
+    a small random model's centred log-probabilities that hides the matrix products' own."""
     mp = llama_cpp.llama_model_default_params()
     mp.use_extra_bufts = False
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
@@ -15,6 +20,8 @@ def llama_logits(llama_cpp, path, prompt):
     cp.n_ctx, cp.n_batch, cp.n_threads, cp.n_threads_batch = 64, 64, 1, 1
     # a float32 KV cache (llama.cpp's default is f16), as ours is
     cp.type_k = cp.type_v = 0  # GGML_TYPE_F32
+    if exact_attention:
+        cp.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
     ctx = llama_cpp.llama_init_from_model(model, cp)
     batch = llama_cpp.llama_batch_init(len(prompt), 0, 1)
     batch.n_tokens = len(prompt)

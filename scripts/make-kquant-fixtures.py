@@ -18,10 +18,12 @@ writes the file in the order llama.cpp writes it. The file must be byte for byte
 llama.cpp wrote: its SHA-256 is checked against tests/fixtures/kquant/SHA256SUMS.
 
 Reference mode (run once, by hand: llama-cpp-python builds llama.cpp, about 15 minutes on
-2 cores) writes the F32 model with the `gguf` package, quantizes it with
+2 cores; or its source's `llama_cpp` package on PYTHONPATH with LLAMA_CPP_LIB_PATH naming a
+`libllama.so` built from the same sdist's vendor/llama.cpp) writes the F32 model with the `gguf` package, quantizes it with
 `llama_model_quantize`, and commits to REF_DIR what the tests compare with: SHA256SUMS (the
 files llama.cpp wrote) and kq-<type>.logits, llama.cpp's next-token logits (float32,
-little-endian, 512 a position) at every position of PROMPT:
+little-endian, 512 a position) at every position of PROMPT, with a float32 KV cache and flash
+attention off (its f16 rounding of V is llama.cpp's attention, not the k-quants' products):
 
     python3 -m venv /tmp/lcpp-venv
     /tmp/lcpp-venv/bin/pip install llama-cpp-python==0.3.36 gguf==0.19.0 numpy==2.4.6
@@ -215,7 +217,8 @@ def reference(model_dir, ref_dir):
             if rc != 0:
                 raise SystemExit(f"llama_model_quantize {name}: {rc}")
             logits = ref_dir / f"kq-{name}.logits"
-            logits.write_bytes(llama_logits(llama_cpp, out, PROMPT).tobytes())
+            # flash attention off: its f16 rounding of V is not the matrix products'
+            logits.write_bytes(llama_logits(llama_cpp, out, PROMPT, exact_attention=True).tobytes())
             sums += [f"{sha256(p)}  {p.name}" for p in (out, logits)]
     (ref_dir / "SHA256SUMS").write_text("\n".join(sums) + "\n")
     print(f"wrote llama.cpp's k-quant references to {ref_dir}")

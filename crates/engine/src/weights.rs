@@ -51,9 +51,40 @@ impl TransformerWeights {
             .block(0, 1)
     }
 
-    /// The precision of the matrices.
+    /// The precision of the matrices: `Ggml` when any is in a file's ggml blocks, else
+    /// Wq's (a GGUF file may keep a matrix float32 beside quantized ones: [`Self::uniform`]).
     pub fn precision(&self) -> Precision {
+        let mats = [
+            &self.token_embedding,
+            &self.wq,
+            &self.w1,
+            &self.w2,
+            &self.w3,
+        ];
+        if mats
+            .into_iter()
+            .chain([&self.wk, &self.wv, &self.wo])
+            .chain(self.wcls.as_ref())
+            .any(|t| matches!(t, Tensor::Ggml(_)))
+        {
+            return Precision::Ggml;
+        }
         self.wq.precision()
+    }
+
+    /// Whether every matrix is at one precision (and q8's in one group size), as the GPU's
+    /// kernels take them.
+    pub fn uniform(&self, c: &Config) -> bool {
+        let group = |t: &Tensor| match t {
+            Tensor::Quant(q) => q.group,
+            _ => 0,
+        };
+        let first = &self.wq;
+        self.matrices(c).iter().all(|(_, t, _)| {
+            !matches!(t, Tensor::Ggml(_))
+                && t.precision() == first.precision()
+                && group(t) == group(first)
+        })
     }
 
     /// Every matrix with its name and its number of blocks (layers), in file order.
@@ -105,8 +136,10 @@ impl TransformerWeights {
             &mut self.w3,
         ];
         for t in mats.into_iter().chain(self.wcls.as_mut()) {
-            if let crate::quant::Tensor::Quant(q) = t {
-                q.activations = activations;
+            match t {
+                Tensor::Quant(q) => q.activations = activations,
+                Tensor::Ggml(g) => g.activations = activations,
+                _ => {}
             }
         }
     }

@@ -8,8 +8,8 @@ mod common;
 
 use common::prefill_logits as logits;
 use decoding_engine::budget::Budget;
-use decoding_engine::formats::ggml_blocks::dequantize;
-use decoding_engine::formats::ggml_types::Kind;
+use decoding_engine::quant::ggml::blocks::dequantize;
+use decoding_engine::quant::ggml::Kind;
 use decoding_engine::quant::{Activations, Tensor};
 use decoding_engine::{Model, Precision, Transformer};
 use sha2::{Digest, Sha256};
@@ -88,9 +88,9 @@ fn llama2c(name: &str) -> Transformer {
 const TOKENS: [u32; 12] = [1, 403, 407, 261, 378, 432, 383, 409, 261, 498, 20, 7];
 
 /// BF16 is read as float32 exactly: the same logits as the float32 model of gguf's own
-/// dequantization. Q4_1, Q5_0 and Q5_1 are converted to our q8 in groups of 32: each weight
-/// within half a q8 step of gguf's value, and the distributions (float32 activations) close
-/// to that model's.
+/// dequantization. Q4_1, Q5_0 and Q5_1 are held in their own blocks: each weight is gguf's
+/// value, bit for bit; with float32 activations the logits are that model's, and with the
+/// activations quantized as llama.cpp quantizes them (Q8_0/Q8_1) the distributions close.
 #[test]
 fn bf16_and_the_legacy_types_load_against_the_gguf_packages_values() {
     let bf16 = model(&gguf_fixture("tiny-bf16.gguf"));
@@ -101,21 +101,21 @@ fn bf16_and_the_legacy_types_load_against_the_gguf_packages_values() {
     );
     for name in ["q4_1", "q5_0", "q5_1"] {
         let m = model(&gguf_fixture(&format!("tiny-{name}.gguf")));
-        assert_eq!(m.transformer.weights.precision(), Precision::Q8, "{name}");
+        assert_eq!(m.transformer.weights.precision(), Precision::Ggml, "{name}");
         let deq = llama2c(&format!("tiny-{name}-deq.bin"));
-        let (Tensor::Quant(q), want) = (&m.transformer.weights.w2, deq.weights.w2.to_f32()) else {
-            panic!("{name}: w2 is not quantized");
+        let Tensor::Ggml(g) = &m.transformer.weights.w2 else {
+            panic!("{name}: w2 is not in its file's blocks");
         };
-        let got = q.dequantize();
-        for (i, (a, b)) in got.iter().zip(want.iter()).enumerate() {
-            let step = q.scales[i / q.group];
-            assert!((a - b).abs() <= step * 0.5001, "{name} w2[{i}]: {a} vs {b}");
-        }
+        assert_eq!(g.dequantize(), *deq.weights.w2.to_f32(), "{name}: w2");
         let f32_acts = m.transformer.with_activations(Activations::F32);
-        let worst = worst_probability_gap(&f32_acts, &deq);
-        eprintln!("{name} as q8: a probability moves by at most {worst:.2e}");
-        // (the q8 rounding of tiny-q8_0.gguf's own int8 activations moves it by < 2e-2)
-        assert!(worst < 2e-2, "{name}: {worst}");
+        assert_eq!(
+            logits(&f32_acts, &TOKENS),
+            logits(&deq, &TOKENS),
+            "{name}: float32 activations"
+        );
+        let worst = worst_probability_gap(&m.transformer, &deq);
+        eprintln!("{name}, int8 activations: a probability moves by at most {worst:.2e}");
+        assert!(worst > 0.0 && worst < 2e-2, "{name}: {worst}");
     }
 }
 
@@ -182,13 +182,22 @@ fn mean_kl(ours: &[f32], theirs: &[f32], vocab: usize) -> f64 {
 }
 
 /// llama.cpp's Q4_K_M, Q5_K_M and Q6_K of a seeded random Llama (Q4_K_M mixes Q4_K and Q6_K
-/// across layers) load as our q8, and their next-token log-probabilities at every position
-/// of the prompt are within the quantization's own error of llama.cpp's on the same file.
+/// across layers) are held in their own blocks, and their next-token log-probabilities at
+/// every position of the prompt are within 2 % (relative, centred) of llama.cpp's on the
+/// same file (its float32 KV cache, flash attention off), the activations quantized as
+/// llama.cpp's CPU quantizes them (Q8_K); most positions agree to 1e-4, a rounding that
+/// falls the other way moving a few. Float32 activations stay within 5 %.
 #[test]
 fn llama_cpps_k_quant_files_match_its_logits() {
     for name in ["q4_k_m", "q5_k_m", "q6_k"] {
         let m = model(&kquant_fixture(&format!("kq-{name}.gguf")));
-        assert_eq!(m.transformer.weights.precision(), Precision::Q8, "{name}");
+        assert_eq!(m.transformer.weights.precision(), Precision::Ggml, "{name}");
+        let held = m.transformer.weights.bytes(&m.transformer.config);
+        let file = kquant_fixture(&format!("kq-{name}.gguf")).len() as u64;
+        assert!(
+            held <= file,
+            "{name}: {held} bytes held for a file of {file}"
+        );
         let theirs: Vec<f32> = kquant_fixture(&format!("kq-{name}.logits"))
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -204,7 +213,9 @@ fn llama_cpps_k_quant_files_match_its_logits() {
             mean_kl(&ours_int8, &theirs, v),
         );
         eprintln!("{name}: centred log-probs against llama.cpp's, worst position: {e_f32:.4} (f32 activations), {e_int8:.4} (int8); mean KL(llama.cpp ‖ ours) {kl_f32:.2e}, {kl_int8:.2e} nats");
-        assert!(e_f32 < 0.05 && e_int8 < 0.05, "{name}: {e_f32}, {e_int8}");
+        // llama.cpp multiplies Q8_K activations: that is the 2 % line; float32 ones are
+        // another computation, its distance from llama.cpp's that quantization's own
+        assert!(e_int8 < 0.02 && e_f32 < 0.05, "{name}: {e_int8}, {e_f32}");
         assert!(
             kl_f32 > 0.0 && kl_f32 < 1e-3 && kl_int8 < 1e-3,
             "{name}: KL {kl_f32}, {kl_int8}"

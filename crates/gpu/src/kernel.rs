@@ -251,12 +251,16 @@ fn weight_reader_only(precision: Precision, group: u32) -> String {
     match precision {
         Precision::F32 => include_str!("shaders/weights_f32.wgsl").to_string(),
         Precision::F16 => include_str!("shaders/weights_f16.wgsl").to_string(),
-        Precision::Q8 => {
+        // ggml blocks go up as q8 (`packed`; the backend converts a model of them first)
+        Precision::Q8 | Precision::Ggml => {
             include_str!("shaders/weights_q8.wgsl").replace("{GROUP}", &group.max(1).to_string())
         }
         Precision::Q4 => include_str!("shaders/weights_q4.wgsl").to_string(),
     }
 }
+
+/// The q8 group a matrix in ggml blocks is uploaded in (no WGSL reads ggml blocks yet).
+const GGML_AS_Q8_GROUP: usize = 32;
 
 /// A matrix as the GPU holds it: float32 as is; quantized, each block (layer) its values
 /// (`QTensor::values`, already a whole number of words) then its scales, the layout
@@ -283,6 +287,7 @@ fn packed_unpadded(t: &Tensor) -> Vec<u8> {
             }
             out
         }
+        Tensor::Ggml(g) => packed_unpadded(&t.at(Precision::Q8, g.parts.len(), GGML_AS_Q8_GROUP)),
     }
 }
 
@@ -290,6 +295,7 @@ fn packed_unpadded(t: &Tensor) -> Vec<u8> {
 pub fn group_of(t: &Tensor) -> u32 {
     match t {
         Tensor::Quant(q) => q.group as u32,
+        Tensor::Ggml(_) => GGML_AS_Q8_GROUP as u32,
         Tensor::F32(_) | Tensor::F16(_) => 0,
     }
 }
@@ -362,7 +368,7 @@ pub fn packed_parts(
     // Weights a part is padded to: a whole number of groups (and of u32 words for Q8).
     let align = match precision {
         Precision::F32 | Precision::F16 => 1,
-        Precision::Q8 => lcm(group.max(1) as usize, 4),
+        Precision::Q8 | Precision::Ggml => lcm(group.max(1) as usize, 4),
         Precision::Q4 => decoding_engine::quant::Q4_GROUP,
     };
     let lens: Vec<usize> = parts.iter().map(|t| t.len() / layers).collect();

@@ -82,7 +82,7 @@ pub fn gguf(data: &[u8]) {
 /// type (F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), the rest is its blocks
 /// (a last partial block is left). Every value comes out; none needs to be finite.
 pub fn ggml_blocks(data: &[u8]) {
-    use decoding_engine::formats::ggml_types::Kind;
+    use decoding_engine::quant::ggml::Kind;
     const KINDS: [Kind; 10] = [
         Kind::F16,
         Kind::BF16,
@@ -101,7 +101,7 @@ pub fn ggml_blocks(data: &[u8]) {
     let kind = KINDS[pick as usize % KINDS.len()];
     let (per, size) = kind.block();
     let mut out = vec![0.0f32; blocks.len() / size as usize * per as usize];
-    decoding_engine::formats::ggml_blocks::dequantize(kind, blocks, &mut out);
+    decoding_engine::quant::ggml::blocks::dequantize(kind, blocks, &mut out);
 }
 
 /// A Hugging Face checkpoint, its three files in one input: a u32 config.json length and a

@@ -1,6 +1,6 @@
-//! ggml's tensor types (`ggml.h`, `enum ggml_type`): every one by its number and name, and
-//! the ones this reader loads with their block sizes (`ggml-common.h`). GGUF's tensor table
-//! names a tensor's type by number (`gguf.rs`); `ggml_blocks.rs` decodes the blocks.
+//! ggml's tensor types (`ggml.h`, `enum ggml_type`): every one by its number and name.
+//! GGUF's tensor table names a tensor's type by number (`gguf.rs`); the ones the engine
+//! holds and multiplies, with their block sizes, are `quant::ggml::Kind`.
 
 /// ggml's tensor types this reader knows by name (`ggml.h`, `enum ggml_type`).
 const TYPE_NAMES: [(u32, &str); 31] = [
@@ -42,72 +42,4 @@ pub(crate) fn type_name(kind: u32) -> String {
         .iter()
         .find(|(k, _)| *k == kind)
         .map_or_else(|| format!("{kind} (unknown)"), |(_, n)| n.to_string())
-}
-
-/// The tensor types read: (type id, weights a block, bytes a block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
-pub enum Kind {
-    F32,
-    F16,
-    BF16,
-    Q8_0,
-    Q4_0,
-    Q4_1,
-    Q5_0,
-    Q5_1,
-    Q4_K,
-    Q5_K,
-    Q6_K,
-}
-
-impl Kind {
-    pub(crate) fn of(kind: u32) -> Option<Kind> {
-        Some(match kind {
-            0 => Kind::F32,
-            1 => Kind::F16,
-            30 => Kind::BF16,
-            8 => Kind::Q8_0,
-            2 => Kind::Q4_0,
-            3 => Kind::Q4_1,
-            6 => Kind::Q5_0,
-            7 => Kind::Q5_1,
-            12 => Kind::Q4_K,
-            13 => Kind::Q5_K,
-            14 => Kind::Q6_K,
-            _ => return None,
-        })
-    }
-
-    /// (weights a block, bytes a block)
-    pub fn block(self) -> (u64, u64) {
-        match self {
-            Kind::F32 => (1, 4),
-            Kind::F16 | Kind::BF16 => (1, 2),
-            Kind::Q8_0 => (32, 34),
-            Kind::Q4_0 => (32, 18),
-            Kind::Q4_1 => (32, 20),
-            Kind::Q5_0 => (32, 22),
-            Kind::Q5_1 => (32, 24),
-            Kind::Q4_K => (256, 144),
-            Kind::Q5_K => (256, 176),
-            Kind::Q6_K => (256, 210),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::F32 => "F32",
-            Kind::F16 => "F16",
-            Kind::BF16 => "BF16",
-            Kind::Q8_0 => "Q8_0",
-            Kind::Q4_0 => "Q4_0",
-            Kind::Q4_1 => "Q4_1",
-            Kind::Q5_0 => "Q5_0",
-            Kind::Q5_1 => "Q5_1",
-            Kind::Q4_K => "Q4_K",
-            Kind::Q5_K => "Q5_K",
-            Kind::Q6_K => "Q6_K",
-        }
-    }
 }

@@ -10,9 +10,9 @@
 //! against its type's block size. `gguf_llama.rs` maps a Llama model onto a `Checkpoint`.
 
 use super::ggml_types::type_name;
-use super::ggml_types::Kind;
 pub(super) use super::gguf_data::Data;
 use crate::formats::llama2c::CheckpointError;
+use crate::quant::ggml::Kind;
 use thiserror::Error;
 
 /// What can go wrong reading a GGUF file.

@@ -13,11 +13,12 @@
 //! ([`interleave_heads`]). Llama 3's RoPE factors come from `rope_freqs.weight`. The
 //! tokenizer is read by `gguf_vocab`. Anything else is an error that names it.
 
-use super::ggml_types::Kind;
 use super::gguf::{kind_of, Gguf, GgufError, TensorInfo};
 use crate::budget::{Budget, Footprint};
 use crate::config::Config;
 use crate::formats::llama2c::CheckpointError;
+use crate::quant::ggml::Kind;
+use crate::quant::ggml::{self, GPart, GTensor};
 use crate::quant::{Activations, Precision, QTensor, Tensor};
 use crate::weights::Checkpoint;
 use crate::weights::TransformerWeights;
@@ -25,48 +26,57 @@ use crate::weights::TransformerWeights;
 /// Weights in a Q8_0 or Q4_0 block (ggml's QK8_0, QK4_0): our groups of 32.
 const GGML_BLOCK: usize = 32;
 
-/// How a file's matrices are held (one precision for all: the kernels take one).
+/// How one matrix (its layers' tensors) is held: in its file's types, each as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Held {
     /// float types only (F32, F16, BF16): float32
     F32,
     /// Q8_0 only, or Q4_0 only: the file's blocks, which are our q8 and q4 groups of 32
+    /// (the scale f16 → f32 exactly; their kernels tile prefill)
     Blocks,
-    /// anything else (k-quants, Q4_1, Q5_0, Q5_1, or a mix, as in a Q4_K_M file): our q8 in
-    /// groups of 32, converted at load from ggml's own dequantization (8 bits a weight
-    /// where the file has 4.5–6.6: the page's memory and speed are q8's; the rounding it
-    /// adds is measured against the file's own values in the tests)
-    Q8,
+    /// anything else (k-quants, Q4_1, Q5_0, Q5_1, or a mix across layers, as a Q4_K_M
+    /// file's `ffn_down`): the file's blocks as they are (`quant::ggml`)
+    Ggml,
 }
 
 impl Held {
-    /// The model's memory with its weights held so (checked against the budget before any
-    /// tensor is read): a Q4_K_M file of a 0.5 B model is 2 GB as float32, but ~0.56 GB
-    /// as our q8 (1 byte a weight and a 4-byte scale a group of 32: 9/8 byte a weight).
-    fn footprint(self, c: &Config) -> Result<Footprint, CheckpointError> {
-        let mut f = Footprint::of(c).map_err(CheckpointError::from)?;
-        let floats = f.weights / 4;
-        f.weights = match self {
-            Held::F32 => f.weights,
-            Held::Q8 => floats / 8 * 9,
-            // q8 or q4: at most q8's
-            Held::Blocks => floats / 8 * 9,
-        };
-        Ok(f)
-    }
-
-    fn of(mut kinds: impl Iterator<Item = Kind> + Clone) -> Held {
+    fn of(parts: &[&TensorInfo]) -> Held {
         let float = |k: Kind| matches!(k, Kind::F32 | Kind::F16 | Kind::BF16);
-        let first = kinds.clone().next();
-        if kinds.clone().all(float) {
+        let first = parts.first().map(|t| t.kind);
+        if parts.iter().all(|t| float(t.kind)) {
             Held::F32
-        } else if matches!(first, Some(Kind::Q8_0 | Kind::Q4_0)) && kinds.all(|k| Some(k) == first)
+        } else if matches!(first, Some(Kind::Q8_0 | Kind::Q4_0))
+            && parts.iter().all(|t| Some(t.kind) == first)
         {
             Held::Blocks
         } else {
-            Held::Q8
+            Held::Ggml
         }
     }
+
+    /// Bytes the matrix takes held so: float32 4 a weight, our q8 9/8 (a byte and a
+    /// float32 scale a group of 32), q4 5/8, ggml blocks the file's bytes.
+    fn bytes(self, parts: &[&TensorInfo]) -> u64 {
+        let weights: u64 = parts.iter().map(|t| t.elements()).sum();
+        match self {
+            Held::F32 => 4 * weights,
+            Held::Blocks if parts[0].kind == Kind::Q8_0 => weights / 8 * 9,
+            Held::Blocks => weights / 8 * 5,
+            Held::Ggml => parts.iter().map(|t| t.bytes).sum(),
+        }
+    }
+}
+
+/// The model's memory with each matrix held as [`Held`] says (checked against the budget
+/// before any tensor is read): a Q4_K_M file of a 0.5 B model is 2 GB as float32, its own
+/// ~0.4 GB as its blocks.
+fn footprint(c: &Config, mats: &[Vec<&TensorInfo>]) -> Result<Footprint, CheckpointError> {
+    let mut f = Footprint::of(c).map_err(CheckpointError::from)?;
+    let floats: u64 = mats.iter().flatten().map(|t| t.elements()).sum();
+    let held: u64 = mats.iter().map(|m| Held::of(m).bytes(m)).sum();
+    // the norms, biases and RoPE factors stay float32
+    f.weights = f.weights.saturating_sub(4 * floats) + held;
+    Ok(f)
 }
 
 impl Gguf<'_> {
@@ -171,9 +181,9 @@ impl Gguf<'_> {
 
     /// The weights as a checkpoint, its memory checked against `budget` first.
     pub fn checkpoint(&self, budget: Budget) -> Result<Checkpoint, GgufError> {
-        let (c, infos, held) = self.plan(budget)?;
+        let (c, infos) = self.plan(budget)?;
         let (d, l) = (c.dim, c.n_layers);
-        let mut tensors = infos.iter().map(|parts| self.matrix(parts, held));
+        let mut tensors = infos.iter().map(|parts| self.matrix(parts));
         let mut next = || tensors.next().expect("one tensor per matrix");
         let norm = |short: &str| -> Result<Vec<f32>, GgufError> {
             let mut out = Vec::with_capacity(l * d);
@@ -221,15 +231,14 @@ impl Gguf<'_> {
 
     /// The model's shape, its matrices' tensors and how they will be held, the memory that
     /// takes checked against `budget`: all from the header, metadata and tensor table.
-    fn plan(&self, budget: Budget) -> Result<(Config, Vec<Vec<&TensorInfo>>, Held), GgufError> {
+    fn plan(&self, budget: Budget) -> Result<(Config, Vec<Vec<&TensorInfo>>), GgufError> {
         let c = self.config()?;
         self.only_known_tensors(&c)?;
         let infos = self.matrices(&c)?;
-        let held = Held::of(infos.iter().flatten().map(|t| t.kind));
-        held.footprint(&c)?
+        footprint(&c, &infos)?
             .check(&c, budget)
             .map_err(CheckpointError::from)?;
-        Ok((c, infos, held))
+        Ok((c, infos))
     }
 
     /// Every tensor is one this engine runs: a tensor it would not read (Wo's bias, a K bias
@@ -403,7 +412,7 @@ impl Gguf<'_> {
 
     /// A tensor's values as float32: ggml's own dequantization of its blocks.
     fn floats_into(&self, t: &TensorInfo, out: &mut [f32]) -> Result<(), GgufError> {
-        super::ggml_blocks::dequantize(t.kind, &self.bytes_of(t)?, out);
+        crate::quant::ggml::blocks::dequantize(t.kind, &self.bytes_of(t)?, out);
         if let Some(i) = out.iter().position(|v| !v.is_finite()) {
             return Err(GgufError::Tensor {
                 name: t.name.clone(),
@@ -413,10 +422,10 @@ impl Gguf<'_> {
         Ok(())
     }
 
-    /// Layer matrices (or one) as one tensor of `parts.len()` blocks, held as `held` says.
-    fn matrix(&self, parts: &[&TensorInfo], held: Held) -> Result<Tensor, GgufError> {
+    /// Layer matrices (or one) as one tensor of `parts.len()` blocks, held as [`Held`] says.
+    fn matrix(&self, parts: &[&TensorInfo]) -> Result<Tensor, GgufError> {
         let len = parts[0].elements() as usize;
-        match held {
+        match Held::of(parts) {
             Held::Blocks => Ok(Tensor::Quant(self.quantized(parts)?)),
             Held::F32 => {
                 let mut out = vec![0.0f32; len * parts.len()];
@@ -425,24 +434,28 @@ impl Gguf<'_> {
                 }
                 Ok(Tensor::F32(out.into()))
             }
-            Held::Q8 => {
-                // Q8_0 parts as they are (their blocks are our groups); every other part
-                // dequantized by ggml's rules and quantized to q8 in groups of 32.
-                let mut q = QTensor::quantize(&[], 0, Precision::Q8, GGML_BLOCK);
-                let mut values = vec![0.0f32; len];
-                for t in parts {
-                    let part = match t.kind {
-                        Kind::Q8_0 => self.quantized(&[t])?,
-                        _ => {
-                            self.floats_into(t, &mut values)?;
-                            QTensor::quantize(&values, 1, Precision::Q8, GGML_BLOCK)
+            Held::Ggml => {
+                let parts = parts
+                    .iter()
+                    .map(|t| {
+                        let bytes = self.bytes_of(t)?.into_owned();
+                        if let Err(why) = ggml::blocks::check(t.kind, &bytes) {
+                            return Err(GgufError::Tensor {
+                                name: t.name.clone(),
+                                why,
+                            });
                         }
-                    };
-                    q.values.extend_from_slice(&part.values);
-                    q.scales.extend_from_slice(&part.scales);
-                }
-                (q.blocks, q.block_len) = (parts.len(), len);
-                Ok(Tensor::Quant(q))
+                        Ok(GPart {
+                            kind: t.kind,
+                            bytes,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Tensor::Ggml(GTensor {
+                    parts,
+                    block_len: len,
+                    activations: Activations::default(),
+                }))
             }
         }
     }
@@ -489,10 +502,21 @@ impl Gguf<'_> {
 mod tests {
     use super::*;
 
+    fn info(kind: Kind, dims: [u64; 2]) -> TensorInfo {
+        let (per, size) = kind.block();
+        TensorInfo {
+            name: "t".into(),
+            dims: dims.to_vec(),
+            kind,
+            offset: 0,
+            bytes: dims[0] * dims[1] / per * size,
+        }
+    }
+
     /// A 0.5 B model's shape (Qwen2.5-0.5B's sizes on the Llama layout): as float32 it is
-    /// over the page's 1.5 GiB; held as our q8, as a Q4_K_M file of it is, it fits.
+    /// over the page's 1.5 GiB; in a Q4_K_M file's own blocks it takes the file's bytes.
     #[test]
-    fn the_budget_counts_the_weights_as_they_will_be_held() {
+    fn the_budget_counts_each_matrix_as_it_will_be_held() {
         let c = Config {
             dim: 896,
             hidden_dim: 4864,
@@ -506,18 +530,36 @@ mod tests {
             rms_eps: 1e-6,
         };
         let page = Budget(3 << 29);
-        let f32 = Held::F32.footprint(&c).unwrap();
-        assert!(f32.weights > 1_900_000_000, "{}", f32.weights);
-        assert!(f32.check(&c, page).is_err());
-        let q8 = Held::Q8.footprint(&c).unwrap();
-        assert_eq!(q8.weights, f32.weights / 4 / 8 * 9);
-        assert!(q8.check(&c, page).is_ok(), "{q8:?}");
-        assert_eq!(
-            Held::of([Kind::Q4_K, Kind::Q6_K, Kind::F32].into_iter()),
-            Held::Q8
+        let all = Footprint::of(&c).unwrap();
+        assert!(all.weights > 1_900_000_000, "{}", all.weights);
+        assert!(all.check(&c, page).is_err());
+        // embedding Q6_K; every layer's matrices Q4_K but ffn_down, Q6_K in half the layers
+        let (d, h, kv, l) = (896, 4864, 128, 24);
+        let emb = info(Kind::Q6_K, [d, 151_936]);
+        let (q, k) = (info(Kind::Q4_K, [d, d]), info(Kind::Q4_K, [d, kv]));
+        let (up, down4, down6) = (
+            info(Kind::Q4_K, [d, h]),
+            info(Kind::Q4_K, [h, d]),
+            info(Kind::Q6_K, [h, d]),
         );
-        assert_eq!(Held::of([Kind::F16, Kind::BF16].into_iter()), Held::F32);
-        assert_eq!(Held::of([Kind::Q4_0, Kind::Q4_0].into_iter()), Held::Blocks);
-        assert_eq!(Held::of([Kind::Q4_0, Kind::Q8_0].into_iter()), Held::Q8);
+        let layers = |t: &TensorInfo| vec![t.clone(); l];
+        let down: Vec<TensorInfo> = (0..l).map(|i| [&down4, &down6][i % 2].clone()).collect();
+        let owned = [vec![emb], layers(&q), layers(&k), layers(&k), layers(&q)];
+        let owned = owned.into_iter().chain([layers(&up), down, layers(&up)]);
+        let owned: Vec<Vec<TensorInfo>> = owned.collect();
+        let mats: Vec<Vec<&TensorInfo>> = owned.iter().map(|m| m.iter().collect()).collect();
+        let file: u64 = owned.iter().flatten().map(|t| t.bytes).sum();
+        let f = footprint(&c, &mats).unwrap();
+        // the norms, and the RoPE table (seq_len × head_size) llama2.c's files carry
+        let floats = 4 * (2 * l as u64 * d + d) + 4 * 512 * 64;
+        assert_eq!(f.weights, file + floats);
+        assert!(f.check(&c, page).is_ok(), "{f:?}");
+        assert_eq!(Held::of(&mats[7]), Held::Ggml);
+        let t = |k| info(k, [32, 32]);
+        let (f16, bf16, q4, q8) = (t(Kind::F16), t(Kind::BF16), t(Kind::Q4_0), t(Kind::Q8_0));
+        assert_eq!(Held::of(&[&f16, &bf16]), Held::F32);
+        assert_eq!(Held::of(&[&q4, &q4]), Held::Blocks);
+        assert_eq!(Held::of(&[&q4, &q8]), Held::Ggml);
+        assert_eq!(Held::Blocks.bytes(&[&q8]), 32 * 32 * 9 / 8);
     }
 }

@@ -3,7 +3,6 @@
 //! llama.cpp's GGUF (the container, then the Llama mapping), and Hugging Face checkpoints.
 //! This file tells llama2.c's two formats apart by their first bytes.
 
-pub mod ggml_blocks;
 pub mod ggml_types;
 pub mod gguf;
 pub mod gguf_data;

@@ -48,6 +48,14 @@ pub(super) fn interleave_heads(
             permute(q.groups_per_block(), cols / q.group).apply(&mut q.scales);
             Ok(Tensor::Quant(q))
         }
+        Tensor::Ggml(mut g) => {
+            // each layer's rows in its own type's bytes (a row is whole blocks)
+            for p in &mut g.parts {
+                let rb = crate::quant::ggml::row_bytes(p.kind, cols);
+                permute(rows * rb, rb).apply(&mut p.bytes);
+            }
+            Ok(Tensor::Ggml(g))
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 use crate::config::Config;
 use crate::forward::Transformer;
 use crate::kernels::{dot_portable, exp, sum};
+use crate::quant::ggml::{self, GActs};
 use crate::quant::{widen_portable, Activations, MatRef, QActs, ShiftedActs};
 use crate::weights::TransformerWeights;
 
@@ -185,6 +186,7 @@ fn row(w: MatRef, r: usize, out: &mut [f32]) {
         MatRef::F32(v) => out.copy_from_slice(&v[r * n..(r + 1) * n]),
         MatRef::F16(v) => widen_portable(&v[r * n..(r + 1) * n], out),
         MatRef::Quant(q) => q.dequantize_into(r * n, out),
+        MatRef::Ggml(g) => g.row_into(r, out),
     }
 }
 
@@ -223,6 +225,20 @@ fn matvec(out: &mut [f32], x: &[f32], w: MatRef) {
         MatRef::Quant(q) => {
             for (i, o) in out.iter_mut().enumerate() {
                 *o = q.dot_lanes(i * n, x);
+            }
+        }
+        MatRef::Ggml(g) if g.int8() => {
+            let acts = GActs::quantize(x, n, g.kind.family());
+            let rb = ggml::row_bytes(g.kind, n);
+            for (o, r) in out.iter_mut().zip(g.bytes.chunks_exact(rb)) {
+                *o = ggml::row_dot_portable(g.kind, r, &acts.row(0));
+            }
+        }
+        MatRef::Ggml(g) => {
+            let mut wide = vec![0.0f32; n];
+            for (i, o) in out.iter_mut().enumerate() {
+                g.row_into(i, &mut wide);
+                *o = dot_portable(&wide, x);
             }
         }
     }

@@ -6,6 +6,7 @@
 use super::rows::{f32_rows, int8_rows};
 use super::simd::{Isa, Native};
 use crate::par;
+use crate::quant::ggml::{row_bytes, row_dot, GActs, GRef};
 use crate::quant::{Activations, MatRef, QActs, QRef, ShiftedActs};
 
 /// The one matrix product of the forward pass: X (t, n) times each of a list of matrices
@@ -57,6 +58,8 @@ struct Int8Acts {
     aligned: Vec<QActs>,
     /// for matrices whose rows are not whole groups
     shifted: Vec<ShiftedActs>,
+    /// for matrices in ggml blocks, once per family
+    ggml: Vec<GActs>,
     /// per matrix: which of them it takes
     which: Vec<Option<Which>>,
 }
@@ -65,6 +68,7 @@ struct Int8Acts {
 enum Which {
     Aligned(usize),
     Shifted(usize),
+    Ggml(usize),
 }
 
 /// x quantized for each matrix that multiplies it in int8, before the rows split between
@@ -73,6 +77,7 @@ fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Int8Acts {
     let mut acts = Int8Acts {
         aligned: Vec::new(),
         shifted: Vec::new(),
+        ggml: Vec::new(),
         which: Vec::with_capacity(ws.len()),
     };
     for w in ws {
@@ -90,6 +95,18 @@ fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Int8Acts {
                 acts.shifted
                     .push(ShiftedActs::quantize(x, n, q.group, q.len / n));
                 Some(Which::Shifted(acts.shifted.len() - 1))
+            }
+            MatRef::Ggml(g) if g.int8() => {
+                let family = g.kind.family();
+                Some(Which::Ggml(
+                    match acts.ggml.iter().position(|a| a.family == family) {
+                        Some(i) => i,
+                        None => {
+                            acts.ggml.push(GActs::quantize(x, n, family));
+                            acts.ggml.len() - 1
+                        }
+                    },
+                ))
             }
             _ => None,
         };
@@ -134,6 +151,9 @@ fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[Mat
                 (MatRef::Quant(q), Some(Which::Shifted(a))) => {
                     shifted_rows(out, q, row, t, &acts.shifted[a])
                 }
+                (MatRef::Ggml(g), Some(Which::Ggml(a))) => {
+                    ggml_rows(out, g, row, n, t, &acts.ggml[a])
+                }
                 (MatRef::F32(w), _) if t == 1 && n > GROUPED_ROW_MAX => {
                     f32_rows(out, &w[row * n..(row + count) * n], x, ahead.f32)
                 }
@@ -162,6 +182,19 @@ fn shifted_rows(out_t: &mut [f32], q: &QRef, first: usize, t: usize, a: &Shifted
     }
 }
 
+/// out_t (rows, t) of the matrix `g` in ggml blocks from row `first`, each row times each
+/// quantized input row of `a`.
+#[inline(always)]
+fn ggml_rows(out_t: &mut [f32], g: &GRef, first: usize, n: usize, t: usize, a: &GActs) {
+    let rb = row_bytes(g.kind, n);
+    let rows = g.bytes[first * rb..].chunks_exact(rb);
+    for (o, w) in out_t.chunks_exact_mut(t).zip(rows) {
+        for (r, o) in o.iter_mut().enumerate() {
+            *o = row_dot(g.kind, w, &a.row(r));
+        }
+    }
+}
+
 /// out_t (rows, t) of the float32, f16 and float-activation rows of `ws` from row `first`.
 #[inline(always)]
 fn float_rows(chunk: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef], first: usize) {
@@ -180,6 +213,7 @@ fn float_rows(chunk: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef], f
                 match w_i {
                     RowRef::F32(w) => dot_rows_into(o, w, x, n),
                     RowRef::F16(w) => with_widened(w, |w| dot_rows_into(o, w, x, n)),
+                    RowRef::Ggml(g, r) => with_row(g, r, n, |w| dot_rows_into(o, w, x, n)),
                     RowRef::Quant(q, start) => {
                         for (o, x_r) in o.iter_mut().zip(x.chunks_exact(n)) {
                             *o = q.dot(start, x_r);
@@ -201,6 +235,7 @@ fn decode_rows<'a>(out: &mut [f32], rows: impl Iterator<Item = RowRef<'a>>, x: &
         *o = match w_i {
             RowRef::F32(w) => Native::dot_streamed(w, x),
             RowRef::F16(w) => with_widened(w, |w| Native::dot_streamed(w, x)),
+            RowRef::Ggml(g, r) => with_row(g, r, x.len(), |w| Native::dot_streamed(w, x)),
             RowRef::Quant(q, start) => q.dot(start, x),
         };
     }
@@ -247,6 +282,8 @@ enum RowRef<'a> {
     F32(&'a [f32]),
     F16(&'a [half::f16]),
     Quant(QRef<'a>, usize),
+    /// a matrix in ggml blocks and the row's index
+    Ggml(GRef<'a>, usize),
 }
 
 thread_local! {
@@ -265,6 +302,19 @@ fn with_widened<T>(w: &[half::f16], f: impl FnOnce(&[f32]) -> T) -> T {
         }
         crate::quant::widen(w, &mut wide[..w.len()]);
         f(&wide[..w.len()])
+    })
+}
+
+/// `f` on row `r` (n wide) of `g` dequantized by ggml's rules (float32 activations).
+#[inline]
+fn with_row<T>(g: GRef, r: usize, n: usize, f: impl FnOnce(&[f32]) -> T) -> T {
+    WIDE.with(|cell| {
+        let mut wide = cell.borrow_mut();
+        if wide.len() < n {
+            wide.resize(n, 0.0);
+        }
+        g.row_into(r, &mut wide[..n]);
+        f(&wide[..n])
     })
 }
 
@@ -290,6 +340,7 @@ impl<'a> Iterator for StackedRows<'a, '_> {
                     MatRef::F32(v) => RowRef::F32(&v[r * n..(r + 1) * n]),
                     MatRef::F16(v) => RowRef::F16(&v[r * n..(r + 1) * n]),
                     MatRef::Quant(q) => RowRef::Quant(q, r * n),
+                    MatRef::Ggml(g) => RowRef::Ggml(g, r),
                 });
             }
             self.row -= w.len() / n;

@@ -46,6 +46,7 @@
 //! reduced on their own. AVX-512 natively and simd128 in the page give the same bits, alone
 //! or in a batch.
 
+pub mod ggml;
 mod int8;
 mod int8_simd;
 #[cfg(test)]
@@ -78,6 +79,11 @@ pub enum Precision {
     F16,
     Q8,
     Q4,
+    /// A GGUF file's own ggml blocks (k-quants, or a mix of types across layers), each
+    /// matrix in its file's type (`ggml`): what a file holds, not a conversion target
+    /// (`parse` refuses it).
+    #[cfg_attr(feature = "clap", value(skip))]
+    Ggml,
 }
 
 impl Precision {
@@ -88,10 +94,13 @@ impl Precision {
         self.into()
     }
 
-    /// Exactly a name.
+    /// Exactly the name of a precision weights can be converted to (not `ggml`: a file's
+    /// own blocks come only from the file).
     pub fn parse(s: &str) -> Result<Precision, String> {
-        s.parse()
-            .map_err(|_| format!("precision must be f32, f16, q8 or q4, not {s:?}"))
+        match s.parse() {
+            Ok(p) if p != Precision::Ggml => Ok(p),
+            _ => Err(format!("precision must be f32, f16, q8 or q4, not {s:?}")),
+        }
     }
 
     /// The page's and the CLI's label: "f32 (4 bytes a weight)".
@@ -101,6 +110,7 @@ impl Precision {
             Precision::F16 => "f16: 16 bits a weight (IEEE half)",
             Precision::Q8 => "q8: int8 + a float32 scale per group",
             Precision::Q4 => "q4: 4 bits + a float32 scale per 32",
+            Precision::Ggml => "ggml: the file's own blocks (k-quants)",
         }
     }
 }

@@ -1,6 +1,8 @@
 //! A matrix as the engine holds it: float32 (`F32s`: a buffer of its own, or a view into
-//! shared file bytes) or quantized (`QTensor`), and `MatRef`, what the kernels take.
+//! shared file bytes) or quantized (`QTensor`; `GTensor` in a GGUF file's own ggml blocks),
+//! and `MatRef`, what the kernels take.
 
+use super::ggml::{GRef, GTensor};
 use super::{Precision, QRef, QTensor};
 
 /// Bytes a model's float32 tensors can be views into, shared by every tensor of the file:
@@ -80,6 +82,8 @@ pub enum Tensor {
     F32(F32s),
     F16(Vec<half::f16>),
     Quant(QTensor),
+    /// a GGUF file's blocks as they are (k-quants, mixes)
+    Ggml(GTensor),
 }
 
 impl Tensor {
@@ -88,6 +92,7 @@ impl Tensor {
             Tensor::F32(_) => Precision::F32,
             Tensor::F16(_) => Precision::F16,
             Tensor::Quant(q) => q.precision,
+            Tensor::Ggml(_) => Precision::Ggml,
         }
     }
 
@@ -97,6 +102,7 @@ impl Tensor {
             Tensor::F32(v) => v.len(),
             Tensor::F16(v) => v.len(),
             Tensor::Quant(q) => q.blocks * q.block_len,
+            Tensor::Ggml(g) => g.parts.len() * g.block_len,
         }
     }
 
@@ -110,6 +116,7 @@ impl Tensor {
             Tensor::F32(v) => 4 * v.len() as u64,
             Tensor::F16(v) => 2 * v.len() as u64,
             Tensor::Quant(q) => q.bytes(),
+            Tensor::Ggml(g) => g.bytes(),
         }
     }
 
@@ -125,13 +132,16 @@ impl Tensor {
                 MatRef::F16(&v[b * n..(b + 1) * n])
             }
             Tensor::Quant(q) => MatRef::Quant(q.block(b)),
+            Tensor::Ggml(g) => MatRef::Ggml(g.block(b)),
         }
     }
 
     /// The same tensor multiplied with `activations` on the CPU (unchanged unless quantized).
     pub fn with_activations(mut self, activations: super::Activations) -> Tensor {
-        if let Tensor::Quant(q) = &mut self {
-            q.activations = activations;
+        match &mut self {
+            Tensor::Quant(q) => q.activations = activations,
+            Tensor::Ggml(g) => g.activations = activations,
+            _ => {}
         }
         self
     }
@@ -142,6 +152,7 @@ impl Tensor {
             Tensor::F32(v) => std::borrow::Cow::Borrowed(&v[..]),
             Tensor::F16(v) => std::borrow::Cow::Owned(v.iter().map(|h| h.to_f32()).collect()),
             Tensor::Quant(q) => std::borrow::Cow::Owned(q.dequantize()),
+            Tensor::Ggml(g) => std::borrow::Cow::Owned(g.dequantize()),
         }
     }
 
@@ -158,6 +169,8 @@ impl Tensor {
             Precision::F32 => Tensor::F32(f.into_owned().into()),
             // half's from_f32 rounds to nearest, ties to even (IEEE 754's default).
             Precision::F16 => Tensor::F16(f.iter().map(|&v| half::f16::from_f32(v)).collect()),
+            // the file's blocks are made only by reading a file: kept as they are
+            Precision::Ggml => self.clone(),
             p => Tensor::Quant(QTensor::quantize(&f, blocks, p, q8_group)),
         }
     }
@@ -169,6 +182,7 @@ pub enum MatRef<'a> {
     F32(&'a [f32]),
     F16(&'a [half::f16]),
     Quant(QRef<'a>),
+    Ggml(GRef<'a>),
 }
 
 impl MatRef<'_> {
@@ -177,6 +191,7 @@ impl MatRef<'_> {
             MatRef::F32(v) => v.len(),
             MatRef::F16(v) => v.len(),
             MatRef::Quant(q) => q.len,
+            MatRef::Ggml(g) => g.len,
         }
     }
 
@@ -191,6 +206,7 @@ impl MatRef<'_> {
             MatRef::F32(v) => out.copy_from_slice(&v[r * n..(r + 1) * n]),
             MatRef::F16(v) => widen(&v[r * n..(r + 1) * n], out),
             MatRef::Quant(q) => q.dequantize_into(r * n, out),
+            MatRef::Ggml(g) => g.row_into(r, out),
         }
     }
 }

@@ -126,6 +126,8 @@ fn a_precision_has_one_name() {
     }
     // Exactly a name: no case folding, no spaces.
     assert!(Precision::parse("Q8").is_err());
+    assert!(Precision::parse("ggml").is_err());
+    assert_eq!(Precision::Ggml.to_string(), "ggml");
     assert_eq!(
         Precision::parse("q5"),
         Err("precision must be f32, f16, q8 or q4, not \"q5\"".to_string())

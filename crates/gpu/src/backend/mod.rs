@@ -73,6 +73,15 @@ impl GpuBackend {
         limit: u64,
     ) -> Result<GpuBackend, GpuError> {
         let limit = limit.min(bind_limit(&ctx));
+        // The kernels take one format for every matrix: a GGUF file's own blocks (k-quants)
+        // or a mix (a Q8_0 file's float32 w2) go up as q8 (no WGSL for ggml blocks yet).
+        let converted;
+        let model = if model.weights.uniform(&model.config) {
+            model
+        } else {
+            converted = model.at(decoding_engine::Precision::Q8);
+            &converted
+        };
         check_limits(model, limit)?;
         let c = model.config;
         let d = &ctx.device;

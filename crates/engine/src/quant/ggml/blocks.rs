@@ -20,11 +20,11 @@
 //! In Q4_K/Q5_K each 64 weights take 32 bytes of `qs`: low nibbles the first 32 (sub-block
 //! 2i), high nibbles the next (2i + 1), each sub-block of 32 with its own scale and min.
 
-use super::ggml_types::Kind;
+use super::Kind;
 
 /// `ggml_fp16_to_fp32` of the two bytes at `i`.
 #[inline]
-fn f16_at(b: &[u8], i: usize) -> f32 {
+pub(super) fn f16_at(b: &[u8], i: usize) -> f32 {
     half::f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
 }
 
@@ -92,7 +92,7 @@ fn legacy5(kind: Kind, b: &[u8], y: &mut [f32]) {
 
 /// `get_scale_min_k4`: sub-block j's 6-bit scale and min from the 12 packed bytes.
 #[inline]
-fn scale_min(j: usize, q: &[u8]) -> (u8, u8) {
+pub(super) fn scale_min(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {
@@ -153,4 +153,34 @@ fn k_6(b: &[u8], y: &mut [f32]) {
             y[l + 96] = d * sc(is + 6) * q4 as f32;
         }
     }
+}
+
+/// Every scale (and float value) of `bytes` (whole blocks of `kind`) finite, or which is not:
+/// a NaN scale would make every logit NaN.
+pub fn check(kind: Kind, bytes: &[u8]) -> Result<(), String> {
+    let (_, size) = kind.block();
+    // the f16 fields of a block: d (and dmin or m)
+    let fields: &[usize] = match kind {
+        Kind::F32 | Kind::F16 | Kind::BF16 => &[],
+        Kind::Q6_K => &[208],
+        Kind::Q4_1 | Kind::Q5_1 | Kind::Q4_K | Kind::Q5_K => &[0, 2],
+        _ => &[0],
+    };
+    for (i, b) in bytes.chunks_exact(size as usize).enumerate() {
+        let bad = if fields.is_empty() {
+            let mut v = [0.0f32];
+            dequantize(kind, b, &mut v);
+            (!v[0].is_finite()).then(|| format!("a non-finite value ({}) at element {i}", v[0]))
+        } else {
+            fields
+                .iter()
+                .map(|&at| f16_at(b, at))
+                .find(|v| !v.is_finite())
+                .map(|v| format!("block {i}'s scale is {v}"))
+        };
+        if let Some(why) = bad {
+            return Err(why);
+        }
+    }
+    Ok(())
 }
