@@ -63,11 +63,11 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   const want = JSON.parse(cli('--model', q8, 'next', '--prompt', 'Once upon a time', '--json'));
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(want.top[0].piece));
   assert.equal((await topRow(page)).value, Number(want.top[0].prob.toFixed(4)));
-  // Dropped: a Q4_K_M file written by llama.cpp's own quantizer (Q4_K and Q6_K), run as q8;
-  // the card names the file's types, and the first distribution is the CLI's.
+  // Dropped: a Q4_K_M file written by llama.cpp's own quantizer (Q4_K and Q6_K), run in its
+  // own blocks; the card names the file's types, and the first distribution is the CLI's.
   const kq = path.join(ROOT, 'assets/models/fixtures/kquant/kq-q4_k_m.gguf');
   await drop('kq-q4_k_m.gguf', fs.readFileSync(kq).toString('base64'));
-  await page.waitForFunction(() => /^\[LEARNED\] kq-q4_k_m: .* 2 layers, dim 256, .*; tensors in the file: Q4_K ×12, F32 ×5, Q6_K ×3; weights q8/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
+  await page.waitForFunction(() => /^\[LEARNED\] kq-q4_k_m: .* 2 layers, dim 256, .*; tensors in the file: Q4_K ×12, F32 ×5, Q6_K ×3; weights ggml: [0-9,]+ bytes/.test(document.querySelector('[data-testid=model-summary]')?.innerText ?? ''));
   const kqWant = JSON.parse(cli('--model', kq, 'next', '--prompt', 'Once upon a time', '--json'));
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(kqWant.top[0].piece));
   assert.equal((await topRow(page)).value, Number(kqWant.top[0].prob.toFixed(4)));

@@ -363,6 +363,9 @@ fn old_logits_are_freed_and_a_deep_rewind_recomputes_them_exactly() {
         g
     };
     let mut g = run(&mut be, 150);
+    // each step keeps its 20 most likely tokens in as much memory, not the vocabulary's
+    let most = g.steps().iter().map(|s| s.top.capacity()).max();
+    assert!(most.is_some_and(|c| c <= 20), "{most:?}");
     block_on(g.run_pending(&mut be)).unwrap();
     assert_eq!(
         g.logits_held(),

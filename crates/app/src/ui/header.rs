@@ -73,7 +73,9 @@ pub(super) fn Header() -> impl IntoView {
         }
     };
     let on_precision = move |ev| {
-        if let Ok(p) = Precision::parse(&event_target_value(&ev)) {
+        let v = event_target_value(&ev);
+        let file = (v == Precision::Ggml.name()).then_some(Precision::Ggml);
+        if let Some(p) = file.or_else(|| Precision::parse(&v).ok()) {
             ui.control(|m, page, s| m.set_precision(page, p, s));
         }
     };
@@ -127,6 +129,10 @@ pub(super) fn Header() -> impl IntoView {
                 <select data-testid="precision-select" on:change=on_precision
                     prop:value=move || ui.model.precision.get().map_or("f32", |(p, _)| p.name())>
                     {Precision::ALL.map(|p| view! { <option value=p.name()>{move || ui.t(&format!("weights-{}", p.name()))}</option> }).collect_view()}
+                    // a GGUF file's own blocks: what it holds, not a choice to convert to
+                    {move || ui.model.info.with(|i| i.as_ref().map(|i| i.precision)).filter(|&p| p == Precision::Ggml).map(|_| view! {
+                        <option value="ggml">{ui.t("weights-ggml")}</option>
+                    })}
                 </select>
             </label>
             {move || ui.model.info.get().map(|i| view! {

@@ -18,6 +18,7 @@ weights-f32 = f32: 32 bits a weight
 weights-f16 = f16: 16 bits a weight (IEEE half)
 weights-q8 = q8: int8 + a float32 scale per group
 weights-q4 = q4: 4 bits + a float32 scale per 32
+weights-ggml = the file's own blocks (k-quants: Q4_K, Q6_K …)
 model-summary = { $name }: { $params } parameters, { $layers } layers, dim { $dim }, { $heads } query / { $kv } K/V heads, vocab { $vocab }, context { $context }
 model-trained-context = (of the file's { $trained }, as llama.cpp runs at its n_ctx)
 model-source = { $architecture } from { $format }, RoPE base { $rope }, RMSNorm ε { $eps }

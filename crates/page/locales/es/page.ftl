@@ -17,6 +17,7 @@ weights-f32 = f32: 32 bits por peso
 weights-f16 = f16: 16 bits por peso (media precisión IEEE)
 weights-q8 = q8: int8 + una escala float32 por grupo
 weights-q4 = q4: 4 bits + una escala float32 por cada 32
+weights-ggml = los bloques del propio archivo (k-quants: Q4_K, Q6_K …)
 model-summary = { $name }: { $params } parámetros, { $layers } capas, dimensión { $dim }, { $heads } cabezas de consulta / { $kv } de K/V, vocabulario { $vocab }, contexto { $context }
 model-trained-context = (de los { $trained } del archivo, como llama.cpp lo ejecuta con su n_ctx)
 model-source = { $architecture } desde { $format }, base RoPE { $rope }, RMSNorm ε { $eps }

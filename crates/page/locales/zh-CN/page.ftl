@@ -17,6 +17,7 @@ weights-f32 = f32：每个权重 32 位
 weights-f16 = f16：每个权重 16 位（IEEE 半精度）
 weights-q8 = q8：int8 加每组一个 float32 缩放因子
 weights-q4 = q4：4 位加每 32 个一个 float32 缩放因子
+weights-ggml = 文件自身的块（k-quants：Q4_K、Q6_K …）
 model-summary = { $name }：{ $params } 个参数，{ $layers } 层，维度 { $dim }，{ $heads } 个查询头 / { $kv } 个 K/V 头，词表 { $vocab }，上下文 { $context }
 model-trained-context = （文件训练时为 { $trained }，与 llama.cpp 按其 n_ctx 运行一致）
 model-source = { $architecture }，来自 { $format }，RoPE 基数 { $rope }，RMSNorm ε { $eps }

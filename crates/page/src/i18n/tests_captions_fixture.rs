@@ -95,6 +95,7 @@ fn info() -> ModelInfo {
         format: decoding_engine::model::Format::Llama2c,
         architecture: "llama".into(),
         tensor_types: None,
+        precision: Default::default(),
         extras: vec![],
         trained_context: None,
         chat_template: false,

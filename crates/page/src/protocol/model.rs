@@ -100,6 +100,10 @@ pub struct ModelInfo {
     pub architecture: String,
     /// A GGUF file's tensor types ("Q4_K ×12, Q6_K ×3, F32 ×5"); None for other formats.
     pub tensor_types: Option<String>,
+    /// The precision it was read at (`Ggml`: a GGUF file's own blocks, which the weights
+    /// select offers again after a conversion).
+    #[serde(default)]
+    pub precision: Precision,
     /// What it has beyond llama2.c's Llama (`Model::extras`: "Q/K/V biases", …).
     #[serde(default)]
     pub extras: Vec<String>,

@@ -111,6 +111,7 @@ impl Core {
             format: m.format,
             architecture: m.architecture.clone(),
             tensor_types: m.tensor_types.clone(),
+            precision: m.transformer.weights.precision(),
             extras: m.extras(),
             chat_template: matches!(m.chat_template, Some(Ok(_))),
             trained_context: m.trained_context,

@@ -6,6 +6,7 @@
 use super::*;
 use decoding_engine::backend::testing::HeadOnly;
 use decoding_engine::model::Format;
+use decoding_engine::Precision;
 
 fn fixture(path: &str) -> Vec<u8> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -95,6 +96,9 @@ fn every_good_kind_of_file_loads_whatever_it_is_called() {
             "{file}: {:?}",
             info.tensor_types
         );
+        // k-quants and the legacy 4/5-bit types run in the file's own blocks
+        let own = ["Q4_K", "Q5_K", "Q6_K", "Q4_1", "Q5_0", "Q5_1"].contains(&types);
+        assert_eq!(info.precision == Precision::Ggml, own, "{file}");
     }
     // Hugging Face's three files, in any order.
     for dir in [
