@@ -6,7 +6,7 @@
 use super::rows::{f32_rows, int8_rows};
 use super::simd::{Isa, Native};
 use crate::par;
-use crate::quant::ggml::{row_bytes, row_dot, GActs, GRef};
+use crate::quant::ggml::{row_bytes, row_dot, rows_dot, GActRow, GActs, GRef};
 use crate::quant::{Activations, MatRef, QActs, QRef, ShiftedActs};
 
 /// The one matrix product of the forward pass: X (t, n) times each of a list of matrices
@@ -188,10 +188,16 @@ fn shifted_rows(out_t: &mut [f32], q: &QRef, first: usize, t: usize, a: &Shifted
 fn ggml_rows(out_t: &mut [f32], g: &GRef, first: usize, n: usize, t: usize, a: &GActs) {
     let rb = row_bytes(g.kind, n);
     let rows = g.bytes[first * rb..].chunks_exact(rb);
-    for (o, w) in out_t.chunks_exact_mut(t).zip(rows) {
-        for (r, o) in o.iter_mut().enumerate() {
-            *o = row_dot(g.kind, w, &a.row(r));
+    if t == 1 {
+        let a = a.row(0);
+        for (o, w) in out_t.iter_mut().zip(rows) {
+            *o = row_dot(g.kind, w, &a);
         }
+        return;
+    }
+    let acts: Vec<GActRow> = (0..t).map(|r| a.row(r)).collect();
+    for (o, w) in out_t.chunks_exact_mut(t).zip(rows) {
+        rows_dot(g.kind, w, &acts, o);
     }
 }
 

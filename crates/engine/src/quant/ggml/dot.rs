@@ -103,6 +103,18 @@ pub fn row_dot(kind: Kind, row: &[u8], a: &GActRow) -> f32 {
     row_dot_with::<NativeInts>(kind, row, a)
 }
 
+/// out[r] = `row` · `acts[r]` for a batch's input rows, the bits of [`row_dot`] on each:
+/// with AVX-512 each k-quant block unpacked once for all of them (`rows_x86.rs`).
+pub fn rows_dot(kind: Kind, row: &[u8], acts: &[GActRow], out: &mut [f32]) {
+    #[cfg(kernel = "avx512")]
+    if super::rows_x86::rows(kind, row, acts, out) {
+        return;
+    }
+    for (o, a) in out.iter_mut().zip(acts) {
+        *o = row_dot(kind, row, a);
+    }
+}
+
 /// [`row_dot`] on the plain loops (every target's bits).
 pub fn row_dot_portable(kind: Kind, row: &[u8], a: &GActRow) -> f32 {
     row_dot_with::<Portable>(kind, row, a)

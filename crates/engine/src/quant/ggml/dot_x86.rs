@@ -97,7 +97,8 @@ unsafe fn k45(
     q: *const i8,
     bs: *const i16,
 ) -> (i32, i32) {
-    let (sm, mins) = scales_mins(b, bs);
+    let sm = scales_and_mins(b);
+    let mins = mins45(sm, bs);
     let scales = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
     let sc = [
         lane16::<0>(scales),
@@ -139,12 +140,8 @@ unsafe fn k45(
 unsafe fn q6k(b: *const u8, q: *const i8, bs: *const i16) -> i32 {
     let m4 = _mm256_set1_epi8(0x0F);
     let m2 = _mm256_set1_epi8(3);
-    // the 16 scales as i16, in the two 128-bit halves' order: k < 8 low, k ≥ 8 high
     let scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.add(192) as *const __m128i));
-    let bias = hsum(_mm256_madd_epi16(
-        scales,
-        _mm256_loadu_si256(bs as *const __m256i),
-    ));
+    let bias = bias6(scales, bs);
     let mut acc = _mm256_setzero_si256();
     for n in 0..2 {
         let ql0 = _mm256_loadu_si256(b.add(64 * n) as *const __m256i);
@@ -188,6 +185,52 @@ unsafe fn two_lanes(v: __m512i, a: i16, b: i16) -> __m512i {
     _mm512_permutexvar_epi16(idx, v)
 }
 
+/// A block's 256 values (4 × 64 in the activations' order) and each one's scale (i16, a
+/// register's 32 lanes for its 64), as the wide kernels multiply them.
+#[cfg(kernel = "avx512")]
+pub(super) type Unpacked = ([__m512i; 4], [__m512i; 4]);
+
+/// A Q4_K/Q5_K block unpacked (a chunk's two sub-blocks side by side), and its scales and
+/// minimums (`scales_and_mins`).
+#[cfg(kernel = "avx512")]
+#[inline(always)]
+pub(super) unsafe fn unpack45(
+    b: *const u8,
+    qs: *const u8,
+    qh: Option<*const u8>,
+) -> (Unpacked, __m256i) {
+    let sm = scales_and_mins(b);
+    let scales = _mm512_castsi256_si512(sm);
+    let m4 = _mm512_set1_epi8(0x0F);
+    let h = qh.map(|p| _mm256_loadu_si256(p as *const __m256i));
+    let mut u = [_mm512_setzero_si512(); 4];
+    let mut sc = u;
+    for c in 0..4 {
+        let bytes = _mm256_loadu_si256(qs.add(32 * c) as *const __m256i);
+        u[c] = _mm512_and_si512(join(bytes, _mm256_srli_epi16(bytes, 4)), m4);
+        if let Some(h) = h {
+            let s = |s: i32| _mm256_srl_epi16(h, _mm_cvtsi32_si128(s));
+            let bits = join(s(2 * c as i32), s(2 * c as i32 + 1));
+            let bits = _mm512_and_si512(bits, _mm512_set1_epi8(1));
+            u[c] = _mm512_or_si512(u[c], _mm512_slli_epi16(bits, 4));
+        }
+        sc[c] = two_lanes(scales, 2 * c as i16, 2 * c as i16 + 1);
+    }
+    ((u, sc), sm)
+}
+
+/// Σ_c madd(maddubs(u_c, q_c), sc_c): an unpacked block times its 256 activations.
+#[cfg(kernel = "avx512")]
+#[inline(always)]
+pub(super) unsafe fn dot4((u, sc): &Unpacked, q: *const i8) -> i32 {
+    let mut acc = _mm512_setzero_si512();
+    for c in 0..4 {
+        let x = _mm512_loadu_si512(q.add(64 * c) as *const _);
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u[c], x), sc[c]));
+    }
+    _mm512_reduce_add_epi32(acc)
+}
+
 #[cfg(kernel = "avx512")]
 #[inline(always)]
 unsafe fn k45_wide(
@@ -197,30 +240,14 @@ unsafe fn k45_wide(
     q: *const i8,
     bs: *const i16,
 ) -> (i32, i32) {
-    let (scales, mins) = scales_mins(b, bs);
-    let scales = _mm512_castsi256_si512(scales);
-    let m4 = _mm512_set1_epi8(0x0F);
-    let h = qh.map(|p| _mm256_loadu_si256(p as *const __m256i));
-    let mut acc = _mm512_setzero_si512();
-    for c in 0..4 {
-        let bytes = _mm256_loadu_si256(qs.add(32 * c) as *const __m256i);
-        let mut w = _mm512_and_si512(join(bytes, _mm256_srli_epi16(bytes, 4)), m4);
-        if let Some(h) = h {
-            let s = |s: i32| _mm256_srl_epi16(h, _mm_cvtsi32_si128(s));
-            let bits = join(s(2 * c as i32), s(2 * c as i32 + 1));
-            let bits = _mm512_and_si512(bits, _mm512_set1_epi8(1));
-            w = _mm512_or_si512(w, _mm512_slli_epi16(bits, 4));
-        }
-        let x = _mm512_loadu_si512(q.add(64 * c) as *const _);
-        let sc = two_lanes(scales, 2 * c as i16, 2 * c as i16 + 1);
-        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), sc));
-    }
-    (_mm512_reduce_add_epi32(acc), mins)
+    let (w, sm) = unpack45(b, qs, qh);
+    (dot4(&w, q), mins45(sm, bs))
 }
 
-/// Q4_K/Q5_K's 8 scales (i16 lanes 0–7 of the result) and Σ_j m_j·(bs_2j + bs_2j+1).
+/// Q4_K/Q5_K's 8 scales and 8 minimums from their 12 bytes at 4 (ggml's `utmp`), as i16
+/// lanes: 0–7 the scales, 8–15 the minimums.
 #[inline(always)]
-unsafe fn scales_mins(b: *const u8, bs: *const i16) -> (__m256i, i32) {
+unsafe fn scales_and_mins(b: *const u8) -> __m256i {
     let word = |i: usize| (b.add(4 + 4 * i) as *const u32).read_unaligned();
     let (u0, u1, u2) = (word(0), word(1), word(2));
     const M1: u32 = 0x3f3f_3f3f;
@@ -229,58 +256,73 @@ unsafe fn scales_mins(b: *const u8, bs: *const i16) -> (__m256i, i32) {
     let mins_hi = ((u2 >> 4) & M2) | (((u1 >> 6) & M3) << 4);
     let scales_hi = (u2 & M2) | (((u0 >> 6) & M3) << 4);
     let (scales_lo, mins_lo) = (u0 & M1, u1 & M1);
-    // i16 lanes: 0–7 the scales, 8–15 the mins
-    let sm = _mm256_cvtepu8_epi16(_mm_set_epi32(
+    _mm256_cvtepu8_epi16(_mm_set_epi32(
         mins_hi as i32,
         mins_lo as i32,
         scales_hi as i32,
         scales_lo as i32,
-    ));
+    ))
+}
+
+/// Σ_j m_j·(bs_2j + bs_2j+1), the minimums in `sm`'s i16 lanes 8–15.
+#[inline(always)]
+pub(super) unsafe fn mins45(sm: __m256i, bs: *const i16) -> i32 {
     let sums = _mm256_loadu_si256(bs as *const __m256i);
     let pairs = _mm_hadd_epi16(
         _mm256_castsi256_si128(sums),
         _mm256_extracti128_si256(sums, 1),
     );
-    let mins = hsum128(_mm_madd_epi16(_mm256_extracti128_si256(sm, 1), pairs));
-    (sm, mins)
+    hsum128(_mm_madd_epi16(_mm256_extracti128_si256(sm, 1), pairs))
 }
 
+/// Σ_k sc_k·bs_k, Q6_K's 16 scales as i16 in `scales`.
+#[inline(always)]
+pub(super) unsafe fn bias6(scales: __m256i, bs: *const i16) -> i32 {
+    hsum(_mm256_madd_epi16(
+        scales,
+        _mm256_loadu_si256(bs as *const __m256i),
+    ))
+}
+
+/// A Q6_K block unpacked (its unsigned values, q6 + 32), and its 16 scales as i16.
 #[cfg(kernel = "avx512")]
 #[inline(always)]
-unsafe fn q6k_wide(b: *const u8, q: *const i8, bs: *const i16) -> i32 {
+pub(super) unsafe fn unpack6(b: *const u8) -> (Unpacked, __m256i) {
     let m4 = _mm512_set1_epi8(0x0F);
     let m2 = _mm512_set1_epi8(3);
     let scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.add(192) as *const __m128i));
-    let bias = hsum(_mm256_madd_epi16(
-        scales16,
-        _mm256_loadu_si256(bs as *const __m256i),
-    ));
     let scales = _mm512_castsi256_si512(scales16);
-    let mut acc = _mm512_setzero_si512();
+    let mut u = [_mm512_setzero_si512(); 4];
+    let mut sc = u;
     for n in 0..2 {
         let ql = _mm512_loadu_si512(b.add(64 * n) as *const _);
         let qh = _mm256_loadu_si256(b.add(128 + 32 * n) as *const __m256i);
         // [qh | qh >> 2]: bits 0–1 the first 32 weights', then the next 32's
         let h = join(qh, _mm256_srli_epi16(qh, 2));
-        let u01 = _mm512_or_si512(
+        u[2 * n] = _mm512_or_si512(
             _mm512_and_si512(ql, m4),
             _mm512_slli_epi16(_mm512_and_si512(h, m2), 4),
         );
-        let u23 = _mm512_or_si512(
+        u[2 * n + 1] = _mm512_or_si512(
             _mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
             _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, 4), m2), 4),
         );
-        for (j, u) in [u01, u23].into_iter().enumerate() {
+        for j in 0..2 {
             // 64 weights: four groups of 16, scales k … k + 3
             let k = (8 * n + 4 * j) as i16;
             let idx = join(
                 _mm256_set_m128i(_mm_set1_epi16(k + 1), _mm_set1_epi16(k)),
                 _mm256_set_m128i(_mm_set1_epi16(k + 3), _mm_set1_epi16(k + 2)),
             );
-            let sc = _mm512_permutexvar_epi16(idx, scales);
-            let x = _mm512_loadu_si512(q.add(128 * n + 64 * j) as *const _);
-            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, x), sc));
+            sc[2 * n + j] = _mm512_permutexvar_epi16(idx, scales);
         }
     }
-    _mm512_reduce_add_epi32(acc) - 32 * bias
+    ((u, sc), scales16)
+}
+
+#[cfg(kernel = "avx512")]
+#[inline(always)]
+unsafe fn q6k_wide(b: *const u8, q: *const i8, bs: *const i16) -> i32 {
+    let (w, scales) = unpack6(b);
+    dot4(&w, q) - 32 * bias6(scales, bs)
 }

@@ -23,11 +23,13 @@ mod dot;
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 mod dot_x86;
 mod kind;
+#[cfg(kernel = "avx512")]
+mod rows_x86;
 #[cfg(test)]
 mod tests;
 
 pub use acts::{Family, GActRow, GActs};
-pub use dot::{row_dot, row_dot_portable};
+pub use dot::{row_dot, row_dot_portable, rows_dot};
 pub use kind::Kind;
 
 use super::Activations;

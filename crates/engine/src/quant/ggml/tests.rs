@@ -133,7 +133,10 @@ fn activations_quantize_as_ggml_s_q8_k_does() {
 #[test]
 fn a_batch_gives_each_row_s_bits_alone() {
     let n = 256;
-    for (k, kind) in [Kind::Q4_K, Kind::Q6_K, Kind::Q5_0].into_iter().enumerate() {
+    for (k, kind) in [Kind::Q4_K, Kind::Q5_K, Kind::Q6_K, Kind::Q5_0]
+        .into_iter()
+        .enumerate()
+    {
         let rows = 24;
         let bytes = random_rows(kind, rows, n, 40 + k as u64);
         let g = GRef {
