@@ -71,6 +71,16 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   const kqWant = JSON.parse(cli('--model', kq, 'next', '--prompt', 'Once upon a time', '--json'));
   await page.waitForFunction((p) => document.querySelector('[data-testid=dist-row] .piece')?.textContent === p, JSON.stringify(kqWant.top[0].piece));
   assert.equal((await topRow(page)).value, Number(kqWant.top[0].prob.toFixed(4)));
+  // The weights select names the file's own blocks, and offers them again after a conversion.
+  const weights = page.getByTestId('precision-select');
+  assert.equal(await weights.inputValue(), 'ggml');
+  await screenshot(page, 'files-kquant');
+  const card = (w) => page.waitForFunction((w) => document.querySelector('[data-testid=model-summary]')?.innerText.includes(`; weights ${w}:`), w);
+  await weights.selectOption('q8');
+  await card('q8');
+  await weights.selectOption('ggml');
+  await card('ggml');
+  assert.equal((await topRow(page)).value, Number(kqWant.top[0].prob.toFixed(4)));
   // Dropped: a Qwen2 file (Q/K/V biases, a GPT-2 BPE vocabulary split as "qwen2", no BOS):
   // the card says so, and the first distribution is the CLI's on the same file.
   const arch = path.join(ROOT, 'assets/models/fixtures/arch');

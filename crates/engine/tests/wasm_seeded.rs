@@ -82,3 +82,11 @@ fn the_simd_attention_gives_the_portable_bits() {
 fn the_simd_int8_rows_give_the_plain_loops_bits() {
     decoding_engine::backend::testing::assert_int8_kernel_bits();
 }
+
+/// The page's k-quant sums (simd128 `i16x8.extmul` and `i32x4.dot_i16x8_s`) give the plain
+/// loops' bits on every ggml block type, alone and in a batch, as AVX-512 and AVX2 do
+/// natively.
+#[wasm_bindgen_test]
+fn the_simd_ggml_rows_give_the_plain_loops_bits() {
+    decoding_engine::quant::ggml::testing::assert_kernel_bits();
+}

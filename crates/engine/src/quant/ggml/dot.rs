@@ -94,7 +94,9 @@ fn k45(qs: &[u8], qh: Option<&[u8]>, q: &[i8], b: &[u8], bs: &[i16]) -> (i32, i3
 /// The build's integer sums.
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 type NativeInts = super::dot_x86::X86<{ cfg!(kernel = "avx512") }>;
-#[cfg(not(any(kernel = "avx512", kernel = "avx2")))]
+#[cfg(kernel = "wasm")]
+type NativeInts = super::dot_wasm::Wasm;
+#[cfg(not(any(kernel = "avx512", kernel = "avx2", kernel = "wasm")))]
 type NativeInts = Portable;
 
 /// A row of `kind` blocks (`row`, as many weights as `a` has) times `a`.

@@ -20,11 +20,15 @@
 mod acts;
 pub mod blocks;
 mod dot;
+#[cfg(kernel = "wasm")]
+mod dot_wasm;
 #[cfg(any(kernel = "avx512", kernel = "avx2"))]
 mod dot_x86;
 mod kind;
 #[cfg(kernel = "avx512")]
 mod rows_x86;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 

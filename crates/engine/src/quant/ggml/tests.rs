@@ -6,54 +6,8 @@
 use super::*;
 use crate::kernels::matmul;
 use crate::quant::MatRef;
-use rand_chacha::rand_core::{RngCore, SeedableRng};
 
-const KINDS: [Kind; 8] = [
-    Kind::Q4_K,
-    Kind::Q5_K,
-    Kind::Q6_K,
-    Kind::Q8_0,
-    Kind::Q4_0,
-    Kind::Q4_1,
-    Kind::Q5_0,
-    Kind::Q5_1,
-];
-
-/// `rows` rows of `n` weights of random blocks of `kind`, their f16 scales finite (0.001 to
-/// 0.03; a minimum or offset up to 0.02), every other byte random.
-fn random_rows(kind: Kind, rows: usize, n: usize, seed: u64) -> Vec<u8> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut bytes = vec![0u8; row_bytes(kind, n) * rows];
-    rng.fill_bytes(&mut bytes);
-    let (_, size) = kind.block();
-    let fields: &[usize] = match kind {
-        Kind::Q6_K => &[208],
-        Kind::Q4_1 | Kind::Q5_1 | Kind::Q4_K | Kind::Q5_K => &[0, 2],
-        _ => &[0],
-    };
-    for b in bytes.chunks_exact_mut(size as usize) {
-        for (i, &at) in fields.iter().enumerate() {
-            let v = (rng.next_u32() % 1000) as f32 / 1000.0 * [0.03, 0.02][i] + 0.001;
-            b[at..at + 2].copy_from_slice(&half::f16::from_f32(v).to_le_bytes());
-        }
-    }
-    bytes
-}
-
-fn random_x(len: usize, seed: u64) -> Vec<f32> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..len)
-        .map(|i| {
-            let u = (rng.next_u32() >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
-            // a few outliers, as real activations have
-            if i % 97 == 5 {
-                20.0 * u
-            } else {
-                u
-            }
-        })
-        .collect()
-}
+use super::testing::{random_rows, random_x, KINDS};
 
 /// The activations' values back: q·d (block by block).
 fn dequantized_acts(a: &GActRow, per: usize) -> Vec<f64> {
@@ -96,6 +50,11 @@ fn a_row_is_the_dot_product_of_the_dequantized_weights_and_activations() {
             }
         }
     }
+}
+
+#[test]
+fn the_build_s_kernels_give_the_plain_loops_bits() {
+    super::testing::assert_kernel_bits();
 }
 
 /// `quantize_row_q8_K_ref`: the value of largest magnitude maps to −127, d = 1/iscale, every
