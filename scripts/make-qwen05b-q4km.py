@@ -9,8 +9,14 @@ any test: the files are hundreds of MB. Run with the venv of make-kquant-fixture
     /tmp/lcpp-venv/bin/python scripts/make-qwen05b-q4km.py OUT_DIR [1.5b]
 
 With `1.5b`, Qwen2.5-1.5B's shape instead (hidden 1536, intermediate 8960, 28 layers,
-12 / 2 heads): about 1 GB as Q4_K_M, 1.7 GB as the page would hold it (q8), over its
-1.5 GiB budget, which the page must refuse before reading the file.
+12 / 2 heads): about 1 GB as Q4_K_M, held as its own blocks (0.94 GB); with the KV cache at
+the page's context of 4,096 (235 MB) and a prefill chunk's activations it fits the page's
+1.5 GiB (2026-12-07: loads in about 10 s in headless Chromium and decodes; natively 1.05x
+the file's size resident). Before prefill ran in chunks the page refused it at 1.51 GiB.
+
+Run by hand without building llama-cpp-python: its sdist's `llama_cpp` package on PYTHONPATH
+and LLAMA_CPP_LIB_PATH naming the folder of a `libllama.so` built from its vendor/llama.cpp
+(a venv with gguf, numpy, tokenizers, safetensors, diskcache, jinja2).
 
 The vocabulary is make-arch-fixtures.py's 420 trained byte-level BPE tokens padded with
 distinct normal tokens to 151,936 (a real file's count; the padding is never produced by

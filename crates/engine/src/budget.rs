@@ -49,7 +49,8 @@ pub struct Footprint {
     pub weights: u64,
     /// One sequence's K and V for the whole context.
     pub kv_per_sequence: u64,
-    /// Activations of a prefill of the whole context, the RoPE table and the logits.
+    /// Activations of a prefill (a chunk of `forward::PREFILL_CHUNK` rows at most), the
+    /// RoPE table and the logits.
     pub run_state: u64,
 }
 
@@ -80,7 +81,9 @@ impl Footprint {
         // Per row: the run state's buffers (x, xb, xb2, qkv, hb); the RoPE table
         // (seq_len × head_size); the logits of one row.
         let row = c.activation_widths().iter().sum::<usize>() as u64;
-        let run_state = mul(&[s, row, e], "the run state")?
+        // a prefill runs in chunks of rows (`forward::PREFILL_CHUNK`)
+        let chunk = s.min(crate::forward::PREFILL_CHUNK as u64);
+        let run_state = mul(&[chunk, row, e], "the run state")?
             .checked_add(mul(&[s, c.head_size() as u64, e], "the RoPE table")?)
             .and_then(|b| b.checked_add(v * e))
             .ok_or(BudgetError::Overflow {

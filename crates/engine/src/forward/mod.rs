@@ -47,6 +47,11 @@ thread_local! {
 /// the values advance side by side).
 const HEADS_AT_ONCE: usize = 8;
 
+/// The most rows a forward pass runs at once: a longer batch (a long prompt's prefill) runs
+/// in chunks of this many, so the run state holds a chunk's activations, not the whole
+/// context's (the budget counts it so: `budget::Footprint`).
+pub const PREFILL_CHUNK: usize = 512;
+
 /// Activations of one pass over `rows` rows (llama2.c's `RunState`, minus the cache, which is
 /// per sequence). Reused from pass to pass; grown when a batch has more rows than before.
 #[derive(Debug, Clone, Default)]
@@ -219,6 +224,18 @@ impl Transformer {
         mut probe: Option<&mut ProbeRecord>,
     ) -> Result<Vec<f32>, ForwardError> {
         let c = &self.config;
+        if probe.is_none() && batch.rows().len() > PREFILL_CHUNK {
+            // A long prefill in chunks of rows, one after another: each chunk's K/V are in
+            // the cache before the next attends to them, and every row's bits are its own
+            // (a row gives the same bits in any batch), so only the run state shrinks.
+            let mut logits = Vec::new();
+            for rows in batch.rows().chunks(PREFILL_CHUNK) {
+                let mut part = Batch::new();
+                rows.iter().for_each(|&r| part.push(r));
+                logits.extend(self.run(s, caches, &part, layers, None)?);
+            }
+            return Ok(logits);
+        }
         let spans = batch.check(c.vocab_size, c.seq_len, |seq| {
             caches
                 .cache(seq)

@@ -23,18 +23,24 @@ fn tiny() -> Transformer {
     random(16, 24, 12, 9)
 }
 
+/// Each token's next-token logits decoded one at a time, and the cache they filled.
+fn decoded(m: &Transformer, tokens: &[u32]) -> (Vec<f32>, KvCache) {
+    let mut s = RunState::new(&m.config);
+    let mut cache = KvCache::new(&m.config);
+    let mut logits = vec![0.0; m.config.vocab_size];
+    let mut per_token = Vec::new();
+    for &t in tokens {
+        m.decode(&mut s, &mut cache, t, &mut logits).unwrap();
+        per_token.extend_from_slice(&logits);
+    }
+    (per_token, cache)
+}
+
 #[test]
 fn decode_prefill_and_naive_agree() {
     let m = tiny();
     let tokens = [1u32, 5, 7, 3, 19, 0, 2];
-    let mut s = RunState::new(&m.config);
-    let mut cache = KvCache::new(&m.config);
-    let mut logits = vec![0.0; 20];
-    let mut per_token = Vec::new();
-    for &t in &tokens {
-        m.decode(&mut s, &mut cache, t, &mut logits).unwrap();
-        per_token.extend_from_slice(&logits);
-    }
+    let (per_token, cache) = decoded(&m, &tokens);
     let mut cache2 = KvCache::new(&m.config);
     let batched = m.prefill(&mut cache2, &tokens, true).unwrap();
     assert_eq!(per_token, batched);
@@ -52,14 +58,7 @@ fn a_long_prefill_equals_decode() {
     let tokens: Vec<u32> = (0..37).map(|i| (i * 7 + 3) % 20).collect();
     assert!(tokens.len() >= prefill::ROWS + 16);
     for m in [f32_model.clone(), f32_model.at(Precision::Q8)] {
-        let mut s = RunState::new(&m.config);
-        let mut cache = KvCache::new(&m.config);
-        let mut logits = vec![0.0; 20];
-        let mut per_token = Vec::new();
-        for &t in &tokens {
-            m.decode(&mut s, &mut cache, t, &mut logits).unwrap();
-            per_token.extend_from_slice(&logits);
-        }
+        let (per_token, _) = decoded(&m, &tokens);
         // in two parts: the second's rows attend to a cache the first filled
         let mut cache2 = KvCache::new(&m.config);
         let mut batched = m.prefill(&mut cache2, &tokens[..17], true).unwrap();
@@ -71,6 +70,31 @@ fn a_long_prefill_equals_decode() {
             m.weights.precision()
         );
     }
+}
+
+/// A prompt longer than `PREFILL_CHUNK` runs in chunks: the same logits, bit for bit, as
+/// decoding it token by token, and the run state no taller than a chunk.
+#[test]
+fn a_prefill_longer_than_a_chunk_runs_in_chunks_with_decode_s_bits() {
+    let m = random(32, 48, PREFILL_CHUNK + 200, 9);
+    let tokens: Vec<u32> = (0..PREFILL_CHUNK as u32 + 150)
+        .map(|i| (i * 11 + 1) % 20)
+        .collect();
+    let (per_token, _) = decoded(&m, &tokens);
+    let per_token: Vec<u32> = per_token.iter().map(|x| x.to_bits()).collect();
+    let mut s = RunState::new(&m.config);
+    let mut cache = KvCache::new(&m.config);
+    let batch = Batch::tokens(SeqId(0), 0, &tokens, Logits::All);
+    let all = m.forward(&mut s, &mut cache, &batch).unwrap();
+    assert_eq!(
+        all.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        per_token
+    );
+    assert_eq!(cache.len(), tokens.len());
+    assert!(
+        s.x.capacity() <= PREFILL_CHUNK * m.config.dim,
+        "the run state a chunk tall"
+    );
 }
 
 #[test]
