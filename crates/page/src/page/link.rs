@@ -240,7 +240,9 @@ pub fn to_query(page: &PageState, settings: &Settings) -> String {
     if page.backend != d.backend {
         q.append_pair("backend", page.backend.name());
     }
-    if let Some(p) = page.precision {
+    // A file's own blocks are what loading the file gives: no key (nor one a link could
+    // not be read back with: `Precision::parse` refuses "ggml").
+    if let Some(p) = page.precision.filter(|&p| p != Precision::Ggml) {
         q.append_pair("precision", p.name());
     }
     if let Some(s) = &page.spec {

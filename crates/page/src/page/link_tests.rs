@@ -30,6 +30,15 @@ fn query_round_trips() {
     let again = from_query(&q, 512);
     assert_eq!(again.page, r.page);
     assert_eq!(again.settings, r.settings);
+    // back to a GGUF file's own blocks: the link says nothing of the precision (the file's
+    // default), and reads back without a problem
+    let mut ggml = r.page.clone();
+    ggml.precision = Some(Precision::Ggml);
+    let q = to_query(&ggml, &r.settings);
+    assert!(!q.contains("precision"), "{q}");
+    let again = from_query(&q, 512);
+    assert!(again.problems.is_empty(), "{:?}", again.problems);
+    assert_eq!(again.page.precision, None);
 }
 
 #[test]

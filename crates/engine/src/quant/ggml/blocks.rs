@@ -37,57 +37,61 @@ pub fn dequantize(kind: Kind, bytes: &[u8], out: &mut [f32]) {
             Kind::F32 => y[0] = f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
             Kind::F16 => y[0] = f16_at(b, 0),
             Kind::BF16 => y[0] = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16),
-            Kind::Q8_0 => {
-                let d = f16_at(b, 0);
-                for (y, &q) in y.iter_mut().zip(&b[2..34]) {
-                    *y = (q as i8) as f32 * d;
+            Kind::Q8_0 | Kind::Q4_0 | Kind::Q4_1 | Kind::Q5_0 | Kind::Q5_1 => {
+                let (w, d, m) = legacy_values(kind, b);
+                for (y, &w) in y.iter_mut().zip(&w) {
+                    *y = match m {
+                        Some(m) => w as f32 * d + m,
+                        None => w as f32 * d,
+                    };
                 }
             }
-            Kind::Q4_0 | Kind::Q4_1 => legacy4(kind, b, y),
-            Kind::Q5_0 | Kind::Q5_1 => legacy5(kind, b, y),
             Kind::Q4_K | Kind::Q5_K => k_4_5(kind, b, y),
             Kind::Q6_K => k_6(b, y),
         }
     }
 }
 
-/// `dequantize_row_q4_0` (x0·d, nibbles − 8) and `dequantize_row_q4_1` (x0·d + m).
-fn legacy4(kind: Kind, b: &[u8], y: &mut [f32]) {
+/// A 32-weight block's integers (centred: Q4_0's nibble − 8, Q5_0's 5 bits − 16; Q8_0's
+/// int8; Q4_1's and Q5_1's as they are), its scale d and Q4_1's/Q5_1's offset m: weight j
+/// is w_j·d (+ m) (`dequantize_row_q{8,4,5}_{0,1}`). In Q4/Q5 byte j's low nibble is weight
+/// j and its high nibble weight j + 16; Q5's fifth bits: bit j of `qh` weight j's, bit
+/// j + 16 weight j + 16's. The plain-loop dot product reads the same integers (`dot.rs`).
+pub(super) fn legacy_values(kind: Kind, b: &[u8]) -> ([i32; 32], f32, Option<f32>) {
     let d = f16_at(b, 0);
-    let (m, qs) = match kind {
-        Kind::Q4_1 => (Some(f16_at(b, 2)), &b[4..20]),
-        _ => (None, &b[2..18]),
+    let mut w = [0i32; 32];
+    let m = match kind {
+        Kind::Q8_0 => {
+            for (w, &v) in w.iter_mut().zip(&b[2..34]) {
+                *w = v as i8 as i32;
+            }
+            None
+        }
+        Kind::Q4_0 | Kind::Q4_1 => {
+            let (qs, m, centre) = match kind {
+                Kind::Q4_1 => (&b[4..20], Some(f16_at(b, 2)), 0),
+                _ => (&b[2..18], None, 8),
+            };
+            for (j, &v) in qs.iter().enumerate() {
+                (w[j], w[j + 16]) = ((v & 0x0F) as i32 - centre, (v >> 4) as i32 - centre);
+            }
+            m
+        }
+        _ => {
+            let (at, m, centre) = match kind {
+                Kind::Q5_1 => (4, Some(f16_at(b, 2)), 0),
+                _ => (2, None, 16),
+            };
+            let qh = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+            for (j, &v) in b[at + 4..at + 20].iter().enumerate() {
+                let (h0, h1) = (((qh >> j) << 4) & 0x10, (qh >> (j + 12)) & 0x10);
+                w[j] = ((v & 0x0F) as u32 | h0) as i32 - centre;
+                w[j + 16] = ((v >> 4) as u32 | h1) as i32 - centre;
+            }
+            m
+        }
     };
-    for (j, &q) in qs.iter().enumerate() {
-        let (x0, x1) = ((q & 0x0F) as i32, (q >> 4) as i32);
-        (y[j], y[j + 16]) = match m {
-            Some(m) => (x0 as f32 * d + m, x1 as f32 * d + m),
-            None => ((x0 - 8) as f32 * d, (x1 - 8) as f32 * d),
-        };
-    }
-}
-
-/// `dequantize_row_q5_0` ((x − 16)·d) and `dequantize_row_q5_1` (x·d + m): bit j of `qh` is
-/// weight j's fifth bit, bit j + 16 weight j + 16's.
-fn legacy5(kind: Kind, b: &[u8], y: &mut [f32]) {
-    let d = f16_at(b, 0);
-    let (m, at) = match kind {
-        Kind::Q5_1 => (Some(f16_at(b, 2)), 4),
-        _ => (None, 2),
-    };
-    let qh = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-    for (j, &q) in b[at + 4..at + 20].iter().enumerate() {
-        let xh0 = ((qh >> j) << 4) & 0x10;
-        let xh1 = (qh >> (j + 12)) & 0x10;
-        let (x0, x1) = (
-            ((q & 0x0F) as u32 | xh0) as i32,
-            ((q >> 4) as u32 | xh1) as i32,
-        );
-        (y[j], y[j + 16]) = match m {
-            Some(m) => (x0 as f32 * d + m, x1 as f32 * d + m),
-            None => ((x0 - 16) as f32 * d, (x1 - 16) as f32 * d),
-        };
-    }
+    (w, d, m)
 }
 
 /// `get_scale_min_k4`: sub-block j's 6-bit scale and min from the 12 packed bytes.
@@ -103,54 +107,66 @@ pub(super) fn scale_min(j: usize, q: &[u8]) -> (u8, u8) {
     }
 }
 
-/// `dequantize_row_q4_K` and `dequantize_row_q5_K`: 4 chunks of 64 weights, each two
-/// sub-blocks of 32 (low nibbles, then high) with d1 = d·sc, m1 = dmin·m, y = d1·q − m1;
-/// Q5_K's fifth bits are bit 2i (low) and 2i + 1 (high) of `qh[l]` in chunk i.
-fn k_4_5(kind: Kind, b: &[u8], y: &mut [f32]) {
-    let (d, dmin, scales) = (f16_at(b, 0), f16_at(b, 2), &b[4..16]);
+/// A k-quant block's 256 unsigned values in weight order: Q4_K's nibbles, Q5_K's with their
+/// fifth bits, Q6_K's 6 bits (the weight's q + 32). Q4_K/Q5_K: each 64 weights take 32
+/// bytes of `qs`, low nibbles the first 32 (sub-block 2c), high nibbles the next (2c + 1),
+/// the fifth bits bit 2c and 2c + 1 of qh[l]; Q6_K: two halves of 128, each from 64 bytes
+/// of `ql` (low 4 bits) and 32 of `qh` (2 bits each). The plain-loop dot product reads the
+/// same values (`dot.rs`).
+pub(super) fn k_values(kind: Kind, b: &[u8]) -> [u8; 256] {
+    let mut u = [0u8; 256];
+    if kind == Kind::Q6_K {
+        for n in 0..2 {
+            let (ql, qh) = (&b[64 * n..64 * n + 64], &b[128 + 32 * n..160 + 32 * n]);
+            let u = &mut u[128 * n..128 * n + 128];
+            for l in 0..32 {
+                u[l] = (ql[l] & 0x0F) | ((qh[l] & 3) << 4);
+                u[l + 32] = (ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4);
+                u[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+                u[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+            }
+        }
+        return u;
+    }
     let (qh, qs) = match kind {
         Kind::Q5_K => (Some(&b[16..48]), &b[48..176]),
         _ => (None, &b[16..144]),
     };
     for c in 0..4 {
-        let q = &qs[32 * c..32 * c + 32];
-        let sub = |i: usize| {
-            let (sc, m) = scale_min(2 * c + i, scales);
-            (d * sc as f32, dmin * m as f32)
-        };
-        let ((d1, m1), (d2, m2)) = (sub(0), sub(1));
         for l in 0..32 {
-            let (hi1, hi2) = match qh {
-                Some(h) => (
+            let (h0, h1) = qh.map_or((0, 0), |h| {
+                (
                     ((h[l] >> (2 * c)) & 1) << 4,
                     ((h[l] >> (2 * c + 1)) & 1) << 4,
-                ),
-                None => (0, 0),
-            };
-            y[64 * c + l] = d1 * ((q[l] & 0x0F) | hi1) as f32 - m1;
-            y[64 * c + 32 + l] = d2 * ((q[l] >> 4) | hi2) as f32 - m2;
+                )
+            });
+            u[64 * c + l] = (qs[32 * c + l] & 0x0F) | h0;
+            u[64 * c + 32 + l] = (qs[32 * c + l] >> 4) | h1;
+        }
+    }
+    u
+}
+
+/// `dequantize_row_q4_K` and `dequantize_row_q5_K`: 8 sub-blocks of 32, each with
+/// d1 = d·sc, m1 = dmin·m, y = d1·q − m1.
+fn k_4_5(kind: Kind, b: &[u8], y: &mut [f32]) {
+    let (d, dmin, u) = (f16_at(b, 0), f16_at(b, 2), k_values(kind, b));
+    for j in 0..8 {
+        let (sc, m) = scale_min(j, &b[4..16]);
+        let (d1, m1) = (d * sc as f32, dmin * m as f32);
+        for (y, &q) in y[32 * j..32 * j + 32].iter_mut().zip(&u[32 * j..]) {
+            *y = d1 * q as f32 - m1;
         }
     }
 }
 
-/// `dequantize_row_q6_K`: two halves of 128 weights, each from 64 bytes of `ql` (low 4 bits)
-/// and 32 of `qh` (2 bits each), 16 weights a signed scale: y = d·sc·(q − 32).
+/// `dequantize_row_q6_K`: 16 weights a signed scale, y = d·sc·(q − 32).
 fn k_6(b: &[u8], y: &mut [f32]) {
-    let d = f16_at(b, 208);
-    for n in 0..2 {
-        let (ql, qh) = (&b[64 * n..64 * n + 64], &b[128 + 32 * n..128 + 32 * n + 32]);
-        let sc = |k: usize| b[192 + 8 * n + k] as i8 as f32;
-        let y = &mut y[128 * n..128 * n + 128];
-        for l in 0..32 {
-            let is = l / 16;
-            let q1 = ((ql[l] & 0x0F) | ((qh[l] & 3) << 4)) as i32 - 32;
-            let q2 = ((ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4)) as i32 - 32;
-            let q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i32 - 32;
-            let q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i32 - 32;
-            y[l] = d * sc(is) * q1 as f32;
-            y[l + 32] = d * sc(is + 2) * q2 as f32;
-            y[l + 64] = d * sc(is + 4) * q3 as f32;
-            y[l + 96] = d * sc(is + 6) * q4 as f32;
+    let (d, u) = (f16_at(b, 208), k_values(Kind::Q6_K, b));
+    for (k, y) in y.chunks_exact_mut(16).enumerate() {
+        let sc = b[192 + k] as i8 as f32;
+        for (y, &q) in y.iter_mut().zip(&u[16 * k..]) {
+            *y = d * sc * (q as i32 - 32) as f32;
         }
     }
 }

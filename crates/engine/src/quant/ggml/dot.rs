@@ -12,7 +12,7 @@
 //!
 //! block after block. llama.cpp adds the same terms (its float additions in other orders).
 
-use super::blocks::{f16_at, scale_min};
+use super::blocks::{f16_at, k_values, legacy_values, scale_min};
 use super::{GActRow, Kind};
 
 /// The integer sums of one block, by an instruction set (each the bits of [`Portable`]'s:
@@ -31,25 +31,15 @@ pub(super) struct Portable;
 
 impl Ints for Portable {
     fn q4k(b: &[u8], q: &[i8], bs: &[i16]) -> (i32, i32) {
-        k45(&b[16..144], None, q, b, bs)
+        k45(Kind::Q4_K, b, q, bs)
     }
 
     fn q5k(b: &[u8], q: &[i8], bs: &[i16]) -> (i32, i32) {
-        k45(&b[48..176], Some(&b[16..48]), q, b, bs)
+        k45(Kind::Q5_K, b, q, bs)
     }
 
     fn q6k(b: &[u8], q: &[i8], bs: &[i16]) -> i32 {
-        let mut u = [0u8; 256];
-        for n in 0..2 {
-            let (ql, qh) = (&b[64 * n..64 * n + 64], &b[128 + 32 * n..160 + 32 * n]);
-            let u = &mut u[128 * n..128 * n + 128];
-            for l in 0..32 {
-                u[l] = (ql[l] & 0x0F) | ((qh[l] & 3) << 4);
-                u[l + 32] = (ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4);
-                u[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
-                u[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
-            }
-        }
+        let u = k_values(Kind::Q6_K, b);
         // Σ (u − 32)·q = Σ u·q − 32·Σq, Σq of each 16 being its bsum
         (0..16)
             .map(|k| {
@@ -65,28 +55,15 @@ fn isum(u: &[u8], q: &[i8]) -> i32 {
     u.iter().zip(q).map(|(&u, &q)| u as i32 * q as i32).sum()
 }
 
-/// Q4_K/Q5_K's sums: chunk c of 64 weights is sub-blocks 2c (low nibbles of qs[32c..])
-/// and 2c + 1 (high), Q5_K's fifth bits bit 2c and 2c + 1 of qh[l]; each sub-block's 6-bit
-/// scale and min from the block's 12 bytes at 4.
-fn k45(qs: &[u8], qh: Option<&[u8]>, q: &[i8], b: &[u8], bs: &[i16]) -> (i32, i32) {
+/// Q4_K/Q5_K's sums: each sub-block of 32 with its 6-bit scale and min from the block's 12
+/// bytes at 4.
+fn k45(kind: Kind, b: &[u8], q: &[i8], bs: &[i16]) -> (i32, i32) {
+    let u = k_values(kind, b);
     let (mut total, mut mins) = (0, 0);
-    for c in 0..4 {
-        let (mut lo, mut hi) = ([0u8; 32], [0u8; 32]);
-        for l in 0..32 {
-            let (h0, h1) = qh.map_or((0, 0), |h| {
-                (
-                    ((h[l] >> (2 * c)) & 1) << 4,
-                    ((h[l] >> (2 * c + 1)) & 1) << 4,
-                )
-            });
-            lo[l] = (qs[32 * c + l] & 0x0F) | h0;
-            hi[l] = (qs[32 * c + l] >> 4) | h1;
-        }
-        for (j, v) in [(2 * c, &lo), (2 * c + 1, &hi)] {
-            let (sc, m) = scale_min(j, &b[4..16]);
-            total += sc as i32 * isum(v, &q[32 * j..]);
-            mins += m as i32 * (bs[2 * j] as i32 + bs[2 * j + 1] as i32);
-        }
+    for j in 0..8 {
+        let (sc, m) = scale_min(j, &b[4..16]);
+        total += sc as i32 * isum(&u[32 * j..32 * j + 32], &q[32 * j..]);
+        mins += m as i32 * (bs[2 * j] as i32 + bs[2 * j + 1] as i32);
     }
     (total, mins)
 }
@@ -173,39 +150,7 @@ fn k_row<const SIZE: usize>(
 /// One 32-weight block of Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 added to `acc`.
 #[inline(always)]
 fn legacy(kind: Kind, b: &[u8], q: &[i8], dx: f32, s: &[f32], i: usize, acc: f32) -> f32 {
-    let d = f16_at(b, 0);
-    let mut w = [0i32; 32];
-    let offset = match kind {
-        Kind::Q8_0 => {
-            for (w, &v) in w.iter_mut().zip(&b[2..34]) {
-                *w = v as i8 as i32;
-            }
-            None
-        }
-        Kind::Q4_0 | Kind::Q4_1 => {
-            let (qs, m, centre) = match kind {
-                Kind::Q4_1 => (&b[4..20], Some(f16_at(b, 2)), 0),
-                _ => (&b[2..18], None, 8),
-            };
-            for (j, &v) in qs.iter().enumerate() {
-                (w[j], w[j + 16]) = ((v & 0x0F) as i32 - centre, (v >> 4) as i32 - centre);
-            }
-            m
-        }
-        _ => {
-            let (at, m, centre) = match kind {
-                Kind::Q5_1 => (4, Some(f16_at(b, 2)), 0),
-                _ => (2, None, 16),
-            };
-            let qh = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-            for (j, &v) in b[at + 4..at + 20].iter().enumerate() {
-                let (h0, h1) = (((qh >> j) << 4) & 0x10, (qh >> (j + 12)) & 0x10);
-                w[j] = ((v & 0x0F) as u32 | h0) as i32 - centre;
-                w[j + 16] = ((v >> 4) as u32 | h1) as i32 - centre;
-            }
-            m
-        }
-    };
+    let (w, d, offset) = legacy_values(kind, b);
     let isum: i32 = w.iter().zip(q).map(|(&w, &q)| w * q as i32).sum();
     let acc = acc + (d * dx) * isum as f32;
     match offset {
