@@ -40,7 +40,8 @@ rust_target() {
     say "rustup: adding wasm32-unknown-unknown"
     rustup target add wasm32-unknown-unknown
   fi
-  for c in rustfmt clippy; do
+  # rust-src: the standard library rebuilt with wasm threads (scripts/build-threads.sh).
+  for c in rustfmt clippy rust-src; do
     rustup component list --installed | grep -q "^$c" || rustup component add "$c"
   done
 }

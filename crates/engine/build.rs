@@ -22,5 +22,11 @@ fn main() {
         _ => "portable",
     };
     println!("cargo::rustc-cfg=kernel=\"{kernel}\"");
+    // `team`: the engine can run a loop on several threads (natively always; in wasm when
+    // built with shared memory, `+atomics`: par_team.rs).
+    println!("cargo::rustc-check-cfg=cfg(team)");
+    if arch != "wasm32" || has("atomics") {
+        println!("cargo::rustc-cfg=team");
+    }
     println!("cargo::rerun-if-changed=build.rs");
 }

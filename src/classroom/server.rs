@@ -183,6 +183,7 @@ pub async fn serve(c: Config) -> Result<(), CliError> {
             get(|| async { page(super::STUDENT_CSS, "text/css") }),
         )
         .fallback_service(tower_http::services::ServeDir::new(&c.dist))
+        .layer(axum::middleware::map_response(isolated))
         .with_state(app.clone());
     println!("Classroom: the presenter opens http://127.0.0.1:{port}/?class=1&presenter=1");
     println!(
@@ -222,6 +223,21 @@ fn page(body: &'static str, kind: &'static str) -> Response {
         body,
     )
         .into_response()
+}
+
+/// Every response cross-origin isolated (COOP/COEP), so the presenter's page shares memory
+/// between its workers and its engine runs on threads (README, "Threads in the page").
+async fn isolated(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(
+        "cross-origin-opener-policy",
+        header::HeaderValue::from_static("same-origin"),
+    );
+    h.insert(
+        "cross-origin-embedder-policy",
+        header::HeaderValue::from_static("require-corp"),
+    );
+    r
 }
 
 /// Rooms without a frame for `idle` are closed, every minute.

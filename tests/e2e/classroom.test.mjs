@@ -137,6 +137,10 @@ test('classroom: a presenter and 30 phones, by QR and by code, three rounds, a d
     contexts.push(pctx);
     const { page: presenter, problems } = await open(pctx, `${server.url}/?backend=cpu&class=1&presenter=1&temperature=0&steps=3`);
     await presenter.getByTestId('room-box').waitFor({ timeout: 60_000 });
+    // The classroom serves the page cross-origin isolated: its engine on threads.
+    assert.equal(await presenter.evaluate(() => crossOriginIsolated), true);
+    await presenter.getByTestId('threads-badge').waitFor({ timeout: 30_000 });
+    assert.match(await presenter.getByTestId('threads-badge').innerText(), /· timed$/);
     const code = await presenter.getByTestId('room-code').innerText();
     const join = await presenter.getByTestId('room-join').innerText();
     assert.equal(join, `${server.url}/join?code=${code}`);

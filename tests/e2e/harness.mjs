@@ -24,12 +24,20 @@ const TYPES = {
   '.bin': 'application/octet-stream',
 };
 
+/** The headers that make the page cross-origin isolated (Trunk.toml's [serve] sends them). */
+export const ISOLATED = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
 /**
  * Serves `dir` on 127.0.0.1 at a free port; resolves to { url, close }. `patch` maps a path
  * to a function of the file's text (a test's instrumentation, e.g. of the worker's loader);
  * `routes(req, res, url)` answers the requests it takes (returning true) before the files.
+ * The page is cross-origin isolated as scripts/serve.sh serves it (COOP/COEP: its engine on
+ * threads) unless `isolated` is false (a static host without the headers: one thread).
  */
-export function serve(dir = DIST, { patch = {}, routes = null } = {}) {
+export function serve(dir = DIST, { patch = {}, routes = null, isolated = true } = {}) {
   if (!fs.existsSync(path.join(dir, 'index.html'))) {
     throw new Error(`${dir}/index.html is missing: build the page first (trunk build)`);
   }
@@ -52,6 +60,7 @@ export function serve(dir = DIST, { patch = {}, routes = null } = {}) {
         'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'Content-Length': data.length,
         'Cache-Control': 'no-store',
+        ...(isolated ? ISOLATED : {}),
       });
       res.end(data);
     });

@@ -27,6 +27,7 @@ const env = serveAndLaunch({
     '/index.html': (t) => page2(hubPatch['/index.html'](t)),
     '/sw.js': (t) => (release.next ? t.replace(`const VERSION = '${V}';`, `const VERSION = '${V}-2';`) : t),
     '/worker.js': (t) => (release.next ? `${t}\nself.RELEASE = 'next';\n` : t),
+    '/worker_mt.js': (t) => (release.next ? `${t}\nself.RELEASE = 'next';\n` : t),
   },
 });
 const OWN = 'karpathy/tinyllamas/stories260K/stories260K.bin';
@@ -275,7 +276,7 @@ test('an update is fetched in the background and applied at the next load; a pag
     // The engine is named with its page's release, and a page of the first release still
     // open (or starting as the next takes over) gets the first release's engine: its files
     // are kept beside the next's and answered by the release that asks.
-    assert.match(page.workers()[0].url(), new RegExp(`/worker_loader\\.js\\?release=${V}-2$`));
+    assert.match(page.workers()[0].url(), new RegExp(`/worker(_mt)?_loader\\.js\\?release=${V}-2$`));
     assert.deepEqual(await page.evaluate(() => caches.keys()), [`release-${V}`, `release-${V}-2`]);
     for (const [tag, engine] of [[V, 'first'], [`${V}-2`, 'next']]) {
       const [probe] = await Promise.all([

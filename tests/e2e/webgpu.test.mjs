@@ -18,7 +18,8 @@ if (self.GPUAdapter) {
 `;
 
 // Every test fails on a console error or an uncaught exception in a page it opened.
-const env = serveAndLaunch({ webgpu: true, patch: { '/worker_loader.js': (text) => KEEP_DEVICES + text } });
+// (Either engine: the one on threads where the page is cross-origin isolated, as served here.)
+const env = serveAndLaunch({ webgpu: true, patch: { '/worker_loader.js': (text) => KEEP_DEVICES + text, '/worker_mt_loader.js': (text) => KEEP_DEVICES + text } });
 
 test('auto with SwiftShader: the software adapter is not chosen; the page runs on the CPU and says why', async () => {
   const { page } = await open(env.browser.context, env.server.url);

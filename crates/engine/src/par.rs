@@ -96,10 +96,21 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     f()
 }
 
+/// The page's thread count (`set_threads`): 1 until the page has started a team.
+#[cfg(target_arch = "wasm32")]
+static THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
 #[cfg(target_arch = "wasm32")]
 fn threads() -> usize {
-    1
+    THREADS.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+#[cfg(team)]
+#[path = "par_team.rs"]
+mod team;
+
+#[cfg(all(team, target_arch = "wasm32"))]
+pub use team::{set_spawner, Spawner};
 
 /// Calls `f(first_unit, chunk)` over `out` cut into chunks of whole units of `unit` elements;
 /// each unit costs `work_per_unit` multiply-adds. The result does not depend on the split.
@@ -143,281 +154,91 @@ pub fn zip_units<F>(
 ) where
     F: Fn(usize, &mut [f32], &mut [f32]) + Sync + Send,
 {
-    let units = a.len() / unit_a.max(1);
-    let run = |i: usize, x: &mut [f32], y: &mut [f32]| f(i, x, y);
-    #[cfg(not(target_arch = "wasm32"))]
-    if units_per_task(units, work_per_unit, min_work_per_task()).is_some() {
-        use rayon::prelude::*;
-        a.par_chunks_mut(unit_a)
-            .zip(b.par_chunks_mut(unit_b))
+    let units = (a.len() / unit_a.max(1)).min(b.len().div_ceil(unit_b.max(1)));
+    if units_per_task(units, work_per_unit, min_work_per_task()).is_none() {
+        for (i, (x, y)) in a
+            .chunks_mut(unit_a.max(1))
+            .zip(b.chunks_mut(unit_b.max(1)))
+            .take(units)
             .enumerate()
-            .for_each(|(i, (x, y))| run(i, x, y));
+        {
+            f(i, x, y);
+        }
         return;
     }
-    let _ = work_per_unit;
-    for (i, (x, y)) in a
-        .chunks_mut(unit_a)
-        .zip(b.chunks_mut(unit_b))
-        .take(units)
-        .enumerate()
-    {
-        run(i, x, y);
-    }
+    let (a_len, b_len) = (a.len(), b.len());
+    let (pa, pb) = (Parts(a.as_mut_ptr()), Parts(b.as_mut_ptr()));
+    each_task(units, &|i| {
+        // SAFETY: unit i of each buffer (within it: i < units), run once (`each_task`).
+        let x = unsafe { pa.part(i * unit_a, ((i + 1) * unit_a).min(a_len)) };
+        let y = unsafe { pb.part(i * unit_b, ((i + 1) * unit_b).min(b_len)) };
+        f(i, x, y);
+    });
 }
 
-/// A raw pointer shared by the team's members, each writing its own disjoint part.
-#[cfg(not(target_arch = "wasm32"))]
+/// A raw pointer shared by the threads of one loop, each writing its own disjoint part.
 struct Parts(*mut f32);
-// SAFETY: members write disjoint chunks of the buffer (see `split`).
-#[cfg(not(target_arch = "wasm32"))]
+// SAFETY: each task writes its own disjoint chunk of the buffer (see `split`, `zip_units`).
 unsafe impl Sync for Parts {}
+
+impl Parts {
+    /// Elements [start, end) of the buffer.
+    ///
+    /// SAFETY: within the buffer, and no other task holds any of them.
+    unsafe fn part<'a>(&self, start: usize, end: usize) -> &'a mut [f32] {
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), end - start) }
+    }
+}
 
 /// Chunks a team member's share is cut into: a member descheduled by another program (a
 /// classroom laptop always runs something else) holds back one small chunk, not a
 /// thread's whole share, while the others take the rest.
 const CHUNKS_PER_MEMBER: usize = 4;
 
-#[cfg(not(target_arch = "wasm32"))]
+/// Calls `f(first_unit, chunk)` for each chunk of `chunk_len` elements of `out`, over the
+/// engine's threads.
 fn split<F>(out: &mut [f32], chunk_len: usize, per_task: usize, f: F)
 where
     F: Fn(usize, &mut [f32]) + Sync + Send,
 {
-    let size = threads();
     let len = out.len();
-    // The chunks are handed out as members ask for them (`units_per_task` cut them
-    // `CHUNKS_PER_MEMBER` a member, none under the task floor).
     let chunk_len = chunk_len.max(1);
-    let n_chunks = len.div_ceil(chunk_len);
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let base = Parts(out.as_mut_ptr());
-    let job = |_member: usize| {
-        let base = &base;
-        loop {
-            let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if c >= n_chunks {
+    each_task(len.div_ceil(chunk_len), &|c| {
+        let start = c * chunk_len;
+        // SAFETY: chunk c is [start, end) of `out`, borrowed mutably for this call; each c
+        // is run once (`each_task`).
+        let chunk = unsafe { base.part(start, (start + chunk_len).min(len)) };
+        f(c * per_task, chunk);
+    });
+}
+
+/// Runs `task(t)` once for every t in 0..n, over the team (the tasks handed out as members
+/// ask for them: a member slowed by another program holds back one task, not a share),
+/// else natively over rayon's pool (the team is busy: tests on several threads), else in
+/// order on the calling thread (a loop nested in a team's job, or no team).
+fn each_task(n: usize, task: &(dyn Fn(usize) + Sync)) {
+    #[cfg(team)]
+    if n > 1 && !team::inside() {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let job = |_member: usize| loop {
+            let t = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if t >= n {
                 break;
             }
-            let start = c * chunk_len;
-            let end = (start + chunk_len).min(len);
-            // SAFETY: chunk c is [start, end) of `out`, borrowed mutably for this call; each
-            // c is taken by one member only (the counter hands it out once).
-            let chunk = unsafe { std::slice::from_raw_parts_mut(base.0.add(start), end - start) };
-            f(c * per_task, chunk);
-        }
-    };
-    if team::inside() {
-        // A loop nested in a team job runs on its caller alone (the team is at work).
-        for (i, c) in out.chunks_mut(chunk_len).enumerate() {
-            f(i * per_task, c);
-        }
-    } else if !team::run(size, &job) {
-        // No team (or it is busy: tests on several threads): rayon's pool.
-        use rayon::prelude::*;
-        out.par_chunks_mut(chunk_len)
-            .enumerate()
-            .for_each(|(i, c)| f(i * per_task, c));
-    }
-}
-
-/// A team of worker threads that wait for work by spinning, as OpenMP's do, so the dozens of
-/// parallel loops of one forward pass (every matrix product, the attention heads) cost a
-/// store and a few cache-line transfers each instead of a sleep and a wake-up: with
-/// rayon's pool the 15M shape's two-core decode spent a measurable share in the scheduler
-/// (`__schedule`, `sched_yield`; perf; BENCHMARKS.md, "A spinning thread team instead of
-/// rayon's sleeping pool"). A member that finds no work for `SPIN` rounds goes
-/// to sleep on a condition variable and is woken by the next loop.
-#[cfg(not(target_arch = "wasm32"))]
-mod team {
-    use std::cell::{Cell, UnsafeCell};
-    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-    use std::sync::{Condvar, Mutex, OnceLock};
-
-    /// Rounds of `spin_loop` an idle member waits before sleeping (tens of microseconds:
-    /// longer than the gap between two loops of a forward pass, shorter than a pause).
-    const SPIN: u32 = 1 << 15;
-
-    /// Rounds the caller spins for the members still inside a job before yielding its
-    /// core (a member that holds a chunk was likely descheduled).
-    const WAIT_SPIN: u32 = 1 << 12;
-
-    type Job = dyn Fn(usize) + Sync;
-
-    struct Shared {
-        /// Members besides the caller.
-        members: usize,
-        /// Bumped for each job; a member runs the job once per new value.
-        epoch: AtomicU64,
-        /// The current job, written by the caller before the epoch moves and read by the
-        /// members after they see it move; valid until the caller has closed it and seen
-        /// `active` at 0.
-        job: UnsafeCell<Option<*const Job>>,
-        /// Members inside the current job (each entered before reading it).
-        active: AtomicUsize,
-        /// Set by the caller once every chunk is taken: a member that arrives later (it was
-        /// descheduled, or asleep) leaves without touching the job, so the step waits only
-        /// for members still running a chunk.
-        closed: AtomicBool,
-        panicked: AtomicBool,
-        sleeping: AtomicUsize,
-        lock: Mutex<()>,
-        wake: Condvar,
-        /// One caller at a time; others (tests on several threads) run alone.
-        busy: Mutex<()>,
-    }
-
-    // SAFETY: `job` is written only by the caller holding `busy`, before the bump of `epoch`,
-    // and read by members counted in `active` that saw `closed` false after the bump; the
-    // caller closes the job and waits for `active` at 0 before the job's borrow ends (all
-    // SeqCst: a member that enters after the caller saw 0 sees `closed`).
-    unsafe impl Sync for Shared {}
-    unsafe impl Send for Shared {}
-
-    thread_local! {
-        /// Set on team members and on a caller inside a job: a loop nested in a job runs
-        /// on its thread alone instead of waiting for the team it is part of.
-        static INSIDE: Cell<bool> = const { Cell::new(false) };
-    }
-
-    static TEAM: OnceLock<Option<&'static Shared>> = OnceLock::new();
-
-    fn team(size: usize) -> Option<&'static Shared> {
-        *TEAM.get_or_init(|| {
-            let members = size.saturating_sub(1);
-            if members == 0 {
-                return None;
-            }
-            let shared: &'static Shared = Box::leak(Box::new(Shared {
-                members,
-                epoch: AtomicU64::new(0),
-                job: UnsafeCell::new(None),
-                active: AtomicUsize::new(0),
-                closed: AtomicBool::new(true),
-                panicked: AtomicBool::new(false),
-                sleeping: AtomicUsize::new(0),
-                lock: Mutex::new(()),
-                wake: Condvar::new(),
-                busy: Mutex::new(()),
-            }));
-            for idx in 1..=members {
-                let spawned = std::thread::Builder::new()
-                    .name(format!("engine-team-{idx}"))
-                    .spawn(move || member(shared, idx));
-                if spawned.is_err() {
-                    return None;
-                }
-            }
-            Some(shared)
-        })
-    }
-
-    fn member(s: &'static Shared, idx: usize) {
-        INSIDE.with(|i| i.set(true));
-        let mut seen = 0u64;
-        loop {
-            let mut spins = 0;
-            seen = loop {
-                let e = s.epoch.load(Ordering::Acquire);
-                if e != seen {
-                    break e;
-                }
-                if spins < SPIN {
-                    spins += 1;
-                    std::hint::spin_loop();
-                    continue;
-                }
-                let guard = s.lock.lock().unwrap_or_else(|p| p.into_inner());
-                s.sleeping.fetch_add(1, Ordering::SeqCst);
-                let guard = s
-                    .wake
-                    .wait_while(guard, |_| s.epoch.load(Ordering::SeqCst) == seen)
-                    .unwrap_or_else(|p| p.into_inner());
-                s.sleeping.fetch_sub(1, Ordering::SeqCst);
-                drop(guard);
-                spins = 0;
-            };
-            // Entered before the job is read; the caller waits for every entered member
-            // once it has closed the job, and a member that sees it closed leaves it alone.
-            s.active.fetch_add(1, Ordering::SeqCst);
-            if !s.closed.load(Ordering::SeqCst) {
-                // SAFETY: see `Shared`: the job lives until the caller has closed it and
-                // seen `active` at 0, and this member is counted in `active`.
-                let job = unsafe { *s.job.get() };
-                if let Some(job) = job {
-                    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-                        (*job)(idx)
-                    }));
-                    if ran.is_err() {
-                        s.panicked.store(true, Ordering::SeqCst);
-                    }
-                }
-            }
-            s.active.fetch_sub(1, Ordering::Release);
-        }
-    }
-
-    /// Whether this thread is running a team job (a member, or a caller inside `run`).
-    pub fn inside() -> bool {
-        INSIDE.with(Cell::get)
-    }
-
-    /// Runs `job(i)` for every i in 0..size, the caller taking 0, and returns once all are
-    /// done; `false` (nothing run) when there is no team, it is busy, or the caller is
-    /// already inside a job.
-    pub fn run(size: usize, job: &(dyn Fn(usize) + Sync + '_)) -> bool {
-        if INSIDE.with(Cell::get) {
-            return false;
-        }
-        let Some(s) = team(size) else { return false };
-        if s.members + 1 != size {
-            return false;
-        }
-        let Ok(_busy) = s.busy.try_lock() else {
-            return false;
+            task(t);
         };
-        // SAFETY: the borrow of `job` outlives its use: we wait below for every member.
-        let erased: *const Job =
-            unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const Job>(job) };
-        // No member is inside a job here: the last caller saw `active` at 0 after closing.
-        unsafe { *s.job.get() = Some(erased) };
-        s.closed.store(false, Ordering::SeqCst);
-        s.epoch.fetch_add(1, Ordering::SeqCst);
-        if s.sleeping.load(Ordering::SeqCst) > 0 {
-            let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
-            s.wake.notify_all();
+        if team::run(threads(), &job) {
+            return;
         }
-        INSIDE.with(|i| i.set(true));
-        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
-        INSIDE.with(|i| i.set(false));
-        // Every chunk is taken (the caller's own loop ran out): close the job, then wait
-        // only for the members inside it, each finishing one chunk at most. A member
-        // descheduled on a busy machine gets the core back sooner if the caller yields.
-        s.closed.store(true, Ordering::SeqCst);
-        let mut spins = 0u32;
-        while s.active.load(Ordering::Acquire) != 0 {
-            spins += 1;
-            if spins < WAIT_SPIN {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use rayon::prelude::*;
+            (0..n).into_par_iter().for_each(task);
+            return;
         }
-        unsafe { *s.job.get() = None };
-        if let Err(p) = mine {
-            std::panic::resume_unwind(p);
-        }
-        if s.panicked.swap(false, Ordering::SeqCst) {
-            panic!("a member of the engine's thread team panicked");
-        }
-        true
     }
-}
-
-#[cfg(target_arch = "wasm32")]
-fn split<F>(out: &mut [f32], _chunk_len: usize, _per_task: usize, f: F)
-where
-    F: Fn(usize, &mut [f32]) + Sync + Send,
-{
-    f(0, out)
+    (0..n).for_each(task);
 }
 
 /// Runs one decode step (`f`) on the team or on the calling thread alone, whichever this
@@ -459,7 +280,38 @@ pub fn set_threads(n: Option<usize>) -> Result<(), String> {
         .map_err(|_| "the thread count is already set".to_string())
 }
 
-/// Worker threads the engine uses (1 in wasm).
+/// The most threads the page starts (a browser reports its logical processors, and a
+/// web worker each costs a stack and an instance of the engine).
+pub const MOST_THREADS: usize = 64;
+
+/// Sets the page's thread count, between two forward passes (`None`: one). More than one
+/// needs the build with `+atomics` and the host's spawner; the team of that size starts at
+/// the next parallel loop (one that cannot start leaves the loops on one thread).
+#[cfg(target_arch = "wasm32")]
+pub fn set_threads(n: Option<usize>) -> Result<(), String> {
+    let n = n.unwrap_or(1);
+    if n == 0 || n > MOST_THREADS {
+        return Err(format!("{n} threads: between 1 and {MOST_THREADS}"));
+    }
+    if n > 1 && !cfg!(team) {
+        return Err("this build of the engine runs on one thread (no shared memory)".into());
+    }
+    THREADS.store(n, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// Threads of the engine's team running now, the calling one included; starts the team if
+/// it is not yet. In the page a member is a web worker that joins some time after it is
+/// asked for: the page waits for `thread_count()` before it times anything.
+pub fn threads_joined() -> usize {
+    #[cfg(team)]
+    if threads() >= 2 {
+        return team::joined(threads());
+    }
+    1
+}
+
+/// Worker threads the engine uses (1 in wasm until the page sets more).
 pub fn thread_count() -> usize {
     threads()
 }
@@ -508,6 +360,33 @@ mod tests {
             part.fill(1.0);
         });
         assert!(outer.iter().all(|&v| v == 1.0));
+    }
+
+    /// `zip_units` hands each unit of both buffers to one task, at its index, whether it
+    /// splits (over the team) or not; a second buffer shorter than the first ends the units.
+    #[test]
+    fn zip_units_gives_each_pair_of_units_once() {
+        for (units, work) in [(48, MIN_WORK_PER_TASK), (48, 1)] {
+            let (mut a, mut b) = (vec![0.0f32; units * 3], vec![0.0f32; units * 5]);
+            zip_units(&mut a, 3, &mut b, 5, work, |i, x, y| {
+                assert_eq!((x.len(), y.len()), (3, 5));
+                x.iter_mut().for_each(|v| *v += i as f32);
+                y.iter_mut().for_each(|v| *v += 1.0 + i as f32);
+            });
+            assert!(a.iter().enumerate().all(|(k, &v)| v == (k / 3) as f32));
+            assert!(b
+                .iter()
+                .enumerate()
+                .all(|(k, &v)| v == 1.0 + (k / 5) as f32));
+        }
+        let (mut a, mut b) = (vec![0.0f32; 12], vec![0.0f32; 7]);
+        let seen = std::sync::Mutex::new(Vec::new());
+        zip_units(&mut a, 3, &mut b, 4, MIN_WORK_PER_TASK, |i, _, y| {
+            seen.lock().unwrap().push((i, y.len()))
+        });
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, vec![(0, 4), (1, 3)]);
     }
 
     /// Inside `alone` a loop that would split runs as one chunk on the calling thread; the

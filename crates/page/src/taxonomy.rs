@@ -213,6 +213,7 @@ pub const ITEMS: &[Item] = &[
     // Section 5's knobs.
     item("backend-select", "backend", Row::Serving),
     item("precision-select", "weights' precision", Row::Serving),
+    item("threads-select", "the engine's threads", Row::Serving),
     item("spec-draft", "draft", Row::Serving),
     item("spec-gamma", "γ (tokens drafted)", Row::Serving),
     item("spec-rule", "acceptance rule", Row::Serving),

@@ -241,6 +241,10 @@ impl Host for Worker {
             store.remove(&key).await
         })
     }
+
+    fn cores(&self) -> crate::session::Cores {
+        crate::threads::cores()
+    }
 }
 
 impl Worker {
@@ -377,6 +381,7 @@ const WARM_UP_MS: f64 = 150.0;
 /// The worker's entry point: installs the message handler and says it is ready.
 pub fn start() {
     console_error_panic_hook::set_once();
+    crate::threads::install();
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let mut session = Session::default();
     session.set_warm_up(WARM_UP_MS);
@@ -438,5 +443,13 @@ pub fn start() {
     });
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     onmessage.forget();
+    // The threads first: timed before the page's first request (its model) is queued
+    // behind them, and reported (one, and why, where the page cannot have more).
+    worker
+        .queue
+        .borrow_mut()
+        .push_back(Request::Model(ModelRequest::SetThreads { threads: None }));
+    worker.busy.set(true);
+    spawn_local(worker.clone().drain());
     worker.post(&Event::Model(ModelEvent::Ready));
 }

@@ -14,3 +14,5 @@ mod download;
 pub mod glue;
 #[cfg(target_arch = "wasm32")]
 mod store;
+#[cfg(target_arch = "wasm32")]
+pub mod threads;

@@ -119,6 +119,7 @@ impl Ui {
                 self.model.load.set(LoadState::Ready);
             }
             ModelEvent::Backend { report } => self.model.backend.set(Some(report)),
+            ModelEvent::Threads { report } => self.model.threads.set(Some(report)),
             ModelEvent::Precision {
                 precision,
                 weight_bytes,

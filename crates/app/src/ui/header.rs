@@ -124,6 +124,7 @@ pub(super) fn Header() -> impl IntoView {
                     <option value="cpu">{move || ui.t("backend-cpu")}</option>
                 </select>
             </label>
+            <super::threads::Threads />
             <label class="inline" title=move || ui.t("weights-title") data-tagged>
                 {move || ui.t("weights-label")} " " <Tag of="precision-select" />
                 <select data-testid="precision-select" on:change=on_precision

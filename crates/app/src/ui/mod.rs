@@ -30,6 +30,7 @@ mod speculative;
 mod state;
 mod taxonomy;
 mod theme;
+mod threads;
 mod transcript;
 mod views;
 
@@ -139,7 +140,7 @@ fn App() -> impl IntoView {
     })
     .into_any()
 }
-/// The engine's script, named with the page's release (`<meta name="decoding-release">`,
+/// The engine's script (with wasm threads where the page may have them), named with the page's release (`<meta name="decoding-release">`,
 /// stamped by scripts/release.py) so that the service worker answers the engine's requests
 /// from that release's files, whichever release is in charge by then (www/sw.js).
 fn engine_url() -> String {
@@ -149,9 +150,19 @@ fn engine_url() -> String {
         .flatten()
         .and_then(|m| m.get_attribute("content"))
         .filter(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    // Cross-origin isolated (served with COOP/COEP), the browser shares memory between
+    // workers: the engine built for threads (scripts/build-threads.sh). Else Trunk's, on one
+    // thread (its badge says why: `threads.rs`).
+    let global = js_sys::global();
+    let has = |name: &str| js_sys::Reflect::get(&global, &name.into()).is_ok_and(|v| v.is_truthy());
+    let loader = if has("crossOriginIsolated") && has("SharedArrayBuffer") {
+        "worker_mt_loader.js"
+    } else {
+        "worker_loader.js"
+    };
     match release {
-        Some(r) => format!("./worker_loader.js?release={r}"),
-        None => "./worker_loader.js".into(),
+        Some(r) => format!("./{loader}?release={r}"),
+        None => format!("./{loader}"),
     }
 }
 

@@ -56,6 +56,8 @@ pub struct ModelState {
     pub load: RwSignal<LoadState>,
     pub info: RwSignal<Option<ModelInfo>>,
     pub backend: RwSignal<Option<BackendReport>>,
+    /// The engine's threads, and why that many (`threads.rs`).
+    pub threads: RwSignal<Option<decoding_page::protocol::ThreadReport>>,
     /// The precision the weights run at and their bytes.
     pub precision: RwSignal<Option<(Precision, u64)>>,
     /// A model by link is being fetched (its file's name, as the last progress said).
@@ -204,6 +206,7 @@ impl Ui {
                 load: RwSignal::new(LoadState::Starting),
                 info,
                 backend: RwSignal::new(None),
+                threads: RwSignal::new(None),
                 precision: RwSignal::new(None),
                 downloading: RwSignal::new(None),
                 stored: RwSignal::new(None),

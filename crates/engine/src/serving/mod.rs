@@ -6,3 +6,4 @@ pub mod batching;
 pub mod cost;
 pub mod quality;
 pub mod roofline;
+pub mod threads;

@@ -128,7 +128,7 @@ const ROUND_MS: f64 = 4.0;
 /// Runs `f` until `ROUND_MS` have passed, `rounds` times after one untimed round (code
 /// compiled again once it is hot, as browsers do, is then in place); the best time per
 /// call, ms.
-fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, f: &mut dyn FnMut()) -> f64 {
+pub(crate) fn best_per_call(rounds: usize, now: &dyn Fn() -> f64, f: &mut dyn FnMut()) -> f64 {
     let mut best = f64::INFINITY;
     for round in 0..=rounds.max(1) {
         let (t0, mut calls) = (now(), 0u32);

@@ -130,6 +130,7 @@ taxonomy-item-quant-weights = a weight row before and after
 taxonomy-item-calc-model = a model's shapes (calculator)
 taxonomy-item-backend-select = backend
 taxonomy-item-precision-select = weights' precision
+taxonomy-item-threads-select = the engine's threads
 taxonomy-item-spec-draft = draft
 taxonomy-item-spec-gamma = γ (tokens drafted)
 taxonomy-item-spec-rule = acceptance rule

@@ -130,6 +130,7 @@ taxonomy-item-quant-weights = una fila de pesos antes y después
 taxonomy-item-calc-model = las formas de un modelo (calculadora)
 taxonomy-item-backend-select = motor de cálculo
 taxonomy-item-precision-select = precisión de los pesos
+taxonomy-item-threads-select = hilos del motor
 taxonomy-item-spec-draft = borrador
 taxonomy-item-spec-gamma = γ (tokens del borrador)
 taxonomy-item-spec-rule = regla de aceptación

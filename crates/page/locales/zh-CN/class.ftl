@@ -129,6 +129,7 @@ taxonomy-item-quant-weights = 量化前后的一行权重
 taxonomy-item-calc-model = 模型的形状（计算器）
 taxonomy-item-backend-select = 后端
 taxonomy-item-precision-select = 权重精度
+taxonomy-item-threads-select = 引擎的线程
 taxonomy-item-spec-draft = 草稿模型
 taxonomy-item-spec-gamma = γ（草拟的词元数）
 taxonomy-item-spec-rule = 接受规则

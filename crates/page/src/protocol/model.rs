@@ -47,6 +47,10 @@ pub enum ModelRequest {
     /// Requantize the loaded weights (f32 / f16 / q8 / q4) in the worker; the transcript
     /// keeps its tokens and is rebuilt under the new weights.
     SetPrecision { precision: Precision },
+    /// The engine's threads: `None` times 1, 2, 4, … threads and takes the fewest near the
+    /// fastest (`serving::threads`; the worker asks itself this at start-up), `Some(n)` the
+    /// user's count.
+    SetThreads { threads: Option<u32> },
 }
 
 /// The worker and its model.
@@ -68,6 +72,10 @@ pub enum ModelEvent {
     /// Which backend runs, and why.
     Backend {
         report: BackendReport,
+    },
+    /// How many threads the engine runs on, and why.
+    Threads {
+        report: ThreadReport,
     },
     /// The precision the model's weights run at, and what they take.
     Precision {
@@ -120,6 +128,34 @@ pub struct ModelInfo {
     /// Its vocabulary starts a prompt with BOS (Qwen2's does not).
     #[serde(default = "yes")]
     pub add_bos: bool,
+}
+
+/// The engine's threads in the page, and why that many.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadReport {
+    pub threads: u32,
+    /// The most the page offers: the browser's logical processors (1 where it runs one).
+    pub most: u32,
+    pub why: ThreadWhy,
+}
+
+/// Why the engine runs on the threads it does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ThreadWhy {
+    /// Timed at start-up: ms per product at each count tried (`serving::threads`).
+    Measured { timed: Vec<(u32, f64)> },
+    /// The user's count.
+    Chosen,
+    /// The page is not cross-origin isolated (served without COOP/COEP headers), so the
+    /// browser gives it no shared memory.
+    NotIsolated,
+    /// Isolated, but the browser has no shared WebAssembly memory.
+    NoSharedMemory,
+    /// The browser reports one logical processor.
+    OneCore,
+    /// The threads could not start.
+    Failed { message: String },
 }
 
 /// A model kept in the browser's storage.

@@ -52,6 +52,8 @@ pub trait Host {
     /// What the browser's storage keeps, with its usage and quota.
     fn list_stored(&self) -> Pin<Box<dyn Future<Output = Result<ModelEvent, String>> + '_>>;
     fn delete_stored(&self, key: &str) -> Pin<Box<dyn Future<Output = Result<(), String>> + '_>>;
+    /// The browser's processors, and why the engine must run on one if it must.
+    fn cores(&self) -> super::Cores;
 }
 
 /// A kept model's name and its files, opened for reading.

@@ -271,6 +271,7 @@ impl Core {
             ModelRequest::LoadFiles { files } => self.load_picked(files.take(), host).await,
             ModelRequest::SetBackend { backend } => self.set_backend(backend, host).await,
             ModelRequest::SetPrecision { precision } => self.set_precision(precision, host).await,
+            ModelRequest::SetThreads { threads } => self.set_threads(threads, host).await,
             ModelRequest::LoadRemote {
                 link,
                 hub,

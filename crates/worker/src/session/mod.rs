@@ -23,12 +23,14 @@ mod shape;
 mod speculative;
 #[cfg(test)]
 mod tests;
+mod threads;
 
 use base::Core;
 use base::Replaced;
 pub use base::{Host, HEAD_CHECK};
 use decoding_page::protocol::*;
 pub use remote::Arriving;
+pub use threads::Cores;
 
 /// The worker's session: the core (model, engine, transcript) and each panel's state.
 #[derive(Default)]

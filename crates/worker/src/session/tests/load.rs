@@ -347,3 +347,52 @@ fn new_weights_reset_the_panels_that_kept_the_old_ones() {
         "{ev:?}"
     );
 }
+
+/// Where the page cannot have threads the engine runs one and says why, and a count the
+/// browser does not offer is refused (the threads as they were: nothing started).
+#[test]
+fn threads_one_where_the_page_cannot_have_more_and_a_count_out_of_range_refused() {
+    let (mut s, host) = loaded();
+    let set = |s: &mut Session, threads| {
+        ask(
+            s,
+            &host,
+            Request::Model(ModelRequest::SetThreads { threads }),
+        )
+    };
+    let one = |why| {
+        vec![Event::Model(ModelEvent::Threads {
+            report: ThreadReport {
+                threads: 1,
+                most: 1,
+                why,
+            },
+        })]
+    };
+    assert_eq!(set(&mut s, None), one(ThreadWhy::NotIsolated));
+    assert_eq!(set(&mut s, Some(1)), one(ThreadWhy::NotIsolated));
+    let refused = |events: Vec<Event>, says: &str| match &events[..] {
+        [Event::Model(ModelEvent::Error { message })] => {
+            assert!(message.contains(says), "{message}")
+        }
+        e => panic!("{e:?}"),
+    };
+    refused(set(&mut s, Some(2)), "runs on one thread here");
+    *host.cores.borrow_mut() = crate::session::Cores {
+        logical: 1,
+        one_thread: None,
+    };
+    assert_eq!(set(&mut s, None), one(ThreadWhy::OneCore));
+    *host.cores.borrow_mut() = crate::session::Cores {
+        logical: 4,
+        one_thread: None,
+    };
+    refused(set(&mut s, Some(5)), "offers 1 to 4");
+    refused(set(&mut s, Some(0)), "offers 1 to 4");
+    // The transcript is still there and runs.
+    let ev = set_prompt(&mut s, &host, "Once");
+    assert!(matches!(
+        ev[0],
+        Event::Transcript(TranscriptEvent::Transcript { .. })
+    ));
+}

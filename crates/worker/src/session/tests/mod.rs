@@ -134,6 +134,8 @@ pub(super) struct TestHost {
     pub(super) kept: std::cell::RefCell<std::collections::BTreeMap<String, remote::Kept>>,
     /// Every URL asked of the network.
     pub(super) asked: std::cell::RefCell<Vec<String>>,
+    /// The processors the browser reports, and why one thread if so.
+    pub(super) cores: std::cell::RefCell<crate::session::Cores>,
 }
 
 impl Host for TestHost {
@@ -188,6 +190,9 @@ impl Host for TestHost {
             gone.ok_or_else(|| format!("{key} is not kept")),
         ))
     }
+    fn cores(&self) -> crate::session::Cores {
+        self.cores.borrow().clone()
+    }
 }
 
 pub(super) fn host() -> TestHost {
@@ -197,6 +202,10 @@ pub(super) fn host() -> TestHost {
         served: Default::default(),
         kept: Default::default(),
         asked: Default::default(),
+        cores: std::cell::RefCell::new(crate::session::Cores {
+            logical: 2,
+            one_thread: Some(ThreadWhy::NotIsolated),
+        }),
     }
 }
 

@@ -1,0 +1,274 @@
+//! A team of worker threads that wait for work by spinning, as OpenMP's do, so the dozens of
+//! parallel loops of one forward pass (every matrix product, the attention heads) cost a
+//! store and a few cache-line transfers each instead of a sleep and a wake-up: with
+//! rayon's pool the 15M shape's two-core decode spent a measurable share in the scheduler
+//! (`__schedule`, `sched_yield`; perf; BENCHMARKS.md, "A spinning thread team instead of
+//! rayon's sleeping pool"). A member that finds no work for `SPIN` rounds goes
+//! to sleep on a condition variable and is woken by the next loop.
+//!
+//! Natively the members are `std::thread`s, started once. In the page (wasm built with
+//! `+atomics`) each member is a web worker sharing the engine's memory, started through the
+//! host's spawner (`set_spawner`); a new thread count there retires the old team (its members
+//! leave at their next wake-up) and starts another.
+
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+/// Rounds of `spin_loop` an idle member waits before sleeping (tens of microseconds:
+/// longer than the gap between two loops of a forward pass, shorter than a pause).
+const SPIN: u32 = 1 << 15;
+
+/// Rounds the caller spins for the members still inside a job before yielding its
+/// core (a member that holds a chunk was likely descheduled).
+const WAIT_SPIN: u32 = 1 << 12;
+
+type Job = dyn Fn(usize) + Sync;
+
+struct Shared {
+    /// Members besides the caller.
+    members: usize,
+    /// Bumped for each job; a member runs the job once per new value.
+    epoch: AtomicU64,
+    /// The current job, written by the caller before the epoch moves and read by the
+    /// members after they see it move; valid until the caller has closed it and seen
+    /// `active` at 0.
+    job: UnsafeCell<Option<*const Job>>,
+    /// Members inside the current job (each entered before reading it).
+    active: AtomicUsize,
+    /// Set by the caller once every chunk is taken: a member that arrives later (it was
+    /// descheduled, or asleep) leaves without touching the job, so the step waits only
+    /// for members still running a chunk.
+    closed: AtomicBool,
+    /// Set when the team is retired (another thread count): members leave at their next
+    /// wake-up.
+    quit: AtomicBool,
+    /// Members running (a web worker starts some time after it is asked for).
+    joined: AtomicUsize,
+    panicked: AtomicBool,
+    sleeping: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+    /// One caller at a time; others (tests on several threads) run alone.
+    busy: Mutex<()>,
+}
+
+// SAFETY: `job` is written only by the caller holding `busy`, before the bump of `epoch`,
+// and read by members counted in `active` that saw `closed` false after the bump; the
+// caller closes the job and waits for `active` at 0 before the job's borrow ends (all
+// SeqCst: a member that enters after the caller saw 0 sees `closed`).
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
+thread_local! {
+    /// Set on team members and on a caller inside a job: a loop nested in a job runs
+    /// on its thread alone instead of waiting for the team it is part of.
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The team now (null: none started yet). Teams are leaked: one natively, one per thread
+/// count chosen in the page.
+static CURRENT: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+/// Held while a team is started or retired.
+static STARTING: Mutex<()> = Mutex::new(());
+/// A team size whose start failed: not tried again on every loop.
+static FAILED: AtomicUsize = AtomicUsize::new(0);
+
+/// How the page starts a thread running `f` (a web worker on the engine's memory).
+#[cfg(target_arch = "wasm32")]
+pub type Spawner = fn(Box<dyn FnOnce() + Send>) -> Result<(), String>;
+
+#[cfg(target_arch = "wasm32")]
+static SPAWNER: std::sync::OnceLock<Spawner> = std::sync::OnceLock::new();
+
+/// How the page starts a member (a web worker on the engine's memory); set once.
+#[cfg(target_arch = "wasm32")]
+pub fn set_spawner(spawn: Spawner) {
+    let _ = SPAWNER.set(spawn);
+}
+
+fn spawn(idx: usize, f: Box<dyn FnOnce() + Send>) -> Result<(), String> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::Builder::new()
+            .name(format!("engine-team-{idx}"))
+            .spawn(f)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = idx;
+        let spawn = SPAWNER
+            .get()
+            .ok_or("the page gave the engine no way to start a thread")?;
+        spawn(f)
+    }
+}
+
+fn team(size: usize) -> Option<&'static Shared> {
+    let now = CURRENT.load(Ordering::Acquire);
+    // SAFETY: teams are leaked, never freed.
+    if let Some(s) = unsafe { now.as_ref() } {
+        if s.members + 1 == size {
+            return Some(s);
+        }
+    }
+    if size < 2 || FAILED.load(Ordering::Relaxed) == size {
+        return None;
+    }
+    let _starting = STARTING.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: as above.
+    if let Some(old) = unsafe { CURRENT.load(Ordering::Acquire).as_ref() } {
+        if old.members + 1 == size {
+            return Some(old);
+        }
+        retire(old);
+    }
+    let shared: &'static Shared = Box::leak(Box::new(Shared {
+        members: size - 1,
+        epoch: AtomicU64::new(0),
+        job: UnsafeCell::new(None),
+        active: AtomicUsize::new(0),
+        closed: AtomicBool::new(true),
+        quit: AtomicBool::new(false),
+        joined: AtomicUsize::new(0),
+        panicked: AtomicBool::new(false),
+        sleeping: AtomicUsize::new(0),
+        lock: Mutex::new(()),
+        wake: Condvar::new(),
+        busy: Mutex::new(()),
+    }));
+    for idx in 1..size {
+        if spawn(idx, Box::new(move || member(shared, idx))).is_err() {
+            // The members started leave; loops run alone at this size.
+            retire(shared);
+            FAILED.store(size, Ordering::Relaxed);
+            CURRENT.store(std::ptr::null_mut(), Ordering::Release);
+            return None;
+        }
+    }
+    CURRENT.store(shared as *const Shared as *mut Shared, Ordering::Release);
+    Some(shared)
+}
+
+/// Tells a team's members to leave (after the job under way, if any).
+fn retire(s: &'static Shared) {
+    let _busy = s.busy.lock().unwrap_or_else(|p| p.into_inner());
+    s.quit.store(true, Ordering::SeqCst);
+    s.epoch.fetch_add(1, Ordering::SeqCst);
+    let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+    s.wake.notify_all();
+}
+
+fn member(s: &'static Shared, idx: usize) {
+    INSIDE.with(|i| i.set(true));
+    s.joined.fetch_add(1, Ordering::SeqCst);
+    let mut seen = 0u64;
+    loop {
+        let mut spins = 0;
+        seen = loop {
+            let e = s.epoch.load(Ordering::Acquire);
+            if e != seen {
+                break e;
+            }
+            if spins < SPIN {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            let guard = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+            s.sleeping.fetch_add(1, Ordering::SeqCst);
+            let guard = s
+                .wake
+                .wait_while(guard, |_| s.epoch.load(Ordering::SeqCst) == seen)
+                .unwrap_or_else(|p| p.into_inner());
+            s.sleeping.fetch_sub(1, Ordering::SeqCst);
+            drop(guard);
+            spins = 0;
+        };
+        if s.quit.load(Ordering::SeqCst) {
+            s.joined.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        // Entered before the job is read; the caller waits for every entered member
+        // once it has closed the job, and a member that sees it closed leaves it alone.
+        s.active.fetch_add(1, Ordering::SeqCst);
+        if !s.closed.load(Ordering::SeqCst) {
+            // SAFETY: see `Shared`: the job lives until the caller has closed it and
+            // seen `active` at 0, and this member is counted in `active`.
+            let job = unsafe { *s.job.get() };
+            if let Some(job) = job {
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+                    (*job)(idx)
+                }));
+                if ran.is_err() {
+                    s.panicked.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+        s.active.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Threads of a team of `size` running now, the caller's included (the team is started if
+/// it is not yet): `size` once every member has joined.
+pub fn joined(size: usize) -> usize {
+    team(size).map_or(1, |s| 1 + s.joined.load(Ordering::SeqCst))
+}
+
+/// Whether this thread is running a team job (a member, or a caller inside `run`).
+pub fn inside() -> bool {
+    INSIDE.with(Cell::get)
+}
+
+/// Runs `job(i)` for every i in 0..size, the caller taking 0, and returns once all are
+/// done; `false` (nothing run) when there is no team, it is busy, or the caller is
+/// already inside a job.
+pub fn run(size: usize, job: &(dyn Fn(usize) + Sync + '_)) -> bool {
+    if INSIDE.with(Cell::get) {
+        return false;
+    }
+    let Some(s) = team(size) else { return false };
+    let Ok(_busy) = s.busy.try_lock() else {
+        return false;
+    };
+    if s.quit.load(Ordering::SeqCst) {
+        return false;
+    }
+    // SAFETY: the borrow of `job` outlives its use: we wait below for every member.
+    let erased: *const Job =
+        unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const Job>(job) };
+    // No member is inside a job here: the last caller saw `active` at 0 after closing.
+    unsafe { *s.job.get() = Some(erased) };
+    s.closed.store(false, Ordering::SeqCst);
+    s.epoch.fetch_add(1, Ordering::SeqCst);
+    if s.sleeping.load(Ordering::SeqCst) > 0 {
+        let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+        s.wake.notify_all();
+    }
+    INSIDE.with(|i| i.set(true));
+    let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
+    INSIDE.with(|i| i.set(false));
+    // Every chunk is taken (the caller's own loop ran out): close the job, then wait
+    // only for the members inside it, each finishing one chunk at most. A member
+    // descheduled on a busy machine gets the core back sooner if the caller yields.
+    s.closed.store(true, Ordering::SeqCst);
+    let mut spins = 0u32;
+    while s.active.load(Ordering::Acquire) != 0 {
+        spins += 1;
+        if spins < WAIT_SPIN {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    unsafe { *s.job.get() = None };
+    if let Err(p) = mine {
+        std::panic::resume_unwind(p);
+    }
+    if s.panicked.swap(false, Ordering::SeqCst) {
+        panic!("a member of the engine's thread team panicked");
+    }
+    true
+}
