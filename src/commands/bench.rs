@@ -43,6 +43,13 @@ pub struct BenchArgs {
     /// A model file (GGUF) whose vocabulary the mask is also timed on; repeatable
     #[arg(long, value_name = "FILE", requires = "mask")]
     mask_vocab: Vec<std::path::PathBuf>,
+    /// Also time decode from each of these positions (e.g. 128,1024,4096: each prefilled,
+    /// then --at-steps tokens decoded) against the bandwidth model (`bench_context.rs`)
+    #[arg(long, value_name = "POSITIONS")]
+    at: Option<String>,
+    /// Tokens decoded from each --at position
+    #[arg(long, default_value_t = 16, requires = "at")]
+    at_steps: usize,
 }
 
 #[derive(serde::Serialize)]
@@ -105,6 +112,9 @@ struct Report {
     /// The constraint's mask per token (`--mask`)
     #[serde(skip_serializing_if = "Vec::is_empty")]
     masks: Vec<super::bench_mask::MaskTiming>,
+    /// Decode at long positions against the bandwidth model (`--at`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<super::bench_context::Context>,
     /// decode with the probe on (the passes only)
     #[serde(skip_serializing_if = "Option::is_none")]
     probed: Option<Timing>,
@@ -359,7 +369,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         precision: transformer.weights.precision(),
         weight_bytes: transformer.weights.bytes(&c),
         backend: engine.report.kind.to_string(),
-        backend_detail: engine.report.reason,
+        backend_detail: engine.report.reason.clone(),
         cpu_kernel: decoding_engine::kernels::KERNEL,
         cpu_variants,
         dispatches_per_token: engine.report.dispatches_per_token,
@@ -373,10 +383,21 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         probed,
         lens,
         masks: Vec::new(),
+        context: None,
         decode,
         naive,
     };
     let mut report = report;
+    if let Some(at) = &a.at {
+        let positions = super::bench_context::parse_positions(at, a.at_steps, &c)?;
+        report.context = Some(super::bench_context::measure(
+            &mut engine,
+            &c,
+            report.weight_bytes,
+            &positions,
+            (a.at_steps, a.repeat),
+        )?);
+    }
     if a.mask {
         let own = match a.random_weights {
             Some(_) => None,
@@ -398,7 +419,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
 }
 
 /// A fixed token sequence of `n`: BOS, then ids spread over the vocabulary.
-fn bench_ids(n: usize, vocab: usize) -> Vec<u32> {
+pub(super) fn bench_ids(n: usize, vocab: usize) -> Vec<u32> {
     (0..n)
         .map(|i| {
             if i == 0 {
@@ -506,6 +527,9 @@ fn print_report(r: &Report) -> Result<(), CliError> {
         outln!(
             "decode time with the probe / without: {x:.2}x; with the probe and the lens: {y:.2}x"
         );
+    }
+    for l in r.context.iter().flat_map(super::bench_context::lines) {
+        outln!("{l}");
     }
     Ok(())
 }

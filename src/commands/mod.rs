@@ -3,6 +3,7 @@
 pub mod batched;
 pub mod beam;
 pub mod bench;
+mod bench_context;
 mod bench_mask;
 pub mod constrain;
 pub mod generate;

@@ -73,7 +73,11 @@ test('isolated: threads timed at start-up; 110M q8 the same text on 1 and 2 thre
       const startup = await badge(page).innerText();
       assert.match(startup, /^CPU threads: [12] · timed$/, startup);
       const timed = await badge(page).getAttribute('title');
-      assert.match(timed, /1 in [\d.]+ ms, 2 in [\d.]+ ms/, timed);
+      const probe = /1 in ([\d.]+) ms, 2 in ([\d.]+) ms/.exec(timed);
+      assert.ok(probe, timed);
+      // The start-up probe (a product split over the threads, the page idle) gains from
+      // the second thread: 0.20 against 0.08 ms here.
+      out.probe_two_over_one = Math.max(out.probe_two_over_one ?? 0, round(Number(probe[1]) / Number(probe[2])));
       await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
       await page.getByTestId('load-model').click();
       await page.getByTestId('model-file').setInputFiles(model);
@@ -105,8 +109,10 @@ test('isolated: threads timed at start-up; 110M q8 the same text on 1 and 2 thre
     results.decode_110M_q8 = { ...out, runs: out.runs.map(({ text, ...r }) => r) };
     const texts = new Set(out.runs.map((r) => r.text));
     assert.equal(texts.size, 1, 'the same seeded text on 1 and 2 threads');
-    // Measured 1.42-1.59 here (Zen 5, 2 cores): threads that did not run would give 1.0.
-    assert.ok(out.two_over_one >= 1.25, `2 threads ${out.two_over_one}x 1 thread`);
+    // Threads that did not run would give 1.0 both. Decode measured 1.42-1.59 alone, 1.24
+    // in a whole run of scripts/test.sh (Zen 5, 2 cores: the page's own UI shares them).
+    assert.ok(out.probe_two_over_one >= 1.4, `the start-up probe: 2 threads ${out.probe_two_over_one}x 1`);
+    assert.ok(out.two_over_one >= 1.1, `2 threads ${out.two_over_one}x 1 thread`);
   } finally {
     await browser.close();
     await server.close();

@@ -67,7 +67,7 @@ pub(super) fn Threads() -> impl IntoView {
                     {ui.tf("threads-badge", &[("n", ui.int(r.threads as u64)), ("why", short)])}
                 </span>
                 {(r.most > 1).then(|| view! {
-                    <label class="inline" title=long data-tagged>
+                    <label class="inline threads" title=long data-tagged>
                         {ui.t("threads-label")} " " <Tag of="threads-select" />
                         <select data-testid="threads-select" on:change=on_change prop:value=value>
                             <option value="auto">{ui.t("threads-auto")}</option>

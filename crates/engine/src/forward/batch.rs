@@ -133,15 +133,28 @@ impl Batch {
         &self,
         vocab: usize,
         seq_len: usize,
-        mut len_of: impl FnMut(SeqId) -> Result<usize, E>,
+        len_of: impl FnMut(SeqId) -> Result<usize, E>,
     ) -> Result<Vec<SeqSpan>, E> {
+        let mut spans = Vec::new();
+        self.check_into(vocab, seq_len, len_of, &mut spans)?;
+        Ok(spans)
+    }
+
+    /// [`Batch::check`] into `spans` (cleared first; a decode step's reused buffer).
+    pub fn check_into<E: From<ForwardError>>(
+        &self,
+        vocab: usize,
+        seq_len: usize,
+        mut len_of: impl FnMut(SeqId) -> Result<usize, E>,
+        spans: &mut Vec<SeqSpan>,
+    ) -> Result<(), E> {
+        spans.clear();
         if self.rows.is_empty() {
             return Err(ForwardError::NoTokens.into());
         }
         if let Some(r) = self.rows.iter().find(|r| r.token as usize >= vocab) {
             return Err(ForwardError::TokenOutOfRange { id: r.token, vocab }.into());
         }
-        let mut spans: Vec<SeqSpan> = Vec::new();
         for r in &self.rows {
             let span = match spans.iter_mut().position(|s| s.seq == r.seq) {
                 Some(i) => &mut spans[i],
@@ -174,7 +187,12 @@ impl Batch {
             }
             .into());
         }
-        Ok(spans)
+        Ok(())
+    }
+
+    /// Empties the batch, keeping its room (a decode step's reused batch).
+    pub fn clear(&mut self) {
+        self.rows.clear();
     }
 }
 

@@ -22,7 +22,7 @@ pub mod probe;
 pub mod reference;
 
 use crate::config::Config;
-use crate::forward::batch::{Batch, Logits, Row, SeqId};
+use crate::forward::batch::{Batch, Logits, Row, SeqId, SeqSpan};
 use crate::forward::kv_cache::{Caches, KvCache};
 use crate::forward::probe::{ProbeRecord, ProbeSpec, Probed};
 use crate::kernels::{
@@ -67,6 +67,14 @@ pub struct RunState {
     qkv: Vec<f32>,
     /// (rows, hidden_dim) MLP gates (w1·x), then (rows, hidden_dim) ups (w3·x)
     hb: Vec<f32>,
+    /// A decode step's own batch, what it adds to its sequence, the head's input rows, their
+    /// norms and the logits: kept from step to step, so that a step allocates nothing
+    /// (`tests/decode_allocations.rs`).
+    batch: Batch,
+    spans: Vec<SeqSpan>,
+    head_x: Vec<f32>,
+    normed: Vec<f32>,
+    logits: Vec<f32>,
 }
 
 impl RunState {
@@ -221,8 +229,21 @@ impl Transformer {
         caches: &mut impl Caches,
         batch: &Batch,
         layers: usize,
-        mut probe: Option<&mut ProbeRecord>,
+        probe: Option<&mut ProbeRecord>,
     ) -> Result<Vec<f32>, ForwardError> {
+        self.run_into(s, caches, batch, layers, probe)?;
+        Ok(std::mem::take(&mut s.logits))
+    }
+
+    /// The pass, its logits left in `s.logits`.
+    fn run_into(
+        &self,
+        s: &mut RunState,
+        caches: &mut impl Caches,
+        batch: &Batch,
+        layers: usize,
+        mut probe: Option<&mut ProbeRecord>,
+    ) -> Result<(), ForwardError> {
         let c = &self.config;
         if probe.is_none() && batch.rows().len() > PREFILL_CHUNK {
             // A long prefill in chunks of rows, one after another: each chunk's K/V are in
@@ -232,16 +253,28 @@ impl Transformer {
             for rows in batch.rows().chunks(PREFILL_CHUNK) {
                 let mut part = Batch::new();
                 rows.iter().for_each(|&r| part.push(r));
-                logits.extend(self.run(s, caches, &part, layers, None)?);
+                self.run_into(s, caches, &part, layers, None)?;
+                logits.extend_from_slice(&s.logits);
             }
-            return Ok(logits);
+            s.logits = logits;
+            return Ok(());
         }
-        let spans = batch.check(c.vocab_size, c.seq_len, |seq| {
-            caches
-                .cache(seq)
-                .map(KvCache::len)
-                .ok_or(ForwardError::UnknownSequence(seq))
-        })?;
+        let mut spans = std::mem::take(&mut s.spans);
+        let checked = batch.check_into(
+            c.vocab_size,
+            c.seq_len,
+            |seq| {
+                caches
+                    .cache(seq)
+                    .map(KvCache::len)
+                    .ok_or(ForwardError::UnknownSequence(seq))
+            },
+            &mut spans,
+        );
+        if let Err(e) = checked {
+            s.spans = spans;
+            return Err(e);
+        }
         let rows = batch.rows();
         s.fit(c, rows.len());
 
@@ -264,12 +297,14 @@ impl Transformer {
                 }
             }
         }
-        for span in spans {
+        for span in &spans {
             if let Some(cache) = caches.cache_mut(span.seq) {
                 cache.advance(span.rows);
             }
         }
-        Ok(self.classify(s, rows))
+        s.spans = spans;
+        self.classify(s, rows);
+        Ok(())
     }
 
     /// x += Wo · attention(RoPE(Wq·x̂), cache + RoPE(Wk·x̂), cache + Wv·x̂), x̂ = RMSNorm(x).
@@ -338,13 +373,14 @@ impl Transformer {
         // Multi-head attention: each (row, head) against its sequence's cache, positions
         // 0..=row.pos (the causal mask); query head h reads K/V head h / kv_mul (GQA). A
         // probe takes the last row's weights (n_heads × (pos + 1)) as each head leaves them.
-        let (n_heads, kv_mul) = (c.n_heads, c.kv_mul());
+        let (n_heads, kv_mul, seq_len) = (c.n_heads, c.kv_mul(), c.seq_len);
         let ctx = rows.iter().map(|r| r.pos + 1).max().unwrap_or(1);
         let probe = probe.map(Mutex::new);
         let probe = probe.as_ref();
         par::chunks(xb, hs, 2 * ctx * hs, |first, out| {
             SCORES.with_borrow_mut(|att| {
-                att.resize((HEADS_AT_ONCE * ctx).max(att.len()), 0.0);
+                // Room for the whole context at once: a step further on needs no more.
+                att.resize((HEADS_AT_ONCE * seq_len).max(att.len()), 0.0);
                 let units = out.len() / hs;
                 let mut u = 0;
                 while u < units {
@@ -413,32 +449,42 @@ impl Transformer {
     }
 
     /// Final norm and the classifier for the rows that want logits.
-    fn classify(&self, s: &RunState, rows: &[Row]) -> Vec<f32> {
+    fn classify(&self, s: &mut RunState, rows: &[Row]) {
         let dim = self.config.dim;
-        let wanted: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].logits).collect();
-        let mut x = Vec::with_capacity(wanted.len() * dim);
-        for &i in &wanted {
+        let mut x = std::mem::take(&mut s.head_x);
+        x.clear();
+        for (i, _) in rows.iter().enumerate().filter(|(_, r)| r.logits) {
             x.extend_from_slice(&s.x[i * dim..(i + 1) * dim]);
         }
-        self.head(&x)
+        self.head_into(&x, &mut s.normed, &mut s.logits);
+        s.head_x = x;
     }
 
     /// The model's head: the final RMSNorm and the classifier of residual streams x
     /// (rows, dim) → logits (rows, vocab_size). The pass's own logits, the `exit:K` draft's
     /// (after K layers) and the logit lens's (after any layer) all come from here.
     pub fn head(&self, x: &[f32]) -> Vec<f32> {
+        let mut logits = Vec::new();
+        self.head_into(x, &mut Vec::new(), &mut logits);
+        logits
+    }
+
+    /// [`Transformer::head`] into `logits`, `normed` its scratch (both resized, their
+    /// room kept).
+    fn head_into(&self, x: &[f32], normed: &mut Vec<f32>, logits: &mut Vec<f32>) {
         let c = &self.config;
         let dim = c.dim;
         let rows = x.len() / dim;
-        let mut normed = vec![0.0f32; rows * dim];
+        normed.clear();
+        normed.resize(rows * dim, 0.0);
         for (o, x) in normed.chunks_mut(dim).zip(x.chunks(dim)) {
             rmsnorm(o, x, &self.weights.rms_final, c.rms_eps);
         }
-        let mut logits = vec![0.0f32; rows * c.vocab_size];
+        logits.clear();
+        logits.resize(rows * c.vocab_size, 0.0);
         if rows > 0 {
-            matmul(&mut logits, &normed, dim, &[self.weights.classifier()]);
+            matmul(logits, normed, dim, &[self.weights.classifier()]);
         }
-        logits
     }
 
     /// Decode: runs `token` at position `cache.len()` (a batch of one row), appends its K/V
@@ -450,9 +496,15 @@ impl Transformer {
         token: u32,
         logits: &mut [f32],
     ) -> Result<(), ForwardError> {
-        let batch = Batch::tokens(SeqId(0), cache.len(), &[token], Logits::Last);
-        let out = self.forward(s, cache, &batch)?;
-        logits.copy_from_slice(&out);
+        // The step's batch, spans, head and logits are the run state's, kept from step to
+        // step: a step allocates nothing.
+        let mut batch = std::mem::take(&mut s.batch);
+        batch.clear();
+        batch.extend(SeqId(0), cache.len(), &[token], Logits::Last);
+        let ran = self.run_into(s, cache, &batch, self.config.n_layers, None);
+        s.batch = batch;
+        ran?;
+        logits.copy_from_slice(&s.logits);
         Ok(())
     }
 

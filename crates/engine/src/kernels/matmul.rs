@@ -52,7 +52,10 @@ pub fn matmul(out: &mut [f32], x: &[f32], n: usize, ws: &[MatRef]) {
     }
 }
 
-/// The activations of the matrices of one call that multiply them in int8.
+/// The activations of the matrices of one call that multiply them in int8. Kept per thread
+/// from call to call (`ACTS`): the next call quantizes into the same buffers, so a decode
+/// step allocates nothing (`tests/decode_allocations.rs`).
+#[derive(Default)]
 struct Int8Acts {
     /// x quantized once per group size (the matrices of one call share it)
     aligned: Vec<QActs>,
@@ -62,6 +65,9 @@ struct Int8Acts {
     ggml: Vec<GActs>,
     /// per matrix: which of them it takes
     which: Vec<Option<Which>>,
+    /// entries of `aligned`, `shifted` and `ggml` this call filled (the rest are an earlier
+    /// call's, kept for their room)
+    used: [usize; 3],
 }
 
 #[derive(Clone, Copy)]
@@ -71,48 +77,82 @@ enum Which {
     Ggml(usize),
 }
 
-/// x quantized for each matrix that multiplies it in int8, before the rows split between
-/// threads.
-fn int8_activations(x: &[f32], n: usize, ws: &[MatRef]) -> Int8Acts {
-    let mut acts = Int8Acts {
-        aligned: Vec::new(),
-        shifted: Vec::new(),
-        ggml: Vec::new(),
-        which: Vec::with_capacity(ws.len()),
-    };
-    for w in ws {
-        let which = match w {
-            MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_ready(n) => Some(
-                Which::Aligned(match acts.aligned.iter().position(|a| a.group == q.group) {
-                    Some(i) => i,
-                    None => {
-                        acts.aligned.push(QActs::quantize(x, n, q.group));
-                        acts.aligned.len() - 1
-                    }
-                }),
-            ),
-            MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_shifted_ready(n) => {
-                acts.shifted
-                    .push(ShiftedActs::quantize(x, n, q.group, q.len / n));
-                Some(Which::Shifted(acts.shifted.len() - 1))
-            }
-            MatRef::Ggml(g) if g.int8() => {
-                let family = g.kind.family();
-                Some(Which::Ggml(
-                    match acts.ggml.iter().position(|a| a.family == family) {
-                        Some(i) => i,
-                        None => {
-                            acts.ggml.push(GActs::quantize(x, n, family));
-                            acts.ggml.len() - 1
-                        }
-                    },
-                ))
-            }
-            _ => None,
-        };
-        acts.which.push(which);
+thread_local! {
+    static ACTS: std::cell::RefCell<Int8Acts> = std::cell::RefCell::default();
+}
+
+/// Entry `i` of `v` refilled by `into`, or a new one made by `new` where there is none yet.
+fn reuse<T>(v: &mut Vec<T>, i: usize, into: impl FnOnce(&mut T), new: impl FnOnce() -> T) {
+    match v.get_mut(i) {
+        Some(a) => into(a),
+        None => v.push(new()),
     }
-    acts
+}
+
+impl Int8Acts {
+    /// x quantized for each matrix that multiplies it in int8, before the rows split
+    /// between threads.
+    fn fill(&mut self, x: &[f32], n: usize, ws: &[MatRef]) {
+        self.which.clear();
+        self.used = [0; 3];
+        for w in ws {
+            let which = match w {
+                MatRef::Quant(q) if q.activations == Activations::Int8 && q.int8_ready(n) => {
+                    let [a, ..] = self.used;
+                    Some(Which::Aligned(
+                        match self.aligned[..a].iter().position(|s| s.group == q.group) {
+                            Some(i) => i,
+                            None => {
+                                let g = q.group;
+                                reuse(
+                                    &mut self.aligned,
+                                    a,
+                                    |s| s.quantize_into(x, n, g),
+                                    || QActs::quantize(x, n, g),
+                                );
+                                self.used[0] += 1;
+                                a
+                            }
+                        },
+                    ))
+                }
+                MatRef::Quant(q)
+                    if q.activations == Activations::Int8 && q.int8_shifted_ready(n) =>
+                {
+                    // (rows not whole groups: stories260K's; laid out anew each call)
+                    let i = self.used[1];
+                    let acts = ShiftedActs::quantize(x, n, q.group, q.len / n);
+                    match self.shifted.get_mut(i) {
+                        Some(s) => *s = acts,
+                        None => self.shifted.push(acts),
+                    }
+                    self.used[1] += 1;
+                    Some(Which::Shifted(i))
+                }
+                MatRef::Ggml(g) if g.int8() => {
+                    let family = g.kind.family();
+                    let k = self.used[2];
+                    Some(Which::Ggml(
+                        match self.ggml[..k].iter().position(|a| a.family == family) {
+                            Some(i) => i,
+                            None => {
+                                reuse(
+                                    &mut self.ggml,
+                                    k,
+                                    |a| a.quantize_into(x, n, family),
+                                    || GActs::quantize(x, n, family),
+                                );
+                                self.used[2] += 1;
+                                k
+                            }
+                        },
+                    ))
+                }
+                _ => None,
+            };
+            self.which.push(which);
+        }
+    }
 }
 
 /// The longest weight row (in floats) that decode's matrix-vector product takes
@@ -125,7 +165,22 @@ const GROUPED_ROW_MAX: usize = 256;
 
 /// out_t (d, t): out_t[i][r] = W_i · x_r, W_i the i-th row of the stacked matrices.
 fn weight_rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef]) {
-    let acts = int8_activations(x, n, ws);
+    ACTS.with(|kept| match kept.try_borrow_mut() {
+        Ok(mut acts) => {
+            acts.fill(x, n, ws);
+            rows_times(out_t, x, n, t, ws, &acts);
+        }
+        // (a product inside another's rows on this thread: its own activations)
+        Err(_) => {
+            let mut acts = Int8Acts::default();
+            acts.fill(x, n, ws);
+            rows_times(out_t, x, n, t, ws, &acts);
+        }
+    });
+}
+
+/// `weight_rows_times` with the activations quantized.
+fn rows_times(out_t: &mut [f32], x: &[f32], n: usize, t: usize, ws: &[MatRef], acts: &Int8Acts) {
     let ahead = super::tune::prefetch_rows();
     // decode's products of long float32 rows are timed while their variants are on trial
     let trial = (t == 1

@@ -46,19 +46,37 @@ pub struct QActs {
     pub wide: Vec<i16>,
 }
 
+/// `v` emptied and filled to `len` with `fill`, its room kept.
+pub(crate) fn refill<T: Copy>(v: &mut Vec<T>, len: usize, fill: T) {
+    v.clear();
+    v.resize(len, fill);
+}
+
 impl QActs {
     /// The rows (n wide) of `x` quantized in groups of `group` (which divides n).
     pub fn quantize(x: &[f32], n: usize, group: usize) -> QActs {
-        debug_assert!(group > 0 && n.is_multiple_of(group) && x.len().is_multiple_of(n));
-        let groups = x.len() / group;
         let mut acts = QActs {
             group,
             n,
-            q: vec![0; x.len()],
-            scales: vec![0.0; groups],
-            sums: vec![0; groups],
+            q: Vec::new(),
+            scales: Vec::new(),
+            sums: Vec::new(),
             wide: Vec::new(),
         };
+        acts.quantize_into(x, n, group);
+        acts
+    }
+
+    /// [`QActs::quantize`] into this one's buffers: no allocation once they have the room
+    /// (a decode step's activations, every step the same size).
+    pub fn quantize_into(&mut self, x: &[f32], n: usize, group: usize) {
+        debug_assert!(group > 0 && n.is_multiple_of(group) && x.len().is_multiple_of(n));
+        let groups = x.len() / group;
+        let acts = self;
+        (acts.group, acts.n) = (group, n);
+        refill(&mut acts.q, x.len(), 0);
+        refill(&mut acts.scales, groups, 0.0);
+        refill(&mut acts.sums, groups, 0);
         for (gi, (xg, qg)) in x
             .chunks_exact(group)
             .zip(acts.q.chunks_exact_mut(group))
@@ -75,14 +93,19 @@ impl QActs {
             acts.scales[gi] = d;
             acts.sums[gi] = sum;
         }
-        acts.widened()
+        acts.widen();
     }
 
     /// `wide` filled where the build's kernel reads it (`QuantIsa::WIDE_ACTS`: simd128).
-    fn widened(mut self) -> QActs {
+    fn widen(&mut self) {
+        self.wide.clear();
         if Native::WIDE_ACTS {
-            self.wide = self.q.iter().map(|&v| v as i16).collect();
+            self.wide.extend(self.q.iter().map(|&v| v as i16));
         }
+    }
+
+    fn widened(mut self) -> QActs {
+        self.widen();
         self
     }
 

@@ -60,16 +60,27 @@ pub struct GActRow<'a> {
 impl GActs {
     /// The rows of `x` (each `n` wide, n a multiple of the family's block).
     pub fn quantize(x: &[f32], n: usize, family: Family) -> GActs {
-        let per = family.block();
-        let blocks = x.len() / per;
         let mut a = GActs {
             family,
             n,
-            d: Vec::with_capacity(blocks),
-            qs: vec![0; x.len()],
-            bsums: Vec::with_capacity(if family == Family::K { x.len() / 16 } else { 0 }),
+            d: Vec::new(),
+            qs: Vec::new(),
+            bsums: Vec::new(),
             s: Vec::new(),
         };
+        a.quantize_into(x, n, family);
+        a
+    }
+
+    /// [`GActs::quantize`] into this one's buffers: no allocation once they have the room.
+    pub fn quantize_into(&mut self, x: &[f32], n: usize, family: Family) {
+        let per = family.block();
+        let a = self;
+        (a.family, a.n) = (family, n);
+        a.d.clear();
+        a.bsums.clear();
+        a.s.clear();
+        crate::quant::int8::refill(&mut a.qs, x.len(), 0);
         for (x, q) in x.chunks_exact(per).zip(a.qs.chunks_exact_mut(per)) {
             match family {
                 Family::K => {
@@ -86,7 +97,6 @@ impl GActs {
                 }
             }
         }
-        a
     }
 
     /// Row `r`.
