@@ -362,7 +362,7 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
     let probed = a.probe.then(|| Timing::new(a.tokens, runs.probed));
     let lens = a.probe.then(|| Timing::new(a.tokens, runs.lens));
     let both = a.probe.then(|| Timing::new(a.tokens, both));
-    let report = Report {
+    let mut report = Report {
         model: name,
         config: c,
         params: c.n_params(),
@@ -387,17 +387,8 @@ pub fn run(files: &ModelFiles, choice: BackendChoice, a: BenchArgs) -> Result<()
         decode,
         naive,
     };
-    let mut report = report;
-    if let Some(at) = &a.at {
-        let positions = super::bench_context::parse_positions(at, a.at_steps, &c)?;
-        report.context = Some(super::bench_context::measure(
-            &mut engine,
-            &c,
-            report.weight_bytes,
-            &positions,
-            (a.at_steps, a.repeat),
-        )?);
-    }
+    let at = (a.at.as_deref(), a.at_steps, a.repeat);
+    report.context = super::bench_context::at(&mut engine, &c, report.weight_bytes, at)?;
     if a.mask {
         let own = match a.random_weights {
             Some(_) => None,

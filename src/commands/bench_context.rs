@@ -62,6 +62,18 @@ pub fn parse_positions(s: &str, steps: usize, c: &Config) -> Result<Vec<usize>, 
     Ok(positions)
 }
 
+/// `bench --at POSITIONS` (with `--at-steps` and `--repeat`), if asked.
+pub fn at(
+    backend: &mut dyn Backend,
+    c: &Config,
+    weight_bytes: u64,
+    (at, steps, repeat): (Option<&str>, usize, usize),
+) -> Result<Option<Context>, CliError> {
+    let Some(at) = at else { return Ok(None) };
+    let positions = parse_positions(at, steps, c)?;
+    measure(backend, c, weight_bytes, &positions, (steps, repeat)).map(Some)
+}
+
 /// Times `steps` decode steps from each position (`repeat` runs) and sets each against
 /// the bandwidth model.
 pub fn measure(

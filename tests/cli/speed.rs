@@ -44,6 +44,50 @@ fn bench_reports_real_timings() {
 /// `speculate --json`: under greedy settings the emitted ids are `generate`'s, for a
 /// quantized, an early-exit and an n-gram draft; the cycles add up to the totals; a bad
 /// draft is refused with the rule.
+/// `bench --at`: decode timed from each position against the bandwidth model, the K/V read
+/// growing with the position as lesson 10's formula says; positions the context cannot hold
+/// refused.
+#[test]
+fn bench_at_long_positions_sets_decode_against_the_bandwidth_model() {
+    let v = json(&[
+        "bench",
+        "--tokens",
+        "8",
+        "--repeat",
+        "1",
+        "--at",
+        "64,400",
+        "--at-steps",
+        "4",
+        "--json",
+    ]);
+    let c = &v["context"];
+    assert!(c["bandwidth_gb_s"].as_f64().unwrap() > 0.0);
+    let at = c["positions"].as_array().unwrap();
+    assert_eq!(at.len(), 2);
+    // stories260K: 5 layers, kv_dim 32, f32: 2 × 5 × 32 × 4 bytes a position, read at the
+    // run's middle step (position + 2 + 1 positions).
+    for (a, p) in at.iter().zip([64u64, 400]) {
+        assert_eq!(a["position"], p);
+        assert_eq!(
+            a["kv_read_bytes"].as_u64().unwrap(),
+            2 * 5 * 32 * 4 * (p + 3)
+        );
+        assert!(a["median_ms"].as_f64().unwrap() > 0.0);
+        let ratio = a["median_ms"].as_f64().unwrap() / a["model_ms"].as_f64().unwrap();
+        assert!((ratio - a["over_model"].as_f64().unwrap()).abs() < 1e-9);
+    }
+    assert_user_error(
+        &cli(&["bench", "--at", "0"]),
+        "each position must be in 1..=496",
+    );
+    assert_user_error(
+        &cli(&["bench", "--at", "509"]),
+        "each position must be in 1..=496",
+    );
+    assert_user_error(&cli(&["bench", "--at", "12,x"]), "--at \"12,x\"");
+}
+
 #[test]
 fn speculate_emits_the_greedy_text_and_accounts_for_its_cycles() {
     let o = generate_greedy(&[], "40");
