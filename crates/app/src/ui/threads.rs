@@ -63,7 +63,7 @@ pub(super) fn Threads() -> impl IntoView {
             let auto = matches!(r.why, ThreadWhy::Measured { .. });
             let value = if auto { "auto".to_string() } else { r.threads.to_string() };
             view! {
-                <span class="badge" data-testid="threads-badge" title=long.clone()>
+                <span class="badge threads" data-testid="threads-badge" title=long.clone()>
                     {ui.tf("threads-badge", &[("n", ui.int(r.threads as u64)), ("why", short)])}
                 </span>
                 {(r.most > 1).then(|| view! {
