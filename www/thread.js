@@ -7,7 +7,15 @@
 importScripts('./worker_mt.js' + location.search);
 self.onmessage = async (event) => {
   const [module, memory, ptr] = event.data;
-  await wasm_bindgen({ module_or_path: module, memory });
-  wasm_bindgen.thread_entry(ptr);
+  const wasm = await wasm_bindgen({ module_or_path: module, memory });
+  try {
+    wasm_bindgen.thread_entry(ptr);
+  } catch (e) {
+    // A panic aborts (a trap): the engine's thread is told, so that it stops waiting.
+    wasm_bindgen.thread_trapped();
+    throw e;
+  }
+  // This instance's stack and thread-locals back to the shared memory.
+  wasm.__wbindgen_thread_destroy();
   close();
 };

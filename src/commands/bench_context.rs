@@ -6,8 +6,11 @@
 //! (`roofline::measure` on a buffer of the weights' size); each position is prefilled, then
 //! `steps` tokens are decoded from it, `repeat` times (the cache truncated back between
 //! runs), and the median per token set against the model. transformers.js v4 slows 3–6.5×
-//! past 2,048 positions (a buffer reallocated every step: REFERENCES.md); here nothing is
-//! allocated per step (`tests/decode_allocations.rs` counts).
+//! past 2,048 positions (a buffer reallocated every step: REFERENCES.md); the engine's
+//! decode step allocates nothing (`Transformer::decode`: `tests/decode_allocations.rs`
+//! counts; the backend's `forward` timed here returns each step's logits as a new vector).
+//! The model assumes the CPU backend's float32 cache and counts every weight byte (a model
+//! whose classifier is not its embedding reads one embedding row a step: its model is high).
 
 use crate::error::CliError;
 use decoding_engine::forward::kv_cache::cache_bytes_formula;
@@ -51,7 +54,7 @@ pub fn parse_positions(s: &str, steps: usize, c: &Config) -> Result<Vec<usize>, 
         return Err(bad("--at-steps must be at least 1".into()));
     }
     for &p in &positions {
-        if p == 0 || p + steps > c.seq_len {
+        if p == 0 || p > c.seq_len.saturating_sub(steps) {
             return Err(bad(format!(
                 "each position must be in 1..={} (the context {} less --at-steps {steps})",
                 c.seq_len.saturating_sub(steps),

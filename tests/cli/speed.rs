@@ -86,6 +86,11 @@ fn bench_at_long_positions_sets_decode_against_the_bandwidth_model() {
         "each position must be in 1..=496",
     );
     assert_user_error(&cli(&["bench", "--at", "12,x"]), "--at \"12,x\"");
+    // Numbers that would overflow the check are refused, not wrapped.
+    let huge = usize::MAX.to_string();
+    assert_user_error(&cli(&["bench", "--at", &huge]), "each position must be in");
+    let steps = ["bench", "--at", "8", "--at-steps", &huge];
+    assert_user_error(&cli(&steps), "each position must be in 1..=0");
 }
 
 #[test]

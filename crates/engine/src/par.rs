@@ -110,7 +110,16 @@ fn threads() -> usize {
 mod team;
 
 #[cfg(all(team, target_arch = "wasm32"))]
-pub use team::{set_spawner, Spawner};
+pub use team::{member_trapped, set_spawner, Spawner};
+
+/// Why the engine's team of the current size could not start, if it could not (the
+/// spawner's error: the page's web workers).
+pub fn threads_failure() -> Option<String> {
+    #[cfg(team)]
+    return team::failure();
+    #[cfg(not(team))]
+    None
+}
 
 /// Calls `f(first_unit, chunk)` over `out` cut into chunks of whole units of `unit` elements;
 /// each unit costs `work_per_unit` multiply-adds. The result does not depend on the split.

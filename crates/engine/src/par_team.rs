@@ -64,6 +64,8 @@ thread_local! {
     /// Set on team members and on a caller inside a job: a loop nested in a job runs
     /// on its thread alone instead of waiting for the team it is part of.
     static INSIDE: Cell<bool> = const { Cell::new(false) };
+    /// A member's team while it runs a job (counted in its `active`).
+    static IN_JOB: Cell<Option<&'static Shared>> = const { Cell::new(None) };
 }
 
 /// The team now (null: none started yet). Teams are leaked: one natively, one per thread
@@ -71,8 +73,25 @@ thread_local! {
 static CURRENT: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 /// Held while a team is started or retired.
 static STARTING: Mutex<()> = Mutex::new(());
-/// A team size whose start failed: not tried again on every loop.
+/// A team size whose start failed: not tried again on every loop; and why.
 static FAILED: AtomicUsize = AtomicUsize::new(0);
+static FAILURE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Why the last team could not start, if it could not.
+pub fn failure() -> Option<String> {
+    FAILURE.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// A member's thread stopped inside a job without returning (in the page, where a panic
+/// aborts: its web worker trapped; `thread.js` calls this on that thread): the job counts it
+/// as done and panicked, so the caller panics instead of waiting for it forever.
+#[cfg(target_arch = "wasm32")]
+pub fn member_trapped() {
+    if let Some(s) = IN_JOB.with(|j| j.take()) {
+        s.panicked.store(true, Ordering::SeqCst);
+        s.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// How the page starts a thread running `f` (a web worker on the engine's memory).
 #[cfg(target_arch = "wasm32")]
@@ -140,14 +159,17 @@ fn team(size: usize) -> Option<&'static Shared> {
         busy: Mutex::new(()),
     }));
     for idx in 1..size {
-        if spawn(idx, Box::new(move || member(shared, idx))).is_err() {
+        if let Err(e) = spawn(idx, Box::new(move || member(shared, idx))) {
             // The members started leave; loops run alone at this size.
             retire(shared);
             FAILED.store(size, Ordering::Relaxed);
+            *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             CURRENT.store(std::ptr::null_mut(), Ordering::Release);
             return None;
         }
     }
+    FAILED.store(0, Ordering::Relaxed);
+    *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = None;
     CURRENT.store(shared as *const Shared as *mut Shared, Ordering::Release);
     Some(shared)
 }
@@ -199,9 +221,11 @@ fn member(s: &'static Shared, idx: usize) {
             // seen `active` at 0, and this member is counted in `active`.
             let job = unsafe { *s.job.get() };
             if let Some(job) = job {
+                IN_JOB.with(|j| j.set(Some(s)));
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
                     (*job)(idx)
                 }));
+                IN_JOB.with(|j| j.set(None));
                 if ran.is_err() {
                     s.panicked.store(true, Ordering::SeqCst);
                 }

@@ -27,6 +27,15 @@ pub fn thread_entry(ptr: u32) {
     f();
 }
 
+/// Called by `thread.js` when [`thread_entry`] trapped (a panic aborts in the page's build):
+/// the member's job is counted as done and panicked, so the engine's thread reports a crash
+/// instead of waiting for it forever.
+#[cfg(target_feature = "atomics")]
+#[wasm_bindgen]
+pub fn thread_trapped() {
+    decoding_engine::par::member_trapped();
+}
+
 /// Starts a web worker running `f` on this module and memory.
 #[cfg(target_feature = "atomics")]
 fn spawn(f: Start) -> Result<(), String> {

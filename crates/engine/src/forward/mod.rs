@@ -379,8 +379,14 @@ impl Transformer {
         let probe = probe.as_ref();
         par::chunks(xb, hs, 2 * ctx * hs, |first, out| {
             SCORES.with_borrow_mut(|att| {
-                // Room for the whole context at once: a step further on needs no more.
-                att.resize((HEADS_AT_ONCE * seq_len).max(att.len()), 0.0);
+                // Room for the whole context at once, so a step further on needs no more
+                // (up to 2 MiB a thread; a longer context grows it by doubling).
+                let room = if seq_len <= 1 << 16 {
+                    seq_len
+                } else {
+                    ctx.next_power_of_two()
+                };
+                att.resize((HEADS_AT_ONCE * room).max(att.len()), 0.0);
                 let units = out.len() / hs;
                 let mut u = 0;
                 while u < units {

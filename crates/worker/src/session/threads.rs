@@ -88,6 +88,9 @@ async fn start(n: u32, host: &dyn Host) -> Result<(), String> {
         if joined >= n as usize {
             return Ok(());
         }
+        if let Some(why) = par::threads_failure() {
+            return Err(why);
+        }
         if host.now() - t0 > JOIN_MS {
             return Err(format!(
                 "{joined} of {n} threads started in {} s",
