@@ -75,8 +75,9 @@ test('isolated: threads timed at start-up; 110M q8 the same text on 1 and 2 thre
       const timed = await badge(page).getAttribute('title');
       const probe = /1 in ([\d.]+) ms, 2 in ([\d.]+) ms/.exec(timed);
       assert.ok(probe, timed);
-      // The start-up probe (a product split over the threads, the page idle) gains from
-      // the second thread: 0.20 against 0.08 ms here alone, 1.33x in a busy start.
+      // The start-up probe's two times, reported (not asserted: it read 0.20 against 0.08 ms
+      // at first, 0.10 against 0.09-0.11 later the same day, and then chose one thread where
+      // decode is 1.2-1.6x faster on two: issue 50's note).
       out.probe_two_over_one = Math.max(out.probe_two_over_one ?? 0, round(Number(probe[1]) / Number(probe[2])));
       await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
       await page.getByTestId('load-model').click();
@@ -111,10 +112,9 @@ test('isolated: threads timed at start-up; 110M q8 the same text on 1 and 2 thre
     results.decode_110M_q8 = { ...out, runs: out.runs.map(({ text, ...r }) => r) };
     const texts = new Set(out.runs.map((r) => r.text));
     assert.equal(texts.size, 1, 'the same seeded text on 1 and 2 threads');
-    // Threads that did not run would give 1.0 both. On this 2-core machine (Zen 5) the probe
-    // read 1.33-2.7x; decode 1.12-1.59x, lowest inside whole runs of scripts/test.sh (the
-    // page's own thread and the browser share the two cores): the floor says "faster".
-    assert.ok(out.probe_two_over_one >= 1.2, `the start-up probe: 2 threads ${out.probe_two_over_one}x 1`);
+    // Threads that did not run would give 1.0. On this 2-core machine (Zen 5) decode read
+    // 1.12-1.59x, lowest inside whole runs of scripts/test.sh (the page's own thread and the
+    // browser share the two cores): the floor says "faster".
     assert.ok(out.two_over_one >= 1.05, `2 threads ${out.two_over_one}x 1 thread`);
   } finally {
     await browser.close();
