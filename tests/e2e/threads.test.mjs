@@ -71,14 +71,15 @@ test('isolated: threads timed at start-up; 110M q8 the same text on 1 and 2 thre
       await badge(page).waitFor({ timeout: 60_000 });
       assert.equal(await page.evaluate(() => crossOriginIsolated), true);
       const startup = await badge(page).innerText();
-      assert.match(startup, /^CPU threads: [12] · timed$/, startup);
       const timed = await badge(page).getAttribute('title');
       const probe = /1 in ([\d.]+) ms, 2 in ([\d.]+) ms/.exec(timed);
       assert.ok(probe, timed);
-      // The start-up probe's two times, reported (not asserted: it read 0.20 against 0.08 ms
-      // at first, 0.10 against 0.09-0.11 later the same day, and then chose one thread where
-      // decode is 1.2-1.6x faster on two: issue 50's note).
-      out.probe_two_over_one = Math.max(out.probe_two_over_one ?? 0, round(Number(probe[1]) / Number(probe[2])));
+      (out.probe_two_over_one ??= []).push(round(Number(probe[1]) / Number(probe[2])));
+      // The choice: two threads on this 2-core machine, where the 110M decode is 1.1-1.6x
+      // faster on two. The probe (a q8 product of 4 MiB, timed on five passes over half a
+      // second once the page has drawn its first distribution) read 1.6-1.9x; timed at the
+      // worker's start, beside the page's own start, it read 0.9-1.0x and chose one.
+      assert.equal(startup, 'CPU threads: 2 · timed', `${startup}: ${timed}`);
       await page.getByTestId('dist-row').first().waitFor({ timeout: 60_000 });
       await page.getByTestId('load-model').click();
       await page.getByTestId('model-file').setInputFiles(model);

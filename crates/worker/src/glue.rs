@@ -157,6 +157,20 @@ impl Host for Worker {
         })
     }
 
+    fn sleep(&self, ms: u32) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+            let set = self
+                .scope
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
+            if set.is_err() {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        });
+        Box::pin(async move {
+            let _ = JsFuture::from(promise).await;
+        })
+    }
+
     fn cancelled(&self) -> bool {
         self.cancel.get()
     }
@@ -443,13 +457,7 @@ pub fn start() {
     });
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     onmessage.forget();
-    // The threads first: timed before the page's first request (its model) is queued
-    // behind them, and reported (one, and why, where the page cannot have more).
-    worker
-        .queue
-        .borrow_mut()
-        .push_back(Request::Model(ModelRequest::SetThreads { threads: None }));
-    worker.busy.set(true);
-    spawn_local(worker.clone().drain());
+    // The threads are timed when the page asks (`SetThreads`), once it has drawn its first
+    // distribution: timed at start-up, the page's own start shared the cores.
     worker.post(&Event::Model(ModelEvent::Ready));
 }

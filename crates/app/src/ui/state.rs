@@ -58,6 +58,8 @@ pub struct ModelState {
     pub backend: RwSignal<Option<BackendReport>>,
     /// The engine's threads, and why that many (`threads.rs`).
     pub threads: RwSignal<Option<decoding_page::protocol::ThreadReport>>,
+    /// The page has asked the worker to time its threads (`events.rs`, once).
+    pub threads_asked: StoredValue<bool>,
     /// The precision the weights run at and their bytes.
     pub precision: RwSignal<Option<(Precision, u64)>>,
     /// A model by link is being fetched (its file's name, as the last progress said).
@@ -207,6 +209,7 @@ impl Ui {
                 info,
                 backend: RwSignal::new(None),
                 threads: RwSignal::new(None),
+                threads_asked: StoredValue::new(false),
                 precision: RwSignal::new(None),
                 downloading: RwSignal::new(None),
                 stored: RwSignal::new(None),

@@ -5,7 +5,7 @@
 //! processor: REFERENCES.md). So the page times the engine's own product on 1, 2, 4, …
 //! threads and takes the fewest within `WITHIN` of the fastest.
 
-use crate::quant::MatRef;
+use crate::quant::{MatRef, Precision, QTensor, Q8_GROUP};
 use crate::serving::roofline::best_per_call;
 use crate::{kernels, par};
 
@@ -13,10 +13,15 @@ use crate::{kernels, par};
 /// must earn its place: it costs a web worker, a stack and power).
 pub const WITHIN: f64 = 1.10;
 
-/// The probe's matrix: 1,024 rows of 1,024 floats (4 MiB, a decode's product of a 100M
-/// model's size, split into chunks over any thread count up to 64).
-const PROBE_ROWS: usize = 1024;
-const PROBE_N: usize = 1024;
+/// The probe's matrix: 2,048 rows of 2,048 weights at q8 (4 MiB of int8 and its scales, the
+/// size of a 110M model's largest product, split into chunks over any thread count up to
+/// 64). q8 with int8 activations is the page's own decode (compute-bound in wasm: 8 int8
+/// products an instruction), about 0.5 ms a call on one thread, so the hand-off to a thread
+/// does not decide the count. A float32 product of 4 MiB (the first probe) sat in the cache
+/// and took 0.1 ms, where waking a web worker weighs: it read 2 threads no faster than one
+/// (0.10 against 0.09–0.11 ms) on runs where the 110M decode was 1.2–1.6× faster on two.
+const PROBE_ROWS: usize = 2048;
+const PROBE_N: usize = 2048;
 
 /// The thread counts worth timing on a browser reporting `logical` processors: powers of
 /// two below it, and itself (1, 2, 4, 6 for 6), at most `par::MOST_THREADS`.
@@ -42,19 +47,42 @@ pub fn choose(timed: &[(usize, f64)]) -> usize {
         .unwrap_or(1)
 }
 
-/// The engine's matrix-vector product (decode's shape) on the current thread count: the
-/// best ms per call over `rounds` rounds, by the clock `now` (ms). The caller has set the
-/// count and waited for its threads (`par::threads_joined`).
-pub fn probe_ms(rounds: usize, now: &dyn Fn() -> f64) -> f64 {
-    let w: Vec<f32> = (0..PROBE_ROWS * PROBE_N)
-        .map(|i| ((i * 37) % 101) as f32 * 1e-3 - 0.05)
-        .collect();
-    let x: Vec<f32> = (0..PROBE_N).map(|i| (i % 7) as f32 * 0.1).collect();
-    let mut out = vec![0.0f32; PROBE_ROWS];
-    best_per_call(rounds, now, &mut || {
-        kernels::matmul(&mut out, &x, PROBE_N, &[MatRef::F32(&w)]);
-        std::hint::black_box(&out);
-    })
+/// The probe's weights (made once by the caller, so that every count times the same
+/// memory).
+pub struct Probe {
+    w: QTensor,
+    x: Vec<f32>,
+    out: Vec<f32>,
+}
+
+impl Probe {
+    pub fn new() -> Probe {
+        let w: Vec<f32> = (0..PROBE_ROWS * PROBE_N)
+            .map(|i| ((i * 37) % 101) as f32 * 1e-3 - 0.05)
+            .collect();
+        Probe {
+            w: QTensor::quantize(&w, 1, Precision::Q8, Q8_GROUP),
+            x: (0..PROBE_N).map(|i| (i % 7) as f32 * 0.1).collect(),
+            out: vec![0.0; PROBE_ROWS],
+        }
+    }
+
+    /// Decode's matrix-vector product on the current thread count: the best ms per call
+    /// over `rounds` rounds, by the clock `now` (ms). The caller has set the count and
+    /// waited for its threads (`par::threads_joined`).
+    pub fn ms(&mut self, rounds: usize, now: &dyn Fn() -> f64) -> f64 {
+        let Probe { w, x, out } = self;
+        best_per_call(rounds, now, &mut || {
+            kernels::matmul(out, x, PROBE_N, &[MatRef::Quant(w.block(0))]);
+            std::hint::black_box(&*out);
+        })
+    }
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Probe::new()
+    }
 }
 
 #[cfg(test)]
@@ -87,12 +115,26 @@ mod tests {
         assert_eq!(choose(&[]), 1);
     }
 
-    /// The probe times real work: a product of 4 MiB takes a measurable time by the clock.
+    /// The probe times real work: a product of 4 MiB takes a measurable time by the clock,
+    /// and its output is the product (each row's dot against the float32 reference within
+    /// q8's error).
     #[test]
     fn the_probe_times_the_product() {
         let start = std::time::Instant::now();
         let now = || start.elapsed().as_secs_f64() * 1e3;
-        let ms = probe_ms(2, &now);
+        let mut probe = Probe::new();
+        let ms = probe.ms(2, &now);
         assert!(ms > 1e-4 && ms < 1e3, "{ms} ms per product");
+        for r in [0, 1, 777, PROBE_ROWS - 1] {
+            let exact: f32 = (0..PROBE_N)
+                .map(|i| ((((r * PROBE_N + i) * 37) % 101) as f32 * 1e-3 - 0.05) * probe.x[i])
+                .sum();
+            let tol = 0.02 * exact.abs().max(1.0);
+            assert!(
+                (probe.out[r] - exact).abs() < tol,
+                "row {r}: {} vs {exact}",
+                probe.out[r]
+            );
+        }
     }
 }

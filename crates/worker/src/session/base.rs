@@ -24,6 +24,8 @@ pub(super) const TIMINGS_KEPT: usize = 32;
 pub trait Host {
     fn now(&self) -> f64;
     fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>>;
+    /// Waits about `ms` without using a processor (other messages are taken meanwhile).
+    fn sleep(&self, ms: u32) -> Pin<Box<dyn Future<Output = ()> + '_>>;
     fn cancelled(&self) -> bool;
     fn clear_cancel(&self);
     /// A file of the page's own by its URL (the glue posts its progress as it arrives), or

@@ -145,6 +145,10 @@ impl Host for TestHost {
     fn yield_now(&self) -> Pin<Box<dyn Future<Output = ()> + '_>> {
         Box::pin(std::future::ready(()))
     }
+    fn sleep(&self, ms: u32) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        std::thread::sleep(std::time::Duration::from_millis(ms.into()));
+        Box::pin(std::future::ready(()))
+    }
     fn cancelled(&self) -> bool {
         self.cancel.get()
     }
