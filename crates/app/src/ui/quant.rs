@@ -42,7 +42,10 @@ fn Body(views: QuantViews, precision: RwSignal<Option<(Precision, u64)>>) -> imp
         view! {
             <p class="note">
                 {ui.tf("quant-note", &[("position", int(ui, v.position as u64))])}
-                {v.f32_is_dequantized.then(|| format!(" {}", ui.t("quant-dequantized")))}
+                {match &v.file {
+                    Some(f) => Some(format!(" {}", ui.tf("quant-dequantized-file", &[("types", f.types.clone())]))),
+                    None => v.f32_is_dequantized.then(|| format!(" {}", ui.t("quant-dequantized"))),
+                }}
             </p>
             <Summary view=v.clone() running=running />
             <Bars view=v.clone() />
@@ -61,13 +64,15 @@ fn Summary(view: QuantView, running: Option<Precision>) -> impl IntoView {
         .precisions
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            let shape_ms = shape.as_ref().map(|s| s.decode_ms[i]);
+        .map(|(i, p)| (p, p.precision.name().to_string(), shape.as_ref().map(|s| s.decode_ms[i])))
+        .chain(view.file.iter().map(|f| (&f.run, ui.tf("quant-file", &[("types", f.types.clone())]), None)))
+        .map(|(p, name, shape_ms)| {
             let current = running == Some(p.precision);
             let smaller = f32_bytes as f64 / p.weight_bytes.max(1) as f64;
+            let file = p.precision == Precision::Ggml;
             view! {
-                <tr class:current=current>
-                    <th scope="row">{p.precision.name()}{current.then(|| format!(" {}", ui.t("quant-current")))}</th>
+                <tr class:current=current data-testid=file.then_some("quant-file-row")>
+                    <th scope="row">{name}{current.then(|| format!(" {}", ui.t("quant-current")))}</th>
                     <td data-testid="quant-bytes">{ui.int(p.weight_bytes)}</td>
                     <td class="nowrap">{bytes(ui, p.weight_bytes)}</td>
                     <td>{format!("{}×", num(ui, smaller, 1))}</td>

@@ -42,6 +42,7 @@ fn quant_rows_are_four_bars_a_token_scaled_to_the_largest() {
             ..Default::default()
         },
         f32_is_dequantized: false,
+        file: None,
     };
     let d = quant(&q, Lang::En);
     // The bars run 192 units (108 to 300); the largest probability, 0.5, fills them.

@@ -173,6 +173,7 @@ fn quant(bold: bool) -> QuantView {
             ..Default::default()
         },
         f32_is_dequantized: false,
+        file: None,
         shape: Some(ShapeDecode {
             position: 7,
             weight_bytes: [60_816_384, 30_408_192, 16_153_344, 8_076_672],

@@ -261,6 +261,7 @@ fn the_quant_and_speculative_bars_in_chinese() {
             ..Default::default()
         },
         f32_is_dequantized: false,
+        file: None,
     };
     let en = export::quant(&q, Lang::En);
     english(

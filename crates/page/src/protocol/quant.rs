@@ -85,6 +85,21 @@ pub struct QuantView {
     /// does not stay in the cache), measured once while the panel is open.
     #[serde(default)]
     pub shape: Option<ShapeDecode>,
+    /// The loaded file's own blocks (a GGUF file's types, held as the file holds them: what
+    /// the transcript runs) beside the four precisions made from it; None where the model
+    /// runs at one of the four.
+    #[serde(default)]
+    pub file: Option<FileBlocks>,
+}
+
+/// A GGUF file's tensors as the file holds them, measured as the four precisions are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileBlocks {
+    /// Its tensor types with their counts ("Q4_K ×12, Q6_K ×3, F32 ×5").
+    pub types: String,
+    /// Its row (`precision` is `Ggml`; its KL is from the f32 made from the same file, so
+    /// what the int8 activations add).
+    pub run: PrecisionView,
 }
 
 /// Decode steps of the 15M shape's random weights at f32, f16, q8 and q4 (`SHAPE_15M`), at

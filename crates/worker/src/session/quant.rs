@@ -43,17 +43,21 @@ type Timing = (f64, f64, f64);
 
 /// The models the panel runs: the four precisions (the CPU's q8 and q4 multiply int8
 /// activations), then q8 and q4 again with float32 activations, whose KL the table shows
-/// beside (what rounding the activations adds to rounding the weights).
+/// beside (what rounding the activations adds to rounding the weights), then the file's own
+/// blocks where the model runs them (`FILE`).
 const RUNS: usize = PRECISIONS + 2;
+/// Where the file's own blocks are in `Lab::models`, when they are.
+const FILE: usize = RUNS;
 
 /// The four precisions of the loaded weights with their caches.
 struct Lab {
-    models: [Arc<Transformer>; RUNS],
-    caches: [KvCache; RUNS],
+    models: Vec<Arc<Transformer>>,
+    caches: Vec<KvCache>,
     /// what each cache holds
-    held: [Vec<u32>; RUNS],
-    /// the last measured decode times (median, lowest, highest ms) and where
-    timed: Option<(usize, [Timing; PRECISIONS])>,
+    held: Vec<Vec<u32>>,
+    /// the last measured decode times (median, lowest, highest ms: the four precisions',
+    /// then the file's) and where
+    timed: Option<(usize, Vec<Timing>)>,
 }
 
 impl Lab {
@@ -67,7 +71,7 @@ impl Lab {
         };
         let [f32, f16, q8, q4] = Precision::ALL.map(at);
         let f32_acts = |t: &Transformer| Arc::new(t.with_activations(Activations::F32));
-        let models = [
+        let mut models = vec![
             f32,
             f16,
             q8.clone(),
@@ -75,12 +79,22 @@ impl Lab {
             f32_acts(&q8),
             f32_acts(&q4),
         ];
+        if original.weights.precision() == Precision::Ggml {
+            models.push(original.clone());
+        }
         Lab {
-            caches: std::array::from_fn(|i| KvCache::new(&models[i].config)),
+            caches: models.iter().map(|m| KvCache::new(&m.config)).collect(),
+            held: vec![Vec::new(); models.len()],
             models,
-            held: Default::default(),
             timed: None,
         }
+    }
+
+    /// The models timed: the four precisions, and the file's blocks where they run.
+    fn timed_runs(&self) -> Vec<usize> {
+        (0..PRECISIONS)
+            .chain((self.models.len() > FILE).then_some(FILE))
+            .collect()
     }
 }
 
@@ -140,9 +154,9 @@ impl Core {
             .collect();
         let (&last, before) = context.split_last()?;
         let lab = panel.lab.get_or_insert_with(|| Lab::new(&original));
-        let mut lps = Vec::with_capacity(RUNS);
+        let mut lps = Vec::with_capacity(lab.models.len());
         let mut logits = vec![0.0f32; original.config.vocab_size];
-        for i in 0..RUNS {
+        for i in 0..lab.models.len() {
             let (t, cache, held) = (&lab.models[i], &mut lab.caches[i], &mut lab.held[i]);
             let common = held.iter().zip(before).take_while(|(a, b)| a == b).count();
             cache.truncate(common);
@@ -162,6 +176,7 @@ impl Core {
         }
         let due = lab
             .timed
+            .as_ref()
             .is_none_or(|(at, _)| at.abs_diff(context.len()) >= REMEASURE_AFTER);
         if due {
             match time_decodes(lab, before.len(), last, host) {
@@ -169,26 +184,32 @@ impl Core {
                 Err(e) => return Some(err(e)),
             }
         }
-        let times = lab.timed.map_or([(0.0, 0.0, 0.0); PRECISIONS], |(_, t)| t);
+        let runs = lab.timed_runs();
+        let times = lab
+            .timed
+            .as_ref()
+            .map_or(vec![(0.0, 0.0, 0.0); runs.len()], |(_, t)| t.clone());
 
         let tops: Vec<u32> = lps.iter().map(|l| argmax(l) as u32).collect();
-        let precisions = Precision::ALL
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| PrecisionView {
-                precision: p,
-                weight_bytes: lab.models[i].weights.bytes(&lab.models[i].config),
-                decode_ms: times[i].0,
-                decode_range: (times[i].1, times[i].2),
-                kl: kl(&lps[0], &lps[i]),
-                kl_f32_activations: match p {
-                    Precision::Q8 | Precision::Q4 => Some(kl(&lps[0], &lps[i + 2])),
-                    _ => None,
-                },
-                top: tops[i],
-                same_top: tops[i] == tops[0],
-            })
-            .collect();
+        let view = |(&i, time): (&usize, &Timing)| PrecisionView {
+            precision: lab.models[i].weights.precision(),
+            weight_bytes: lab.models[i].weights.bytes(&lab.models[i].config),
+            decode_ms: time.0,
+            decode_range: (time.1, time.2),
+            kl: kl(&lps[0], &lps[i]),
+            kl_f32_activations: match i {
+                2 | 3 => Some(kl(&lps[0], &lps[i + 2])),
+                _ => None,
+            },
+            top: tops[i],
+            same_top: tops[i] == tops[0],
+        };
+        let mut views: Vec<PrecisionView> = runs.iter().zip(&times).map(view).collect();
+        let file = (views.len() > PRECISIONS).then(|| FileBlocks {
+            types: model.tensor_types.clone().unwrap_or_default(),
+            run: views.remove(PRECISIONS),
+        });
+        let precisions = views;
         let tokens = shown_tokens(&lps[..PRECISIONS], &model.tokenizer);
         Some(Event::Quant(QuantEvent::Quant {
             view: QuantView {
@@ -198,6 +219,7 @@ impl Core {
                 row: weight_row(lab),
                 f32_is_dequantized: original.weights.precision() != Precision::F32,
                 shape: panel.shape.clone(),
+                file,
             },
         }))
     }
@@ -221,8 +243,12 @@ impl Core {
                 .map_err(|e| e.to_string())?;
             caches.push(cache);
         }
-        let times = time_models(&models, &mut caches, before.len(), last, host)
-            .map_err(|e| e.to_string())?;
+        let runs: Vec<usize> = (0..PRECISIONS).collect();
+        let times: [Timing; PRECISIONS] =
+            time_models(&models, &mut caches, &runs, before.len(), last, host)
+                .map_err(|e| e.to_string())?
+                .try_into()
+                .map_err(|_| "one time a precision")?;
         // 118 MB the page need not keep: made again at the next measurement.
         self.shape = None;
         Ok(ShapeDecode {
@@ -261,27 +287,29 @@ fn shown_tokens(lps: &[Vec<f64>], tokenizer: &decoding_engine::Tokenizer) -> Vec
 /// precision generates: untimed steps for `WARM_MS` (at least `WARM_STEPS`), then
 /// `DECODE_ROUNDS` rounds, each repeated until `DECODE_MEASURE_MS` have passed (the clock
 /// can then measure it); (median, and the middle three rounds' lowest and highest) ms a step
-/// per precision.
+/// per precision, then the file's blocks where they run.
 fn time_decodes(
     lab: &mut Lab,
     len: usize,
     last: u32,
     host: &dyn Host,
-) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
-    time_models(&lab.models, &mut lab.caches, len, last, host)
+) -> Result<Vec<Timing>, decoding_engine::ForwardError> {
+    let runs = lab.timed_runs();
+    time_models(&lab.models, &mut lab.caches, &runs, len, last, host)
 }
 
-/// [`time_decodes`] of the first [`PRECISIONS`] of `models`, each on its cache.
+/// [`time_decodes`] of `models[i]` for each `i` of `runs`, each on its cache.
 fn time_models(
     models: &[Arc<Transformer>],
     caches: &mut [KvCache],
+    runs: &[usize],
     len: usize,
     last: u32,
     host: &dyn Host,
-) -> Result<[Timing; PRECISIONS], decoding_engine::ForwardError> {
+) -> Result<Vec<Timing>, decoding_engine::ForwardError> {
     let mut logits = vec![0.0f32; models[0].config.vocab_size];
-    let mut out = [(0.0, 0.0, 0.0); PRECISIONS];
-    for (i, timing) in out.iter_mut().enumerate() {
+    let mut out = vec![(0.0, 0.0, 0.0); runs.len()];
+    for (&i, timing) in runs.iter().zip(out.iter_mut()) {
         let (t, cache) = (&models[i], &mut caches[i]);
         let mut s = RunState::new(&t.config);
         // Steps for at least `ms` and `min` steps: (mean ms a step).

@@ -8,7 +8,7 @@ use decoding_engine::backend::testing::HeadOnly;
 use decoding_engine::model::Format;
 use decoding_engine::Precision;
 
-fn fixture(path: &str) -> Vec<u8> {
+pub(super) fn fixture(path: &str) -> Vec<u8> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../assets/models/fixtures")
         .join(path);

@@ -28,6 +28,7 @@ fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() 
         [Precision::F32, Precision::F16, Precision::Q8, Precision::Q4]
     );
     assert_eq!(view.precisions[0].kl, 0.0);
+    assert_eq!(view.file, None, "an f32 file runs at one of the four");
     let original = s.core.model.as_ref().unwrap().transformer.clone();
     let context = [1, 403, 407, 261, 378];
     let pf = model_probs(&original, &context);
@@ -71,4 +72,63 @@ fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() 
     assert!(!ev
         .iter()
         .any(|e| matches!(e, Event::Quant(QuantEvent::Quant { .. }))));
+}
+
+/// A GGUF file held in its own blocks (a Q4_K_M by llama.cpp's quantizer: Q4_K and Q6_K
+/// matrices, F32 norms) gets its own row after the four precisions made from it: its types,
+/// its bytes (fewer than q8's), a measured step, and its KL from the f32 made from the same
+/// file, computed here from the two models.
+#[test]
+fn a_file_in_its_own_blocks_has_its_own_row() {
+    use decoding_engine::Precision;
+    let (mut s, host) = prompted(&[("temperature", "0")]);
+    let file = super::files::fixture("kquant/kq-q4_k_m.gguf");
+    drop_files(&mut s, &host, &[("kq-q4_k_m.gguf", file)]);
+    set_prompt(&mut s, &host, "Once upon a time");
+    let ev = ask(
+        &mut s,
+        &host,
+        Request::Quant(QuantRequest::Quantization { open: true }),
+    );
+    let [Event::Quant(QuantEvent::Quant { view })] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    let row = view.file.as_ref().expect("the file's own row");
+    assert!(
+        row.types.contains("Q4_K") && row.types.contains("Q6_K") && row.types.contains("F32"),
+        "{}",
+        row.types
+    );
+    let original = s.core.model.as_ref().unwrap().transformer.clone();
+    assert_eq!(original.weights.precision(), Precision::Ggml);
+    assert_eq!(row.run.precision, Precision::Ggml);
+    assert_eq!(
+        row.run.weight_bytes,
+        original.weights.bytes(&original.config)
+    );
+    assert!(row.run.weight_bytes < view.precisions[2].weight_bytes);
+    assert!(row.run.decode_ms > 0.0 && row.run.decode_range.0 <= row.run.decode_range.1);
+    let gen = s.core.gen.as_ref().unwrap();
+    let context: Vec<u32> = gen
+        .prompt()
+        .iter()
+        .copied()
+        .chain(gen.generated_ids())
+        .collect();
+    assert_eq!(view.position, context.len());
+    let pf = model_probs(&original.at(Precision::F32), &context);
+    let pg = model_probs(&original, &context);
+    let kl: f64 = pf.iter().zip(&pg).map(|(a, b)| a * (a / b).ln()).sum();
+    assert!((row.run.kl - kl).abs() < 1e-9, "{} vs {kl}", row.run.kl);
+    assert!(
+        kl > 0.0,
+        "the int8 activations change the distribution a little"
+    );
+    let top = pg
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap()
+        .0;
+    assert_eq!(row.run.top as usize, top);
 }
