@@ -75,6 +75,21 @@ test('a GGUF file (written by llama.cpp\'s gguf package) loads alone, picked or 
   const weights = page.getByTestId('precision-select');
   assert.equal(await weights.inputValue(), 'ggml');
   await screenshot(page, 'files-kquant');
+  // The quantization panel: the file's own blocks are a row after the four precisions made
+  // from them, with the card's bytes, fewer than q8's.
+  await page.getByTestId('toggle-quant').click();
+  const fileRow = page.getByTestId('quant-file-row');
+  await fileRow.waitFor({ timeout: 60_000 });
+  assert.match(await fileRow.locator('th').innerText(), /^the file's blocks \(Q4_K ×12, F32 ×5, Q6_K ×3\) \(the transcript's\)$/);
+  const kqBytes = (await page.getByTestId('quant-bytes').allInnerTexts()).map((t) => Number(t.replaceAll(',', '')));
+  const cardBytes = Number(/weights ggml: ([\d,]+) bytes/.exec(await page.getByTestId('model-summary').innerText())[1].replaceAll(',', ''));
+  assert.equal(kqBytes.length, 5, `${kqBytes}`);
+  assert.equal(kqBytes[4], cardBytes);
+  assert.ok(kqBytes[4] < kqBytes[2], `the file's blocks ${kqBytes[4]} bytes, q8 ${kqBytes[2]}`);
+  assert.equal(await page.locator('p.note', { hasText: "This file holds its own blocks (Q4_K ×12, F32 ×5, Q6_K ×3): its \"f32\" is those weights dequantized" }).count(), 1);
+  await fileRow.scrollIntoViewIfNeeded();
+  await screenshot(page, 'quant-file-row');
+  await page.getByTestId('toggle-quant').click();
   const card = (w) => page.waitForFunction((w) => document.querySelector('[data-testid=model-summary]')?.innerText.includes(`; weights ${w}:`), w);
   await weights.selectOption('q8');
   await card('q8');
