@@ -13,7 +13,6 @@
 //! whose classifier is not its embedding reads one embedding row a step: its model is high).
 
 use crate::error::CliError;
-use decoding_engine::forward::kv_cache::cache_bytes_formula;
 use decoding_engine::serving::roofline;
 use decoding_engine::{Backend, Config};
 use std::time::Instant;
@@ -110,13 +109,9 @@ pub fn measure(
         let median_ms = runs[runs.len() / 2];
         // Step at position q reads q + 1 positions' K and V; the run's middle step stands
         // for the run.
-        let read = cache_bytes_formula(
-            (p + steps / 2 + 1) as u64,
-            c.n_layers as u64,
-            c.kv_dim() as u64,
-            4,
-        );
-        let model_ms = (weight_bytes + read) as f64 / bytes_per_s * 1e3;
+        let (all, model_ms) =
+            roofline::step_model(weight_bytes, c, (p + steps / 2 + 1) as u64, bytes_per_s);
+        let read = all - weight_bytes;
         out.push(AtPosition {
             position: p,
             steps,

@@ -115,6 +115,20 @@ test('the cache comparison measures both ways of decoding', async () => {
   // cached step (512 rows through every matrix against one).
   const [cachedMs, naiveMs] = [Number(last[1]), Number(last[2])];
   assert.ok(cachedMs > 0 && naiveMs > cachedMs, `cached ${cachedMs} ms, no cache ${naiveMs} ms`);
+  // Beside each cached step, its bandwidth model: the card's weight bytes and lesson 10's
+  // 2 × n × 5 layers × 32 × 4 bytes of K/V, over the bandwidth the note gives.
+  const note = await page.getByTestId('kv-bandwidth').innerText();
+  const gbs = Number(/([\d.]+) GB\/s/.exec(note)[1]);
+  assert.ok(gbs > 0.1, note);
+  const weights = Number(/weights f32: ([\d,]+) bytes/.exec(await page.getByTestId('model-summary').innerText())[1].replaceAll(',', ''));
+  for (const i of [0, 5]) {
+    const c = await cells(i);
+    const [n, read, modelMs] = [Number(c[0]), Number(c[6].replaceAll(',', '')), Number(c[7])];
+    assert.equal(read, weights + 2 * n * 5 * 32 * 4, `row ${c}`);
+    // (the note's bandwidth is rounded to 0.1 GB/s)
+    assert.ok(Math.abs(modelMs - read / (gbs * 1e9) * 1e3) <= 0.05 * modelMs + 0.001, `model ${modelMs} ms for ${read} bytes at ${gbs} GB/s`);
+    assert.match(c[8], /^[\d.]+×$/);
+  }
   await page.getByTestId('cache-compare-table').scrollIntoViewIfNeeded();
   await screenshot(page, 'explorer-cache-compare');
 });

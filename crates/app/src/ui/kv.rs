@@ -138,7 +138,8 @@ fn Compare(views: KvViews) -> impl IntoView {
         <h3>{move || ui.t("kv-compare-heading")} " " <Tag of="cache-compare" /></h3>
         <p class="hint">{move || ui.t("kv-compare-hint")}</p>
         <button data-testid="cache-compare" on:click=run>{move || ui.t("kv-measure")}</button>
-        {move || views.compare.get().map(|rows| {
+        {move || views.compare.get().map(|(rows, bandwidth)| {
+            let modelled = bandwidth.is_some();
             let body = rows.iter().map(|r| view! {
                 <tr>
                     <td>{int(ui, r.n as u64)}</td>
@@ -147,16 +148,30 @@ fn Compare(views: KvViews) -> impl IntoView {
                     <td>{format!("{}×", num(ui, r.naive_ms / r.cached_ms.max(1e-3), 1))}</td>
                     <td>{ui.int(r.cached_macs)}</td>
                     <td>{ui.int(r.naive_macs)}</td>
+                    {r.model.map(|(read, ms)| view! {
+                        <td data-testid="kv-model-read">{ui.int(read)}</td>
+                        <td data-testid="kv-model-ms">{num(ui, ms, 3)}</td>
+                        <td data-testid="kv-over-model">{format!("{}×", num(ui, r.cached_ms / ms.max(1e-9), 2))}</td>
+                    })}
                 </tr>
             }).collect_view();
             view! {
+                <div class="scroll-x" tabindex="0" role="region" aria-label=ui.t("kv-compare-region")>
                 <table class="calc" data-testid="cache-compare-table">
                     <thead><tr>
                         <th>"n"</th><th>{ui.t("kv-col-cached-ms")}</th><th>{ui.t("kv-col-naive-ms")}</th><th>{ui.t("kv-col-ratio")}</th>
                         <th>{ui.t("kv-col-cached-macs")}</th><th>{ui.t("kv-col-naive-macs")}</th>
+                        {modelled.then(|| view! {
+                            <th>{ui.t("kv-col-read")}</th><th>{ui.t("kv-col-model-ms")}</th><th>{ui.t("kv-col-over-model")}</th>
+                        })}
                     </tr></thead>
                     <tbody>{body}</tbody>
                 </table>
+                </div>
+                <p class="small" data-testid="kv-bandwidth">{match bandwidth {
+                    Some(b) => ui.tf("kv-bandwidth", &[("gbs", num(ui, b / 1e9, 1))]),
+                    None => ui.t("kv-bandwidth-gpu"),
+                }}</p>
             }
         })}
         {move || (views.compare.with(Option::is_none) && views.pending()).then(|| view! {

@@ -271,7 +271,7 @@ fn Caption(i: usize) -> impl IntoView {
             beam: beam.as_ref(),
             toy: toy.as_ref(),
             toy_logits: toy_logits.as_deref(),
-            cache_rows: cache_rows.as_deref(),
+            cache_rows: cache_rows.as_ref().map(|(rows, _)| rows.as_slice()),
             columns: columns.as_ref(),
             spec: spec.as_ref(),
             quant: quant.as_ref(),

@@ -209,6 +209,21 @@ pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() ->
     }
 }
 
+/// A decode step's bandwidth model (lesson 10: decode is "memory-bandwidth-bound"): the
+/// bytes it must read, the weights and the float32 K and V of the `positions` positions it
+/// attends to (2·n·L·d_kv·4, `cache_bytes_formula`), and the least time they take at
+/// `bytes_per_s`, ms. `bench --at` and the page's KV panel set measured steps against it.
+pub fn step_model(weight_bytes: u64, c: &Config, positions: u64, bytes_per_s: f64) -> (u64, f64) {
+    let kv = crate::forward::kv_cache::cache_bytes_formula(
+        positions,
+        c.n_layers as u64,
+        c.kv_dim() as u64,
+        4,
+    );
+    let read = weight_bytes + kv;
+    (read, read as f64 / bytes_per_s.max(1.0) * 1e3)
+}
+
 /// Whether a measured point (achieved FLOP/s at its intensity) is under the roof: when it
 /// is not, the roof was under-measured and must not be drawn as a ceiling.
 pub fn under(roof: &Roof, intensity: f64, achieved_flops: f64) -> bool {
@@ -218,6 +233,17 @@ pub fn under(roof: &Roof, intensity: f64, achieved_flops: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The step model by hand: stories260K's shape (5 layers, 4 K/V heads of 8) at 100
+    /// positions reads 2·100·5·32·4 = 128,000 bytes of K/V beside its weights; at 1 GB/s,
+    /// 1,000,000 + 128,000 bytes take 1.128 ms.
+    #[test]
+    fn a_step_model_is_its_bytes_over_the_bandwidth() {
+        let c = Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
+        let (read, ms) = step_model(1_000_000, &c, 100, 1e9);
+        assert_eq!(read, 1_128_000);
+        assert!((ms - 1.128).abs() < 1e-12, "{ms}");
+    }
 
     #[test]
     fn the_h100_ridge_is_the_references_295() {

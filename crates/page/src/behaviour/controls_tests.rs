@@ -233,7 +233,13 @@ fn measurements_are_pending_until_their_answer() {
     assert_eq!(measures(&BatchRequest::GpuSplit.into()), Some("gpu-split"));
     assert_eq!(measures(&TranscriptRequest::Rewind.into()), None);
     assert_eq!(
-        answers(&KvEvent::CacheCompare { rows: vec![] }.into()),
+        answers(
+            &KvEvent::CacheCompare {
+                rows: vec![],
+                bandwidth: None,
+            }
+            .into()
+        ),
         Some("compare")
     );
     assert_eq!(answers(&Event::error("x")), None);

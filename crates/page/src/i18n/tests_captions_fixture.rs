@@ -269,6 +269,7 @@ impl Fixture {
             naive_ms: if bold { 2.0 } else { 1.1 },
             cached_macs: 1_234_567,
             naive_macs: 98_765_432,
+            model: None,
         }];
         let regime = if bold {
             sweep(

@@ -15,7 +15,14 @@ pub enum KvRequest {
 #[serde(tag = "type", rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum KvEvent {
-    CacheCompare { rows: Vec<CompareRow> },
+    CacheCompare {
+        rows: Vec<CompareRow>,
+        /// The machine's read bandwidth, bytes a second, measured with decode's own product
+        /// over a buffer of the weights' size (`roofline::measure`), against which each
+        /// cached step is set (`CompareRow::model_ms`); None on the GPU backend.
+        #[serde(default)]
+        bandwidth: Option<f64>,
+    },
 }
 
 /// One sequence length of the cache comparison.
@@ -30,4 +37,9 @@ pub struct CompareRow {
     /// Multiply-adds of each: O(n·d) attention with the cache, O(n²·d) without.
     pub cached_macs: u64,
     pub naive_macs: u64,
+    /// The cached step's bandwidth model (`roofline::step_model`): the bytes it reads (the
+    /// weights, and K and V of n positions) and their time at the measured bandwidth, ms;
+    /// None on the GPU backend.
+    #[serde(default)]
+    pub model: Option<(u64, f64)>,
 }

@@ -1,11 +1,15 @@
 //! Decoding with the KV cache against re-running the prefix, measured on this backend:
 //! the cached step computes the new token only; without the cache the whole n-token prefix
-//! runs again as one batch on a fresh sequence.
+//! runs again as one batch on a fresh sequence. On the CPU each cached step is set against
+//! its bandwidth model (`roofline::step_model`: the weights and n positions' K/V read at the
+//! bandwidth measured here with decode's own product), the KV panel's measured line beside
+//! lesson 10's formula.
 
 use super::base::MEASURE_MS;
 use super::base::{err, Core, Host};
 use decoding_engine::serving::cost::StepMacs;
-use decoding_engine::Backend;
+use decoding_engine::serving::roofline;
+use decoding_engine::{Backend, BackendKind};
 use decoding_page::protocol::*;
 
 impl Core {
@@ -20,6 +24,8 @@ impl Core {
             return vec![err("no model is loaded yet")];
         };
         let c = *m.config();
+        let weight_bytes = m.transformer.weights.bytes(&c);
+        let cpu = engine.report.kind == BackendKind::Cpu;
         let be = &mut *engine;
         let ids: Vec<u32> = (0..c.seq_len as u32)
             .map(|i| (i * 7919 + 3) % c.vocab_size as u32) // spread over the vocabulary (≥ 1 token)
@@ -33,6 +39,13 @@ impl Core {
             }
             be.release(seq);
         }
+        // The bandwidth, after the warm-up (compiled code) and before the rows.
+        let bandwidth = cpu.then(|| {
+            let probe = (weight_bytes as usize).clamp(1 << 20, super::batching::PEAK_BUFFER);
+            roofline::measure(probe, c.dim, 3, &|| host.now())
+                .roof
+                .bytes_per_s
+        });
         let mut rows = Vec::new();
         for &n in positions.iter().filter(|&&n| n >= 1 && n <= c.seq_len) {
             // Browsers round a worker's clock to about 0.1 ms, longer than one small step:
@@ -73,13 +86,15 @@ impl Core {
                         naive_ms,
                         cached_macs: macs.cached,
                         naive_macs: macs.naive,
+                        model: bandwidth
+                            .map(|b| roofline::step_model(weight_bytes, &c, n as u64, b)),
                     });
                 }
                 Err(e) => return vec![err(e)],
             }
             host.yield_now().await;
         }
-        vec![Event::Kv(KvEvent::CacheCompare { rows })]
+        vec![Event::Kv(KvEvent::CacheCompare { rows, bandwidth })]
     }
 }
 

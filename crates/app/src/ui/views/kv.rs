@@ -7,7 +7,8 @@ use leptos::prelude::*;
 /// The KV panel's measurement: decoding with the cache against re-running the prefix.
 #[derive(Clone, Copy)]
 pub struct KvViews {
-    pub compare: RwSignal<Option<Vec<CompareRow>>>,
+    /// The rows, and the bandwidth they are set against (bytes a second).
+    pub compare: RwSignal<Option<(Vec<CompareRow>, Option<f64>)>>,
     pending: RwSignal<Vec<&'static str>>,
 }
 
@@ -20,8 +21,8 @@ impl KvViews {
     }
 
     pub fn store(&self, e: KvEvent) {
-        let KvEvent::CacheCompare { rows } = e;
-        self.compare.set(Some(rows));
+        let KvEvent::CacheCompare { rows, bandwidth } = e;
+        self.compare.set(Some((rows, bandwidth)));
     }
 
     pub fn clear(&self) {

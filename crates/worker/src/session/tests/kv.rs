@@ -12,10 +12,28 @@ fn cache_comparison_measures_and_counts_quadratic_work_without_the_cache() {
             positions: [16, 64, 512].to_vec(),
         }),
     );
-    let Event::Kv(KvEvent::CacheCompare { rows }) = &ev[0] else {
+    let Event::Kv(KvEvent::CacheCompare { rows, bandwidth }) = &ev[0] else {
         panic!("{ev:?}")
     };
     assert_eq!(rows.len(), 3);
+    // On the CPU each cached step beside its bandwidth model: the weights and n positions'
+    // K and V (stories260K: 5 layers, d_kv 32, float32) at the bandwidth measured here. A
+    // step does more than read (attention, norms, the hand-offs): never far under it.
+    let b = bandwidth.expect("the CPU's bandwidth");
+    assert!(b > 1e8, "{b} bytes/s");
+    let m = s.core.model.as_ref().unwrap();
+    let weights = m.transformer.weights.bytes(m.config());
+    for r in rows {
+        let (read, ms) = r.model.expect("a model for each row");
+        assert_eq!(read, weights + 2 * r.n as u64 * 5 * 32 * 4, "n = {}", r.n);
+        assert!((ms - read as f64 / b * 1e3).abs() < 1e-9);
+        assert!(
+            r.cached_ms > 0.25 * ms,
+            "n = {}: {} ms, model {ms} ms",
+            r.n,
+            r.cached_ms
+        );
+    }
     // Naive work grows like n² (plus n × the matrices): ever further above cached work.
     let ratio = |r: &CompareRow| r.naive_macs as f64 / r.cached_macs as f64;
     assert!(ratio(&rows[2]) > 3.0 * ratio(&rows[0]));

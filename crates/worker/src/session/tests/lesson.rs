@@ -65,7 +65,7 @@ fn open(s: &mut Session, host: &TestHost, info: &ModelInfo, key: &str) -> Opened
         beam: pick!(Event::Beam(BeamEvent::Beam { view }) => view),
         toy: toy.as_ref(),
         toy_logits: toy_logits.as_deref(),
-        cache_rows: pick!(Event::Kv(KvEvent::CacheCompare { rows }) => rows.as_slice()),
+        cache_rows: pick!(Event::Kv(KvEvent::CacheCompare { rows, .. }) => rows.as_slice()),
         columns: pick!(Event::Compare(ColumnsEvent::Columns { view }) => view),
         spec: pick!(Event::Spec(SpecEvent::Spec { view }) => view),
         quant: pick!(Event::Quant(QuantEvent::Quant { view }) => view),
