@@ -233,11 +233,12 @@ fn how() -> Result<(), (&'static str, usize)> {
 /// to a spinning thread costs what the machine makes it: on an Intel Xeon stories260K's
 /// decode at 2 threads ran faster with tasks of 2^13 than of 2^15 (BENCHMARKS.md, "The
 /// threads' task floor, measured at start-up", which gives its time too). One thread:
-/// nothing to measure.
+/// nothing to measure. In wasm the default: std has no clock there (`Instant::now` panics,
+/// which killed a WebGPU page whose first CPU product was the thread probe's on two).
 fn measure_split() -> (Split, f64) {
     const ROW: usize = 64;
     let mut chosen = par::MIN_WORK_PER_TASK;
-    if par::thread_count() < 2 {
+    if par::thread_count() < 2 || cfg!(target_arch = "wasm32") {
         return (
             Split {
                 chosen,

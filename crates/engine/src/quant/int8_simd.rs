@@ -101,6 +101,18 @@ pub(super) mod x86 {
         _mm_cvtss_f32(_mm_add_ss(a2, _mm_shuffle_ps::<0b01>(a2, a2)))
     }
 
+    /// The `m` ≤ 8 floats at `p`, lanes from m on 0: a plain load when there are 8 (the
+    /// same values: the masked load stalled the q8 row, 1.24–1.28× its decode on Zen 5 at
+    /// one thread without it: BENCHMARKS.md, the ISA table's Q8_0 decode).
+    #[inline(always)]
+    unsafe fn load8(p: *const f32, m: usize, mask: __m256i) -> __m256 {
+        if m == LANES {
+            _mm256_loadu_ps(p)
+        } else {
+            _mm256_maskload_ps(p, mask)
+        }
+    }
+
     /// `QRef::dot_int8_portable`'s row: groups 8 at a time into 8 float lanes, the scales
     /// of a last call of fewer groups loaded masked (the lanes they leave get + 0, which
     /// keeps a lane's bits: a lane that starts at + 0 is never − 0).
@@ -120,11 +132,15 @@ pub(super) mod x86 {
             let mut s = sums8(kind, wp.add(c * bytes_a_group), xp.add(c * g), g, m, false);
             let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(m as i32), iota);
             let (sw, sx) = (
-                _mm256_maskload_ps(ws.as_ptr().add(c), mask),
-                _mm256_maskload_ps(x.scales.as_ptr().add(c), mask),
+                load8(ws.as_ptr().add(c), m, mask),
+                load8(x.scales.as_ptr().add(c), m, mask),
             );
             if let Sums::Q4 = kind {
-                let xsum = _mm256_maskload_epi32(x.sums.as_ptr().add(c), mask);
+                let xsum = if m == LANES {
+                    _mm256_loadu_si256(x.sums.as_ptr().add(c) as *const __m256i)
+                } else {
+                    _mm256_maskload_epi32(x.sums.as_ptr().add(c), mask)
+                };
                 s = _mm256_sub_epi32(s, _mm256_slli_epi32::<3>(xsum));
             }
             lanes = _mm256_add_ps(
@@ -153,7 +169,7 @@ pub(super) mod x86 {
         let mut s = sums8(kind, w.as_ptr(), x.q.as_ptr(), g, m, true);
         let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(m as i32), iota);
-        let sw = _mm256_maskload_ps(ws.as_ptr(), mask);
+        let sw = load8(ws.as_ptr(), m, mask);
         if let Sums::Q4 = kind {
             s = _mm256_sub_epi32(s, _mm256_set1_epi32(8 * x.sums[0]));
         }

@@ -16,7 +16,7 @@
 //! 989 TFLOP/s fp16 dense, 3.35 TB/s, ridge ≈ 295 FLOP/byte).
 
 use crate::config::Config;
-use crate::quant::MatRef;
+use crate::quant::{MatRef, Tensor};
 use crate::serving::cost::PassCost;
 use crate::{kernels, par};
 
@@ -209,6 +209,83 @@ pub fn measure(buffer_bytes: usize, row: usize, rounds: usize, now: &dyn Fn() ->
     }
 }
 
+/// Bytes a piece of the weights' read in [`weights_bandwidth`] (one task's share).
+const PIECE: usize = 1 << 20;
+
+/// The machine's read bandwidth over the model's own weights, bytes a second: every
+/// matrix's storage read once a call as 64-bit words, in pieces of [`PIECE`] bytes over the
+/// engine's threads (the best of that and one thread alone, as [`measure`]), the best of
+/// `rounds` rounds by `now` (ms). No buffer of its own: in the page wasm memory never
+/// shrinks, and the KV panel's first probe, a matrix the size of the weights, stayed
+/// allocated beside them (1.42× a 78 MB model's bytes).
+pub fn weights_bandwidth(
+    w: &crate::weights::TransformerWeights,
+    c: &Config,
+    rounds: usize,
+    now: &dyn Fn() -> f64,
+) -> f64 {
+    let mut pieces: Vec<&[u8]> = Vec::new();
+    let mut f16s: Vec<&[half::f16]> = Vec::new();
+    for (_, t, _) in w.matrices(c) {
+        match t {
+            Tensor::F32(v) => pieces.extend(bytemuck::cast_slice::<f32, u8>(v).chunks(PIECE)),
+            Tensor::F16(v) => f16s.extend(v.chunks(PIECE / 2)),
+            Tensor::Quant(q) => {
+                pieces.extend(q.values.chunks(PIECE));
+                pieces.extend(bytemuck::cast_slice::<f32, u8>(&q.scales).chunks(PIECE));
+            }
+            Tensor::Ggml(g) => {
+                for p in &g.parts {
+                    pieces.extend(p.bytes.chunks(PIECE));
+                }
+            }
+        }
+    }
+    let bytes: usize = pieces.iter().map(|p| p.len()).sum::<usize>()
+        + 2 * f16s.iter().map(|p| p.len()).sum::<usize>();
+    let n = pieces.len() + f16s.len();
+    let mut out = vec![0.0f32; n];
+    let mut read = || {
+        par::rows(&mut out, PIECE, |first, chunk| {
+            for (i, o) in chunk.iter_mut().enumerate() {
+                let k = first + i;
+                let sum = match pieces.get(k) {
+                    Some(p) => words(p),
+                    None => f16s[k - pieces.len()]
+                        .iter()
+                        .fold(0u64, |a, h| a.wrapping_add(h.to_bits() as u64)),
+                };
+                *o = sum as f32;
+            }
+        });
+        std::hint::black_box(&out);
+    };
+    let all = best_per_call(rounds, now, &mut read);
+    let ms = if par::thread_count() < 2 {
+        all
+    } else {
+        all.min(par::alone(|| best_per_call(rounds, now, &mut read)))
+    };
+    bytes as f64 / (ms / 1e3)
+}
+
+/// Σ of `b`'s 64-bit little-endian words in eight lanes (a vector add a 64-byte line), its
+/// last bytes added one by one.
+fn words(b: &[u8]) -> u64 {
+    let mut lanes = [0u64; 8];
+    let lines = b.chunks_exact(64);
+    let tail = lines.remainder();
+    for line in lines {
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&line[8 * k..8 * k + 8]);
+            *lane = lane.wrapping_add(u64::from_le_bytes(w));
+        }
+    }
+    let whole = lanes.iter().fold(0u64, |a, &l| a.wrapping_add(l));
+    tail.iter().fold(whole, |a, &x| a.wrapping_add(x as u64))
+}
+
 /// A decode step's bandwidth model (lesson 10: decode is "memory-bandwidth-bound"): the
 /// bytes it must read, the weights and the float32 K and V of the `positions` positions it
 /// attends to (2·n·L·d_kv·4, `cache_bytes_formula`), and the least time they take at
@@ -233,6 +310,32 @@ pub fn under(roof: &Roof, intensity: f64, achieved_flops: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The weights' read counts every byte of their storage (values and scales) and reads
+    /// them at a finite, positive rate; `words` sums 64-bit words and the tail.
+    #[test]
+    fn the_weights_bandwidth_reads_their_bytes() {
+        assert_eq!(words(&[1, 0, 0, 0, 0, 0, 0, 0, 5]), 6);
+        let line: Vec<u8> = (0..130).map(|i| i as u8).collect();
+        let by_hand = line[..128]
+            .chunks(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+            .fold(128u64 + 129, |a, x| a.wrapping_add(x));
+        assert_eq!(words(&line), by_hand);
+        let c = Config::from_header([64, 172, 5, 8, 4, 512, 512]).unwrap();
+        let ck = crate::weights::Checkpoint::random(c, 1).unwrap();
+        let start = std::time::Instant::now();
+        let now = || start.elapsed().as_secs_f64() * 1e3;
+        for p in [
+            crate::Precision::F32,
+            crate::Precision::F16,
+            crate::Precision::Q8,
+        ] {
+            let w = ck.weights.at(&c, p);
+            let b = weights_bandwidth(&w, &c, 2, &now);
+            assert!(b.is_finite() && b > 1e8, "{p}: {b} bytes/s");
+        }
+    }
 
     /// The step model by hand: stories260K's shape (5 layers, 4 K/V heads of 8) at 100
     /// positions reads 2·100·5·32·4 = 128,000 bytes of K/V beside its weights; at 1 GB/s,

@@ -17,8 +17,8 @@ pub enum KvRequest {
 pub enum KvEvent {
     CacheCompare {
         rows: Vec<CompareRow>,
-        /// The machine's read bandwidth, bytes a second, measured with decode's own product
-        /// over a buffer of the weights' size (`roofline::measure`), against which each
+        /// The machine's read bandwidth, bytes a second, measured by reading the model's own
+        /// weights (`roofline::weights_bandwidth`), against which each
         /// cached step is set (`CompareRow::model_ms`); None on the GPU backend.
         #[serde(default)]
         bandwidth: Option<f64>,

@@ -17,7 +17,7 @@ pub const MAX_BATCH: u32 = 16;
 pub const MAX_LANE_TOKENS: u32 = 256;
 /// The bandwidth probe's largest matrix in the worker (it is the size of the model's
 /// weights, so that it reads from where the decode reads, up to this).
-pub(super) const PEAK_BUFFER: usize = 64 << 20;
+const PEAK_BUFFER: usize = 64 << 20;
 /// Least time, least and most runs of each batch size in the sweep.
 const SWEEP_MS: f64 = 120.0;
 const SWEEP_MIN_REPS: usize = 9;

@@ -2,7 +2,7 @@
 //! the cached step computes the new token only; without the cache the whole n-token prefix
 //! runs again as one batch on a fresh sequence. On the CPU each cached step is set against
 //! its bandwidth model (`roofline::step_model`: the weights and n positions' K/V read at the
-//! bandwidth measured here with decode's own product), the KV panel's measured line beside
+//! bandwidth of reading the model's own weights, measured here), the KV panel's measured line beside
 //! lesson 10's formula.
 
 use super::base::MEASURE_MS;
@@ -40,12 +40,8 @@ impl Core {
             be.release(seq);
         }
         // The bandwidth, after the warm-up (compiled code) and before the rows.
-        let bandwidth = cpu.then(|| {
-            let probe = (weight_bytes as usize).clamp(1 << 20, super::batching::PEAK_BUFFER);
-            roofline::measure(probe, c.dim, 3, &|| host.now())
-                .roof
-                .bytes_per_s
-        });
+        let bandwidth =
+            cpu.then(|| roofline::weights_bandwidth(&m.transformer.weights, &c, 3, &|| host.now()));
         let mut rows = Vec::new();
         for &n in positions.iter().filter(|&&n| n >= 1 && n <= c.seq_len) {
             // Browsers round a worker's clock to about 0.1 ms, longer than one small step:
