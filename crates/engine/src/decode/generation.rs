@@ -243,6 +243,13 @@ impl Generation {
         self.generated.iter().map(|s| s.token).collect()
     }
 
+    /// The prompt's ids, then the generated ones: the context the next token follows.
+    pub fn context(&self) -> Vec<u32> {
+        let mut ids = self.prompt.clone();
+        ids.extend(self.generated.iter().map(|s| s.token));
+        ids
+    }
+
     /// The next-token logits at the current position, if computed.
     pub fn current_logits(&self) -> Option<&[f32]> {
         self.logits.get(self.generated.len()).map(Vec::as_slice)

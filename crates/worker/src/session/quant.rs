@@ -146,12 +146,7 @@ impl Core {
         let gen = self.gen.as_ref()?;
         let original = self.original.clone()?;
         let model = self.model.as_ref()?;
-        let context: Vec<u32> = gen
-            .prompt()
-            .iter()
-            .copied()
-            .chain(gen.generated_ids())
-            .collect();
+        let context = gen.context();
         let (&last, before) = context.split_last()?;
         let lab = panel.lab.get_or_insert_with(|| Lab::new(&original));
         let mut lps = Vec::with_capacity(lab.models.len());

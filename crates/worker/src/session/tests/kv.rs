@@ -79,12 +79,7 @@ fn the_view_inside_the_step_follows_the_transcript_from_the_steps_own_pass() {
     let ev = step(&mut s, &host, 1);
     let v = last!(&ev, Probe).clone();
     let gen = s.core.gen.as_ref().unwrap();
-    let tokens: Vec<u32> = gen
-        .prompt()
-        .iter()
-        .copied()
-        .chain(gen.generated_ids())
-        .collect();
+    let tokens = gen.context();
     let n = tokens.len();
     assert_eq!((v.pos, v.pieces.len(), n), (8, 9, 9));
     // The same sequence as one probed pass here, every position's lens recorded.

@@ -2,6 +2,19 @@
 
 use super::*;
 
+/// Opens the quantization panel: its one view.
+fn open_panel(s: &mut Session, host: &TestHost) -> QuantView {
+    let ev = ask(
+        s,
+        host,
+        Request::Quant(QuantRequest::Quantization { open: true }),
+    );
+    match &ev[..] {
+        [Event::Quant(QuantEvent::Quant { view })] => view.clone(),
+        _ => panic!("{ev:?}"),
+    }
+}
+
 /// The quantization panel: four precisions with their bytes, KL from f32 (0 for f32, the
 /// KL of the two distributions computed here for f16 and q8), the same top token, the
 /// tokens' four probabilities, stories260K's straddling w2 row; and a new view after each
@@ -10,14 +23,7 @@ use super::*;
 fn the_quantization_panel_compares_four_precisions_and_follows_the_transcript() {
     use decoding_engine::Precision;
     let (mut s, host) = prompted(&[("temperature", "0")]);
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Quant(QuantRequest::Quantization { open: true }),
-    );
-    let [Event::Quant(QuantEvent::Quant { view })] = &ev[..] else {
-        panic!("{ev:?}")
-    };
+    let view = open_panel(&mut s, &host);
     assert_eq!(view.position, 5);
     let bytes: Vec<u64> = view.precisions.iter().map(|p| p.weight_bytes).collect();
     // f16: the 259,328 matrix weights at 2 bytes, the 704 norm weights at 4.
@@ -85,14 +91,7 @@ fn a_file_in_its_own_blocks_has_its_own_row() {
     let file = super::files::fixture("kquant/kq-q4_k_m.gguf");
     drop_files(&mut s, &host, &[("kq-q4_k_m.gguf", file)]);
     set_prompt(&mut s, &host, "Once upon a time");
-    let ev = ask(
-        &mut s,
-        &host,
-        Request::Quant(QuantRequest::Quantization { open: true }),
-    );
-    let [Event::Quant(QuantEvent::Quant { view })] = &ev[..] else {
-        panic!("{ev:?}")
-    };
+    let view = open_panel(&mut s, &host);
     let row = view.file.as_ref().expect("the file's own row");
     assert!(
         row.types.contains("Q4_K") && row.types.contains("Q6_K") && row.types.contains("F32"),
@@ -108,13 +107,7 @@ fn a_file_in_its_own_blocks_has_its_own_row() {
     );
     assert!(row.run.weight_bytes < view.precisions[2].weight_bytes);
     assert!(row.run.decode_ms > 0.0 && row.run.decode_range.0 <= row.run.decode_range.1);
-    let gen = s.core.gen.as_ref().unwrap();
-    let context: Vec<u32> = gen
-        .prompt()
-        .iter()
-        .copied()
-        .chain(gen.generated_ids())
-        .collect();
+    let context = s.core.gen.as_ref().unwrap().context();
     assert_eq!(view.position, context.len());
     let pf = model_probs(&original.at(Precision::F32), &context);
     let pg = model_probs(&original, &context);
