@@ -253,11 +253,13 @@ fn each_task(n: usize, task: &(dyn Fn(usize) + Sync)) {
 /// Runs one decode step (`f`) on the team or on the calling thread alone, whichever this
 /// machine runs faster now: on a machine busy with other programs two threads can decode
 /// slower than one (`scripts/bench-contention.sh`). Each way's step time is kept as a moving
-/// average over about eight steps; the other way is tried for four steps every few (8,
-/// doubling to 256 while the choice holds), and at once when the current way's average
-/// moves by half again (the machine got busier or idler: the other way's figure is dropped
-/// and trials come often again); a way 10 % faster on average switches. A single slow
-/// step (a preemption) moves nothing by itself. The tokens never depend on the way
+/// average over about eight steps; the other way is tried for six steps (the first two,
+/// while the scheduler places the threads anew, not counted) every few (8, doubling to 256
+/// while the choice holds; one thread only once the team has been held up by a member
+/// another program descheduled, or after 256), and at once when the current way's slow
+/// average doubles or halves (the machine got busier or idler: the other way's figure is
+/// dropped and trials come often again); a way 10 % faster on average switches. A single
+/// slow step (a preemption) moves nothing by itself. The tokens never depend on the way
 /// (`par_governor.rs`).
 pub fn decode_step<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(not(target_arch = "wasm32"))]
@@ -270,6 +272,17 @@ pub fn decode_step<R>(f: impl FnOnce() -> R) -> R {
 #[cfg(not(target_arch = "wasm32"))]
 #[path = "par_governor.rs"]
 mod governor;
+
+/// How many of the team's jobs waited for a member longer than the caller's own share
+/// took (one descheduled inside its chunk by another program): the governor's sign of a
+/// busy machine.
+#[cfg(not(target_arch = "wasm32"))]
+fn team_held_up() -> usize {
+    #[cfg(team)]
+    return team::held_up();
+    #[cfg(not(team))]
+    0
+}
 
 /// Whether decode steps run on the calling thread alone now (`decode_step`'s choice; false
 /// on one thread, where there is no team to choose).

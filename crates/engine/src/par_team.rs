@@ -3,8 +3,8 @@
 //! store and a few cache-line transfers each instead of a sleep and a wake-up: with
 //! rayon's pool the 15M shape's two-core decode spent a measurable share in the scheduler
 //! (`__schedule`, `sched_yield`; perf; BENCHMARKS.md, "A spinning thread team instead of
-//! rayon's sleeping pool"). A member that finds no work for `SPIN` rounds goes
-//! to sleep on a condition variable and is woken by the next loop.
+//! rayon's sleeping pool"). A member that finds no work for `SPIN_FOR` (natively; `SPIN`
+//! rounds in wasm) goes to sleep on a condition variable and is woken by the next loop.
 //!
 //! Natively the members are `std::thread`s, started once. In the page (wasm built with
 //! `+atomics`) each member is a web worker sharing the engine's memory, started through the
@@ -15,13 +15,23 @@ use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-/// Rounds of `spin_loop` an idle member waits before sleeping (tens of microseconds:
-/// longer than the gap between two loops of a forward pass, shorter than a pause).
+/// How long an idle member spins before sleeping natively: longer than the gap between two
+/// loops of a forward pass or two decode steps, shorter than a pause. A time, not rounds of
+/// `spin_loop`: a round is a `pause`, whose length differs between CPUs (26 ns on this Zen
+/// 5, where 2^15 rounds spun 0.85 ms of a core a busy machine's other programs wanted).
+#[cfg(not(target_arch = "wasm32"))]
+const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Rounds of `spin_loop` an idle member waits before sleeping in wasm (no clock there).
+#[cfg(target_arch = "wasm32")]
 const SPIN: u32 = 1 << 15;
 
-/// Rounds the caller spins for the members still inside a job before yielding its
-/// core (a member that holds a chunk was likely descheduled).
-const WAIT_SPIN: u32 = 1 << 12;
+/// How long the caller spins for the members still inside a job before sleeping until
+/// the last leaves: a member still in a chunk after it was likely descheduled by another
+/// program, and a sleeping caller leaves its core to the machine instead of spinning its
+/// share away (its fair share, which a scheduler charges for spinning as for work).
+#[cfg(not(target_arch = "wasm32"))]
+const WAIT_FOR: std::time::Duration = std::time::Duration::from_micros(50);
 
 type Job = dyn Fn(usize) + Sync;
 
@@ -49,6 +59,13 @@ struct Shared {
     sleeping: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
+    /// The caller sleeps on `done` for the last member to leave the job …
+    caller_waiting: AtomicBool,
+    done: Condvar,
+    /// Jobs whose caller waited for a member longer than its own share took (natively; in
+    /// wasm it spins): a member descheduled inside its chunk, not a share cut unevenly.
+    #[cfg(not(target_arch = "wasm32"))]
+    held_up: AtomicUsize,
     /// One caller at a time; others (tests on several threads) run alone.
     busy: Mutex<()>,
 }
@@ -89,7 +106,15 @@ pub fn failure() -> Option<String> {
 pub fn member_trapped() {
     if let Some(s) = IN_JOB.with(|j| j.take()) {
         s.panicked.store(true, Ordering::SeqCst);
-        s.active.fetch_sub(1, Ordering::SeqCst);
+        leave(s);
+    }
+}
+
+/// A member leaves the job it entered; the last wakes the caller if it sleeps.
+fn leave(s: &Shared) {
+    if s.active.fetch_sub(1, Ordering::SeqCst) == 1 && s.caller_waiting.load(Ordering::SeqCst) {
+        let _g = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+        s.done.notify_one();
     }
 }
 
@@ -156,6 +181,10 @@ fn team(size: usize) -> Option<&'static Shared> {
         sleeping: AtomicUsize::new(0),
         lock: Mutex::new(()),
         wake: Condvar::new(),
+        caller_waiting: AtomicBool::new(false),
+        done: Condvar::new(),
+        #[cfg(not(target_arch = "wasm32"))]
+        held_up: AtomicUsize::new(0),
         busy: Mutex::new(()),
     }));
     for idx in 1..size {
@@ -188,14 +217,13 @@ fn member(s: &'static Shared, idx: usize) {
     s.joined.fetch_add(1, Ordering::SeqCst);
     let mut seen = 0u64;
     loop {
-        let mut spins = 0;
+        let mut spin = Spin::default();
         seen = loop {
             let e = s.epoch.load(Ordering::Acquire);
             if e != seen {
                 break e;
             }
-            if spins < SPIN {
-                spins += 1;
+            if spin.again() {
                 std::hint::spin_loop();
                 continue;
             }
@@ -207,7 +235,7 @@ fn member(s: &'static Shared, idx: usize) {
                 .unwrap_or_else(|p| p.into_inner());
             s.sleeping.fetch_sub(1, Ordering::SeqCst);
             drop(guard);
-            spins = 0;
+            spin = Spin::default();
         };
         if s.quit.load(Ordering::SeqCst) {
             s.joined.fetch_sub(1, Ordering::SeqCst);
@@ -231,8 +259,59 @@ fn member(s: &'static Shared, idx: usize) {
                 }
             }
         }
-        s.active.fetch_sub(1, Ordering::Release);
+        leave(s);
     }
+}
+
+/// An idle member's spinning: whether to go on (`SPIN_FOR` natively, `SPIN` rounds in wasm).
+#[derive(Default)]
+struct Spin {
+    rounds: u32,
+    #[cfg(not(target_arch = "wasm32"))]
+    since: Option<std::time::Instant>,
+}
+
+impl Spin {
+    /// An idle member's: `SPIN_FOR`.
+    fn again(&mut self) -> bool {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.again_for(SPIN_FOR);
+        #[cfg(target_arch = "wasm32")]
+        {
+            self.rounds = self.rounds.wrapping_add(1);
+            self.rounds <= SPIN
+        }
+    }
+
+    /// The caller's wait for the members inside a job: `WAIT_FOR`; in wasm for as long as
+    /// it takes, as before natively (the page's threads were measured so: an idle browser
+    /// tab, no other program holding a member).
+    fn again_waiting(&mut self) -> bool {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.again_for(WAIT_FOR);
+        #[cfg(target_arch = "wasm32")]
+        true
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn again_for(&mut self, limit: std::time::Duration) -> bool {
+        self.rounds = self.rounds.wrapping_add(1);
+        // the clock read every 64 rounds (a read costs about a round)
+        if self.rounds % 64 != 1 {
+            return true;
+        }
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        since.elapsed() < limit
+    }
+}
+
+/// Jobs of the current team whose caller waited for a member longer than its own share
+/// took: how often a member was descheduled inside its chunk (a busy machine).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn held_up() -> usize {
+    // SAFETY: teams are leaked, never freed.
+    unsafe { CURRENT.load(Ordering::Acquire).as_ref() }
+        .map_or(0, |s| s.held_up.load(Ordering::Relaxed))
 }
 
 /// Threads of a team of `size` running now, the caller's included (the team is started if
@@ -272,19 +351,35 @@ pub fn run(size: usize, job: &(dyn Fn(usize) + Sync + '_)) -> bool {
         s.wake.notify_all();
     }
     INSIDE.with(|i| i.set(true));
+    #[cfg(not(target_arch = "wasm32"))]
+    let began = std::time::Instant::now();
     let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
     INSIDE.with(|i| i.set(false));
+    #[cfg(not(target_arch = "wasm32"))]
+    let (own, closed) = (began.elapsed(), std::time::Instant::now());
     // Every chunk is taken (the caller's own loop ran out): close the job, then wait
-    // only for the members inside it, each finishing one chunk at most. A member
-    // descheduled on a busy machine gets the core back sooner if the caller yields.
+    // only for the members inside it, each finishing one chunk at most: spinning a
+    // while, then asleep until the last leaves (it was descheduled on a busy machine).
     s.closed.store(true, Ordering::SeqCst);
-    let mut spins = 0u32;
+    let mut spin = Spin::default();
     while s.active.load(Ordering::Acquire) != 0 {
-        spins += 1;
-        if spins < WAIT_SPIN {
+        if spin.again_waiting() {
             std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
+            continue;
+        }
+        let guard = s.lock.lock().unwrap_or_else(|p| p.into_inner());
+        s.caller_waiting.store(true, Ordering::SeqCst);
+        let guard = s
+            .done
+            .wait_while(guard, |_| s.active.load(Ordering::SeqCst) != 0)
+            .unwrap_or_else(|p| p.into_inner());
+        s.caller_waiting.store(false, Ordering::SeqCst);
+        drop(guard);
+        // (a share cut unevenly keeps the caller waiting at most a chunk, less than its
+        // own share of several)
+        #[cfg(not(target_arch = "wasm32"))]
+        if closed.elapsed() > own {
+            s.held_up.fetch_add(1, Ordering::Relaxed);
         }
     }
     unsafe { *s.job.get() = None };
@@ -295,4 +390,56 @@ pub fn run(size: usize, job: &(dyn Fn(usize) + Sync + '_)) -> bool {
         panic!("a member of the engine's thread team panicked");
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A member still in its chunk long after the caller's share ran out (descheduled by
+    /// another program, here asleep): the caller sleeps until the member leaves, the loop
+    /// returns with the member's work done, and the job counts as held up.
+    #[test]
+    fn the_caller_sleeps_until_a_slow_member_leaves() {
+        let size = super::super::thread_count().max(2);
+        let Some(s) = team(size) else {
+            panic!("no team of {size} threads: {:?}", failure())
+        };
+        let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+        let job = |idx: usize| {
+            if idx == 0 {
+                // the caller's share: over once the member is inside its own
+                let t = Instant::now();
+                while !started.load(Ordering::SeqCst) && t.elapsed() < Duration::from_secs(5) {
+                    std::thread::yield_now();
+                }
+            } else {
+                started.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
+                done.store(true, Ordering::SeqCst);
+            }
+        };
+        let t = Instant::now();
+        loop {
+            let held_up = s.held_up.load(Ordering::SeqCst);
+            // (another test's loop may hold the team: try again)
+            if run(size, &job) && started.load(Ordering::SeqCst) {
+                assert!(
+                    done.load(Ordering::SeqCst),
+                    "returned before the member left"
+                );
+                assert!(
+                    s.held_up.load(Ordering::SeqCst) > held_up,
+                    "a wait of 20 ms for a member not counted as held up"
+                );
+                return;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the member never ran its part"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }

@@ -342,7 +342,7 @@ fn every_decode_variant_gives_the_reference_bits() {
 
 /// A trial on the decode: untimed warm steps, then each variant a step in turn, and the one
 /// whose best step took least kept (an outlier step does not decide); a trial in which
-/// some variant recorded nothing starts over.
+/// some variant recorded nothing starts over, dormant if none recorded anything.
 #[test]
 fn a_trial_keeps_the_variant_of_least_time() {
     use super::trial::{Trial, WARM_STEPS};
@@ -351,9 +351,12 @@ fn a_trial_keeps_the_variant_of_least_time() {
     // the slowest is the first variant, the fastest the last
     let cost = |i: usize| 1000 + 100 * ((i + 1) % N) as u64;
     let mut seen = Vec::new();
+    assert!(!trial.timing(), "no product seen yet");
     for step in 0..trial.steps_to_choose() - 1 {
         trial.step();
         let i = trial.index();
+        // timed from the first warm step's product on
+        assert_eq!(trial.timing(), step > 0, "step {step}");
         if step >= WARM_STEPS {
             seen.push(i);
         }
@@ -365,17 +368,30 @@ fn a_trial_keeps_the_variant_of_least_time() {
     assert_eq!(seen, want);
     assert!(trial.open());
     trial.step();
+    assert!(!trial.timing());
     let (kept, us) = *trial.chosen().expect("chosen after the trial");
     assert_eq!(kept, N - 1);
     assert_eq!(us[0], 1.1, "the slowest's best step, µs");
     trial.step();
     assert_eq!(trial.index(), kept, "the choice holds");
 
-    // a process whose steps never do the work chooses nothing and tries again
+    // a process whose steps never do the work chooses nothing and tries again, dormant:
+    // its steps no longer count as timed (the thread governor decides them) …
     let idle: Trial<N> = Trial::new(N);
+    assert!(!idle.timing(), "no product seen yet");
     for _ in 0..idle.steps_to_choose() {
         idle.step();
     }
     assert!(idle.open());
+    assert!(!idle.timing(), "a whole round without the work");
     assert_eq!(idle.index(), 0);
+    // … until the work comes (another model): then a whole round is timed and chosen
+    idle.record(5000);
+    assert!(idle.timing());
+    for _ in 0..idle.steps_to_choose() {
+        idle.step();
+        idle.record(2000 - 10 * idle.index() as u64);
+    }
+    assert_eq!(idle.chosen().map(|c| c.0), Some(N - 1));
+    assert!(!idle.timing());
 }

@@ -4,8 +4,15 @@
 //! step the variant whose best step took least is kept for the process (the best, not the
 //! mean: one step that met a page fault or a sleeping thread would decide a mean). Every
 //! step reads the same weights, so the variants are timed on the same work.
+//!
+//! Steps count as timed ([`Trial::timing`], what the thread governor leaves alone) only once
+//! the products the trial times have been seen (the warm steps show them): a model with no
+//! such products (q8, ggml blocks) leaves the trial *dormant*, still listening, so a model
+//! loaded later is timed, while the governor decides its steps (it had left every q8 decode
+//! step on the team, however busy the machine). A round in which no variant recorded
+//! anything makes the trial dormant again.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// Untimed decode steps before a trial.
@@ -22,6 +29,8 @@ pub struct Trial<const N: usize> {
     best: [AtomicU64; N],
     /// the index kept, and each variant's best step, µs
     chosen: OnceLock<(usize, [f64; N])>,
+    /// no product recorded since the trial began or since a whole round recorded nothing
+    dormant: AtomicBool,
 }
 
 impl<const N: usize> Trial<N> {
@@ -34,6 +43,7 @@ impl<const N: usize> Trial<N> {
             current: AtomicU64::new(0),
             best: [const { AtomicU64::new(u64::MAX) }; N],
             chosen: OnceLock::new(),
+            dormant: AtomicBool::new(true),
         }
     }
 
@@ -62,14 +72,20 @@ impl<const N: usize> Trial<N> {
         self.chosen.get()
     }
 
-    /// Whether steps are still being timed (or about to be).
+    /// Whether the trial still listens for its products' times (no choice made yet).
     pub fn open(&self) -> bool {
         self.chosen.get().is_none()
     }
 
+    /// Whether decode steps are being timed now: open, and its products seen (in a warm
+    /// step or in the round under way) since the start or a whole round without them.
+    pub fn timing(&self) -> bool {
+        self.open() && !self.dormant.load(Relaxed)
+    }
+
     /// A decode step begins: the step before it is scored, and after the trial's last the
     /// choice is made, or, if some variant recorded nothing (the steps did no such work),
-    /// the trial starts over.
+    /// the trial starts over, dormant if no variant recorded anything.
     pub fn step(&self) {
         if !self.open() {
             return;
@@ -85,6 +101,8 @@ impl<const N: usize> Trial<N> {
                 let kept = (0..N).min_by_key(|&i| best[i]).unwrap_or(0);
                 let _ = self.chosen.set((kept, best.map(|t| t as f64 / 1e3)));
             } else {
+                self.dormant
+                    .store(best.iter().all(|&t| t == u64::MAX), Relaxed);
                 self.steps.store(WARM_STEPS + 1, Relaxed);
                 self.best.iter().for_each(|t| t.store(u64::MAX, Relaxed));
             }
@@ -93,7 +111,11 @@ impl<const N: usize> Trial<N> {
 
     /// `ns` spent in the current step (by its variant).
     pub fn record(&self, ns: u64) {
-        if self.open() && self.turn(self.steps.load(Relaxed)).is_some() {
+        if !self.open() {
+            return;
+        }
+        self.dormant.store(false, Relaxed);
+        if self.turn(self.steps.load(Relaxed)).is_some() {
             self.current.fetch_add(ns.max(1), Relaxed);
         }
     }

@@ -195,6 +195,13 @@ pub fn f32_on_trial() -> bool {
     F32.open() && how().is_ok()
 }
 
+/// Whether this decode step is one the float32 trial times (on trial, and the last round
+/// met float32 rows: a q8 model's steps are not held back from the thread governor).
+#[inline]
+pub fn f32_steps_timed() -> bool {
+    F32.timing() && how().is_ok()
+}
+
 /// `ns` spent in one decode matrix product of float32 rows with `variant`.
 #[inline]
 pub fn record_f32(variant: Variant, ns: u64) {
