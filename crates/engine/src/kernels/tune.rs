@@ -195,8 +195,10 @@ pub fn f32_on_trial() -> bool {
     F32.open() && how().is_ok()
 }
 
-/// Whether this decode step is one the float32 trial times (on trial, and the last round
-/// met float32 rows: a q8 model's steps are not held back from the thread governor).
+/// Whether this decode step is one the float32 trial times: on trial, and its products
+/// seen since the start or the last round without them (`Trial::timing`), so a q8 model's
+/// steps are not held back from the thread governor. `f32_on_trial` is whether products
+/// are still to be timed at all.
 #[inline]
 pub fn f32_steps_timed() -> bool {
     F32.timing() && how().is_ok()
